@@ -1,0 +1,218 @@
+//! Connecting and disconnecting, and turning every way a connection can end
+//! into a sentence for the player.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use arena_protocol::DEFAULT_PORT;
+use bevy::prelude::*;
+use bevy_renet::{RenetClient, RenetClientPlugin};
+use renetcode::DisconnectReason;
+
+use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
+use crate::{ClientSet, Session};
+
+/// How long to wait for a server's welcome before giving up, seconds.
+pub const CONNECT_TIMEOUT_S: f32 = 8.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<LastDisconnect>()
+        .add_observer(on_connect_to)
+        .add_observer(on_disconnect)
+        .add_systems(
+            PreUpdate,
+            receive_packets.in_set(ClientSet::Receive).after(RenetClientPlugin::update_system).run_if(connected),
+        )
+        .add_systems(Update, watch_connection.in_set(ClientSet::Watch).run_if(connected))
+        .add_systems(PostUpdate, send_packets.in_set(ClientSet::Send).run_if(connected))
+        .add_systems(OnEnter(Session::Offline), drop_connection)
+        .add_systems(Last, disconnect_on_exit.run_if(connected));
+}
+
+fn connected(transport: Option<Res<UdpTransport>>) -> bool {
+    transport.is_some()
+}
+
+/// Ask the client to connect to a server.
+#[derive(Event, Debug, Clone)]
+pub struct ConnectTo {
+    pub addr: SocketAddr,
+    pub name: String,
+}
+
+/// Ask the client to leave the server.
+#[derive(Event, Debug, Clone, Copy)]
+pub struct Disconnect;
+
+/// Why the last connection ended (or failed), for the menu. `None` after
+/// leaving on purpose.
+#[derive(Resource, Default, Debug, Clone)]
+pub struct LastDisconnect(pub Option<String>);
+
+/// The server the client is connected or connecting to.
+#[derive(Resource, Debug, Clone)]
+pub struct ServerConnection {
+    pub addr: SocketAddr,
+    pub name: String,
+    /// Real time at which connecting started.
+    pub started: Duration,
+}
+
+/// Turns what a player typed ("host", "host:port", "1.2.3.4") into an address,
+/// with the default port if none is given.
+pub fn resolve_server_addr(text: &str) -> Result<SocketAddr, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err("enter the server's address, such as 192.168.1.20 or example.org:27015".into());
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    if let Ok(ip) = text.parse::<std::net::IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    let with_port = if text.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        text.to_string()
+    } else {
+        format!("{text}:{DEFAULT_PORT}")
+    };
+    match with_port.to_socket_addrs() {
+        Ok(mut addrs) => {
+            let all: Vec<SocketAddr> = addrs.by_ref().collect();
+            all.iter()
+                .find(|a| a.is_ipv4())
+                .or(all.first())
+                .copied()
+                .ok_or_else(|| format!("\"{text}\" has no address"))
+        }
+        Err(e) => Err(format!("cannot find \"{text}\": {e}")),
+    }
+}
+
+fn on_connect_to(
+    event: On<ConnectTo>,
+    mut commands: Commands,
+    time: Res<Time<Real>>,
+    mut last: ResMut<LastDisconnect>,
+    mut next: ResMut<NextState<Session>>,
+) {
+    let ConnectTo { addr, name } = event.event().clone();
+    match UdpTransport::connect(addr, &name) {
+        Ok(transport) => {
+            info!("connecting to {addr} as {name}");
+            commands.insert_resource(transport);
+            commands.insert_resource(RenetClient::new(arena_protocol::connection_config()));
+            commands.insert_resource(ServerConnection { addr, name, started: time.elapsed() });
+            last.0 = None;
+            next.set(Session::Connecting);
+        }
+        Err(e) => {
+            last.0 = Some(format!("Cannot connect to {addr}: {e}"));
+            next.set(Session::Offline);
+        }
+    }
+}
+
+fn on_disconnect(_: On<Disconnect>, mut commands: Commands, transport: Option<ResMut<UdpTransport>>) {
+    if let Some(mut transport) = transport {
+        transport.disconnect();
+        info!("left the server");
+    }
+    commands.insert_resource(LastDisconnect(None));
+    commands.set_state(Session::Offline);
+}
+
+fn receive_packets(
+    mut transport: ResMut<UdpTransport>,
+    mut client: ResMut<RenetClient>,
+    time: Res<Time<Real>>,
+    mut commands: Commands,
+) {
+    if let Err(e) = transport.receive(time.delta(), &mut client) {
+        end_connection(&mut commands, format!("Lost the connection: {e}"));
+    }
+}
+
+fn send_packets(mut transport: ResMut<UdpTransport>, mut client: ResMut<RenetClient>, mut commands: Commands) {
+    if let Err(e) = transport.send(&mut client) {
+        end_connection(&mut commands, format!("Lost the connection: {e}"));
+    }
+}
+
+fn watch_connection(
+    transport: Res<UdpTransport>,
+    client: Res<RenetClient>,
+    connection: Res<ServerConnection>,
+    session: Res<State<Session>>,
+    time: Res<Time<Real>>,
+    mut commands: Commands,
+) {
+    let addr = connection.addr;
+    if let Some(reason) = transport.disconnect_reason() {
+        end_connection(&mut commands, describe_netcode_reason(reason, addr, *session.get()));
+    } else if let Some(reason) = client.disconnect_reason() {
+        end_connection(&mut commands, format!("The connection to {addr} broke: {reason}"));
+    } else if *session.get() == Session::Connecting
+        && (time.elapsed() - connection.started).as_secs_f32() > CONNECT_TIMEOUT_S
+    {
+        end_connection(
+            &mut commands,
+            format!(
+                "No Arena server answered at {addr} within {CONNECT_TIMEOUT_S:.0} s. Check that the server is \
+                 running, that the address and port are right, and that no firewall blocks UDP port {}.",
+                addr.port()
+            ),
+        );
+    }
+}
+
+fn describe_netcode_reason(reason: DisconnectReason, addr: SocketAddr, session: Session) -> String {
+    match reason {
+        DisconnectReason::ConnectionDenied => format!("The server at {addr} is full."),
+        DisconnectReason::DisconnectedByServer => format!("The server at {addr} closed the connection (it shut down)."),
+        DisconnectReason::ConnectionTimedOut if session == Session::InGame => {
+            format!("Lost the connection to {addr}: nothing heard from the server for {CONNECTION_TIMEOUT_S} s.")
+        }
+        DisconnectReason::ConnectionTimedOut
+        | DisconnectReason::ConnectionRequestTimedOut
+        | DisconnectReason::ConnectionResponseTimedOut
+        | DisconnectReason::ConnectTokenExpired => format!(
+            "No Arena server answered at {addr}. Check that the server is running, that the address and port are \
+             right, and that it runs the same version of Arena."
+        ),
+        DisconnectReason::DisconnectedByClient => "Left the server.".into(),
+    }
+}
+
+/// Ends the connection with a reason for the player.
+fn end_connection(commands: &mut Commands, reason: String) {
+    warn!("{reason}");
+    commands.insert_resource(LastDisconnect(Some(reason)));
+    commands.set_state(Session::Offline);
+}
+
+fn drop_connection(mut commands: Commands) {
+    commands.remove_resource::<UdpTransport>();
+    commands.remove_resource::<RenetClient>();
+    commands.remove_resource::<ServerConnection>();
+}
+
+fn disconnect_on_exit(exit: MessageReader<AppExit>, mut transport: ResMut<UdpTransport>) {
+    if !exit.is_empty() {
+        transport.disconnect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_get_the_default_port() {
+        assert_eq!(resolve_server_addr("127.0.0.1"), Ok(SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT))));
+        assert_eq!(resolve_server_addr(" 10.0.0.2:5000 "), Ok(SocketAddr::from(([10, 0, 0, 2], 5000))));
+        assert_eq!(resolve_server_addr("localhost:6000").map(|a| a.port()), Ok(6000));
+        assert!(resolve_server_addr("").is_err());
+        assert!(resolve_server_addr("no such host.invalid").is_err());
+    }
+}

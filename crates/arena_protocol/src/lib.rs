@@ -1,0 +1,56 @@
+//! What travels between the Arena server and its clients: the messages, the
+//! renet channels they use, and the codec that turns them into bytes and back
+//! (bincode with size limits; everything received is untrusted).
+
+pub mod codec;
+pub mod messages;
+pub mod names;
+
+pub use codec::{DecodeError, decode, encode};
+pub use messages::*;
+
+use std::time::Duration;
+
+use renet::{ChannelConfig, ConnectionConfig, SendType};
+
+/// Bumped whenever a message changes shape, so old and new builds refuse each other.
+pub const PROTOCOL_VERSION: u64 = 1;
+/// netcode's protocol id: "ARENA" and the version. A client with another id is
+/// ignored by the server's netcode layer.
+pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;
+
+/// Default UDP port of a server.
+pub const DEFAULT_PORT: u16 = 27015;
+/// Most players one server takes.
+pub const MAX_PLAYERS: usize = 32;
+
+/// renet channel ids, the same numbers in both directions.
+pub mod channel {
+    /// Join, leave, welcome: reliable and ordered.
+    pub const RELIABLE: u8 = 0;
+    /// Commands (client to server) and snapshots (server to client): newest wins.
+    pub const UNRELIABLE: u8 = 1;
+}
+
+/// The renet configuration both ends must share.
+pub fn connection_config() -> ConnectionConfig {
+    let channels = || {
+        vec![
+            ChannelConfig {
+                channel_id: channel::RELIABLE,
+                max_memory_usage_bytes: 1024 * 1024,
+                send_type: SendType::ReliableOrdered { resend_time: Duration::from_millis(100) },
+            },
+            ChannelConfig {
+                channel_id: channel::UNRELIABLE,
+                max_memory_usage_bytes: 1024 * 1024,
+                send_type: SendType::Unreliable,
+            },
+        ]
+    };
+    ConnectionConfig {
+        available_bytes_per_tick: 256 * 1024,
+        server_channels_config: channels(),
+        client_channels_config: channels(),
+    }
+}

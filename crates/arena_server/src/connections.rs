@@ -1,0 +1,131 @@
+//! Players joining and leaving: a connected client gets a player at a free
+//! spawn point and a welcome; everyone else hears about it.
+
+use std::collections::BTreeMap;
+
+use arena_protocol::names::{name_from_user_data, unique_name};
+use arena_protocol::{PlayerInfo, ToClient, Welcome};
+use arena_sim::{PlayerId, PlayerState, pick_spawn};
+use bevy::prelude::*;
+use bevy_renet::netcode::NetcodeServerTransport;
+use bevy_renet::renet::{ClientId, ServerEvent};
+use bevy_renet::{RenetServer, RenetServerEvent};
+
+use crate::intake::CommandInbox;
+use crate::net::{broadcast, send};
+use crate::simulation::{ServerTick, Sim};
+use crate::{ServerStats, SimWorld, TickRate};
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Roster>().add_observer(on_server_event);
+}
+
+/// A player on the server, owned by one client.
+#[derive(Component, Debug, Clone)]
+pub struct ServerPlayer {
+    pub id: PlayerId,
+    pub client_id: ClientId,
+}
+
+/// Who is on the server. Kept in step with the player entities, and updated
+/// at once (not through deferred commands) so that several clients joining in
+/// one frame get different ids, names and spawn points.
+#[derive(Resource, Default, Debug)]
+pub struct Roster {
+    pub players: BTreeMap<PlayerId, RosterEntry>,
+    /// Rotates through equally good spawn points.
+    spawn_rotation: usize,
+}
+
+#[derive(Debug, Clone)]
+pub struct RosterEntry {
+    pub client_id: ClientId,
+    pub name: String,
+    pub entity: Entity,
+    /// Where the player was last known to be, for choosing spawn points.
+    pub last_pos: Vec3,
+}
+
+impl Roster {
+    pub fn by_client(&self, client_id: ClientId) -> Option<(PlayerId, &RosterEntry)> {
+        self.players.iter().find(|(_, e)| e.client_id == client_id).map(|(id, e)| (*id, e))
+    }
+
+    fn free_id(&self) -> Option<PlayerId> {
+        (0..=u8::MAX).map(PlayerId).find(|id| !self.players.contains_key(id))
+    }
+
+    fn infos(&self) -> Vec<PlayerInfo> {
+        self.players.iter().map(|(id, e)| PlayerInfo { id: *id, name: e.name.clone() }).collect()
+    }
+
+    /// A spawn point away from everyone else, and its yaw.
+    pub fn choose_spawn(&mut self, world: &SimWorld, except: Option<PlayerId>) -> (Vec3, f32) {
+        let spawns = &world.map().spawns;
+        let occupied: Vec<Vec3> =
+            self.players.iter().filter(|(id, _)| Some(**id) != except).map(|(_, e)| e.last_pos).collect();
+        self.spawn_rotation = self.spawn_rotation.wrapping_add(1);
+        match pick_spawn(spawns, &occupied, self.spawn_rotation).and_then(|i| spawns.get(i)) {
+            Some(spawn) => (spawn.pos, spawn.yaw()),
+            None => (Vec3::ZERO, 0.0),
+        }
+    }
+}
+
+fn on_server_event(
+    event: On<RenetServerEvent>,
+    mut commands: Commands,
+    mut server: ResMut<RenetServer>,
+    transport: Res<NetcodeServerTransport>,
+    mut roster: ResMut<Roster>,
+    world: Res<SimWorld>,
+    tick: Res<ServerTick>,
+    tick_rate: Res<TickRate>,
+    mut stats: ResMut<ServerStats>,
+) {
+    match event.event().0 {
+        ServerEvent::ClientConnected { client_id } => {
+            let Some(id) = roster.free_id() else {
+                warn!("client {client_id} connected but every player id is taken; disconnecting it");
+                server.disconnect(client_id);
+                return;
+            };
+            let raw_name = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
+            let name = unique_name(&raw_name, roster.players.values().map(|e| e.name.as_str()));
+            let (pos, yaw) = roster.choose_spawn(&world, None);
+            let entity = commands
+                .spawn((
+                    Name::new(format!("player {} ({name})", id.0)),
+                    ServerPlayer { id, client_id },
+                    Sim(PlayerState::spawned_at(pos, yaw)),
+                    CommandInbox::default(),
+                ))
+                .id();
+            roster.players.insert(id, RosterEntry { client_id, name: name.clone(), entity, last_pos: pos });
+            stats.joins += 1;
+            let addr = transport.client_addr(client_id).map(|a| a.to_string()).unwrap_or_else(|| "?".into());
+            info!("{name} joined from {addr} as player {}", id.0);
+
+            let welcome = ToClient::Welcome(Welcome {
+                your_id: id,
+                tick_hz: tick_rate.0,
+                server_tick: tick.0,
+                map_name: world.map().name.clone(),
+                players: roster.infos(),
+            });
+            send(&mut server, client_id, &welcome);
+            broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name }), Some(client_id));
+        }
+        ServerEvent::ClientDisconnected { client_id, reason } => {
+            let Some((id, entry)) = roster.by_client(client_id).map(|(id, e)| (id, e.clone())) else {
+                debug!("client {client_id} left before it had a player ({reason})");
+                return;
+            };
+            roster.players.remove(&id);
+            commands.entity(entry.entity).despawn();
+            stats.leaves += 1;
+            info!("{} (player {}) left: {reason}", entry.name, id.0);
+            broadcast(&mut server, &ToClient::PlayerLeft { id }, Some(client_id));
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! The authoritative Arena server: headless (MinimalPlugins), fixed tick, renet
+//! over netcode UDP. It runs every player's commands through the shared
+//! movement code and sends everyone snapshots of the result.
+//!
+//! The same plugin runs the dedicated server (`arena server`), the listen
+//! server inside a host's game (on its own thread, see [`ListenServer`]) and
+//! the server half of the integration tests.
+
+mod connections;
+mod intake;
+mod net;
+mod simulation;
+mod snapshots;
+mod transport;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use arena_sim::{ArenaWorld, DEFAULT_TICK_HZ, MapDef, TICK_HZ_RANGE};
+use bevy::app::ScheduleRunnerPlugin;
+use bevy::prelude::*;
+use bevy_renet::RenetReceive;
+
+pub use connections::{Roster, RosterEntry, ServerPlayer};
+pub use intake::CommandInbox;
+pub use simulation::{ServerTick, Sim};
+pub use transport::{ServerError, ServerInfo};
+
+/// How a server is set up; the command line fills it in.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// Address and UDP port to listen on; `0.0.0.0` listens on every interface.
+    pub bind: SocketAddr,
+    /// Extra addresses clients use to reach this server (behind NAT or port
+    /// forwarding). The addresses of this machine's interfaces are always added.
+    pub public_addrs: Vec<SocketAddr>,
+    pub max_clients: usize,
+    /// Simulation rate, ticks per second.
+    pub tick_hz: u32,
+    /// Stop on its own after this long (for scripts and tests).
+    pub stop_after: Option<Duration>,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
+            public_addrs: Vec::new(),
+            max_clients: 16,
+            tick_hz: DEFAULT_TICK_HZ,
+            stop_after: None,
+        }
+    }
+}
+
+/// The server's ordered stages. Intake runs every frame, as soon as renet has
+/// received; simulation and snapshots run once per tick in `FixedUpdate`.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerSet {
+    /// Decode, check and queue what clients sent (PreUpdate).
+    Intake,
+    /// Advance the tick and run every player's command (FixedUpdate).
+    Simulate,
+    /// Send the result to everyone (FixedUpdate).
+    Snapshot,
+}
+
+/// The arena's collision world, shared with nothing else.
+#[derive(Resource, Clone, Deref)]
+pub struct SimWorld(pub Arc<ArenaWorld>);
+
+/// The tick rate the server runs at, ticks per second.
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct TickRate(pub u32);
+
+/// Counters of what the server had to reject or repair, for logs and tests.
+#[derive(Resource, Default, Debug, Clone)]
+pub struct ServerStats {
+    /// Messages that did not decode or failed validation.
+    pub bad_messages: u64,
+    /// Messages from a client with no player.
+    pub unknown_client_messages: u64,
+    /// Commands with NaN or out-of-range fields that were repaired.
+    pub repaired_commands: u64,
+    /// Commands dropped because their tick made no sense.
+    pub dropped_commands: u64,
+    pub joins: u64,
+    pub leaves: u64,
+}
+
+/// The systems of the server. Add [`add_server`] instead unless you provide
+/// the renet resources yourself.
+pub struct ServerPlugin {
+    pub tick_hz: u32,
+}
+
+impl Plugin for ServerPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_plugins((bevy_renet::RenetServerPlugin, bevy_renet::netcode::NetcodeServerPlugin))
+            .insert_resource(Time::<Fixed>::from_hz(f64::from(self.tick_hz)))
+            .insert_resource(TickRate(self.tick_hz))
+            .init_resource::<ServerStats>()
+            .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
+            .configure_sets(FixedUpdate, (ServerSet::Simulate, ServerSet::Snapshot).chain())
+            .add_plugins((
+                transport::plugin,
+                connections::plugin,
+                intake::plugin,
+                simulation::plugin,
+                snapshots::plugin,
+            ));
+    }
+}
+
+/// Binds the UDP socket and adds the server to `app` (which must already have
+/// `MinimalPlugins` or equivalent). Fails with a readable error if the address
+/// cannot be used.
+pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
+    if !TICK_HZ_RANGE.contains(&config.tick_hz) {
+        return Err(ServerError::Config(format!(
+            "tick rate {} Hz is outside {}..={} Hz",
+            config.tick_hz,
+            TICK_HZ_RANGE.start(),
+            TICK_HZ_RANGE.end()
+        )));
+    }
+    if config.max_clients == 0 || config.max_clients > arena_protocol::MAX_PLAYERS {
+        return Err(ServerError::Config(format!(
+            "max clients must be 1..={}, not {}",
+            arena_protocol::MAX_PLAYERS,
+            config.max_clients
+        )));
+    }
+    let info = transport::open(app, config)?;
+    app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))));
+    app.add_plugins(ServerPlugin { tick_hz: config.tick_hz });
+    if let Some(after) = config.stop_after {
+        app.insert_resource(StopAfter(after));
+        app.add_systems(Last, stop_after_deadline);
+    }
+    Ok(info)
+}
+
+/// A headless server App that paces itself in real time (a few frames per tick,
+/// so received commands wait little for the next tick).
+pub fn headless_app(config: &ServerConfig) -> Result<(App, ServerInfo), ServerError> {
+    let mut app = App::new();
+    let frame = Duration::from_secs_f64(1.0 / f64::from(config.tick_hz.max(1) * 4));
+    app.add_plugins(MinimalPlugins.set(ScheduleRunnerPlugin::run_loop(frame)));
+    let info = add_server(&mut app, config)?;
+    Ok((app, info))
+}
+
+/// Runs a dedicated server until Ctrl+C (or `stop_after`).
+pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
+    let (mut app, info) = headless_app(config)?;
+    app.add_plugins((bevy::app::TerminalCtrlCHandlerPlugin, bevy::log::LogPlugin::default()));
+    info.print_banner();
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => Err(ServerError::Config(format!("server stopped with error code {code}"))),
+    }
+}
+
+#[derive(Resource)]
+struct StopAfter(Duration);
+
+fn stop_after_deadline(time: Res<Time<Real>>, stop: Res<StopAfter>, mut exit: MessageWriter<AppExit>) {
+    if time.elapsed() >= stop.0 {
+        info!("stopping after {:.0} s as asked", stop.0.as_secs_f64());
+        exit.write(AppExit::Success);
+    }
+}
+
+/// A server running on its own thread inside a game process (a host's listen
+/// server). Dropping it stops the server and tells its clients.
+pub struct ListenServer {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    pub info: ServerInfo,
+}
+
+impl std::fmt::Debug for ListenServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ListenServer").field("info", &self.info).finish()
+    }
+}
+
+#[derive(Resource, Clone)]
+struct StopFlag(Arc<AtomicBool>);
+
+fn stop_when_flagged(flag: Res<StopFlag>, mut exit: MessageWriter<AppExit>) {
+    if flag.0.load(Ordering::Relaxed) {
+        exit.write(AppExit::Success);
+    }
+}
+
+impl ListenServer {
+    /// Starts a server thread; returns once it listens, or with the reason it cannot.
+    pub fn start(config: ServerConfig) -> Result<Self, ServerError> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+        let flag = StopFlag(stop.clone());
+        let thread = std::thread::Builder::new()
+            .name("arena-listen-server".into())
+            .spawn(move || match headless_app(&config) {
+                Ok((mut app, info)) => {
+                    app.insert_resource(flag).add_systems(Last, stop_when_flagged);
+                    let _ = ready_tx.send(Ok(info));
+                    app.run();
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            })
+            .map_err(|e| ServerError::Config(format!("cannot start the server thread: {e}")))?;
+        match ready_rx.recv() {
+            Ok(Ok(info)) => Ok(Self { stop, thread: Some(thread), info }),
+            Ok(Err(e)) => {
+                let _ = thread.join();
+                Err(e)
+            }
+            Err(_) => Err(ServerError::Config("the server thread ended before it started listening".into())),
+        }
+    }
+}
+
+impl Drop for ListenServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,48 @@
+//! The authoritative tick: every player's newest command through the shared
+//! movement code, once per tick.
+
+use arena_sim::{PlayerState, UserCmd, move_player, tick_dt_s};
+use bevy::prelude::*;
+
+use crate::connections::{Roster, ServerPlayer};
+use crate::intake::CommandInbox;
+use crate::{ServerSet, SimWorld, TickRate};
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<ServerTick>()
+        .add_systems(FixedUpdate, (advance_tick, run_commands).chain().in_set(ServerSet::Simulate));
+}
+
+/// The number of the tick being simulated (or last simulated).
+#[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerTick(pub u32);
+
+/// A player's authoritative state.
+#[derive(Component, Debug, Clone, Copy, Deref, DerefMut)]
+pub struct Sim(pub PlayerState);
+
+fn advance_tick(mut tick: ResMut<ServerTick>) {
+    tick.0 = tick.0.wrapping_add(1);
+}
+
+fn run_commands(
+    world: Res<SimWorld>,
+    rate: Res<TickRate>,
+    mut roster: ResMut<Roster>,
+    mut players: Query<(&ServerPlayer, &mut Sim, &CommandInbox)>,
+) {
+    let dt = tick_dt_s(rate.0);
+    for (player, mut sim, inbox) in &mut players {
+        // No command yet: stand still, looking where the player spawned.
+        let cmd = inbox.newest.unwrap_or(UserCmd { yaw: sim.yaw, pitch: sim.pitch, ..Default::default() });
+        let (next, events) = move_player(&sim.0, &cmd, &world, dt);
+        sim.0 = next;
+        if events.fell_out {
+            let (pos, yaw) = roster.choose_spawn(&world, Some(player.id));
+            sim.0 = PlayerState::spawned_at(pos, yaw);
+        }
+        if let Some(entry) = roster.players.get_mut(&player.id) {
+            entry.last_pos = sim.pos;
+        }
+    }
+}

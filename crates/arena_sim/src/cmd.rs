@@ -1,0 +1,197 @@
+//! User commands: what a client asks its player to do for one tick.
+
+use serde::{Deserialize, Serialize};
+
+/// Highest pitch a player may look up or down, in radians (89 degrees): looking
+/// straight up or down would make the view's forward vector degenerate.
+pub const MAX_PITCH_RAD: f32 = 89.0 * std::f32::consts::PI / 180.0;
+
+/// Buttons held during a tick, as bits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Buttons(pub u8);
+
+impl Buttons {
+    pub const FIRE: Buttons = Buttons(1 << 0);
+    pub const JUMP: Buttons = Buttons(1 << 1);
+    pub const CROUCH: Buttons = Buttons(1 << 2);
+    pub const RELOAD: Buttons = Buttons(1 << 3);
+    /// Every bit that means something; anything else is dropped on intake.
+    pub const ALL: Buttons = Buttons(0b1111);
+
+    pub const fn contains(self, other: Buttons) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub fn set(&mut self, other: Buttons, on: bool) {
+        if on {
+            self.0 |= other.0;
+        } else {
+            self.0 &= !other.0;
+        }
+    }
+
+    pub const fn union(self, other: Buttons) -> Buttons {
+        Buttons(self.0 | other.0)
+    }
+}
+
+/// One tick of input, stamped with the tick it is for.
+///
+/// This is the paper's `usercmd_t`: view angles, intended movement and buttons.
+/// Its duration is not in the command (the tick rate is fixed and known to both
+/// sides), so a client cannot claim more time than it has.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UserCmd {
+    /// The simulation tick this command is for.
+    pub tick: u32,
+    /// Forward (+) / backward (-) intent, -1..=1.
+    pub forward: f32,
+    /// Right (+) / left (-) intent, -1..=1.
+    pub right: f32,
+    /// View yaw in radians; 0 looks along -Z, positive turns left (towards -X).
+    pub yaw: f32,
+    /// View pitch in radians; positive looks up. Within ±[`MAX_PITCH_RAD`].
+    pub pitch: f32,
+    pub buttons: Buttons,
+    /// The server time, in ticks, at which the client was rendering the world
+    /// when it made this command (latest server tick it knew of minus its
+    /// interpolation delay). Lag compensation rewinds the other players to it.
+    /// 0 when unknown.
+    pub render_tick: f64,
+}
+
+/// What [`UserCmd::sanitize`] had to change, for counting misbehaving clients.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sanitized {
+    /// A field was NaN or infinite and was replaced.
+    pub non_finite: bool,
+    /// A field was outside its range and was clamped.
+    pub clamped: bool,
+}
+
+impl Sanitized {
+    pub fn any(self) -> bool {
+        self.non_finite || self.clamped
+    }
+}
+
+impl UserCmd {
+    /// Forces every field into its valid range. Commands come from the network and
+    /// are untrusted: NaN becomes 0, movement intent is clamped to the unit disc
+    /// (diagonal input is never faster), angles are wrapped and clamped, unknown
+    /// button bits are dropped.
+    pub fn sanitize(&mut self) -> Sanitized {
+        let mut report = Sanitized::default();
+        for value in [&mut self.forward, &mut self.right, &mut self.yaw, &mut self.pitch] {
+            if !value.is_finite() {
+                *value = 0.0;
+                report.non_finite = true;
+            }
+        }
+        if !self.render_tick.is_finite() || self.render_tick < 0.0 {
+            self.render_tick = 0.0;
+            report.non_finite = true;
+        }
+        let forward = self.forward.clamp(-1.0, 1.0);
+        let right = self.right.clamp(-1.0, 1.0);
+        let (mut forward, mut right) = (forward, right);
+        let len_sq = forward * forward + right * right;
+        if len_sq > 1.0 {
+            let len = len_sq.sqrt();
+            forward /= len;
+            right /= len;
+        }
+        // Exact comparison: small rounding from the normalisation is not misbehaviour.
+        if (forward - self.forward).abs() > 1e-4 || (right - self.right).abs() > 1e-4 {
+            report.clamped = true;
+        }
+        self.forward = forward;
+        self.right = right;
+
+        let yaw = wrap_angle(self.yaw);
+        if (yaw - self.yaw).abs() > 1e-4 {
+            // Wrapping is harmless; only count an absurd yaw (more than a few turns).
+            if self.yaw.abs() > 64.0 {
+                report.clamped = true;
+            }
+        }
+        self.yaw = yaw;
+        let pitch = self.pitch.clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
+        if (pitch - self.pitch).abs() > 1e-3 {
+            report.clamped = true;
+        }
+        self.pitch = pitch;
+
+        if self.buttons.0 & !Buttons::ALL.0 != 0 {
+            report.clamped = true;
+            self.buttons.0 &= Buttons::ALL.0;
+        }
+        report
+    }
+
+    pub fn held(&self, button: Buttons) -> bool {
+        self.buttons.contains(button)
+    }
+}
+
+/// Wraps an angle in radians into [-π, π).
+pub fn wrap_angle(angle: f32) -> f32 {
+    use std::f32::consts::{PI, TAU};
+    if (-PI..PI).contains(&angle) {
+        return angle;
+    }
+    let wrapped = (angle + PI).rem_euclid(TAU) - PI;
+    // rem_euclid can round up to exactly TAU for tiny negative inputs.
+    if wrapped >= PI { wrapped - TAU } else { wrapped }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sanitize_replaces_nan_and_clamps() {
+        let mut cmd = UserCmd {
+            forward: f32::NAN,
+            right: 5.0,
+            yaw: f32::INFINITY,
+            pitch: 3.0,
+            buttons: Buttons(0xff),
+            render_tick: f64::NAN,
+            ..Default::default()
+        };
+        let report = cmd.sanitize();
+        assert!(report.non_finite && report.clamped);
+        assert_eq!(cmd.forward, 0.0);
+        assert_eq!(cmd.right, 1.0);
+        assert_eq!(cmd.yaw, 0.0);
+        assert_eq!(cmd.pitch, MAX_PITCH_RAD);
+        assert_eq!(cmd.buttons, Buttons::ALL);
+        assert_eq!(cmd.render_tick, 0.0);
+    }
+
+    #[test]
+    fn diagonal_input_is_not_faster() {
+        let mut cmd = UserCmd { forward: 1.0, right: 1.0, ..Default::default() };
+        cmd.sanitize();
+        let len = (cmd.forward * cmd.forward + cmd.right * cmd.right).sqrt();
+        assert!((len - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn valid_commands_are_left_alone() {
+        let mut cmd =
+            UserCmd { forward: 0.5, right: -0.5, yaw: 1.0, pitch: -0.3, buttons: Buttons::JUMP, ..Default::default() };
+        let before = cmd;
+        assert!(!cmd.sanitize().any());
+        assert_eq!(cmd, before);
+    }
+
+    #[test]
+    fn wrap_angle_stays_in_range() {
+        for a in [-100.0f32, -7.0, -3.2, 0.0, 3.2, 7.0, 1000.0, -1e-9] {
+            let w = wrap_angle(a);
+            assert!((-std::f32::consts::PI..std::f32::consts::PI).contains(&w), "{a} -> {w}");
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The arena map as data: loaded from RON, checked, and turned into a list of
+//! solids that both the collision world and the client's meshes are built from.
+
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// The built-in map, compiled into the binary so that a server and a client of
+/// the same build always agree on the geometry.
+pub const FOUNDRY_RON: &str = include_str!("../../../assets/maps/foundry.ron");
+
+/// Highest rise of one stair step the map may use, metres. Must stay below the
+/// movement code's step height so stairs are walkable.
+pub const MAX_STAIR_STEP_M: f32 = 0.42;
+/// Thickness of a ramp slab, metres.
+pub const RAMP_THICKNESS_M: f32 = 0.4;
+
+/// Which material a solid is drawn with. Gameplay ignores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum SurfaceKind {
+    Floor,
+    Wall,
+    Platform,
+    Cover,
+    Pillar,
+    Trim,
+    Ramp,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockDef {
+    pub kind: SurfaceKind,
+    pub center: Vec3,
+    /// Full size along x, y, z, metres.
+    pub size: Vec3,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RampDef {
+    /// Middle of the low edge of the walking surface.
+    pub bottom: Vec3,
+    /// Middle of the high edge of the walking surface.
+    pub top: Vec3,
+    pub width: f32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StairsDef {
+    pub bottom: Vec3,
+    pub top: Vec3,
+    pub width: f32,
+    pub steps: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PillarDef {
+    /// Centre of the bottom face.
+    pub base: Vec3,
+    pub radius: f32,
+    pub height: f32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SpawnPoint {
+    /// Where the feet go.
+    pub pos: Vec3,
+    pub yaw_deg: f32,
+}
+
+impl SpawnPoint {
+    pub fn yaw(&self) -> f32 {
+        self.yaw_deg.to_radians()
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MapDef {
+    pub name: String,
+    pub blocks: Vec<BlockDef>,
+    #[serde(default)]
+    pub ramps: Vec<RampDef>,
+    #[serde(default)]
+    pub stairs: Vec<StairsDef>,
+    #[serde(default)]
+    pub pillars: Vec<PillarDef>,
+    pub spawns: Vec<SpawnPoint>,
+}
+
+/// A piece of static geometry, ready for a collider or a mesh.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Solid {
+    pub kind: SurfaceKind,
+    pub shape: SolidShape,
+    /// Centre of the shape.
+    pub center: Vec3,
+    pub rotation: Quat,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SolidShape {
+    Cuboid {
+        half_extents: Vec3,
+    },
+    /// Vertical (along local Y) cylinder.
+    Cylinder {
+        radius: f32,
+        half_height: f32,
+    },
+}
+
+#[derive(Debug)]
+pub enum MapError {
+    Parse(String),
+    Invalid(String),
+}
+
+impl std::fmt::Display for MapError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MapError::Parse(e) => write!(f, "the map file does not parse: {e}"),
+            MapError::Invalid(e) => write!(f, "the map is not playable: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for MapError {}
+
+impl MapDef {
+    /// Parses and checks a map written in RON.
+    pub fn from_ron(text: &str) -> Result<Self, MapError> {
+        let map: MapDef = ron::from_str(text).map_err(|e| MapError::Parse(e.to_string()))?;
+        map.validate()?;
+        Ok(map)
+    }
+
+    /// The built-in map.
+    pub fn foundry() -> Self {
+        // The built-in map is checked by a unit test, so this cannot fail in a
+        // released build; fall back to a bare floor rather than panic anyway.
+        Self::from_ron(FOUNDRY_RON).unwrap_or_else(|_| Self::fallback())
+    }
+
+    fn fallback() -> Self {
+        MapDef {
+            name: "Fallback".into(),
+            blocks: vec![BlockDef {
+                kind: SurfaceKind::Floor,
+                center: Vec3::new(0.0, -0.5, 0.0),
+                size: Vec3::new(60.0, 1.0, 60.0),
+            }],
+            ramps: vec![],
+            stairs: vec![],
+            pillars: vec![],
+            spawns: vec![SpawnPoint { pos: Vec3::ZERO, yaw_deg: 0.0 }],
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), MapError> {
+        let bad = |what: String| Err(MapError::Invalid(what));
+        if self.spawns.is_empty() {
+            return bad("it has no spawn points".into());
+        }
+        for (i, b) in self.blocks.iter().enumerate() {
+            if !b.center.is_finite() || !b.size.is_finite() || b.size.min_element() <= 0.0 {
+                return bad(format!("block {i} has a non-positive or non-finite size"));
+            }
+        }
+        for (i, r) in self.ramps.iter().enumerate() {
+            let d = r.top - r.bottom;
+            if !d.is_finite() || r.width <= 0.0 || d.y <= 0.0 || Vec3::new(d.x, 0.0, d.z).length() < 0.5 {
+                return bad(format!("ramp {i} must rise from bottom to top over some run"));
+            }
+        }
+        for (i, s) in self.stairs.iter().enumerate() {
+            let d = s.top - s.bottom;
+            if s.steps == 0 || s.width <= 0.0 || d.y <= 0.0 || !d.is_finite() {
+                return bad(format!("stairs {i} must rise from bottom to top in at least one step"));
+            }
+            if d.y / s.steps as f32 > MAX_STAIR_STEP_M {
+                return bad(format!(
+                    "stairs {i} have {:.2} m steps; at most {MAX_STAIR_STEP_M} m can be walked up",
+                    d.y / s.steps as f32
+                ));
+            }
+        }
+        for (i, p) in self.pillars.iter().enumerate() {
+            if p.radius <= 0.0 || p.height <= 0.0 || !p.base.is_finite() {
+                return bad(format!("pillar {i} has a non-positive size"));
+            }
+        }
+        for (i, s) in self.spawns.iter().enumerate() {
+            if !s.pos.is_finite() || !s.yaw_deg.is_finite() {
+                return bad(format!("spawn {i} is not a finite position"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every solid of the map: the one list that colliders and meshes are built from.
+    pub fn solids(&self) -> Vec<Solid> {
+        let mut solids = Vec::new();
+        for b in &self.blocks {
+            solids.push(Solid {
+                kind: b.kind,
+                shape: SolidShape::Cuboid { half_extents: b.size * 0.5 },
+                center: b.center,
+                rotation: Quat::IDENTITY,
+            });
+        }
+        for r in &self.ramps {
+            solids.push(ramp_solid(r));
+        }
+        for s in &self.stairs {
+            solids.extend(stair_solids(s));
+        }
+        for p in &self.pillars {
+            let half_height = p.height * 0.5;
+            solids.push(Solid {
+                kind: SurfaceKind::Pillar,
+                shape: SolidShape::Cylinder { radius: p.radius, half_height },
+                center: p.base + Vec3::Y * half_height,
+                rotation: Quat::IDENTITY,
+            });
+        }
+        solids
+    }
+
+    /// Horizontal extent of the map: the smallest and largest x and z of any block.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        let mut min = Vec3::splat(f32::MAX);
+        let mut max = Vec3::splat(f32::MIN);
+        for b in &self.blocks {
+            min = min.min(b.center - b.size * 0.5);
+            max = max.max(b.center + b.size * 0.5);
+        }
+        (min, max)
+    }
+}
+
+/// A slab whose top face runs from `bottom` to `top`.
+fn ramp_solid(r: &RampDef) -> Solid {
+    let along = (r.top - r.bottom).normalize();
+    let across = along.cross(Vec3::Y).normalize();
+    let up = across.cross(along).normalize();
+    let length = (r.top - r.bottom).length();
+    let rotation = Quat::from_mat3(&glam::Mat3::from_cols(along, up, across));
+    let center = (r.top + r.bottom) * 0.5 - up * (RAMP_THICKNESS_M * 0.5);
+    Solid {
+        kind: SurfaceKind::Ramp,
+        shape: SolidShape::Cuboid { half_extents: Vec3::new(length * 0.5, RAMP_THICKNESS_M * 0.5, r.width * 0.5) },
+        center,
+        rotation,
+    }
+}
+
+/// Solid steps, each a box from the lower floor up to its tread.
+fn stair_solids(s: &StairsDef) -> Vec<Solid> {
+    let run = Vec3::new(s.top.x - s.bottom.x, 0.0, s.top.z - s.bottom.z);
+    let dir = run.normalize();
+    let yaw = (-dir.x).atan2(-dir.z);
+    let rotation = Quat::from_rotation_y(yaw);
+    let steps = s.steps as f32;
+    let rise = (s.top.y - s.bottom.y) / steps;
+    let tread = run.length() / steps;
+    (0..s.steps)
+        .map(|i| {
+            let height = rise * (i as f32 + 1.0);
+            let along = tread * (i as f32 + 0.5);
+            let center = s.bottom + dir * along + Vec3::Y * (height * 0.5);
+            Solid {
+                kind: SurfaceKind::Ramp,
+                shape: SolidShape::Cuboid {
+                    // Local -Z is the climbing direction after the yaw rotation.
+                    half_extents: Vec3::new(s.width * 0.5, height * 0.5, tread * 0.5),
+                },
+                center,
+                rotation,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_map_parses_and_is_playable() {
+        let map = MapDef::from_ron(FOUNDRY_RON).expect("foundry.ron");
+        assert!(map.spawns.len() >= 8, "at least 8 spawn points");
+        assert!(map.ramps.len() + map.stairs.len() >= 2, "platforms are reachable");
+        let (min, max) = map.bounds();
+        let across = (max - min).max_element();
+        assert!((50.0..=70.0).contains(&across), "map is {across} m across");
+    }
+
+    #[test]
+    fn ramp_top_face_meets_its_end_points() {
+        let r = RampDef { bottom: Vec3::new(10.0, 0.0, 0.0), top: Vec3::new(0.0, 3.0, 0.0), width: 4.0 };
+        let s = ramp_solid(&r);
+        let SolidShape::Cuboid { half_extents } = s.shape else { unreachable!() };
+        let top_bottom_end = s.center + s.rotation * Vec3::new(-half_extents.x, half_extents.y, 0.0);
+        let top_top_end = s.center + s.rotation * Vec3::new(half_extents.x, half_extents.y, 0.0);
+        assert!(top_bottom_end.distance(r.bottom) < 1e-4, "{top_bottom_end}");
+        assert!(top_top_end.distance(r.top) < 1e-4, "{top_top_end}");
+    }
+
+    #[test]
+    fn bad_maps_are_reported_not_panicked() {
+        assert!(matches!(MapDef::from_ron("("), Err(MapError::Parse(_))));
+        let steep = FOUNDRY_RON.replace("steps: 8", "steps: 2");
+        assert!(matches!(MapDef::from_ron(&steep), Err(MapError::Invalid(_))));
+    }
+}

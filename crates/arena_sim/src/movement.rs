@@ -1,0 +1,418 @@
+//! The one movement function: `(state, cmd, world) -> state`, run by the server
+//! for every player and by the client for prediction.
+//!
+//! Classic arena-shooter movement in the Quake tradition: ground acceleration
+//! towards the wished velocity with friction, weak air control, gravity and
+//! jumping, crouching; collision, sliding along walls, climbing steps and ramps
+//! through rapier's kinematic character controller against the static arena.
+
+use glam::Vec3;
+use rapier3d::control::{CharacterAutostep, CharacterLength, KinematicCharacterController};
+
+use crate::cmd::{Buttons, UserCmd};
+use crate::player::{PlayerState, STAND_HEIGHT_M};
+use crate::world::{ArenaWorld, player_capsule};
+
+/// Top running speed on the ground, metres per second.
+pub const MAX_GROUND_SPEED_MPS: f32 = 7.0;
+/// Crouched speed as a fraction of the running speed.
+pub const CROUCH_SPEED_FACTOR: f32 = 0.45;
+/// Ground acceleration, per second (Quake's `sv_accelerate`): the share of the
+/// wished speed gained each second.
+pub const GROUND_ACCEL_PER_S: f32 = 10.0;
+/// Air acceleration, per second: a little steering in the air, no flying.
+pub const AIR_ACCEL_PER_S: f32 = 2.0;
+/// Ground friction, per second (Quake's `sv_friction`).
+pub const FRICTION_PER_S: f32 = 6.0;
+/// Below this speed friction acts as if at this speed, so players stop crisply, m/s.
+pub const STOP_SPEED_MPS: f32 = 2.5;
+/// Gravity, metres per second squared (arcade: about twice the real thing).
+pub const GRAVITY_MPS2: f32 = 20.0;
+/// Upward speed of a jump, m/s: a jump peaks at v²/2g ≈ 1.2 m.
+pub const JUMP_SPEED_MPS: f32 = 7.0;
+/// Fastest fall, m/s.
+pub const MAX_FALL_SPEED_MPS: f32 = 40.0;
+/// Fastest horizontal speed anything can give a player, m/s.
+pub const MAX_HORIZONTAL_SPEED_MPS: f32 = 20.0;
+/// Highest ledge a player walks up without jumping, metres.
+pub const STEP_HEIGHT_M: f32 = 0.45;
+/// Steepest slope a player can walk up, degrees.
+pub const MAX_SLOPE_DEG: f32 = 46.0;
+/// Distance walked between two footsteps, metres.
+pub const FOOTSTEP_DISTANCE_M: f32 = 2.4;
+/// Below this height a player has fallen out of the world, metres.
+pub const KILL_PLANE_Y_M: f32 = -30.0;
+
+/// Things that happened during one tick of movement, for effects and sounds.
+///
+/// The movement code only reports them; whoever runs it decides whether to play
+/// them (a client replaying commands during reconciliation must not).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct MoveEvents {
+    pub jumped: bool,
+    /// Landed this tick, with the downward speed at impact (m/s).
+    pub landed: Option<f32>,
+    pub footstep: bool,
+    /// Fell below the kill plane; the server puts the player back at a spawn.
+    pub fell_out: bool,
+}
+
+/// Runs one tick of movement: the new state after `cmd` is applied for `dt_s` seconds.
+///
+/// `cmd` must already be sanitised ([`UserCmd::sanitize`]). The result depends only
+/// on the arguments, bit for bit.
+pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s: f32) -> (PlayerState, MoveEvents) {
+    let mut s = *state;
+    let mut events = MoveEvents::default();
+    s.yaw = cmd.yaw;
+    s.pitch = cmd.pitch;
+
+    // Crouching is instant; standing up needs room above the head.
+    if cmd.held(Buttons::CROUCH) {
+        s.crouched = true;
+    } else if s.crouched && world.capsule_fits(s.pos, STAND_HEIGHT_M) {
+        s.crouched = false;
+    }
+
+    let (sin, cos) = cmd.yaw.sin_cos();
+    let forward = Vec3::new(-sin, 0.0, -cos);
+    let right = Vec3::new(cos, 0.0, -sin);
+    let wish = forward * cmd.forward + right * cmd.right;
+    let wish_dir = wish.normalize_or_zero();
+    let top_speed = if s.crouched { MAX_GROUND_SPEED_MPS * CROUCH_SPEED_FACTOR } else { MAX_GROUND_SPEED_MPS };
+    let wish_speed = top_speed * wish.length().min(1.0);
+
+    let jump = cmd.held(Buttons::JUMP);
+    if s.on_ground && jump && !s.jump_held {
+        s.vel.y = JUMP_SPEED_MPS;
+        s.on_ground = false;
+        events.jumped = true;
+    }
+    s.jump_held = jump;
+
+    if s.on_ground {
+        apply_friction(&mut s.vel, dt_s);
+        accelerate(&mut s.vel, wish_dir, wish_speed, GROUND_ACCEL_PER_S, dt_s);
+        s.vel.y = 0.0;
+    } else {
+        accelerate(&mut s.vel, wish_dir, wish_speed, AIR_ACCEL_PER_S, dt_s);
+        s.vel.y = (s.vel.y - GRAVITY_MPS2 * dt_s).max(-MAX_FALL_SPEED_MPS);
+    }
+    let horizontal = Vec3::new(s.vel.x, 0.0, s.vel.z);
+    if horizontal.length() > MAX_HORIZONTAL_SPEED_MPS {
+        let capped = horizontal.normalize() * MAX_HORIZONTAL_SPEED_MPS;
+        s.vel.x = capped.x;
+        s.vel.z = capped.z;
+    }
+
+    let desired = s.vel * dt_s;
+    let controller = KinematicCharacterController {
+        up: Vec3::Y,
+        offset: CharacterLength::Absolute(0.01),
+        slide: true,
+        autostep: Some(CharacterAutostep {
+            max_height: CharacterLength::Absolute(STEP_HEIGHT_M),
+            min_width: CharacterLength::Absolute(0.15),
+            include_dynamic_bodies: false,
+        }),
+        max_slope_climb_angle: MAX_SLOPE_DEG.to_radians(),
+        min_slope_slide_angle: MAX_SLOPE_DEG.to_radians(),
+        // Keep walking players glued to ramps and stairs on the way down; a
+        // player in the air (or jumping off) must not be pulled back.
+        snap_to_ground: s.on_ground.then_some(CharacterLength::Absolute(STEP_HEIGHT_M)),
+        normal_nudge_factor: 1.0e-4,
+    };
+    let (shape, pose) = player_capsule(s.pos, s.height());
+    let moved = controller.move_shape(dt_s, &world.queries(), &shape, &pose, desired, |_| {});
+    let step = moved.translation;
+    if !step.is_finite() {
+        // Never propagate a numerical failure into the game state.
+        s.vel = Vec3::ZERO;
+        return (s, events);
+    }
+    s.pos += step;
+
+    // Whatever blocked the movement also takes the velocity into it: sliding
+    // along a wall keeps only the sliding part, a ceiling stops a jump.
+    let desired_h = Vec3::new(desired.x, 0.0, desired.z);
+    let step_h = Vec3::new(step.x, 0.0, step.z);
+    if step_h.length() + 1.0e-5 < desired_h.length() {
+        s.vel.x = step.x / dt_s;
+        s.vel.z = step.z / dt_s;
+    }
+    if desired.y > 0.0 && step.y < desired.y - 1.0e-5 {
+        s.vel.y = (step.y / dt_s).clamp(0.0, s.vel.y);
+    } else if desired.y < 0.0 && step.y > desired.y + 1.0e-5 {
+        s.vel.y = (step.y / dt_s).clamp(s.vel.y, 0.0);
+    }
+
+    let was_on_ground = state.on_ground;
+    s.on_ground = moved.grounded && s.vel.y <= 0.0;
+    if s.on_ground {
+        s.vel.y = 0.0;
+        if !was_on_ground {
+            events.landed = Some(-state.vel.y.min(0.0));
+            s.step_phase = 0.0;
+        }
+        if !s.crouched {
+            s.step_phase += step_h.length();
+            if s.step_phase >= FOOTSTEP_DISTANCE_M {
+                s.step_phase -= FOOTSTEP_DISTANCE_M;
+                events.footstep = true;
+            }
+        }
+    }
+    events.fell_out = s.pos.y < KILL_PLANE_Y_M;
+    (s, events)
+}
+
+/// Quake's ground friction: speed drops by `max(speed, stop) * friction * dt`.
+fn apply_friction(vel: &mut Vec3, dt_s: f32) {
+    let speed = Vec3::new(vel.x, 0.0, vel.z).length();
+    if speed < 1.0e-4 {
+        vel.x = 0.0;
+        vel.z = 0.0;
+        return;
+    }
+    let drop = speed.max(STOP_SPEED_MPS) * FRICTION_PER_S * dt_s;
+    let scale = (speed - drop).max(0.0) / speed;
+    vel.x *= scale;
+    vel.z *= scale;
+}
+
+/// Quake's acceleration: add speed along `wish_dir` until the velocity's
+/// projection on it reaches `wish_speed`, at most `accel * wish_speed * dt` per tick.
+fn accelerate(vel: &mut Vec3, wish_dir: Vec3, wish_speed: f32, accel_per_s: f32, dt_s: f32) {
+    let current = vel.dot(wish_dir);
+    let add = wish_speed - current;
+    if add <= 0.0 {
+        return;
+    }
+    let gained = (accel_per_s * wish_speed * dt_s).min(add);
+    *vel += wish_dir * gained;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::map::{BlockDef, MapDef, RampDef, SpawnPoint, StairsDef, SurfaceKind};
+
+    const DT: f32 = 1.0 / 64.0;
+
+    /// A test range: a floor, a wall at x = 10, a 0.3 m step at z = -10, a
+    /// 2 m high ledge at z = 10, and a ramp and stairs up to a 3 m platform in the west.
+    fn test_world() -> ArenaWorld {
+        let block = |center: Vec3, size: Vec3| BlockDef { kind: SurfaceKind::Wall, center, size };
+        ArenaWorld::new(MapDef {
+            name: "test".into(),
+            blocks: vec![
+                block(Vec3::new(0.0, -0.5, 0.0), Vec3::new(200.0, 1.0, 200.0)),
+                block(Vec3::new(10.5, 2.0, 0.0), Vec3::new(1.0, 4.0, 40.0)),
+                block(Vec3::new(0.0, 0.15, -12.0), Vec3::new(4.0, 0.3, 4.0)),
+                block(Vec3::new(0.0, 1.0, 12.0), Vec3::new(4.0, 2.0, 4.0)),
+                block(Vec3::new(-40.0, 1.5, 0.0), Vec3::new(10.0, 3.0, 30.0)),
+            ],
+            ramps: vec![RampDef { bottom: Vec3::new(-25.0, 0.0, -5.0), top: Vec3::new(-35.0, 3.0, -5.0), width: 4.0 }],
+            stairs: vec![StairsDef {
+                bottom: Vec3::new(-25.0, 0.0, 5.0),
+                top: Vec3::new(-35.0, 3.0, 5.0),
+                width: 3.0,
+                steps: 8,
+            }],
+            pillars: vec![],
+            spawns: vec![SpawnPoint { pos: Vec3::ZERO, yaw_deg: 0.0 }],
+        })
+    }
+
+    fn cmd(forward: f32, right: f32, yaw: f32, buttons: Buttons) -> UserCmd {
+        UserCmd { forward, right, yaw, buttons, ..Default::default() }
+    }
+
+    fn run(world: &ArenaWorld, mut s: PlayerState, c: UserCmd, ticks: usize) -> PlayerState {
+        for _ in 0..ticks {
+            s = move_player(&s, &c, world, DT).0;
+        }
+        s
+    }
+
+    fn standing_at(pos: Vec3) -> PlayerState {
+        PlayerState::spawned_at(pos, 0.0)
+    }
+
+    #[test]
+    fn accelerates_to_running_speed_and_no_faster() {
+        let world = test_world();
+        let forward = cmd(1.0, 0.0, 0.0, Buttons::default());
+        let s = run(&world, standing_at(Vec3::ZERO), forward, 8);
+        assert!(s.ground_speed() > 4.0 && s.ground_speed() < MAX_GROUND_SPEED_MPS, "after 1/8 s: {}", s.ground_speed());
+        let s = run(&world, s, forward, 56);
+        assert!((s.ground_speed() - MAX_GROUND_SPEED_MPS).abs() < 0.05, "after 1 s: {}", s.ground_speed());
+        assert!(s.vel.z < 0.0 && s.vel.x.abs() < 1e-3, "yaw 0 runs towards -Z: {:?}", s.vel);
+        assert!(s.on_ground && s.pos.y.abs() < 0.02, "stays on the floor: {:?}", s.pos);
+    }
+
+    #[test]
+    fn diagonal_is_not_faster() {
+        let world = test_world();
+        let s = run(&world, standing_at(Vec3::ZERO), cmd(1.0, 1.0, 0.0, Buttons::default()), 64);
+        assert!(s.ground_speed() <= MAX_GROUND_SPEED_MPS + 0.01, "{}", s.ground_speed());
+    }
+
+    #[test]
+    fn friction_stops_a_runner() {
+        let world = test_world();
+        let running = run(&world, standing_at(Vec3::ZERO), cmd(1.0, 0.0, 0.0, Buttons::default()), 64);
+        let coasting = run(&world, running, cmd(0.0, 0.0, 0.0, Buttons::default()), 10);
+        assert!(coasting.ground_speed() < running.ground_speed() * 0.5, "{}", coasting.ground_speed());
+        let stopped = run(&world, coasting, cmd(0.0, 0.0, 0.0, Buttons::default()), 30);
+        assert_eq!(stopped.ground_speed(), 0.0);
+        let slide = running.pos.distance(stopped.pos);
+        assert!(slide > 0.5 && slide < 3.0, "stopping distance {slide}");
+    }
+
+    #[test]
+    fn gravity_and_jump() {
+        let world = test_world();
+        let mut s = standing_at(Vec3::ZERO);
+        let (next, ev) = move_player(&s, &cmd(0.0, 0.0, 0.0, Buttons::JUMP), &world, DT);
+        assert!(ev.jumped && !next.on_ground && next.vel.y > 0.0);
+        s = next;
+        let mut apex = 0.0f32;
+        let mut landed = None;
+        for tick in 0..200 {
+            // Holding jump must not jump again on landing.
+            let (n, ev) = move_player(&s, &cmd(0.0, 0.0, 0.0, Buttons::JUMP), &world, DT);
+            s = n;
+            apex = apex.max(s.pos.y);
+            if let Some(speed) = ev.landed {
+                landed = Some((tick, speed));
+                break;
+            }
+        }
+        let expected_apex = JUMP_SPEED_MPS * JUMP_SPEED_MPS / (2.0 * GRAVITY_MPS2);
+        assert!((apex - expected_apex).abs() < 0.1, "apex {apex} vs {expected_apex}");
+        let (tick, speed) = landed.expect("lands");
+        assert!((40..50).contains(&tick), "airborne for {tick} ticks");
+        assert!(speed > 5.0, "lands at {speed} m/s");
+        let s = run(&world, s, cmd(0.0, 0.0, 0.0, Buttons::JUMP), 30);
+        assert!(s.on_ground && s.pos.y.abs() < 0.02, "held jump does not bounce: {:?}", s.pos);
+        // A fresh press jumps again.
+        let s = run(&world, s, cmd(0.0, 0.0, 0.0, Buttons::default()), 1);
+        assert!(move_player(&s, &cmd(0.0, 0.0, 0.0, Buttons::JUMP), &world, DT).1.jumped);
+    }
+
+    #[test]
+    fn falls_from_a_ledge() {
+        let world = test_world();
+        let mut s = standing_at(Vec3::new(0.0, 3.0, 0.0));
+        s.on_ground = false;
+        let s = run(&world, s, cmd(0.0, 0.0, 0.0, Buttons::default()), 64);
+        assert!(s.on_ground && s.pos.y.abs() < 0.02, "{:?}", s.pos);
+    }
+
+    #[test]
+    fn walls_stop_and_slide() {
+        let world = test_world();
+        // Run straight east into the wall at x = 10 (its face at x = 10).
+        let east = -std::f32::consts::FRAC_PI_2;
+        let s = run(&world, standing_at(Vec3::new(5.0, 0.0, 0.0)), cmd(1.0, 0.0, east, Buttons::default()), 128);
+        assert!(s.pos.x < 10.0 - 0.39 && s.pos.x > 10.0 - 0.45, "stops at the wall: {}", s.pos.x);
+        assert!(s.vel.x.abs() < 0.2, "no speed into the wall: {:?}", s.vel);
+        // Run north-east into it: slides north along it at the sliding part of the speed.
+        let north_east = -std::f32::consts::FRAC_PI_4;
+        let start = standing_at(Vec3::new(8.0, 0.0, 0.0));
+        let s = run(&world, start, cmd(1.0, 0.0, north_east, Buttons::default()), 128);
+        assert!(s.pos.x < 10.0 - 0.39, "never inside the wall: {}", s.pos.x);
+        assert!(s.pos.z < -5.0, "slid along the wall: {:?}", s.pos);
+        assert!(s.vel.z < -3.0 && s.vel.x.abs() < 0.5, "keeps the sliding speed: {:?}", s.vel);
+    }
+
+    #[test]
+    fn steps_up_a_low_ledge_but_not_a_high_one() {
+        let world = test_world();
+        // The 0.3 m step lies north (-Z) at z -14..-10.
+        let s = run(&world, standing_at(Vec3::new(0.0, 0.0, -6.0)), cmd(1.0, 0.0, 0.0, Buttons::default()), 64);
+        assert!((s.pos.y - 0.3).abs() < 0.05, "walked up the 0.3 m step: {:?}", s.pos);
+        // The 2 m block lies south (+Z) at z 10..14.
+        let south = std::f32::consts::PI;
+        let s = run(&world, standing_at(Vec3::new(0.0, 0.0, 6.0)), cmd(1.0, 0.0, south, Buttons::default()), 64);
+        assert!(s.pos.y < 0.05 && s.pos.z < 10.0, "blocked by the 2 m block: {:?}", s.pos);
+    }
+
+    #[test]
+    fn climbs_ramps_and_stairs() {
+        let world = test_world();
+        let west = std::f32::consts::FRAC_PI_2;
+        for (name, z) in [("ramp", -5.0), ("stairs", 5.0)] {
+            let s = run(&world, standing_at(Vec3::new(-20.0, 0.0, z)), cmd(1.0, 0.0, west, Buttons::default()), 4 * 64);
+            assert!(s.pos.x < -36.0, "{name}: got to the platform: {:?}", s.pos);
+            assert!((s.pos.y - 3.0).abs() < 0.05 && s.on_ground, "{name}: on top: {:?}", s.pos);
+        }
+        // And down the ramp again without flying off.
+        let east = -std::f32::consts::FRAC_PI_2;
+        let mut s = standing_at(Vec3::new(-37.0, 3.0, -5.0));
+        let mut airborne_ticks = 0;
+        for _ in 0..(3 * 64) {
+            s = move_player(&s, &cmd(1.0, 0.0, east, Buttons::default()), &world, DT).0;
+            airborne_ticks += usize::from(!s.on_ground);
+        }
+        assert!(s.pos.y.abs() < 0.05 && s.pos.x > -22.0, "walked down: {:?}", s.pos);
+        assert!(airborne_ticks <= 2, "stayed on the ramp going down, {airborne_ticks} ticks airborne");
+    }
+
+    #[test]
+    fn crouching_is_slower_and_needs_headroom_to_stand() {
+        let world = test_world();
+        let s = run(&world, standing_at(Vec3::ZERO), cmd(1.0, 0.0, 0.0, Buttons::CROUCH), 64);
+        assert!(s.crouched);
+        assert!((s.ground_speed() - MAX_GROUND_SPEED_MPS * CROUCH_SPEED_FACTOR).abs() < 0.05);
+        let stood = run(&world, s, cmd(0.0, 0.0, 0.0, Buttons::default()), 1);
+        assert!(!stood.crouched);
+    }
+
+    #[test]
+    fn footsteps_while_running() {
+        let world = test_world();
+        let mut s = standing_at(Vec3::ZERO);
+        let mut steps = 0;
+        for _ in 0..128 {
+            let (n, ev) = move_player(&s, &cmd(1.0, 0.0, 0.0, Buttons::default()), &world, DT);
+            s = n;
+            steps += usize::from(ev.footstep);
+        }
+        assert!((4..=6).contains(&steps), "{steps} footsteps in 2 s of running");
+    }
+
+    #[test]
+    fn deterministic_to_the_bit() {
+        let world = test_world();
+        let script: Vec<UserCmd> = (0..600)
+            .map(|i| {
+                let t = i as f32 / 64.0;
+                let mut buttons = Buttons::default();
+                buttons.set(Buttons::JUMP, i % 90 < 3);
+                buttons.set(Buttons::CROUCH, (200..260).contains(&i));
+                cmd((t * 1.3).sin(), (t * 0.7).cos(), t * 0.9, buttons)
+            })
+            .collect();
+        let replay = || {
+            let mut s = standing_at(Vec3::new(3.0, 0.0, 2.0));
+            let mut trace = Vec::new();
+            for c in &script {
+                s = move_player(&s, c, &world, DT).0;
+                trace.push((s.pos.to_array().map(f32::to_bits), s.vel.to_array().map(f32::to_bits)));
+            }
+            trace
+        };
+        assert_eq!(replay(), replay());
+        // And an independently built world gives the same result.
+        let other = test_world();
+        let mut a = standing_at(Vec3::new(3.0, 0.0, 2.0));
+        let mut b = a;
+        for c in &script {
+            a = move_player(&a, c, &world, DT).0;
+            b = move_player(&b, c, &other, DT).0;
+        }
+        assert_eq!(a.pos.to_array().map(f32::to_bits), b.pos.to_array().map(f32::to_bits));
+    }
+}

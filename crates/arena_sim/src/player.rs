@@ -1,0 +1,80 @@
+//! The authoritative state of one player, as the movement code sees it.
+
+use glam::{Quat, Vec3};
+use serde::{Deserialize, Serialize};
+
+/// A player's number on one server, small so snapshots stay small.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PlayerId(pub u8);
+
+/// Collision capsule radius, metres.
+pub const PLAYER_RADIUS_M: f32 = 0.4;
+/// Height of a standing player from the feet to the top of the head, metres.
+pub const STAND_HEIGHT_M: f32 = 1.8;
+/// Height of a crouching player, metres.
+pub const CROUCH_HEIGHT_M: f32 = 1.2;
+/// Eye height above the feet when standing, metres.
+pub const STAND_EYE_M: f32 = 1.62;
+/// Eye height above the feet when crouching, metres.
+pub const CROUCH_EYE_M: f32 = 1.05;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlayerState {
+    /// Position of the feet (bottom of the collision capsule), metres.
+    pub pos: Vec3,
+    /// Velocity, metres per second.
+    pub vel: Vec3,
+    /// View yaw in radians (see [`crate::UserCmd::yaw`]).
+    pub yaw: f32,
+    /// View pitch in radians.
+    pub pitch: f32,
+    pub on_ground: bool,
+    pub crouched: bool,
+    /// Jump was held on the previous tick: a new jump needs a new press.
+    pub jump_held: bool,
+    /// Metres walked since the last footstep.
+    pub step_phase: f32,
+}
+
+impl PlayerState {
+    pub fn spawned_at(pos: Vec3, yaw: f32) -> Self {
+        Self { pos, yaw, on_ground: true, ..Default::default() }
+    }
+
+    pub fn height(&self) -> f32 {
+        if self.crouched { CROUCH_HEIGHT_M } else { STAND_HEIGHT_M }
+    }
+
+    pub fn eye_height(&self) -> f32 {
+        if self.crouched { CROUCH_EYE_M } else { STAND_EYE_M }
+    }
+
+    pub fn eye_pos(&self) -> Vec3 {
+        self.pos + Vec3::Y * self.eye_height()
+    }
+
+    /// Orientation of the body (yaw only).
+    pub fn body_rotation(&self) -> Quat {
+        Quat::from_rotation_y(self.yaw)
+    }
+
+    /// Orientation of the view (yaw, then pitch).
+    pub fn view_rotation(&self) -> Quat {
+        view_rotation(self.yaw, self.pitch)
+    }
+
+    /// Horizontal speed, metres per second.
+    pub fn ground_speed(&self) -> f32 {
+        Vec3::new(self.vel.x, 0.0, self.vel.z).length()
+    }
+}
+
+/// The view orientation for a yaw and pitch: Bevy's cameras look along -Z.
+pub fn view_rotation(yaw: f32, pitch: f32) -> Quat {
+    Quat::from_rotation_y(yaw) * Quat::from_rotation_x(pitch)
+}
+
+/// Unit vector the player looks along for a yaw and pitch.
+pub fn view_forward(yaw: f32, pitch: f32) -> Vec3 {
+    view_rotation(yaw, pitch) * Vec3::NEG_Z
+}

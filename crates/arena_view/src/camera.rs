@@ -1,0 +1,68 @@
+//! The camera: first person at the local player's eyes in a game, a slow
+//! flight around the arena behind the menus.
+
+use arena_client::{LocalInput, LocalPlayer, NetState, Session};
+use arena_sim::player::view_rotation;
+use bevy::camera::Exposure;
+use bevy::pbr::{DistanceFog, FogFalloff};
+use bevy::prelude::*;
+
+use crate::ViewSet;
+use crate::scene::SKY;
+
+/// Vertical field of view, degrees (about 100° across at 16:9).
+pub const FOV_VERTICAL_DEG: f32 = 70.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(Startup, spawn_camera).add_systems(
+        Update,
+        (first_person_camera.run_if(in_state(Session::InGame)), menu_camera.run_if(not(in_state(Session::InGame))))
+            .in_set(ViewSet::Follow),
+    );
+}
+
+/// The one 3D camera.
+#[derive(Component)]
+pub struct MainCamera;
+
+fn spawn_camera(mut commands: Commands) {
+    commands.spawn((
+        Name::new("camera"),
+        MainCamera,
+        Camera3d::default(),
+        Projection::Perspective(PerspectiveProjection {
+            fov: FOV_VERTICAL_DEG.to_radians(),
+            near: 0.05,
+            far: 500.0,
+            ..default()
+        }),
+        Exposure { ev100: 12.5 },
+        DistanceFog {
+            color: SKY.with_alpha(1.0),
+            falloff: FogFalloff::Linear { start: 45.0, end: 220.0 },
+            ..default()
+        },
+        Transform::from_xyz(0.0, 20.0, 40.0).looking_at(Vec3::ZERO, Vec3::Y),
+    ));
+}
+
+/// At the local player's eyes, looking where the mouse says right now. In the
+/// baseline the position is the newest snapshot's (it lags by the round trip);
+/// the view direction is never delayed.
+fn first_person_camera(
+    input: Res<LocalInput>,
+    local: Query<&NetState, With<LocalPlayer>>,
+    mut camera: Query<&mut Transform, With<MainCamera>>,
+) {
+    let (Ok(state), Ok(mut transform)) = (local.single(), camera.single_mut()) else { return };
+    transform.translation = state.state.eye_pos();
+    transform.rotation = view_rotation(input.yaw, input.pitch);
+}
+
+/// Circles the arena slowly behind the menus.
+fn menu_camera(time: Res<Time<Real>>, mut camera: Query<&mut Transform, With<MainCamera>>) {
+    let Ok(mut transform) = camera.single_mut() else { return };
+    let angle = time.elapsed_secs() * 0.05 + 0.6;
+    let eye = Vec3::new(angle.sin() * 42.0, 22.0, angle.cos() * 42.0);
+    *transform = Transform::from_translation(eye).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y);
+}

@@ -1,0 +1,56 @@
+//! Hosting: a listen server on its own thread in this process, which the local
+//! player then joins over UDP like everyone else.
+
+use std::net::SocketAddr;
+
+use arena_client::{ConnectTo, LastDisconnect, Session};
+use arena_server::{ListenServer, ServerConfig};
+use bevy::prelude::*;
+
+use crate::PlayerProfile;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_observer(on_host_game).add_systems(OnEnter(Session::Offline), stop_hosting);
+}
+
+/// Ask to host a game with this configuration and join it.
+#[derive(Event, Debug, Clone)]
+pub struct HostGame(pub ServerConfig);
+
+/// The listen server this process runs, while hosting.
+#[derive(Resource, Debug)]
+pub struct HostedServer(pub ListenServer);
+
+fn on_host_game(
+    event: On<HostGame>,
+    mut commands: Commands,
+    profile: Res<PlayerProfile>,
+    mut last: ResMut<LastDisconnect>,
+) {
+    let config = event.event().0.clone();
+    match ListenServer::start(config) {
+        Ok(server) => {
+            server.info.print_banner();
+            let port = server.info.local_addr.port();
+            let addr = if server.info.local_addr.is_ipv4() {
+                SocketAddr::from(([127, 0, 0, 1], port))
+            } else {
+                SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port))
+            };
+            commands.insert_resource(HostedServer(server));
+            commands.trigger(ConnectTo { addr, name: profile.name.clone() });
+        }
+        Err(e) => {
+            warn!("cannot host: {e}");
+            last.0 = Some(format!("Cannot host: {e}"));
+        }
+    }
+}
+
+fn stop_hosting(mut commands: Commands, hosted: Option<Res<HostedServer>>) {
+    if hosted.is_some() {
+        info!("stopping the listen server");
+        // Dropping the ListenServer stops its thread, which tells its clients.
+        commands.remove_resource::<HostedServer>();
+    }
+}

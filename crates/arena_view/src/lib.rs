@@ -1,0 +1,124 @@
+//! Everything a person sees and hears: the window, the arena's meshes and
+//! lights, player models with name tags, the first-person camera, keyboard and
+//! mouse, the menus and the HUD. The only crate that needs a window and a GPU.
+
+mod camera;
+mod host;
+mod hud;
+mod input;
+mod menu;
+mod players;
+mod scene;
+mod screenshot;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use arena_client::ClientPlugin;
+use arena_server::ServerConfig;
+use bevy::log::LogPlugin;
+use bevy::prelude::*;
+use bevy::window::{PresentMode, WindowResolution};
+use bevy_egui::EguiPlugin;
+
+/// What the window does first.
+#[derive(Clone, Debug)]
+pub enum StartAction {
+    /// Show the main menu.
+    Menu,
+    /// Host a listen server and join it.
+    Host(ServerConfig),
+    /// Join the server at this address.
+    Join(SocketAddr),
+}
+
+/// Take a screenshot and quit: for scripts, tests and the README.
+#[derive(Clone, Debug)]
+pub struct Screenshot {
+    pub path: PathBuf,
+    /// Quit after this long; the screenshot is taken a second earlier.
+    pub quit_after: Duration,
+}
+
+#[derive(Clone, Debug)]
+pub struct ViewConfig {
+    pub start: StartAction,
+    pub name: Option<String>,
+    pub screenshot: Option<Screenshot>,
+}
+
+/// The ordered stages of a frame on the view side, after the client netcode
+/// has applied what arrived (PreUpdate) and before rendering.
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ViewSet {
+    /// Keyboard and mouse into the local input.
+    Input,
+    /// Menus and what they start or stop.
+    Menus,
+    /// Models and the camera follow the replicated world.
+    Follow,
+    /// HUD and name tags, which need the camera's final transform.
+    Overlay,
+}
+
+/// The local player's chosen name.
+#[derive(Resource, Clone, Debug)]
+pub struct PlayerProfile {
+    pub name: String,
+}
+
+/// Opens the window and runs the game until the player quits.
+pub fn run(config: ViewConfig) -> Result<(), String> {
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: "Arena".into(),
+                    resolution: WindowResolution::new(1280, 720),
+                    present_mode: PresentMode::AutoVsync,
+                    ..default()
+                }),
+                ..default()
+            })
+            .set(LogPlugin { filter: "wgpu=error,naga=warn,bevy_render=warn".into(), ..default() }),
+    )
+    .add_plugins(EguiPlugin::default())
+    .add_plugins(ClientPlugin)
+    .insert_resource(PlayerProfile { name: config.name.clone().unwrap_or_else(default_name) })
+    .configure_sets(Update, (ViewSet::Input, ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain())
+    .add_plugins((
+        scene::plugin,
+        players::plugin,
+        camera::plugin,
+        input::plugin,
+        menu::plugin,
+        hud::plugin,
+        host::plugin,
+    ));
+    app.insert_resource(menu::StartupAction(Some(config.start)));
+    if let Some(shot) = config.screenshot {
+        app.add_plugins(screenshot::plugin(shot));
+    }
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => Err(format!("the game stopped with error code {code}")),
+    }
+}
+
+/// The login name, cleaned up, or "Player".
+fn default_name() -> String {
+    let raw = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default();
+    let mut name = arena_protocol::names::clean_name(&raw);
+    if let Some(first) = name.get(..1) {
+        name = first.to_uppercase() + name.get(1..).unwrap_or("");
+    }
+    name
+}
+
+/// A distinct, saturated colour for each player id (golden-ratio hues).
+pub fn player_color(id: arena_sim::PlayerId) -> Color {
+    let hue = (f32::from(id.0) * 137.508 + 20.0) % 360.0;
+    Color::hsl(hue, 0.75, 0.5)
+}

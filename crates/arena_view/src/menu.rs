@@ -1,0 +1,217 @@
+//! Menus: the main menu (name, host, join, quit, and why the last connection
+//! ended), the "connecting" dialog, and the in-game pause menu (resume,
+//! disconnect, quit).
+
+use std::net::SocketAddr;
+
+use arena_client::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, Session, resolve_server_addr};
+use arena_protocol::DEFAULT_PORT;
+use arena_protocol::names::clean_name;
+use arena_server::ServerConfig;
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use crate::host::{HostGame, HostedServer};
+use crate::input::PauseMenu;
+use crate::{PlayerProfile, StartAction};
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<MenuForm>()
+        .add_systems(Startup, take_startup_action)
+        .add_systems(EguiPrimaryContextPass, (main_menu, connecting_dialog, pause_menu));
+}
+
+/// What the command line asked the window to do first.
+#[derive(Resource)]
+pub(crate) struct StartupAction(pub Option<StartAction>);
+
+/// The main menu's text fields.
+#[derive(Resource)]
+struct MenuForm {
+    name: String,
+    port: String,
+    address: String,
+    /// A problem with what was typed (not a connection error).
+    problem: Option<String>,
+}
+
+impl Default for MenuForm {
+    fn default() -> Self {
+        Self { name: String::new(), port: DEFAULT_PORT.to_string(), address: "127.0.0.1".into(), problem: None }
+    }
+}
+
+fn take_startup_action(
+    mut commands: Commands,
+    mut action: ResMut<StartupAction>,
+    profile: Res<PlayerProfile>,
+    mut form: ResMut<MenuForm>,
+) {
+    form.name.clone_from(&profile.name);
+    match action.0.take() {
+        Some(StartAction::Host(config)) => {
+            form.port = config.bind.port().to_string();
+            commands.trigger(HostGame(config));
+        }
+        Some(StartAction::Join(addr)) => {
+            form.address = addr.to_string();
+            commands.trigger(ConnectTo { addr, name: profile.name.clone() });
+        }
+        Some(StartAction::Menu) | None => {}
+    }
+}
+
+fn title(ui: &mut egui::Ui) {
+    ui.vertical_centered(|ui| {
+        ui.label(egui::RichText::new("ARENA").size(44.0).strong().color(egui::Color32::from_rgb(255, 196, 64)));
+        ui.label(egui::RichText::new("an FPS netcode demonstration").size(15.0).italics());
+    });
+    ui.add_space(10.0);
+}
+
+fn main_menu(
+    mut contexts: EguiContexts,
+    session: Res<State<Session>>,
+    mut form: ResMut<MenuForm>,
+    mut profile: ResMut<PlayerProfile>,
+    last: Res<LastDisconnect>,
+    mut commands: Commands,
+    mut exit: MessageWriter<AppExit>,
+) -> Result {
+    if *session.get() != Session::Offline {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("main menu")
+        .title_bar(false)
+        .resizable(false)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .default_width(360.0)
+        .show(ctx, |ui| {
+            title(ui);
+            egui::Grid::new("menu fields").num_columns(2).spacing([10.0, 8.0]).show(ui, |ui| {
+                ui.label("Your name");
+                ui.add(egui::TextEdit::singleline(&mut form.name).char_limit(arena_protocol::MAX_NAME_CHARS));
+                ui.end_row();
+                ui.label("Host on port");
+                ui.horizontal(|ui| {
+                    ui.add(egui::TextEdit::singleline(&mut form.port).desired_width(70.0));
+                    if ui.button("Host game").clicked() {
+                        match form.port.trim().parse::<u16>() {
+                            Ok(port) => {
+                                profile.name = clean_name(&form.name);
+                                form.problem = None;
+                                commands.trigger(HostGame(ServerConfig {
+                                    bind: SocketAddr::from(([0, 0, 0, 0], port)),
+                                    ..ServerConfig::default()
+                                }));
+                            }
+                            Err(_) => form.problem = Some(format!("\"{}\" is not a port number (1-65535).", form.port)),
+                        }
+                    }
+                });
+                ui.end_row();
+                ui.label("Join address");
+                ui.horizontal(|ui| {
+                    let field = ui.add(egui::TextEdit::singleline(&mut form.address).desired_width(150.0));
+                    let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    if ui.button("Join").clicked() || enter {
+                        match resolve_server_addr(&form.address) {
+                            Ok(addr) => {
+                                profile.name = clean_name(&form.name);
+                                form.problem = None;
+                                commands.trigger(ConnectTo { addr, name: profile.name.clone() });
+                            }
+                            Err(e) => form.problem = Some(e),
+                        }
+                    }
+                });
+                ui.end_row();
+            });
+            if let Some(problem) = form.problem.as_ref().or(last.0.as_ref()) {
+                ui.add_space(8.0);
+                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), problem);
+            }
+            ui.add_space(10.0);
+            ui.vertical_centered(|ui| {
+                if ui.button("Quit").clicked() {
+                    exit.write(AppExit::Success);
+                }
+            });
+        });
+    Ok(())
+}
+
+fn connecting_dialog(
+    mut contexts: EguiContexts,
+    session: Res<State<Session>>,
+    connection: Option<Res<ServerConnection>>,
+    time: Res<Time<Real>>,
+    mut commands: Commands,
+) -> Result {
+    if *session.get() != Session::Connecting {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("connecting")
+        .title_bar(false)
+        .resizable(false)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .show(ctx, |ui| {
+            title(ui);
+            if let Some(connection) = connection {
+                let waited = (time.elapsed() - connection.started).as_secs_f32();
+                ui.label(format!("Connecting to {} as {} … {waited:.0} s", connection.addr, connection.name));
+            }
+            ui.vertical_centered(|ui| {
+                if ui.button("Cancel").clicked() {
+                    commands.trigger(Disconnect);
+                }
+            });
+        });
+    Ok(())
+}
+
+fn pause_menu(
+    mut contexts: EguiContexts,
+    session: Res<State<Session>>,
+    mut pause: ResMut<PauseMenu>,
+    hosted: Option<Res<HostedServer>>,
+    connection: Option<Res<ServerConnection>>,
+    mut commands: Commands,
+    mut exit: MessageWriter<AppExit>,
+) -> Result {
+    if *session.get() != Session::InGame || !pause.open {
+        return Ok(());
+    }
+    let hosting = hosted.is_some();
+    let ctx = contexts.ctx_mut()?;
+    egui::Window::new("paused").title_bar(false).resizable(false).anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0]).show(
+        ctx,
+        |ui| {
+            title(ui);
+            if let Some(hosted) = hosted {
+                ui.label("You are hosting. Friends can join at:");
+                for addr in hosted.0.info.share_addrs.iter().filter(|a| !a.ip().is_loopback()) {
+                    ui.monospace(addr.to_string());
+                }
+                ui.add_space(6.0);
+            } else if let Some(connection) = connection {
+                ui.label(format!("Playing on {}", connection.addr));
+            }
+            ui.vertical_centered(|ui| {
+                if ui.button("Resume").clicked() {
+                    pause.open = false;
+                }
+                let leave = if hosting { "Stop hosting" } else { "Disconnect" };
+                if ui.button(leave).clicked() {
+                    commands.trigger(Disconnect);
+                }
+                if ui.button("Quit").clicked() {
+                    exit.write(AppExit::Success);
+                }
+            });
+        },
+    );
+    Ok(())
+}

@@ -1,0 +1,43 @@
+# Sourced by play.sh and test.sh: installs the Debian/Ubuntu packages Arena
+# needs when any is missing, and does nothing otherwise.
+#
+#   build    what compiling needs: a C toolchain and pkg-config for the -sys
+#            crates, ALSA headers for audio
+#   runtime  what the window needs: X11 client libraries, xkbcommon, a Vulkan
+#            loader and Mesa's drivers (a desktop usually has them all)
+
+arena_packages() {
+  local kind
+  local -a wanted=()
+  for kind in "$@"; do
+    case "$kind" in
+      build) wanted+=(build-essential pkg-config libasound2-dev) ;;
+      runtime) wanted+=(libx11-6 libxcursor1 libxrandr2 libxi6 libx11-xcb1 libxkbcommon-x11-0 libvulkan1 mesa-vulkan-drivers) ;;
+    esac
+  done
+  command -v dpkg-query >/dev/null 2>&1 || return 0 # not Debian/Ubuntu: the README says what to install
+  local -a missing=()
+  local pkg
+  for pkg in "${wanted[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
+  [ "${#missing[@]}" -eq 0 ] && return 0
+  echo "arena: installing missing system packages: ${missing[*]}" >&2
+  local -a sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      echo "arena: please install them as root: apt-get install ${missing[*]}" >&2
+      return 1
+    fi
+  fi
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq &&
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# One target directory for every build (play, test, CI): Bevy takes half an
+# hour to build from scratch, so nothing should build it twice.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/arena-target}"

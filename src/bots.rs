@@ -1,0 +1,135 @@
+//! `arena bots`: headless bot clients. Each bot is a real network client (the
+//! same client plugin as the game, with no window) that plays by a simple
+//! script, for filling a server, load tests and experiments like the LAN
+//! check. At the end it reports what each bot saw.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use arena_client::{ClientPlugin, ClientStats, ConnectTo, LastDisconnect, LocalInput, Session};
+use arena_sim::Buttons;
+use bevy::app::ScheduleRunnerPlugin;
+use bevy::prelude::*;
+use bevy::state::app::StatesPlugin;
+use serde::Serialize;
+
+/// How often the bot loop updates every bot, per second.
+const FRAMES_PER_S: f64 = 250.0;
+
+#[derive(Clone, Debug)]
+pub struct BotsConfig {
+    pub server: SocketAddr,
+    pub count: usize,
+    pub seconds: f64,
+    pub name_prefix: String,
+}
+
+/// What one bot saw, for `--report`.
+#[derive(Clone, Debug, Serialize)]
+pub struct BotReport {
+    pub name: String,
+    /// Seconds between being welcomed and the end (or losing the connection).
+    pub connected_s: f64,
+    pub commands_sent: u64,
+    pub snapshots_received: u64,
+    /// Round-trip time renet measured at the end, milliseconds.
+    pub rtt_ms: f64,
+    /// Why the connection ended early, if it did.
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    pub clients: Vec<BotReport>,
+}
+
+struct Bot {
+    app: App,
+    name: String,
+    welcomed_at: Option<Instant>,
+    lost_at: Option<Instant>,
+    phase: f32,
+}
+
+/// Runs the bots for `config.seconds` and reports on each.
+pub fn run(config: &BotsConfig) -> Report {
+    let mut bots: Vec<Bot> = (0..config.count)
+        .map(|i| {
+            let name = format!("{}{}", config.name_prefix, i + 1);
+            let mut app = App::new();
+            app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+            app.world_mut().trigger(ConnectTo { addr: config.server, name: name.clone() });
+            Bot { app, name, welcomed_at: None, lost_at: None, phase: i as f32 * 1.7 }
+        })
+        .collect();
+    let start = Instant::now();
+    let end = start + Duration::from_secs_f64(config.seconds);
+    let frame = Duration::from_secs_f64(1.0 / FRAMES_PER_S);
+    let mut next_frame = start;
+    while Instant::now() < end {
+        for bot in &mut bots {
+            bot.app.update();
+            let in_game = *bot.app.world().resource::<State<Session>>().get() == Session::InGame;
+            match (in_game, bot.welcomed_at, bot.lost_at) {
+                (true, None, _) => {
+                    info!("{} is in the game", bot.name);
+                    bot.welcomed_at = Some(Instant::now());
+                }
+                (false, Some(_), None) => bot.lost_at = Some(Instant::now()),
+                _ => {}
+            }
+            if in_game {
+                roam(&mut bot.app.world_mut().resource_mut::<LocalInput>(), start.elapsed().as_secs_f32() + bot.phase);
+            }
+        }
+        next_frame += frame;
+        let now = Instant::now();
+        if next_frame > now {
+            std::thread::sleep(next_frame - now);
+        } else {
+            next_frame = now;
+        }
+    }
+    let finished = Instant::now();
+    let clients = bots
+        .iter_mut()
+        .map(|bot| {
+            let world = bot.app.world();
+            let stats = world.resource::<ClientStats>().clone();
+            let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
+            let error = match (bot.welcomed_at, bot.lost_at) {
+                (None, _) => Some(
+                    world.resource::<LastDisconnect>().0.clone().unwrap_or_else(|| "never got into the game".into()),
+                ),
+                (Some(_), Some(_)) => world.resource::<LastDisconnect>().0.clone().or(Some("disconnected".into())),
+                _ => None,
+            };
+            let connected_s =
+                bot.welcomed_at.map(|w| bot.lost_at.unwrap_or(finished).duration_since(w).as_secs_f64()).unwrap_or(0.0);
+            // Leave politely so the server removes the player at once.
+            bot.app.world_mut().trigger(arena_client::Disconnect);
+            bot.app.update();
+            BotReport {
+                name: bot.name.clone(),
+                connected_s,
+                commands_sent: stats.commands_sent,
+                snapshots_received: stats.snapshots_received,
+                rtt_ms,
+                error,
+            }
+        })
+        .collect();
+    Report { clients }
+}
+
+/// A wandering walk: forward with a slowly turning view, an occasional strafe and jump.
+fn roam(input: &mut LocalInput, t: f32) {
+    input.forward = 1.0;
+    input.right = (t * 0.9).sin() * 0.5;
+    input.yaw = arena_sim::cmd::wrap_angle(input.yaw + 0.004 * (t * 0.3).sin());
+    input.pitch = 0.0;
+    input.held = Buttons::default();
+    if (t % 3.0) < 0.02 {
+        input.press(Buttons::JUMP);
+    }
+}

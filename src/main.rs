@@ -1,0 +1,220 @@
+//! `arena`: the game's one binary. With no arguments it opens the main menu;
+//! subcommands host, join, or run a dedicated server.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use arena_protocol::DEFAULT_PORT;
+use arena_server::ServerConfig;
+use arena_view::{Screenshot, StartAction, ViewConfig};
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "arena",
+    version,
+    about = "Arena: a 3D arena shooter that demonstrates FPS netcode.",
+    long_about = "Arena: a 3D arena shooter that demonstrates FPS netcode (user commands, prediction, \
+                  interpolation, lag compensation).\n\nWith no subcommand it opens the main menu."
+)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    #[command(flatten)]
+    window: WindowArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Mode {
+    /// Host a game: a listen server on this machine, joined by your own player.
+    Host {
+        /// UDP port to listen on (all interfaces).
+        #[arg(long, default_value_t = DEFAULT_PORT)]
+        port: u16,
+        /// Simulation rate, ticks per second.
+        #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
+        tick: u32,
+        /// Most players, you included.
+        #[arg(long, default_value_t = 16)]
+        max_clients: usize,
+        /// An address players use to reach you from outside (NAT, port forwarding); repeatable.
+        #[arg(long = "public-addr", value_name = "ADDR")]
+        public_addrs: Vec<SocketAddr>,
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+    /// Join a game at ADDR (host or host:port; the default port is 27015).
+    Join {
+        /// Server address, such as 192.168.1.20, 192.168.1.20:27015 or example.org.
+        addr: String,
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+    /// Run a dedicated server: no window, no GPU, no player of its own.
+    Server {
+        /// Address and UDP port to listen on; 0.0.0.0 takes every interface.
+        #[arg(long, default_value_t = SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)))]
+        bind: SocketAddr,
+        /// An address players use to reach this server from outside (NAT, port forwarding); repeatable.
+        #[arg(long = "public-addr", value_name = "ADDR")]
+        public_addrs: Vec<SocketAddr>,
+        /// Most players at once.
+        #[arg(long, default_value_t = 16)]
+        max_clients: usize,
+        /// Simulation rate, ticks per second.
+        #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
+        tick: u32,
+        /// Stop after this many seconds (for scripts and tests).
+        #[arg(long)]
+        seconds: Option<f64>,
+    },
+    /// Run headless bot clients against a server (no window).
+    Bots {
+        /// Server address (host or host:port).
+        #[arg(long)]
+        connect: String,
+        /// Number of bots.
+        #[arg(long, default_value_t = 1)]
+        count: usize,
+        /// Stop after this many seconds.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Bot names are this prefix and a number.
+        #[arg(long, default_value = "Bot ")]
+        name: String,
+        /// Write a JSON report of what each bot saw to FILE.
+        #[arg(long, value_name = "FILE")]
+        report: Option<PathBuf>,
+    },
+}
+
+/// Options of the windowed modes.
+#[derive(Args, Debug, Clone, Default)]
+struct WindowArgs {
+    /// Your player name.
+    #[arg(long, global = true)]
+    name: Option<String>,
+    /// Save a screenshot to FILE one second before --seconds runs out.
+    #[arg(long, value_name = "FILE", requires = "seconds", global = true)]
+    screenshot: Option<PathBuf>,
+    /// With --screenshot: quit after this many seconds.
+    #[arg(long, value_name = "S", global = true)]
+    seconds: Option<f64>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.mode {
+        Some(Mode::Server { bind, public_addrs, max_clients, tick, seconds }) => {
+            let stop_after = match seconds.map(positive_duration).transpose() {
+                Ok(d) => d,
+                Err(e) => return fail(&e),
+            };
+            let config = ServerConfig { bind, public_addrs, max_clients, tick_hz: tick, stop_after };
+            match arena_server::run_dedicated(&config) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e.to_string()),
+            }
+        }
+        Some(Mode::Bots { connect, count, seconds, name, report }) => run_bots(&connect, count, seconds, name, report),
+        Some(Mode::Host { port, tick, max_clients, public_addrs, window }) => {
+            let server = ServerConfig {
+                bind: SocketAddr::from(([0, 0, 0, 0], port)),
+                public_addrs,
+                max_clients,
+                tick_hz: tick,
+                stop_after: None,
+            };
+            run_window(StartAction::Host(server), window.or(cli.window))
+        }
+        Some(Mode::Join { addr, window }) => match arena_client::resolve_server_addr(&addr) {
+            Ok(addr) => run_window(StartAction::Join(addr), window.or(cli.window)),
+            Err(e) => fail(&e),
+        },
+        None => run_window(StartAction::Menu, cli.window),
+    }
+}
+
+impl WindowArgs {
+    /// Options given after the subcommand win over ones given before it.
+    fn or(self, other: WindowArgs) -> WindowArgs {
+        WindowArgs {
+            name: self.name.or(other.name),
+            screenshot: self.screenshot.or(other.screenshot),
+            seconds: self.seconds.or(other.seconds),
+        }
+    }
+}
+
+fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
+    let screenshot = match (args.screenshot, args.seconds) {
+        (Some(path), Some(seconds)) => match positive_duration(seconds) {
+            Ok(quit_after) if seconds >= 1.0 => Some(Screenshot { path, quit_after }),
+            Ok(_) => return fail("--seconds must be at least 1 with --screenshot"),
+            Err(e) => return fail(&e),
+        },
+        (None, Some(_)) => return fail("--seconds goes with --screenshot FILE"),
+        _ => None,
+    };
+    let config = ViewConfig { start, name: args.name, screenshot };
+    match arena_view::run(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn run_bots(connect: &str, count: usize, seconds: f64, name: String, report: Option<PathBuf>) -> ExitCode {
+    let server = match arena_client::resolve_server_addr(connect) {
+        Ok(addr) => addr,
+        Err(e) => return fail(&e),
+    };
+    if let Err(e) = positive_duration(seconds) {
+        return fail(&e);
+    }
+    if count == 0 || count > arena_protocol::MAX_PLAYERS {
+        return fail(&format!("--count must be 1..={}", arena_protocol::MAX_PLAYERS));
+    }
+    init_logging();
+    let config = arena::bots::BotsConfig { server, count, seconds, name_prefix: name };
+    let result = arena::bots::run(&config);
+    let json = match serde_json::to_string_pretty(&result) {
+        Ok(json) => json,
+        Err(e) => return fail(&format!("cannot write the report: {e}")),
+    };
+    match report {
+        Some(path) => {
+            if let Err(e) = std::fs::write(&path, json + "\n") {
+                return fail(&format!("cannot write {}: {e}", path.display()));
+            }
+        }
+        None => println!("{json}"),
+    }
+    let failed: Vec<&str> = result.clients.iter().filter(|c| c.error.is_some()).map(|c| c.name.as_str()).collect();
+    if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        fail(&format!("not connected the whole time: {}", failed.join(", ")))
+    }
+}
+
+/// Logging to stderr for the headless modes that have no Bevy LogPlugin of their own.
+fn init_logging() {
+    use bevy::log::tracing_subscriber::{EnvFilter, fmt};
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let _ = fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+fn positive_duration(seconds: f64) -> Result<Duration, String> {
+    if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 {
+        Ok(Duration::from_secs_f64(seconds))
+    } else {
+        Err(format!("--seconds must be a positive number, not {seconds}"))
+    }
+}
+
+fn fail(message: &str) -> ExitCode {
+    eprintln!("arena: {message}");
+    ExitCode::FAILURE
+}
