@@ -91,16 +91,16 @@ enum Mode {
 }
 
 /// Options of the windowed modes.
-#[derive(Args, Debug, Clone, Default)]
+#[derive(Args, Debug, Clone)]
 struct WindowArgs {
     /// Your player name.
-    #[arg(long, global = true)]
+    #[arg(long)]
     name: Option<String>,
     /// Save a screenshot to FILE one second before --seconds runs out.
-    #[arg(long, value_name = "FILE", requires = "seconds", global = true)]
+    #[arg(long, value_name = "FILE", requires = "seconds")]
     screenshot: Option<PathBuf>,
     /// With --screenshot: quit after this many seconds.
-    #[arg(long, value_name = "S", global = true)]
+    #[arg(long, value_name = "S")]
     seconds: Option<f64>,
 }
 
@@ -127,24 +127,13 @@ fn main() -> ExitCode {
                 tick_hz: tick,
                 stop_after: None,
             };
-            run_window(StartAction::Host(server), window.or(cli.window))
+            run_window(StartAction::Host(server), window)
         }
         Some(Mode::Join { addr, window }) => match arena_client::resolve_server_addr(&addr) {
-            Ok(addr) => run_window(StartAction::Join(addr), window.or(cli.window)),
+            Ok(addr) => run_window(StartAction::Join(addr), window),
             Err(e) => fail(&e),
         },
         None => run_window(StartAction::Menu, cli.window),
-    }
-}
-
-impl WindowArgs {
-    /// Options given after the subcommand win over ones given before it.
-    fn or(self, other: WindowArgs) -> WindowArgs {
-        WindowArgs {
-            name: self.name.or(other.name),
-            screenshot: self.screenshot.or(other.screenshot),
-            seconds: self.seconds.or(other.seconds),
-        }
     }
 }
 

@@ -12,7 +12,7 @@ pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<LocalInput>()
         .init_resource::<ClientTick>()
         .add_systems(FixedUpdate, send_command.in_set(ClientSet::Commands))
-        .add_systems(OnEnter(Session::InGame), reset_tick);
+        .add_systems(OnEnter(Session::Connecting), reset_tick);
 }
 
 /// What the local player is doing right now. The view (keyboard and mouse) or

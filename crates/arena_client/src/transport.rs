@@ -8,7 +8,7 @@
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use arena_protocol::PROTOCOL_ID;
 use arena_protocol::names::name_to_user_data;
@@ -27,6 +27,9 @@ pub struct UdpTransport {
     socket: UdpSocket,
     netcode: NetcodeClient,
     buffer: Box<[u8; NETCODE_MAX_PACKET_BYTES]>,
+    /// When the last datagram from the server was read (wall clock, so a slow
+    /// frame on our side does not look like silence from the server).
+    last_heard: Instant,
 }
 
 impl std::fmt::Debug for UdpTransport {
@@ -74,7 +77,7 @@ impl UdpTransport {
         .map_err(|e| TransportError::Netcode(e.to_string()))?;
         let netcode = NetcodeClient::new(now, ClientAuthentication::Secure { connect_token: token })
             .map_err(|e| TransportError::Netcode(e.to_string()))?;
-        Ok(Self { socket, netcode, buffer: Box::new([0; NETCODE_MAX_PACKET_BYTES]) })
+        Ok(Self { socket, netcode, buffer: Box::new([0; NETCODE_MAX_PACKET_BYTES]), last_heard: Instant::now() })
     }
 
     pub fn server_addr(&self) -> SocketAddr {
@@ -89,8 +92,9 @@ impl UdpTransport {
         self.netcode.disconnect_reason()
     }
 
-    pub fn time_since_last_received(&self) -> Duration {
-        self.netcode.time_since_last_received_packet()
+    /// How long the server has been silent, as of the last receive.
+    pub fn server_silence(&self) -> Duration {
+        self.last_heard.elapsed()
     }
 
     /// Receives every waiting datagram into `client` and advances netcode's
@@ -112,6 +116,7 @@ impl UdpTransport {
                         debug!("ignored a datagram from {from}, which is not the server");
                         continue;
                     }
+                    self.last_heard = Instant::now();
                     // netcode authenticates and decrypts; anything else is dropped.
                     if let Some(payload) = self.netcode.process_packet(&mut self.buffer[..len]) {
                         client.process_packet(payload);
@@ -148,12 +153,10 @@ impl UdpTransport {
         if self.netcode.is_disconnected() {
             return;
         }
+        // One packet, as renet_netcode does: the server drops (and logs) any
+        // copy after the first. If it is lost, the server times us out.
         if let Ok((to, packet)) = self.netcode.disconnect() {
-            // netcode sends the disconnect packet several times in its own
-            // transport; a few copies make it likely one gets through.
-            for _ in 0..3 {
-                let _ = self.socket.send_to(packet, to);
-            }
+            let _ = self.socket.send_to(packet, to);
         }
     }
 }

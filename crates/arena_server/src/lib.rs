@@ -138,7 +138,9 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
     app.add_plugins(ServerPlugin { tick_hz: config.tick_hz });
     if let Some(after) = config.stop_after {
         app.insert_resource(StopAfter(after));
-        app.add_systems(Last, stop_after_deadline);
+        // In First, so that Last of the same frame (netcode's disconnect_on_exit)
+        // tells every client before the loop ends.
+        app.add_systems(First, stop_after_deadline);
     }
     Ok(info)
 }
@@ -207,7 +209,8 @@ impl ListenServer {
             .name("arena-listen-server".into())
             .spawn(move || match headless_app(&config) {
                 Ok((mut app, info)) => {
-                    app.insert_resource(flag).add_systems(Last, stop_when_flagged);
+                    // First, so that netcode tells the clients in Last of the same frame.
+                    app.insert_resource(flag).add_systems(First, stop_when_flagged);
                     let _ = ready_tx.send(Ok(info));
                     app.run();
                 }

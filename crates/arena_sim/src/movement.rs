@@ -5,13 +5,18 @@
 //! towards the wished velocity with friction, weak air control, gravity and
 //! jumping, crouching; collision, sliding along walls, climbing steps and ramps
 //! through rapier's kinematic character controller against the static arena.
+//!
+//! The player's collision shape is an upright cylinder: like the boxes of Quake
+//! and Source, its flat bottom stands on the edge of a step instead of rolling
+//! off it as a capsule would, which makes stairs climbable with a plain
+//! step-up. (Hitboxes for shooting are separate.)
 
 use glam::Vec3;
-use rapier3d::control::{CharacterAutostep, CharacterLength, KinematicCharacterController};
+use rapier3d::control::{CharacterLength, KinematicCharacterController};
 
 use crate::cmd::{Buttons, UserCmd};
 use crate::player::{PlayerState, STAND_HEIGHT_M};
-use crate::world::{ArenaWorld, player_capsule};
+use crate::world::{ArenaWorld, player_shape};
 
 /// Top running speed on the ground, metres per second.
 pub const MAX_GROUND_SPEED_MPS: f32 = 7.0;
@@ -36,6 +41,8 @@ pub const MAX_FALL_SPEED_MPS: f32 = 40.0;
 pub const MAX_HORIZONTAL_SPEED_MPS: f32 = 20.0;
 /// Highest ledge a player walks up without jumping, metres.
 pub const STEP_HEIGHT_M: f32 = 0.45;
+/// Gap the collision sweeps keep between the player and the world, metres.
+const SKIN_M: f32 = 0.01;
 /// Steepest slope a player can walk up, degrees.
 pub const MAX_SLOPE_DEG: f32 = 46.0;
 /// Distance walked between two footsteps, metres.
@@ -70,7 +77,7 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     // Crouching is instant; standing up needs room above the head.
     if cmd.held(Buttons::CROUCH) {
         s.crouched = true;
-    } else if s.crouched && world.capsule_fits(s.pos, STAND_HEIGHT_M) {
+    } else if s.crouched && world.player_fits(s.pos, STAND_HEIGHT_M) {
         s.crouched = false;
     }
 
@@ -106,30 +113,14 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     }
 
     let desired = s.vel * dt_s;
-    let controller = KinematicCharacterController {
-        up: Vec3::Y,
-        offset: CharacterLength::Absolute(0.01),
-        slide: true,
-        autostep: Some(CharacterAutostep {
-            max_height: CharacterLength::Absolute(STEP_HEIGHT_M),
-            min_width: CharacterLength::Absolute(0.15),
-            include_dynamic_bodies: false,
-        }),
-        max_slope_climb_angle: MAX_SLOPE_DEG.to_radians(),
-        min_slope_slide_angle: MAX_SLOPE_DEG.to_radians(),
-        // Keep walking players glued to ramps and stairs on the way down; a
-        // player in the air (or jumping off) must not be pulled back.
-        snap_to_ground: s.on_ground.then_some(CharacterLength::Absolute(STEP_HEIGHT_M)),
-        normal_nudge_factor: 1.0e-4,
-    };
-    let (shape, pose) = player_capsule(s.pos, s.height());
-    let moved = controller.move_shape(dt_s, &world.queries(), &shape, &pose, desired, |_| {});
-    let step = moved.translation;
-    if !step.is_finite() {
+    let step = step_slide_move(world, &s, desired, dt_s);
+    if !step.translation.is_finite() {
         // Never propagate a numerical failure into the game state.
         s.vel = Vec3::ZERO;
         return (s, events);
     }
+    let grounded = step.grounded;
+    let step = step.translation;
     s.pos += step;
 
     // Whatever blocked the movement also takes the velocity into it: sliding
@@ -147,7 +138,7 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     }
 
     let was_on_ground = state.on_ground;
-    s.on_ground = moved.grounded && s.vel.y <= 0.0;
+    s.on_ground = grounded && s.vel.y <= 0.0;
     if s.on_ground {
         s.vel.y = 0.0;
         if !was_on_ground {
@@ -164,6 +155,60 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     }
     events.fell_out = s.pos.y < KILL_PLANE_Y_M;
     (s, events)
+}
+
+/// Where one tick's movement ends, relative to the start.
+struct Moved {
+    translation: Vec3,
+    grounded: bool,
+}
+
+/// One sweep of the player's cylinder through the world along `desired`,
+/// sliding along what it hits (rapier's character controller).
+fn slide_move(world: &ArenaWorld, s: &PlayerState, from: Vec3, desired: Vec3, dt_s: f32, snap: bool) -> Moved {
+    let controller = KinematicCharacterController {
+        up: Vec3::Y,
+        offset: CharacterLength::Absolute(SKIN_M),
+        slide: true,
+        // Steps are climbed by `step_slide_move` (Quake's way), which is
+        // more predictable on stairs than rapier's autostep.
+        autostep: None,
+        max_slope_climb_angle: MAX_SLOPE_DEG.to_radians(),
+        min_slope_slide_angle: MAX_SLOPE_DEG.to_radians(),
+        snap_to_ground: snap.then_some(CharacterLength::Absolute(STEP_HEIGHT_M)),
+        normal_nudge_factor: 1.0e-4,
+    };
+    let (shape, pose) = player_shape(from, s.height());
+    let moved = controller.move_shape(dt_s, &world.queries(), &shape, &pose, desired, |_| {});
+    Moved { translation: moved.translation, grounded: moved.grounded }
+}
+
+/// Quake's step-slide move: slide along the world; if that was blocked while
+/// walking on the ground, also try stepping up by at most [`STEP_HEIGHT_M`],
+/// moving, and stepping back down, and keep whichever got farther.
+fn step_slide_move(world: &ArenaWorld, s: &PlayerState, desired: Vec3, dt_s: f32) -> Moved {
+    // Keep walking players glued to ramps and stairs on the way down; a player
+    // in the air (or jumping off) must not be pulled back.
+    let plain = slide_move(world, s, s.pos, desired, dt_s, s.on_ground);
+    let horizontal = |v: Vec3| Vec3::new(v.x, 0.0, v.z);
+    let wanted = horizontal(desired).length();
+    let got = horizontal(plain.translation).length();
+    if !s.on_ground || wanted < 1.0e-5 || got + 1.0e-4 >= wanted {
+        return plain;
+    }
+    let up = slide_move(world, s, s.pos, Vec3::Y * STEP_HEIGHT_M, dt_s, false);
+    let raised = s.pos + up.translation;
+    let across = slide_move(world, s, raised, horizontal(desired), dt_s, false);
+    let moved_over = raised + across.translation;
+    let down = slide_move(world, s, moved_over, Vec3::NEG_Y * (up.translation.y + SKIN_M * 2.0), dt_s, false);
+    let landed = moved_over + down.translation;
+    let stepped = landed - s.pos;
+    // Only a step that lands on walkable ground and gets farther counts.
+    if down.grounded && horizontal(stepped).length() > got + 1.0e-4 {
+        Moved { translation: stepped, grounded: true }
+    } else {
+        plain
+    }
 }
 
 /// Quake's ground friction: speed drops by `max(speed, stop) * friction * dt`.
@@ -201,7 +246,7 @@ mod tests {
 
     /// A test range: a floor, a wall at x = 10, a 0.3 m step at z = -10, a
     /// 2 m high ledge at z = 10, and a ramp and stairs up to a 3 m platform in the west.
-    fn test_world() -> ArenaWorld {
+    pub(super) fn test_world() -> ArenaWorld {
         let block = |center: Vec3, size: Vec3| BlockDef { kind: SurfaceKind::Wall, center, size };
         ArenaWorld::new(MapDef {
             name: "test".into(),
@@ -344,7 +389,7 @@ mod tests {
         let world = test_world();
         let west = std::f32::consts::FRAC_PI_2;
         for (name, z) in [("ramp", -5.0), ("stairs", 5.0)] {
-            let s = run(&world, standing_at(Vec3::new(-20.0, 0.0, z)), cmd(1.0, 0.0, west, Buttons::default()), 4 * 64);
+            let s = run(&world, standing_at(Vec3::new(-20.0, 0.0, z)), cmd(1.0, 0.0, west, Buttons::default()), 3 * 64);
             assert!(s.pos.x < -36.0, "{name}: got to the platform: {:?}", s.pos);
             assert!((s.pos.y - 3.0).abs() < 0.05 && s.on_ground, "{name}: on top: {:?}", s.pos);
         }

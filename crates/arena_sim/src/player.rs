@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct PlayerId(pub u8);
 
-/// Collision capsule radius, metres.
+/// Radius of the collision cylinder, metres.
 pub const PLAYER_RADIUS_M: f32 = 0.4;
 /// Height of a standing player from the feet to the top of the head, metres.
 pub const STAND_HEIGHT_M: f32 = 1.8;
@@ -20,7 +20,7 @@ pub const CROUCH_EYE_M: f32 = 1.05;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlayerState {
-    /// Position of the feet (bottom of the collision capsule), metres.
+    /// Position of the feet (bottom of the collision cylinder), metres.
     pub pos: Vec3,
     /// Velocity, metres per second.
     pub vel: Vec3,

@@ -11,7 +11,7 @@ use crate::player::PLAYER_RADIUS_M;
 /// Static geometry of one map, ready for scene queries.
 ///
 /// There are no rigid bodies and nothing is ever simulated: the colliders sit in
-/// a bounding-volume tree and the movement code casts the player's capsule
+/// a bounding-volume tree and the movement code casts the player's shape
 /// through it. Building it is cheap (a few dozen colliders), so the server and
 /// each client build their own from the same [`MapDef`].
 pub struct ArenaWorld {
@@ -64,19 +64,19 @@ impl ArenaWorld {
         self.queries().cast_ray(&ray, max_dist_m, true).map(|(_, toi)| toi)
     }
 
-    /// Whether a player capsule of `height_m` with its feet at `feet` overlaps
-    /// no solid (with a small margin, so touching the floor counts as free).
-    pub fn capsule_fits(&self, feet: Vec3, height_m: f32) -> bool {
-        let (shape, pose) = player_capsule(feet + Vec3::Y * 0.02, height_m - 0.04);
+    /// Whether a player of `height_m` with its feet at `feet` overlaps no solid
+    /// (with a small margin, so touching the floor counts as free).
+    pub fn player_fits(&self, feet: Vec3, height_m: f32) -> bool {
+        let (shape, pose) = player_shape(feet + Vec3::Y * 0.02, height_m - 0.04);
         self.queries().intersect_shape(pose, &shape).next().is_none()
     }
 }
 
-/// The collision capsule of a player with its feet at `feet`, and its pose.
-pub fn player_capsule(feet: Vec3, height_m: f32) -> (Capsule, Pose) {
-    let half_segment = (height_m * 0.5 - PLAYER_RADIUS_M).max(0.01);
+/// The collision shape of a player with its feet at `feet` (an upright
+/// cylinder of [`PLAYER_RADIUS_M`]), and its pose.
+pub fn player_shape(feet: Vec3, height_m: f32) -> (Cylinder, Pose) {
     let center = feet + Vec3::Y * (height_m * 0.5);
-    (Capsule::new_y(half_segment, PLAYER_RADIUS_M), Pose::from_parts(center, Quat::IDENTITY))
+    (Cylinder::new(height_m * 0.5, PLAYER_RADIUS_M), Pose::from_parts(center, Quat::IDENTITY))
 }
 
 #[cfg(test)]
@@ -87,7 +87,7 @@ mod tests {
     fn builtin_spawns_are_free_and_above_ground() {
         let world = ArenaWorld::new(MapDef::foundry());
         for (i, spawn) in world.map().spawns.iter().enumerate() {
-            assert!(world.capsule_fits(spawn.pos, crate::player::STAND_HEIGHT_M), "spawn {i} is inside geometry");
+            assert!(world.player_fits(spawn.pos, crate::player::STAND_HEIGHT_M), "spawn {i} is inside geometry");
             let below = world.cast_ray(spawn.pos + Vec3::Y * 0.5, Vec3::NEG_Y, 2.0);
             assert!(below.is_some_and(|d| (d - 0.5).abs() < 0.05), "spawn {i} does not stand on a floor: {below:?}");
         }

@@ -10,7 +10,9 @@ use bevy::prelude::*;
 use crate::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_observer(on_host_game).add_systems(OnEnter(Session::Offline), stop_hosting);
+    app.add_observer(on_host_game)
+        .add_systems(OnEnter(Session::Offline), stop_hosting)
+        .add_systems(Last, stop_hosting_on_exit.run_if(resource_exists::<HostedServer>));
 }
 
 /// Ask to host a game with this configuration and join it.
@@ -51,6 +53,14 @@ fn stop_hosting(mut commands: Commands, hosted: Option<Res<HostedServer>>) {
     if hosted.is_some() {
         info!("stopping the listen server");
         // Dropping the ListenServer stops its thread, which tells its clients.
+        commands.remove_resource::<HostedServer>();
+    }
+}
+
+/// Quitting the game stops the listen server before the process ends, so its
+/// other players are told at once instead of timing out.
+fn stop_hosting_on_exit(exit: MessageReader<AppExit>, mut commands: Commands) {
+    if !exit.is_empty() {
         commands.remove_resource::<HostedServer>();
     }
 }

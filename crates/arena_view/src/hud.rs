@@ -59,7 +59,7 @@ fn spawn_hud(mut commands: Commands) {
         Text::new(""),
         TextFont { font_size: bevy::text::FontSize::Px(22.0), ..default() },
         TextColor(Color::srgb(1.0, 0.45, 0.35)),
-        TextShadow::default(),
+        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
         Node { position_type: PositionType::Absolute, top: px(16), left: px(16), ..default() },
         ChildOf(root),
     ));
@@ -72,7 +72,7 @@ fn despawn_hud(mut commands: Commands, huds: Query<Entity, With<Hud>>) {
 }
 
 fn connection_warning(transport: Option<Res<UdpTransport>>, mut text: Query<&mut Text, With<ConnectionWarning>>) {
-    let quiet = transport.map(|t| t.time_since_last_received().as_secs_f32()).unwrap_or(0.0);
+    let quiet = transport.map(|t| t.server_silence().as_secs_f32()).unwrap_or(0.0);
     let message = if quiet > QUIET_WARNING_S {
         format!("Connection problem: nothing from the server for {quiet:.0} s")
     } else {

@@ -37,14 +37,19 @@ fn close_pause_menu(mut pause: ResMut<PauseMenu>) {
 fn toggle_pause(
     keys: Res<ButtonInput<KeyCode>>,
     mut focus: MessageReader<bevy::window::WindowFocused>,
+    mut had_focus: Local<bool>,
     mut pause: ResMut<PauseMenu>,
 ) {
     if keys.just_pressed(KeyCode::Escape) {
         pause.open = !pause.open;
     }
-    // Alt-tabbing away opens the menu, so the mouse is free.
-    if focus.read().any(|f| !f.focused) {
-        pause.open = true;
+    // Alt-tabbing away opens the menu, so the mouse is free. (Only a loss of
+    // focus the window had: some desktops report "unfocused" at start.)
+    for event in focus.read() {
+        if *had_focus && !event.focused {
+            pause.open = true;
+        }
+        *had_focus = event.focused;
     }
 }
 
@@ -61,6 +66,9 @@ fn read_input(
         input.right = 0.0;
         input.held = Buttons::default();
         return;
+    }
+    if keys.get_just_pressed().len() > 0 {
+        debug!("keys pressed: {:?}", keys.get_just_pressed().collect::<Vec<_>>());
     }
     let axis = |plus: KeyCode, minus: KeyCode| {
         f32::from(u8::from(keys.pressed(plus))) - f32::from(u8::from(keys.pressed(minus)))

@@ -98,6 +98,12 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         host::plugin,
     ));
     app.insert_resource(menu::StartupAction(Some(config.start)));
+    if std::env::var_os("ARENA_LOG_FPS").is_some() {
+        app.add_plugins((
+            bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
+            bevy::diagnostic::LogDiagnosticsPlugin::default(),
+        ));
+    }
     if let Some(shot) = config.screenshot {
         app.add_plugins(screenshot::plugin(shot));
     }

@@ -105,7 +105,7 @@ fn dress_new_players(
                 Text::new(name.0.clone()),
                 TextFont { font_size: bevy::text::FontSize::Px(16.0), ..default() },
                 TextColor(Color::WHITE),
-                TextShadow::default(),
+                TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
                 Node { position_type: PositionType::Absolute, ..default() },
                 Visibility::Hidden,
             ))
