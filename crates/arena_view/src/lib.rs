@@ -123,8 +123,25 @@ fn default_name() -> String {
     name
 }
 
-/// A distinct, saturated colour for each player id (golden-ratio hues).
+/// A distinct colour for each player id: a palette ordered so that
+/// neighbouring ids contrast, then golden-ratio hues beyond it.
 pub fn player_color(id: arena_sim::PlayerId) -> Color {
-    let hue = (f32::from(id.0) * 137.508 + 20.0) % 360.0;
-    Color::hsl(hue, 0.75, 0.5)
+    const PALETTE: [(u8, u8, u8); 12] = [
+        (230, 57, 70),   // red
+        (29, 120, 230),  // blue
+        (250, 200, 40),  // yellow
+        (60, 180, 75),   // green
+        (160, 70, 220),  // purple
+        (255, 130, 30),  // orange
+        (40, 200, 210),  // cyan
+        (240, 80, 170),  // pink
+        (150, 210, 40),  // lime
+        (120, 90, 60),   // brown
+        (250, 250, 250), // white
+        (30, 60, 140),   // navy
+    ];
+    match PALETTE.get(usize::from(id.0)) {
+        Some(&(r, g, b)) => Color::srgb_u8(r, g, b),
+        None => Color::hsl((f32::from(id.0) * 137.508) % 360.0, 0.75, 0.5),
+    }
 }

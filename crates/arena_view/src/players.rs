@@ -145,7 +145,7 @@ fn pose_players(
             t.rotation = Quat::from_rotation_x(s.pitch * 0.5);
         }
         if let Ok(mut t) = parts.get_mut(model.gun_pivot) {
-            t.translation = Vec3::new(0.26, s.eye_height() - 0.38, -0.15);
+            t.translation = Vec3::new(0.4, s.eye_height() - 0.4, -0.1);
             t.rotation = Quat::from_rotation_x(s.pitch);
         }
     }

@@ -170,4 +170,16 @@ fn spawn_sun(mut commands: Commands) {
         Transform::from_xyz(0.0, 0.0, 0.0).looking_to(Vec3::new(-0.45, -0.8, -0.35), Vec3::Y),
         CascadeShadowConfigBuilder { first_cascade_far_bound: 12.0, maximum_distance: 90.0, ..default() }.build(),
     ));
+    // A weak, shadowless fill from the other side, like light bounced off the
+    // sky, so that faces turned from the sun still show their shape.
+    commands.spawn((
+        Name::new("sky fill"),
+        DirectionalLight {
+            illuminance: 2_000.0,
+            shadow_maps_enabled: false,
+            color: Color::srgb(0.8, 0.87, 1.0),
+            ..default()
+        },
+        Transform::default().looking_to(Vec3::new(0.5, -0.6, 0.6), Vec3::Y),
+    ));
 }
