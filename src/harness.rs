@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use arena_client::{ClientPlugin, ConnectTo, Session};
+use arena_client::{ClientPlugin, ConnectTo, NetcodeSettings, Session};
 use arena_server::{ServerConfig, ServerInfo};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
@@ -15,6 +15,12 @@ use bevy::time::TimeUpdateStrategy;
 /// Builds a server on 127.0.0.1 with an OS-chosen port whose every update
 /// advances time by exactly one tick.
 pub fn server_app(tick_hz: u32) -> (App, ServerInfo) {
+    server_app_with_frame(tick_hz, tick(tick_hz))
+}
+
+/// Builds a server on 127.0.0.1 with an OS-chosen port whose every update
+/// advances time by `frame`.
+pub fn server_app_with_frame(tick_hz: u32, frame: Duration) -> (App, ServerInfo) {
     let config = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), tick_hz, ..ServerConfig::default() };
     let mut app = App::new();
     app.add_plugins(MinimalPlugins.set(ScheduleRunnerPlugin::run_once()));
@@ -22,16 +28,24 @@ pub fn server_app(tick_hz: u32) -> (App, ServerInfo) {
         Ok(info) => info,
         Err(e) => panic!("test server failed to start: {e}"),
     };
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(tick(tick_hz)));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
     (app, info)
 }
 
 /// Builds a headless client App whose every update advances time by one tick
 /// at `tick_hz`, and asks it to connect to `server` as `name`.
 pub fn client_app(tick_hz: u32, server: SocketAddr, name: &str) -> App {
+    client_app_with(tick(tick_hz), server, name, NetcodeSettings::default())
+}
+
+/// Builds a headless client App whose every update advances time by `frame`,
+/// with these netcode settings (conditioner included), and asks it to
+/// connect to `server` as `name`.
+pub fn client_app_with(frame: Duration, server: SocketAddr, name: &str, settings: NetcodeSettings) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
-    app.insert_resource(TimeUpdateStrategy::ManualDuration(tick(tick_hz)));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
+    app.insert_resource(settings);
     app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string() });
     app
 }

@@ -4,3 +4,4 @@
 
 pub mod bots;
 pub mod harness;
+pub mod lab;

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
+use arena::lab::{LabSettings, Switch};
+use arena_client::{LinkConditions, NetcodeSettings};
 use arena_protocol::DEFAULT_PORT;
 use arena_server::ServerConfig;
 use arena_view::{Screenshot, StartAction, ViewConfig};
@@ -70,6 +72,11 @@ enum Mode {
         #[arg(long)]
         seconds: Option<f64>,
     },
+    /// Headless experiments; each prints one JSON object on stdout.
+    Lab {
+        #[command(subcommand)]
+        experiment: Experiment,
+    },
     /// Run headless bot clients against a server (no window).
     Bots {
         /// Server address (host or host:port).
@@ -90,6 +97,64 @@ enum Mode {
     },
 }
 
+#[derive(Subcommand, Debug)]
+enum Experiment {
+    /// Prediction and reconciliation: a scripted player over a conditioned link;
+    /// counts mispredictions, corrections, missing and late commands, and
+    /// measures input-to-motion latency.
+    Prediction(LabArgs),
+}
+
+/// The flags every experiment takes.
+#[derive(Args, Debug, Clone)]
+struct LabArgs {
+    /// Client-side prediction.
+    #[arg(long, value_enum, default_value = "on")]
+    prediction: Switch,
+    /// Reconciliation (replaying unacknowledged commands on each snapshot).
+    #[arg(long, value_enum, default_value = "on")]
+    reconciliation: Switch,
+    #[command(flatten)]
+    link: LinkArgs,
+    /// Simulation rate, ticks per second.
+    #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
+    tick: u32,
+    /// Simulated seconds to measure (after a short warm-up).
+    #[arg(long, default_value_t = 30.0)]
+    seconds: f64,
+    /// Seed of the link conditioner's randomness.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+}
+
+/// The link conditioner's flags.
+#[derive(Args, Debug, Clone, Copy)]
+struct LinkArgs {
+    /// Round trip the link conditioner adds, milliseconds (half each way).
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    fake_latency_ms: f32,
+    /// ± variation of each packet's one-way delay, milliseconds.
+    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    fake_jitter_ms: f32,
+    /// Probability (0-1) that a packet is dropped, each way.
+    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    fake_loss: f32,
+}
+
+impl LinkArgs {
+    fn conditions(self) -> Result<LinkConditions, String> {
+        let conditions =
+            LinkConditions { latency_ms: self.fake_latency_ms, jitter_ms: self.fake_jitter_ms, loss: self.fake_loss };
+        if conditions.clamped() != conditions {
+            return Err(format!(
+                "--fake-latency-ms and --fake-jitter-ms must be within 0..={}, --fake-loss within 0..=1",
+                LinkConditions::MAX_MS
+            ));
+        }
+        Ok(conditions)
+    }
+}
+
 /// Options of the windowed modes.
 #[derive(Args, Debug, Clone)]
 struct WindowArgs {
@@ -102,6 +167,14 @@ struct WindowArgs {
     /// With --screenshot: quit after this many seconds.
     #[arg(long, value_name = "S")]
     seconds: Option<f64>,
+    /// Client-side prediction (switchable in the netcode panel, F1).
+    #[arg(long, value_enum, default_value = "on")]
+    prediction: Switch,
+    /// Reconciliation (switchable in the netcode panel, F1).
+    #[arg(long, value_enum, default_value = "on")]
+    reconciliation: Switch,
+    #[command(flatten)]
+    link: LinkArgs,
 }
 
 fn main() -> ExitCode {
@@ -117,6 +190,14 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string()),
             }
+        }
+        Some(Mode::Lab { experiment: Experiment::Prediction(args) }) => {
+            let settings = match lab_settings(&args) {
+                Ok(settings) => settings,
+                Err(e) => return fail(&e),
+            };
+            init_logging();
+            print_report(arena::lab::prediction(settings))
         }
         Some(Mode::Bots { connect, count, seconds, name, report }) => run_bots(&connect, count, seconds, name, report),
         Some(Mode::Host { port, tick, max_clients, public_addrs, window }) => {
@@ -147,9 +228,46 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
         (None, Some(_)) => return fail("--seconds goes with --screenshot FILE"),
         _ => None,
     };
-    let config = ViewConfig { start, name: args.name, screenshot };
+    let conditions = match args.link.conditions() {
+        Ok(conditions) => conditions,
+        Err(e) => return fail(&e),
+    };
+    let netcode = NetcodeSettings {
+        prediction: args.prediction.on(),
+        reconciliation: args.reconciliation.on(),
+        conditions,
+        conditioner_seed: None,
+    };
+    let config = ViewConfig { start, name: args.name, screenshot, netcode };
     match arena_view::run(config) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn lab_settings(args: &LabArgs) -> Result<LabSettings, String> {
+    let conditions = args.link.conditions()?;
+    let settings = LabSettings {
+        prediction: args.prediction,
+        reconciliation: args.reconciliation,
+        fake_latency_ms: conditions.latency_ms,
+        fake_jitter_ms: conditions.jitter_ms,
+        fake_loss: conditions.loss,
+        tick: args.tick,
+        seconds: args.seconds,
+        seed: args.seed,
+    };
+    settings.validate()?;
+    Ok(settings)
+}
+
+/// Prints an experiment's report as one JSON object on stdout.
+fn print_report<T: serde::Serialize>(report: Result<T, String>) -> ExitCode {
+    match report.and_then(|r| serde_json::to_string(&r).map_err(|e| e.to_string())) {
+        Ok(json) => {
+            println!("{json}");
+            ExitCode::SUCCESS
+        }
         Err(e) => fail(&e),
     }
 }

@@ -1,18 +1,28 @@
 //! User commands: local input, sampled as often as the frame rate allows, is
-//! folded into exactly one command per tick, stamped with the tick and sent.
+//! folded into exactly one command per tick, stamped with the tick, and sent
+//! together with the few before it that the server has not acknowledged, so
+//! that a lost packet loses no input.
 
 use arena_protocol::{ToServer, encode};
 use arena_sim::{Buttons, UserCmd};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::prediction::Prediction;
+use crate::sync::ClockSync;
 use crate::{ClientSet, ClientStats, Session};
+
+/// Commands in each packet: this tick's and up to this many minus one
+/// unacknowledged ones before it.
+pub const COMMANDS_PER_PACKET: usize = 6;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<LocalInput>()
         .init_resource::<ClientTick>()
-        .add_systems(FixedUpdate, send_command.in_set(ClientSet::Commands))
-        .add_systems(OnEnter(Session::Connecting), reset_tick);
+        .init_resource::<ThisTick>()
+        .add_systems(FixedUpdate, sample_command.in_set(ClientSet::Sample))
+        .add_systems(FixedUpdate, send_commands.in_set(ClientSet::SendCommands))
+        .add_systems(OnEnter(Session::Connecting), reset);
 }
 
 /// What the local player is doing right now. The view (keyboard and mouse) or
@@ -60,30 +70,52 @@ impl LocalInput {
     }
 }
 
-/// The client's tick counter: the tick its next command is for.
+/// The tick the client's next command is for.
 #[derive(Resource, Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ClientTick(pub u32);
 
-fn reset_tick(mut tick: ResMut<ClientTick>, mut input: ResMut<LocalInput>) {
+/// The command made this tick, if one was (none while holding for clock sync).
+#[derive(Resource, Debug, Default, Clone, Copy)]
+pub struct ThisTick(pub Option<UserCmd>);
+
+fn reset(mut tick: ResMut<ClientTick>, mut input: ResMut<LocalInput>, mut this_tick: ResMut<ThisTick>) {
     tick.0 = 0;
+    this_tick.0 = None;
     input.view_initialised = false;
 }
 
-fn send_command(
+fn sample_command(
     mut tick: ResMut<ClientTick>,
     mut input: ResMut<LocalInput>,
+    mut this_tick: ResMut<ThisTick>,
+    sync: Option<ResMut<ClockSync>>,
+) {
+    if let Some(mut sync) = sync
+        && sync.hold_ticks > 0
+    {
+        sync.hold_ticks -= 1;
+        this_tick.0 = None;
+        return;
+    }
+    this_tick.0 = Some(input.take_cmd(tick.0));
+    tick.0 = tick.0.wrapping_add(1);
+}
+
+fn send_commands(
+    this_tick: Res<ThisTick>,
+    prediction: Res<Prediction>,
     client: Option<ResMut<RenetClient>>,
     mut stats: ResMut<ClientStats>,
 ) {
-    let Some(mut client) = client else { return };
-    tick.0 = tick.0.wrapping_add(1);
-    let cmd = input.take_cmd(tick.0);
-    let message = ToServer::Commands(vec![cmd]);
+    let (Some(_), Some(mut client)) = (this_tick.0, client) else { return };
+    let skip = prediction.pending.len().saturating_sub(COMMANDS_PER_PACKET);
+    let cmds: Vec<UserCmd> = prediction.pending.iter().skip(skip).map(|p| p.cmd).collect();
+    let message = ToServer::Commands(cmds);
     match encode(&message) {
         Ok(bytes) => {
             client.send_message(message.channel(), bytes);
             stats.commands_sent += 1;
         }
-        Err(e) => error!("could not encode a command: {e}"),
+        Err(e) => error!("could not encode commands: {e}"),
     }
 }

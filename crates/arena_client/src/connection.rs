@@ -92,12 +92,14 @@ pub fn resolve_server_addr(text: &str) -> Result<SocketAddr, String> {
 fn on_connect_to(
     event: On<ConnectTo>,
     mut commands: Commands,
+    settings: Res<crate::NetcodeSettings>,
     time: Res<Time<Real>>,
     mut last: ResMut<LastDisconnect>,
     mut next: ResMut<NextState<Session>>,
 ) {
     let ConnectTo { addr, name } = event.event().clone();
-    match UdpTransport::connect(addr, &name) {
+    let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
+    match UdpTransport::connect(addr, &name, settings.conditions, seed) {
         Ok(transport) => {
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);

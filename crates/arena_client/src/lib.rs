@@ -1,11 +1,18 @@
-//! The client's netcode, headless: connecting, turning local input into one
-//! user command per tick, and replicating the server's snapshots into
-//! entities. The window, the camera and the models live in `arena_view`;
-//! tests drive this crate with no window at all.
+//! The client's netcode, headless: connecting through a link conditioner,
+//! turning local input into one user command per tick, keeping the client's
+//! clock just ahead of the server's, predicting and reconciling the local
+//! player, and replicating the server's snapshots into entities. The window,
+//! the camera and the models live in `arena_view`; tests and experiments
+//! drive this crate with no window at all.
 
 mod commands;
+pub mod conditioner;
 mod connection;
+mod prediction;
 mod replication;
+mod settings;
+mod stats;
+mod sync;
 pub mod transport;
 
 use std::sync::Arc;
@@ -14,9 +21,14 @@ use arena_sim::{ArenaWorld, MapDef};
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
-pub use commands::{ClientTick, LocalInput};
+pub use commands::{COMMANDS_PER_PACKET, ClientTick, LocalInput, ThisTick};
+pub use conditioner::LinkConditions;
 pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
-pub use replication::{LocalPlayer, NetPlayer, NetState, PlayerName, Roster};
+pub use prediction::{LocalRender, Predicted, PredictedEvents, Prediction};
+pub use replication::{LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied, Welcomed};
+pub use settings::NetcodeSettings;
+pub use stats::NetStats;
+pub use sync::ClockSync;
 
 /// Where the client is in its life with a server.
 #[derive(States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,16 +42,28 @@ pub enum Session {
     InGame,
 }
 
-/// The client's ordered stages within a frame.
+/// The client's ordered stages. Within a frame: receive and apply what came
+/// (PreUpdate), run the ticks that are due (FixedUpdate), decide what to draw
+/// (Update), send (PostUpdate).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClientSet {
     /// Read the socket into renet (PreUpdate).
     Receive,
     /// Decode the server's messages and apply them to the world (PreUpdate).
     Apply,
-    /// Build and send this tick's command (FixedUpdate).
-    Commands,
-    /// Watch the connection for failures and timeouts (Update).
+    /// Follow the server's clock from its feedback (PreUpdate).
+    Sync,
+    /// Reconcile the local player with the server's state (PreUpdate).
+    Reconcile,
+    /// Make this tick's command (FixedUpdate).
+    Sample,
+    /// Predict this tick (FixedUpdate).
+    Predict,
+    /// Send this tick's command and the unacknowledged ones (FixedUpdate).
+    SendCommands,
+    /// Decide where the local player is drawn this frame (Update).
+    Present,
+    /// Watch the connection for failures and timeouts; gather figures (Update).
     Watch,
     /// Write what renet queued to the socket (PostUpdate).
     Send,
@@ -56,6 +80,7 @@ pub struct ClientStats {
     pub snapshots_received: u64,
     /// Snapshots that arrived after a newer one and were ignored.
     pub stale_snapshots: u64,
+    /// Command packets sent (one per tick).
     pub commands_sent: u64,
 }
 
@@ -70,11 +95,28 @@ impl Plugin for ClientPlugin {
             .add_plugins(bevy_renet::RenetClientPlugin)
             .configure_sets(
                 PreUpdate,
-                (ClientSet::Receive.in_set(RenetReceive), ClientSet::Apply.after(RenetReceive)).chain(),
+                (
+                    ClientSet::Receive.in_set(RenetReceive),
+                    (ClientSet::Apply, ClientSet::Sync, ClientSet::Reconcile).chain().after(RenetReceive),
+                )
+                    .chain(),
             )
-            .configure_sets(Update, ClientSet::Watch)
-            .configure_sets(FixedUpdate, ClientSet::Commands.run_if(in_state(Session::InGame)))
+            .configure_sets(
+                FixedUpdate,
+                (ClientSet::Sample, ClientSet::Predict, ClientSet::SendCommands)
+                    .chain()
+                    .run_if(in_state(Session::InGame)),
+            )
+            .configure_sets(Update, (ClientSet::Present, ClientSet::Watch))
             .configure_sets(PostUpdate, ClientSet::Send)
-            .add_plugins((connection::plugin, commands::plugin, replication::plugin));
+            .add_plugins((
+                settings::plugin,
+                connection::plugin,
+                commands::plugin,
+                replication::plugin,
+                sync::plugin,
+                prediction::plugin,
+                stats::plugin,
+            ));
     }
 }

@@ -16,6 +16,8 @@ use crate::{ClientSet, ClientStats, Session};
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>()
         .init_resource::<PlayerEntities>()
+        .add_message::<Welcomed>()
+        .add_message::<SnapshotApplied>()
         .add_systems(PreUpdate, receive_messages.in_set(ClientSet::Apply).run_if(resource_exists::<RenetClient>))
         .add_systems(OnEnter(Session::Offline), clear_world);
 }
@@ -54,6 +56,27 @@ pub struct Roster {
 #[derive(Resource, Debug, Default)]
 struct PlayerEntities(HashMap<PlayerId, Entity>);
 
+/// The server welcomed us.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct Welcomed {
+    pub tick_hz: u32,
+    pub server_tick: u32,
+}
+
+/// A newer snapshot was applied: what it says about us.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct SnapshotApplied {
+    pub tick: u32,
+    /// The newest of our commands the server has run.
+    pub ack: Option<u32>,
+    /// The newest of our command ticks the server has received.
+    pub newest_cmd_tick: Option<u32>,
+    /// How early our commands reached the server at worst lately, ticks.
+    pub margin_ticks: Option<f32>,
+    /// Our player's state after `ack`.
+    pub local_state: Option<PlayerState>,
+}
+
 fn receive_messages(
     mut client: ResMut<RenetClient>,
     mut roster: ResMut<Roster>,
@@ -65,6 +88,8 @@ fn receive_messages(
     mut next: ResMut<NextState<Session>>,
     mut commands: Commands,
     mut players: Query<(&mut NetState, &mut PlayerName)>,
+    mut welcomed: MessageWriter<Welcomed>,
+    mut applied: MessageWriter<SnapshotApplied>,
 ) {
     let mut newest: Option<Snapshot> = None;
     for channel in [channel::RELIABLE, channel::UNRELIABLE] {
@@ -97,6 +122,7 @@ fn receive_messages(
                     roster.names = welcome.players.into_iter().map(|p| (p.id, clean_name(&p.name))).collect();
                     roster.last_snapshot_tick = None;
                     fixed.set_timestep_hz(f64::from(welcome.tick_hz));
+                    welcomed.write(Welcomed { tick_hz: welcome.tick_hz, server_tick: welcome.server_tick });
                     if *session.get() == Session::Connecting {
                         next.set(Session::InGame);
                     }
@@ -140,6 +166,7 @@ fn receive_messages(
     // The snapshot says who is in the world: spawn newcomers, update everyone,
     // remove whoever is no longer in it.
     let mut seen = Vec::with_capacity(snapshot.players.len());
+    let mut local_state = None;
     for player in &snapshot.players {
         let state = player.state;
         if !(state.pos.is_finite() && state.vel.is_finite() && state.yaw.is_finite() && state.pitch.is_finite()) {
@@ -147,6 +174,9 @@ fn receive_messages(
             continue;
         }
         seen.push(player.id);
+        if player.id == local_id {
+            local_state = Some(state);
+        }
         let name = roster.names.get(&player.id).cloned().unwrap_or_else(|| format!("player {}", player.id.0));
         let net_state = NetState { state, tick: snapshot.tick };
         if player.id == local_id && !input.view_initialised {
@@ -174,6 +204,13 @@ fn receive_messages(
             entities.0.insert(player.id, entity.id());
         }
     }
+    applied.write(SnapshotApplied {
+        tick: snapshot.tick,
+        ack: snapshot.last_cmd_tick,
+        newest_cmd_tick: snapshot.newest_cmd_tick,
+        margin_ticks: snapshot.cmd_margin_centiticks.map(|c| f32::from(c) / 100.0),
+        local_state,
+    });
     entities.0.retain(|id, entity| {
         let keep = seen.contains(id);
         if !keep {

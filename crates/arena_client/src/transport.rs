@@ -1,14 +1,14 @@
 //! The client's UDP transport: netcode.io packets over a socket, feeding
-//! renet's transport-agnostic `RenetClient`.
+//! renet's transport-agnostic `RenetClient`, with the link conditioner
+//! between netcode and the socket in both directions.
 //!
 //! renet_netcode's own client transport hides the socket; this one keeps the
-//! datagrams in view so that the link conditioner can delay and drop them on
-//! their way in and out.
+//! datagrams in view so that they can be delayed and dropped on their way.
 
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arena_protocol::PROTOCOL_ID;
 use arena_protocol::names::name_to_user_data;
@@ -18,18 +18,25 @@ use renetcode::{
     ClientAuthentication, ConnectToken, DisconnectReason, NETCODE_KEY_BYTES, NETCODE_MAX_PACKET_BYTES, NetcodeClient,
 };
 
+use crate::conditioner::{LinkConditioner, LinkConditions};
+
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
 
-/// The client's socket and netcode state.
+/// The client's socket, netcode state and link conditioner.
 #[derive(Resource)]
 pub struct UdpTransport {
     socket: UdpSocket,
     netcode: NetcodeClient,
     buffer: Box<[u8; NETCODE_MAX_PACKET_BYTES]>,
-    /// When the last datagram from the server was read (wall clock, so a slow
-    /// frame on our side does not look like silence from the server).
-    last_heard: Instant,
+    conditioner: LinkConditioner,
+    /// The transport's clock: the sum of the frame times it was given.
+    clock: Duration,
+    /// When (on that clock) the last datagram from the server came through.
+    last_heard: Duration,
+    /// UDP payload bytes through the socket, both ways, since connecting.
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
 }
 
 impl std::fmt::Debug for UdpTransport {
@@ -54,21 +61,25 @@ impl std::fmt::Display for TransportError {
 }
 
 impl UdpTransport {
-    /// Opens a socket and starts connecting to `server` as `name`.
-    pub fn connect(server: SocketAddr, name: &str) -> Result<Self, TransportError> {
+    /// Opens a socket and starts connecting to `server` as `name`, through a
+    /// link conditioner with these conditions and random seed.
+    pub fn connect(
+        server: SocketAddr,
+        name: &str,
+        conditions: LinkConditions,
+        seed: u64,
+    ) -> Result<Self, TransportError> {
         let any: SocketAddr = if server.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
         let socket = UdpSocket::bind(any).map_err(TransportError::Io)?;
         socket.set_nonblocking(true).map_err(TransportError::Io)?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-        // A random id: std's hasher seeds itself from the OS's randomness.
-        let client_id = std::collections::hash_map::RandomState::new().build_hasher().finish();
         // Unsecure netcode: the client makes its own token with the all-zero key
         // the server expects in that mode, so it can choose the timeout.
         let token = ConnectToken::generate(
             now,
             PROTOCOL_ID,
             300,
-            client_id,
+            random_u64(),
             CONNECTION_TIMEOUT_S,
             vec![server],
             Some(&name_to_user_data(name)),
@@ -77,7 +88,16 @@ impl UdpTransport {
         .map_err(|e| TransportError::Netcode(e.to_string()))?;
         let netcode = NetcodeClient::new(now, ClientAuthentication::Secure { connect_token: token })
             .map_err(|e| TransportError::Netcode(e.to_string()))?;
-        Ok(Self { socket, netcode, buffer: Box::new([0; NETCODE_MAX_PACKET_BYTES]), last_heard: Instant::now() })
+        Ok(Self {
+            socket,
+            netcode,
+            buffer: Box::new([0; NETCODE_MAX_PACKET_BYTES]),
+            conditioner: LinkConditioner::new(conditions, seed),
+            clock: Duration::ZERO,
+            last_heard: Duration::ZERO,
+            bytes_sent: 0,
+            bytes_received: 0,
+        })
     }
 
     pub fn server_addr(&self) -> SocketAddr {
@@ -94,12 +114,28 @@ impl UdpTransport {
 
     /// How long the server has been silent, as of the last receive.
     pub fn server_silence(&self) -> Duration {
-        self.last_heard.elapsed()
+        self.clock.saturating_sub(self.last_heard)
     }
 
-    /// Receives every waiting datagram into `client` and advances netcode's
-    /// clock (which sends connection and keep-alive packets as needed).
+    pub fn conditions(&self) -> LinkConditions {
+        self.conditioner.conditions
+    }
+
+    /// Changes the fake latency, jitter and loss from now on.
+    pub fn set_conditions(&mut self, conditions: LinkConditions) {
+        self.conditioner.conditions = conditions.clamped();
+    }
+
+    /// Datagrams the conditioner has dropped: (outgoing, incoming).
+    pub fn conditioner_drops(&self) -> (u64, u64) {
+        (self.conditioner.outgoing.dropped, self.conditioner.incoming.dropped)
+    }
+
+    /// Receives every waiting datagram, lets through those whose (conditioned)
+    /// time has come into `client`, and advances netcode's clock (which sends
+    /// connection and keep-alive packets as needed).
     pub fn receive(&mut self, dt: Duration, client: &mut RenetClient) -> Result<(), TransportError> {
+        self.clock += dt;
         if self.netcode.is_disconnected() {
             client.disconnect_due_to_transport();
             return Ok(());
@@ -109,46 +145,62 @@ impl UdpTransport {
         } else {
             client.set_connecting();
         }
+        let server = self.netcode.server_addr();
         loop {
             match self.socket.recv_from(&mut self.buffer[..]) {
-                Ok((len, from)) => {
-                    if from != self.netcode.server_addr() {
-                        debug!("ignored a datagram from {from}, which is not the server");
-                        continue;
-                    }
-                    self.last_heard = Instant::now();
-                    // netcode authenticates and decrypts; anything else is dropped.
-                    if let Some(payload) = self.netcode.process_packet(&mut self.buffer[..len]) {
-                        client.process_packet(payload);
-                    }
+                Ok((len, from)) if from == server => {
+                    self.bytes_received += len as u64;
+                    self.conditioner.receive(self.clock, self.buffer[..len].to_vec());
                 }
+                Ok((_, from)) => debug!("ignored a datagram from {from}, which is not the server"),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => {
-                    continue;
-                }
+                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => {}
                 Err(e) => return Err(TransportError::Io(e)),
             }
         }
-        if let Some((packet, to)) = self.netcode.update(dt) {
-            self.socket.send_to(packet, to).map_err(TransportError::Io)?;
+        while let Some(mut datagram) = self.conditioner.incoming.pop_due(self.clock) {
+            self.last_heard = self.clock;
+            // netcode authenticates and decrypts; anything else is dropped.
+            if let Some(payload) = self.netcode.process_packet(&mut datagram) {
+                client.process_packet(payload);
+            }
         }
-        Ok(())
+        if let Some((packet, _)) = self.netcode.update(dt) {
+            self.conditioner.send(self.clock, packet.to_vec());
+        }
+        self.flush()
     }
 
-    /// Sends what renet has queued.
+    /// Queues what renet has to send and sends whatever is due.
     pub fn send(&mut self, client: &mut RenetClient) -> Result<(), TransportError> {
-        if !self.netcode.is_connected() {
-            return Ok(());
+        if self.netcode.is_connected() {
+            for payload in client.get_packets_to_send() {
+                let (_, packet) = self
+                    .netcode
+                    .generate_payload_packet(&payload)
+                    .map_err(|e| TransportError::Netcode(e.to_string()))?;
+                self.conditioner.send(self.clock, packet.to_vec());
+            }
         }
-        for payload in client.get_packets_to_send() {
-            let (to, packet) =
-                self.netcode.generate_payload_packet(&payload).map_err(|e| TransportError::Netcode(e.to_string()))?;
-            self.socket.send_to(packet, to).map_err(TransportError::Io)?;
+        self.flush()
+    }
+
+    /// Writes the outgoing datagrams whose time has come to the socket.
+    fn flush(&mut self) -> Result<(), TransportError> {
+        let server = self.netcode.server_addr();
+        while let Some(datagram) = self.conditioner.outgoing.pop_due(self.clock) {
+            self.bytes_sent += datagram.len() as u64;
+            match self.socket.send_to(&datagram, server) {
+                Ok(_) => {}
+                // A full socket buffer loses the datagram, as the network would.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(TransportError::Io(e)),
+            }
         }
         Ok(())
     }
 
-    /// Tells the server at once that we are leaving.
+    /// Tells the server at once that we are leaving (bypassing the conditioner).
     pub fn disconnect(&mut self) {
         if self.netcode.is_disconnected() {
             return;
@@ -159,4 +211,9 @@ impl UdpTransport {
             let _ = self.socket.send_to(packet, to);
         }
     }
+}
+
+/// A random number: std's hasher seeds itself from the OS's randomness.
+pub fn random_u64() -> u64 {
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }

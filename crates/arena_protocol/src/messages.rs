@@ -77,8 +77,17 @@ pub struct PlayerInfo {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
     pub tick: u32,
-    /// The newest of this client's commands that the server has run, if any.
+    /// The newest of this client's commands that the server has run (the
+    /// tick it simulated last, with that command or, if it never came, a
+    /// repeat of the one before), if any.
     pub last_cmd_tick: Option<u32>,
+    /// The newest command tick received from this client, run or not: how far
+    /// ahead its commands arrive, for its clock sync.
+    pub newest_cmd_tick: Option<u32>,
+    /// How early the command run at `tick` reached the server before that
+    /// tick, in hundredths of a tick; -100 if it had not come (the last one
+    /// was repeated). For the client's clock sync.
+    pub cmd_margin_centiticks: Option<i16>,
     pub players: Vec<PlayerSnapshot>,
 }
 
@@ -107,6 +116,8 @@ mod tests {
             ToClient::Snapshot(Snapshot {
                 tick: 99,
                 last_cmd_tick: Some(97),
+                newest_cmd_tick: Some(99),
+                cmd_margin_centiticks: Some(-40),
                 players: vec![PlayerSnapshot { id: PlayerId(1), state: PlayerState::default() }],
             }),
         ];

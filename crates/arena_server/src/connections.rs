@@ -11,7 +11,7 @@ use bevy_renet::netcode::NetcodeServerTransport;
 use bevy_renet::renet::{ClientId, ServerEvent};
 use bevy_renet::{RenetServer, RenetServerEvent};
 
-use crate::intake::CommandInbox;
+use crate::intake::CommandBuffer;
 use crate::net::{broadcast, send};
 use crate::simulation::{ServerTick, Sim};
 use crate::{ServerStats, SimWorld, TickRate};
@@ -98,7 +98,7 @@ fn on_server_event(
                     Name::new(format!("player {} ({name})", id.0)),
                     ServerPlayer { id, client_id },
                     Sim(PlayerState::spawned_at(pos, yaw)),
-                    CommandInbox::default(),
+                    CommandBuffer::default(),
                 ))
                 .id();
             roster.players.insert(id, RosterEntry { client_id, name: name.clone(), entity, last_pos: pos });

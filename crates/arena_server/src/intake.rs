@@ -1,52 +1,166 @@
 //! Command intake: decode what clients sent, check it, repair or drop bad
-//! fields, and keep each player's newest command for the simulation.
+//! fields, and file each command under its tick in the player's buffer.
+//!
+//! The simulation takes exactly one command per player per tick from that
+//! buffer: the one stamped with the tick, or, if it has not come, a repeat of
+//! the last one (counted as missing). So a client gains nothing by sending
+//! faster; commands for ticks already simulated are late, and commands too
+//! far in the future are dropped (the budget Source keeps with
+//! `sv_maxusrcmdprocessticks`); all of it is counted.
+
+use std::collections::{BTreeMap, VecDeque};
 
 use arena_protocol::{ToServer, channel, decode};
-use arena_sim::{UserCmd, tick_after};
+use arena_sim::{UserCmd, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::connections::Roster;
-use crate::{ServerSet, ServerStats};
+use crate::simulation::ServerTick;
+use crate::{ServerSet, ServerStats, TickRate};
+
+/// Furthest ahead of the server's tick a command is taken, seconds. A client
+/// whose commands come from further ahead has a broken (or fast) clock.
+pub const MAX_AHEAD_S: u32 = 1;
+/// Repeated ticks remembered to recognise late commands for them.
+const REMEMBERED_REPEATS: usize = 64;
+/// The margin reported for a tick whose command had not come, ticks.
+pub const MISSING_MARGIN_TICKS: f32 = -1.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(PreUpdate, receive_commands.in_set(ServerSet::Intake));
 }
 
-/// The commands a player has sent that the simulation has not used yet.
-///
-/// The baseline server keeps only the newest command and runs it every tick
-/// until a newer one arrives: one command per player per tick, so sending
-/// faster gains nothing.
-#[derive(Component, Debug, Default)]
-pub struct CommandInbox {
-    pub newest: Option<UserCmd>,
+/// Per player: what happened to its commands.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CommandStats {
+    /// Commands received (redundant copies included).
+    pub received: u64,
+    /// Ticks run with the player's own command for that tick.
+    pub run: u64,
+    /// Ticks run with a repeat of the last command because the right one had not come.
+    pub missing: u64,
+    /// Commands that came after their tick had been simulated.
+    pub late: u64,
+    /// Commands for ticks too far ahead, dropped.
+    pub too_far_ahead: u64,
+    /// Commands with NaN or out-of-range fields, repaired.
+    pub repaired: u64,
 }
 
-impl CommandInbox {
-    /// Offers a sanitised command; returns false if it was older than the newest.
-    pub fn offer(&mut self, cmd: UserCmd) -> bool {
-        match self.newest {
-            Some(newest) if !tick_after(cmd.tick, newest.tick) => false,
-            _ => {
-                self.newest = Some(cmd);
-                true
-            }
+/// A player's commands by tick, waiting for their tick.
+#[derive(Component, Debug, Default)]
+pub struct CommandBuffer {
+    /// Each command with how early it arrived before its tick, in ticks.
+    queue: BTreeMap<u32, (UserCmd, f32)>,
+    /// How early the command run last came, ticks ([`MISSING_MARGIN_TICKS`]
+    /// if it had not come).
+    pub last_margin: Option<f32>,
+    /// The command run last, repeated when the next one is missing.
+    last: Option<UserCmd>,
+    /// The tick simulated last for this player, if any of its commands has run.
+    pub last_run_tick: Option<u32>,
+    /// The newest command tick received, run or not.
+    pub newest_received: Option<u32>,
+    /// Recent ticks that ran on a repeat.
+    repeated: VecDeque<u32>,
+    /// The newest tick whose command came late.
+    newest_late: Option<u32>,
+    pub stats: CommandStats,
+}
+
+impl CommandBuffer {
+    /// Files a sanitised command. `server_tick` is the tick simulated last and
+    /// `since_tick` how far (in ticks) time has moved on since it ran.
+    pub fn offer(&mut self, cmd: UserCmd, server_tick: u32, since_tick: f32, max_ahead_ticks: u32) {
+        self.stats.received += 1;
+        if self.newest_received.is_none_or(|newest| tick_after(cmd.tick, newest)) {
+            self.newest_received = Some(cmd.tick);
         }
+        // Tick `cmd.tick` runs `tick_diff` ticks after `server_tick`, of which
+        // `since_tick` have passed: this is how early the command came.
+        let margin = tick_diff(cmd.tick, server_tick) as f32 - since_tick;
+        if !tick_after(cmd.tick, server_tick) {
+            // Its tick is past. A redundant copy of a command already run is
+            // normal; the first copy of the real command for a tick that ran
+            // without it is late, and how late tells the client's clock sync.
+            let ran_without_it = match self.repeated.iter().position(|&t| t == cmd.tick) {
+                Some(i) => {
+                    self.repeated.remove(i);
+                    true
+                }
+                // Before any command has run, every command so far has been late.
+                None => self.last.is_none() && self.newest_late.is_none_or(|late| tick_after(cmd.tick, late)),
+            };
+            if ran_without_it {
+                self.newest_late = Some(cmd.tick);
+                self.stats.late += 1;
+            }
+            return;
+        }
+        if tick_diff(cmd.tick, server_tick) > max_ahead_ticks as i32 {
+            self.stats.too_far_ahead += 1;
+            return;
+        }
+        // The first copy of a command wins; redundant copies are identical.
+        self.queue.entry(cmd.tick).or_insert((cmd, margin));
+    }
+
+    /// The command to run at `tick`: the player's own, or a repeat of the last
+    /// one if it has not come (`None` until any command has come).
+    pub fn take(&mut self, tick: u32) -> Option<UserCmd> {
+        // Anything older than `tick` missed its tick.
+        while let Some((&t, _)) = self.queue.first_key_value() {
+            if !tick_after(tick, t) {
+                break;
+            }
+            self.queue.pop_first();
+            self.stats.late += 1;
+        }
+        if let Some((cmd, margin)) = self.queue.remove(&tick) {
+            self.last_margin = Some(margin);
+            self.stats.run += 1;
+            self.last = Some(cmd);
+            self.last_run_tick = Some(tick);
+            return Some(cmd);
+        }
+        let last = self.last?;
+        self.last_margin = Some(MISSING_MARGIN_TICKS);
+        self.stats.missing += 1;
+        self.repeated.push_back(tick);
+        while self.repeated.len() > REMEMBERED_REPEATS {
+            self.repeated.pop_front();
+        }
+        self.last_run_tick = Some(tick);
+        Some(UserCmd { tick, ..last })
+    }
+
+    /// Commands waiting for their tick.
+    pub fn queued(&self) -> usize {
+        self.queue.len()
     }
 }
 
 fn receive_commands(
     mut server: ResMut<RenetServer>,
     roster: Res<Roster>,
-    mut inboxes: Query<&mut CommandInbox>,
+    tick: Res<ServerTick>,
+    rate: Res<TickRate>,
+    virtual_time: Res<Time<Virtual>>,
+    fixed_time: Res<Time<Fixed>>,
+    mut buffers: Query<&mut CommandBuffer>,
     mut stats: ResMut<ServerStats>,
 ) {
+    let max_ahead = MAX_AHEAD_S * rate.0;
+    // Time since the last tick ran, in ticks: the fixed clock lags the frame's
+    // clock by what has not been simulated yet.
+    let since_tick = (virtual_time.elapsed().saturating_sub(fixed_time.elapsed())).as_secs_f32()
+        / fixed_time.timestep().as_secs_f32().max(1e-6);
     for client_id in server.clients_id() {
         let entity = roster.by_client(client_id).map(|(_, e)| e.entity);
         for channel in [channel::RELIABLE, channel::UNRELIABLE] {
             while let Some(bytes) = server.receive_message(client_id, channel) {
-                let Some(mut inbox) = entity.and_then(|e| inboxes.get_mut(e).ok()) else {
+                let Some(mut buffer) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
                     stats.unknown_client_messages += 1;
                     debug!("dropped a message from client {client_id}, which has no player");
                     continue;
@@ -66,14 +180,72 @@ fn receive_commands(
                     ToServer::Commands(cmds) => {
                         for mut cmd in cmds {
                             if cmd.sanitize().any() {
+                                buffer.stats.repaired += 1;
                                 stats.repaired_commands += 1;
                                 debug!("repaired an out-of-range command from client {client_id}");
                             }
-                            inbox.offer(cmd);
+                            buffer.offer(cmd, tick.0, since_tick, max_ahead);
                         }
                     }
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(tick: u32) -> UserCmd {
+        UserCmd { tick, forward: 1.0, ..Default::default() }
+    }
+
+    #[test]
+    fn one_command_per_tick_in_order_with_repeats_for_gaps() {
+        let mut b = CommandBuffer::default();
+        for t in [11, 12, 14] {
+            b.offer(cmd(t), 10, 0.5, 64);
+        }
+        assert_eq!(b.take(11).map(|c| c.tick), Some(11));
+        assert_eq!(b.take(12).map(|c| c.tick), Some(12));
+        assert_eq!(b.take(13).map(|c| c.tick), Some(13), "a repeat, stamped with its tick");
+        assert_eq!(b.stats.missing, 1);
+        assert_eq!(b.last_margin, Some(MISSING_MARGIN_TICKS));
+        b.offer(cmd(13), 13, 0.0, 64);
+        assert_eq!(b.stats.late, 1, "the real one came too late");
+        assert_eq!(b.take(14).map(|c| c.tick), Some(14));
+        assert_eq!(b.stats.run, 3);
+        assert_eq!(b.newest_received, Some(14));
+        // 14 came 3.5 ticks before its tick.
+        assert_eq!(b.last_margin, Some(3.5));
+    }
+
+    #[test]
+    fn redundant_copies_are_neither_late_nor_run_twice() {
+        let mut b = CommandBuffer::default();
+        b.offer(cmd(5), 4, 0.0, 64);
+        b.offer(cmd(5), 4, 0.0, 64);
+        assert_eq!(b.take(5).map(|c| c.tick), Some(5));
+        b.offer(cmd(5), 5, 0.0, 64);
+        assert_eq!((b.stats.late, b.stats.run, b.queued()), (0, 1, 0));
+    }
+
+    #[test]
+    fn sending_faster_gains_nothing() {
+        let mut b = CommandBuffer::default();
+        // A client whose clock runs three times too fast.
+        let mut next = 1;
+        let mut run = 0;
+        for server_tick in 0..640u32 {
+            for _ in 0..3 {
+                b.offer(cmd(next), server_tick, 0.0, 64);
+                next += 1;
+            }
+            run += usize::from(b.take(server_tick + 1).is_some());
+        }
+        assert_eq!(run, 640, "exactly one command per tick");
+        assert!(b.queued() <= 65, "the buffer stays bounded: {}", b.queued());
+        assert!(b.stats.too_far_ahead > 1000);
     }
 }

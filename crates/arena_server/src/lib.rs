@@ -24,7 +24,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 pub use connections::{Roster, RosterEntry, ServerPlayer};
-pub use intake::CommandInbox;
+pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S};
 pub use simulation::{ServerTick, Sim};
 pub use transport::{ServerError, ServerInfo};
 

@@ -1,11 +1,11 @@
-//! The authoritative tick: every player's newest command through the shared
-//! movement code, once per tick.
+//! The authoritative tick: every player's command for the tick through the
+//! shared movement code.
 
 use arena_sim::{PlayerState, UserCmd, move_player, tick_dt_s};
 use bevy::prelude::*;
 
 use crate::connections::{Roster, ServerPlayer};
-use crate::intake::CommandInbox;
+use crate::intake::CommandBuffer;
 use crate::{ServerSet, SimWorld, TickRate};
 
 pub(crate) fn plugin(app: &mut App) {
@@ -29,12 +29,18 @@ fn run_commands(
     world: Res<SimWorld>,
     rate: Res<TickRate>,
     mut roster: ResMut<Roster>,
-    mut players: Query<(&ServerPlayer, &mut Sim, &CommandInbox)>,
+    tick: Res<ServerTick>,
+    mut players: Query<(&ServerPlayer, &mut Sim, &mut CommandBuffer)>,
 ) {
     let dt = tick_dt_s(rate.0);
-    for (player, mut sim, inbox) in &mut players {
-        // No command yet: stand still, looking where the player spawned.
-        let cmd = inbox.newest.unwrap_or(UserCmd { yaw: sim.yaw, pitch: sim.pitch, ..Default::default() });
+    for (player, mut sim, mut buffer) in &mut players {
+        // No command ever: stand still, looking where the player spawned.
+        let cmd = buffer.take(tick.0).unwrap_or(UserCmd {
+            tick: tick.0,
+            yaw: sim.yaw,
+            pitch: sim.pitch,
+            ..Default::default()
+        });
         let (next, events) = move_player(&sim.0, &cmd, &world, dt);
         sim.0 = next;
         if events.fell_out {

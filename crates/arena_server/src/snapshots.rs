@@ -7,7 +7,7 @@ use bevy_renet::RenetServer;
 
 use crate::ServerSet;
 use crate::connections::ServerPlayer;
-use crate::intake::CommandInbox;
+use crate::intake::CommandBuffer;
 use crate::net::send;
 use crate::simulation::{ServerTick, Sim};
 
@@ -18,14 +18,23 @@ pub(crate) fn plugin(app: &mut App) {
 fn send_snapshots(
     mut server: ResMut<RenetServer>,
     tick: Res<ServerTick>,
-    players: Query<(&ServerPlayer, &Sim, &CommandInbox)>,
+    players: Query<(&ServerPlayer, &Sim, &CommandBuffer)>,
 ) {
     let mut states: Vec<PlayerSnapshot> =
         players.iter().map(|(p, sim, _)| PlayerSnapshot { id: p.id, state: sim.0 }).collect();
     states.sort_by_key(|s| s.id);
-    let mut snapshot = Snapshot { tick: tick.0, last_cmd_tick: None, players: states };
-    for (player, _, inbox) in &players {
-        snapshot.last_cmd_tick = inbox.newest.map(|c| c.tick);
+    let mut snapshot = Snapshot {
+        tick: tick.0,
+        last_cmd_tick: None,
+        newest_cmd_tick: None,
+        cmd_margin_centiticks: None,
+        players: states,
+    };
+    for (player, _, buffer) in &players {
+        snapshot.last_cmd_tick = buffer.last_run_tick;
+        snapshot.newest_cmd_tick = buffer.newest_received;
+        snapshot.cmd_margin_centiticks =
+            buffer.last_margin.map(|m| (m * 100.0).round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16);
         send(&mut server, player.client_id, &ToClient::Snapshot(snapshot.clone()));
     }
 }

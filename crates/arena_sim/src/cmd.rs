@@ -96,7 +96,10 @@ impl UserCmd {
         let right = self.right.clamp(-1.0, 1.0);
         let (mut forward, mut right) = (forward, right);
         let len_sq = forward * forward + right * right;
-        if len_sq > 1.0 {
+        // The small allowance makes this idempotent: an already normalised
+        // vector (length 1 within rounding) is left bit for bit as it is, so
+        // the server runs exactly the command the client predicted with.
+        if len_sq > 1.0 + 1.0e-5 {
             let len = len_sq.sqrt();
             forward /= len;
             right /= len;
@@ -185,6 +188,28 @@ mod tests {
         let before = cmd;
         assert!(!cmd.sanitize().any());
         assert_eq!(cmd, before);
+    }
+
+    #[test]
+    fn sanitizing_twice_changes_nothing() {
+        let mut rng = 0x2545_f491_u32;
+        for _ in 0..10_000 {
+            let mut next = || {
+                rng ^= rng << 13;
+                rng ^= rng >> 17;
+                rng ^= rng << 5;
+                (rng as f32 / u32::MAX as f32) * 4.0 - 2.0
+            };
+            let mut cmd =
+                UserCmd { forward: next(), right: next(), yaw: next() * 10.0, pitch: next(), ..Default::default() };
+            cmd.sanitize();
+            let once = cmd;
+            cmd.sanitize();
+            assert_eq!(
+                (once.forward.to_bits(), once.right.to_bits(), once.yaw.to_bits(), once.pitch.to_bits()),
+                (cmd.forward.to_bits(), cmd.right.to_bits(), cmd.yaw.to_bits(), cmd.pitch.to_bits())
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The camera: first person at the local player's eyes in a game, a slow
 //! flight around the arena behind the menus.
 
-use arena_client::{LocalInput, LocalPlayer, NetState, Session};
+use arena_client::{LocalInput, LocalRender, Session};
 use arena_sim::player::view_rotation;
 use bevy::camera::Exposure;
 use bevy::pbr::{DistanceFog, FogFalloff};
@@ -46,16 +46,16 @@ fn spawn_camera(mut commands: Commands) {
     ));
 }
 
-/// At the local player's eyes, looking where the mouse says right now. In the
-/// baseline the position is the newest snapshot's (it lags by the round trip);
+/// At the local player's eyes as drawn this frame (predicted and smoothed, or
+/// the server's with prediction off), looking where the mouse says right now:
 /// the view direction is never delayed.
 fn first_person_camera(
     input: Res<LocalInput>,
-    local: Query<&NetState, With<LocalPlayer>>,
+    local: Res<LocalRender>,
     mut camera: Query<&mut Transform, With<MainCamera>>,
 ) {
-    let (Ok(state), Ok(mut transform)) = (local.single(), camera.single_mut()) else { return };
-    transform.translation = state.state.eye_pos();
+    let (Some(state), Ok(mut transform)) = (local.state, camera.single_mut()) else { return };
+    transform.translation = state.eye_pos();
     transform.rotation = view_rotation(input.yaw, input.pitch);
 }
 

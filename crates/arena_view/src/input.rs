@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions};
 
 use crate::ViewSet;
+use crate::netcode_panel::NetcodePanel;
 
 /// Radians of view turn per mouse count (about Quake's default feel).
 pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
@@ -58,6 +59,7 @@ fn read_input(
     buttons: Res<ButtonInput<MouseButton>>,
     motion: Res<AccumulatedMouseMotion>,
     pause: Res<PauseMenu>,
+    panel: Res<NetcodePanel>,
     mut input: ResMut<LocalInput>,
 ) {
     if pause.open {
@@ -83,7 +85,12 @@ fn read_input(
             keys.any_pressed([KeyCode::ControlLeft, KeyCode::KeyC]),
             keys.any_just_pressed([KeyCode::ControlLeft, KeyCode::KeyC]),
         ),
-        (Buttons::FIRE, buttons.pressed(MouseButton::Left), buttons.just_pressed(MouseButton::Left)),
+        // With the netcode panel open, clicks are for the panel.
+        (
+            Buttons::FIRE,
+            !panel.open && buttons.pressed(MouseButton::Left),
+            !panel.open && buttons.just_pressed(MouseButton::Left),
+        ),
         (Buttons::RELOAD, keys.pressed(KeyCode::KeyR), keys.just_pressed(KeyCode::KeyR)),
     ];
     let mut held = Buttons::default();
@@ -95,9 +102,10 @@ fn read_input(
     }
     input.held = held;
 
-    // Mouse look: every frame, never waiting for a tick.
+    // Mouse look: every frame, never waiting for a tick (the mouse is the
+    // panel's while it is open).
     let delta = motion.delta;
-    if delta != Vec2::ZERO {
+    if delta != Vec2::ZERO && !panel.open {
         input.yaw = arena_sim::cmd::wrap_angle(input.yaw - delta.x * MOUSE_RAD_PER_COUNT);
         input.pitch = (input.pitch - delta.y * MOUSE_RAD_PER_COUNT).clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
     }

@@ -7,6 +7,7 @@ mod host;
 mod hud;
 mod input;
 mod menu;
+mod netcode_panel;
 mod players;
 mod scene;
 mod screenshot;
@@ -46,6 +47,8 @@ pub struct ViewConfig {
     pub start: StartAction,
     pub name: Option<String>,
     pub screenshot: Option<Screenshot>,
+    /// The netcode switches and link conditioner to start with.
+    pub netcode: arena_client::NetcodeSettings,
 }
 
 /// The ordered stages of a frame on the view side, after the client netcode
@@ -87,13 +90,20 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .add_plugins(EguiPlugin::default())
     .add_plugins(ClientPlugin)
     .insert_resource(PlayerProfile { name: config.name.clone().unwrap_or_else(default_name) })
-    .configure_sets(Update, (ViewSet::Input, ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain())
+    .insert_resource(config.netcode.clone())
+    .configure_sets(
+        Update,
+        (ViewSet::Input, ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay)
+            .chain()
+            .after(arena_client::ClientSet::Present),
+    )
     .add_plugins((
         scene::plugin,
         players::plugin,
         camera::plugin,
         input::plugin,
         menu::plugin,
+        netcode_panel::plugin,
         hud::plugin,
         host::plugin,
     ));

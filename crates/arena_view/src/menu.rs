@@ -13,6 +13,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::host::{HostGame, HostedServer};
 use crate::input::PauseMenu;
+use crate::netcode_panel::NetcodePanel;
 use crate::{PlayerProfile, StartAction};
 
 pub(crate) fn plugin(app: &mut App) {
@@ -176,6 +177,7 @@ fn pause_menu(
     mut contexts: EguiContexts,
     session: Res<State<Session>>,
     mut pause: ResMut<PauseMenu>,
+    mut panel: ResMut<NetcodePanel>,
     hosted: Option<Res<HostedServer>>,
     connection: Option<Res<ServerConnection>>,
     mut commands: Commands,
@@ -201,6 +203,10 @@ fn pause_menu(
             }
             ui.vertical_centered(|ui| {
                 if ui.button("Resume").clicked() {
+                    pause.open = false;
+                }
+                if ui.button("Netcode (F1)").clicked() {
+                    panel.open = true;
                     pause.open = false;
                 }
                 let leave = if hosting { "Stop hosting" } else { "Disconnect" };

@@ -1,0 +1,48 @@
+//! The netcode switches a player (or an experiment) can flip at run time, and
+//! the link conditioner's settings.
+
+use bevy::prelude::*;
+
+use crate::conditioner::LinkConditions;
+use crate::transport::UdpTransport;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<NetcodeSettings>().add_systems(
+        PreUpdate,
+        apply_conditions.run_if(resource_exists::<UdpTransport>.and_then(resource_changed::<NetcodeSettings>)),
+    );
+}
+
+/// What the client does with the paper's techniques, and how bad the fake
+/// network is.
+#[derive(Resource, Clone, Debug, PartialEq)]
+pub struct NetcodeSettings {
+    /// Run your own commands at once with the shared movement code.
+    pub prediction: bool,
+    /// On each snapshot, replay the commands the server has not seen yet on
+    /// top of its state. Off: take the server's (older) state as it is.
+    pub reconciliation: bool,
+    /// Fake latency, jitter and loss on this client's link.
+    pub conditions: LinkConditions,
+    /// Seed of the conditioner's randomness; random when `None`.
+    pub conditioner_seed: Option<u64>,
+}
+
+impl Default for NetcodeSettings {
+    fn default() -> Self {
+        Self { prediction: true, reconciliation: true, conditions: LinkConditions::OFF, conditioner_seed: None }
+    }
+}
+
+fn apply_conditions(settings: Res<NetcodeSettings>, mut transport: ResMut<UdpTransport>) {
+    if transport.conditions() != settings.conditions.clamped() {
+        transport.set_conditions(settings.conditions);
+        let c = transport.conditions();
+        info!(
+            "link conditioner: +{:.0} ms round trip, ±{:.0} ms jitter, {:.1}% loss each way",
+            c.latency_ms,
+            c.jitter_ms,
+            c.loss * 100.0
+        );
+    }
+}

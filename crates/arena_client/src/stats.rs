@@ -1,0 +1,96 @@
+//! Live figures for the netcode panel and the experiments: round trip, loss,
+//! bandwidth, snapshot rate, the command window, the server's buffer depth,
+//! mispredictions and corrections.
+
+use bevy::prelude::*;
+use bevy_renet::RenetClient;
+
+use crate::prediction::Prediction;
+use crate::sync::ClockSync;
+use crate::transport::UdpTransport;
+use crate::{ClientSet, ClientStats, Session};
+
+/// How often the per-second rates are recomputed, seconds.
+const RATE_WINDOW_S: f64 = 1.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<NetStats>()
+        .add_systems(Update, gather.in_set(ClientSet::Watch).run_if(in_state(Session::InGame)))
+        .add_systems(OnEnter(Session::Connecting), |mut stats: ResMut<NetStats>| *stats = NetStats::default());
+}
+
+#[derive(Resource, Debug, Default, Clone)]
+pub struct NetStats {
+    /// Round-trip time renet measures (the conditioner's delay included), ms.
+    pub rtt_ms: f64,
+    /// Share of renet packets lost (0..=1).
+    pub packet_loss: f64,
+    /// UDP bytes per second through the socket.
+    pub bytes_in_per_s: f64,
+    pub bytes_out_per_s: f64,
+    pub snapshots_per_s: f64,
+    /// Unacknowledged commands in the prediction window.
+    pub commands_pending: usize,
+    /// How early our commands reached the server at worst lately, ticks.
+    pub command_margin_ticks: Option<f32>,
+    /// The client's tick rate relative to the server's (1.0 = same).
+    pub clock_rate: f64,
+    pub clock_resets: u32,
+    pub mispredictions_per_s: f64,
+    /// Largest correction in the last few seconds, metres.
+    pub recent_max_correction_m: f32,
+    window: Option<Window>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    started_s: f64,
+    bytes_in: u64,
+    bytes_out: u64,
+    snapshots: u64,
+    mispredictions: u64,
+}
+
+fn gather(
+    time: Res<Time<Real>>,
+    client: Option<Res<RenetClient>>,
+    transport: Option<Res<UdpTransport>>,
+    counters: Res<ClientStats>,
+    prediction: Res<Prediction>,
+    sync: Option<Res<ClockSync>>,
+    mut stats: ResMut<NetStats>,
+) {
+    let now = time.elapsed_secs_f64();
+    if let Some(client) = client {
+        stats.rtt_ms = client.rtt() * 1000.0;
+        stats.packet_loss = client.packet_loss();
+    }
+    stats.commands_pending = prediction.pending.len();
+    stats.recent_max_correction_m = prediction.recent_max_correction();
+    if let Some(sync) = sync {
+        stats.command_margin_ticks = sync.margin;
+        stats.clock_rate = sync.rate;
+        stats.clock_resets = sync.resets;
+    }
+    let Some(transport) = transport else { return };
+    let current = Window {
+        started_s: now,
+        bytes_in: transport.bytes_received,
+        bytes_out: transport.bytes_sent,
+        snapshots: counters.snapshots_received,
+        mispredictions: prediction.mispredictions,
+    };
+    match stats.window {
+        Some(start) if now - start.started_s >= RATE_WINDOW_S => {
+            let span = now - start.started_s;
+            let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / span;
+            stats.bytes_in_per_s = rate(current.bytes_in, start.bytes_in);
+            stats.bytes_out_per_s = rate(current.bytes_out, start.bytes_out);
+            stats.snapshots_per_s = rate(current.snapshots, start.snapshots);
+            stats.mispredictions_per_s = rate(current.mispredictions, start.mispredictions);
+            stats.window = Some(current);
+        }
+        Some(_) => {}
+        None => stats.window = Some(current),
+    }
+}

@@ -1,0 +1,274 @@
+//! Clock sync: the client runs its ticks just far enough ahead of the server
+//! that each command arrives shortly before the server simulates its tick.
+//!
+//! Every snapshot says how early the command for its tick reached the server
+//! (a lost packet makes its command come a tick later with the next one,
+//! jitter by some of a tick, so both show). The client keeps the worst of
+//! these margins over the last second within a small band by running its
+//! fixed timestep a few percent faster or slower, as Overwatch does. The
+//! snapshot also names the newest command tick received: when the clock is
+//! far off (on joining, after a stall) it resets instead, skipping ticks
+//! forward or holding for a few, rather than drifting for seconds.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use arena_sim::{tick_after, tick_diff};
+use bevy::prelude::*;
+use bevy_renet::RenetClient;
+
+use crate::replication::{SnapshotApplied, Welcomed};
+use crate::{ClientSet, ClientTick, Session};
+
+/// The band the worst command margin is kept in, ticks: below it the clock
+/// speeds up, above it slows down.
+pub const MARGIN_BAND_TICKS: (f32, f32) = (0.25, 1.0);
+/// The clock resets when the newest command, at best over the last few
+/// snapshots, is more than this many ticks behind the server's tick (three
+/// packets in a row lost cannot do that)...
+pub const RESET_BEHIND_TICKS: i32 = 2;
+/// ...or more than this many ticks ahead of where it should be.
+pub const RESET_AHEAD_TICKS: i32 = 4;
+/// Largest change of the tick rate, as a fraction (5%).
+pub const MAX_RATE_ADJUST: f64 = 0.05;
+/// Smallest change of the tick rate outside the band, as a fraction.
+const MIN_RATE_ADJUST: f64 = 0.005;
+/// Rate change per tick of margin error, as a fraction.
+const RATE_ADJUST_PER_TICK: f64 = 0.02;
+/// Margin samples the rate decision looks at (1 s at 64 Hz).
+const MARGIN_WINDOW: usize = 64;
+/// Depth samples the reset decision looks at.
+const WINDOW: usize = 16;
+/// Samples needed before deciding anything.
+const MIN_SAMPLES: usize = 8;
+
+/// The client's clock relative to the server's.
+#[derive(Resource, Debug, Clone)]
+pub struct ClockSync {
+    tick_hz: u32,
+    /// Recent distances between our newest command and the server's tick.
+    depths: VecDeque<i32>,
+    /// Recent margins: how early the command for each snapshot's tick came.
+    margins: VecDeque<f32>,
+    /// Feedback about commands older than this tick predates the last reset.
+    valid_from_tick: u32,
+    /// Ticks to skip (not simulate, not send) to fall back towards the server.
+    pub hold_ticks: u32,
+    /// Current tick rate factor: above 1 runs faster than the server.
+    pub rate: f64,
+    /// The worst margin over the last second, ticks.
+    pub margin: Option<f32>,
+    /// The newest command tick minus the server's tick, ticks.
+    pub depth: Option<i32>,
+    /// Times the clock was reset.
+    pub resets: u32,
+}
+
+impl ClockSync {
+    pub fn new(tick_hz: u32) -> Self {
+        Self {
+            tick_hz,
+            depths: VecDeque::new(),
+            margins: VecDeque::new(),
+            valid_from_tick: 0,
+            hold_ticks: 0,
+            rate: 1.0,
+            margin: None,
+            depth: None,
+            resets: 0,
+        }
+    }
+
+    /// The first tick for our commands on joining: the server's tick, plus the
+    /// round trip, plus the margin we aim for.
+    pub fn initial_tick(&mut self, server_tick: u32, rtt: Duration) -> u32 {
+        let rtt_ticks = (rtt.as_secs_f64() * f64::from(self.tick_hz)).ceil() as u32;
+        let tick = server_tick.wrapping_add(rtt_ticks + 2);
+        self.valid_from_tick = tick;
+        tick
+    }
+
+    /// Takes one snapshot's feedback and returns how many ticks to jump
+    /// forward now (0 almost always).
+    pub fn on_feedback(
+        &mut self,
+        snapshot_tick: u32,
+        newest_cmd_tick: Option<u32>,
+        margin_ticks: Option<f32>,
+        client_tick: u32,
+    ) -> u32 {
+        // Feedback about commands made before the last reset says nothing
+        // about the clock as it is now.
+        if let Some(margin) = margin_ticks
+            && !tick_after(self.valid_from_tick, snapshot_tick)
+        {
+            self.margins.push_back(margin);
+            while self.margins.len() > MARGIN_WINDOW {
+                self.margins.pop_front();
+            }
+        }
+        let Some(newest) = newest_cmd_tick else { return 0 };
+        if tick_after(self.valid_from_tick, newest) {
+            return 0;
+        }
+        let depth = tick_diff(newest, snapshot_tick);
+        self.depth = Some(depth);
+        self.depths.push_back(depth);
+        while self.depths.len() > WINDOW {
+            self.depths.pop_front();
+        }
+        if self.depths.len() < MIN_SAMPLES {
+            return 0;
+        }
+        let min = self.depths.iter().copied().min().unwrap_or(depth);
+        let max_depth = MARGIN_BAND_TICKS.1.ceil() as i32 + 1;
+        // Every command late and none run: no margins will come to steer by.
+        let all_late = self.margins.is_empty() && min < 0;
+        if all_late || !(-RESET_BEHIND_TICKS..=max_depth + RESET_AHEAD_TICKS).contains(&min) {
+            // Aim the newest command at one tick ahead of the server's.
+            let correction = 1 - min;
+            self.resets += 1;
+            self.depths.clear();
+            self.margins.clear();
+            self.rate = 1.0;
+            self.margin = None;
+            debug!("clock reset by {correction} ticks (newest command was {min} ticks ahead)");
+            if correction > 0 {
+                self.valid_from_tick = client_tick.wrapping_add(correction as u32);
+                return correction as u32;
+            }
+            // Ticks stay monotonic: rather than going back, wait. The next
+            // command after the wait is for `client_tick`.
+            self.hold_ticks += (-correction) as u32;
+            self.valid_from_tick = client_tick;
+            return 0;
+        }
+        if self.margins.len() >= MIN_SAMPLES {
+            let margin = self.margins.iter().copied().fold(f32::INFINITY, f32::min);
+            self.margin = Some(margin);
+            let (low, high) = MARGIN_BAND_TICKS;
+            let adjust = |error: f32| (MIN_RATE_ADJUST + RATE_ADJUST_PER_TICK * f64::from(error)).min(MAX_RATE_ADJUST);
+            self.rate = if margin < low {
+                1.0 + adjust(low - margin)
+            } else if margin > high {
+                1.0 - adjust(margin - high)
+            } else {
+                1.0
+            };
+        }
+        0
+    }
+
+    /// The fixed timestep for the current rate.
+    pub fn timestep(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / (f64::from(self.tick_hz) * self.rate))
+    }
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(PreUpdate, (start_clock, follow_server).chain().in_set(ClientSet::Sync)).add_systems(
+        OnEnter(Session::Connecting),
+        |mut commands: Commands| {
+            commands.remove_resource::<ClockSync>();
+        },
+    );
+}
+
+/// On the welcome: start the clock a round trip and a little ahead of the server.
+fn start_clock(
+    mut welcomed: MessageReader<Welcomed>,
+    client: Option<Res<RenetClient>>,
+    mut tick: ResMut<ClientTick>,
+    mut fixed: ResMut<Time<Fixed>>,
+    mut commands: Commands,
+) {
+    for welcome in welcomed.read() {
+        let mut sync = ClockSync::new(welcome.tick_hz);
+        let rtt = client.as_ref().map(|c| Duration::from_secs_f64(c.rtt().max(0.0))).unwrap_or_default();
+        tick.0 = sync.initial_tick(welcome.server_tick, rtt);
+        fixed.set_timestep(sync.timestep());
+        commands.insert_resource(sync);
+    }
+}
+
+/// On each snapshot: measure the buffer depth and adjust the rate or reset.
+fn follow_server(
+    mut applied: MessageReader<SnapshotApplied>,
+    sync: Option<ResMut<ClockSync>>,
+    mut tick: ResMut<ClientTick>,
+    mut fixed: ResMut<Time<Fixed>>,
+) {
+    let Some(mut sync) = sync else {
+        applied.clear();
+        return;
+    };
+    for snapshot in applied.read() {
+        let jump = sync.on_feedback(snapshot.tick, snapshot.newest_cmd_tick, snapshot.margin_ticks, tick.0);
+        tick.0 = tick.0.wrapping_add(jump);
+    }
+    let timestep = sync.timestep();
+    if fixed.timestep() != timestep {
+        fixed.set_timestep(timestep);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `n` snapshots with the newest command `depth` ticks ahead and the
+    /// given margin, starting at server tick `from`.
+    fn feed(sync: &mut ClockSync, from: u32, n: u32, depth: i32, margin: Option<f32>, client_tick: u32) -> u32 {
+        (from..from + n).map(|t| sync.on_feedback(t, Some(t.wrapping_add_signed(depth)), margin, client_tick)).sum()
+    }
+
+    #[test]
+    fn a_small_margin_speeds_up_and_a_large_one_slows_down() {
+        let mut sync = ClockSync::new(64);
+        feed(&mut sync, 100, 80, 1, Some(-0.5), 0);
+        assert!(sync.rate > 1.0 && sync.rate <= 1.0 + MAX_RATE_ADJUST, "{}", sync.rate);
+        // The worst margin of the last second counts: it takes a second of
+        // large margins to slow down.
+        feed(&mut sync, 180, 70, 2, Some(1.8), 0);
+        assert!(sync.rate < 1.0, "{}", sync.rate);
+        feed(&mut sync, 250, 70, 1, Some(0.6), 0);
+        assert_eq!(sync.rate, 1.0, "inside the band the clock runs at the server's rate");
+        assert_eq!(sync.resets, 0);
+    }
+
+    #[test]
+    fn margins_about_commands_from_before_a_reset_are_ignored() {
+        let mut sync = ClockSync::new(64);
+        sync.valid_from_tick = 100;
+        feed(&mut sync, 60, 40, 1, Some(-1.0), 0);
+        assert_eq!((sync.rate, sync.margin), (1.0, None));
+        feed(&mut sync, 100, 10, 1, Some(-1.0), 0);
+        assert!(sync.rate > 1.0);
+    }
+
+    #[test]
+    fn commands_that_are_all_late_reset_the_clock() {
+        let mut sync = ClockSync::new(20);
+        let jumped = feed(&mut sync, 10, 10, -1, None, 50);
+        assert_eq!((sync.resets, jumped), (1, 2));
+    }
+
+    #[test]
+    fn a_large_error_resets_once_and_ignores_stale_feedback() {
+        let mut sync = ClockSync::new(64);
+        let jumped = feed(&mut sync, 500, 20, -20, None, 1000);
+        assert_eq!(sync.resets, 1);
+        assert_eq!(jumped, 21, "jumps to one tick ahead");
+        // Feedback still about commands from before the jump changes nothing.
+        let jumped = feed(&mut sync, 520, 40, -20, None, 1021);
+        assert_eq!((sync.resets, jumped), (1, 0));
+    }
+
+    #[test]
+    fn far_ahead_holds_instead_of_going_back() {
+        let mut sync = ClockSync::new(64);
+        feed(&mut sync, 0, 10, 30, None, 40);
+        assert_eq!(sync.resets, 1);
+        assert_eq!(sync.hold_ticks, 29);
+    }
+}
