@@ -15,16 +15,25 @@ use bevy::time::TimeUpdateStrategy;
 /// Builds a server on 127.0.0.1 with an OS-chosen port whose every update
 /// advances time by exactly one tick.
 pub fn server_app(tick_hz: u32) -> (App, ServerInfo) {
-    server_app_with_frame(tick_hz, tick(tick_hz))
+    server_app_with_frame(&loopback_config(tick_hz), tick(tick_hz))
 }
 
-/// Builds a server on 127.0.0.1 with an OS-chosen port whose every update
-/// advances time by `frame`.
-pub fn server_app_with_frame(tick_hz: u32, frame: Duration) -> (App, ServerInfo) {
-    let config = ServerConfig { bind: SocketAddr::from(([127, 0, 0, 1], 0)), tick_hz, ..ServerConfig::default() };
+/// A server configuration on 127.0.0.1 with an OS-chosen port, sending a
+/// snapshot every tick.
+pub fn loopback_config(tick_hz: u32) -> ServerConfig {
+    ServerConfig {
+        bind: SocketAddr::from(([127, 0, 0, 1], 0)),
+        tick_hz,
+        snapshot_hz: tick_hz,
+        ..ServerConfig::default()
+    }
+}
+
+/// Builds a server with this configuration whose every update advances time by `frame`.
+pub fn server_app_with_frame(config: &ServerConfig, frame: Duration) -> (App, ServerInfo) {
     let mut app = App::new();
     app.add_plugins(MinimalPlugins.set(ScheduleRunnerPlugin::run_once()));
-    let info = match arena_server::add_server(&mut app, &config) {
+    let info = match arena_server::add_server(&mut app, config) {
         Ok(info) => info,
         Err(e) => panic!("test server failed to start: {e}"),
     };

@@ -29,6 +29,12 @@ const VISIBLE_MOTION_M: f32 = 1.0e-3;
 pub struct LabSettings {
     pub prediction: Switch,
     pub reconciliation: Switch,
+    pub interpolation: Switch,
+    pub lag_compensation: Switch,
+    /// Interpolation delay, ms; two snapshot intervals when not given.
+    pub interp_ms: Option<u16>,
+    /// Snapshots per second; the tick rate when not given.
+    pub snapshot_rate: Option<u32>,
     pub fake_latency_ms: f32,
     pub fake_jitter_ms: f32,
     pub fake_loss: f32,
@@ -55,6 +61,10 @@ impl LabSettings {
         NetcodeSettings {
             prediction: self.prediction.on(),
             reconciliation: self.reconciliation.on(),
+            interpolation: self.interpolation.on(),
+            interp_ms: self.interp_ms,
+            lag_compensation: self.lag_compensation.on(),
+            show_hitboxes: false,
             conditions: LinkConditions {
                 latency_ms: self.fake_latency_ms,
                 jitter_ms: self.fake_jitter_ms,
@@ -64,9 +74,25 @@ impl LabSettings {
         }
     }
 
+    /// The lab server's configuration (on 127.0.0.1, any port).
+    pub fn server_config(&self) -> arena_server::ServerConfig {
+        arena_server::ServerConfig {
+            bind: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            tick_hz: self.tick,
+            snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
+            ..arena_server::ServerConfig::default()
+        }
+    }
+
     pub fn validate(&self) -> Result<(), String> {
         if !arena_sim::TICK_HZ_RANGE.contains(&self.tick) {
             return Err(format!("--tick must be within {:?}", arena_sim::TICK_HZ_RANGE));
+        }
+        if self.snapshot_rate.is_some_and(|r| r == 0 || r > self.tick) {
+            return Err("--snapshot-rate must be 1..=the tick rate".into());
+        }
+        if self.interp_ms.is_some_and(|ms| ms > arena_protocol::MAX_INTERP_MS) {
+            return Err(format!("--interp-ms must be 0..={}", arena_protocol::MAX_INTERP_MS));
         }
         if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 3600.0) {
             return Err("--seconds must be within 0..=3600".into());
@@ -149,7 +175,7 @@ fn drawn_position(client: &App) -> Option<Vec3> {
 pub fn prediction(settings: LabSettings) -> Result<PredictionReport, String> {
     settings.validate()?;
     let frame = Duration::from_secs_f64(1.0 / LAB_FRAME_HZ);
-    let (mut server, info) = server_app_with_frame(settings.tick, frame);
+    let (mut server, info) = server_app_with_frame(&settings.server_config(), frame);
     let mut client = client_app_with(frame, info.local_addr, "Lab", settings.netcode());
     let joined = step_until(&mut [&mut server, &mut client], (10.0 * LAB_FRAME_HZ) as usize, |apps| {
         session(apps[1]) == Session::InGame

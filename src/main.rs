@@ -38,6 +38,12 @@ enum Mode {
         /// Simulation rate, ticks per second.
         #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
         tick: u32,
+        /// Snapshots per second (default: the tick rate).
+        #[arg(long)]
+        snapshot_rate: Option<u32>,
+        /// Turn lag compensation off for everyone.
+        #[arg(long)]
+        no_lag_compensation: bool,
         /// Most players, you included.
         #[arg(long, default_value_t = 16)]
         max_clients: usize,
@@ -68,6 +74,12 @@ enum Mode {
         /// Simulation rate, ticks per second.
         #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
         tick: u32,
+        /// Snapshots per second (default: the tick rate).
+        #[arg(long)]
+        snapshot_rate: Option<u32>,
+        /// Turn lag compensation off for everyone.
+        #[arg(long)]
+        no_lag_compensation: bool,
         /// Stop after this many seconds (for scripts and tests).
         #[arg(long)]
         seconds: Option<f64>,
@@ -108,23 +120,42 @@ enum Experiment {
 /// The flags every experiment takes.
 #[derive(Args, Debug, Clone)]
 struct LabArgs {
-    /// Client-side prediction.
-    #[arg(long, value_enum, default_value = "on")]
-    prediction: Switch,
-    /// Reconciliation (replaying unacknowledged commands on each snapshot).
-    #[arg(long, value_enum, default_value = "on")]
-    reconciliation: Switch,
+    #[command(flatten)]
+    netcode: NetcodeArgs,
     #[command(flatten)]
     link: LinkArgs,
     /// Simulation rate, ticks per second.
     #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
     tick: u32,
+    /// Snapshots per second (default: the tick rate).
+    #[arg(long)]
+    snapshot_rate: Option<u32>,
     /// Simulated seconds to measure (after a short warm-up).
     #[arg(long, default_value_t = 30.0)]
     seconds: f64,
     /// Seed of the link conditioner's randomness.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+/// The paper's techniques, each switchable.
+#[derive(Args, Debug, Clone, Copy)]
+struct NetcodeArgs {
+    /// Client-side prediction of your own movement and shots.
+    #[arg(long, value_enum, default_value = "on")]
+    prediction: Switch,
+    /// Reconciliation (replaying unacknowledged commands on each snapshot).
+    #[arg(long, value_enum, default_value = "on")]
+    reconciliation: Switch,
+    /// Interpolation of other players between snapshots.
+    #[arg(long, value_enum, default_value = "on")]
+    interpolation: Switch,
+    /// Interpolation delay, milliseconds (0-250; default two snapshot intervals).
+    #[arg(long, value_name = "MS")]
+    interp_ms: Option<u16>,
+    /// Ask the server to compensate your lag when you shoot.
+    #[arg(long, value_enum, default_value = "on")]
+    lag_compensation: Switch,
 }
 
 /// The link conditioner's flags.
@@ -139,6 +170,17 @@ struct LinkArgs {
     /// Probability (0-1) that a packet is dropped, each way.
     #[arg(long, default_value_t = 0.0, value_name = "P")]
     fake_loss: f32,
+}
+
+impl NetcodeArgs {
+    fn check(self) -> Result<(), String> {
+        match self.interp_ms {
+            Some(ms) if ms > arena_protocol::MAX_INTERP_MS => {
+                Err(format!("--interp-ms must be 0..={}", arena_protocol::MAX_INTERP_MS))
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 impl LinkArgs {
@@ -167,12 +209,11 @@ struct WindowArgs {
     /// With --screenshot: quit after this many seconds.
     #[arg(long, value_name = "S")]
     seconds: Option<f64>,
-    /// Client-side prediction (switchable in the netcode panel, F1).
-    #[arg(long, value_enum, default_value = "on")]
-    prediction: Switch,
-    /// Reconciliation (switchable in the netcode panel, F1).
-    #[arg(long, value_enum, default_value = "on")]
-    reconciliation: Switch,
+    #[command(flatten)]
+    netcode: NetcodeArgs,
+    /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
+    #[arg(long)]
+    show_hitboxes: bool,
     #[command(flatten)]
     link: LinkArgs,
 }
@@ -180,12 +221,20 @@ struct WindowArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.mode {
-        Some(Mode::Server { bind, public_addrs, max_clients, tick, seconds }) => {
+        Some(Mode::Server { bind, public_addrs, max_clients, tick, snapshot_rate, no_lag_compensation, seconds }) => {
             let stop_after = match seconds.map(positive_duration).transpose() {
                 Ok(d) => d,
                 Err(e) => return fail(&e),
             };
-            let config = ServerConfig { bind, public_addrs, max_clients, tick_hz: tick, stop_after };
+            let config = ServerConfig {
+                bind,
+                public_addrs,
+                max_clients,
+                tick_hz: tick,
+                snapshot_hz: snapshot_rate.unwrap_or(tick),
+                lag_compensation: !no_lag_compensation,
+                stop_after,
+            };
             match arena_server::run_dedicated(&config) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string()),
@@ -200,12 +249,14 @@ fn main() -> ExitCode {
             print_report(arena::lab::prediction(settings))
         }
         Some(Mode::Bots { connect, count, seconds, name, report }) => run_bots(&connect, count, seconds, name, report),
-        Some(Mode::Host { port, tick, max_clients, public_addrs, window }) => {
+        Some(Mode::Host { port, tick, snapshot_rate, no_lag_compensation, max_clients, public_addrs, window }) => {
             let server = ServerConfig {
                 bind: SocketAddr::from(([0, 0, 0, 0], port)),
                 public_addrs,
                 max_clients,
                 tick_hz: tick,
+                snapshot_hz: snapshot_rate.unwrap_or(tick),
+                lag_compensation: !no_lag_compensation,
                 stop_after: None,
             };
             run_window(StartAction::Host(server), window)
@@ -232,9 +283,16 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
         Ok(conditions) => conditions,
         Err(e) => return fail(&e),
     };
+    if let Err(e) = args.netcode.check() {
+        return fail(&e);
+    }
     let netcode = NetcodeSettings {
-        prediction: args.prediction.on(),
-        reconciliation: args.reconciliation.on(),
+        prediction: args.netcode.prediction.on(),
+        reconciliation: args.netcode.reconciliation.on(),
+        interpolation: args.netcode.interpolation.on(),
+        interp_ms: args.netcode.interp_ms,
+        lag_compensation: args.netcode.lag_compensation.on(),
+        show_hitboxes: args.show_hitboxes,
         conditions,
         conditioner_seed: None,
     };
@@ -248,8 +306,12 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
 fn lab_settings(args: &LabArgs) -> Result<LabSettings, String> {
     let conditions = args.link.conditions()?;
     let settings = LabSettings {
-        prediction: args.prediction,
-        reconciliation: args.reconciliation,
+        prediction: args.netcode.prediction,
+        reconciliation: args.netcode.reconciliation,
+        interpolation: args.netcode.interpolation,
+        lag_compensation: args.netcode.lag_compensation,
+        interp_ms: args.netcode.interp_ms,
+        snapshot_rate: args.snapshot_rate,
         fake_latency_ms: conditions.latency_ms,
         fake_jitter_ms: conditions.jitter_ms,
         fake_loss: conditions.loss,

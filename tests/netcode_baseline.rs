@@ -1,6 +1,9 @@
 //! Server and two clients over real UDP on 127.0.0.1, headless, stepped by hand:
 //! what a player of the baseline ("dumb client") game would notice.
 
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::net::UdpSocket;
 
 use arena::harness::{client_app, server_app, session, step, step_until};

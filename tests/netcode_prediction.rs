@@ -2,9 +2,12 @@
 //! on 127.0.0.1 with the link conditioner on the client: what a player would
 //! notice when the network is slow and lossy.
 
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::time::Duration;
 
-use arena::harness::{client_app_with, server_app_with_frame, session, step, step_until};
+use arena::harness::{client_app_with, loopback_config, server_app_with_frame, session, step, step_until};
 use arena_client::{
     ClientTick, LinkConditions, LocalInput, LocalRender, NetcodeSettings, PredictedEvents, Prediction, Session,
 };
@@ -26,7 +29,7 @@ fn frames(seconds: f64) -> usize {
 
 /// A server and one client with these conditions, joined and settled.
 fn joined(conditions: LinkConditions) -> (App, App) {
-    let (mut server, info) = server_app_with_frame(HZ, frame());
+    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), frame());
     let settings = NetcodeSettings { conditions, conditioner_seed: Some(7), ..NetcodeSettings::default() };
     let mut client = client_app_with(frame(), info.local_addr, "Ada", settings);
     let ok = step_until(&mut [&mut server, &mut client], frames(5.0), |apps| session(apps[1]) == Session::InGame);
@@ -209,8 +212,8 @@ struct Effects {
 
 fn count_effects(mut events: MessageReader<PredictedEvents>, mut effects: ResMut<Effects>) {
     for event in events.read() {
-        effects.jumps += usize::from(event.events.jumped);
-        effects.landings += usize::from(event.events.landed.is_some());
+        effects.jumps += usize::from(event.events.movement.jumped);
+        effects.landings += usize::from(event.events.movement.landed.is_some());
     }
 }
 

@@ -8,7 +8,9 @@ use arena_sim::{Buttons, UserCmd};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::interpolation::InterpClock;
 use crate::prediction::Prediction;
+use crate::settings::NetcodeSettings;
 use crate::sync::ClockSync;
 use crate::{ClientSet, ClientStats, Session};
 
@@ -52,8 +54,9 @@ impl LocalInput {
         self.pressed = self.pressed.union(button);
     }
 
-    /// The command for `tick`; consumes the latched presses.
-    pub fn take_cmd(&mut self, tick: u32) -> UserCmd {
+    /// The command for `tick`, made while the other players were drawn at
+    /// server time `render_tick`; consumes the latched presses.
+    pub fn take_cmd(&mut self, tick: u32, render_tick: f64) -> UserCmd {
         let buttons = self.held.union(self.pressed);
         self.pressed = Buttons::default();
         let mut cmd = UserCmd {
@@ -63,7 +66,7 @@ impl LocalInput {
             yaw: self.yaw,
             pitch: self.pitch,
             buttons,
-            render_tick: 0.0,
+            render_tick,
         };
         cmd.sanitize();
         cmd
@@ -89,6 +92,8 @@ fn sample_command(
     mut input: ResMut<LocalInput>,
     mut this_tick: ResMut<ThisTick>,
     sync: Option<ResMut<ClockSync>>,
+    settings: Res<NetcodeSettings>,
+    clock: Res<InterpClock>,
 ) {
     if let Some(mut sync) = sync
         && sync.hold_ticks > 0
@@ -97,7 +102,12 @@ fn sample_command(
         this_tick.0 = None;
         return;
     }
-    this_tick.0 = Some(input.take_cmd(tick.0));
+    // What the player saw when pressing fire: the others drawn at the
+    // interpolation clock (as of the last frame), or as the newest snapshot
+    // had them with interpolation off.
+    let render_tick =
+        if settings.interpolation { clock.render_tick } else { clock.newest_tick.map(f64::from).unwrap_or(0.0) };
+    this_tick.0 = Some(input.take_cmd(tick.0, render_tick));
     tick.0 = tick.0.wrapping_add(1);
 }
 

@@ -5,9 +5,11 @@
 //! the camera and the models live in `arena_view`; tests and experiments
 //! drive this crate with no window at all.
 
+mod combat;
 mod commands;
 pub mod conditioner;
 mod connection;
+pub mod interpolation;
 mod prediction;
 mod replication;
 mod settings;
@@ -21,11 +23,16 @@ use arena_sim::{ArenaWorld, MapDef};
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
+pub use combat::{
+    DamageTaken, FiredShot, HitConfirmed, KillNotice, RemoteShot, SHOT_MEMORY_S, ShotComparison, ShotComparisons,
+    ShotMemory,
+};
 pub use commands::{COMMANDS_PER_PACKET, ClientTick, LocalInput, ThisTick};
 pub use conditioner::LinkConditions;
 pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
+pub use interpolation::{History, InterpClock, Interpolated};
 pub use prediction::{LocalRender, Predicted, PredictedEvents, Prediction};
-pub use replication::{LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied, Welcomed};
+pub use replication::{CombatMessage, LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied, Welcomed};
 pub use settings::NetcodeSettings;
 pub use stats::NetStats;
 pub use sync::ClockSync;
@@ -84,6 +91,11 @@ pub struct ClientStats {
     pub commands_sent: u64,
 }
 
+/// Longest frame whose time the client's clock still catches up on, seconds.
+/// Bevy's default (250 ms) would let a slow machine's ticks fall behind the
+/// server's for good; the tick clock must follow real time.
+pub const MAX_FRAME_CATCHUP_S: f32 = 1.0;
+
 /// All of the client's netcode. Needs `StatesPlugin` and time (MinimalPlugins or DefaultPlugins).
 pub struct ClientPlugin;
 
@@ -93,6 +105,9 @@ impl Plugin for ClientPlugin {
             .init_resource::<ClientStats>()
             .insert_resource(ClientWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
             .add_plugins(bevy_renet::RenetClientPlugin)
+            .add_systems(Startup, |mut time: ResMut<Time<Virtual>>| {
+                time.set_max_delta(std::time::Duration::from_secs_f32(MAX_FRAME_CATCHUP_S));
+            })
             .configure_sets(
                 PreUpdate,
                 (
@@ -116,6 +131,8 @@ impl Plugin for ClientPlugin {
                 replication::plugin,
                 sync::plugin,
                 prediction::plugin,
+                interpolation::plugin,
+                combat::plugin,
                 stats::plugin,
             ));
     }

@@ -12,7 +12,7 @@
 
 use std::collections::VecDeque;
 
-use arena_sim::{MoveEvents, PlayerState, UserCmd, move_player, tick_after, tick_dt_s};
+use arena_sim::{PlayerState, TickEvents, UserCmd, step_player, tick_after, tick_dt_s};
 use bevy::prelude::*;
 
 use crate::commands::ThisTick;
@@ -85,11 +85,12 @@ impl Prediction {
     }
 }
 
-/// Effects from the movement code, the first (and only) time a tick is predicted.
+/// Effects from the shared code (steps, jumps, landings, shots, reloads), the
+/// first (and only) time a tick is predicted.
 #[derive(Message, Debug, Clone, Copy)]
 pub struct PredictedEvents {
     pub tick: u32,
-    pub events: MoveEvents,
+    pub events: TickEvents,
 }
 
 /// Where to draw the local player (and put the camera) this frame.
@@ -103,14 +104,23 @@ fn reset(mut prediction: ResMut<Prediction>, mut render: ResMut<LocalRender>) {
     *render = LocalRender::default();
 }
 
-/// How far apart two states are, or `None` if they agree.
+/// How far apart a predicted state and the server's are, or `None` if they
+/// agree on everything the client predicts (movement and the rifle).
 fn misprediction(predicted: &PlayerState, actual: &PlayerState) -> Option<f32> {
     let distance = predicted.pos.distance(actual.pos);
     let differs = distance > MISPREDICTION_EPSILON_M
         || predicted.vel.distance(actual.vel) > VELOCITY_EPSILON_MPS
         || predicted.on_ground != actual.on_ground
-        || predicted.crouched != actual.crouched;
+        || predicted.crouched != actual.crouched
+        || predicted.ammo != actual.ammo
+        || (predicted.reload_s - actual.reload_s).abs() > 1e-4;
     differs.then_some(distance)
+}
+
+/// Whether the server changed what only it decides (health, death, respawn):
+/// not a misprediction, but the prediction must start again from its state.
+fn server_decided(predicted: &PlayerState, actual: &PlayerState) -> bool {
+    predicted.health != actual.health || predicted.alive != actual.alive || predicted.spawn_count != actual.spawn_count
 }
 
 fn predict_tick(
@@ -130,8 +140,8 @@ fn predict_tick(
     };
     let after = match prediction.current {
         Some(current) if settings.prediction => {
-            let (after, events) = move_player(&current, &cmd, &world, tick_dt_s(roster.tick_hz));
-            if events != MoveEvents::default() {
+            let (after, events) = step_player(&current, &cmd, &world, tick_dt_s(roster.tick_hz));
+            if events.any() {
                 effects.write(PredictedEvents { tick: cmd.tick, events });
             }
             prediction.previous = current;
@@ -201,7 +211,8 @@ fn reconcile(
     }
     // Nothing to replay when the prediction was right: the movement code is
     // deterministic, so replaying would give the same states again.
-    if error.is_none() && predicted_at_ack.is_some() && !p.needs_replay {
+    let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth));
+    if error.is_none() && predicted_at_ack.is_some() && !p.needs_replay && !decided {
         return;
     }
     p.needs_replay = false;
@@ -212,14 +223,14 @@ fn reconcile(
     for q in p.pending.iter_mut() {
         previous = state;
         // Replays never send effects: they played when the tick was first predicted.
-        state = move_player(&state, &q.cmd, &world, dt).0;
+        state = step_player(&state, &q.cmd, &world, dt).0;
         q.after = state;
     }
     p.current = Some(state);
     p.previous = previous;
     p.replays += 1;
 
-    if error.is_some() {
+    if error.is_some() || decided {
         let jump = before - state.pos;
         let size = jump.length();
         if size < SNAP_CORRECTION_M {
@@ -227,7 +238,9 @@ fn reconcile(
         } else {
             p.visual_offset = Vec3::ZERO;
         }
-        p.max_correction_m = p.max_correction_m.max(size);
+        if error.is_some() {
+            p.max_correction_m = p.max_correction_m.max(size);
+        }
         let now = time.elapsed_secs_f64();
         p.recent_corrections.push_back((now, size));
         while p.recent_corrections.front().is_some_and(|(t, _)| now - t > RECENT_S) {

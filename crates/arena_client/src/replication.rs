@@ -18,6 +18,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<PlayerEntities>()
         .add_message::<Welcomed>()
         .add_message::<SnapshotApplied>()
+        .add_message::<CombatMessage>()
         .add_systems(PreUpdate, receive_messages.in_set(ClientSet::Apply).run_if(resource_exists::<RenetClient>))
         .add_systems(OnEnter(Session::Offline), clear_world);
 }
@@ -47,6 +48,7 @@ pub struct PlayerName(pub String);
 pub struct Roster {
     pub local_id: Option<PlayerId>,
     pub tick_hz: u32,
+    pub snapshot_hz: u32,
     pub map_name: String,
     pub names: BTreeMap<PlayerId, String>,
     /// Tick of the newest snapshot applied.
@@ -55,6 +57,10 @@ pub struct Roster {
 
 #[derive(Resource, Debug, Default)]
 struct PlayerEntities(HashMap<PlayerId, Entity>);
+
+/// Shots, damage and kills from the server, for the client's combat feedback.
+#[derive(Message, Debug, Clone)]
+pub struct CombatMessage(pub ToClient);
 
 /// The server welcomed us.
 #[derive(Message, Debug, Clone, Copy)]
@@ -90,6 +96,7 @@ fn receive_messages(
     mut players: Query<(&mut NetState, &mut PlayerName)>,
     mut welcomed: MessageWriter<Welcomed>,
     mut applied: MessageWriter<SnapshotApplied>,
+    mut combat: MessageWriter<CombatMessage>,
 ) {
     let mut newest: Option<Snapshot> = None;
     for channel in [channel::RELIABLE, channel::UNRELIABLE] {
@@ -118,6 +125,7 @@ fn receive_messages(
                     );
                     roster.local_id = Some(welcome.your_id);
                     roster.tick_hz = welcome.tick_hz;
+                    roster.snapshot_hz = welcome.snapshot_hz.clamp(1, welcome.tick_hz);
                     roster.map_name = clean_name(&welcome.map_name);
                     roster.names = welcome.players.into_iter().map(|p| (p.id, clean_name(&p.name))).collect();
                     roster.last_snapshot_tick = None;
@@ -138,6 +146,12 @@ fn receive_messages(
                     if let Some(entity) = entities.0.remove(&id) {
                         commands.entity(entity).despawn();
                     }
+                }
+                message @ (ToClient::ShotResult(_)
+                | ToClient::ShotFired { .. }
+                | ToClient::Damaged { .. }
+                | ToClient::Killed { .. }) => {
+                    combat.write(CombatMessage(message));
                 }
                 ToClient::Snapshot(snapshot) => {
                     stats.snapshots_received += 1;

@@ -22,6 +22,16 @@ pub struct NetcodeSettings {
     /// On each snapshot, replay the commands the server has not seen yet on
     /// top of its state. Off: take the server's (older) state as it is.
     pub reconciliation: bool,
+    /// Draw remote players between snapshots, a little in the past. Off: as
+    /// the newest snapshot has them.
+    pub interpolation: bool,
+    /// Interpolation delay, milliseconds; `None`: two snapshot intervals.
+    pub interp_ms: Option<u16>,
+    /// Ask the server to rewind the other players to what we saw when firing.
+    pub lag_compensation: bool,
+    /// Draw, for each of our shots, the target where we saw it (red) and
+    /// where the server tested it (blue).
+    pub show_hitboxes: bool,
     /// Fake latency, jitter and loss on this client's link.
     pub conditions: LinkConditions,
     /// Seed of the conditioner's randomness; random when `None`.
@@ -30,7 +40,16 @@ pub struct NetcodeSettings {
 
 impl Default for NetcodeSettings {
     fn default() -> Self {
-        Self { prediction: true, reconciliation: true, conditions: LinkConditions::OFF, conditioner_seed: None }
+        Self {
+            prediction: true,
+            reconciliation: true,
+            interpolation: true,
+            interp_ms: None,
+            lag_compensation: true,
+            show_hitboxes: false,
+            conditions: LinkConditions::OFF,
+            conditioner_seed: None,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! The messages. Client to server: [`ToServer`]. Server to client: [`ToClient`].
 
-use arena_sim::{PlayerId, PlayerState, UserCmd};
+use arena_sim::{HitZone, Hitbox, PlayerId, PlayerState, UserCmd};
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
 use crate::channel;
@@ -11,17 +12,32 @@ pub const MAX_CMDS_PER_PACKET: usize = 16;
 /// Longest player name, in characters.
 pub const MAX_NAME_CHARS: usize = 16;
 
+/// Longest interpolation delay a client may ask for, milliseconds.
+pub const MAX_INTERP_MS: u16 = 250;
+
 /// Client to server.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ToServer {
     /// User commands, oldest first, newest last.
     Commands(Vec<UserCmd>),
+    /// The client's netcode choices the server needs to know.
+    Settings(ClientSettings),
+}
+
+/// What the server must know of a client's netcode settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClientSettings {
+    /// Rewind the other players to what this client saw when it fired.
+    pub lag_compensation: bool,
+    /// This client's interpolation delay, milliseconds (0 with interpolation off).
+    pub interp_ms: u16,
 }
 
 impl ToServer {
     pub fn channel(&self) -> u8 {
         match self {
             ToServer::Commands(_) => channel::UNRELIABLE,
+            ToServer::Settings(_) => channel::RELIABLE,
         }
     }
 
@@ -32,6 +48,10 @@ impl ToServer {
                 Err(format!("{} commands in one packet (at most {MAX_CMDS_PER_PACKET})", cmds.len()))
             }
             ToServer::Commands(_) => Ok(()),
+            ToServer::Settings(s) if s.interp_ms > MAX_INTERP_MS => {
+                Err(format!("interpolation delay {} ms (at most {MAX_INTERP_MS})", s.interp_ms))
+            }
+            ToServer::Settings(_) => Ok(()),
         }
     }
 }
@@ -41,17 +61,64 @@ impl ToServer {
 pub enum ToClient {
     Welcome(Welcome),
     PlayerJoined(PlayerInfo),
-    PlayerLeft { id: PlayerId },
+    PlayerLeft {
+        id: PlayerId,
+    },
     Snapshot(Snapshot),
+    /// To the shooter: what the server made of one of its shots.
+    ShotResult(ShotResult),
+    /// To everyone but the shooter: a shot, for its tracer and sound.
+    ShotFired {
+        shooter: PlayerId,
+        from: Vec3,
+        to: Vec3,
+    },
+    /// To the victim: it was hit.
+    Damaged {
+        attacker: PlayerId,
+        amount: u8,
+        zone: HitZone,
+        from: Vec3,
+    },
+    /// To everyone: a kill.
+    Killed {
+        killer: PlayerId,
+        victim: PlayerId,
+        zone: HitZone,
+    },
 }
 
 impl ToClient {
     pub fn channel(&self) -> u8 {
         match self {
-            ToClient::Snapshot(_) => channel::UNRELIABLE,
+            ToClient::Snapshot(_) | ToClient::ShotFired { .. } => channel::UNRELIABLE,
             _ => channel::RELIABLE,
         }
     }
+}
+
+/// The server's verdict on one shot, and what it tested against.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ShotResult {
+    /// The tick of the command that fired.
+    pub cmd_tick: u32,
+    pub hit: Option<HitReport>,
+    /// Where the shot ended: a player, a wall, or its range.
+    pub end: Vec3,
+    /// Whether the other players were rewound (lag compensation).
+    pub lag_compensated: bool,
+    /// The server time (in ticks) the other players were tested at.
+    pub tested_tick: f64,
+    /// The other players' hitboxes as tested (rewound or current).
+    pub hitboxes: Vec<(PlayerId, Hitbox)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HitReport {
+    pub victim: PlayerId,
+    pub zone: HitZone,
+    pub damage: u8,
+    pub killed: bool,
 }
 
 /// The first message a client receives after connecting.
@@ -60,6 +127,8 @@ pub struct Welcome {
     pub your_id: PlayerId,
     /// Simulation rate, ticks per second.
     pub tick_hz: u32,
+    /// Snapshots per second.
+    pub snapshot_hz: u32,
     /// The server's tick when it sent this.
     pub server_tick: u32,
     pub map_name: String,
@@ -108,6 +177,7 @@ mod tests {
             ToClient::Welcome(Welcome {
                 your_id: PlayerId(3),
                 tick_hz: 64,
+                snapshot_hz: 20,
                 server_tick: 1234,
                 map_name: "Foundry".into(),
                 players: vec![PlayerInfo { id: PlayerId(3), name: "Ada".into() }],

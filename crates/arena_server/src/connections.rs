@@ -11,10 +11,11 @@ use bevy_renet::netcode::NetcodeServerTransport;
 use bevy_renet::renet::{ClientId, ServerEvent};
 use bevy_renet::{RenetServer, RenetServerEvent};
 
+use crate::combat::ClientPrefs;
 use crate::intake::CommandBuffer;
 use crate::net::{broadcast, send};
 use crate::simulation::{ServerTick, Sim};
-use crate::{ServerStats, SimWorld, TickRate};
+use crate::{ServerStats, SimWorld, SnapshotRate, TickRate};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>().add_observer(on_server_event);
@@ -81,6 +82,7 @@ fn on_server_event(
     world: Res<SimWorld>,
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
+    snapshot_rate: Res<SnapshotRate>,
     mut stats: ResMut<ServerStats>,
 ) {
     match event.event().0 {
@@ -99,6 +101,7 @@ fn on_server_event(
                     ServerPlayer { id, client_id },
                     Sim(PlayerState::spawned_at(pos, yaw)),
                     CommandBuffer::default(),
+                    ClientPrefs::default(),
                 ))
                 .id();
             roster.players.insert(id, RosterEntry { client_id, name: name.clone(), entity, last_pos: pos });
@@ -109,6 +112,7 @@ fn on_server_event(
             let welcome = ToClient::Welcome(Welcome {
                 your_id: id,
                 tick_hz: tick_rate.0,
+                snapshot_hz: snapshot_rate.0,
                 server_tick: tick.0,
                 map_name: world.map().name.clone(),
                 players: roster.infos(),

@@ -15,6 +15,7 @@ use arena_sim::{UserCmd, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
+use crate::combat::ClientPrefs;
 use crate::connections::Roster;
 use crate::simulation::ServerTick;
 use crate::{ServerSet, ServerStats, TickRate};
@@ -148,7 +149,7 @@ fn receive_commands(
     rate: Res<TickRate>,
     virtual_time: Res<Time<Virtual>>,
     fixed_time: Res<Time<Fixed>>,
-    mut buffers: Query<&mut CommandBuffer>,
+    mut buffers: Query<(&mut CommandBuffer, &mut ClientPrefs)>,
     mut stats: ResMut<ServerStats>,
 ) {
     let max_ahead = MAX_AHEAD_S * rate.0;
@@ -160,7 +161,7 @@ fn receive_commands(
         let entity = roster.by_client(client_id).map(|(_, e)| e.entity);
         for channel in [channel::RELIABLE, channel::UNRELIABLE] {
             while let Some(bytes) = server.receive_message(client_id, channel) {
-                let Some(mut buffer) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
+                let Some((mut buffer, mut prefs)) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
                     stats.unknown_client_messages += 1;
                     debug!("dropped a message from client {client_id}, which has no player");
                     continue;
@@ -186,6 +187,10 @@ fn receive_commands(
                             }
                             buffer.offer(cmd, tick.0, since_tick, max_ahead);
                         }
+                    }
+                    ToServer::Settings(settings) => {
+                        debug!("client {client_id} settings: {settings:?}");
+                        prefs.0 = settings;
                     }
                 }
             }

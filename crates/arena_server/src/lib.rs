@@ -6,6 +6,7 @@
 //! server inside a host's game (on its own thread, see [`ListenServer`]) and
 //! the server half of the integration tests.
 
+mod combat;
 mod connections;
 mod intake;
 mod net;
@@ -23,6 +24,10 @@ use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
+pub use combat::{
+    ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, RENDER_TIME_TOLERANCE_S, ShotLog,
+    ShotRecord, choose_tested_tick,
+};
 pub use connections::{Roster, RosterEntry, ServerPlayer};
 pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S};
 pub use simulation::{ServerTick, Sim};
@@ -39,6 +44,10 @@ pub struct ServerConfig {
     pub max_clients: usize,
     /// Simulation rate, ticks per second.
     pub tick_hz: u32,
+    /// Snapshots per second (at most the tick rate).
+    pub snapshot_hz: u32,
+    /// Lag compensation for everyone (each client can also turn it off for itself).
+    pub lag_compensation: bool,
     /// Stop on its own after this long (for scripts and tests).
     pub stop_after: Option<Duration>,
 }
@@ -50,19 +59,26 @@ impl Default for ServerConfig {
             public_addrs: Vec::new(),
             max_clients: 16,
             tick_hz: DEFAULT_TICK_HZ,
+            snapshot_hz: DEFAULT_TICK_HZ,
+            lag_compensation: true,
             stop_after: None,
         }
     }
 }
 
 /// The server's ordered stages. Intake runs every frame, as soon as renet has
-/// received; simulation and snapshots run once per tick in `FixedUpdate`.
+/// received; the rest once per tick in `FixedUpdate`.
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ServerSet {
     /// Decode, check and queue what clients sent (PreUpdate).
     Intake,
     /// Advance the tick and run every player's command (FixedUpdate).
     Simulate,
+    /// Resolve this tick's shots against the lag-compensation history;
+    /// damage, deaths, respawns (FixedUpdate).
+    Combat,
+    /// Record every hitbox for lag compensation (FixedUpdate).
+    Record,
     /// Send the result to everyone (FixedUpdate).
     Snapshot,
 }
@@ -74,6 +90,10 @@ pub struct SimWorld(pub Arc<ArenaWorld>);
 /// The tick rate the server runs at, ticks per second.
 #[derive(Resource, Clone, Copy, Debug)]
 pub struct TickRate(pub u32);
+
+/// Snapshots per second.
+#[derive(Resource, Clone, Copy, Debug)]
+pub struct SnapshotRate(pub u32);
 
 /// Counters of what the server had to reject or repair, for logs and tests.
 #[derive(Resource, Default, Debug, Clone)]
@@ -94,6 +114,8 @@ pub struct ServerStats {
 /// the renet resources yourself.
 pub struct ServerPlugin {
     pub tick_hz: u32,
+    pub snapshot_hz: u32,
+    pub lag_compensation: bool,
 }
 
 impl Plugin for ServerPlugin {
@@ -101,14 +123,20 @@ impl Plugin for ServerPlugin {
         app.add_plugins((bevy_renet::RenetServerPlugin, bevy_renet::netcode::NetcodeServerPlugin))
             .insert_resource(Time::<Fixed>::from_hz(f64::from(self.tick_hz)))
             .insert_resource(TickRate(self.tick_hz))
+            .insert_resource(SnapshotRate(self.snapshot_hz))
+            .insert_resource(combat::LagCompensation(self.lag_compensation))
             .init_resource::<ServerStats>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
-            .configure_sets(FixedUpdate, (ServerSet::Simulate, ServerSet::Snapshot).chain())
+            .configure_sets(
+                FixedUpdate,
+                (ServerSet::Simulate, ServerSet::Combat, ServerSet::Record, ServerSet::Snapshot).chain(),
+            )
             .add_plugins((
                 transport::plugin,
                 connections::plugin,
                 intake::plugin,
                 simulation::plugin,
+                combat::plugin,
                 snapshots::plugin,
             ));
     }
@@ -126,6 +154,12 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             TICK_HZ_RANGE.end()
         )));
     }
+    if config.snapshot_hz == 0 || config.snapshot_hz > config.tick_hz {
+        return Err(ServerError::Config(format!(
+            "snapshot rate {} Hz must be 1..={} Hz (the tick rate)",
+            config.snapshot_hz, config.tick_hz
+        )));
+    }
     if config.max_clients == 0 || config.max_clients > arena_protocol::MAX_PLAYERS {
         return Err(ServerError::Config(format!(
             "max clients must be 1..={}, not {}",
@@ -135,7 +169,11 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
     }
     let info = transport::open(app, config)?;
     app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))));
-    app.add_plugins(ServerPlugin { tick_hz: config.tick_hz });
+    app.add_plugins(ServerPlugin {
+        tick_hz: config.tick_hz,
+        snapshot_hz: config.snapshot_hz,
+        lag_compensation: config.lag_compensation,
+    });
     if let Some(after) = config.stop_after {
         app.insert_resource(StopAfter(after));
         // In First, so that Last of the same frame (netcode's disconnect_on_exit)

@@ -5,21 +5,33 @@ use arena_protocol::{PlayerSnapshot, Snapshot, ToClient};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::ServerSet;
 use crate::connections::ServerPlayer;
 use crate::intake::CommandBuffer;
 use crate::net::send;
 use crate::simulation::{ServerTick, Sim};
+use crate::{ServerSet, SnapshotRate, TickRate};
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(FixedUpdate, send_snapshots.in_set(ServerSet::Snapshot));
 }
 
+/// Whether a snapshot goes out after `tick`: `snapshot_hz` of every `tick_hz`
+/// ticks, spread evenly.
+pub fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
+    let slot = |t: u32| u64::from(t) * u64::from(snapshot_hz) / u64::from(tick_hz.max(1));
+    slot(tick) != slot(tick.wrapping_sub(1)) || snapshot_hz >= tick_hz
+}
+
 fn send_snapshots(
     mut server: ResMut<RenetServer>,
     tick: Res<ServerTick>,
+    tick_rate: Res<TickRate>,
+    snapshot_rate: Res<SnapshotRate>,
     players: Query<(&ServerPlayer, &Sim, &CommandBuffer)>,
 ) {
+    if !is_snapshot_tick(tick.0, tick_rate.0, snapshot_rate.0) {
+        return;
+    }
     let mut states: Vec<PlayerSnapshot> =
         players.iter().map(|(p, sim, _)| PlayerSnapshot { id: p.id, state: sim.0 }).collect();
     states.sort_by_key(|s| s.id);
@@ -36,5 +48,22 @@ fn send_snapshots(
         snapshot.cmd_margin_centiticks =
             buffer.last_margin.map(|m| (m * 100.0).round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16);
         send(&mut server, player.client_id, &ToClient::Snapshot(snapshot.clone()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_snapshot_tick;
+
+    #[test]
+    fn snapshot_rates_are_spread_evenly() {
+        for (tick_hz, snapshot_hz) in [(64, 64), (64, 32), (64, 20), (20, 20), (128, 20)] {
+            let ticks: Vec<u32> =
+                (1000..1000 + tick_hz).filter(|&t| is_snapshot_tick(t, tick_hz, snapshot_hz)).collect();
+            assert_eq!(ticks.len() as u32, snapshot_hz, "{snapshot_hz} of {tick_hz}");
+            let gaps: Vec<u32> = ticks.windows(2).map(|w| w[1] - w[0]).collect();
+            let (min, max) = (gaps.iter().min().copied().unwrap_or(1), gaps.iter().max().copied().unwrap_or(1));
+            assert!(max - min <= 1, "uneven gaps {gaps:?}");
+        }
     }
 }

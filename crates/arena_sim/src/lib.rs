@@ -6,23 +6,55 @@
 //! and gives bit-identical results for identical inputs on one machine.
 
 pub mod cmd;
+pub mod hitbox;
 pub mod map;
 pub mod movement;
 pub mod player;
 pub mod spawn;
+pub mod weapon;
 pub mod world;
 
 pub use cmd::{Buttons, UserCmd};
+pub use hitbox::{HitZone, Hitbox};
 pub use map::{MapDef, SpawnPoint};
 pub use movement::{MoveEvents, move_player};
 pub use player::{PlayerId, PlayerState};
 pub use spawn::pick_spawn;
+pub use weapon::{Shot, WeaponEvents};
 pub use world::ArenaWorld;
 
 /// Default simulation rate of the whole game, in ticks per second.
 pub const DEFAULT_TICK_HZ: u32 = 64;
 /// Lowest and highest tick rates the game accepts, in ticks per second.
 pub const TICK_HZ_RANGE: std::ops::RangeInclusive<u32> = 10..=128;
+
+/// Everything that happened to a player in one tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TickEvents {
+    pub movement: MoveEvents,
+    pub weapon: WeaponEvents,
+}
+
+impl TickEvents {
+    /// Whether anything happened that could make a sound or an effect.
+    pub fn any(&self) -> bool {
+        let w = &self.weapon;
+        self.movement != MoveEvents::default() || w.shot.is_some() || w.reload_started || w.reloaded || w.dry_fire
+    }
+}
+
+/// One player, one tick: movement, then the rifle. The dead do not move; they
+/// only look around. The server runs this for every player and the client for
+/// its own (prediction): the one function both call.
+pub fn step_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s: f32) -> (PlayerState, TickEvents) {
+    let (mut next, movement) = if state.alive {
+        move_player(state, cmd, world, dt_s)
+    } else {
+        (PlayerState { yaw: cmd.yaw, pitch: cmd.pitch, ..*state }, MoveEvents::default())
+    };
+    let weapon = weapon::update_weapon(&mut next, cmd, dt_s);
+    (next, TickEvents { movement, weapon })
+}
 
 /// Duration of one tick at `tick_hz`, seconds. Server and client both take the
 /// tick length from here so that they simulate with the identical `f32`.

@@ -34,11 +34,40 @@ pub struct PlayerState {
     pub jump_held: bool,
     /// Metres walked since the last footstep.
     pub step_phase: f32,
+    pub alive: bool,
+    pub health: u8,
+    /// Rounds in the rifle.
+    pub ammo: u8,
+    /// Time until the rifle can fire again, seconds.
+    pub fire_cooldown_s: f32,
+    /// Time until the reload in progress ends, seconds (0: not reloading).
+    pub reload_s: f32,
+    /// Fire and reload were held on the previous tick.
+    pub fire_held: bool,
+    pub reload_held: bool,
+    /// Counts (wrapping) every respawn or teleport: a change means "do not
+    /// slide from the old position to the new one".
+    pub spawn_count: u8,
 }
 
 impl PlayerState {
+    /// A fresh, armed, healthy player standing at `pos`.
     pub fn spawned_at(pos: Vec3, yaw: f32) -> Self {
-        Self { pos, yaw, on_ground: true, ..Default::default() }
+        Self {
+            pos,
+            yaw,
+            on_ground: true,
+            alive: true,
+            health: crate::weapon::MAX_HEALTH,
+            ammo: crate::weapon::MAGAZINE,
+            ..Default::default()
+        }
+    }
+
+    /// This player put back at a spawn point: a fresh state that keeps the
+    /// spawn counter going.
+    pub fn respawned_at(&self, pos: Vec3, yaw: f32) -> Self {
+        Self { spawn_count: self.spawn_count.wrapping_add(1), ..Self::spawned_at(pos, yaw) }
     }
 
     pub fn height(&self) -> f32 {

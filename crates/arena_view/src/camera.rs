@@ -55,6 +55,7 @@ fn first_person_camera(
     mut camera: Query<&mut Transform, With<MainCamera>>,
 ) {
     let (Some(state), Ok(mut transform)) = (local.state, camera.single_mut()) else { return };
+    trace!("camera at {:.3}", state.eye_pos());
     transform.translation = state.eye_pos();
     transform.rotation = view_rotation(input.yaw, input.pitch);
 }

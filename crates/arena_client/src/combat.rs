@@ -1,0 +1,203 @@
+//! Combat on the client: our shots remembered with what we saw when firing,
+//! the server's verdicts paired with them (hit markers, and the red and blue
+//! hitboxes of "show hitboxes"), damage taken, kills and other players' shots
+//! turned into messages for the view; and our netcode choices told to the
+//! server (lag compensation, interpolation delay).
+
+use std::collections::VecDeque;
+
+use arena_protocol::{ClientSettings, MAX_INTERP_MS, ShotResult, ToClient, ToServer, encode};
+use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
+use bevy::prelude::*;
+use bevy_renet::RenetClient;
+
+use crate::interpolation::{InterpClock, Interpolated, delay_ticks};
+use crate::prediction::PredictedEvents;
+use crate::replication::{CombatMessage, LocalPlayer, NetPlayer, Roster};
+use crate::settings::NetcodeSettings;
+use crate::{ClientSet, Session};
+
+/// How long a shot is remembered while its verdict is awaited, and how long a
+/// comparison is kept for drawing, seconds.
+pub const SHOT_MEMORY_S: f64 = 2.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<ShotMemory>()
+        .init_resource::<ShotComparisons>()
+        .init_resource::<SentSettings>()
+        .add_message::<HitConfirmed>()
+        .add_message::<DamageTaken>()
+        .add_message::<KillNotice>()
+        .add_message::<RemoteShot>()
+        .add_systems(FixedUpdate, remember_shots.in_set(ClientSet::SendCommands))
+        .add_systems(PreUpdate, apply_combat_messages.in_set(ClientSet::Reconcile))
+        .add_systems(Update, send_settings.in_set(ClientSet::Watch).run_if(in_state(Session::InGame)))
+        .add_systems(OnEnter(Session::Connecting), reset);
+}
+
+/// One of our shots: when, where, and the other players as we drew them.
+#[derive(Debug, Clone)]
+pub struct FiredShot {
+    pub cmd_tick: u32,
+    pub shot: Shot,
+    /// Real time it was fired, seconds.
+    pub fired_s: f64,
+    /// Server time we were drawing the others at, ticks.
+    pub render_tick: f64,
+    pub seen: Vec<(PlayerId, Hitbox)>,
+}
+
+#[derive(Resource, Debug, Default)]
+pub struct ShotMemory(pub VecDeque<FiredShot>);
+
+/// A shot of ours with the server's verdict.
+#[derive(Debug, Clone)]
+pub struct ShotComparison {
+    pub fired: FiredShot,
+    pub result: ShotResult,
+    /// Real time the verdict came, seconds.
+    pub received_s: f64,
+}
+
+#[derive(Resource, Debug, Default)]
+pub struct ShotComparisons(pub VecDeque<ShotComparison>);
+
+/// Our shot hit someone (the hit marker).
+#[derive(Message, Debug, Clone, Copy)]
+pub struct HitConfirmed {
+    pub victim: PlayerId,
+    pub zone: HitZone,
+    pub killed: bool,
+}
+
+/// We were hit.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct DamageTaken {
+    pub attacker: PlayerId,
+    pub amount: u8,
+    pub zone: HitZone,
+    /// Where the shot came from.
+    pub from: Vec3,
+}
+
+/// Someone killed someone.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct KillNotice {
+    pub killer: PlayerId,
+    pub victim: PlayerId,
+    pub zone: HitZone,
+}
+
+/// Another player fired.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct RemoteShot {
+    pub shooter: PlayerId,
+    pub from: Vec3,
+    pub to: Vec3,
+}
+
+/// The settings last sent to the server.
+#[derive(Resource, Debug, Default)]
+struct SentSettings(Option<ClientSettings>);
+
+fn reset(mut memory: ResMut<ShotMemory>, mut comparisons: ResMut<ShotComparisons>, mut sent: ResMut<SentSettings>) {
+    memory.0.clear();
+    comparisons.0.clear();
+    sent.0 = None;
+}
+
+/// Remembers each shot we fire (the first time its tick is predicted) with
+/// the other players' hitboxes as drawn this frame.
+fn remember_shots(
+    mut events: MessageReader<PredictedEvents>,
+    time: Res<Time<Real>>,
+    clock: Res<InterpClock>,
+    others: Query<(&NetPlayer, &Interpolated), Without<LocalPlayer>>,
+    mut memory: ResMut<ShotMemory>,
+) {
+    let now = time.elapsed_secs_f64();
+    for event in events.read() {
+        let Some(shot) = event.events.weapon.shot else { continue };
+        let seen = others.iter().map(|(p, drawn)| (p.id, Hitbox::of(&drawn.0))).collect();
+        memory.0.push_back(FiredShot {
+            cmd_tick: event.tick,
+            shot,
+            fired_s: now,
+            render_tick: clock.render_tick,
+            seen,
+        });
+    }
+    while memory.0.front().is_some_and(|s| now - s.fired_s > SHOT_MEMORY_S) {
+        memory.0.pop_front();
+    }
+}
+
+fn apply_combat_messages(
+    mut messages: MessageReader<CombatMessage>,
+    time: Res<Time<Real>>,
+    mut memory: ResMut<ShotMemory>,
+    mut comparisons: ResMut<ShotComparisons>,
+    mut hits: MessageWriter<HitConfirmed>,
+    mut damage: MessageWriter<DamageTaken>,
+    mut kills: MessageWriter<KillNotice>,
+    mut shots: MessageWriter<RemoteShot>,
+) {
+    let now = time.elapsed_secs_f64();
+    for CombatMessage(message) in messages.read() {
+        match message {
+            ToClient::ShotResult(result) => {
+                if let Some(hit) = result.hit {
+                    hits.write(HitConfirmed { victim: hit.victim, zone: hit.zone, killed: hit.killed });
+                }
+                if let Some(i) = memory.0.iter().position(|s| s.cmd_tick == result.cmd_tick)
+                    && let Some(fired) = memory.0.remove(i)
+                {
+                    comparisons.0.push_back(ShotComparison { fired, result: result.clone(), received_s: now });
+                }
+            }
+            ToClient::Damaged { attacker, amount, zone, from } if from.is_finite() => {
+                damage.write(DamageTaken { attacker: *attacker, amount: *amount, zone: *zone, from: *from });
+            }
+            ToClient::Killed { killer, victim, zone } => {
+                kills.write(KillNotice { killer: *killer, victim: *victim, zone: *zone });
+            }
+            ToClient::ShotFired { shooter, from, to } if from.is_finite() && to.is_finite() => {
+                shots.write(RemoteShot { shooter: *shooter, from: *from, to: *to });
+            }
+            _ => {}
+        }
+    }
+    while comparisons.0.front().is_some_and(|c| now - c.received_s > SHOT_MEMORY_S) {
+        comparisons.0.pop_front();
+    }
+}
+
+/// Tells the server our lag-compensation choice and interpolation delay
+/// whenever they change (and on joining).
+fn send_settings(
+    settings: Res<NetcodeSettings>,
+    roster: Res<Roster>,
+    client: Option<ResMut<RenetClient>>,
+    mut sent: ResMut<SentSettings>,
+) {
+    let Some(mut client) = client else { return };
+    let interp_ms = if settings.interpolation {
+        (delay_ticks(&settings, &roster) * 1000.0 / f64::from(roster.tick_hz.max(1)))
+            .round()
+            .min(f64::from(MAX_INTERP_MS)) as u16
+    } else {
+        0
+    };
+    let current = ClientSettings { lag_compensation: settings.lag_compensation, interp_ms };
+    if sent.0 == Some(current) {
+        return;
+    }
+    let message = ToServer::Settings(current);
+    match encode(&message) {
+        Ok(bytes) => {
+            client.send_message(message.channel(), bytes);
+            sent.0 = Some(current);
+        }
+        Err(e) => error!("could not encode settings: {e}"),
+    }
+}

@@ -1,0 +1,298 @@
+//! Entity interpolation, as in the paper: every remote player keeps a history
+//! of the states the snapshots gave it, and is drawn at render time = the
+//! client's estimate of the server's time minus the interpolation delay,
+//! blended between the two entries around it. With the history run dry (lost
+//! snapshots) it extrapolates for at most 100 ms, as QuakeWorld did, then
+//! holds. A respawn, or a jump too large to be movement, clears the history
+//! instead of sliding across the map. Switched off, remote players are drawn
+//! as the newest snapshot has them: the jerky baseline.
+
+use std::collections::VecDeque;
+
+use arena_sim::{PlayerState, tick_after, tick_diff};
+use bevy::prelude::*;
+
+use crate::replication::{LocalPlayer, NetPlayer, NetState, Roster, SnapshotApplied};
+use crate::settings::NetcodeSettings;
+use crate::{ClientSet, Session};
+
+/// Longest extrapolation past the newest snapshot, seconds.
+pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
+/// History kept per player, seconds.
+const HISTORY_S: f64 = 1.0;
+/// Faster than anything can move (the movement code's cap plus a fall), m/s:
+/// a bigger jump between two snapshots is a teleport.
+const TELEPORT_SPEED_MPS: f32 = 45.0;
+/// How quickly the server-clock estimate follows each snapshot's arrival.
+const CLOCK_SMOOTHING: f64 = 0.05;
+/// A snapshot this far from the clock estimate resets it, seconds.
+const CLOCK_RESET_S: f64 = 0.25;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<InterpClock>()
+        .add_systems(PreUpdate, (follow_snapshots, record_history).chain().in_set(ClientSet::Reconcile))
+        .add_systems(Update, interpolate.in_set(ClientSet::Present))
+        .add_systems(OnEnter(Session::Connecting), |mut clock: ResMut<InterpClock>| *clock = InterpClock::default());
+}
+
+/// A remote player's recent states by server tick.
+#[derive(Component, Debug, Default, Clone)]
+pub struct History {
+    pub entries: VecDeque<(u32, PlayerState)>,
+}
+
+/// Where a remote player is drawn this frame.
+#[derive(Component, Debug, Clone, Copy, Deref)]
+pub struct Interpolated(pub PlayerState);
+
+/// The client's estimate of the server's clock, and how drawing went.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct InterpClock {
+    /// Server time minus our local time, seconds, smoothed.
+    offset_s: Option<f64>,
+    /// The server time (in ticks) remote players are drawn at this frame.
+    pub render_tick: f64,
+    /// The interpolation delay in use, ticks.
+    pub delay_ticks: f64,
+    /// The newest snapshot's tick.
+    pub newest_tick: Option<u32>,
+    /// Player-frames drawn between two snapshots, extrapolated past the
+    /// newest, held still, and histories cleared by a teleport.
+    pub interpolated_frames: u64,
+    pub extrapolated_frames: u64,
+    pub held_frames: u64,
+    pub history_resets: u64,
+}
+
+impl History {
+    /// Adds a snapshot's state; returns true if it cleared the history (a
+    /// respawn or teleport).
+    pub fn push(&mut self, tick: u32, state: PlayerState, tick_hz: u32) -> bool {
+        let mut reset = false;
+        if let Some(&(last_tick, last)) = self.entries.back() {
+            if !tick_after(tick, last_tick) {
+                return false;
+            }
+            let seconds = tick_diff(tick, last_tick) as f32 / tick_hz.max(1) as f32;
+            let teleported = last.spawn_count != state.spawn_count
+                || last.pos.distance(state.pos) > TELEPORT_SPEED_MPS * seconds + 1.0;
+            if teleported {
+                self.entries.clear();
+                reset = true;
+            }
+        }
+        self.entries.push_back((tick, state));
+        let keep = (HISTORY_S * f64::from(tick_hz)) as i32;
+        while self.entries.front().is_some_and(|(t, _)| tick_diff(tick, *t) > keep) {
+            self.entries.pop_front();
+        }
+        reset
+    }
+
+    /// The state at server time `tick` (fractional), and how it was obtained.
+    pub fn sample(&self, tick: f64, tick_hz: u32) -> Option<(PlayerState, Sampled)> {
+        let (first_tick, first) = *self.entries.front()?;
+        let (last_tick, last) = *self.entries.back()?;
+        if tick < f64::from(first_tick) {
+            return Some((first, Sampled::Held));
+        }
+        if tick == f64::from(last_tick) {
+            return Some((last, Sampled::Interpolated));
+        }
+        if tick > f64::from(last_tick) {
+            let ahead_s = (tick - f64::from(last_tick)) / f64::from(tick_hz.max(1));
+            let mut state = last;
+            if state.alive {
+                state.pos += state.vel * ahead_s.min(MAX_EXTRAPOLATION_S) as f32;
+            }
+            let how = if ahead_s <= MAX_EXTRAPOLATION_S { Sampled::Extrapolated } else { Sampled::Held };
+            return Some((state, how));
+        }
+        let i = self.entries.iter().position(|(t, _)| f64::from(*t) > tick)?;
+        let (t0, a) = self.entries[i - 1];
+        let (t1, b) = self.entries[i];
+        let f = ((tick - f64::from(t0)) / f64::from(tick_diff(t1, t0)).max(1e-9)) as f32;
+        Some((blend(&a, &b, f), Sampled::Interpolated))
+    }
+}
+
+/// How a drawn state came about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampled {
+    Interpolated,
+    Extrapolated,
+    Held,
+}
+
+/// Position and view blended (yaw the short way round); the rest from the
+/// nearer state.
+pub fn blend(a: &PlayerState, b: &PlayerState, t: f32) -> PlayerState {
+    let mut s = if t < 0.5 { *a } else { *b };
+    s.pos = a.pos.lerp(b.pos, t);
+    s.vel = a.vel.lerp(b.vel, t);
+    s.yaw = arena_sim::cmd::wrap_angle(a.yaw + arena_sim::cmd::wrap_angle(b.yaw - a.yaw) * t);
+    s.pitch = a.pitch + (b.pitch - a.pitch) * t;
+    s
+}
+
+/// The interpolation delay, ticks: the setting, or two snapshot intervals.
+pub fn delay_ticks(settings: &NetcodeSettings, roster: &Roster) -> f64 {
+    let hz = f64::from(roster.tick_hz.max(1));
+    match settings.interp_ms {
+        Some(ms) => f64::from(ms) / 1000.0 * hz,
+        None => 2.0 * hz / f64::from(roster.snapshot_hz.max(1)),
+    }
+}
+
+fn follow_snapshots(
+    mut snapshots: MessageReader<SnapshotApplied>,
+    time: Res<Time<Real>>,
+    roster: Res<Roster>,
+    mut clock: ResMut<InterpClock>,
+) {
+    let now = time.elapsed_secs_f64();
+    for snapshot in snapshots.read() {
+        clock.newest_tick = Some(snapshot.tick);
+        let sample = f64::from(snapshot.tick) / f64::from(roster.tick_hz.max(1)) - now;
+        clock.offset_s = Some(match clock.offset_s {
+            Some(offset) if (sample - offset).abs() < CLOCK_RESET_S => offset + (sample - offset) * CLOCK_SMOOTHING,
+            _ => sample,
+        });
+    }
+}
+
+fn record_history(
+    roster: Res<Roster>,
+    mut clock: ResMut<InterpClock>,
+    mut players: Query<(&NetState, Option<&mut History>, Entity), (Changed<NetState>, Without<LocalPlayer>)>,
+    mut commands: Commands,
+) {
+    for (net, history, entity) in &mut players {
+        match history {
+            Some(mut history) => {
+                if history.push(net.tick, net.state, roster.tick_hz) {
+                    clock.history_resets += 1;
+                }
+            }
+            None => {
+                let mut history = History::default();
+                history.push(net.tick, net.state, roster.tick_hz);
+                commands.entity(entity).insert((history, Interpolated(net.state)));
+            }
+        }
+    }
+}
+
+fn interpolate(
+    time: Res<Time<Real>>,
+    settings: Res<NetcodeSettings>,
+    roster: Res<Roster>,
+    mut clock: ResMut<InterpClock>,
+    mut players: Query<(&NetState, &History, &mut Interpolated), (With<NetPlayer>, Without<LocalPlayer>)>,
+) {
+    let Some(offset) = clock.offset_s else { return };
+    let hz = roster.tick_hz.max(1);
+    clock.delay_ticks = delay_ticks(&settings, &roster);
+    let wanted = (time.elapsed_secs_f64() + offset) * f64::from(hz) - clock.delay_ticks;
+    // Never backwards by a little (the estimate wobbles); by a lot, follow.
+    clock.render_tick = if wanted < clock.render_tick && clock.render_tick - wanted < CLOCK_RESET_S * f64::from(hz) {
+        clock.render_tick
+    } else {
+        wanted
+    };
+    let render_tick = clock.render_tick;
+    for (net, history, mut drawn) in &mut players {
+        if !settings.interpolation {
+            drawn.0 = net.state;
+            continue;
+        }
+        match history.sample(render_tick, hz) {
+            Some((state, how)) => {
+                drawn.0 = state;
+                match how {
+                    Sampled::Interpolated => clock.interpolated_frames += 1,
+                    Sampled::Extrapolated => clock.extrapolated_frames += 1,
+                    Sampled::Held => clock.held_frames += 1,
+                }
+            }
+            None => drawn.0 = net.state,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn moving(x: f32, vx: f32) -> PlayerState {
+        PlayerState {
+            pos: Vec3::new(x, 0.0, 0.0),
+            vel: Vec3::new(vx, 0.0, 0.0),
+            ..PlayerState::spawned_at(Vec3::ZERO, 0.0)
+        }
+    }
+
+    fn history() -> History {
+        let mut h = History::default();
+        // 20 snapshots a second at 64 Hz: ticks 0, 3, 6, ... moving at 6.4 m/s.
+        for i in 0..10u32 {
+            h.push(i * 3, moving(i as f32 * 0.3, 6.4), 64);
+        }
+        h
+    }
+
+    #[test]
+    fn finds_the_two_entries_around_the_render_time_and_blends() {
+        let h = history();
+        let (s, how) = h.sample(4.5, 64).expect("sample");
+        assert_eq!(how, Sampled::Interpolated);
+        assert!((s.pos.x - 0.45).abs() < 1e-5, "{}", s.pos.x);
+        let (s, _) = h.sample(6.0, 64).expect("sample");
+        assert!((s.pos.x - 0.6).abs() < 1e-5);
+    }
+
+    #[test]
+    fn yaw_blends_the_short_way_round() {
+        let a = PlayerState { yaw: 3.0, ..PlayerState::default() };
+        let b = PlayerState { yaw: -3.0, ..PlayerState::default() };
+        let mid = blend(&a, &b, 0.5);
+        assert!(mid.yaw.abs() > 3.1, "through ±π, not through 0: {}", mid.yaw);
+    }
+
+    #[test]
+    fn extrapolates_for_at_most_100_ms_then_holds() {
+        let h = history();
+        let newest = 27.0;
+        let (s, how) = h.sample(newest + 3.2, 64).expect("sample"); // 50 ms ahead
+        assert_eq!(how, Sampled::Extrapolated);
+        assert!((s.pos.x - (2.7 + 6.4 * 0.05)).abs() < 1e-4, "{}", s.pos.x);
+        let (s, how) = h.sample(newest + 32.0, 64).expect("sample"); // 500 ms ahead
+        assert_eq!(how, Sampled::Held);
+        assert!((s.pos.x - (2.7 + 6.4 * 0.1)).abs() < 1e-4, "held at the 100 ms mark: {}", s.pos.x);
+    }
+
+    #[test]
+    fn a_teleport_or_respawn_clears_the_history() {
+        let mut h = history();
+        assert!(h.push(30, moving(40.0, 0.0), 64), "40 m in 3 ticks is not running");
+        assert_eq!(h.entries.len(), 1);
+        let mut respawned = moving(40.2, 0.0);
+        respawned.spawn_count = 1;
+        assert!(h.push(33, respawned, 64), "a respawn clears it even nearby");
+        assert!(!h.push(36, PlayerState { spawn_count: 1, ..moving(40.4, 0.0) }, 64));
+        assert_eq!(h.entries.len(), 2);
+    }
+
+    #[test]
+    fn old_and_duplicate_snapshots_are_ignored_and_history_is_bounded() {
+        let mut h = history();
+        let before = h.entries.len();
+        h.push(27, moving(99.0, 0.0), 64);
+        h.push(5, moving(99.0, 0.0), 64);
+        assert_eq!(h.entries.len(), before);
+        for i in 10..200u32 {
+            h.push(i * 3, moving(i as f32 * 0.3, 6.4), 64);
+        }
+        assert!(h.entries.len() <= 23, "{} entries", h.entries.len());
+    }
+}
