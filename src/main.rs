@@ -214,6 +214,9 @@ struct WindowArgs {
     /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
     #[arg(long)]
     show_hitboxes: bool,
+    /// Window size in pixels, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_resolution)]
+    resolution: (u32, u32),
     #[command(flatten)]
     link: LinkArgs,
 }
@@ -296,7 +299,7 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
         conditions,
         conditioner_seed: None,
     };
-    let config = ViewConfig { start, name: args.name, screenshot, netcode };
+    let config = ViewConfig { start, name: args.name, screenshot, netcode, resolution: args.resolution };
     match arena_view::run(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
@@ -373,6 +376,15 @@ fn init_logging() {
     use bevy::log::tracing_subscriber::{EnvFilter, fmt};
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
     let _ = fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+}
+
+fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("\"{text}\" is not WIDTHxHEIGHT"))?;
+    let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|v| (160..=8192).contains(v));
+    match (parse(w), parse(h)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(format!("\"{text}\" is not WIDTHxHEIGHT with each 160-8192")),
+    }
 }
 
 fn positive_duration(seconds: f64) -> Result<Duration, String> {

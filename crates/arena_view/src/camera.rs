@@ -25,8 +25,31 @@ pub(crate) fn plugin(app: &mut App) {
 #[derive(Component)]
 pub struct MainCamera;
 
-fn spawn_camera(mut commands: Commands) {
-    commands.spawn((
+/// The first-person rifle, a child of the camera.
+#[derive(Component)]
+pub struct ViewModel;
+
+/// The end of the first-person rifle's barrel: where shots start on screen.
+#[derive(Component)]
+pub struct Muzzle;
+
+fn spawn_camera(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    let gunmetal = materials.add(StandardMaterial {
+        base_color: Color::srgb(0.12, 0.13, 0.15),
+        perceptual_roughness: 0.35,
+        metallic: 0.6,
+        ..default()
+    });
+    let accent = materials.add(StandardMaterial {
+        base_color: Color::srgb(0.95, 0.62, 0.15),
+        perceptual_roughness: 0.5,
+        ..default()
+    });
+    let camera = commands.spawn((
         Name::new("camera"),
         MainCamera,
         Camera3d::default(),
@@ -44,6 +67,37 @@ fn spawn_camera(mut commands: Commands) {
         },
         Transform::from_xyz(0.0, 20.0, 40.0).looking_at(Vec3::ZERO, Vec3::Y),
     ));
+    let camera = camera.id();
+    // The rifle, low and to the right; shown only in a game.
+    let rifle = commands
+        .spawn((
+            Name::new("view model"),
+            ViewModel,
+            Transform::from_xyz(0.22, -0.2, -0.45),
+            Visibility::Hidden,
+            ChildOf(camera),
+        ))
+        .id();
+    for (size, offset, material) in [
+        (Vec3::new(0.07, 0.1, 0.55), Vec3::ZERO, gunmetal.clone()),
+        (Vec3::new(0.035, 0.035, 0.3), Vec3::new(0.0, 0.02, -0.42), gunmetal.clone()),
+        (Vec3::new(0.05, 0.14, 0.08), Vec3::new(0.0, -0.1, 0.05), gunmetal),
+        (Vec3::new(0.075, 0.03, 0.2), Vec3::new(0.0, 0.065, -0.05), accent),
+    ] {
+        commands.spawn((
+            Mesh3d(meshes.add(Cuboid::from_size(size))),
+            MeshMaterial3d(material),
+            Transform::from_translation(offset),
+            ChildOf(rifle),
+        ));
+    }
+    commands.spawn((
+        Name::new("muzzle"),
+        Muzzle,
+        Transform::from_xyz(0.0, 0.02, -0.6),
+        Visibility::default(),
+        ChildOf(rifle),
+    ));
 }
 
 /// At the local player's eyes as drawn this frame (predicted and smoothed, or
@@ -53,15 +107,27 @@ fn first_person_camera(
     input: Res<LocalInput>,
     local: Res<LocalRender>,
     mut camera: Query<&mut Transform, With<MainCamera>>,
+    mut rifle: Query<&mut Visibility, With<ViewModel>>,
 ) {
-    let (Some(state), Ok(mut transform)) = (local.state, camera.single_mut()) else { return };
+    let Some(state) = local.state else { return };
+    for mut visibility in &mut rifle {
+        *visibility = if state.alive { Visibility::Inherited } else { Visibility::Hidden };
+    }
+    let Ok(mut transform) = camera.single_mut() else { return };
     trace!("camera at {:.3}", state.eye_pos());
     transform.translation = state.eye_pos();
     transform.rotation = view_rotation(input.yaw, input.pitch);
 }
 
 /// Circles the arena slowly behind the menus.
-fn menu_camera(time: Res<Time<Real>>, mut camera: Query<&mut Transform, With<MainCamera>>) {
+fn menu_camera(
+    time: Res<Time<Real>>,
+    mut camera: Query<&mut Transform, With<MainCamera>>,
+    mut rifle: Query<&mut Visibility, With<ViewModel>>,
+) {
+    for mut visibility in &mut rifle {
+        *visibility = Visibility::Hidden;
+    }
     let Ok(mut transform) = camera.single_mut() else { return };
     let angle = time.elapsed_secs() * 0.05 + 0.6;
     let eye = Vec3::new(angle.sin() * 42.0, 22.0, angle.cos() * 42.0);

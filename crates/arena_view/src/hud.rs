@@ -1,20 +1,48 @@
-//! The heads-up display: a crosshair, and a warning when the server has gone
-//! quiet.
+//! The heads-up display: a crosshair, hit markers (bigger and red for a head
+//! shot, a kill), a red flash when hit, health and ammunition, the verdicts of
+//! "show hitboxes", and a warning when the server has gone quiet.
 
-use arena_client::Session;
 use arena_client::transport::UdpTransport;
+use arena_client::{DamageTaken, HitConfirmed, LocalRender, NetcodeSettings, Session, ShotComparisons};
+use arena_sim::HitZone;
 use bevy::prelude::*;
 
 use crate::ViewSet;
+use crate::hitboxes::verdict;
+
+/// How long a hit marker shows, seconds.
+const HIT_MARKER_S: f32 = 0.2;
+/// How long the damage flash lasts, seconds.
+const DAMAGE_FLASH_S: f32 = 0.35;
 
 /// Silence after which the HUD warns of a connection problem, seconds.
 const QUIET_WARNING_S: f32 = 1.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(OnEnter(Session::InGame), spawn_hud)
-        .add_systems(OnExit(Session::InGame), despawn_hud)
-        .add_systems(Update, connection_warning.in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)));
+    app.add_systems(OnEnter(Session::InGame), spawn_hud).add_systems(OnExit(Session::InGame), despawn_hud).add_systems(
+        Update,
+        (connection_warning, hit_marker, damage_flash, vitals, verdicts)
+            .in_set(ViewSet::Overlay)
+            .run_if(in_state(Session::InGame)),
+    );
 }
+
+#[derive(Component)]
+struct HitMarker {
+    /// Seconds left on screen.
+    left_s: f32,
+}
+
+#[derive(Component)]
+struct DamageFlash {
+    left_s: f32,
+}
+
+#[derive(Component)]
+struct Vitals;
+
+#[derive(Component)]
+struct Verdicts;
 
 #[derive(Component)]
 struct Hud;
@@ -54,6 +82,61 @@ fn spawn_hud(mut commands: Commands) {
     {
         commands.spawn(bar(left, top, w, h));
     }
+    // Hit marker: an X of four short bars around the centre.
+    let marker = commands
+        .spawn((
+            HitMarker { left_s: 0.0 },
+            Node {
+                position_type: PositionType::Absolute,
+                left: Val::Percent(50.0),
+                top: Val::Percent(50.0),
+                width: px(0),
+                height: px(0),
+                ..default()
+            },
+            Visibility::Hidden,
+            ChildOf(root),
+        ))
+        .id();
+    for (x, y, angle) in [(-1.0, -1.0, 45.0f32), (1.0, -1.0, -45.0), (-1.0, 1.0, -45.0), (1.0, 1.0, 45.0)] {
+        commands.spawn((
+            Node {
+                position_type: PositionType::Absolute,
+                left: px(x * 11.0 - 5.0),
+                top: px(y * 11.0 - 1.5),
+                width: px(10),
+                height: px(3),
+                ..default()
+            },
+            UiTransform::from_rotation(Rot2::degrees(angle)),
+            BackgroundColor(Color::WHITE),
+            ChildOf(marker),
+        ));
+    }
+    commands.spawn((
+        DamageFlash { left_s: 0.0 },
+        Node { width: percent(100), height: percent(100), position_type: PositionType::Absolute, ..default() },
+        BackgroundColor(Color::srgba(0.8, 0.0, 0.0, 0.0)),
+        ChildOf(root),
+    ));
+    commands.spawn((
+        Vitals,
+        Text::new(""),
+        TextFont { font_size: bevy::text::FontSize::Px(28.0), ..default() },
+        TextColor(Color::WHITE),
+        TextShadow { offset: Vec2::splat(2.0), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        Node { position_type: PositionType::Absolute, bottom: px(18), left: px(24), ..default() },
+        ChildOf(root),
+    ));
+    commands.spawn((
+        Verdicts,
+        Text::new(""),
+        TextFont { font_size: bevy::text::FontSize::Px(15.0), ..default() },
+        TextColor(Color::srgb(0.85, 0.9, 1.0)),
+        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        Node { position_type: PositionType::Absolute, top: percent(58), left: percent(53), ..default() },
+        ChildOf(root),
+    ));
     commands.spawn((
         ConnectionWarning,
         Text::new(""),
@@ -81,6 +164,82 @@ fn connection_warning(transport: Option<Res<UdpTransport>>, mut text: Query<&mut
     for mut text in &mut text {
         if text.0 != message {
             text.0.clone_from(&message);
+        }
+    }
+}
+
+fn hit_marker(
+    time: Res<Time>,
+    mut hits: MessageReader<HitConfirmed>,
+    mut marker: Query<(&mut HitMarker, &mut Visibility, &Children)>,
+    mut bars: Query<(&mut BackgroundColor, &mut UiTransform)>,
+) {
+    let Ok((mut marker, mut visibility, children)) = marker.single_mut() else { return };
+    if let Some(hit) = hits.read().last() {
+        marker.left_s = HIT_MARKER_S;
+        let (color, size) = match (hit.killed, hit.zone) {
+            (true, _) => (Color::srgb(1.0, 0.15, 0.1), 1.6),
+            (false, HitZone::Head) => (Color::srgb(1.0, 0.35, 0.2), 1.3),
+            (false, HitZone::Body) => (Color::WHITE, 1.0),
+        };
+        for child in children.iter() {
+            if let Ok((mut bar, mut transform)) = bars.get_mut(child) {
+                bar.0 = color;
+                transform.scale = Vec2::splat(size);
+            }
+        }
+    }
+    marker.left_s -= time.delta_secs();
+    *visibility = if marker.left_s > 0.0 { Visibility::Inherited } else { Visibility::Hidden };
+}
+
+fn damage_flash(
+    time: Res<Time>,
+    mut damage: MessageReader<DamageTaken>,
+    mut flash: Query<(&mut DamageFlash, &mut BackgroundColor)>,
+) {
+    let Ok((mut flash, mut color)) = flash.single_mut() else { return };
+    if damage.read().count() > 0 {
+        flash.left_s = DAMAGE_FLASH_S;
+    }
+    flash.left_s = (flash.left_s - time.delta_secs()).max(0.0);
+    color.0 = Color::srgba(0.8, 0.0, 0.0, 0.35 * flash.left_s / DAMAGE_FLASH_S);
+}
+
+fn vitals(local: Res<LocalRender>, mut text: Query<&mut Text, With<Vitals>>) {
+    let Some(state) = local.state else { return };
+    let line = if !state.alive {
+        "dead: respawning".to_string()
+    } else if state.reload_s > 0.0 {
+        format!("{} +   reloading", state.health)
+    } else {
+        format!("{} +   {} / {}", state.health, state.ammo, arena_sim::weapon::MAGAZINE)
+    };
+    for mut text in &mut text {
+        if text.0 != line {
+            text.0.clone_from(&line);
+        }
+    }
+}
+
+fn verdicts(
+    settings: Res<NetcodeSettings>,
+    comparisons: Res<ShotComparisons>,
+    mut text: Query<&mut Text, With<Verdicts>>,
+) {
+    let lines: String = if settings.show_hitboxes {
+        let recent: Vec<String> = comparisons.0.iter().rev().take(4).map(verdict).collect();
+        if recent.is_empty() {
+            String::new()
+        } else {
+            format!("red: as you saw it, blue: as the server tested it\n{}", recent.join("\n"))
+        }
+    } else {
+        String::new()
+    };
+    for mut text in &mut text {
+        if text.0 != lines {
+            text.0.clone_from(&lines);
         }
     }
 }

@@ -3,6 +3,8 @@
 //! mouse, the menus and the HUD. The only crate that needs a window and a GPU.
 
 mod camera;
+mod effects;
+mod hitboxes;
 mod host;
 mod hud;
 mod input;
@@ -49,6 +51,8 @@ pub struct ViewConfig {
     pub screenshot: Option<Screenshot>,
     /// The netcode switches and link conditioner to start with.
     pub netcode: arena_client::NetcodeSettings,
+    /// Window size in pixels.
+    pub resolution: (u32, u32),
 }
 
 /// The ordered stages of a frame on the view side, after the client netcode
@@ -79,7 +83,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
             .set(WindowPlugin {
                 primary_window: Some(Window {
                     title: "Arena".into(),
-                    resolution: WindowResolution::new(1280, 720),
+                    resolution: WindowResolution::new(config.resolution.0, config.resolution.1),
                     present_mode: PresentMode::AutoVsync,
                     ..default()
                 }),
@@ -105,6 +109,8 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         menu::plugin,
         netcode_panel::plugin,
         hud::plugin,
+        effects::plugin,
+        hitboxes::plugin,
         host::plugin,
     ));
     app.insert_resource(menu::StartupAction(Some(config.start)));

@@ -2,7 +2,7 @@
 //! link conditioner, and live figures. With it open the mouse is free for the
 //! panel and the keyboard still moves you, so you can walk and watch.
 
-use arena_client::{LinkConditions, NetStats, NetcodeSettings, Session};
+use arena_client::{InterpClock, LinkConditions, NetStats, NetcodeSettings, Roster, Session};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
@@ -31,6 +31,8 @@ fn show_panel(
     mut panel: ResMut<NetcodePanel>,
     mut settings: ResMut<NetcodeSettings>,
     stats: Res<NetStats>,
+    clock: Res<InterpClock>,
+    roster: Res<Roster>,
 ) -> Result {
     if !panel.open {
         return Ok(());
@@ -46,66 +48,94 @@ fn show_panel(
             // Edit a copy so that the resource only changes (and the
             // conditioner is only reconfigured) when something was touched.
             let mut edited = settings.clone();
-            ui.heading("Techniques");
-            ui.checkbox(&mut edited.prediction, "Client-side prediction")
-                .on_hover_text("Run your own commands at once instead of waiting a round trip for the server.");
-            ui.add_enabled_ui(edited.prediction, |ui| {
-                ui.checkbox(&mut edited.reconciliation, "Reconciliation").on_hover_text(
-                    "On each snapshot, replay the commands the server has not seen yet. \
-                     Off: jump back to the server's older position (rubber-banding).",
-                );
+            // Sections fold, for small windows.
+            egui::CollapsingHeader::new("Techniques").default_open(true).show(ui, |ui| {
+                techniques(ui, &mut edited, &roster);
             });
-
-            ui.separator();
-            ui.heading("Link conditioner");
-            ui.horizontal(|ui| {
-                for (name, preset) in LinkConditions::PRESETS {
-                    let selected = edited.conditions == preset;
-                    if ui.selectable_label(selected, name).clicked() {
-                        edited.conditions = preset;
-                    }
-                }
+            egui::CollapsingHeader::new("Link conditioner").default_open(true).show(ui, |ui| {
+                conditioner(ui, &mut edited.conditions);
             });
-            let c = &mut edited.conditions;
-            ui.add(egui::Slider::new(&mut c.latency_ms, 0.0..=500.0).suffix(" ms").text("latency (round trip)"));
-            ui.add(egui::Slider::new(&mut c.jitter_ms, 0.0..=100.0).suffix(" ms").text("jitter (±)"));
-            let mut loss_percent = c.loss * 100.0;
-            ui.add(egui::Slider::new(&mut loss_percent, 0.0..=30.0).suffix(" %").text("loss (each way)"));
-            c.loss = loss_percent / 100.0;
             if edited != *settings {
                 *settings = edited;
             }
-
-            ui.separator();
-            ui.heading("Live");
-            egui::Grid::new("netcode figures").num_columns(2).striped(true).show(ui, |ui| {
-                let mut row = |name: &str, value: String| {
-                    ui.label(name);
-                    ui.monospace(value);
-                    ui.end_row();
-                };
-                row("round trip", format!("{:.0} ms", stats.rtt_ms));
-                row("packet loss", format!("{:.1} %", stats.packet_loss * 100.0));
-                row(
-                    "in / out",
-                    format!("{:.1} / {:.1} kB/s", stats.bytes_in_per_s / 1000.0, stats.bytes_out_per_s / 1000.0),
-                );
-                row("snapshots", format!("{:.0} /s", stats.snapshots_per_s));
-                row("commands pending", stats.commands_pending.to_string());
-                row(
-                    "server buffer",
-                    stats
-                        .command_margin_ticks
-                        .map(|m| format!("{m:.2} ticks ahead at worst"))
-                        .unwrap_or_else(|| "-".into()),
-                );
-                row("clock", format!("{:+.1} % ({} resets)", (stats.clock_rate - 1.0) * 100.0, stats.clock_resets));
-                row("mispredictions", format!("{:.1} /s", stats.mispredictions_per_s));
-                row("largest correction (5 s)", format!("{:.3} m", stats.recent_max_correction_m));
+            egui::CollapsingHeader::new("Live").default_open(true).show(ui, |ui| {
+                live(ui, &stats, &clock, &roster);
             });
         });
     if !open {
         panel.open = false;
     }
     Ok(())
+}
+
+fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster) {
+    ui.checkbox(&mut edited.prediction, "Client-side prediction")
+        .on_hover_text("Run your own commands at once instead of waiting a round trip for the server.");
+    ui.add_enabled_ui(edited.prediction, |ui| {
+        ui.checkbox(&mut edited.reconciliation, "Reconciliation").on_hover_text(
+            "On each snapshot, replay the commands the server has not seen yet. \
+             Off: jump back to the server's older position (rubber-banding).",
+        );
+    });
+    ui.checkbox(&mut edited.interpolation, "Entity interpolation")
+        .on_hover_text("Draw other players smoothly, a little in the past. Off: as each snapshot arrives.");
+    ui.add_enabled_ui(edited.interpolation, |ui| {
+        let two_snapshots = NetcodeSettings { interp_ms: None, ..edited.clone() };
+        let default_ms = (arena_client::interpolation::delay_ticks(&two_snapshots, roster) * 1000.0
+            / f64::from(roster.tick_hz.max(1)))
+        .round() as u16;
+        let mut ms = edited.interp_ms.unwrap_or(default_ms);
+        let slider = egui::Slider::new(&mut ms, 0..=arena_protocol::MAX_INTERP_MS).suffix(" ms").text("delay");
+        if ui.add(slider).changed() {
+            edited.interp_ms = Some(ms);
+        }
+        if ui.small_button(format!("two snapshots ({default_ms} ms)")).clicked() {
+            edited.interp_ms = None;
+        }
+    });
+    ui.checkbox(&mut edited.lag_compensation, "Lag compensation")
+        .on_hover_text("The server rewinds the others to what you saw when you fired. Off: lead your targets.");
+    ui.checkbox(&mut edited.show_hitboxes, "Show hitboxes")
+        .on_hover_text("For each shot: where you saw the target (red), where the server tested it (blue).");
+}
+
+fn conditioner(ui: &mut egui::Ui, c: &mut LinkConditions) {
+    ui.horizontal(|ui| {
+        for (name, preset) in LinkConditions::PRESETS {
+            if ui.selectable_label(*c == preset, name).clicked() {
+                *c = preset;
+            }
+        }
+    });
+    ui.add(egui::Slider::new(&mut c.latency_ms, 0.0..=500.0).suffix(" ms").text("latency (round trip)"));
+    ui.add(egui::Slider::new(&mut c.jitter_ms, 0.0..=100.0).suffix(" ms").text("jitter (±)"));
+    let mut loss_percent = c.loss * 100.0;
+    ui.add(egui::Slider::new(&mut loss_percent, 0.0..=30.0).suffix(" %").text("loss (each way)"));
+    c.loss = loss_percent / 100.0;
+}
+
+fn live(ui: &mut egui::Ui, stats: &NetStats, clock: &InterpClock, roster: &Roster) {
+    egui::Grid::new("netcode figures").num_columns(2).striped(true).show(ui, |ui| {
+        let mut row = |name: &str, value: String| {
+            ui.label(name);
+            ui.monospace(value);
+            ui.end_row();
+        };
+        row("round trip", format!("{:.0} ms", stats.rtt_ms));
+        row("packet loss", format!("{:.1} %", stats.packet_loss * 100.0));
+        row("in / out", format!("{:.1} / {:.1} kB/s", stats.bytes_in_per_s / 1000.0, stats.bytes_out_per_s / 1000.0));
+        row("snapshots", format!("{:.0} /s", stats.snapshots_per_s));
+        row("commands pending", stats.commands_pending.to_string());
+        let margin = stats.command_margin_ticks.map(|m| format!("{m:.2} ticks ahead at worst"));
+        row("server buffer", margin.unwrap_or_else(|| "-".into()));
+        row("clock", format!("{:+.1} % ({} resets)", (stats.clock_rate - 1.0) * 100.0, stats.clock_resets));
+        row("mispredictions", format!("{:.1} /s", stats.mispredictions_per_s));
+        row("largest correction (5 s)", format!("{:.3} m", stats.recent_max_correction_m));
+        let behind_ms = clock.delay_ticks * 1000.0 / f64::from(roster.tick_hz.max(1));
+        row("interpolation", format!("{behind_ms:.0} ms behind"));
+        row(
+            "extrapolated / held",
+            format!("{} / {} frames ({} resets)", clock.extrapolated_frames, clock.held_frames, clock.history_resets),
+        );
+    });
 }

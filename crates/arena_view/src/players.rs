@@ -1,10 +1,11 @@
 //! Other players as the local player sees them: a body, a head with a visor
-//! and a rifle in the player's own colour, posed from their replicated state,
-//! with a floating name tag.
+//! and a rifle in the player's own colour, posed from their interpolated
+//! state (or the newest snapshot's, with interpolation off), with a floating
+//! name tag. Body and head are drawn exactly where their hitboxes are.
 
-use arena_client::{ClientWorld, LocalPlayer, NetPlayer, NetState, PlayerName};
-use arena_sim::PlayerState;
-use arena_sim::player::{CROUCH_HEIGHT_M, PLAYER_RADIUS_M, STAND_HEIGHT_M};
+use arena_client::{ClientWorld, Interpolated, LocalPlayer, NetPlayer, NetState, PlayerName};
+use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
+use arena_sim::{Hitbox, PlayerState};
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
@@ -14,8 +15,6 @@ use crate::{ViewSet, player_color};
 const NAME_TAG_RANGE_M: f32 = 60.0;
 /// Height of the name tag above the top of the head, metres.
 const NAME_TAG_LIFT_M: f32 = 0.35;
-/// Radius of the drawn body, a little inside the collision capsule, metres.
-const BODY_RADIUS_M: f32 = PLAYER_RADIUS_M * 0.85;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Update, (dress_new_players, pose_players).chain().in_set(ViewSet::Follow))
@@ -37,10 +36,10 @@ struct NameTag {
     player: Entity,
 }
 
-/// Where a remote player is drawn this frame. Later netcode stages
-/// (interpolation) write it; the baseline is the newest snapshot's state.
-#[derive(Component, Debug, Clone, Copy, Deref, DerefMut)]
-pub struct DrawnState(pub PlayerState);
+/// Where a remote player is drawn this frame.
+fn drawn(net: &NetState, interpolated: Option<&Interpolated>) -> PlayerState {
+    interpolated.map(|i| i.0).unwrap_or(net.state)
+}
 
 fn dress_new_players(
     mut commands: Commands,
@@ -48,7 +47,7 @@ fn dress_new_players(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    for (entity, player, state, name) in &new {
+    for (entity, player, _, name) in &new {
         let color = player_color(player.id);
         let skin = materials.add(StandardMaterial { base_color: color, perceptual_roughness: 0.55, ..default() });
         let dark = materials.add(StandardMaterial {
@@ -73,7 +72,7 @@ fn dress_new_players(
             .id();
         let head = commands
             .spawn((
-                Mesh3d(meshes.add(Sphere::new(0.21).mesh().uv(24, 16))),
+                Mesh3d(meshes.add(Sphere::new(HEAD_RADIUS_M).mesh().uv(24, 16))),
                 MeshMaterial3d(skin),
                 Transform::default(),
                 ChildOf(entity),
@@ -112,7 +111,6 @@ fn dress_new_players(
             .id();
         commands.entity(entity).insert((
             Model { body, head, gun_pivot, tag },
-            DrawnState(state.state),
             Transform::default(),
             Visibility::default(),
         ));
@@ -120,28 +118,29 @@ fn dress_new_players(
 }
 
 /// Poses every model from its drawn state: position and yaw on the root,
-/// crouch on the body and head, pitch on the gun.
+/// body and head where the hitboxes are, pitch on the head and the gun. The
+/// dead are not drawn.
 fn pose_players(
-    mut models: Query<(&Model, &NetState, &mut DrawnState, &mut Transform)>,
+    mut models: Query<(&Model, &NetState, Option<&Interpolated>, &mut Transform, &mut Visibility)>,
     mut parts: Query<&mut Transform, Without<Model>>,
 ) {
-    for (model, net, mut drawn, mut root) in &mut models {
-        // Baseline: draw the newest snapshot as it is.
-        drawn.0 = net.state;
-        let s = drawn.0;
+    for (model, net, interpolated, mut root, mut visibility) in &mut models {
+        let s = drawn(net, interpolated);
+        *visibility = if s.alive { Visibility::Inherited } else { Visibility::Hidden };
         root.translation = s.pos;
         root.rotation = Quat::from_rotation_y(s.yaw);
-        let height = if s.crouched { CROUCH_HEIGHT_M } else { STAND_HEIGHT_M };
-        let head_radius = 0.21;
-        let body_top = height - 2.0 * head_radius - 0.02;
+        // Hitbox geometry relative to the feet.
+        let hitbox = Hitbox { feet: Vec3::ZERO, ..Hitbox::of(&s) };
+        let (bottom, top) = hitbox.body_segment();
         if let Ok(mut t) = parts.get_mut(model.body) {
-            // The body mesh is a capsule 1 m long plus its caps: stretch it
-            // to fill the space from the feet to the neck.
-            t.translation = Vec3::Y * (body_top * 0.5);
-            t.scale = Vec3::new(1.0, body_top / (1.0 + 2.0 * BODY_RADIUS_M), 1.0);
+            // The body mesh is a capsule with a 1 m segment: stretch the whole
+            // of it to span the hitbox capsule from end to end.
+            t.translation = (bottom + top) * 0.5;
+            let height = (top.y - bottom.y) + 2.0 * BODY_RADIUS_M;
+            t.scale = Vec3::new(1.0, height / (1.0 + 2.0 * BODY_RADIUS_M), 1.0);
         }
         if let Ok(mut t) = parts.get_mut(model.head) {
-            t.translation = Vec3::Y * (height - head_radius);
+            t.translation = hitbox.head_center();
             t.rotation = Quat::from_rotation_x(s.pitch * 0.5);
         }
         if let Ok(mut t) = parts.get_mut(model.gun_pivot) {
@@ -154,13 +153,14 @@ fn pose_players(
 fn place_name_tags(
     camera: Query<(&Camera, &GlobalTransform), With<MainCamera>>,
     world: Res<ClientWorld>,
-    players: Query<&DrawnState>,
+    players: Query<(&NetState, Option<&Interpolated>)>,
     mut tags: Query<(&NameTag, &mut Node, &mut Visibility, &ComputedNode)>,
 ) {
     let Ok((camera, camera_transform)) = camera.single() else { return };
     let eye = camera_transform.translation();
     for (tag, mut node, mut visibility, computed) in &mut tags {
-        let Ok(state) = players.get(tag.player) else { continue };
+        let Ok((net, interpolated)) = players.get(tag.player) else { continue };
+        let state = drawn(net, interpolated);
         let anchor = state.pos + Vec3::Y * (state.height() + NAME_TAG_LIFT_M);
         let to_anchor = anchor - eye;
         let distance = to_anchor.length();

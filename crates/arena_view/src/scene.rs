@@ -5,7 +5,7 @@
 use arena_sim::map::{SolidShape, SurfaceKind};
 use bevy::asset::RenderAssetUsages;
 use bevy::image::{ImageAddressMode, ImageSampler, ImageSamplerDescriptor};
-use bevy::light::CascadeShadowConfigBuilder;
+use bevy::light::{CascadeShadowConfig, CascadeShadowConfigBuilder};
 use bevy::mesh::VertexAttributeValues;
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
@@ -20,7 +20,32 @@ const GRID_TILE_M: f32 = 4.0;
 pub(crate) fn plugin(app: &mut App) {
     app.insert_resource(ClearColor(SKY))
         .insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness: 700.0, ..default() })
-        .add_systems(Startup, (spawn_arena, spawn_sun));
+        .add_systems(Startup, (spawn_arena, spawn_sun))
+        .add_systems(PostStartup, lighten_for_software_rendering);
+}
+
+/// With a software renderer (no GPU: a virtual display, a VM), trade the
+/// costly parts of the picture for frames: no multisampling, one small
+/// shadow cascade. A game at 2 frames a second teaches nothing about netcode.
+fn lighten_for_software_rendering(
+    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
+    mut commands: Commands,
+    cameras: Query<Entity, With<Camera3d>>,
+    mut suns: Query<&mut CascadeShadowConfig, With<DirectionalLight>>,
+) {
+    // wgpu's `DeviceType` is not re-exported by Bevy; its Debug name is stable.
+    let Some(adapter) = adapter else { return };
+    if format!("{:?}", adapter.0.device_type) != "Cpu" {
+        return;
+    }
+    info!("software rendering ({}): multisampling off, shadows reduced", adapter.0.name);
+    for camera in &cameras {
+        commands.entity(camera).insert(Msaa::Off);
+    }
+    for mut cascades in &mut suns {
+        *cascades = CascadeShadowConfigBuilder { num_cascades: 1, maximum_distance: 40.0, ..default() }.build();
+    }
+    commands.insert_resource(bevy::light::DirectionalLightShadowMap { size: 1024 });
 }
 
 fn spawn_arena(
