@@ -90,3 +90,87 @@ pub fn step_until(apps: &mut [&mut App], max_frames: usize, mut done: impl FnMut
 pub fn session(app: &App) -> Session {
     *app.world().resource::<State<Session>>().get()
 }
+
+/// A server and named clients over loopback UDP, joined, with helpers to
+/// steer the game from outside (for tests and experiments).
+pub struct LoopbackGame {
+    pub server: App,
+    pub clients: Vec<App>,
+}
+
+impl LoopbackGame {
+    /// Starts a server with `config` and one client per name with `netcode`
+    /// (each conditioner seeded from `seed`), and waits until all are in.
+    pub fn start(
+        config: &ServerConfig,
+        netcode: &NetcodeSettings,
+        seed: u64,
+        names: &[&str],
+        frame: Duration,
+    ) -> Result<LoopbackGame, String> {
+        let (server, info) = server_app_with_frame(config, frame);
+        let clients = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| {
+                let mut netcode = netcode.clone();
+                netcode.conditioner_seed = Some(seed.wrapping_add(i as u64 * 7919));
+                client_app_with(frame, info.local_addr, name, netcode)
+            })
+            .collect();
+        let mut game = LoopbackGame { server, clients };
+        let frames = (10.0 / frame.as_secs_f64()) as usize;
+        let joined = game.step_until(frames, |g| g.clients.iter().all(|c| session(c) == Session::InGame));
+        if joined { Ok(game) } else { Err("the clients did not get into the game within 10 s".into()) }
+    }
+
+    /// Updates the server and then every client, `frames` times.
+    pub fn step(&mut self, frames: usize) {
+        for _ in 0..frames {
+            self.server.update();
+            for client in &mut self.clients {
+                client.update();
+            }
+        }
+    }
+
+    pub fn step_until(&mut self, max_frames: usize, mut done: impl FnMut(&LoopbackGame) -> bool) -> bool {
+        for _ in 0..max_frames {
+            self.step(1);
+            if done(self) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The server entity of the player called `name`.
+    pub fn player(&self, name: &str) -> Option<Entity> {
+        let roster = self.server.world().get_resource::<arena_server::Roster>()?;
+        roster.players.values().find(|e| e.name == name).map(|e| e.entity)
+    }
+
+    /// The server's state of the player called `name`.
+    pub fn sim(&self, name: &str) -> Option<arena_sim::PlayerState> {
+        self.player(name).and_then(|e| self.server.world().get::<arena_server::Sim>(e)).map(|s| s.0)
+    }
+
+    /// Changes the server's state of the player called `name`.
+    pub fn edit_sim(&mut self, name: &str, edit: impl FnOnce(&mut arena_sim::PlayerState)) {
+        if let Some(entity) = self.player(name)
+            && let Some(mut sim) = self.server.world_mut().get_mut::<arena_server::Sim>(entity)
+        {
+            edit(&mut sim.0);
+        }
+    }
+
+    /// Puts a player somewhere on the server (its clients see a respawn).
+    pub fn teleport(&mut self, name: &str, pos: Vec3, yaw: f32) {
+        self.edit_sim(name, |s| *s = s.respawned_at(pos, yaw));
+    }
+
+    /// Keeps a player at full health (so that a target survives an experiment).
+    pub fn keep_alive(&mut self, name: &str) {
+        self.edit_sim(name, |s| s.health = arena_sim::weapon::MAX_HEALTH);
+    }
+}

@@ -11,16 +11,24 @@ use arena_client::{
     ThisTick,
 };
 use arena_server::{CommandBuffer, CommandStats, ServerPlayer, Sim};
-use arena_sim::Buttons;
+use arena_sim::{Buttons, Hitbox};
 use bevy::prelude::*;
 use serde::Serialize;
 
-use crate::harness::{client_app_with, server_app_with_frame, session, step, step_until};
+use crate::harness::{LoopbackGame, client_app_with, server_app_with_frame, session, step, step_until};
 
 /// Frames per second of the simulated client (and server loop).
 pub const LAB_FRAME_HZ: f64 = 240.0;
 /// Seconds after joining before measuring, for the clock to settle.
 pub const WARMUP_S: f64 = 2.0;
+fn frame() -> Duration {
+    Duration::from_secs_f64(1.0 / LAB_FRAME_HZ)
+}
+
+fn frames_for(seconds: f64) -> usize {
+    (seconds * LAB_FRAME_HZ).round() as usize
+}
+
 /// A frame-to-frame move of the drawn player above this is visible motion, metres.
 const VISIBLE_MOTION_M: f32 = 1.0e-3;
 
@@ -276,5 +284,299 @@ pub fn prediction(settings: LabSettings) -> Result<PredictionReport, String> {
         command_margin_ticks: sync.and_then(|s| s.margin),
         frame_hz: LAB_FRAME_HZ,
         warmup_s: WARMUP_S,
+    })
+}
+
+/// The drawn state of the first remote player a client sees.
+fn drawn_remote(client: &mut App) -> Option<arena_sim::PlayerState> {
+    let mut query =
+        client.world_mut().query_filtered::<&arena_client::Interpolated, Without<arena_client::LocalPlayer>>();
+    let interpolated = query.iter(client.world()).next().map(|i| i.0);
+    let interpolation = client.world().resource::<NetcodeSettings>().interpolation;
+    if interpolation {
+        interpolated
+    } else {
+        let mut query =
+            client.world_mut().query_filtered::<&arena_client::NetState, Without<arena_client::LocalPlayer>>();
+        query.iter(client.world()).next().map(|n| n.state)
+    }
+}
+
+/// The interpolation delay a client uses, milliseconds (0 with interpolation off).
+fn interp_ms_of(client: &App) -> f64 {
+    let settings = client.world().resource::<NetcodeSettings>();
+    if !settings.interpolation {
+        return 0.0;
+    }
+    let roster = client.world().resource::<arena_client::Roster>();
+    arena_client::interpolation::delay_ticks(settings, roster) * 1000.0 / f64::from(roster.tick_hz.max(1))
+}
+
+/// Yaw and pitch that look from `eye` at `target`.
+fn aim(eye: Vec3, target: Vec3) -> (f32, f32) {
+    let dir = (target - eye).normalize_or_zero();
+    ((-dir.x).atan2(-dir.z), dir.y.clamp(-1.0, 1.0).asin())
+}
+
+/// What `arena lab hitreg` prints.
+#[derive(Debug, Serialize)]
+pub struct HitregReport {
+    pub experiment: &'static str,
+    #[serde(flatten)]
+    pub settings: LabSettings,
+    /// Shots the server resolved.
+    pub shots: usize,
+    pub hits: usize,
+    pub hit_ratio: f64,
+    /// The target's mean speed on the server, m/s.
+    pub target_speed_mps: f64,
+    /// The distance from shooter to target, mean, metres.
+    pub range_m: f64,
+    pub rtt_ms: f64,
+    /// The shooter's interpolation delay, ms.
+    pub interp_ms: f64,
+    /// Mean distance, across the shot, between the aim and where the target
+    /// was on the server when the shot was resolved: how far one had to lead.
+    pub lead_needed_m: f64,
+    /// Mean distance between the target as the shooter drew it and as the
+    /// server tested it.
+    pub rewind_error_m: f64,
+    /// Claimed render times the server did not believe.
+    pub render_times_rejected: u64,
+    pub frame_hz: f64,
+    pub warmup_s: f64,
+}
+
+/// Where the shooter stands (on the south platform, looking north through
+/// the gap in its parapet) and the lane the target strafes along, about 20 m away.
+const SHOOTER_AT: Vec3 = Vec3::new(0.0, 3.0, 21.5);
+const TARGET_AT: Vec3 = Vec3::new(0.0, 0.0, 2.5);
+const LANE_HALF_WIDTH_M: f32 = 8.0;
+
+/// Runs `arena lab hitreg`: a shooter aims at the centre of a strafing
+/// target's body as its client draws it, and fires; the server judges.
+pub fn hitreg(settings: LabSettings) -> Result<HitregReport, String> {
+    settings.validate()?;
+    let mut lab = LoopbackGame::start(
+        &settings.server_config(),
+        &settings.netcode(),
+        settings.seed,
+        &["Shooter", "Target"],
+        frame(),
+    )?;
+    lab.step(frames_for(WARMUP_S));
+    let (shooter, target) = (0, 1);
+    lab.teleport("Shooter", SHOOTER_AT, 0.0);
+    lab.teleport("Target", TARGET_AT, std::f32::consts::PI);
+    lab.step(LAB_FRAME_HZ as usize);
+    lab.server.world_mut().resource_mut::<arena_server::ShotLog>().0.clear();
+    let rejected_before = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected;
+
+    let mut rng = arena_client::conditioner::SplitMix64::new(settings.seed ^ 0x5eed);
+    let mut direction = 1.0f32;
+    let mut next_change_s = 1.0 + 2.0 * f64::from(rng.next_f32());
+    let mut speeds = Vec::new();
+    let mut seen: std::collections::HashMap<u32, (Hitbox, Hitbox)> = std::collections::HashMap::new();
+    let frames = (settings.seconds * LAB_FRAME_HZ).round() as usize;
+    for frame_index in 0..frames {
+        let t = frame_index as f64 / LAB_FRAME_HZ;
+        // The target strafes at full speed across the shooter's view, turning
+        // back at random every 1-3 s and at the ends of its lane.
+        let target_x = lab.clients[target].world().resource::<LocalRender>().state.map(|s| s.pos.x).unwrap_or(0.0);
+        if t >= next_change_s {
+            direction = -direction;
+            next_change_s = t + 1.0 + 2.0 * f64::from(rng.next_f32());
+        }
+        if target_x > LANE_HALF_WIDTH_M {
+            direction = -1.0;
+        } else if target_x < -LANE_HALF_WIDTH_M {
+            direction = 1.0;
+        }
+        {
+            let mut input = lab.clients[target].world_mut().resource_mut::<LocalInput>();
+            // Facing south (towards the shooter), right is -x.
+            input.yaw = std::f32::consts::PI;
+            input.pitch = 0.0;
+            input.forward = 0.0;
+            input.right = -direction;
+        }
+        // The shooter aims at the target's body as its own client draws it.
+        let eye = lab.clients[shooter].world().resource::<LocalRender>().state.map(|s| s.eye_pos());
+        let drawn = drawn_remote(&mut lab.clients[shooter]);
+        if let (Some(eye), Some(drawn)) = (eye, drawn) {
+            let (yaw, pitch) = aim(eye, Hitbox::of(&drawn).body_center());
+            let mut input = lab.clients[shooter].world_mut().resource_mut::<LocalInput>();
+            input.yaw = yaw;
+            input.pitch = pitch;
+            input.held = Buttons::FIRE;
+        }
+        lab.keep_alive("Target");
+        lab.step(1);
+        if let Some(state) = lab.sim("Target") {
+            speeds.push(f64::from(Vec3::new(state.vel.x, 0.0, state.vel.z).length()));
+        }
+        // What the shooter drew and what the server tested, per shot.
+        for c in &lab.clients[shooter].world().resource::<arena_client::ShotComparisons>().0 {
+            let drawn = c.fired.seen.first().map(|(_, h)| *h);
+            let tested = c.result.hitboxes.first().map(|(_, h)| *h);
+            if let (Some(drawn), Some(tested)) = (drawn, tested) {
+                seen.entry(c.fired.cmd_tick).or_insert((drawn, tested));
+            }
+        }
+    }
+
+    let records: Vec<arena_server::ShotRecord> =
+        lab.server.world().resource::<arena_server::ShotLog>().0.iter().cloned().collect();
+    let shots = records.len();
+    let hits = records.iter().filter(|r| r.hit.is_some()).count();
+    let leads: Vec<f64> = records
+        .iter()
+        .filter_map(|r| {
+            let (_, current) = r.current.first()?;
+            let to = current.body_center() - r.shot.origin;
+            Some(f64::from((to - r.shot.dir * to.dot(r.shot.dir)).length()))
+        })
+        .collect();
+    let ranges: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.current.first().map(|(_, h)| f64::from(h.body_center().distance(r.shot.origin))))
+        .collect();
+    let errors: Vec<f64> = seen.values().map(|(drawn, tested)| f64::from(drawn.feet.distance(tested.feet))).collect();
+    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let rtt_ms = lab.clients[shooter].world().resource::<NetStats>().rtt_ms;
+    let interp_ms = interp_ms_of(&lab.clients[shooter]);
+    let rejected = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected - rejected_before;
+    Ok(HitregReport {
+        experiment: "hitreg",
+        settings,
+        shots,
+        hits,
+        hit_ratio: if shots == 0 { f64::NAN } else { hits as f64 / shots as f64 },
+        target_speed_mps: mean(&speeds),
+        range_m: mean(&ranges),
+        rtt_ms,
+        interp_ms,
+        lead_needed_m: mean(&leads),
+        rewind_error_m: mean(&errors),
+        render_times_rejected: rejected,
+        frame_hz: LAB_FRAME_HZ,
+        warmup_s: WARMUP_S,
+    })
+}
+
+/// What `arena lab interpolation` prints.
+#[derive(Debug, Serialize)]
+pub struct InterpolationReport {
+    pub experiment: &'static str,
+    #[serde(flatten)]
+    pub settings: LabSettings,
+    /// Rendered position against the target's true position at the render
+    /// time, metres: mean and 99th percentile over frames.
+    pub render_error_mean_m: f64,
+    pub render_error_p99_m: f64,
+    pub render_error_max_m: f64,
+    pub frames: usize,
+    pub interp_ms: f64,
+    pub extrapolated_frames: u64,
+    pub held_frames: u64,
+    pub history_resets: u64,
+    pub rtt_ms: f64,
+    pub frame_hz: f64,
+    pub warmup_s: f64,
+}
+
+/// The target's known path: a loop of running in a circle, stopping, running
+/// the other way and jumping, repeated.
+fn circle_script(t: f64) -> (f32, f32, bool) {
+    match t % 8.0 {
+        p if p < 3.0 => (1.0, 1.3, false),
+        p if p < 3.5 => (0.0, 0.0, false),
+        p if p < 6.5 => (1.0, -1.3, (p - 4.0).abs() < 1.0 / 64.0 || (p - 5.5).abs() < 1.0 / 64.0),
+        _ => (0.0, 0.6, false),
+    }
+}
+
+/// Runs `arena lab interpolation`: an observer draws a target that runs, turns
+/// and jumps on a known path; the drawn position is compared, every frame,
+/// with where the server had the target at the render time.
+pub fn interpolation(settings: LabSettings) -> Result<InterpolationReport, String> {
+    settings.validate()?;
+    let mut lab = LoopbackGame::start(
+        &settings.server_config(),
+        &settings.netcode(),
+        settings.seed,
+        &["Observer", "Target"],
+        frame(),
+    )?;
+    lab.step(frames_for(WARMUP_S));
+    let (observer, target) = (0, 1);
+    lab.teleport("Observer", SHOOTER_AT, 0.0);
+    lab.teleport("Target", Vec3::new(0.0, 0.0, 10.0), 0.0);
+    lab.step(LAB_FRAME_HZ as usize);
+    let start = lab.clients[observer].world().resource::<arena_client::InterpClock>().clone();
+
+    // The target's true positions, by server tick.
+    let mut truth: std::collections::BTreeMap<u32, Vec3> = std::collections::BTreeMap::new();
+    let mut errors = Vec::new();
+    let frames = (settings.seconds * LAB_FRAME_HZ).round() as usize;
+    for frame_index in 0..frames {
+        let t = frame_index as f64 / LAB_FRAME_HZ;
+        let (forward, turn, jump) = circle_script(t);
+        {
+            let mut input = lab.clients[target].world_mut().resource_mut::<LocalInput>();
+            input.forward = forward;
+            input.yaw = arena_sim::cmd::wrap_angle(input.yaw + turn / LAB_FRAME_HZ as f32);
+            if jump {
+                input.press(Buttons::JUMP);
+            }
+        }
+        lab.keep_alive("Target");
+        lab.step(1);
+        let tick = lab.server.world().resource::<arena_server::ServerTick>().0;
+        if let Some(state) = lab.sim("Target") {
+            truth.insert(tick, state.pos);
+        }
+        // The time the observer means to show: the render time, or with
+        // interpolation off its estimate of the newest server time.
+        let clock = lab.clients[observer].world().resource::<arena_client::InterpClock>().clone();
+        let shown_tick = clock.render_tick
+            + if lab.clients[observer].world().resource::<NetcodeSettings>().interpolation {
+                0.0
+            } else {
+                clock.delay_ticks
+            };
+        let Some(drawn) = drawn_remote(&mut lab.clients[observer]) else { continue };
+        let (a, b) = (shown_tick.floor() as u32, shown_tick.floor() as u32 + 1);
+        if let (Some(pa), Some(pb)) = (truth.get(&a), truth.get(&b)) {
+            let true_pos = pa.lerp(*pb, (shown_tick - shown_tick.floor()) as f32);
+            errors.push(f64::from(drawn.pos.distance(true_pos)));
+        }
+        while truth.len() > 1024 {
+            truth.pop_first();
+        }
+    }
+    let end = lab.clients[observer].world().resource::<arena_client::InterpClock>().clone();
+    let mut sorted = errors.clone();
+    sorted.sort_by(f64::total_cmp);
+    let percentile =
+        |p: f64| sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN);
+    Ok(InterpolationReport {
+        experiment: "interpolation",
+        render_error_mean_m: if errors.is_empty() {
+            f64::NAN
+        } else {
+            errors.iter().sum::<f64>() / errors.len() as f64
+        },
+        render_error_p99_m: percentile(0.99),
+        render_error_max_m: percentile(1.0),
+        frames: errors.len(),
+        interp_ms: interp_ms_of(&lab.clients[observer]),
+        extrapolated_frames: end.extrapolated_frames - start.extrapolated_frames,
+        held_frames: end.held_frames - start.held_frames,
+        history_resets: end.history_resets - start.history_resets,
+        rtt_ms: lab.clients[observer].world().resource::<NetStats>().rtt_ms,
+        frame_hz: LAB_FRAME_HZ,
+        warmup_s: WARMUP_S,
+        settings,
     })
 }

@@ -115,6 +115,13 @@ enum Experiment {
     /// counts mispredictions, corrections, missing and late commands, and
     /// measures input-to-motion latency.
     Prediction(LabArgs),
+    /// Hit registration: a shooter aims at a strafing target as its client
+    /// draws it and fires; reports hit ratio, the lead that would be needed,
+    /// and how far the server's rewind was from what the shooter saw.
+    Hitreg(LabArgs),
+    /// Interpolation: a target on a known path, drawn by an observer; reports
+    /// the drawn position's error against the truth at the render time.
+    Interpolation(LabArgs),
 }
 
 /// The flags every experiment takes.
@@ -243,13 +250,19 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e.to_string()),
             }
         }
-        Some(Mode::Lab { experiment: Experiment::Prediction(args) }) => {
-            let settings = match lab_settings(&args) {
+        Some(Mode::Lab { experiment }) => {
+            let (Experiment::Prediction(args) | Experiment::Hitreg(args) | Experiment::Interpolation(args)) =
+                &experiment;
+            let settings = match lab_settings(args) {
                 Ok(settings) => settings,
                 Err(e) => return fail(&e),
             };
             init_logging();
-            print_report(arena::lab::prediction(settings))
+            match experiment {
+                Experiment::Prediction(_) => print_report(arena::lab::prediction(settings)),
+                Experiment::Hitreg(_) => print_report(arena::lab::hitreg(settings)),
+                Experiment::Interpolation(_) => print_report(arena::lab::interpolation(settings)),
+            }
         }
         Some(Mode::Bots { connect, count, seconds, name, report }) => run_bots(&connect, count, seconds, name, report),
         Some(Mode::Host { port, tick, snapshot_rate, no_lag_compensation, max_clients, public_addrs, window }) => {
