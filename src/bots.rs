@@ -22,6 +22,19 @@ pub struct BotsConfig {
     pub count: usize,
     pub seconds: f64,
     pub name_prefix: String,
+    pub behavior: Behavior,
+}
+
+/// How headless bots play.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Behavior {
+    /// Wander: run, turn slowly, jump now and then.
+    Roam,
+    /// Go to about 12 m from the nearest player, face it, and strafe left
+    /// and right: a moving target.
+    Strafe,
+    /// Strafe, and aim at the nearest player and fire when it is in sight.
+    Aim,
 }
 
 /// What one bot saw, for `--report`.
@@ -49,6 +62,9 @@ struct Bot {
     welcomed_at: Option<Instant>,
     lost_at: Option<Instant>,
     phase: f32,
+    /// +1 or -1: which way it strafes.
+    strafe: f32,
+    next_turn_s: f32,
 }
 
 /// Runs the bots for `config.seconds` and reports on each.
@@ -59,7 +75,7 @@ pub fn run(config: &BotsConfig) -> Report {
             let mut app = App::new();
             app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
             app.world_mut().trigger(ConnectTo { addr: config.server, name: name.clone() });
-            Bot { app, name, welcomed_at: None, lost_at: None, phase: i as f32 * 1.7 }
+            Bot { app, name, welcomed_at: None, lost_at: None, phase: i as f32 * 1.7, strafe: 1.0, next_turn_s: 1.0 }
         })
         .collect();
     let start = Instant::now();
@@ -79,7 +95,11 @@ pub fn run(config: &BotsConfig) -> Report {
                 _ => {}
             }
             if in_game {
-                roam(&mut bot.app.world_mut().resource_mut::<LocalInput>(), start.elapsed().as_secs_f32() + bot.phase);
+                let t = start.elapsed().as_secs_f32() + bot.phase;
+                match config.behavior {
+                    Behavior::Roam => roam(&mut bot.app.world_mut().resource_mut::<LocalInput>(), t),
+                    Behavior::Strafe | Behavior::Aim => engage(bot, t, config.behavior == Behavior::Aim),
+                }
             }
         }
         next_frame += frame;
@@ -132,4 +152,38 @@ fn roam(input: &mut LocalInput, t: f32) {
     if (t % 3.0) < 0.02 {
         input.press(Buttons::JUMP);
     }
+}
+
+/// Keeps about 12 m from the nearest living player, facing it, strafing and
+/// changing direction every second or two; with `fire`, shoots when it has a
+/// clear line.
+fn engage(bot: &mut Bot, t: f32, fire: bool) {
+    const RANGE_M: f32 = 12.0;
+    let world = bot.app.world_mut();
+    let Some(me) = world.resource::<arena_client::LocalRender>().state else { return };
+    let mut others = world.query_filtered::<&arena_client::Interpolated, Without<arena_client::LocalPlayer>>();
+    let eye = me.eye_pos();
+    let nearest = others
+        .iter(world)
+        .map(|i| i.0)
+        .filter(|s| s.alive)
+        .min_by(|a, b| a.pos.distance_squared(me.pos).total_cmp(&b.pos.distance_squared(me.pos)));
+    let Some(target) = nearest else {
+        roam(&mut world.resource_mut::<LocalInput>(), t);
+        return;
+    };
+    let aim_point = arena_sim::Hitbox::of(&target).body_center();
+    let dir = (aim_point - eye).normalize_or_zero();
+    let distance = eye.distance(aim_point);
+    let in_sight = world.resource::<arena_client::ClientWorld>().cast_ray(eye, dir, distance).is_none();
+    if t >= bot.next_turn_s {
+        bot.strafe = -bot.strafe;
+        bot.next_turn_s = t + 1.0 + (t * 7.3).sin().abs();
+    }
+    let mut input = world.resource_mut::<LocalInput>();
+    input.yaw = (-dir.x).atan2(-dir.z);
+    input.pitch = dir.y.clamp(-1.0, 1.0).asin();
+    input.forward = ((distance - RANGE_M) / 4.0).clamp(-1.0, 1.0);
+    input.right = bot.strafe;
+    input.held = if fire && in_sight { Buttons::FIRE } else { Buttons::default() };
 }

@@ -106,6 +106,9 @@ enum Mode {
         /// Write a JSON report of what each bot saw to FILE.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
+        /// How the bots play.
+        #[arg(long, value_enum, default_value = "roam")]
+        behavior: arena::bots::Behavior,
     },
 }
 
@@ -221,6 +224,9 @@ struct WindowArgs {
     /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
     #[arg(long)]
     show_hitboxes: bool,
+    /// Demonstration aid: your view follows the nearest player in sight, as your client draws them.
+    #[arg(long)]
+    auto_aim: bool,
     /// Window size in pixels, WIDTHxHEIGHT.
     #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_resolution)]
     resolution: (u32, u32),
@@ -264,7 +270,9 @@ fn main() -> ExitCode {
                 Experiment::Interpolation(_) => print_report(arena::lab::interpolation(settings)),
             }
         }
-        Some(Mode::Bots { connect, count, seconds, name, report }) => run_bots(&connect, count, seconds, name, report),
+        Some(Mode::Bots { connect, count, seconds, name, report, behavior }) => {
+            run_bots(&connect, count, seconds, name, report, behavior)
+        }
         Some(Mode::Host { port, tick, snapshot_rate, no_lag_compensation, max_clients, public_addrs, window }) => {
             let server = ServerConfig {
                 bind: SocketAddr::from(([0, 0, 0, 0], port)),
@@ -312,7 +320,14 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
         conditions,
         conditioner_seed: None,
     };
-    let config = ViewConfig { start, name: args.name, screenshot, netcode, resolution: args.resolution };
+    let config = ViewConfig {
+        start,
+        name: args.name,
+        screenshot,
+        netcode,
+        resolution: args.resolution,
+        auto_aim: args.auto_aim,
+    };
     match arena_view::run(config) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(&e),
@@ -350,7 +365,14 @@ fn print_report<T: serde::Serialize>(report: Result<T, String>) -> ExitCode {
     }
 }
 
-fn run_bots(connect: &str, count: usize, seconds: f64, name: String, report: Option<PathBuf>) -> ExitCode {
+fn run_bots(
+    connect: &str,
+    count: usize,
+    seconds: f64,
+    name: String,
+    report: Option<PathBuf>,
+    behavior: arena::bots::Behavior,
+) -> ExitCode {
     let server = match arena_client::resolve_server_addr(connect) {
         Ok(addr) => addr,
         Err(e) => return fail(&e),
@@ -362,7 +384,7 @@ fn run_bots(connect: &str, count: usize, seconds: f64, name: String, report: Opt
         return fail(&format!("--count must be 1..={}", arena_protocol::MAX_PLAYERS));
     }
     init_logging();
-    let config = arena::bots::BotsConfig { server, count, seconds, name_prefix: name };
+    let config = arena::bots::BotsConfig { server, count, seconds, name_prefix: name, behavior };
     let result = arena::bots::run(&config);
     let json = match serde_json::to_string_pretty(&result) {
         Ok(json) => json,

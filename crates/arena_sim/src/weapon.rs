@@ -73,7 +73,7 @@ pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32) -> WeaponEve
     // `fire_cooldown_s` is the time from the start of this tick until the
     // rifle is ready. It may end a tick below zero by part of a tick while the
     // trigger is held: carrying that over keeps the rate at exactly 10 a
-    // second whatever the tick rate. Released, nothing is banked.
+    // second whatever the tick rate.
     if s.reload_s > 0.0 {
         s.reload_s -= dt_s;
         if s.reload_s <= 0.0 {
@@ -104,10 +104,10 @@ pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32) -> WeaponEve
             events.ignored = Some(Ignored::TooSoon);
         }
     }
-    s.fire_cooldown_s -= dt_s;
-    if !fire && s.fire_cooldown_s < 0.0 {
-        s.fire_cooldown_s = 0.0;
-    }
+    // Held, at most one tick's worth is carried (so a trigger held through a
+    // reload does not bank a burst); released, nothing.
+    let floor = if fire { -dt_s } else { 0.0 };
+    s.fire_cooldown_s = (s.fire_cooldown_s - dt_s).max(floor);
     events
 }
 
@@ -158,6 +158,19 @@ mod tests {
             }
         }
         assert_eq!(shots_before_reload, usize::from(MAGAZINE));
+    }
+
+    #[test]
+    fn holding_the_trigger_through_a_reload_banks_no_burst() {
+        let mut s = armed();
+        s.ammo = 1;
+        let dt = 1.0 / 64.0;
+        let shot_ticks: Vec<u32> =
+            (0..400).filter(|_| update_weapon(&mut s, &cmd(Buttons::FIRE), dt).shot.is_some()).collect();
+        assert!(shot_ticks.len() > 20);
+        for pair in shot_ticks.windows(2) {
+            assert!(pair[1] - pair[0] >= 6, "shots {pair:?} closer than the fire rate allows");
+        }
     }
 
     #[test]

@@ -156,8 +156,12 @@ fn remote_shots(
     }
 }
 
-fn fade(time: Res<Time>, mut fading: Query<(Entity, &mut Fade, &mut Transform)>, mut commands: Commands) {
+fn fade(time: Res<Time>, mut fading: Query<(Entity, Mut<Fade>, &mut Transform)>, mut commands: Commands) {
     for (entity, mut fade, mut transform) in &mut fading {
+        // Every effect is drawn for at least one frame, however slow frames are.
+        if fade.is_added() {
+            continue;
+        }
         fade.age_s += time.delta_secs();
         if fade.age_s >= fade.life_s {
             commands.entity(entity).despawn();

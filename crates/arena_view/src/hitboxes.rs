@@ -38,11 +38,14 @@ pub fn shot_target(c: &ShotComparison) -> Option<PlayerId> {
 
 /// A short line about a verdict, for the HUD.
 pub fn verdict(c: &ShotComparison) -> String {
-    let how = if c.result.lag_compensated {
-        let back_ms = (f64::from(c.fired.cmd_tick) - c.result.tested_tick).max(0.0);
-        format!("rewound {back_ms:.1} ticks")
-    } else {
+    let how = if !c.result.lag_compensated {
         "not compensated".to_string()
+    } else if (c.result.tested_tick - c.fired.render_tick).abs() > 0.5 {
+        // The server did not believe (or had to clamp) our render time.
+        format!("server's estimate used, {:.1} ticks from ours", c.result.tested_tick - c.fired.render_tick)
+    } else {
+        let back = f64::from(c.fired.cmd_tick) - c.result.tested_tick;
+        format!("rewound {back:.1} ticks")
     };
     match c.result.hit {
         Some(hit) => format!(
@@ -54,14 +57,13 @@ pub fn verdict(c: &ShotComparison) -> String {
     }
 }
 
-fn draw_hitbox(gizmos: &mut Gizmos, hitbox: &Hitbox, color: Color) {
+/// Draws a hitbox, `grow` metres larger all round (so that the server's,
+/// drawn a little larger, stays visible when it matches ours exactly).
+fn draw_hitbox(gizmos: &mut Gizmos, hitbox: &Hitbox, grow: f32, color: Color) {
     let (a, b) = hitbox.body_segment();
-    gizmos.primitive_3d(
-        &Capsule3d::new(BODY_RADIUS_M, (b - a).length()),
-        Isometry3d::from_translation((a + b) * 0.5),
-        color,
-    );
-    gizmos.sphere(Isometry3d::from_translation(hitbox.head_center()), HEAD_RADIUS_M, color);
+    let body = Capsule3d::new(BODY_RADIUS_M + grow, (b - a).length());
+    gizmos.primitive_3d(&body, Isometry3d::from_translation((a + b) * 0.5), color);
+    gizmos.sphere(Isometry3d::from_translation(hitbox.head_center()), HEAD_RADIUS_M + grow, color);
 }
 
 fn draw_comparisons(settings: Res<NetcodeSettings>, comparisons: Res<ShotComparisons>, mut gizmos: Gizmos) {
@@ -73,10 +75,10 @@ fn draw_comparisons(settings: Res<NetcodeSettings>, comparisons: Res<ShotCompari
         gizmos.line(c.fired.shot.origin, c.result.end, line);
         let Some(target) = shot_target(c) else { continue };
         if let Some((_, seen)) = c.fired.seen.iter().find(|(id, _)| *id == target) {
-            draw_hitbox(&mut gizmos, seen, SEEN);
+            draw_hitbox(&mut gizmos, seen, 0.0, SEEN);
         }
         if let Some((_, tested)) = c.result.hitboxes.iter().find(|(id, _)| *id == target) {
-            draw_hitbox(&mut gizmos, tested, TESTED);
+            draw_hitbox(&mut gizmos, tested, 0.04, TESTED);
         }
     }
 }

@@ -17,13 +17,21 @@ pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<PauseMenu>()
+        .init_resource::<AutoAim>()
         .add_systems(
             Update,
-            (toggle_pause, read_input).chain().in_set(ViewSet::Input).run_if(in_state(Session::InGame)),
+            (toggle_pause, read_input, auto_aim).chain().in_set(ViewSet::Input).run_if(in_state(Session::InGame)),
         )
         .add_systems(Update, grab_cursor.after(ViewSet::Menus))
         .add_systems(OnEnter(Session::InGame), close_pause_menu);
 }
+
+/// A demonstration aid (netcode panel, `--auto-aim`): the view follows the
+/// nearest player in sight, exactly as this client draws it. With lag
+/// compensation every shot then hits; without it, they trail the target by
+/// its speed times the latency.
+#[derive(Resource, Default, Debug)]
+pub struct AutoAim(pub bool);
 
 /// Whether the in-game pause menu is open (the game goes on; your player stands still).
 #[derive(Resource, Default, Debug)]
@@ -120,5 +128,28 @@ fn grab_cursor(session: Res<State<Session>>, pause: Res<PauseMenu>, mut cursor: 
             options.grab_mode = grab;
             options.visible = visible;
         }
+    }
+}
+
+fn auto_aim(
+    auto: Res<AutoAim>,
+    pause: Res<PauseMenu>,
+    local: Res<arena_client::LocalRender>,
+    world: Res<arena_client::ClientWorld>,
+    others: Query<&arena_client::Interpolated, Without<arena_client::LocalPlayer>>,
+    mut input: ResMut<LocalInput>,
+) {
+    let (true, false, Some(me)) = (auto.0, pause.open, local.state) else { return };
+    let eye = me.eye_pos();
+    let target = others
+        .iter()
+        .filter(|o| o.alive)
+        .map(|o| arena_sim::Hitbox::of(&o.0).body_center())
+        .filter(|p| world.cast_ray(eye, (*p - eye).normalize_or_zero(), eye.distance(*p)).is_none())
+        .min_by(|a, b| a.distance_squared(eye).total_cmp(&b.distance_squared(eye)));
+    if let Some(point) = target {
+        let dir = (point - eye).normalize_or_zero();
+        input.yaw = (-dir.x).atan2(-dir.z);
+        input.pitch = dir.y.clamp(-1.0, 1.0).asin().clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
     }
 }

@@ -53,6 +53,8 @@ pub struct ViewConfig {
     pub netcode: arena_client::NetcodeSettings,
     /// Window size in pixels.
     pub resolution: (u32, u32),
+    /// Start with the auto-aim demonstration on.
+    pub auto_aim: bool,
 }
 
 /// The ordered stages of a frame on the view side, after the client netcode
@@ -95,6 +97,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .add_plugins(ClientPlugin)
     .insert_resource(PlayerProfile { name: config.name.clone().unwrap_or_else(default_name) })
     .insert_resource(config.netcode.clone())
+    .insert_resource(input::AutoAim(config.auto_aim))
     .configure_sets(
         Update,
         (ViewSet::Input, ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay)

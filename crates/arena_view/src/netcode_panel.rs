@@ -7,6 +7,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::ViewSet;
+use crate::input::AutoAim;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<NetcodePanel>()
@@ -33,6 +34,7 @@ fn show_panel(
     stats: Res<NetStats>,
     clock: Res<InterpClock>,
     roster: Res<Roster>,
+    mut auto_aim: ResMut<AutoAim>,
 ) -> Result {
     if !panel.open {
         return Ok(());
@@ -51,6 +53,10 @@ fn show_panel(
             // Sections fold, for small windows.
             egui::CollapsingHeader::new("Techniques").default_open(true).show(ui, |ui| {
                 techniques(ui, &mut edited, &roster);
+                ui.checkbox(&mut auto_aim.0, "Auto-aim (demonstration)").on_hover_text(
+                    "Your view follows the nearest player as you see them. With lag compensation every \
+                     shot hits; without, shots trail by the target's speed times your latency.",
+                );
             });
             egui::CollapsingHeader::new("Link conditioner").default_open(true).show(ui, |ui| {
                 conditioner(ui, &mut edited.conditions);
