@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use arena_client::{ClientPlugin, ConnectTo, NetcodeSettings, Session};
+use arena_sim::PlayerState;
 use arena_server::{ServerConfig, ServerInfo};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
@@ -164,9 +165,10 @@ impl LoopbackGame {
         }
     }
 
-    /// Puts a player somewhere on the server (its clients see a respawn).
+    /// Puts a player at `pos` on the server, fresh, as a respawn would (its
+    /// clients see a respawn), but without spawn protection: experiments shoot at once.
     pub fn teleport(&mut self, name: &str, pos: Vec3, yaw: f32) {
-        self.edit_sim(name, |s| *s = s.respawned_at(pos, yaw));
+        self.edit_sim(name, |s| *s = PlayerState { protected_s: 0.0, ..s.respawned_at(pos, yaw) });
     }
 
     /// Keeps a player at full health (so that a target survives an experiment).

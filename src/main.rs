@@ -30,26 +30,26 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Mode {
+    /// Quick play: host a game with bots and jump straight in.
+    Play {
+        /// UDP port to listen on (all interfaces); another is taken if it is busy.
+        #[arg(long, default_value_t = DEFAULT_PORT)]
+        port: u16,
+        #[command(flatten)]
+        game: GameArgs,
+        #[command(flatten)]
+        window: WindowArgs,
+    },
     /// Host a game: a listen server on this machine, joined by your own player.
     Host {
         /// UDP port to listen on (all interfaces).
         #[arg(long, default_value_t = DEFAULT_PORT)]
         port: u16,
-        /// Simulation rate, ticks per second.
-        #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
-        tick: u32,
-        /// Snapshots per second (default: the tick rate).
-        #[arg(long)]
-        snapshot_rate: Option<u32>,
-        /// Turn lag compensation off for everyone.
-        #[arg(long)]
-        no_lag_compensation: bool,
-        /// Most players, you included.
-        #[arg(long, default_value_t = 16)]
-        max_clients: usize,
         /// An address players use to reach you from outside (NAT, port forwarding); repeatable.
         #[arg(long = "public-addr", value_name = "ADDR")]
         public_addrs: Vec<SocketAddr>,
+        #[command(flatten)]
+        game: GameArgs,
         #[command(flatten)]
         window: WindowArgs,
     },
@@ -68,18 +68,8 @@ enum Mode {
         /// An address players use to reach this server from outside (NAT, port forwarding); repeatable.
         #[arg(long = "public-addr", value_name = "ADDR")]
         public_addrs: Vec<SocketAddr>,
-        /// Most players at once.
-        #[arg(long, default_value_t = 16)]
-        max_clients: usize,
-        /// Simulation rate, ticks per second.
-        #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
-        tick: u32,
-        /// Snapshots per second (default: the tick rate).
-        #[arg(long)]
-        snapshot_rate: Option<u32>,
-        /// Turn lag compensation off for everyone.
-        #[arg(long)]
-        no_lag_compensation: bool,
+        #[command(flatten)]
+        game: GameArgs,
         /// Stop after this many seconds (for scripts and tests).
         #[arg(long)]
         seconds: Option<f64>,
@@ -207,6 +197,56 @@ impl LinkArgs {
     }
 }
 
+/// How a hosted or dedicated server runs its games.
+#[derive(Args, Debug, Clone)]
+struct GameArgs {
+    /// Simulation rate, ticks per second.
+    #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
+    tick: u32,
+    /// Snapshots per second (default: the tick rate).
+    #[arg(long)]
+    snapshot_rate: Option<u32>,
+    /// Turn lag compensation off for everyone.
+    #[arg(long)]
+    no_lag_compensation: bool,
+    /// Most players connected at once (bots not counted).
+    #[arg(long, default_value_t = 16)]
+    max_clients: usize,
+    /// Server-side bots (default: 5 for play, 0 otherwise).
+    #[arg(long)]
+    bots: Option<usize>,
+    /// How well the bots play, 0-1.
+    #[arg(long, default_value_t = 0.5)]
+    bot_skill: f32,
+    /// A match ends when someone reaches this many frags.
+    #[arg(long, default_value_t = 20)]
+    frag_limit: u16,
+    /// A match ends after this many minutes.
+    #[arg(long, default_value_t = 10.0)]
+    time_limit_min: f64,
+}
+
+impl GameArgs {
+    fn config(&self, bind: SocketAddr, public_addrs: Vec<SocketAddr>, default_bots: usize) -> ServerConfig {
+        ServerConfig {
+            bind,
+            public_addrs,
+            max_clients: self.max_clients,
+            tick_hz: self.tick,
+            snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
+            lag_compensation: !self.no_lag_compensation,
+            bots: self.bots.unwrap_or(default_bots),
+            bot_skill: self.bot_skill,
+            rules: arena_server::MatchRules {
+                frag_limit: self.frag_limit,
+                time_limit_s: (self.time_limit_min * 60.0).round().clamp(0.0, 86_400.0) as u32,
+                ..arena_server::MatchRules::default()
+            },
+            stop_after: None,
+        }
+    }
+}
+
 /// Options of the windowed modes.
 #[derive(Args, Debug, Clone)]
 struct WindowArgs {
@@ -237,20 +277,12 @@ struct WindowArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.mode {
-        Some(Mode::Server { bind, public_addrs, max_clients, tick, snapshot_rate, no_lag_compensation, seconds }) => {
+        Some(Mode::Server { bind, public_addrs, game, seconds }) => {
             let stop_after = match seconds.map(positive_duration).transpose() {
                 Ok(d) => d,
                 Err(e) => return fail(&e),
             };
-            let config = ServerConfig {
-                bind,
-                public_addrs,
-                max_clients,
-                tick_hz: tick,
-                snapshot_hz: snapshot_rate.unwrap_or(tick),
-                lag_compensation: !no_lag_compensation,
-                stop_after,
-            };
+            let config = ServerConfig { stop_after, ..game.config(bind, public_addrs, 0) };
             match arena_server::run_dedicated(&config) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string()),
@@ -273,16 +305,12 @@ fn main() -> ExitCode {
         Some(Mode::Bots { connect, count, seconds, name, report, behavior }) => {
             run_bots(&connect, count, seconds, name, report, behavior)
         }
-        Some(Mode::Host { port, tick, snapshot_rate, no_lag_compensation, max_clients, public_addrs, window }) => {
-            let server = ServerConfig {
-                bind: SocketAddr::from(([0, 0, 0, 0], port)),
-                public_addrs,
-                max_clients,
-                tick_hz: tick,
-                snapshot_hz: snapshot_rate.unwrap_or(tick),
-                lag_compensation: !no_lag_compensation,
-                stop_after: None,
-            };
+        Some(Mode::Play { port, game, window }) => {
+            let server = game.config(SocketAddr::from(([0, 0, 0, 0], port)), Vec::new(), arena_view::QUICK_PLAY_BOTS);
+            run_window(StartAction::QuickPlay(server), window)
+        }
+        Some(Mode::Host { port, public_addrs, game, window }) => {
+            let server = game.config(SocketAddr::from(([0, 0, 0, 0], port)), public_addrs, 0);
             run_window(StartAction::Host(server), window)
         }
         Some(Mode::Join { addr, window }) => match arena_client::resolve_server_addr(&addr) {

@@ -13,7 +13,7 @@ use bevy_renet::RenetClient;
 
 use crate::interpolation::{InterpClock, Interpolated, delay_ticks};
 use crate::prediction::PredictedEvents;
-use crate::replication::{CombatMessage, LocalPlayer, NetPlayer, Roster};
+use crate::replication::{GameMessage, LocalPlayer, NetPlayer, Roster};
 use crate::settings::NetcodeSettings;
 use crate::{ClientSet, Session};
 
@@ -133,7 +133,7 @@ fn remember_shots(
 }
 
 fn apply_combat_messages(
-    mut messages: MessageReader<CombatMessage>,
+    mut messages: MessageReader<GameMessage>,
     time: Res<Time<Real>>,
     mut memory: ResMut<ShotMemory>,
     mut comparisons: ResMut<ShotComparisons>,
@@ -143,7 +143,7 @@ fn apply_combat_messages(
     mut shots: MessageWriter<RemoteShot>,
 ) {
     let now = time.elapsed_secs_f64();
-    for CombatMessage(message) in messages.read() {
+    for GameMessage(message) in messages.read() {
         match message {
             ToClient::ShotResult(result) => {
                 if let Some(hit) = result.hit {

@@ -8,6 +8,7 @@
 use std::collections::BinaryHeap;
 use std::time::Duration;
 
+pub use arena_sim::rng::SplitMix64;
 use serde::{Deserialize, Serialize};
 
 /// What the conditioner does to every datagram, each way.
@@ -56,30 +57,6 @@ impl LinkConditions {
     /// The name of the preset these conditions match, if any.
     pub fn preset_name(&self) -> Option<&'static str> {
         Self::PRESETS.iter().find(|(_, p)| p == self).map(|(name, _)| *name)
-    }
-}
-
-/// A small, seeded random number generator (SplitMix64): reproducible runs
-/// for experiments, no dependency.
-#[derive(Clone, Debug)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in [0, 1).
-    pub fn next_f32(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
 }
 

@@ -12,6 +12,7 @@ mod connection;
 pub mod interpolation;
 mod prediction;
 mod replication;
+mod scoreboard;
 mod settings;
 mod stats;
 mod sync;
@@ -32,7 +33,8 @@ pub use conditioner::LinkConditions;
 pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
 pub use interpolation::{History, InterpClock, Interpolated};
 pub use prediction::{LocalRender, Predicted, PredictedEvents, Prediction};
-pub use replication::{CombatMessage, LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied, Welcomed};
+pub use replication::{GameMessage, LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied, Welcomed};
+pub use scoreboard::{MatchStatus, Scoreboard};
 pub use settings::NetcodeSettings;
 pub use stats::NetStats;
 pub use sync::ClockSync;
@@ -133,6 +135,7 @@ impl Plugin for ClientPlugin {
                 prediction::plugin,
                 interpolation::plugin,
                 combat::plugin,
+                scoreboard::plugin,
                 stats::plugin,
             ));
     }

@@ -18,7 +18,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<PlayerEntities>()
         .add_message::<Welcomed>()
         .add_message::<SnapshotApplied>()
-        .add_message::<CombatMessage>()
+        .add_message::<GameMessage>()
         .add_systems(PreUpdate, receive_messages.in_set(ClientSet::Apply).run_if(resource_exists::<RenetClient>))
         .add_systems(OnEnter(Session::Offline), clear_world);
 }
@@ -51,6 +51,8 @@ pub struct Roster {
     pub snapshot_hz: u32,
     pub map_name: String,
     pub names: BTreeMap<PlayerId, String>,
+    /// The server's bots.
+    pub bots: std::collections::BTreeSet<PlayerId>,
     /// Tick of the newest snapshot applied.
     pub last_snapshot_tick: Option<u32>,
 }
@@ -58,9 +60,9 @@ pub struct Roster {
 #[derive(Resource, Debug, Default)]
 struct PlayerEntities(HashMap<PlayerId, Entity>);
 
-/// Shots, damage and kills from the server, for the client's combat feedback.
+/// Shots, damage, kills, scores and the match's state from the server.
 #[derive(Message, Debug, Clone)]
-pub struct CombatMessage(pub ToClient);
+pub struct GameMessage(pub ToClient);
 
 /// The server welcomed us.
 #[derive(Message, Debug, Clone, Copy)]
@@ -96,7 +98,7 @@ fn receive_messages(
     mut players: Query<(&mut NetState, &mut PlayerName)>,
     mut welcomed: MessageWriter<Welcomed>,
     mut applied: MessageWriter<SnapshotApplied>,
-    mut combat: MessageWriter<CombatMessage>,
+    mut combat: MessageWriter<GameMessage>,
 ) {
     let mut newest: Option<Snapshot> = None;
     for channel in [channel::RELIABLE, channel::UNRELIABLE] {
@@ -127,6 +129,7 @@ fn receive_messages(
                     roster.tick_hz = welcome.tick_hz;
                     roster.snapshot_hz = welcome.snapshot_hz.clamp(1, welcome.tick_hz);
                     roster.map_name = clean_name(&welcome.map_name);
+                    roster.bots = welcome.players.iter().filter(|p| p.bot).map(|p| p.id).collect();
                     roster.names = welcome.players.into_iter().map(|p| (p.id, clean_name(&p.name))).collect();
                     roster.last_snapshot_tick = None;
                     fixed.set_timestep_hz(f64::from(welcome.tick_hz));
@@ -138,8 +141,12 @@ fn receive_messages(
                 ToClient::PlayerJoined(info) => {
                     info!("{} joined", info.name);
                     roster.names.insert(info.id, clean_name(&info.name));
+                    if info.bot {
+                        roster.bots.insert(info.id);
+                    }
                 }
                 ToClient::PlayerLeft { id } => {
+                    roster.bots.remove(&id);
                     if let Some(name) = roster.names.remove(&id) {
                         info!("{name} left");
                     }
@@ -150,8 +157,10 @@ fn receive_messages(
                 message @ (ToClient::ShotResult(_)
                 | ToClient::ShotFired { .. }
                 | ToClient::Damaged { .. }
-                | ToClient::Killed { .. }) => {
-                    combat.write(CombatMessage(message));
+                | ToClient::Killed { .. }
+                | ToClient::Scores(_)
+                | ToClient::Match(_)) => {
+                    combat.write(GameMessage(message));
                 }
                 ToClient::Snapshot(snapshot) => {
                     stats.snapshots_received += 1;

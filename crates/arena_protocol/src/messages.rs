@@ -80,11 +80,45 @@ pub enum ToClient {
         zone: HitZone,
         from: Vec3,
     },
-    /// To everyone: a kill.
+    /// To everyone: a kill (`killer == victim`: fell out of the world).
     Killed {
         killer: PlayerId,
         victim: PlayerId,
         zone: HitZone,
+    },
+    /// To everyone: the scoreboard, on every change and every few seconds.
+    Scores(Vec<ScoreRow>),
+    /// To everyone: the match's state, on every change and every few seconds.
+    Match(MatchInfo),
+}
+
+/// One line of the scoreboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScoreRow {
+    pub id: PlayerId,
+    pub frags: i16,
+    pub deaths: u16,
+    /// Round trip to the server, milliseconds (0 for bots).
+    pub ping_ms: u16,
+}
+
+/// Where the match is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MatchInfo {
+    /// Counts matches since the server started.
+    pub number: u32,
+    pub phase: MatchPhase,
+    pub frag_limit: u16,
+    /// Seconds left in this phase (the match, or the results screen).
+    pub seconds_left: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MatchPhase {
+    Playing,
+    /// Over: the results are shown until the next match starts.
+    Over {
+        winner: Option<PlayerId>,
     },
 }
 
@@ -140,6 +174,8 @@ pub struct Welcome {
 pub struct PlayerInfo {
     pub id: PlayerId,
     pub name: String,
+    /// A server-side bot.
+    pub bot: bool,
 }
 
 /// The world as the server had it at the end of one tick.
@@ -180,9 +216,16 @@ mod tests {
                 snapshot_hz: 20,
                 server_tick: 1234,
                 map_name: "Foundry".into(),
-                players: vec![PlayerInfo { id: PlayerId(3), name: "Ada".into() }],
+                players: vec![PlayerInfo { id: PlayerId(3), name: "Ada".into(), bot: false }],
             }),
             ToClient::PlayerLeft { id: PlayerId(9) },
+            ToClient::Scores(vec![ScoreRow { id: PlayerId(1), frags: -1, deaths: 4, ping_ms: 80 }]),
+            ToClient::Match(MatchInfo {
+                number: 2,
+                phase: MatchPhase::Over { winner: Some(PlayerId(1)) },
+                frag_limit: 20,
+                seconds_left: 9,
+            }),
             ToClient::Snapshot(Snapshot {
                 tick: 99,
                 last_cmd_tick: Some(97),

@@ -18,6 +18,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::connections::{Roster, ServerPlayer};
+use crate::match_flow::Frag;
 use crate::net::{broadcast, send};
 use crate::simulation::{ServerTick, Sim};
 use crate::{ServerSet, SimWorld, TickRate};
@@ -196,6 +197,7 @@ fn resolve_shots(
     mut players: Query<(Entity, &ServerPlayer, &mut Sim, &ClientPrefs)>,
     mut stats: ResMut<CombatStats>,
     mut log: ResMut<ShotLog>,
+    mut frags: MessageWriter<Frag>,
     mut commands: Commands,
 ) {
     let hz = f64::from(rate.0);
@@ -204,12 +206,14 @@ fn resolve_shots(
             continue;
         };
         let (shooter_client, prefs) = (shooter.client_id, prefs.0);
+        // A bot sees the world as it is: nothing to compensate.
+        let rtt_s = shooter_client.map(|c| server.rtt(c)).unwrap_or(0.0);
         stats.shots += 1;
         let current = history.latest();
-        let lag_compensated = server_lag_compensation.0 && prefs.lag_compensation;
+        let lag_compensated = server_lag_compensation.0 && prefs.lag_compensation && shooter_client.is_some();
         // What the shooter saw: the newest snapshot it had (a round trip and
         // the command's head start before its tick), minus its interpolation delay.
-        let rtt_ticks = server.rtt(shooter_client) * hz;
+        let rtt_ticks = rtt_s * hz;
         let estimate = f64::from(pending.cmd.tick)
             - f64::from(pending.margin_ticks.max(0.0))
             - rtt_ticks
@@ -238,52 +242,54 @@ fn resolve_shots(
         if let Some((victim_id, _, zone)) = nearest
             && let Some((victim_entity, victim, mut sim, _)) = players.iter_mut().find(|(_, p, _, _)| p.id == victim_id)
             && sim.alive
+            && sim.protected_s <= 0.0
         {
-            // A player killed earlier in this tick takes no more damage.
+            // A player killed earlier in this tick takes no more damage, and a
+            // freshly spawned one none at all.
             let damage = if zone == HitZone::Head { HEAD_DAMAGE } else { BODY_DAMAGE };
             sim.health = sim.health.saturating_sub(damage);
             let killed = sim.health == 0;
             stats.hits += 1;
-            send(
-                &mut server,
-                victim.client_id,
-                &ToClient::Damaged { attacker: pending.shooter, amount: damage, zone, from: origin },
-            );
+            if let Some(victim_client) = victim.client_id {
+                send(
+                    &mut server,
+                    victim_client,
+                    &ToClient::Damaged { attacker: pending.shooter, amount: damage, zone, from: origin },
+                );
+            }
             if killed {
                 sim.alive = false;
                 stats.kills += 1;
                 let respawn_tick = tick.0.wrapping_add((RESPAWN_DELAY_S * rate.0 as f32) as u32);
                 commands.entity(victim_entity).insert(Dead { respawn_tick });
-                let names = |id: PlayerId| roster.players.get(&id).map(|e| e.name.as_str()).unwrap_or("?");
                 info!(
                     "{} killed {}{}",
-                    names(pending.shooter),
-                    names(victim_id),
+                    roster.name(pending.shooter),
+                    roster.name(victim_id),
                     if zone == HitZone::Head { " (head shot)" } else { "" }
                 );
-                broadcast(&mut server, &ToClient::Killed { killer: pending.shooter, victim: victim_id, zone }, None);
+                frags.write(Frag { killer: pending.shooter, victim: victim_id, zone });
             }
             hit = Some(HitReport { victim: victim_id, zone, damage, killed });
         }
 
         let others: Vec<(PlayerId, Hitbox)> =
             tested.iter().filter(|(id, _)| *id != pending.shooter).copied().take(arena_protocol::MAX_PLAYERS).collect();
-        send(
-            &mut server,
-            shooter_client,
-            &ToClient::ShotResult(ShotResult {
+        if let Some(shooter_client) = shooter_client {
+            let result = ShotResult {
                 cmd_tick: pending.cmd.tick,
                 hit,
                 end,
                 lag_compensated,
                 tested_tick,
                 hitboxes: others.clone(),
-            }),
-        );
+            };
+            send(&mut server, shooter_client, &ToClient::ShotResult(result));
+        }
         broadcast(
             &mut server,
             &ToClient::ShotFired { shooter: pending.shooter, from: origin, to: end },
-            Some(shooter_client),
+            shooter_client,
         );
         log.0.push_back(ShotRecord {
             shooter: pending.shooter,

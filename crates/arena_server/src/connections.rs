@@ -1,5 +1,6 @@
-//! Players joining and leaving: a connected client gets a player at a free
-//! spawn point and a welcome; everyone else hears about it.
+//! Players joining and leaving: a connected client (or a new bot) gets a
+//! player at a free spawn point and, for a client, a welcome; everyone else
+//! hears about it. A leaving or timed-out client's player disappears at once.
 
 use std::collections::BTreeMap;
 
@@ -13,6 +14,7 @@ use bevy_renet::{RenetServer, RenetServerEvent};
 
 use crate::combat::ClientPrefs;
 use crate::intake::CommandBuffer;
+use crate::match_flow::Score;
 use crate::net::{broadcast, send};
 use crate::simulation::{ServerTick, Sim};
 use crate::{ServerStats, SimWorld, SnapshotRate, TickRate};
@@ -21,15 +23,15 @@ pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>().add_observer(on_server_event);
 }
 
-/// A player on the server, owned by one client.
+/// A player on the server: a client's, or a bot (no client).
 #[derive(Component, Debug, Clone)]
 pub struct ServerPlayer {
     pub id: PlayerId,
-    pub client_id: ClientId,
+    pub client_id: Option<ClientId>,
 }
 
 /// Who is on the server. Kept in step with the player entities, and updated
-/// at once (not through deferred commands) so that several clients joining in
+/// at once (not through deferred commands) so that several players joining in
 /// one frame get different ids, names and spawn points.
 #[derive(Resource, Default, Debug)]
 pub struct Roster {
@@ -40,7 +42,8 @@ pub struct Roster {
 
 #[derive(Debug, Clone)]
 pub struct RosterEntry {
-    pub client_id: ClientId,
+    /// `None` for a bot.
+    pub client_id: Option<ClientId>,
     pub name: String,
     pub entity: Entity,
     /// Where the player was last known to be, for choosing spawn points.
@@ -49,15 +52,18 @@ pub struct RosterEntry {
 
 impl Roster {
     pub fn by_client(&self, client_id: ClientId) -> Option<(PlayerId, &RosterEntry)> {
-        self.players.iter().find(|(_, e)| e.client_id == client_id).map(|(id, e)| (*id, e))
+        self.players.iter().find(|(_, e)| e.client_id == Some(client_id)).map(|(id, e)| (*id, e))
     }
 
     fn free_id(&self) -> Option<PlayerId> {
         (0..=u8::MAX).map(PlayerId).find(|id| !self.players.contains_key(id))
     }
 
-    fn infos(&self) -> Vec<PlayerInfo> {
-        self.players.iter().map(|(id, e)| PlayerInfo { id: *id, name: e.name.clone() }).collect()
+    pub fn infos(&self) -> Vec<PlayerInfo> {
+        self.players
+            .iter()
+            .map(|(id, e)| PlayerInfo { id: *id, name: e.name.clone(), bot: e.client_id.is_none() })
+            .collect()
     }
 
     /// A spawn point away from everyone else, and its yaw.
@@ -70,6 +76,36 @@ impl Roster {
             Some(spawn) => (spawn.pos, spawn.yaw()),
             None => (Vec3::ZERO, 0.0),
         }
+    }
+
+    /// Adds a player called (about) `wanted_name` at a free spawn point and
+    /// returns its id and entity, or `None` if every id is taken.
+    pub fn admit(
+        &mut self,
+        commands: &mut Commands,
+        world: &SimWorld,
+        wanted_name: &str,
+        client_id: Option<ClientId>,
+    ) -> Option<(PlayerId, Entity)> {
+        let id = self.free_id()?;
+        let name = unique_name(wanted_name, self.players.values().map(|e| e.name.as_str()));
+        let (pos, yaw) = self.choose_spawn(world, None);
+        let entity = commands
+            .spawn((
+                Name::new(format!("player {} ({name})", id.0)),
+                ServerPlayer { id, client_id },
+                Sim(PlayerState::spawned_at(pos, yaw)),
+                CommandBuffer::default(),
+                ClientPrefs::default(),
+                Score::default(),
+            ))
+            .id();
+        self.players.insert(id, RosterEntry { client_id, name, entity, last_pos: pos });
+        Some((id, entity))
+    }
+
+    pub fn name(&self, id: PlayerId) -> &str {
+        self.players.get(&id).map(|e| e.name.as_str()).unwrap_or("?")
     }
 }
 
@@ -87,28 +123,16 @@ fn on_server_event(
 ) {
     match event.event().0 {
         ServerEvent::ClientConnected { client_id } => {
-            let Some(id) = roster.free_id() else {
+            let raw_name = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
+            let Some((id, _)) = roster.admit(&mut commands, &world, &raw_name, Some(client_id)) else {
                 warn!("client {client_id} connected but every player id is taken; disconnecting it");
                 server.disconnect(client_id);
                 return;
             };
-            let raw_name = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
-            let name = unique_name(&raw_name, roster.players.values().map(|e| e.name.as_str()));
-            let (pos, yaw) = roster.choose_spawn(&world, None);
-            let entity = commands
-                .spawn((
-                    Name::new(format!("player {} ({name})", id.0)),
-                    ServerPlayer { id, client_id },
-                    Sim(PlayerState::spawned_at(pos, yaw)),
-                    CommandBuffer::default(),
-                    ClientPrefs::default(),
-                ))
-                .id();
-            roster.players.insert(id, RosterEntry { client_id, name: name.clone(), entity, last_pos: pos });
             stats.joins += 1;
+            let name = roster.name(id).to_string();
             let addr = transport.client_addr(client_id).map(|a| a.to_string()).unwrap_or_else(|| "?".into());
             info!("{name} joined from {addr} as player {}", id.0);
-
             let welcome = ToClient::Welcome(Welcome {
                 your_id: id,
                 tick_hz: tick_rate.0,
@@ -118,7 +142,8 @@ fn on_server_event(
                 players: roster.infos(),
             });
             send(&mut server, client_id, &welcome);
-            broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name }), Some(client_id));
+            broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name, bot: false }), Some(client_id));
+            commands.trigger(PlayersChanged);
         }
         ServerEvent::ClientDisconnected { client_id, reason } => {
             let Some((id, entry)) = roster.by_client(client_id).map(|(id, e)| (id, e.clone())) else {
@@ -130,6 +155,11 @@ fn on_server_event(
             stats.leaves += 1;
             info!("{} (player {}) left: {reason}", entry.name, id.0);
             broadcast(&mut server, &ToClient::PlayerLeft { id }, Some(client_id));
+            commands.trigger(PlayersChanged);
         }
     }
 }
+
+/// Someone joined or left: the scoreboard and match state go out again.
+#[derive(Event, Debug, Clone, Copy)]
+pub struct PlayersChanged;

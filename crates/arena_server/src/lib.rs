@@ -6,9 +6,11 @@
 //! server inside a host's game (on its own thread, see [`ListenServer`]) and
 //! the server half of the integration tests.
 
+mod bots;
 mod combat;
 mod connections;
 mod intake;
+mod match_flow;
 mod net;
 mod simulation;
 mod snapshots;
@@ -24,12 +26,14 @@ use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
+pub use bots::{BotBrain, BotSettings, Navigation};
 pub use combat::{
     ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, RENDER_TIME_TOLERANCE_S, ShotLog,
     ShotRecord, choose_tested_tick,
 };
 pub use connections::{Roster, RosterEntry, ServerPlayer};
 pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S};
+pub use match_flow::{Frag, MatchRules, MatchState, Score};
 pub use simulation::{ServerTick, Sim};
 pub use transport::{ServerError, ServerInfo};
 
@@ -48,6 +52,10 @@ pub struct ServerConfig {
     pub snapshot_hz: u32,
     /// Lag compensation for everyone (each client can also turn it off for itself).
     pub lag_compensation: bool,
+    /// Server-side bots to add, and how well they play (0-1).
+    pub bots: usize,
+    pub bot_skill: f32,
+    pub rules: MatchRules,
     /// Stop on its own after this long (for scripts and tests).
     pub stop_after: Option<Duration>,
 }
@@ -61,6 +69,9 @@ impl Default for ServerConfig {
             tick_hz: DEFAULT_TICK_HZ,
             snapshot_hz: DEFAULT_TICK_HZ,
             lag_compensation: true,
+            bots: 0,
+            bot_skill: 0.5,
+            rules: MatchRules::default(),
             stop_after: None,
         }
     }
@@ -77,6 +88,8 @@ pub enum ServerSet {
     /// Resolve this tick's shots against the lag-compensation history;
     /// damage, deaths, respawns (FixedUpdate).
     Combat,
+    /// Frags, the match clock, the scoreboard (FixedUpdate).
+    Match,
     /// Record every hitbox for lag compensation (FixedUpdate).
     Record,
     /// Send the result to everyone (FixedUpdate).
@@ -129,7 +142,8 @@ impl Plugin for ServerPlugin {
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
             .configure_sets(
                 FixedUpdate,
-                (ServerSet::Simulate, ServerSet::Combat, ServerSet::Record, ServerSet::Snapshot).chain(),
+                (ServerSet::Simulate, ServerSet::Combat, ServerSet::Match, ServerSet::Record, ServerSet::Snapshot)
+                    .chain(),
             )
             .add_plugins((
                 transport::plugin,
@@ -137,6 +151,8 @@ impl Plugin for ServerPlugin {
                 intake::plugin,
                 simulation::plugin,
                 combat::plugin,
+                match_flow::plugin,
+                bots::plugin,
                 snapshots::plugin,
             ));
     }
@@ -160,6 +176,15 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             config.snapshot_hz, config.tick_hz
         )));
     }
+    if config.bots > arena_protocol::MAX_PLAYERS {
+        return Err(ServerError::Config(format!("at most {} bots", arena_protocol::MAX_PLAYERS)));
+    }
+    if !(0.0..=1.0).contains(&config.bot_skill) {
+        return Err(ServerError::Config(format!("bot skill must be 0..=1, not {}", config.bot_skill)));
+    }
+    if config.rules.frag_limit == 0 || config.rules.time_limit_s == 0 {
+        return Err(ServerError::Config("the frag limit and the time limit must be above 0".into()));
+    }
     if config.max_clients == 0 || config.max_clients > arena_protocol::MAX_PLAYERS {
         return Err(ServerError::Config(format!(
             "max clients must be 1..={}, not {}",
@@ -168,7 +193,9 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         )));
     }
     let info = transport::open(app, config)?;
-    app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))));
+    app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
+        .insert_resource(BotSettings { count: config.bots, skill: config.bot_skill })
+        .insert_resource(config.rules);
     app.add_plugins(ServerPlugin {
         tick_hz: config.tick_hz,
         snapshot_hz: config.snapshot_hz,

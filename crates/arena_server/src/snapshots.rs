@@ -43,11 +43,12 @@ fn send_snapshots(
         players: states,
     };
     for (player, _, buffer) in &players {
+        let Some(client_id) = player.client_id else { continue };
         snapshot.last_cmd_tick = buffer.last_run_tick;
         snapshot.newest_cmd_tick = buffer.newest_received;
         snapshot.cmd_margin_centiticks =
             buffer.last_margin.map(|m| (m * 100.0).round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16);
-        send(&mut server, player.client_id, &ToClient::Snapshot(snapshot.clone()));
+        send(&mut server, client_id, &ToClient::Snapshot(snapshot.clone()));
     }
 }
 

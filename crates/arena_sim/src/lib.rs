@@ -9,7 +9,9 @@ pub mod cmd;
 pub mod hitbox;
 pub mod map;
 pub mod movement;
+pub mod nav;
 pub mod player;
+pub mod rng;
 pub mod spawn;
 pub mod weapon;
 pub mod world;
@@ -53,6 +55,8 @@ pub fn step_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
         (PlayerState { yaw: cmd.yaw, pitch: cmd.pitch, ..*state }, MoveEvents::default())
     };
     let weapon = weapon::update_weapon(&mut next, cmd, dt_s);
+    // Spawn protection runs out, or ends with the first shot.
+    next.protected_s = if weapon.shot.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
     (next, TickEvents { movement, weapon })
 }
 

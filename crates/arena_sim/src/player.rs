@@ -17,6 +17,8 @@ pub const CROUCH_HEIGHT_M: f32 = 1.2;
 pub const STAND_EYE_M: f32 = 1.62;
 /// Eye height above the feet when crouching, metres.
 pub const CROUCH_EYE_M: f32 = 1.05;
+/// How long a respawned player cannot be hurt, seconds (unless it fires).
+pub const SPAWN_PROTECTION_S: f32 = 1.5;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlayerState {
@@ -48,6 +50,9 @@ pub struct PlayerState {
     /// Counts (wrapping) every respawn or teleport: a change means "do not
     /// slide from the old position to the new one".
     pub spawn_count: u8,
+    /// Spawn protection left, seconds: no damage is taken while it lasts; it
+    /// ends early when the player fires.
+    pub protected_s: f32,
 }
 
 impl PlayerState {
@@ -64,10 +69,14 @@ impl PlayerState {
         }
     }
 
-    /// This player put back at a spawn point: a fresh state that keeps the
-    /// spawn counter going.
+    /// This player put back at a spawn point: a fresh state, briefly
+    /// protected, that keeps the spawn counter going.
     pub fn respawned_at(&self, pos: Vec3, yaw: f32) -> Self {
-        Self { spawn_count: self.spawn_count.wrapping_add(1), ..Self::spawned_at(pos, yaw) }
+        Self {
+            spawn_count: self.spawn_count.wrapping_add(1),
+            protected_s: SPAWN_PROTECTION_S,
+            ..Self::spawned_at(pos, yaw)
+        }
     }
 
     pub fn height(&self) -> f32 {

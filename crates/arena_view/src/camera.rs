@@ -1,7 +1,7 @@
 //! The camera: first person at the local player's eyes in a game, a slow
 //! flight around the arena behind the menus.
 
-use arena_client::{LocalInput, LocalRender, Session};
+use arena_client::{LocalInput, LocalRender, PredictedEvents, Session};
 use arena_sim::player::view_rotation;
 use bevy::camera::Exposure;
 use bevy::pbr::{DistanceFog, FogFalloff};
@@ -9,16 +9,26 @@ use bevy::prelude::*;
 
 use crate::ViewSet;
 use crate::scene::SKY;
+use crate::settings::Settings;
 
-/// Vertical field of view, degrees (about 100° across at 16:9).
+/// Vertical field of view before the settings are applied, degrees (about
+/// 100° across at 16:9).
 pub const FOV_VERTICAL_DEG: f32 = 70.0;
+/// Where the rifle rests relative to the camera, metres.
+const VIEW_MODEL_AT: Vec3 = Vec3::new(0.22, -0.2, -0.45);
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, spawn_camera).add_systems(
-        Update,
-        (first_person_camera.run_if(in_state(Session::InGame)), menu_camera.run_if(not(in_state(Session::InGame))))
-            .in_set(ViewSet::Follow),
-    );
+    app.init_resource::<Recoil>()
+        .add_systems(Startup, spawn_camera)
+        .add_systems(
+            Update,
+            (
+                (first_person_camera, animate_view_model).chain().run_if(in_state(Session::InGame)),
+                menu_camera.run_if(not(in_state(Session::InGame))),
+            )
+                .in_set(ViewSet::Follow),
+        )
+        .add_systems(Update, apply_fov.run_if(resource_changed::<Settings>));
 }
 
 /// The one 3D camera.
@@ -66,6 +76,8 @@ fn spawn_camera(
             ..default()
         },
         Transform::from_xyz(0.0, 20.0, 40.0).looking_at(Vec3::ZERO, Vec3::Y),
+        // The ears, for positional sounds: about a head's width apart.
+        SpatialListener::new(0.3),
     ));
     let camera = camera.id();
     // The rifle, low and to the right; shown only in a game.
@@ -73,7 +85,7 @@ fn spawn_camera(
         .spawn((
             Name::new("view model"),
             ViewModel,
-            Transform::from_xyz(0.22, -0.2, -0.45),
+            Transform::from_translation(VIEW_MODEL_AT),
             Visibility::Hidden,
             ChildOf(camera),
         ))
@@ -132,4 +144,55 @@ fn menu_camera(
     let angle = time.elapsed_secs() * 0.05 + 0.6;
     let eye = Vec3::new(angle.sin() * 42.0, 22.0, angle.cos() * 42.0);
     *transform = Transform::from_translation(eye).looking_at(Vec3::new(0.0, 1.0, 0.0), Vec3::Y);
+}
+
+/// Sets the camera's vertical field of view from the horizontal one in the
+/// settings (as seen on a 16:9 screen).
+fn apply_fov(settings: Res<Settings>, mut projections: Query<&mut Projection, With<MainCamera>>) {
+    let horizontal = settings.fov_deg.to_radians();
+    let vertical = 2.0 * ((horizontal * 0.5).tan() * 9.0 / 16.0).atan();
+    for mut projection in &mut projections {
+        if let Projection::Perspective(perspective) = projection.as_mut() {
+            perspective.fov = vertical;
+        }
+    }
+}
+
+/// How hard the rifle was just kicked back by a shot (fades quickly).
+#[derive(Resource, Default, Debug)]
+struct Recoil(f32);
+
+/// The rifle kicks back with every shot, dips and turns during a reload and
+/// sways with the player's steps.
+fn animate_view_model(
+    time: Res<Time>,
+    mut shots: MessageReader<PredictedEvents>,
+    local: Res<LocalRender>,
+    mut recoil: ResMut<Recoil>,
+    mut rifle: Query<&mut Transform, With<ViewModel>>,
+) {
+    for shot in shots.read().filter(|e| e.events.weapon.shot.is_some()) {
+        let _ = shot;
+        recoil.0 = (recoil.0 + 1.0).min(1.6);
+    }
+    recoil.0 *= (-time.delta_secs() * 16.0).exp();
+    let Some(state) = local.state else { return };
+    // 0 → 1 → 0 over the reload.
+    let reload = if state.reload_s > 0.0 {
+        (std::f32::consts::PI * (1.0 - state.reload_s / arena_sim::weapon::RELOAD_S)).sin()
+    } else {
+        0.0
+    };
+    let stride = state.step_phase / arena_sim::movement::FOOTSTEP_DISTANCE_M * std::f32::consts::TAU;
+    let sway = if state.on_ground { (state.ground_speed() / 7.0).min(1.0) } else { 0.0 };
+    for mut transform in &mut rifle {
+        transform.translation = VIEW_MODEL_AT
+            + Vec3::new(
+                stride.sin() * 0.012 * sway,
+                -(stride * 2.0).cos().abs() * 0.01 * sway - 0.14 * reload,
+                0.07 * recoil.0,
+            );
+        transform.rotation =
+            Quat::from_rotation_x(0.10 * recoil.0 - 0.6 * reload) * Quat::from_rotation_z(0.5 * reload);
+    }
 }

@@ -17,7 +17,11 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Ask to host a game with this configuration and join it.
 #[derive(Event, Debug, Clone)]
-pub struct HostGame(pub ServerConfig);
+pub struct HostGame {
+    pub config: ServerConfig,
+    /// If the port is taken, take any free one instead (quick play).
+    pub any_port_if_taken: bool,
+}
 
 /// The listen server this process runs, while hosting.
 #[derive(Resource, Debug)]
@@ -29,8 +33,17 @@ fn on_host_game(
     profile: Res<PlayerProfile>,
     mut last: ResMut<LastDisconnect>,
 ) {
-    let config = event.event().0.clone();
-    match ListenServer::start(config) {
+    let HostGame { config, any_port_if_taken } = event.event().clone();
+    let started = match ListenServer::start(config.clone()) {
+        Err(arena_server::ServerError::Bind { error, .. })
+            if any_port_if_taken && error.kind() == std::io::ErrorKind::AddrInUse =>
+        {
+            info!("port {} is taken; hosting on another", config.bind.port());
+            ListenServer::start(ServerConfig { bind: SocketAddr::new(config.bind.ip(), 0), ..config })
+        }
+        other => other,
+    };
+    match started {
         Ok(server) => {
             server.info.print_banner();
             let port = server.info.local_addr.port();

@@ -21,7 +21,7 @@ const QUIET_WARNING_S: f32 = 1.0;
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(OnEnter(Session::InGame), spawn_hud).add_systems(OnExit(Session::InGame), despawn_hud).add_systems(
         Update,
-        (connection_warning, hit_marker, damage_flash, vitals, verdicts)
+        (connection_warning, hit_marker, damage_flash, damage_arrows, vitals, verdicts)
             .in_set(ViewSet::Overlay)
             .run_if(in_state(Session::InGame)),
     );
@@ -40,6 +40,19 @@ struct DamageFlash {
 
 #[derive(Component)]
 struct Vitals;
+
+/// A red mark at the edge of the crosshair pointing towards whoever hit us.
+#[derive(Component)]
+struct DamageArrow {
+    /// Where the shot came from.
+    from: Vec3,
+    left_s: f32,
+}
+
+/// How long a damage direction mark stays, seconds.
+const DAMAGE_ARROW_S: f32 = 1.4;
+/// Its distance from the screen's centre, pixels.
+const DAMAGE_ARROW_RADIUS_PX: f32 = 90.0;
 
 #[derive(Component)]
 struct Verdicts;
@@ -241,5 +254,53 @@ fn verdicts(
         if text.0 != lines {
             text.0.clone_from(&lines);
         }
+    }
+}
+
+/// Points at where each recent hit came from, turning as we turn.
+fn damage_arrows(
+    time: Res<Time>,
+    mut damage: MessageReader<DamageTaken>,
+    local: Res<LocalRender>,
+    input: Res<arena_client::LocalInput>,
+    huds: Query<Entity, With<Hud>>,
+    mut arrows: Query<(Entity, &mut DamageArrow, &mut UiTransform, &mut BackgroundColor)>,
+    mut commands: Commands,
+) {
+    if let Ok(hud) = huds.single() {
+        for hit in damage.read() {
+            commands.spawn((
+                DamageArrow { from: hit.from, left_s: DAMAGE_ARROW_S },
+                Node {
+                    position_type: PositionType::Absolute,
+                    left: Val::Percent(50.0),
+                    top: Val::Percent(50.0),
+                    margin: UiRect { left: px(-30), top: px(-4), ..default() },
+                    width: px(60),
+                    height: px(8),
+                    ..default()
+                },
+                UiTransform::IDENTITY,
+                BackgroundColor(Color::srgba(1.0, 0.1, 0.05, 0.9)),
+                ChildOf(hud),
+            ));
+        }
+    }
+    let Some(me) = local.state else { return };
+    for (entity, mut arrow, mut transform, mut color) in &mut arrows {
+        arrow.left_s -= time.delta_secs();
+        if arrow.left_s <= 0.0 {
+            commands.entity(entity).despawn();
+            continue;
+        }
+        // The attacker's bearing relative to where we look: positive to the left.
+        let to = arrow.from - me.pos;
+        let bearing = arena_sim::cmd::wrap_angle((-to.x).atan2(-to.z) - input.yaw);
+        // On screen, clockwise from the top: left is negative.
+        let angle = -bearing;
+        let (sin, cos) = angle.sin_cos();
+        transform.translation = Val2::px(sin * DAMAGE_ARROW_RADIUS_PX, -cos * DAMAGE_ARROW_RADIUS_PX);
+        transform.rotation = Rot2::radians(angle);
+        color.0 = Color::srgba(1.0, 0.1, 0.05, 0.9 * (arrow.left_s / DAMAGE_ARROW_S).min(1.0));
     }
 }

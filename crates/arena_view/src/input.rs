@@ -1,6 +1,7 @@
-//! Keyboard and mouse into the local input, every frame: WASD, Space jump,
-//! Ctrl (or C) crouch, left mouse fire, R reload; mouse look while the cursor
-//! is grabbed. Esc opens the pause menu and releases the mouse.
+//! Keyboard and mouse into the local input, every frame, through the player's
+//! bindings (by default WASD, Space jump, Ctrl crouch, left mouse fire, R
+//! reload); mouse look while the cursor is grabbed. Esc opens the pause menu
+//! and releases the mouse.
 
 use arena_client::{LocalInput, Session};
 use arena_sim::Buttons;
@@ -11,6 +12,8 @@ use bevy::window::{CursorGrabMode, CursorOptions};
 
 use crate::ViewSet;
 use crate::netcode_panel::NetcodePanel;
+use crate::settings::{Action, Input, Settings};
+use crate::settings_menu::SettingsWindow;
 
 /// Radians of view turn per mouse count (about Quake's default feel).
 pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
@@ -68,60 +71,61 @@ fn read_input(
     motion: Res<AccumulatedMouseMotion>,
     pause: Res<PauseMenu>,
     panel: Res<NetcodePanel>,
+    settings_window: Res<SettingsWindow>,
+    settings: Res<Settings>,
     mut input: ResMut<LocalInput>,
 ) {
-    if pause.open {
-        // The player stands still while the menu is open.
+    if pause.open || settings_window.open {
+        // The player stands still while a menu is open.
         input.forward = 0.0;
         input.right = 0.0;
         input.held = Buttons::default();
         return;
     }
-    if keys.get_just_pressed().len() > 0 {
-        debug!("keys pressed: {:?}", keys.get_just_pressed().collect::<Vec<_>>());
-    }
-    let axis = |plus: KeyCode, minus: KeyCode| {
-        f32::from(u8::from(keys.pressed(plus))) - f32::from(u8::from(keys.pressed(minus)))
-    };
-    input.forward = axis(KeyCode::KeyW, KeyCode::KeyS);
-    input.right = axis(KeyCode::KeyD, KeyCode::KeyA);
+    let pressed = |action: Action| settings.input(action).pressed(&keys, &buttons);
+    let just = |action: Action| settings.input(action).just_pressed(&keys, &buttons);
+    let axis = |plus: Action, minus: Action| f32::from(u8::from(pressed(plus))) - f32::from(u8::from(pressed(minus)));
+    input.forward = axis(Action::Forward, Action::Back);
+    input.right = axis(Action::Right, Action::Left);
 
-    let bindings: [(Buttons, bool, bool); 4] = [
-        (Buttons::JUMP, keys.pressed(KeyCode::Space), keys.just_pressed(KeyCode::Space)),
-        (
-            Buttons::CROUCH,
-            keys.any_pressed([KeyCode::ControlLeft, KeyCode::KeyC]),
-            keys.any_just_pressed([KeyCode::ControlLeft, KeyCode::KeyC]),
-        ),
-        // With the netcode panel open, clicks are for the panel.
-        (
-            Buttons::FIRE,
-            !panel.open && buttons.pressed(MouseButton::Left),
-            !panel.open && buttons.just_pressed(MouseButton::Left),
-        ),
-        (Buttons::RELOAD, keys.pressed(KeyCode::KeyR), keys.just_pressed(KeyCode::KeyR)),
-    ];
+    // With the netcode panel open, the mouse is the panel's: no firing by click.
+    let mouse_free = |action: Action| panel.open && matches!(settings.input(action), Input::Mouse(_));
     let mut held = Buttons::default();
-    for (button, is_held, just) in bindings {
-        held.set(button, is_held);
-        if just {
+    for (button, action) in [
+        (Buttons::JUMP, Action::Jump),
+        (Buttons::CROUCH, Action::Crouch),
+        (Buttons::FIRE, Action::Fire),
+        (Buttons::RELOAD, Action::Reload),
+    ] {
+        if mouse_free(action) {
+            continue;
+        }
+        held.set(button, pressed(action));
+        if just(action) {
             input.press(button);
         }
     }
     input.held = held;
 
-    // Mouse look: every frame, never waiting for a tick (the mouse is the
-    // panel's while it is open).
+    // Mouse look: every frame, never waiting for a tick.
     let delta = motion.delta;
     if delta != Vec2::ZERO && !panel.open {
-        input.yaw = arena_sim::cmd::wrap_angle(input.yaw - delta.x * MOUSE_RAD_PER_COUNT);
-        input.pitch = (input.pitch - delta.y * MOUSE_RAD_PER_COUNT).clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
+        let rad_per_count = MOUSE_RAD_PER_COUNT * settings.mouse_sensitivity;
+        let vertical = if settings.invert_y { -delta.y } else { delta.y };
+        input.yaw = arena_sim::cmd::wrap_angle(input.yaw - delta.x * rad_per_count);
+        input.pitch = (input.pitch - vertical * rad_per_count).clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
     }
 }
 
-/// The cursor is grabbed and hidden while playing, free in every menu.
-fn grab_cursor(session: Res<State<Session>>, pause: Res<PauseMenu>, mut cursor: Query<&mut CursorOptions>) {
-    let playing = *session.get() == Session::InGame && !pause.open;
+/// The cursor is grabbed and hidden while playing, free in every menu and panel.
+fn grab_cursor(
+    session: Res<State<Session>>,
+    pause: Res<PauseMenu>,
+    panel: Res<NetcodePanel>,
+    settings_window: Res<SettingsWindow>,
+    mut cursor: Query<&mut CursorOptions>,
+) {
+    let playing = *session.get() == Session::InGame && !pause.open && !panel.open && !settings_window.open;
     let (grab, visible) = if playing { (CursorGrabMode::Locked, false) } else { (CursorGrabMode::None, true) };
     for mut options in &mut cursor {
         if options.grab_mode != grab || options.visible != visible {

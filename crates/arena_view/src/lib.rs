@@ -12,7 +12,11 @@ mod menu;
 mod netcode_panel;
 mod players;
 mod scene;
+mod scoreboard_ui;
 mod screenshot;
+mod settings;
+mod settings_menu;
+mod sound;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -32,6 +36,8 @@ pub enum StartAction {
     Menu,
     /// Host a listen server and join it.
     Host(ServerConfig),
+    /// Host with bots and join, on any free port if the usual one is taken.
+    QuickPlay(ServerConfig),
     /// Join the server at this address.
     Join(SocketAddr),
 }
@@ -71,6 +77,9 @@ pub enum ViewSet {
     Overlay,
 }
 
+/// Bots a quick-play game starts with.
+pub const QUICK_PLAY_BOTS: usize = 5;
+
 /// The local player's chosen name.
 #[derive(Resource, Clone, Debug)]
 pub struct PlayerProfile {
@@ -79,6 +88,23 @@ pub struct PlayerProfile {
 
 /// Opens the window and runs the game until the player quits.
 pub fn run(config: ViewConfig) -> Result<(), String> {
+    // Settings first: a missing or broken file never stops the game.
+    let loaded = match settings::settings_path() {
+        Some(path) => settings::load(&path),
+        None => settings::Loaded {
+            settings: settings::Settings::default().repaired().0,
+            problem: Some("No configuration directory (HOME is not set): settings will not be saved.".into()),
+        },
+    };
+    if let Some(problem) = &loaded.problem {
+        eprintln!("{problem}");
+    }
+    let mut user_settings = loaded.settings;
+    if let Some(name) = &config.name {
+        user_settings.name = arena_protocol::names::clean_name(name);
+    } else if user_settings.name.is_empty() {
+        user_settings.name = default_name();
+    }
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
@@ -95,7 +121,9 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     )
     .add_plugins(EguiPlugin::default())
     .add_plugins(ClientPlugin)
-    .insert_resource(PlayerProfile { name: config.name.clone().unwrap_or_else(default_name) })
+    .insert_resource(PlayerProfile { name: user_settings.name.clone() })
+    .insert_resource(settings::SettingsProblem(loaded.problem))
+    .insert_resource(user_settings)
     .insert_resource(config.netcode.clone())
     .insert_resource(input::AutoAim(config.auto_aim))
     .configure_sets(
@@ -115,7 +143,8 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         effects::plugin,
         hitboxes::plugin,
         host::plugin,
-    ));
+    ))
+    .add_plugins((settings_menu::plugin, sound::plugin, scoreboard_ui::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((

@@ -1,6 +1,6 @@
-//! Menus: the main menu (name, host, join, quit, and why the last connection
-//! ended), the "connecting" dialog, and the in-game pause menu (resume,
-//! disconnect, quit).
+//! Menus: the main menu (quick play, name, host with bots, join, settings,
+//! quit, and why the last connection ended), the "connecting" dialog, and the
+//! in-game pause menu (resume, netcode, settings, disconnect, quit).
 
 use std::net::SocketAddr;
 
@@ -14,7 +14,13 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use crate::host::{HostGame, HostedServer};
 use crate::input::PauseMenu;
 use crate::netcode_panel::NetcodePanel;
-use crate::{PlayerProfile, StartAction};
+use crate::settings::{Settings, SettingsProblem};
+use crate::settings_menu::{SettingsWindow, save_settings};
+use crate::sound::SoundStatus;
+use crate::{PlayerProfile, QUICK_PLAY_BOTS, StartAction};
+
+/// Most bots the host menu offers.
+const MAX_MENU_BOTS: usize = 12;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<MenuForm>()
@@ -32,13 +38,23 @@ struct MenuForm {
     name: String,
     port: String,
     address: String,
+    /// Bots to add when hosting, and their skill (0-1).
+    bots: usize,
+    bot_skill: f32,
     /// A problem with what was typed (not a connection error).
     problem: Option<String>,
 }
 
 impl Default for MenuForm {
     fn default() -> Self {
-        Self { name: String::new(), port: DEFAULT_PORT.to_string(), address: "127.0.0.1".into(), problem: None }
+        Self {
+            name: String::new(),
+            port: DEFAULT_PORT.to_string(),
+            address: "127.0.0.1".into(),
+            bots: QUICK_PLAY_BOTS,
+            bot_skill: 0.5,
+            problem: None,
+        }
     }
 }
 
@@ -52,7 +68,10 @@ fn take_startup_action(
     match action.0.take() {
         Some(StartAction::Host(config)) => {
             form.port = config.bind.port().to_string();
-            commands.trigger(HostGame(config));
+            commands.trigger(HostGame { config, any_port_if_taken: false });
+        }
+        Some(StartAction::QuickPlay(config)) => {
+            commands.trigger(HostGame { config, any_port_if_taken: true });
         }
         Some(StartAction::Join(addr)) => {
             form.address = addr.to_string();
@@ -70,29 +89,55 @@ fn title(ui: &mut egui::Ui) {
     ui.add_space(10.0);
 }
 
+#[allow(clippy::too_many_arguments)]
 fn main_menu(
     mut contexts: EguiContexts,
     session: Res<State<Session>>,
     mut form: ResMut<MenuForm>,
     mut profile: ResMut<PlayerProfile>,
-    last: Res<LastDisconnect>,
+    mut settings: ResMut<Settings>,
+    mut settings_window: ResMut<SettingsWindow>,
+    problems: (Res<LastDisconnect>, ResMut<SettingsProblem>, Res<SoundStatus>),
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) -> Result {
     if *session.get() != Session::Offline {
         return Ok(());
     }
+    let (last, mut settings_problem, sound) = problems;
     let ctx = contexts.ctx_mut()?;
     egui::Window::new("main menu")
         .title_bar(false)
         .resizable(false)
         .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
-        .default_width(360.0)
+        .default_width(380.0)
         .show(ctx, |ui| {
             title(ui);
+            ui.vertical_centered(|ui| {
+                let quick = egui::Button::new(egui::RichText::new("▶  Quick play").size(22.0).strong())
+                    .min_size(egui::vec2(220.0, 40.0));
+                if ui.add(quick).on_hover_text(format!("Host a game with {QUICK_PLAY_BOTS} bots and jump in")).clicked()
+                {
+                    take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                    form.problem = None;
+                    commands.trigger(HostGame {
+                        config: ServerConfig { bots: QUICK_PLAY_BOTS, ..ServerConfig::default() },
+                        any_port_if_taken: true,
+                    });
+                }
+            });
+            ui.add_space(10.0);
             egui::Grid::new("menu fields").num_columns(2).spacing([10.0, 8.0]).show(ui, |ui| {
                 ui.label("Your name");
                 ui.add(egui::TextEdit::singleline(&mut form.name).char_limit(arena_protocol::MAX_NAME_CHARS));
+                ui.end_row();
+                ui.label("Bots");
+                ui.horizontal(|ui| {
+                    ui.add(egui::Slider::new(&mut form.bots, 0..=MAX_MENU_BOTS));
+                    ui.label("skill");
+                    ui.add(egui::Slider::new(&mut form.bot_skill, 0.0..=1.0).show_value(false))
+                        .on_hover_text("How quickly and accurately bots aim");
+                });
                 ui.end_row();
                 ui.label("Host on port");
                 ui.horizontal(|ui| {
@@ -100,12 +145,17 @@ fn main_menu(
                     if ui.button("Host game").clicked() {
                         match form.port.trim().parse::<u16>() {
                             Ok(port) => {
-                                profile.name = clean_name(&form.name);
+                                take_name(&form, &mut profile, &mut settings, &mut settings_problem);
                                 form.problem = None;
-                                commands.trigger(HostGame(ServerConfig {
-                                    bind: SocketAddr::from(([0, 0, 0, 0], port)),
-                                    ..ServerConfig::default()
-                                }));
+                                commands.trigger(HostGame {
+                                    config: ServerConfig {
+                                        bind: SocketAddr::from(([0, 0, 0, 0], port)),
+                                        bots: form.bots,
+                                        bot_skill: form.bot_skill,
+                                        ..ServerConfig::default()
+                                    },
+                                    any_port_if_taken: false,
+                                });
                             }
                             Err(_) => form.problem = Some(format!("\"{}\" is not a port number (1-65535).", form.port)),
                         }
@@ -119,7 +169,7 @@ fn main_menu(
                     if ui.button("Join").clicked() || enter {
                         match resolve_server_addr(&form.address) {
                             Ok(addr) => {
-                                profile.name = clean_name(&form.name);
+                                take_name(&form, &mut profile, &mut settings, &mut settings_problem);
                                 form.problem = None;
                                 commands.trigger(ConnectTo { addr, name: profile.name.clone() });
                             }
@@ -129,18 +179,48 @@ fn main_menu(
                 });
                 ui.end_row();
             });
+            let warning = egui::Color32::from_rgb(255, 110, 90);
             if let Some(problem) = form.problem.as_ref().or(last.0.as_ref()) {
                 ui.add_space(8.0);
-                ui.colored_label(egui::Color32::from_rgb(255, 110, 90), problem);
+                ui.colored_label(warning, problem);
+            }
+            if let Some(problem) = &settings_problem.0 {
+                ui.add_space(4.0);
+                ui.colored_label(egui::Color32::from_rgb(255, 190, 90), problem);
+            }
+            if sound.silent == Some(true) {
+                ui.add_space(4.0);
+                ui.label(egui::RichText::new("No sound device found: the game runs silently.").weak());
             }
             ui.add_space(10.0);
             ui.vertical_centered(|ui| {
-                if ui.button("Quit").clicked() {
-                    exit.write(AppExit::Success);
-                }
+                ui.horizontal(|ui| {
+                    if ui.button("Settings").clicked() {
+                        settings_window.open = true;
+                    }
+                    if ui.button("Quit").clicked() {
+                        exit.write(AppExit::Success);
+                    }
+                });
             });
         });
+    // Names typed in the settings window show here too.
+    if settings.is_changed() && !ctx.egui_wants_keyboard_input() && form.name != settings.name {
+        form.name.clone_from(&settings.name);
+    }
     Ok(())
+}
+
+/// The name typed in the menu is the player's, and is saved with the settings.
+fn take_name(form: &MenuForm, profile: &mut PlayerProfile, settings: &mut Settings, problem: &mut SettingsProblem) {
+    let name = clean_name(&form.name);
+    profile.name.clone_from(&name);
+    if settings.name != name {
+        settings.name = name;
+        if let Err(e) = save_settings(settings) {
+            problem.0 = Some(e);
+        }
+    }
 }
 
 fn connecting_dialog(
@@ -178,6 +258,7 @@ fn pause_menu(
     session: Res<State<Session>>,
     mut pause: ResMut<PauseMenu>,
     mut panel: ResMut<NetcodePanel>,
+    mut settings_window: ResMut<SettingsWindow>,
     hosted: Option<Res<HostedServer>>,
     connection: Option<Res<ServerConnection>>,
     mut commands: Commands,
@@ -205,8 +286,12 @@ fn pause_menu(
                 if ui.button("Resume").clicked() {
                     pause.open = false;
                 }
-                if ui.button("Netcode (F1)").clicked() {
+                if ui.button("Netcode").clicked() {
                     panel.open = true;
+                    pause.open = false;
+                }
+                if ui.button("Settings").clicked() {
+                    settings_window.open = true;
                     pause.open = false;
                 }
                 let leave = if hosting { "Stop hosting" } else { "Disconnect" };

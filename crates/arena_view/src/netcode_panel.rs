@@ -21,8 +21,13 @@ pub struct NetcodePanel {
     pub open: bool,
 }
 
-fn toggle_panel(keys: Res<ButtonInput<KeyCode>>, mut panel: ResMut<NetcodePanel>) {
-    if keys.just_pressed(KeyCode::F1) {
+fn toggle_panel(
+    keys: Res<ButtonInput<KeyCode>>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    settings: Res<crate::settings::Settings>,
+    mut panel: ResMut<NetcodePanel>,
+) {
+    if settings.input(crate::settings::Action::NetcodePanel).just_pressed(&keys, &mouse) {
         panel.open = !panel.open;
     }
 }

@@ -1,0 +1,313 @@
+//! Server-side bots. A bot is a player with no client: its commands come from
+//! a small brain instead of the network, and from there on it is like
+//! everyone else: the same command buffer, the same movement and weapon code,
+//! the same snapshots and scoreboard.
+//!
+//! Out of a fight a bot walks between random spots along the navigation graph
+//! (through doors, up ramps and stairs). In a fight it strafes, jumps now and
+//! then, keeps its distance, and aims like a person: it reacts after a delay,
+//! turns at a limited speed and aims with an error, all scaled by its skill.
+
+use arena_sim::nav::NavGraph;
+use arena_sim::rng::SplitMix64;
+use arena_sim::weapon::MAGAZINE;
+use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, tick_dt_s};
+use bevy::prelude::*;
+
+use crate::connections::{PlayersChanged, Roster, ServerPlayer};
+use crate::intake::CommandBuffer;
+use crate::match_flow::MatchState;
+use crate::simulation::{ServerTick, Sim, advance_tick};
+use crate::{ServerSet, SimWorld, TickRate};
+
+/// Names bots are given, in order.
+const NAMES: [&str; 16] = [
+    "Hopper", "Lovelace", "Turing", "Hamilton", "Dijkstra", "Knuth", "Liskov", "Ritchie", "Thompson", "Kay", "Lamport",
+    "Carmack", "Abrash", "Cray", "Shannon", "Babbage",
+];
+/// Farthest a bot notices an enemy, metres.
+const SIGHT_M: f32 = 45.0;
+/// Half the field of view a bot sees in, radians; closer than
+/// [`HEARING_M`] it notices anyone.
+const HALF_FOV_RAD: f32 = 1.1;
+const HEARING_M: f32 = 8.0;
+/// Preferred fighting distance band, metres.
+const TOO_FAR_M: f32 = 18.0;
+const TOO_CLOSE_M: f32 = 7.0;
+/// Within this distance of a waypoint, it counts as reached, metres.
+const WAYPOINT_REACHED_M: f32 = 1.2;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_systems(Startup, (build_navigation, add_bots).chain())
+        .add_systems(FixedUpdate, think.after(advance_tick).in_set(ServerSet::Simulate));
+}
+
+/// How many bots to add and how well they play.
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct BotSettings {
+    pub count: usize,
+    /// 0 (hopeless) to 1 (sharp).
+    pub skill: f32,
+}
+
+/// The walkable spots of the arena and the links between them.
+#[derive(Resource, Debug)]
+pub struct Navigation(pub NavGraph);
+
+/// A bot's mind.
+#[derive(Component, Debug)]
+pub struct BotBrain {
+    skill: f32,
+    rng: SplitMix64,
+    /// Waypoints still to walk to, next first.
+    path: Vec<Vec3>,
+    target: Option<PlayerId>,
+    /// Tick at which the current target was first seen.
+    noticed_tick: u32,
+    yaw: f32,
+    pitch: f32,
+    /// Current aiming error (yaw, pitch), radians, and when it changes next.
+    aim_error: Vec2,
+    next_error_tick: u32,
+    strafe: f32,
+    next_strafe_tick: u32,
+    /// Where it was a second ago, to notice being stuck.
+    checkpoint: Vec3,
+    checkpoint_tick: u32,
+}
+
+impl BotBrain {
+    fn new(skill: f32, seed: u64) -> Self {
+        Self {
+            skill: skill.clamp(0.0, 1.0),
+            rng: SplitMix64::new(seed),
+            path: Vec::new(),
+            target: None,
+            noticed_tick: 0,
+            yaw: 0.0,
+            pitch: 0.0,
+            aim_error: Vec2::ZERO,
+            next_error_tick: 0,
+            strafe: 1.0,
+            next_strafe_tick: 0,
+            checkpoint: Vec3::ZERO,
+            checkpoint_tick: 0,
+        }
+    }
+
+    /// Seconds from seeing an enemy to the first shot.
+    fn reaction_s(&self) -> f32 {
+        0.6 - 0.4 * self.skill
+    }
+
+    /// Typical aiming error, radians (about 5 degrees for a novice, 1 for a sharp bot).
+    fn aim_spread_rad(&self) -> f32 {
+        (5.0 - 4.0 * self.skill).to_radians()
+    }
+
+    /// How fast it turns, radians per second.
+    fn turn_rate(&self) -> f32 {
+        (200.0 + 400.0 * self.skill).to_radians()
+    }
+}
+
+fn build_navigation(world: Res<SimWorld>, mut commands: Commands) {
+    let nav = NavGraph::build(&world);
+    debug!("navigation: {} spots", nav.nodes.len());
+    commands.insert_resource(Navigation(nav));
+}
+
+fn add_bots(
+    settings: Option<Res<BotSettings>>,
+    world: Res<SimWorld>,
+    mut roster: ResMut<Roster>,
+    mut commands: Commands,
+) {
+    let Some(settings) = settings else { return };
+    for i in 0..settings.count {
+        let name = format!("{} (bot)", NAMES[i % NAMES.len()]);
+        match roster.admit(&mut commands, &world, &name, None) {
+            Some((id, entity)) => {
+                commands.entity(entity).insert(BotBrain::new(settings.skill, 0xb07 + u64::from(id.0) * 7919));
+            }
+            None => warn!("no player id left for bot {name}"),
+        }
+    }
+    if settings.count > 0 {
+        info!("{} bots joined (skill {:.2})", settings.count, settings.skill);
+        commands.trigger(PlayersChanged);
+    }
+}
+
+/// Each tick, every bot decides its command for the tick.
+fn think(
+    tick: Res<ServerTick>,
+    rate: Res<TickRate>,
+    world: Res<SimWorld>,
+    nav: Res<Navigation>,
+    match_state: Res<MatchState>,
+    players: Query<(&ServerPlayer, &Sim)>,
+    mut bots: Query<(&ServerPlayer, &Sim, &mut BotBrain, &mut CommandBuffer)>,
+) {
+    let others: Vec<(PlayerId, PlayerState)> = players.iter().map(|(p, s)| (p.id, s.0)).collect();
+    let dt = tick_dt_s(rate.0);
+    for (me, sim, mut brain, mut buffer) in &mut bots {
+        let cmd = if match_state.is_over() {
+            UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
+        } else {
+            decide(&mut brain, me.id, &sim.0, &others, &world, &nav.0, tick.0, rate.0, dt)
+        };
+        // Filed like a client's command, for the tick about to run.
+        buffer.offer(cmd, tick.0.wrapping_sub(1), 0.0, rate.0);
+    }
+}
+
+/// A bot's command for one tick.
+fn decide(
+    brain: &mut BotBrain,
+    me_id: PlayerId,
+    me: &PlayerState,
+    others: &[(PlayerId, PlayerState)],
+    world: &SimWorld,
+    nav: &NavGraph,
+    tick: u32,
+    tick_hz: u32,
+    dt: f32,
+) -> UserCmd {
+    let seconds = |s: f32| (s * tick_hz as f32).round() as u32;
+    let mut cmd = UserCmd { tick, ..Default::default() };
+    if !me.alive {
+        brain.path.clear();
+        brain.target = None;
+        cmd.yaw = brain.yaw;
+        return cmd;
+    }
+    let eye = me.eye_pos();
+    let forward = arena_sim::player::view_forward(brain.yaw, 0.0);
+
+    // Who can it see?
+    let visible = |s: &PlayerState| {
+        let point = Hitbox::of(s).body_center();
+        let to = point - eye;
+        let distance = to.length();
+        let dir = to / distance.max(1e-3);
+        let in_view = distance < HEARING_M || dir.dot(forward) > HALF_FOV_RAD.cos();
+        s.alive && distance < SIGHT_M && in_view && world.cast_ray(eye, dir, distance).is_none()
+    };
+    let enemy = others
+        .iter()
+        .filter(|(id, s)| *id != me_id && visible(s))
+        .min_by(|a, b| a.1.pos.distance_squared(me.pos).total_cmp(&b.1.pos.distance_squared(me.pos)))
+        .copied();
+    if enemy.map(|(id, _)| id) != brain.target {
+        brain.target = enemy.map(|(id, _)| id);
+        brain.noticed_tick = tick;
+    }
+
+    let (desired_yaw, desired_pitch);
+    if let Some((_, target)) = enemy {
+        // Fight: aim (with an error that wanders), strafe, keep a distance.
+        if !arena_sim::tick_after(brain.next_error_tick, tick) {
+            let spread = brain.aim_spread_rad();
+            brain.aim_error = Vec2::new(brain.rng.range(-spread, spread), brain.rng.range(-spread, spread) * 0.5);
+            brain.next_error_tick = tick.wrapping_add(seconds(brain.rng.range(0.3, 0.8)));
+        }
+        let to = Hitbox::of(&target).body_center() - eye;
+        let dir = to.normalize_or_zero();
+        desired_yaw = (-dir.x).atan2(-dir.z) + brain.aim_error.x;
+        desired_pitch = dir.y.clamp(-1.0, 1.0).asin() + brain.aim_error.y;
+        if !arena_sim::tick_after(brain.next_strafe_tick, tick) {
+            brain.strafe = -brain.strafe;
+            brain.next_strafe_tick = tick.wrapping_add(seconds(brain.rng.range(0.4, 1.4)));
+        }
+        let distance = to.length();
+        cmd.right = brain.strafe;
+        cmd.forward = if distance > TOO_FAR_M {
+            1.0
+        } else if distance < TOO_CLOSE_M {
+            -1.0
+        } else {
+            0.0
+        };
+        if brain.rng.next_f32() < 0.01 {
+            cmd.buttons.set(Buttons::JUMP, true);
+        }
+        let reacted = arena_sim::tick_diff(tick, brain.noticed_tick) as f32 >= brain.reaction_s() * tick_hz as f32;
+        let on_target = angle_between(brain.yaw, brain.pitch, desired_yaw, desired_pitch) < 4f32.to_radians();
+        if reacted && on_target && me.ammo > 0 {
+            cmd.buttons.set(Buttons::FIRE, true);
+        }
+        brain.path.clear();
+    } else {
+        // Roam: walk the navigation graph to a random spot, and on.
+        if brain.path.is_empty() {
+            brain.path = new_route(nav, me.pos, &mut brain.rng);
+        }
+        while brain.path.first().is_some_and(|w| flat_distance(*w, me.pos) < WAYPOINT_REACHED_M) {
+            brain.path.remove(0);
+        }
+        match brain.path.first() {
+            Some(waypoint) => {
+                let to = *waypoint - me.pos;
+                desired_yaw = (-to.x).atan2(-to.z);
+                cmd.forward = 1.0;
+                // Jump down ledges and over whatever it bumps into.
+                if waypoint.y < me.pos.y - 1.0 && flat_distance(*waypoint, me.pos) < 2.5 {
+                    cmd.buttons.set(Buttons::JUMP, true);
+                }
+            }
+            None => desired_yaw = brain.yaw,
+        }
+        desired_pitch = 0.0;
+        if me.ammo < MAGAZINE / 3 && me.reload_s == 0.0 {
+            cmd.buttons.set(Buttons::RELOAD, true);
+        }
+    }
+
+    // Stuck (walking into something for a second): jump, then take another route.
+    if arena_sim::tick_diff(tick, brain.checkpoint_tick) >= tick_hz as i32 {
+        let moved = flat_distance(brain.checkpoint, me.pos);
+        if moved < 0.5 && cmd.forward != 0.0 {
+            cmd.buttons.set(Buttons::JUMP, true);
+            brain.path.clear();
+        }
+        brain.checkpoint = me.pos;
+        brain.checkpoint_tick = tick;
+    }
+
+    // Turn towards where it wants to look, no faster than it can.
+    let max_turn = brain.turn_rate() * dt;
+    brain.yaw = arena_sim::cmd::wrap_angle(
+        brain.yaw + arena_sim::cmd::wrap_angle(desired_yaw - brain.yaw).clamp(-max_turn, max_turn),
+    );
+    brain.pitch += (desired_pitch - brain.pitch).clamp(-max_turn, max_turn);
+    cmd.yaw = brain.yaw;
+    cmd.pitch = brain.pitch;
+    cmd.sanitize();
+    cmd
+}
+
+fn flat_distance(a: Vec3, b: Vec3) -> f32 {
+    Vec2::new(a.x - b.x, a.z - b.z).length()
+}
+
+fn angle_between(yaw_a: f32, pitch_a: f32, yaw_b: f32, pitch_b: f32) -> f32 {
+    let a = arena_sim::player::view_forward(yaw_a, pitch_a);
+    let b = arena_sim::player::view_forward(yaw_b, pitch_b);
+    a.dot(b).clamp(-1.0, 1.0).acos()
+}
+
+/// A route to a random spot at least 10 m away.
+fn new_route(nav: &NavGraph, from: Vec3, rng: &mut SplitMix64) -> Vec<Vec3> {
+    let Some(start) = nav.nearest(from) else { return Vec::new() };
+    for _ in 0..8 {
+        let goal = rng.below(nav.nodes.len());
+        if nav.nodes[goal].distance(from) < 10.0 {
+            continue;
+        }
+        if let Some(path) = nav.path(start, goal) {
+            return path.into_iter().map(|i| nav.nodes[i]).collect();
+        }
+    }
+    Vec::new()
+}

@@ -1,0 +1,178 @@
+//! A navigation graph for bots, built from the collision world itself: a grid
+//! of standing spots over every walkable surface, linked where a player can
+//! walk from one to the next (floors, ramps, stairs) or drop down a ledge.
+
+use std::collections::VecDeque;
+
+use glam::Vec3;
+use rapier3d::parry::query::ShapeCastOptions;
+use rapier3d::prelude::*;
+
+use crate::player::{PLAYER_RADIUS_M, STAND_HEIGHT_M};
+use crate::world::ArenaWorld;
+
+/// Distance between neighbouring spots, metres.
+pub const NAV_SPACING_M: f32 = 2.0;
+/// Largest rise between neighbouring spots a player walks up, metres (the
+/// stairs rise 0.75 m over 2 m, the ramps 0.67 m).
+const MAX_RISE_M: f32 = 0.8;
+/// Largest drop a bot will jump down, metres.
+const MAX_DROP_M: f32 = 3.5;
+/// Height from which surfaces are searched, metres.
+const PROBE_HEIGHT_M: f32 = 12.0;
+
+/// Standing spots and which spots can be reached from each.
+#[derive(Debug, Clone, Default)]
+pub struct NavGraph {
+    pub nodes: Vec<Vec3>,
+    pub links: Vec<Vec<usize>>,
+}
+
+impl NavGraph {
+    pub fn build(world: &ArenaWorld) -> Self {
+        let (min, max) = world.map().bounds();
+        let mut nodes = Vec::new();
+        let mut cells = Vec::new();
+        let (nx, nz) = (((max.x - min.x) / NAV_SPACING_M) as i32, ((max.z - min.z) / NAV_SPACING_M) as i32);
+        let mut index = vec![None; ((nx + 1) * (nz + 1)) as usize];
+        for ix in 0..=nx {
+            for iz in 0..=nz {
+                let x = min.x + (ix as f32 + 0.5) * NAV_SPACING_M;
+                let z = min.z + (iz as f32 + 0.5) * NAV_SPACING_M;
+                let Some(drop) = world.cast_ray(Vec3::new(x, PROBE_HEIGHT_M, z), Vec3::NEG_Y, PROBE_HEIGHT_M * 2.0)
+                else {
+                    continue;
+                };
+                let feet = Vec3::new(x, PROBE_HEIGHT_M - drop, z);
+                // Somewhere a player can stand, with room around it. Above a
+                // step's height, so spots on ramps and stair edges count.
+                let body_free = world.player_fits(feet + Vec3::Y * MAX_RISE_M, STAND_HEIGHT_M - MAX_RISE_M);
+                if drop < 0.5 || !body_free || !level_ground(world, feet) {
+                    continue;
+                }
+                index[(ix * (nz + 1) + iz) as usize] = Some(nodes.len());
+                nodes.push(feet);
+                cells.push((ix, iz));
+            }
+        }
+        let mut links = vec![Vec::new(); nodes.len()];
+        for (a, &(ix, iz)) in cells.iter().enumerate() {
+            for (dx, dz) in [(1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)] {
+                let (jx, jz) = (ix + dx, iz + dz);
+                if jx < 0 || jz < 0 || jx > nx || jz > nz {
+                    continue;
+                }
+                let Some(b) = index[(jx * (nz + 1) + jz) as usize] else { continue };
+                let rise = nodes[b].y - nodes[a].y;
+                if (-MAX_DROP_M..=MAX_RISE_M).contains(&rise) && passage_clear(world, nodes[a], nodes[b]) {
+                    links[a].push(b);
+                }
+            }
+        }
+        NavGraph { nodes, links }
+    }
+
+    /// The spot nearest to `pos` (preferring spots at about its height).
+    pub fn nearest(&self, pos: Vec3) -> Option<usize> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (i, n.distance_squared(pos) + (n.y - pos.y).powi(2) * 4.0))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(i, _)| i)
+    }
+
+    /// The spots from `from` to `to` along links (fewest hops), both included.
+    pub fn path(&self, from: usize, to: usize) -> Option<Vec<usize>> {
+        let mut previous = vec![usize::MAX; self.nodes.len()];
+        let mut queue = VecDeque::from([from]);
+        previous.get_mut(from).map(|p| *p = from)?;
+        while let Some(at) = queue.pop_front() {
+            if at == to {
+                let mut path = vec![to];
+                let mut node = to;
+                while node != from {
+                    node = previous[node];
+                    path.push(node);
+                }
+                path.reverse();
+                return Some(path);
+            }
+            for &next in &self.links[at] {
+                if previous[next] == usize::MAX {
+                    previous[next] = at;
+                    queue.push_back(next);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// Whether the ground under a spot is level enough to stand on (not the edge
+/// of a ledge): the floor is there a little to every side.
+fn level_ground(world: &ArenaWorld, feet: Vec3) -> bool {
+    let reach = PLAYER_RADIUS_M * 0.8;
+    [Vec3::X, Vec3::NEG_X, Vec3::Z, Vec3::NEG_Z].iter().all(|d| {
+        let from = feet + *d * reach + Vec3::Y * 0.6;
+        world.cast_ray(from, Vec3::NEG_Y, 1.2).is_some()
+    })
+}
+
+/// Whether a player's body, lifted a step's height, can move from `a` to `b`
+/// without hitting anything.
+fn passage_clear(world: &ArenaWorld, a: Vec3, b: Vec3) -> bool {
+    let lift = Vec3::Y * 0.5;
+    // Down a ledge: over the edge at the upper height, then falling.
+    let over = if b.y < a.y { Vec3::new(b.x, a.y, b.z) } else { b };
+    let (from, to) = (a + lift, over + lift);
+    let shape = Cylinder::new(0.6, PLAYER_RADIUS_M * 0.9);
+    let start = Pose::from_translation(from + Vec3::Y * 0.6);
+    let travel = to - from;
+    let distance = travel.length();
+    if distance < 1e-3 {
+        return true;
+    }
+    let options = ShapeCastOptions { max_time_of_impact: distance, ..ShapeCastOptions::default() };
+    world.queries().cast_shape(&start, travel / distance, &shape, options).is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::map::MapDef;
+
+    #[test]
+    fn the_arena_is_one_connected_network_up_to_the_platforms() {
+        let world = ArenaWorld::new(MapDef::foundry());
+        let nav = NavGraph::build(&world);
+        assert!(nav.nodes.len() > 400, "{} spots", nav.nodes.len());
+        let centre = nav.nearest(Vec3::new(0.0, 0.0, 6.0)).expect("a spot in the middle");
+        for (what, pos) in [
+            ("north platform", Vec3::new(0.0, 3.0, -25.0)),
+            ("south platform", Vec3::new(0.0, 3.0, 25.0)),
+            ("east lane", Vec3::new(25.0, 0.0, 0.0)),
+            ("west lane", Vec3::new(-25.0, 0.0, 0.0)),
+        ] {
+            let goal = nav.nearest(pos).expect("a spot");
+            assert!((nav.nodes[goal].y - pos.y).abs() < 0.1, "{what}: nearest spot {}", nav.nodes[goal]);
+            let there = nav.path(centre, goal).unwrap_or_else(|| panic!("no way to the {what}"));
+            assert!(nav.path(goal, centre).is_some(), "no way back from the {what}");
+            // Every hop is short.
+            for hop in there.windows(2) {
+                assert!(nav.nodes[hop[0]].distance(nav.nodes[hop[1]]) < NAV_SPACING_M * 1.5 + MAX_DROP_M);
+            }
+        }
+    }
+
+    #[test]
+    fn no_spot_is_inside_a_wall_or_a_crate() {
+        let world = ArenaWorld::new(MapDef::foundry());
+        let nav = NavGraph::build(&world);
+        for node in &nav.nodes {
+            assert!(world.player_fits(*node + Vec3::Y * MAX_RISE_M, STAND_HEIGHT_M - MAX_RISE_M), "{node}");
+            // And it is on the surface, not under it: the top of what is below.
+            assert!(world.cast_ray(*node + Vec3::Y * 0.3, Vec3::NEG_Y, 0.6).is_some(), "{node} floats");
+        }
+    }
+}

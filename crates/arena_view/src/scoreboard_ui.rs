@@ -1,0 +1,224 @@
+//! The match on screen: a clock and the frag limit, the kill feed, the
+//! scoreboard (held on its key), the results when a match ends, who killed
+//! you while you wait to respawn, and the connection at a glance.
+
+use arena_client::{
+    KillNotice, LocalRender, MatchStatus, NetStats, Roster, Scoreboard, Session, transport::UdpTransport,
+};
+use arena_protocol::MatchPhase;
+use arena_sim::{HitZone, PlayerId};
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use crate::settings::{Action, Settings};
+use crate::{ViewSet, player_color};
+
+/// How long a kill stays in the feed, seconds.
+const FEED_S: f64 = 7.0;
+/// Most kills in the feed at once.
+const FEED_LINES: usize = 5;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<KillFeed>()
+        .add_systems(Update, collect_kills.in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)))
+        .add_systems(OnExit(Session::InGame), |mut feed: ResMut<KillFeed>| feed.0.clear())
+        .add_systems(
+            EguiPrimaryContextPass,
+            (top_bar, kill_feed, death_notice, scoreboard).run_if(in_state(Session::InGame)),
+        );
+}
+
+/// Recent kills: (real time, the kill).
+#[derive(Resource, Default, Debug)]
+pub struct KillFeed(pub Vec<(f64, KillNotice)>);
+
+fn collect_kills(time: Res<Time<Real>>, mut kills: MessageReader<KillNotice>, mut feed: ResMut<KillFeed>) {
+    let now = time.elapsed_secs_f64();
+    feed.0.extend(kills.read().map(|k| (now, *k)));
+    feed.0.retain(|(t, _)| now - t < FEED_S);
+    let excess = feed.0.len().saturating_sub(FEED_LINES);
+    feed.0.drain(..excess);
+}
+
+fn color32(id: PlayerId) -> egui::Color32 {
+    let c = player_color(id).to_srgba();
+    egui::Color32::from_rgb((c.red * 255.0) as u8, (c.green * 255.0) as u8, (c.blue * 255.0) as u8)
+}
+
+fn name(roster: &Roster, id: PlayerId) -> String {
+    roster.names.get(&id).cloned().unwrap_or_else(|| format!("player {}", id.0))
+}
+
+fn clock(seconds: f64) -> String {
+    let s = seconds.max(0.0) as u64;
+    format!("{}:{:02}", s / 60, s % 60)
+}
+
+/// Match clock and frag limit at the top; the connection at the top right.
+fn top_bar(
+    mut contexts: EguiContexts,
+    time: Res<Time<Real>>,
+    status: Res<MatchStatus>,
+    stats: Res<NetStats>,
+    transport: Option<Res<UdpTransport>>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?;
+    let now = time.elapsed_secs_f64();
+    if let Some(info) = status.info
+        && info.phase == MatchPhase::Playing
+    {
+        egui::Area::new(egui::Id::new("match clock")).anchor(egui::Align2::CENTER_TOP, [0.0, 10.0]).show(ctx, |ui| {
+            ui.label(
+                egui::RichText::new(format!("{}   ·   first to {}", clock(status.seconds_left(now)), info.frag_limit))
+                    .size(20.0)
+                    .color(egui::Color32::WHITE)
+                    .strong(),
+            );
+        });
+    }
+    // Connection quality: round trip and loss, coloured.
+    let silent_s = transport.map(|t| t.server_silence().as_secs_f32()).unwrap_or(0.0);
+    let (bars, color) = if silent_s > 1.0 {
+        (0, egui::Color32::from_rgb(255, 80, 60))
+    } else if stats.rtt_ms < 80.0 && stats.packet_loss < 0.01 {
+        (3, egui::Color32::from_rgb(90, 220, 110))
+    } else if stats.rtt_ms < 160.0 && stats.packet_loss < 0.05 {
+        (2, egui::Color32::from_rgb(240, 200, 60))
+    } else {
+        (1, egui::Color32::from_rgb(255, 120, 60))
+    };
+    egui::Area::new(egui::Id::new("connection")).anchor(egui::Align2::RIGHT_BOTTOM, [-16.0, -12.0]).show(ctx, |ui| {
+        let signal: String = (0..3).map(|i| if i < bars { '▮' } else { '▯' }).collect();
+        ui.label(
+            egui::RichText::new(format!("{signal}  {:.0} ms  {:.1}% loss", stats.rtt_ms, stats.packet_loss * 100.0))
+                .color(color)
+                .size(14.0),
+        );
+    });
+    Ok(())
+}
+
+fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster>) -> Result {
+    if feed.0.is_empty() {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Area::new(egui::Id::new("kill feed")).anchor(egui::Align2::RIGHT_TOP, [-16.0, 48.0]).show(ctx, |ui| {
+        egui::Frame::new().fill(egui::Color32::from_black_alpha(110)).inner_margin(6.0).corner_radius(4.0).show(
+            ui,
+            |ui| {
+                for (_, kill) in &feed.0 {
+                    ui.horizontal(|ui| {
+                        if kill.killer == kill.victim {
+                            ui.label(
+                                egui::RichText::new(name(&roster, kill.victim)).color(color32(kill.victim)).strong(),
+                            );
+                            ui.label(egui::RichText::new("fell").color(egui::Color32::LIGHT_GRAY));
+                            return;
+                        }
+                        ui.label(egui::RichText::new(name(&roster, kill.killer)).color(color32(kill.killer)).strong());
+                        let how = if kill.zone == HitZone::Head { "⌖ head shot" } else { "▸" };
+                        ui.label(egui::RichText::new(how).color(egui::Color32::from_rgb(255, 220, 120)));
+                        ui.label(egui::RichText::new(name(&roster, kill.victim)).color(color32(kill.victim)).strong());
+                    });
+                }
+            },
+        );
+    });
+    Ok(())
+}
+
+/// Dead: who did it, and that a respawn is coming.
+fn death_notice(
+    mut contexts: EguiContexts,
+    local: Res<LocalRender>,
+    feed: Res<KillFeed>,
+    roster: Res<Roster>,
+    status: Res<MatchStatus>,
+) -> Result {
+    let dead = local.state.is_some_and(|s| !s.alive);
+    if !dead || status.is_over() {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let killer = feed.0.iter().rev().find(|(_, k)| Some(k.victim) == roster.local_id).map(|(_, k)| k.killer);
+    let line = match killer {
+        Some(k) if Some(k) == roster.local_id => "You fell.".to_string(),
+        Some(k) => format!("Killed by {}", name(&roster, k)),
+        None => "You died.".to_string(),
+    };
+    egui::Area::new(egui::Id::new("death")).anchor(egui::Align2::CENTER_CENTER, [0.0, -80.0]).show(ctx, |ui| {
+        ui.vertical_centered(|ui| {
+            ui.label(egui::RichText::new(line).size(28.0).color(egui::Color32::from_rgb(255, 90, 70)).strong());
+            ui.label(egui::RichText::new("respawning…").size(16.0).color(egui::Color32::WHITE));
+        });
+    });
+    Ok(())
+}
+
+/// The scoreboard while its key is held, and always when the match is over
+/// (then with the winner and the time to the next match).
+fn scoreboard(
+    mut contexts: EguiContexts,
+    keys: Res<ButtonInput<KeyCode>>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    settings: Res<Settings>,
+    time: Res<Time<Real>>,
+    board: Res<Scoreboard>,
+    status: Res<MatchStatus>,
+    roster: Res<Roster>,
+) -> Result {
+    let over = status.info.and_then(|i| match i.phase {
+        MatchPhase::Over { winner } => Some(winner),
+        MatchPhase::Playing => None,
+    });
+    let held = settings.input(Action::Scoreboard).pressed(&keys, &mouse);
+    if !held && over.is_none() {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let title = match over {
+        Some(Some(winner)) => format!("{} wins!", name(&roster, winner)),
+        Some(None) => "Match over".to_string(),
+        None => format!("Match {}", status.info.map(|i| i.number).unwrap_or(1)),
+    };
+    egui::Window::new("scoreboard")
+        .title_bar(false)
+        .resizable(false)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .min_width(380.0)
+        .show(ctx, |ui| {
+            ui.vertical_centered(|ui| {
+                let color = if over.is_some() { egui::Color32::from_rgb(255, 200, 70) } else { egui::Color32::WHITE };
+                ui.label(egui::RichText::new(title).size(26.0).strong().color(color));
+                if over.is_some() {
+                    let next = status.seconds_left(time.elapsed_secs_f64());
+                    ui.label(format!("Next match in {next:.0} s"));
+                }
+            });
+            ui.add_space(6.0);
+            egui::Grid::new("scores").num_columns(4).striped(true).spacing([24.0, 4.0]).show(ui, |ui| {
+                for header in ["Player", "Frags", "Deaths", "Ping"] {
+                    ui.label(egui::RichText::new(header).strong().weak());
+                }
+                ui.end_row();
+                for row in &board.rows {
+                    let me = Some(row.id) == roster.local_id;
+                    let mut player = egui::RichText::new(name(&roster, row.id)).color(color32(row.id));
+                    if me {
+                        player = player.strong().underline();
+                    }
+                    ui.label(player);
+                    ui.label(egui::RichText::new(row.frags.to_string()).strong());
+                    ui.label(row.deaths.to_string());
+                    ui.label(if roster.bots.contains(&row.id) {
+                        "bot".to_string()
+                    } else {
+                        format!("{} ms", row.ping_ms)
+                    });
+                    ui.end_row();
+                }
+            });
+        });
+    Ok(())
+}

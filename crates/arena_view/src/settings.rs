@@ -1,0 +1,465 @@
+//! Player settings: name, mouse, field of view, volume and key bindings,
+//! saved in the user's configuration directory and loaded at start. A file
+//! that does not parse is reported, kept aside as `settings.ron.bad`, and
+//! replaced with the defaults; the game never fails to start because of it.
+
+use std::path::{Path, PathBuf};
+
+use bevy::prelude::*;
+use serde::{Deserialize, Serialize};
+
+/// Where the settings live: `$ARENA_CONFIG_DIR`, else the platform's
+/// configuration directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux,
+/// `%APPDATA%` on Windows, `~/Library/Application Support` on macOS), in `arena/`.
+pub fn config_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("ARENA_CONFIG_DIR") {
+        return Some(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let base = if cfg!(windows) {
+        std::env::var_os("APPDATA").map(PathBuf::from)
+    } else if cfg!(target_os = "macos") {
+        home.map(|h| h.join("Library/Application Support"))
+    } else {
+        std::env::var_os("XDG_CONFIG_HOME").map(PathBuf::from).or_else(|| home.map(|h| h.join(".config")))
+    };
+    base.map(|b| b.join("arena"))
+}
+
+pub fn settings_path() -> Option<PathBuf> {
+    config_dir().map(|d| d.join("settings.ron"))
+}
+
+/// Something a player can press.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Input {
+    Key(KeyCode),
+    Mouse(MouseButton),
+}
+
+impl Input {
+    pub fn pressed(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
+        match self {
+            Input::Key(k) => keys.pressed(k),
+            Input::Mouse(b) => mouse.pressed(b),
+        }
+    }
+
+    pub fn just_pressed(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
+        match self {
+            Input::Key(k) => keys.just_pressed(k),
+            Input::Mouse(b) => mouse.just_pressed(b),
+        }
+    }
+
+    /// The name used in the settings file and the menus.
+    pub fn name(self) -> String {
+        match self {
+            Input::Mouse(MouseButton::Left) => "Mouse Left".into(),
+            Input::Mouse(MouseButton::Right) => "Mouse Right".into(),
+            Input::Mouse(MouseButton::Middle) => "Mouse Middle".into(),
+            Input::Mouse(MouseButton::Back) => "Mouse Back".into(),
+            Input::Mouse(MouseButton::Forward) => "Mouse Forward".into(),
+            Input::Mouse(MouseButton::Other(n)) => format!("Mouse {n}"),
+            Input::Key(key) => KEY_NAMES
+                .iter()
+                .find(|(_, k)| *k == key)
+                .map(|(n, _)| (*n).to_string())
+                .unwrap_or_else(|| format!("{key:?}")),
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Input> {
+        let name = name.trim();
+        match name {
+            "Mouse Left" => return Some(Input::Mouse(MouseButton::Left)),
+            "Mouse Right" => return Some(Input::Mouse(MouseButton::Right)),
+            "Mouse Middle" => return Some(Input::Mouse(MouseButton::Middle)),
+            "Mouse Back" => return Some(Input::Mouse(MouseButton::Back)),
+            "Mouse Forward" => return Some(Input::Mouse(MouseButton::Forward)),
+            _ => {}
+        }
+        KEY_NAMES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, k)| Input::Key(*k))
+    }
+}
+
+/// Keys that can be bound, by name.
+const KEY_NAMES: &[(&str, KeyCode)] = &[
+    ("A", KeyCode::KeyA),
+    ("B", KeyCode::KeyB),
+    ("C", KeyCode::KeyC),
+    ("D", KeyCode::KeyD),
+    ("E", KeyCode::KeyE),
+    ("F", KeyCode::KeyF),
+    ("G", KeyCode::KeyG),
+    ("H", KeyCode::KeyH),
+    ("I", KeyCode::KeyI),
+    ("J", KeyCode::KeyJ),
+    ("K", KeyCode::KeyK),
+    ("L", KeyCode::KeyL),
+    ("M", KeyCode::KeyM),
+    ("N", KeyCode::KeyN),
+    ("O", KeyCode::KeyO),
+    ("P", KeyCode::KeyP),
+    ("Q", KeyCode::KeyQ),
+    ("R", KeyCode::KeyR),
+    ("S", KeyCode::KeyS),
+    ("T", KeyCode::KeyT),
+    ("U", KeyCode::KeyU),
+    ("V", KeyCode::KeyV),
+    ("W", KeyCode::KeyW),
+    ("X", KeyCode::KeyX),
+    ("Y", KeyCode::KeyY),
+    ("Z", KeyCode::KeyZ),
+    ("0", KeyCode::Digit0),
+    ("1", KeyCode::Digit1),
+    ("2", KeyCode::Digit2),
+    ("3", KeyCode::Digit3),
+    ("4", KeyCode::Digit4),
+    ("5", KeyCode::Digit5),
+    ("6", KeyCode::Digit6),
+    ("7", KeyCode::Digit7),
+    ("8", KeyCode::Digit8),
+    ("9", KeyCode::Digit9),
+    ("F1", KeyCode::F1),
+    ("F2", KeyCode::F2),
+    ("F3", KeyCode::F3),
+    ("F4", KeyCode::F4),
+    ("F5", KeyCode::F5),
+    ("F6", KeyCode::F6),
+    ("F7", KeyCode::F7),
+    ("F8", KeyCode::F8),
+    ("F9", KeyCode::F9),
+    ("F10", KeyCode::F10),
+    ("F11", KeyCode::F11),
+    ("F12", KeyCode::F12),
+    ("Space", KeyCode::Space),
+    ("Tab", KeyCode::Tab),
+    ("Enter", KeyCode::Enter),
+    ("Backspace", KeyCode::Backspace),
+    ("Left Shift", KeyCode::ShiftLeft),
+    ("Right Shift", KeyCode::ShiftRight),
+    ("Left Ctrl", KeyCode::ControlLeft),
+    ("Right Ctrl", KeyCode::ControlRight),
+    ("Left Alt", KeyCode::AltLeft),
+    ("Right Alt", KeyCode::AltRight),
+    ("Up", KeyCode::ArrowUp),
+    ("Down", KeyCode::ArrowDown),
+    ("Left", KeyCode::ArrowLeft),
+    ("Right", KeyCode::ArrowRight),
+    ("Caps Lock", KeyCode::CapsLock),
+    ("Backquote", KeyCode::Backquote),
+    ("Minus", KeyCode::Minus),
+    ("Equal", KeyCode::Equal),
+    ("Comma", KeyCode::Comma),
+    ("Period", KeyCode::Period),
+    ("Slash", KeyCode::Slash),
+    ("Semicolon", KeyCode::Semicolon),
+    ("Quote", KeyCode::Quote),
+    ("Backslash", KeyCode::Backslash),
+    ("Left Bracket", KeyCode::BracketLeft),
+    ("Right Bracket", KeyCode::BracketRight),
+];
+
+/// What the player can do, each bound to an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Action {
+    Forward,
+    Back,
+    Left,
+    Right,
+    Jump,
+    Crouch,
+    Fire,
+    Reload,
+    Scoreboard,
+    NetcodePanel,
+}
+
+impl Action {
+    pub const ALL: [Action; 10] = [
+        Action::Forward,
+        Action::Back,
+        Action::Left,
+        Action::Right,
+        Action::Jump,
+        Action::Crouch,
+        Action::Fire,
+        Action::Reload,
+        Action::Scoreboard,
+        Action::NetcodePanel,
+    ];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Action::Forward => "Move forward",
+            Action::Back => "Move back",
+            Action::Left => "Move left",
+            Action::Right => "Move right",
+            Action::Jump => "Jump",
+            Action::Crouch => "Crouch",
+            Action::Fire => "Fire",
+            Action::Reload => "Reload",
+            Action::Scoreboard => "Scoreboard",
+            Action::NetcodePanel => "Netcode panel",
+        }
+    }
+}
+
+/// The settings file's contents. Bindings are stored by name ("W", "Space",
+/// "Mouse Left") so that the file stays readable and editable.
+#[derive(Resource, Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    pub name: String,
+    /// Multiplies the base mouse sensitivity.
+    pub mouse_sensitivity: f32,
+    pub invert_y: bool,
+    /// Horizontal field of view at 16:9, degrees.
+    pub fov_deg: f32,
+    /// 0 (silent) to 1.
+    pub volume: f32,
+    pub forward: String,
+    pub back: String,
+    pub left: String,
+    pub right: String,
+    pub jump: String,
+    pub crouch: String,
+    pub fire: String,
+    pub reload: String,
+    pub scoreboard: String,
+    pub netcode_panel: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            mouse_sensitivity: 1.0,
+            invert_y: false,
+            fov_deg: 100.0,
+            volume: 0.7,
+            forward: "W".into(),
+            back: "S".into(),
+            left: "A".into(),
+            right: "D".into(),
+            jump: "Space".into(),
+            crouch: "Left Ctrl".into(),
+            fire: "Mouse Left".into(),
+            reload: "R".into(),
+            scoreboard: "Tab".into(),
+            netcode_panel: "F1".into(),
+        }
+    }
+}
+
+/// Sensible ranges of the numbers.
+pub const SENSITIVITY_RANGE: std::ops::RangeInclusive<f32> = 0.1..=5.0;
+pub const FOV_RANGE: std::ops::RangeInclusive<f32> = 70.0..=130.0;
+
+impl Settings {
+    fn binding_mut(&mut self, action: Action) -> &mut String {
+        match action {
+            Action::Forward => &mut self.forward,
+            Action::Back => &mut self.back,
+            Action::Left => &mut self.left,
+            Action::Right => &mut self.right,
+            Action::Jump => &mut self.jump,
+            Action::Crouch => &mut self.crouch,
+            Action::Fire => &mut self.fire,
+            Action::Reload => &mut self.reload,
+            Action::Scoreboard => &mut self.scoreboard,
+            Action::NetcodePanel => &mut self.netcode_panel,
+        }
+    }
+
+    /// The input bound to `action` (the default's if the name is unknown).
+    pub fn input(&self, action: Action) -> Input {
+        let mut copy = self.clone();
+        Input::parse(copy.binding_mut(action))
+            .or_else(|| Input::parse(Settings::default().binding_mut(action)))
+            .unwrap_or(Input::Key(KeyCode::F12))
+    }
+
+    pub fn bind(&mut self, action: Action, input: Input) {
+        *self.binding_mut(action) = input.name();
+    }
+
+    /// Every field in range; problems found, in words.
+    pub fn repaired(mut self) -> (Self, Vec<String>) {
+        let mut problems = Vec::new();
+        let defaults = Settings::default();
+        if !self.mouse_sensitivity.is_finite() || !SENSITIVITY_RANGE.contains(&self.mouse_sensitivity) {
+            problems.push(format!("mouse sensitivity {} is outside {SENSITIVITY_RANGE:?}", self.mouse_sensitivity));
+            self.mouse_sensitivity = defaults.mouse_sensitivity;
+        }
+        if !self.fov_deg.is_finite() || !FOV_RANGE.contains(&self.fov_deg) {
+            problems.push(format!("field of view {} is outside {FOV_RANGE:?}", self.fov_deg));
+            self.fov_deg = defaults.fov_deg;
+        }
+        if !self.volume.is_finite() || !(0.0..=1.0).contains(&self.volume) {
+            problems.push(format!("volume {} is outside 0..=1", self.volume));
+            self.volume = defaults.volume;
+        }
+        for action in Action::ALL {
+            let mut fallback = defaults.clone();
+            let name = self.binding_mut(action).clone();
+            if Input::parse(&name).is_none() {
+                problems.push(format!("\"{name}\" is not a key this game knows ({})", action.label()));
+                *self.binding_mut(action) = fallback.binding_mut(action).clone();
+            }
+        }
+        self.name = arena_protocol::names::clean_name(&self.name);
+        (self, problems)
+    }
+
+    pub fn to_ron(&self) -> String {
+        let pretty = ron::ser::PrettyConfig::new().depth_limit(2);
+        ron::ser::to_string_pretty(self, pretty).unwrap_or_default()
+    }
+
+    pub fn from_ron(text: &str) -> Result<Self, String> {
+        ron::from_str::<Settings>(text).map_err(|e| e.to_string())
+    }
+}
+
+/// What loading found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Loaded {
+    pub settings: Settings,
+    /// Something to tell the player, if the file was not right.
+    pub problem: Option<String>,
+}
+
+/// Reads the settings at `path`. Missing: the defaults. Unparsable: the
+/// defaults, with the bad file kept next to it as `.bad` and a message.
+pub fn load(path: &Path) -> Loaded {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Loaded { settings: Settings::default().repaired().0, problem: None };
+        }
+        Err(e) => {
+            return Loaded {
+                settings: Settings::default().repaired().0,
+                problem: Some(format!("Could not read {}: {e}. Using the default settings.", path.display())),
+            };
+        }
+    };
+    match Settings::from_ron(&text) {
+        Ok(settings) => {
+            let (settings, problems) = settings.repaired();
+            let problem = (!problems.is_empty())
+                .then(|| format!("Some settings in {} were fixed: {}.", path.display(), problems.join("; ")));
+            Loaded { settings, problem }
+        }
+        Err(e) => {
+            let kept = path.with_extension("ron.bad");
+            let kept_note = match std::fs::rename(path, &kept) {
+                Ok(()) => format!("it was kept as {}", kept.display()),
+                Err(err) => format!("it could not be moved aside ({err})"),
+            };
+            Loaded {
+                settings: Settings::default().repaired().0,
+                problem: Some(format!(
+                    "The settings file {} did not parse ({e}); {kept_note}, and the defaults are in use.",
+                    path.display()
+                )),
+            }
+        }
+    }
+}
+
+/// Writes the settings to `path`, creating its directory.
+pub fn save(path: &Path, settings: &Settings) -> Result<(), String> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    // Write then rename, so a crash never leaves half a file.
+    let temporary = path.with_extension("ron.tmp");
+    std::fs::write(&temporary, settings.to_ron()).map_err(|e| format!("cannot write {}: {e}", temporary.display()))?;
+    std::fs::rename(&temporary, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+}
+
+/// A problem with the settings to show in the main menu.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct SettingsProblem(pub Option<String>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("arena-settings-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir.join("settings.ron")
+    }
+
+    #[test]
+    fn settings_round_trip_through_the_file() {
+        let path = scratch("round-trip");
+        let mut settings = Settings {
+            name: "Ada".into(),
+            mouse_sensitivity: 1.7,
+            invert_y: true,
+            fov_deg: 95.0,
+            volume: 0.25,
+            ..Settings::default()
+        };
+        settings.bind(Action::Jump, Input::Mouse(MouseButton::Right));
+        settings.bind(Action::Crouch, Input::Key(KeyCode::KeyC));
+        save(&path, &settings).expect("saves");
+        let loaded = load(&path);
+        assert_eq!(loaded.problem, None);
+        assert_eq!(loaded.settings, settings);
+        assert_eq!(loaded.settings.input(Action::Jump), Input::Mouse(MouseButton::Right));
+        assert_eq!(loaded.settings.input(Action::Crouch), Input::Key(KeyCode::KeyC));
+    }
+
+    #[test]
+    fn a_missing_file_gives_the_defaults_quietly() {
+        let loaded = load(&scratch("missing"));
+        assert_eq!(loaded.problem, None);
+        assert_eq!(loaded.settings.fov_deg, Settings::default().fov_deg);
+    }
+
+    #[test]
+    fn a_corrupt_file_is_kept_aside_and_reported() {
+        let path = scratch("corrupt");
+        std::fs::write(&path, "(name: \"Ada\", fov_deg: ").expect("writes");
+        let loaded = load(&path);
+        assert_eq!(loaded.settings, Settings::default().repaired().0);
+        let problem = loaded.problem.expect("reported");
+        assert!(problem.contains("did not parse"), "{problem}");
+        assert!(!path.exists(), "moved aside");
+        let kept = path.with_extension("ron.bad");
+        assert_eq!(std::fs::read_to_string(kept).expect("kept"), "(name: \"Ada\", fov_deg: ");
+    }
+
+    #[test]
+    fn out_of_range_values_and_unknown_keys_are_repaired() {
+        let path = scratch("repair");
+        std::fs::write(
+            &path,
+            "(mouse_sensitivity: 90.0, fov_deg: 10.0, volume: -1.0, jump: \"Hyperspace\", name: \"  Bob  \")",
+        )
+        .expect("writes");
+        let loaded = load(&path);
+        let s = loaded.settings;
+        assert_eq!((s.mouse_sensitivity, s.fov_deg, s.volume), (1.0, 100.0, 0.7));
+        assert_eq!(s.input(Action::Jump), Input::Key(KeyCode::Space));
+        assert_eq!(s.name, "Bob");
+        assert!(loaded.problem.is_some_and(|p| p.contains("Hyperspace")));
+    }
+
+    #[test]
+    fn every_bindable_name_parses_back() {
+        for (name, key) in KEY_NAMES {
+            assert_eq!(Input::parse(name), Some(Input::Key(*key)));
+            assert_eq!(Input::Key(*key).name(), *name);
+        }
+        assert_eq!(Input::parse("mouse left"), None, "mouse names are exact");
+        assert_eq!(Input::parse("Mouse Left"), Some(Input::Mouse(MouseButton::Left)));
+    }
+}

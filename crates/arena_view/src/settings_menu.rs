@@ -1,0 +1,160 @@
+//! The settings window (from the main menu and the Esc menu): name, mouse,
+//! field of view, volume and key bindings. Changes apply at once and are
+//! saved when the window closes.
+
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use crate::PlayerProfile;
+use crate::settings::{Action, FOV_RANGE, Input, SENSITIVITY_RANGE, Settings, SettingsProblem, save, settings_path};
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<SettingsWindow>()
+        .add_systems(EguiPrimaryContextPass, show_settings)
+        .add_systems(Update, capture_binding)
+        .add_systems(Update, apply_volume.run_if(resource_changed::<Settings>));
+}
+
+/// Whether the settings window is open, and which action waits for a key.
+#[derive(Resource, Default, Debug)]
+pub struct SettingsWindow {
+    pub open: bool,
+    rebinding: Option<Action>,
+    /// The frame the rebinding started: its own click does not count.
+    rebinding_started: bool,
+}
+
+fn show_settings(
+    mut contexts: EguiContexts,
+    mut window: ResMut<SettingsWindow>,
+    mut settings: ResMut<Settings>,
+    mut profile: ResMut<PlayerProfile>,
+    mut problem: ResMut<SettingsProblem>,
+) -> Result {
+    if !window.open {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let mut open = true;
+    let mut edited = settings.clone();
+    egui::Window::new("Settings")
+        .open(&mut open)
+        .resizable(false)
+        .collapsible(false)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .show(ctx, |ui| {
+            egui::Grid::new("settings").num_columns(2).spacing([12.0, 6.0]).show(ui, |ui| {
+                ui.label("Name");
+                ui.add(egui::TextEdit::singleline(&mut edited.name).char_limit(arena_protocol::MAX_NAME_CHARS));
+                ui.end_row();
+                ui.label("Mouse sensitivity");
+                ui.add(egui::Slider::new(&mut edited.mouse_sensitivity, SENSITIVITY_RANGE).logarithmic(true));
+                ui.end_row();
+                ui.label("Invert mouse Y");
+                ui.checkbox(&mut edited.invert_y, "");
+                ui.end_row();
+                ui.label("Field of view");
+                ui.add(egui::Slider::new(&mut edited.fov_deg, FOV_RANGE).suffix("°"));
+                ui.end_row();
+                ui.label("Volume");
+                ui.add(egui::Slider::new(&mut edited.volume, 0.0..=1.0));
+                ui.end_row();
+            });
+            ui.separator();
+            ui.label("Keys (click, then press a key or mouse button; Esc cancels)");
+            egui::Grid::new("bindings").num_columns(2).spacing([12.0, 4.0]).show(ui, |ui| {
+                for action in Action::ALL {
+                    ui.label(action.label());
+                    let text = if window.rebinding == Some(action) {
+                        "press a key…".to_string()
+                    } else {
+                        edited.input(action).name()
+                    };
+                    if ui.button(text).clicked() {
+                        window.rebinding = Some(action);
+                        window.rebinding_started = true;
+                    }
+                    ui.end_row();
+                }
+            });
+            ui.separator();
+            ui.horizontal(|ui| {
+                if ui.button("Defaults").clicked() {
+                    edited = Settings { name: edited.name.clone(), ..Settings::default() };
+                }
+                if ui.button("Done").clicked() {
+                    window.open = false;
+                }
+            });
+            if let Some(path) = settings_path() {
+                ui.label(egui::RichText::new(format!("Saved in {}", path.display())).small().weak());
+            }
+        });
+    if edited != *settings {
+        *settings = edited;
+    }
+    if !open || !window.open {
+        window.open = false;
+        window.rebinding = None;
+        let (clean, _) = settings.clone().repaired();
+        profile.name.clone_from(&clean.name);
+        if let Err(e) = save_settings(&clean) {
+            problem.0 = Some(e);
+        }
+        if *settings != clean {
+            *settings = clean;
+        }
+    }
+    Ok(())
+}
+
+/// Saves the settings where they are loaded from; a failure is logged and returned in words.
+pub(crate) fn save_settings(settings: &Settings) -> Result<(), String> {
+    let Some(path) = settings_path() else {
+        return Err("Settings not saved: no configuration directory (HOME is not set).".into());
+    };
+    match save(&path, settings) {
+        Ok(()) => {
+            info!("settings saved to {}", path.display());
+            Ok(())
+        }
+        Err(e) => {
+            warn!("{e}");
+            Err(format!("Settings not saved: {e}"))
+        }
+    }
+}
+
+/// While an action waits for a key, the next key or mouse button pressed is bound to it.
+fn capture_binding(
+    mut window: ResMut<SettingsWindow>,
+    keys: Res<ButtonInput<KeyCode>>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    mut settings: ResMut<Settings>,
+) {
+    let Some(action) = window.rebinding else { return };
+    if window.rebinding_started {
+        // The click that started the rebinding is still in this frame's input.
+        window.rebinding_started = false;
+        return;
+    }
+    if keys.just_pressed(KeyCode::Escape) {
+        window.rebinding = None;
+        return;
+    }
+    let pressed = keys
+        .get_just_pressed()
+        .next()
+        .map(|k| Input::Key(*k))
+        .or_else(|| mouse.get_just_pressed().next().map(|b| Input::Mouse(*b)));
+    if let Some(input) = pressed
+        && Input::parse(&input.name()) == Some(input)
+    {
+        settings.bind(action, input);
+        window.rebinding = None;
+    }
+}
+
+fn apply_volume(settings: Res<Settings>, mut volume: ResMut<GlobalVolume>) {
+    volume.volume = bevy::audio::Volume::Linear(settings.volume);
+}

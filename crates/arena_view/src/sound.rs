@@ -1,0 +1,256 @@
+//! Sound: every sound is synthesised at start (no files to ship or lose):
+//! shots (ours, and others' in 3D), hits, head shots, kills, footsteps,
+//! jumps, landings, reloads, being hit and dying. Our own movement and
+//! shooting sounds come from predicted events, so they play the moment we
+//! act and only once, however often a tick is replayed. With no sound device
+//! the game says so once and runs silently.
+
+use arena_client::{
+    DamageTaken, HitConfirmed, Interpolated, KillNotice, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot, Roster,
+    Session,
+};
+use arena_sim::HitZone;
+use arena_sim::rng::SplitMix64;
+use bevy::audio::{AudioSink, PlaybackMode, SpatialAudioSink, SpatialScale, Volume};
+use bevy::prelude::*;
+
+use crate::ViewSet;
+
+/// Samples per second of the synthesised sounds.
+const RATE_HZ: u32 = 22_050;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<SoundStatus>()
+        .add_systems(Startup, (synthesise, probe_device).chain())
+        .add_systems(Update, check_device)
+        .add_systems(
+            Update,
+            (own_sounds, remote_sounds, footsteps_of_others).in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)),
+        );
+}
+
+/// Whether sound plays; `None` until known.
+#[derive(Resource, Default, Debug)]
+pub struct SoundStatus {
+    pub silent: Option<bool>,
+    probe: Option<(Entity, f32)>,
+}
+
+#[derive(Resource)]
+struct Sounds {
+    shot: Handle<AudioSource>,
+    hit: Handle<AudioSource>,
+    head: Handle<AudioSource>,
+    kill: Handle<AudioSource>,
+    step: Handle<AudioSource>,
+    jump: Handle<AudioSource>,
+    land: Handle<AudioSource>,
+    reload: Handle<AudioSource>,
+    hurt: Handle<AudioSource>,
+    death: Handle<AudioSource>,
+    silence: Handle<AudioSource>,
+}
+
+/// 16-bit mono PCM WAV bytes.
+fn wav(samples: &[f32]) -> Vec<u8> {
+    let data_len = (samples.len() * 2) as u32;
+    let mut out = Vec::with_capacity(44 + data_len as usize);
+    out.extend_from_slice(b"RIFF");
+    out.extend_from_slice(&(36 + data_len).to_le_bytes());
+    out.extend_from_slice(b"WAVEfmt ");
+    out.extend_from_slice(&16u32.to_le_bytes());
+    out.extend_from_slice(&1u16.to_le_bytes()); // PCM
+    out.extend_from_slice(&1u16.to_le_bytes()); // mono
+    out.extend_from_slice(&RATE_HZ.to_le_bytes());
+    out.extend_from_slice(&(RATE_HZ * 2).to_le_bytes());
+    out.extend_from_slice(&2u16.to_le_bytes());
+    out.extend_from_slice(&16u16.to_le_bytes());
+    out.extend_from_slice(b"data");
+    out.extend_from_slice(&data_len.to_le_bytes());
+    for s in samples {
+        out.extend_from_slice(&((s.clamp(-1.0, 1.0) * 32_000.0) as i16).to_le_bytes());
+    }
+    out
+}
+
+/// `seconds` of sound from a function of time (seconds) and white noise.
+fn synth(seconds: f32, seed: u64, mut f: impl FnMut(f32, f32) -> f32) -> Vec<f32> {
+    let mut rng = SplitMix64::new(seed);
+    (0..(seconds * RATE_HZ as f32) as usize)
+        .map(|i| {
+            let t = i as f32 / RATE_HZ as f32;
+            f(t, rng.range(-1.0, 1.0))
+        })
+        .collect()
+}
+
+fn tone(t: f32, hz: f32) -> f32 {
+    (t * hz * std::f32::consts::TAU).sin()
+}
+
+fn synthesise(mut commands: Commands, mut sources: ResMut<Assets<AudioSource>>) {
+    let mut add = |samples: Vec<f32>| sources.add(AudioSource { bytes: wav(&samples).into() });
+    // A low-passed noise, for thuds and steps: each sample leans on the last.
+    let thud = |seconds: f32, seed: u64, body_hz: f32, decay: f32, gain: f32| {
+        let mut last = 0.0f32;
+        synth(seconds, seed, move |t, noise| {
+            last += (noise - last) * 0.08;
+            gain * (-t * decay).exp() * (last * 2.5 + 0.6 * tone(t, body_hz))
+        })
+    };
+    let sounds = Sounds {
+        shot: add(synth(0.32, 1, |t, noise| {
+            let crack = noise * (-t * 28.0).exp();
+            let boom = tone(t, 90.0 - 40.0 * t) * (-t * 12.0).exp();
+            0.75 * (crack + 0.8 * boom)
+        })),
+        hit: add(synth(0.07, 2, |t, _| 0.5 * tone(t, 1900.0) * (-t * 70.0).exp())),
+        head: add(synth(0.3, 3, |t, _| 0.45 * (tone(t, 1250.0) + 0.6 * tone(t, 2500.0)) * (-t * 14.0).exp())),
+        kill: add(synth(0.45, 4, |t, _| {
+            let hz = if t < 0.12 { 880.0 } else { 1320.0 };
+            0.4 * tone(t, hz) * (-(t % 0.12) * 8.0).exp() * (-t * 4.0).exp()
+        })),
+        step: add(thud(0.09, 5, 75.0, 45.0, 0.35)),
+        jump: add(synth(0.18, 6, |t, noise| 0.18 * noise * (t / 0.18 * std::f32::consts::PI).sin())),
+        land: add(thud(0.16, 7, 60.0, 28.0, 0.55)),
+        reload: add(synth(0.9, 8, |t, noise| {
+            let click = |at: f32| if t >= at { (-(t - at) * 90.0).exp() } else { 0.0 };
+            0.5 * noise * (click(0.0) + click(0.35) + 0.8 * click(0.75))
+        })),
+        hurt: add(thud(0.14, 9, 150.0, 30.0, 0.6)),
+        death: add(synth(0.6, 10, |t, _| 0.4 * tone(t, 420.0 * (1.0 - t) + 110.0) * (-t * 3.5).exp())),
+        silence: add(vec![0.0; 256]),
+    };
+    commands.insert_resource(sounds);
+}
+
+/// Plays a silent sound: if the audio output never picks it up, there is no device.
+fn probe_device(mut commands: Commands, sounds: Res<Sounds>, mut status: ResMut<SoundStatus>) {
+    let probe = commands.spawn((AudioPlayer(sounds.silence.clone()), PlaybackSettings::ONCE)).id();
+    status.probe = Some((probe, 0.0));
+}
+
+fn check_device(
+    time: Res<Time<Real>>,
+    mut status: ResMut<SoundStatus>,
+    sinks: Query<(), Or<(With<AudioSink>, With<SpatialAudioSink>)>>,
+    mut commands: Commands,
+) {
+    let Some((probe, waited)) = status.probe else { return };
+    if sinks.get(probe).is_ok() {
+        status.silent = Some(false);
+        status.probe = None;
+        commands.entity(probe).despawn();
+    } else if waited > 1.0 {
+        info!("No sound device found: the game runs silently.");
+        status.silent = Some(true);
+        status.probe = None;
+        commands.entity(probe).despawn();
+    } else {
+        status.probe = Some((probe, waited + time.delta_secs()));
+    }
+}
+
+fn play(commands: &mut Commands, sound: &Handle<AudioSource>, volume: f32) {
+    commands.spawn((
+        AudioPlayer(sound.clone()),
+        PlaybackSettings { mode: PlaybackMode::Despawn, volume: Volume::Linear(volume), ..default() },
+    ));
+}
+
+fn play_at(commands: &mut Commands, sound: &Handle<AudioSource>, at: Vec3, volume: f32) {
+    commands.spawn((
+        AudioPlayer(sound.clone()),
+        PlaybackSettings {
+            mode: PlaybackMode::Despawn,
+            volume: Volume::Linear(volume),
+            spatial: true,
+            // Metres are large units for the ear: sounds fade over tens of metres.
+            spatial_scale: Some(SpatialScale::new(0.1)),
+            ..default()
+        },
+        Transform::from_translation(at),
+    ));
+}
+
+/// Our own actions, the first time their tick is predicted; our hits and hurts.
+fn own_sounds(
+    mut predicted: MessageReader<PredictedEvents>,
+    mut hits: MessageReader<HitConfirmed>,
+    mut hurts: MessageReader<DamageTaken>,
+    sounds: Option<Res<Sounds>>,
+    mut commands: Commands,
+) {
+    let Some(sounds) = sounds else { return };
+    for event in predicted.read() {
+        let (m, w) = (&event.events.movement, &event.events.weapon);
+        if w.shot.is_some() {
+            play(&mut commands, &sounds.shot, 0.55);
+        }
+        if w.reload_started {
+            play(&mut commands, &sounds.reload, 0.6);
+        }
+        if m.jumped {
+            play(&mut commands, &sounds.jump, 0.6);
+        }
+        if let Some(speed) = m.landed {
+            play(&mut commands, &sounds.land, (speed / 12.0).clamp(0.2, 1.0));
+        }
+        if m.footstep {
+            play(&mut commands, &sounds.step, 0.5);
+        }
+    }
+    for hit in hits.read() {
+        let sound = match (hit.killed, hit.zone) {
+            (true, _) => &sounds.kill,
+            (false, HitZone::Head) => &sounds.head,
+            (false, HitZone::Body) => &sounds.hit,
+        };
+        play(&mut commands, sound, 0.8);
+    }
+    for _ in hurts.read() {
+        play(&mut commands, &sounds.hurt, 0.8);
+    }
+}
+
+/// Other players' shots and deaths, where they happen.
+fn remote_sounds(
+    mut shots: MessageReader<RemoteShot>,
+    mut kills: MessageReader<KillNotice>,
+    roster: Res<Roster>,
+    players: Query<(&NetPlayer, &Interpolated)>,
+    sounds: Option<Res<Sounds>>,
+    mut commands: Commands,
+) {
+    let Some(sounds) = sounds else { return };
+    for shot in shots.read() {
+        play_at(&mut commands, &sounds.shot, shot.from, 0.7);
+    }
+    for kill in kills.read() {
+        if Some(kill.victim) == roster.local_id {
+            play(&mut commands, &sounds.death, 0.8);
+        } else if let Some((_, drawn)) = players.iter().find(|(p, _)| p.id == kill.victim) {
+            play_at(&mut commands, &sounds.death, drawn.pos, 0.8);
+        }
+    }
+}
+
+/// Other players' footsteps, from their drawn walk.
+fn footsteps_of_others(
+    players: Query<(Entity, &Interpolated), (With<NetPlayer>, Without<LocalPlayer>)>,
+    mut last_phase: Local<std::collections::HashMap<Entity, f32>>,
+    sounds: Option<Res<Sounds>>,
+    mut commands: Commands,
+) {
+    let Some(sounds) = sounds else { return };
+    for (entity, drawn) in &players {
+        let phase = drawn.step_phase;
+        if let Some(previous) = last_phase.insert(entity, phase)
+            && drawn.on_ground
+            && phase + 0.5 < previous
+        {
+            play_at(&mut commands, &sounds.step, drawn.pos, 0.5);
+        }
+    }
+    last_phase.retain(|e, _| players.contains(*e));
+}
