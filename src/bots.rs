@@ -6,7 +6,10 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use arena_client::{ClientPlugin, ClientStats, ConnectTo, LastDisconnect, LocalInput, Session};
+use arena_client::{
+    ClientPlugin, ClientStats, ConnectTo, HitConfirmed, KillNotice, LastDisconnect, LocalInput, PredictedEvents, Roster,
+    Session,
+};
 use arena_sim::Buttons;
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
@@ -45,10 +48,43 @@ pub struct BotReport {
     pub connected_s: f64,
     pub commands_sent: u64,
     pub snapshots_received: u64,
+    /// Shots fired, hits the server confirmed, players killed, and deaths.
+    pub shots: u64,
+    pub hits: u64,
+    pub kills: u64,
+    pub deaths: u64,
     /// Round-trip time renet measured at the end, milliseconds.
     pub rtt_ms: f64,
     /// Why the connection ended early, if it did.
     pub error: Option<String>,
+}
+
+/// A bot's fight so far, counted from its client's own messages.
+#[derive(Resource, Clone, Copy, Debug, Default)]
+struct Tally {
+    shots: u64,
+    hits: u64,
+    kills: u64,
+    deaths: u64,
+}
+
+fn tally(
+    mut predicted: MessageReader<PredictedEvents>,
+    mut hits: MessageReader<HitConfirmed>,
+    mut kills: MessageReader<KillNotice>,
+    roster: Res<Roster>,
+    mut tally: ResMut<Tally>,
+) {
+    // Each tick's events are reported once, however often it is replayed.
+    tally.shots += predicted.read().filter(|e| e.events.weapon.shot.is_some()).count() as u64;
+    tally.hits += hits.read().count() as u64;
+    for kill in kills.read() {
+        if Some(kill.victim) == roster.local_id {
+            tally.deaths += 1;
+        } else if Some(kill.killer) == roster.local_id {
+            tally.kills += 1;
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -74,6 +110,7 @@ pub fn run(config: &BotsConfig) -> Report {
             let name = format!("{}{}", config.name_prefix, i + 1);
             let mut app = App::new();
             app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+            app.init_resource::<Tally>().add_systems(Update, tally);
             app.world_mut().trigger(ConnectTo { addr: config.server, name: name.clone() });
             Bot { app, name, welcomed_at: None, lost_at: None, phase: i as f32 * 1.7, strafe: 1.0, next_turn_s: 1.0 }
         })
@@ -83,6 +120,15 @@ pub fn run(config: &BotsConfig) -> Report {
     let frame = Duration::from_secs_f64(1.0 / FRAMES_PER_S);
     let mut next_frame = start;
     while Instant::now() < end {
+        // Stop early once no bot is in the game or still trying to get in.
+        let gave_up = |bot: &Bot| {
+            let world = bot.app.world();
+            *world.resource::<State<Session>>().get() == Session::Offline && world.resource::<LastDisconnect>().0.is_some()
+        };
+        if bots.iter().all(gave_up) {
+            warn!("every bot is out of the game; stopping early");
+            break;
+        }
         for bot in &mut bots {
             bot.app.update();
             let in_game = *bot.app.world().resource::<State<Session>>().get() == Session::InGame;
@@ -116,6 +162,7 @@ pub fn run(config: &BotsConfig) -> Report {
         .map(|bot| {
             let world = bot.app.world();
             let stats = world.resource::<ClientStats>().clone();
+            let fight = *world.resource::<Tally>();
             let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
             let error = match (bot.welcomed_at, bot.lost_at) {
                 (None, _) => Some(
@@ -134,6 +181,10 @@ pub fn run(config: &BotsConfig) -> Report {
                 connected_s,
                 commands_sent: stats.commands_sent,
                 snapshots_received: stats.snapshots_received,
+                shots: fight.shots,
+                hits: fight.hits,
+                kills: fight.kills,
+                deaths: fight.deaths,
                 rtt_ms,
                 error,
             }

@@ -26,6 +26,7 @@ pub fn loopback_config(tick_hz: u32) -> ServerConfig {
         bind: SocketAddr::from(([127, 0, 0, 1], 0)),
         tick_hz,
         snapshot_hz: tick_hz,
+        bot_seed: Some(1),
         ..ServerConfig::default()
     }
 }

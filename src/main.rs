@@ -97,7 +97,7 @@ enum Mode {
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
         /// How the bots play.
-        #[arg(long, value_enum, default_value = "roam")]
+        #[arg(long, value_enum, default_value = "aim")]
         behavior: arena::bots::Behavior,
     },
 }
@@ -218,6 +218,9 @@ struct GameArgs {
     /// How well the bots play, 0-1.
     #[arg(long, default_value_t = 0.5)]
     bot_skill: f32,
+    /// Seed the bots' choices, to replay the same game (default: different every time).
+    #[arg(long, value_name = "N")]
+    bot_seed: Option<u64>,
     /// A match ends when someone reaches this many frags.
     #[arg(long, default_value_t = 20)]
     frag_limit: u16,
@@ -237,6 +240,7 @@ impl GameArgs {
             lag_compensation: !self.no_lag_compensation,
             bots: self.bots.unwrap_or(default_bots),
             bot_skill: self.bot_skill,
+            bot_seed: self.bot_seed,
             rules: arena_server::MatchRules {
                 frag_limit: self.frag_limit,
                 time_limit_s: (self.time_limit_min * 60.0).round().clamp(0.0, 86_400.0) as u32,

@@ -48,6 +48,9 @@ pub struct BotSettings {
     pub count: usize,
     /// 0 (hopeless) to 1 (sharp).
     pub skill: f32,
+    /// Seeds the bots' choices (routes, aim error, strafing): the same seed
+    /// plays the same game against the same inputs.
+    pub seed: u64,
 }
 
 /// The walkable spots of the arena and the links between them.
@@ -128,7 +131,7 @@ fn add_bots(
         let name = format!("{} (bot)", NAMES[i % NAMES.len()]);
         match roster.admit(&mut commands, &world, &name, None) {
             Some((id, entity)) => {
-                commands.entity(entity).insert(BotBrain::new(settings.skill, 0xb07 + u64::from(id.0) * 7919));
+                commands.entity(entity).insert(BotBrain::new(settings.skill, settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
             }
             None => warn!("no player id left for bot {name}"),
         }

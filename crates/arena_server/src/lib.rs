@@ -55,6 +55,8 @@ pub struct ServerConfig {
     /// Server-side bots to add, and how well they play (0-1).
     pub bots: usize,
     pub bot_skill: f32,
+    /// Seeds the bots' choices; `None`: a different game every time.
+    pub bot_seed: Option<u64>,
     pub rules: MatchRules,
     /// Stop on its own after this long (for scripts and tests).
     pub stop_after: Option<Duration>,
@@ -71,6 +73,7 @@ impl Default for ServerConfig {
             lag_compensation: true,
             bots: 0,
             bot_skill: 0.5,
+            bot_seed: None,
             rules: MatchRules::default(),
             stop_after: None,
         }
@@ -194,7 +197,14 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
     }
     let info = transport::open(app, config)?;
     app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
-        .insert_resource(BotSettings { count: config.bots, skill: config.bot_skill })
+        .insert_resource(BotSettings {
+            count: config.bots,
+            skill: config.bot_skill,
+            seed: config.bot_seed.unwrap_or_else(|| {
+                // Any varying number will do: the clock's nanoseconds.
+                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+            }),
+        })
         .insert_resource(config.rules);
     app.add_plugins(ServerPlugin {
         tick_hz: config.tick_hz,

@@ -1,15 +1,21 @@
 //! Shot effects: for our own shots (predicted, played the first time their
 //! tick is predicted, never on replay) a muzzle flash and a tracer from the
 //! rifle to where the shot stops; for other players' shots a tracer from their
-//! rifle; a mark where a shot struck a wall.
+//! rifle; a mark where a shot struck a wall; a puff of sparks where a shot
+//! struck a player (ours once the server confirms it); a burst of debris in
+//! the victim's colour where a player died.
 
-use arena_client::{ClientWorld, Interpolated, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot};
-use arena_sim::Hitbox;
+use arena_client::{
+    ClientWorld, HitConfirmed, Interpolated, LocalPlayer, NetPlayer, NetState, PredictedEvents, RemoteShot,
+};
+use bevy::platform::collections::HashMap;
+use arena_sim::rng::SplitMix64;
 use arena_sim::weapon::RANGE_M;
+use arena_sim::{HitZone, Hitbox};
 use bevy::prelude::*;
 
-use crate::ViewSet;
 use crate::camera::Muzzle;
+use crate::{ViewSet, player_color};
 
 /// How long a tracer is seen, seconds.
 const TRACER_S: f32 = 0.09;
@@ -19,10 +25,24 @@ const FLASH_S: f32 = 0.05;
 const IMPACT_S: f32 = 6.0;
 /// Thickness of a tracer, metres.
 const TRACER_WIDTH_M: f32 = 0.025;
+/// Sparks in a hit puff, their speed (m/s), size (m) and life (s).
+const PUFF_PARTS: usize = 7;
+const PUFF_SPEED_MPS: f32 = 3.0;
+const PUFF_SIZE_M: f32 = 0.06;
+const PUFF_S: f32 = 0.35;
+/// Pieces in a death burst, their speed (m/s), size (m) and life (s).
+const DEATH_PARTS: usize = 22;
+const DEATH_SPEED_MPS: f32 = 5.5;
+const DEATH_SIZE_M: f32 = 0.16;
+const DEATH_S: f32 = 1.1;
+/// Pull on debris, m/s² (the game's own gravity, for the same feel).
+const DEBRIS_GRAVITY_MPS2: f32 = arena_sim::movement::GRAVITY_MPS2;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, load_assets)
-        .add_systems(Update, (own_shots, remote_shots, fade).chain().in_set(ViewSet::Overlay));
+    app.add_systems(Startup, load_assets).add_systems(
+        Update,
+        (own_shots, remote_shots, hit_puffs, death_bursts, fly, fade).chain().in_set(ViewSet::Overlay),
+    );
 }
 
 #[derive(Resource)]
@@ -32,6 +52,17 @@ struct EffectAssets {
     tracer: Handle<StandardMaterial>,
     flash: Handle<StandardMaterial>,
     impact: Handle<StandardMaterial>,
+    spark: Handle<StandardMaterial>,
+}
+
+/// Randomness for debris directions (looks only; never the simulation's).
+#[derive(Resource)]
+struct EffectRng(SplitMix64);
+
+/// A piece of debris in flight: falls under gravity.
+#[derive(Component)]
+struct Debris {
+    vel: Vec3,
 }
 
 /// Shrinks to nothing over its life, then goes.
@@ -40,6 +71,8 @@ struct Fade {
     age_s: f32,
     life_s: f32,
     scale: Vec3,
+    /// Shrink along z too (debris), not only across (tracers, marks).
+    all_axes: bool,
 }
 
 fn load_assets(
@@ -63,7 +96,33 @@ fn load_assets(
             perceptual_roughness: 1.0,
             ..default()
         }),
+        spark: materials.add(glow(1.0, 0.55, 0.25, 8.0)),
     });
+    commands.insert_resource(EffectRng(SplitMix64::new(0x5eed)));
+}
+
+/// Pieces flying out from `at` in random directions, biased upwards.
+fn burst(
+    commands: &mut Commands,
+    assets: &EffectAssets,
+    rng: &mut SplitMix64,
+    at: Vec3,
+    material: &Handle<StandardMaterial>,
+    (count, speed_mps, size_m, life_s): (usize, f32, f32, f32),
+) {
+    for _ in 0..count {
+        let dir = Vec3::new(rng.range(-1.0, 1.0), rng.range(-0.3, 1.0), rng.range(-1.0, 1.0)).normalize_or(Vec3::Y);
+        let scale = Vec3::splat(size_m * rng.range(0.6, 1.2));
+        commands.spawn((
+            Mesh3d(assets.unit_cube.clone()),
+            MeshMaterial3d(material.clone()),
+            Debris { vel: dir * speed_mps * rng.range(0.5, 1.0) },
+            Fade { age_s: 0.0, life_s: life_s * rng.range(0.7, 1.0), scale, all_axes: true },
+            Transform::from_translation(at)
+                .with_rotation(Quat::from_euler(EulerRot::XYZ, rng.range(0.0, 3.0), rng.range(0.0, 3.0), 0.0))
+                .with_scale(scale),
+        ));
+    }
 }
 
 /// A thin box from `from` to `to`.
@@ -81,7 +140,7 @@ fn spawn_tracer(commands: &mut Commands, assets: &EffectAssets, from: Vec3, to: 
         commands.spawn((
             Mesh3d(assets.unit_cube.clone()),
             MeshMaterial3d(assets.tracer.clone()),
-            Fade { age_s: 0.0, life_s: TRACER_S, scale: transform.scale },
+            Fade { age_s: 0.0, life_s: TRACER_S, scale: transform.scale, all_axes: false },
             transform,
         ));
     }
@@ -92,7 +151,7 @@ fn spawn_impact(commands: &mut Commands, assets: &EffectAssets, at: Vec3, facing
     commands.spawn((
         Mesh3d(assets.unit_cube.clone()),
         MeshMaterial3d(assets.impact.clone()),
-        Fade { age_s: 0.0, life_s: IMPACT_S, scale },
+        Fade { age_s: 0.0, life_s: IMPACT_S, scale, all_axes: false },
         Transform::from_translation(at - facing * 0.004).looking_to(facing, Vec3::Y).with_scale(scale),
     ));
 }
@@ -124,7 +183,7 @@ fn own_shots(
             commands.spawn((
                 Mesh3d(assets.flash_mesh.clone()),
                 MeshMaterial3d(assets.flash.clone()),
-                Fade { age_s: 0.0, life_s: FLASH_S, scale: Vec3::ONE },
+                Fade { age_s: 0.0, life_s: FLASH_S, scale: Vec3::ONE, all_axes: false },
                 Transform::from_translation(muzzle.translation()),
                 PointLight { intensity: 40_000.0, range: 6.0, color: Color::srgb(1.0, 0.8, 0.5), ..default() },
             ));
@@ -139,6 +198,7 @@ fn own_shots(
 fn remote_shots(
     mut shots: MessageReader<RemoteShot>,
     assets: Option<Res<EffectAssets>>,
+    mut rng: ResMut<EffectRng>,
     world: Res<ClientWorld>,
     mut commands: Commands,
 ) {
@@ -152,6 +212,80 @@ fn remote_shots(
         let length = shot.from.distance(shot.to);
         if world.cast_ray(shot.from, dir, length + 0.05).is_some_and(|t| (t - length).abs() < 0.05) {
             spawn_impact(&mut commands, &assets, shot.to, dir);
+        } else if length < RANGE_M - 0.1 {
+            // Stopped short of any wall: it struck a player.
+            let puff = (PUFF_PARTS, PUFF_SPEED_MPS, PUFF_SIZE_M, PUFF_S);
+            burst(&mut commands, &assets, &mut rng.0, shot.to - dir * 0.1, &assets.spark, puff);
+        }
+    }
+}
+
+/// Sparks on the player we hit, once the server has confirmed the hit:
+/// at the head or the body as we draw them.
+fn hit_puffs(
+    mut hits: MessageReader<HitConfirmed>,
+    assets: Option<Res<EffectAssets>>,
+    mut rng: ResMut<EffectRng>,
+    players: Query<(&NetPlayer, &Interpolated), Without<LocalPlayer>>,
+    mut commands: Commands,
+) {
+    let Some(assets) = assets else { return };
+    for hit in hits.read() {
+        let Some((_, drawn)) = players.iter().find(|(p, _)| p.id == hit.victim) else { continue };
+        let hitbox = Hitbox::of(&drawn.0);
+        let at = if hit.zone == HitZone::Head { hitbox.head_center() } else { hitbox.body_center() };
+        let puff = (PUFF_PARTS, PUFF_SPEED_MPS, PUFF_SIZE_M, PUFF_S);
+        burst(&mut commands, &assets, &mut rng.0, at, &assets.spark, puff);
+    }
+}
+
+/// A burst of the victim's colour where another player dies, the moment its
+/// drawn body does (interpolated: a little after the server's kill).
+fn death_bursts(
+    assets: Option<Res<EffectAssets>>,
+    mut rng: ResMut<EffectRng>,
+    players: Query<(Entity, &NetPlayer, &NetState, Option<&Interpolated>), Without<LocalPlayer>>,
+    mut was_alive: Local<HashMap<Entity, bool>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut commands: Commands,
+) {
+    let Some(assets) = assets else { return };
+    was_alive.retain(|e, _| players.contains(*e));
+    for (entity, player, net, interpolated) in &players {
+        let drawn = interpolated.map(|i| i.0).unwrap_or(net.state);
+        let before = was_alive.insert(entity, drawn.alive);
+        if before != Some(true) || drawn.alive {
+            continue;
+        }
+        let color = player_color(player.id);
+        let material = materials.add(StandardMaterial {
+            base_color: color,
+            emissive: LinearRgba::from(color) * 0.8,
+            perceptual_roughness: 0.6,
+            ..default()
+        });
+        let at = Hitbox::of(&drawn).body_center();
+        let parts = (DEATH_PARTS, DEATH_SPEED_MPS, DEATH_SIZE_M, DEATH_S);
+        burst(&mut commands, &assets, &mut rng.0, at, &material, parts);
+        commands.spawn((
+            Mesh3d(assets.flash_mesh.clone()),
+            MeshMaterial3d(assets.spark.clone()),
+            Fade { age_s: 0.0, life_s: 0.15, scale: Vec3::splat(5.0), all_axes: true },
+            Transform::from_translation(at).with_scale(Vec3::splat(5.0)),
+            PointLight { intensity: 200_000.0, range: 10.0, color: color.lighter(0.2), ..default() },
+        ));
+    }
+}
+
+/// Debris flies and falls; it stops on the floor.
+fn fly(time: Res<Time>, mut debris: Query<(&mut Debris, &mut Transform)>) {
+    let dt = time.delta_secs();
+    for (mut piece, mut transform) in &mut debris {
+        piece.vel.y -= DEBRIS_GRAVITY_MPS2 * dt;
+        transform.translation += piece.vel * dt;
+        if transform.translation.y < 0.02 {
+            transform.translation.y = 0.02;
+            piece.vel = Vec3::ZERO;
         }
     }
 }
@@ -169,7 +303,8 @@ fn fade(time: Res<Time>, mut fading: Query<(Entity, Mut<Fade>, &mut Transform)>,
         }
         // Tracers and flashes thin out; marks stay until their last second.
         let left = 1.0 - fade.age_s / fade.life_s;
-        let k = if fade.life_s > 1.0 { (left * fade.life_s).min(1.0) } else { left };
-        transform.scale = Vec3::new(fade.scale.x * k, fade.scale.y * k, fade.scale.z);
+        let k = if fade.life_s > 1.0 && !fade.all_axes { (left * fade.life_s).min(1.0) } else { left };
+        let z = if fade.all_axes { fade.scale.z * k } else { fade.scale.z };
+        transform.scale = Vec3::new(fade.scale.x * k, fade.scale.y * k, z);
     }
 }

@@ -223,10 +223,14 @@ fn vitals(local: Res<LocalRender>, mut text: Query<&mut Text, With<Vitals>>) {
     let Some(state) = local.state else { return };
     let line = if !state.alive {
         "dead: respawning".to_string()
-    } else if state.reload_s > 0.0 {
-        format!("{} +   reloading", state.health)
     } else {
-        format!("{} +   {} / {}", state.health, state.ammo, arena_sim::weapon::MAGAZINE)
+        let weapon = if state.reload_s > 0.0 {
+            "reloading".to_string()
+        } else {
+            format!("{} / {}", state.ammo, arena_sim::weapon::MAGAZINE)
+        };
+        let protection = if state.protected_s > 0.0 { "   (spawn protection)" } else { "" };
+        format!("{} +   {weapon}{protection}", state.health)
     };
     for mut text in &mut text {
         if text.0 != line {

@@ -1,7 +1,8 @@
 //! Other players as the local player sees them: a body, a head with a visor
 //! and a rifle in the player's own colour, posed from their interpolated
 //! state (or the newest snapshot's, with interpolation off), with a floating
-//! name tag. Body and head are drawn exactly where their hitboxes are.
+//! name tag. Body and head are drawn exactly where their hitboxes are. A
+//! pulsing bubble shows spawn protection.
 
 use arena_client::{ClientWorld, Interpolated, LocalPlayer, NetPlayer, NetState, PlayerName};
 use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
@@ -28,7 +29,13 @@ struct Model {
     head: Entity,
     gun_pivot: Entity,
     tag: Entity,
+    /// The spawn-protection bubble, and its own material (its alpha pulses).
+    shield: Entity,
+    shield_material: Handle<StandardMaterial>,
 }
+
+/// Pulses of the spawn-protection bubble per second.
+const SHIELD_PULSE_HZ: f32 = 2.5;
 
 /// A name tag, a UI node that follows a player on screen.
 #[derive(Component)]
@@ -109,8 +116,26 @@ fn dress_new_players(
                 Visibility::Hidden,
             ))
             .id();
+        let shield_material = materials.add(StandardMaterial {
+            base_color: color.lighter(0.25).with_alpha(0.25),
+            emissive: LinearRgba::from(color) * 0.5,
+            alpha_mode: AlphaMode::Blend,
+            unlit: true,
+            cull_mode: None,
+            ..default()
+        });
+        let shield = commands
+            .spawn((
+                Name::new("spawn protection"),
+                Mesh3d(meshes.add(Sphere::new(1.0).mesh().uv(24, 16))),
+                MeshMaterial3d(shield_material.clone()),
+                Transform::default(),
+                Visibility::Hidden,
+                ChildOf(entity),
+            ))
+            .id();
         commands.entity(entity).insert((
-            Model { body, head, gun_pivot, tag },
+            Model { body, head, gun_pivot, tag, shield, shield_material },
             Transform::default(),
             Visibility::default(),
         ));
@@ -121,8 +146,10 @@ fn dress_new_players(
 /// body and head where the hitboxes are, pitch on the head and the gun. The
 /// dead are not drawn.
 fn pose_players(
+    time: Res<Time>,
     mut models: Query<(&Model, &NetState, Option<&Interpolated>, &mut Transform, &mut Visibility)>,
-    mut parts: Query<&mut Transform, Without<Model>>,
+    mut parts: Query<(&mut Transform, &mut Visibility), Without<Model>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     for (model, net, interpolated, mut root, mut visibility) in &mut models {
         let s = drawn(net, interpolated);
@@ -132,18 +159,31 @@ fn pose_players(
         // Hitbox geometry relative to the feet.
         let hitbox = Hitbox { feet: Vec3::ZERO, ..Hitbox::of(&s) };
         let (bottom, top) = hitbox.body_segment();
-        if let Ok(mut t) = parts.get_mut(model.body) {
+        if let Ok((mut t, mut shown)) = parts.get_mut(model.shield) {
+            let protected = s.protected_s > 0.0;
+            *shown = if protected { Visibility::Inherited } else { Visibility::Hidden };
+            if protected {
+                // An ellipsoid just around the hitboxes.
+                t.translation = Vec3::Y * s.height() * 0.5;
+                t.scale = Vec3::new(0.6, s.height() * 0.5 + 0.15, 0.6);
+                let pulse = 0.5 + 0.5 * (time.elapsed_secs() * SHIELD_PULSE_HZ * std::f32::consts::TAU).sin();
+                if let Some(mut material) = materials.get_mut(&model.shield_material) {
+                    material.base_color.set_alpha(0.12 + 0.18 * pulse);
+                }
+            }
+        }
+        if let Ok((mut t, _)) = parts.get_mut(model.body) {
             // The body mesh is a capsule with a 1 m segment: stretch the whole
             // of it to span the hitbox capsule from end to end.
             t.translation = (bottom + top) * 0.5;
             let height = (top.y - bottom.y) + 2.0 * BODY_RADIUS_M;
             t.scale = Vec3::new(1.0, height / (1.0 + 2.0 * BODY_RADIUS_M), 1.0);
         }
-        if let Ok(mut t) = parts.get_mut(model.head) {
+        if let Ok((mut t, _)) = parts.get_mut(model.head) {
             t.translation = hitbox.head_center();
             t.rotation = Quat::from_rotation_x(s.pitch * 0.5);
         }
-        if let Ok(mut t) = parts.get_mut(model.gun_pivot) {
+        if let Ok((mut t, _)) = parts.get_mut(model.gun_pivot) {
             t.translation = Vec3::new(0.4, s.eye_height() - 0.4, -0.1);
             t.rotation = Quat::from_rotation_x(s.pitch);
         }

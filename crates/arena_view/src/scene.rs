@@ -1,6 +1,8 @@
 //! The arena as the player sees it: meshes built from the same map data as
 //! the collision world, a material per surface kind with a world-aligned
-//! metre grid, sunlight with shadows, ambient light and a sky colour.
+//! metre grid, sunlight with shadows, ambient light, and a sky dome that
+//! fades from the fog's colour at the horizon to deep blue overhead, with a
+//! glow where the sun is.
 
 use arena_sim::map::{SolidShape, SurfaceKind};
 use bevy::asset::RenderAssetUsages;
@@ -12,15 +14,23 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 
 use arena_client::ClientWorld;
 
-/// Sky and fog colour.
+/// Sky colour at the horizon, which is also the fog's, so that distant
+/// walls fade into the sky.
 pub const SKY: Color = Color::srgb(0.62, 0.74, 0.88);
+/// Sky colour straight overhead.
+const ZENITH: Color = Color::srgb(0.22, 0.42, 0.78);
+/// Radius of the sky dome, metres: inside the camera's far plane (500 m) from
+/// anywhere in the arena.
+const SKY_RADIUS_M: f32 = 400.0;
+/// Where the sunlight comes from.
+const TO_SUN: Vec3 = Vec3::new(0.45, 0.8, 0.35);
 /// Size of one repeat of the grid texture, metres.
 const GRID_TILE_M: f32 = 4.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.insert_resource(ClearColor(SKY))
         .insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness: 700.0, ..default() })
-        .add_systems(Startup, (spawn_arena, spawn_sun))
+        .add_systems(Startup, (spawn_arena, spawn_sun, spawn_sky))
         .add_systems(PostStartup, lighten_for_software_rendering);
 }
 
@@ -192,7 +202,7 @@ fn spawn_sun(mut commands: Commands) {
     commands.spawn((
         Name::new("sun"),
         DirectionalLight { illuminance: 9_000.0, shadow_maps_enabled: true, ..default() },
-        Transform::from_xyz(0.0, 0.0, 0.0).looking_to(Vec3::new(-0.45, -0.8, -0.35), Vec3::Y),
+        Transform::from_xyz(0.0, 0.0, 0.0).looking_to(-TO_SUN, Vec3::Y),
         CascadeShadowConfigBuilder { first_cascade_far_bound: 12.0, maximum_distance: 90.0, ..default() }.build(),
     ));
     // A weak, shadowless fill from the other side, like light bounced off the
@@ -206,5 +216,47 @@ fn spawn_sun(mut commands: Commands) {
             ..default()
         },
         Transform::default().looking_to(Vec3::new(0.5, -0.6, 0.6), Vec3::Y),
+    ));
+}
+
+/// A large sphere around the arena, coloured per vertex: horizon haze, blue
+/// overhead, a warm glow around the sun. Unlit and outside the fog.
+fn spawn_sky(
+    mut commands: Commands,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    let mut mesh = Sphere::new(SKY_RADIUS_M).mesh().uv(48, 24);
+    let Some(VertexAttributeValues::Float32x3(positions)) = mesh.attribute(Mesh::ATTRIBUTE_POSITION) else { return };
+    let (horizon, zenith) = (SKY.to_linear(), ZENITH.to_linear());
+    let sun = TO_SUN.normalize();
+    let glow = LinearRgba::rgb(1.0, 0.85, 0.6);
+    let colors: Vec<[f32; 4]> = positions
+        .iter()
+        .map(|p| {
+            let dir = Vec3::from(*p).normalize_or(Vec3::Y);
+            // Below the horizon: the horizon's colour (hidden by the walls anyway).
+            let up = dir.y.max(0.0).powf(0.6);
+            let mut c = horizon * (1.0 - up) + zenith * up;
+            let toward_sun = dir.dot(sun).max(0.0);
+            c += glow * (0.5 * toward_sun.powi(48) + 0.15 * toward_sun.powi(6));
+            [c.red, c.green, c.blue, 1.0]
+        })
+        .collect();
+    mesh.insert_attribute(Mesh::ATTRIBUTE_COLOR, colors);
+    commands.spawn((
+        Name::new("sky"),
+        Mesh3d(meshes.add(mesh)),
+        MeshMaterial3d(materials.add(StandardMaterial {
+            base_color: Color::WHITE,
+            unlit: true,
+            fog_enabled: false,
+            // Seen from inside.
+            cull_mode: None,
+            ..default()
+        })),
+        Transform::default(),
+        bevy::light::NotShadowCaster,
+        bevy::light::NotShadowReceiver,
     ));
 }

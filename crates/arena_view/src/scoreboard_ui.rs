@@ -40,8 +40,9 @@ fn collect_kills(time: Res<Time<Real>>, mut kills: MessageReader<KillNotice>, mu
     feed.0.drain(..excess);
 }
 
+/// A player's colour, lightened a little to read as text on dark panels.
 fn color32(id: PlayerId) -> egui::Color32 {
-    let c = player_color(id).to_srgba();
+    let c = player_color(id).mix(&Color::WHITE, 0.3).to_srgba();
     egui::Color32::from_rgb((c.red * 255.0) as u8, (c.green * 255.0) as u8, (c.blue * 255.0) as u8)
 }
 
@@ -68,6 +69,7 @@ fn top_bar(
         && info.phase == MatchPhase::Playing
     {
         egui::Area::new(egui::Id::new("match clock")).anchor(egui::Align2::CENTER_TOP, [0.0, 10.0]).show(ctx, |ui| {
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
             ui.label(
                 egui::RichText::new(format!("{}   ·   first to {}", clock(status.seconds_left(now)), info.frag_limit))
                     .size(20.0)
@@ -88,12 +90,26 @@ fn top_bar(
         (1, egui::Color32::from_rgb(255, 120, 60))
     };
     egui::Area::new(egui::Id::new("connection")).anchor(egui::Align2::RIGHT_BOTTOM, [-16.0, -12.0]).show(ctx, |ui| {
-        let signal: String = (0..3).map(|i| if i < bars { '▮' } else { '▯' }).collect();
-        ui.label(
-            egui::RichText::new(format!("{signal}  {:.0} ms  {:.1}% loss", stats.rtt_ms, stats.packet_loss * 100.0))
-                .color(color)
-                .size(14.0),
-        );
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        ui.horizontal(|ui| {
+            // Three signal bars, drawn (no font has them all), lit up to `bars`.
+            let (rect, _) = ui.allocate_exact_size(egui::vec2(22.0, 14.0), egui::Sense::hover());
+            for i in 0..3u8 {
+                let height = 5.0 + 4.5 * f32::from(i);
+                let left = rect.left() + 7.5 * f32::from(i);
+                let bar = egui::Rect::from_min_max(
+                    egui::pos2(left, rect.bottom() - height),
+                    egui::pos2(left + 5.0, rect.bottom()),
+                );
+                let fill = if i < bars { color } else { egui::Color32::from_white_alpha(50) };
+                ui.painter().rect_filled(bar, 1.0, fill);
+            }
+            ui.label(
+                egui::RichText::new(format!("{:.0} ms  {:.1}% loss", stats.rtt_ms, stats.packet_loss * 100.0))
+                    .color(color)
+                    .size(14.0),
+            );
+        });
     });
     Ok(())
 }
@@ -104,7 +120,8 @@ fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster
     }
     let ctx = contexts.ctx_mut()?;
     egui::Area::new(egui::Id::new("kill feed")).anchor(egui::Align2::RIGHT_TOP, [-16.0, 48.0]).show(ctx, |ui| {
-        egui::Frame::new().fill(egui::Color32::from_black_alpha(110)).inner_margin(6.0).corner_radius(4.0).show(
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        egui::Frame::new().fill(egui::Color32::from_black_alpha(170)).inner_margin(6.0).corner_radius(4.0).show(
             ui,
             |ui| {
                 for (_, kill) in &feed.0 {
@@ -117,7 +134,8 @@ fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster
                             return;
                         }
                         ui.label(egui::RichText::new(name(&roster, kill.killer)).color(color32(kill.killer)).strong());
-                        let how = if kill.zone == HitZone::Head { "⌖ head shot" } else { "▸" };
+                        // Glyphs from egui's bundled emoji fonts, which every machine has.
+                        let how = if kill.zone == HitZone::Head { "▶ ⌖ head" } else { "▶" };
                         ui.label(egui::RichText::new(how).color(egui::Color32::from_rgb(255, 220, 120)));
                         ui.label(egui::RichText::new(name(&roster, kill.victim)).color(color32(kill.victim)).strong());
                     });
@@ -148,6 +166,7 @@ fn death_notice(
         None => "You died.".to_string(),
     };
     egui::Area::new(egui::Id::new("death")).anchor(egui::Align2::CENTER_CENTER, [0.0, -80.0]).show(ctx, |ui| {
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         ui.vertical_centered(|ui| {
             ui.label(egui::RichText::new(line).size(28.0).color(egui::Color32::from_rgb(255, 90, 70)).strong());
             ui.label(egui::RichText::new("respawning…").size(16.0).color(egui::Color32::WHITE));
