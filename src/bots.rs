@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use arena_client::{
-    ClientPlugin, ClientStats, ConnectTo, HitConfirmed, KillNotice, LastDisconnect, LocalInput, PredictedEvents, Roster,
-    Session,
+    ClientPlugin, ClientStats, ConnectTo, HitConfirmed, KillNotice, LastDisconnect, LocalInput, PredictedEvents,
+    Roster, Session,
 };
 use arena_sim::Buttons;
 use bevy::app::ScheduleRunnerPlugin;
@@ -123,7 +123,8 @@ pub fn run(config: &BotsConfig) -> Report {
         // Stop early once no bot is in the game or still trying to get in.
         let gave_up = |bot: &Bot| {
             let world = bot.app.world();
-            *world.resource::<State<Session>>().get() == Session::Offline && world.resource::<LastDisconnect>().0.is_some()
+            *world.resource::<State<Session>>().get() == Session::Offline
+                && world.resource::<LastDisconnect>().0.is_some()
         };
         if bots.iter().all(gave_up) {
             warn!("every bot is out of the game; stopping early");

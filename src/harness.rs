@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use arena_client::{ClientPlugin, ConnectTo, NetcodeSettings, Session};
-use arena_sim::PlayerState;
 use arena_server::{ServerConfig, ServerInfo};
+use arena_sim::PlayerState;
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy::state::app::StatesPlugin;

@@ -131,7 +131,10 @@ fn add_bots(
         let name = format!("{} (bot)", NAMES[i % NAMES.len()]);
         match roster.admit(&mut commands, &world, &name, None) {
             Some((id, entity)) => {
-                commands.entity(entity).insert(BotBrain::new(settings.skill, settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15)));
+                commands.entity(entity).insert(BotBrain::new(
+                    settings.skill,
+                    settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                ));
             }
             None => warn!("no player id left for bot {name}"),
         }

@@ -28,8 +28,8 @@ use bevy_renet::RenetReceive;
 
 pub use bots::{BotBrain, BotSettings, Navigation};
 pub use combat::{
-    ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, RENDER_TIME_TOLERANCE_S, ShotLog,
-    ShotRecord, choose_tested_tick,
+    ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, RENDER_TIME_TOLERANCE_S, RESPAWN_DELAY_S,
+    ShotLog, ShotRecord, choose_tested_tick,
 };
 pub use connections::{Roster, RosterEntry, ServerPlayer};
 pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S};

@@ -75,3 +75,45 @@ pub fn tick_after(a: u32, b: u32) -> bool {
 pub fn tick_diff(a: u32, b: u32) -> i32 {
     a.wrapping_sub(b) as i32
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn world() -> ArenaWorld {
+        ArenaWorld::new(MapDef::foundry())
+    }
+
+    #[test]
+    fn spawn_protection_runs_out_with_time() {
+        let world = world();
+        let dt = tick_dt_s(DEFAULT_TICK_HZ);
+        let spawn = world.map().spawns[0];
+        let mut state = PlayerState::default().respawned_at(spawn.pos, spawn.yaw());
+        assert_eq!(state.protected_s, player::SPAWN_PROTECTION_S);
+        let ticks = (player::SPAWN_PROTECTION_S / dt).ceil() as u32;
+        for tick in 0..ticks + 1 {
+            assert!(state.protected_s > 0.0 || tick >= ticks - 1, "ran out early, at tick {tick}");
+            state = step_player(&state, &UserCmd { tick, ..Default::default() }, &world, dt).0;
+        }
+        assert_eq!(state.protected_s, 0.0);
+    }
+
+    #[test]
+    fn firing_ends_spawn_protection_at_once() {
+        let world = world();
+        let dt = tick_dt_s(DEFAULT_TICK_HZ);
+        let spawn = world.map().spawns[0];
+        let state = PlayerState::default().respawned_at(spawn.pos, spawn.yaw());
+        let cmd = UserCmd { tick: 1, buttons: Buttons::FIRE, ..Default::default() };
+        let (next, events) = step_player(&state, &cmd, &world, dt);
+        assert!(events.weapon.shot.is_some());
+        assert_eq!(next.protected_s, 0.0);
+        // Reloading does not end it: only firing does.
+        let empty = PlayerState { ammo: 0, ..state };
+        let reload = UserCmd { tick: 1, buttons: Buttons::RELOAD, ..Default::default() };
+        let (next, events) = step_player(&empty, &reload, &world, dt);
+        assert!(events.weapon.reload_started);
+        assert!(next.protected_s > 0.0);
+    }
+}

@@ -8,10 +8,10 @@
 use arena_client::{
     ClientWorld, HitConfirmed, Interpolated, LocalPlayer, NetPlayer, NetState, PredictedEvents, RemoteShot,
 };
-use bevy::platform::collections::HashMap;
 use arena_sim::rng::SplitMix64;
 use arena_sim::weapon::RANGE_M;
 use arena_sim::{HitZone, Hitbox};
+use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use crate::camera::Muzzle;
