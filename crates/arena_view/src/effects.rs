@@ -14,7 +14,7 @@ use arena_sim::{HitZone, Hitbox};
 use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
-use crate::camera::Muzzle;
+use crate::camera::{MainCamera, Muzzle, ViewModel};
 use crate::{ViewSet, player_color};
 
 /// How long a tracer is seen, seconds.
@@ -156,12 +156,27 @@ fn spawn_impact(commands: &mut Commands, assets: &EffectAssets, at: Vec3, facing
     ));
 }
 
+/// The muzzle's position this frame. Global transforms are last frame's
+/// until propagation, and at a few frames a second the view turns a long way
+/// in between: compose the current local transforms instead.
+fn muzzle_now(
+    camera: &Query<&Transform, With<MainCamera>>,
+    rifle: &Query<&Transform, (With<ViewModel>, Without<MainCamera>)>,
+    muzzle: &Query<&Transform, (With<Muzzle>, Without<ViewModel>, Without<MainCamera>)>,
+) -> Option<Vec3> {
+    let (camera, rifle, muzzle) = (camera.single().ok()?, rifle.single().ok()?, muzzle.single().ok()?);
+    Some(camera.mul_transform(*rifle).transform_point(muzzle.translation))
+}
+
 /// Our shots, the first time their tick is predicted.
+#[allow(clippy::too_many_arguments)]
 fn own_shots(
     mut events: MessageReader<PredictedEvents>,
     assets: Option<Res<EffectAssets>>,
     world: Res<ClientWorld>,
-    muzzle: Query<&GlobalTransform, With<Muzzle>>,
+    camera: Query<&Transform, With<MainCamera>>,
+    rifle: Query<&Transform, (With<ViewModel>, Without<MainCamera>)>,
+    muzzle: Query<&Transform, (With<Muzzle>, Without<ViewModel>, Without<MainCamera>)>,
     others: Query<&Interpolated, (With<NetPlayer>, Without<LocalPlayer>)>,
     mut commands: Commands,
 ) {
@@ -177,14 +192,16 @@ fn own_shots(
             .min_by(f32::total_cmp);
         let distance = player.or(wall).unwrap_or(RANGE_M);
         let end = shot.origin + shot.dir * distance;
-        let start = muzzle.single().map(|m| m.translation()).unwrap_or(shot.origin);
-        spawn_tracer(&mut commands, &assets, start, end);
-        if let Ok(muzzle) = muzzle.single() {
+        let muzzle_at = muzzle_now(&camera, &rifle, &muzzle);
+        spawn_tracer(&mut commands, &assets, muzzle_at.unwrap_or(shot.origin), end);
+        if let Some(at) = muzzle_at {
+            // A small flash, stretched along the shot.
+            let scale = Vec3::new(0.6, 0.6, 1.4);
             commands.spawn((
                 Mesh3d(assets.flash_mesh.clone()),
                 MeshMaterial3d(assets.flash.clone()),
-                Fade { age_s: 0.0, life_s: FLASH_S, scale: Vec3::ONE, all_axes: false },
-                Transform::from_translation(muzzle.translation()),
+                Fade { age_s: 0.0, life_s: FLASH_S, scale, all_axes: false },
+                Transform::from_translation(at).looking_to(shot.dir, Vec3::Y).with_scale(scale),
                 PointLight { intensity: 40_000.0, range: 6.0, color: Color::srgb(1.0, 0.8, 0.5), ..default() },
             ));
         }

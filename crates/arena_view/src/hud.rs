@@ -188,7 +188,8 @@ fn hit_marker(
     mut bars: Query<(&mut BackgroundColor, &mut UiTransform)>,
 ) {
     let Ok((mut marker, mut visibility, children)) = marker.single_mut() else { return };
-    if let Some(hit) = hits.read().last() {
+    // Of this frame's hits, show the one that matters most: a kill, then a head shot.
+    if let Some(hit) = hits.read().max_by_key(|h| (h.killed, h.zone == HitZone::Head)) {
         marker.left_s = HIT_MARKER_S;
         let (color, size) = match (hit.killed, hit.zone) {
             (true, _) => (Color::srgb(1.0, 0.15, 0.1), 1.6),
@@ -271,8 +272,11 @@ fn damage_arrows(
     mut arrows: Query<(Entity, &mut DamageArrow, &mut UiTransform, &mut BackgroundColor)>,
     mut commands: Commands,
 ) {
+    let me = local.state;
     if let Ok(hud) = huds.single() {
         for hit in damage.read() {
+            // Placed at once: a frame at the centre would read as a hit marker.
+            let transform = me.map(|me| arrow_transform(hit.from, &me, input.yaw)).unwrap_or_default();
             commands.spawn((
                 DamageArrow { from: hit.from, left_s: DAMAGE_ARROW_S },
                 Node {
@@ -284,27 +288,36 @@ fn damage_arrows(
                     height: px(8),
                     ..default()
                 },
-                UiTransform::IDENTITY,
+                transform,
                 BackgroundColor(Color::srgba(1.0, 0.1, 0.05, 0.9)),
                 ChildOf(hud),
             ));
         }
     }
-    let Some(me) = local.state else { return };
+    let Some(me) = me else { return };
     for (entity, mut arrow, mut transform, mut color) in &mut arrows {
         arrow.left_s -= time.delta_secs();
         if arrow.left_s <= 0.0 {
             commands.entity(entity).despawn();
             continue;
         }
-        // The attacker's bearing relative to where we look: positive to the left.
-        let to = arrow.from - me.pos;
-        let bearing = arena_sim::cmd::wrap_angle((-to.x).atan2(-to.z) - input.yaw);
-        // On screen, clockwise from the top: left is negative.
-        let angle = -bearing;
-        let (sin, cos) = angle.sin_cos();
-        transform.translation = Val2::px(sin * DAMAGE_ARROW_RADIUS_PX, -cos * DAMAGE_ARROW_RADIUS_PX);
-        transform.rotation = Rot2::radians(angle);
+        *transform = arrow_transform(arrow.from, &me, input.yaw);
         color.0 = Color::srgba(1.0, 0.1, 0.05, 0.9 * (arrow.left_s / DAMAGE_ARROW_S).min(1.0));
+    }
+}
+
+/// Where a damage mark goes: on a circle round the crosshair, towards the
+/// attacker (top: in front, bottom: behind), turning as we turn.
+fn arrow_transform(from: Vec3, me: &arena_sim::PlayerState, yaw: f32) -> UiTransform {
+    // The attacker's bearing relative to where we look: positive to the left.
+    let to = from - me.pos;
+    let bearing = arena_sim::cmd::wrap_angle((-to.x).atan2(-to.z) - yaw);
+    // On screen, clockwise from the top: left is negative.
+    let angle = -bearing;
+    let (sin, cos) = angle.sin_cos();
+    UiTransform {
+        translation: Val2::px(sin * DAMAGE_ARROW_RADIUS_PX, -cos * DAMAGE_ARROW_RADIUS_PX),
+        rotation: Rot2::radians(angle),
+        ..default()
     }
 }

@@ -51,8 +51,10 @@ fn toggle_pause(
     mut focus: MessageReader<bevy::window::WindowFocused>,
     mut had_focus: Local<bool>,
     mut pause: ResMut<PauseMenu>,
+    settings_window: Res<SettingsWindow>,
 ) {
-    if keys.just_pressed(KeyCode::Escape) {
+    // With the settings window open, Esc is the window's.
+    if keys.just_pressed(KeyCode::Escape) && !settings_window.open {
         pause.open = !pause.open;
     }
     // Alt-tabbing away opens the menu, so the mouse is free. (Only a loss of

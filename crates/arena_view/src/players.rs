@@ -56,7 +56,13 @@ fn dress_new_players(
 ) {
     for (entity, player, _, name) in &new {
         let color = player_color(player.id);
-        let skin = materials.add(StandardMaterial { base_color: color, perceptual_roughness: 0.55, ..default() });
+        // A little glow of their own colour keeps players readable in shadow and at 30 m.
+        let skin = materials.add(StandardMaterial {
+            base_color: color,
+            emissive: LinearRgba::from(color) * 0.35,
+            perceptual_roughness: 0.55,
+            ..default()
+        });
         let dark = materials.add(StandardMaterial {
             base_color: Color::srgb(0.08, 0.09, 0.1),
             perceptual_roughness: 0.3,
@@ -204,9 +210,9 @@ fn place_name_tags(
         let anchor = state.pos + Vec3::Y * (state.height() + NAME_TAG_LIFT_M);
         let to_anchor = anchor - eye;
         let distance = to_anchor.length();
-        // Hidden when far, behind the camera, or behind a wall.
-        let visible =
-            distance < NAME_TAG_RANGE_M && world.cast_ray(eye, to_anchor / distance.max(1e-3), distance).is_none();
+        // Hidden for the dead, and when far, behind the camera, or behind a wall.
+        let visible = state.alive
+            && distance < NAME_TAG_RANGE_M && world.cast_ray(eye, to_anchor / distance.max(1e-3), distance).is_none();
         match camera.world_to_viewport(camera_transform, anchor) {
             Ok(screen) if visible => {
                 let size = computed.size() * computed.inverse_scale_factor();

@@ -165,7 +165,7 @@ fn death_notice(
         Some(k) => format!("Killed by {}", name(&roster, k)),
         None => "You died.".to_string(),
     };
-    egui::Area::new(egui::Id::new("death")).anchor(egui::Align2::CENTER_CENTER, [0.0, -80.0]).show(ctx, |ui| {
+    egui::Area::new(egui::Id::new("death")).anchor(egui::Align2::CENTER_CENTER, [0.0, -150.0]).show(ctx, |ui| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         ui.vertical_centered(|ui| {
             ui.label(egui::RichText::new(line).size(28.0).color(egui::Color32::from_rgb(255, 90, 70)).strong());
@@ -202,6 +202,9 @@ fn scoreboard(
         None => format!("Match {}", status.info.map(|i| i.number).unwrap_or(1)),
     };
     egui::Window::new("scoreboard")
+        // Held on a key: there at once, gone at once.
+        .fade_in(false)
+        .fade_out(false)
         .title_bar(false)
         .resizable(false)
         .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])

@@ -22,6 +22,8 @@ pub struct SettingsWindow {
     rebinding: Option<Action>,
     /// The frame the rebinding started: its own click does not count.
     rebinding_started: bool,
+    /// Esc cancelled a rebinding this frame (so it does not close the window too).
+    rebinding_cancelled: bool,
 }
 
 fn show_settings(
@@ -35,6 +37,13 @@ fn show_settings(
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
+    // Esc closes the window, unless it just cancelled a rebinding.
+    if !std::mem::take(&mut window.rebinding_cancelled)
+        && window.rebinding.is_none()
+        && ctx.input(|i| i.key_pressed(egui::Key::Escape))
+    {
+        window.open = false;
+    }
     let mut open = true;
     let mut edited = settings.clone();
     egui::Window::new("Settings")
@@ -140,6 +149,7 @@ fn capture_binding(
     }
     if keys.just_pressed(KeyCode::Escape) {
         window.rebinding = None;
+        window.rebinding_cancelled = true;
         return;
     }
     let pressed = keys
