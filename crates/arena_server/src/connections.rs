@@ -94,7 +94,11 @@ impl Roster {
             .spawn((
                 Name::new(format!("player {} ({name})", id.0)),
                 ServerPlayer { id, client_id },
-                Sim(PlayerState::spawned_at(pos, yaw)),
+                // Protected on joining too: nobody is shot while still loading in.
+                Sim(PlayerState {
+                    protected_s: arena_sim::player::SPAWN_PROTECTION_S,
+                    ..PlayerState::spawned_at(pos, yaw)
+                }),
                 CommandBuffer::default(),
                 ClientPrefs::default(),
                 Score::default(),

@@ -212,7 +212,8 @@ fn place_name_tags(
         let distance = to_anchor.length();
         // Hidden for the dead, and when far, behind the camera, or behind a wall.
         let visible = state.alive
-            && distance < NAME_TAG_RANGE_M && world.cast_ray(eye, to_anchor / distance.max(1e-3), distance).is_none();
+            && distance < NAME_TAG_RANGE_M
+            && world.cast_ray(eye, to_anchor / distance.max(1e-3), distance).is_none();
         match camera.world_to_viewport(camera_transform, anchor) {
             Ok(screen) if visible => {
                 let size = computed.size() * computed.inverse_scale_factor();

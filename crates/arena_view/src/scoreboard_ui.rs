@@ -165,7 +165,9 @@ fn death_notice(
         Some(k) => format!("Killed by {}", name(&roster, k)),
         None => "You died.".to_string(),
     };
-    egui::Area::new(egui::Id::new("death")).anchor(egui::Align2::CENTER_CENTER, [0.0, -150.0]).show(ctx, |ui| {
+    // Above the crosshair and the players around it, below the match clock.
+    let lift = ctx.content_rect().height() * 0.2;
+    egui::Area::new(egui::Id::new("death")).anchor(egui::Align2::CENTER_CENTER, [0.0, -lift]).show(ctx, |ui| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         ui.vertical_centered(|ui| {
             ui.label(egui::RichText::new(line).size(28.0).color(egui::Color32::from_rgb(255, 90, 70)).strong());
