@@ -242,6 +242,9 @@ fn decide(
         let on_target = angle_between(brain.yaw, brain.pitch, desired_yaw, desired_pitch) < 4f32.to_radians();
         if reacted && on_target && me.ammo > 0 {
             cmd.buttons.set(Buttons::FIRE, true);
+        } else if me.ammo == 0 && me.reload_s == 0.0 {
+            // Empty in a fight: reload at once rather than stare.
+            cmd.buttons.set(Buttons::RELOAD, true);
         }
         brain.path.clear();
     } else {
