@@ -162,7 +162,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
 }
 
 /// The login name, cleaned up, or "Player".
-fn default_name() -> String {
+pub(crate) fn default_name() -> String {
     let raw = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default();
     let mut name = arena_protocol::names::clean_name(&raw);
     if let Some(first) = name.get(..1) {

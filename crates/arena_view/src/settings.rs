@@ -309,7 +309,9 @@ impl Settings {
                 *self.binding_mut(action) = fallback.binding_mut(action).clone();
             }
         }
-        self.name = arena_protocol::names::clean_name(&self.name);
+        // An empty name means "not chosen": the game then uses the login name.
+        self.name =
+            if self.name.trim().is_empty() { String::new() } else { arena_protocol::names::clean_name(&self.name) };
         (self, problems)
     }
 
@@ -422,6 +424,7 @@ mod tests {
         let loaded = load(&scratch("missing"));
         assert_eq!(loaded.problem, None);
         assert_eq!(loaded.settings.fov_deg, Settings::default().fov_deg);
+        assert_eq!(loaded.settings.name, "", "no name chosen yet");
     }
 
     #[test]

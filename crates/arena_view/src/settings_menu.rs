@@ -106,7 +106,7 @@ fn show_settings(
         window.open = false;
         window.rebinding = None;
         let (clean, _) = settings.clone().repaired();
-        profile.name.clone_from(&clean.name);
+        profile.name = if clean.name.is_empty() { crate::default_name() } else { clean.name.clone() };
         if let Err(e) = save_settings(&clean) {
             problem.0 = Some(e);
         }
