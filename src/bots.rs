@@ -25,8 +25,17 @@ pub struct BotsConfig {
     pub count: usize,
     pub seconds: f64,
     pub name_prefix: String,
+    /// The game's password (open: none).
+    pub password: arena_protocol::key::Password,
     pub behavior: Behavior,
+    /// Leave and join again at random (after 5-40 s in the game, 1-5 s
+    /// away), as players do: for soak tests of a server.
+    pub churn: bool,
 }
+
+/// How long a churning bot stays, and stays away, seconds.
+const CHURN_STAY_S: (f32, f32) = (5.0, 40.0);
+const CHURN_AWAY_S: (f32, f32) = (1.0, 5.0);
 
 /// How headless bots play.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -57,6 +66,8 @@ pub struct BotReport {
     pub rtt_ms: f64,
     /// Why the connection ended early, if it did.
     pub error: Option<String>,
+    /// Times it got into the game (more than one when churning).
+    pub sessions: u32,
 }
 
 /// A bot's fight so far, counted from its client's own messages.
@@ -97,6 +108,13 @@ struct Bot {
     name: String,
     welcomed_at: Option<Instant>,
     lost_at: Option<Instant>,
+    /// Churning: when it leaves, and when it comes back.
+    leave_at: Option<Instant>,
+    rejoin_at: Option<Instant>,
+    sessions: u32,
+    /// Churning: connections that ended without the bot leaving on purpose.
+    failures: Vec<String>,
+    rng: arena_sim::rng::SplitMix64,
     phase: f32,
     /// +1 or -1: which way it strafes.
     strafe: f32,
@@ -111,8 +129,21 @@ pub fn run(config: &BotsConfig) -> Report {
             let mut app = App::new();
             app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
             app.init_resource::<Tally>().add_systems(Update, tally);
-            app.world_mut().trigger(ConnectTo { addr: config.server, name: name.clone() });
-            Bot { app, name, welcomed_at: None, lost_at: None, phase: i as f32 * 1.7, strafe: 1.0, next_turn_s: 1.0 }
+            app.world_mut().trigger(connect_to(config, &name));
+            Bot {
+                app,
+                name,
+                welcomed_at: None,
+                lost_at: None,
+                leave_at: None,
+                rejoin_at: None,
+                sessions: 0,
+                failures: Vec::new(),
+                rng: arena_sim::rng::SplitMix64::new(0x5EED + i as u64),
+                phase: i as f32 * 1.7,
+                strafe: 1.0,
+                next_turn_s: 1.0,
+            }
         })
         .collect();
     let start = Instant::now();
@@ -126,19 +157,22 @@ pub fn run(config: &BotsConfig) -> Report {
             *world.resource::<State<Session>>().get() == Session::Offline
                 && world.resource::<LastDisconnect>().0.is_some()
         };
-        if bots.iter().all(gave_up) {
+        if !config.churn && bots.iter().all(gave_up) {
             warn!("every bot is out of the game; stopping early");
             break;
         }
         for bot in &mut bots {
             bot.app.update();
             let in_game = *bot.app.world().resource::<State<Session>>().get() == Session::InGame;
+            if config.churn {
+                churn(bot, config, in_game);
+            }
             match (in_game, bot.welcomed_at, bot.lost_at) {
                 (true, None, _) => {
                     info!("{} is in the game", bot.name);
                     bot.welcomed_at = Some(Instant::now());
                 }
-                (false, Some(_), None) => bot.lost_at = Some(Instant::now()),
+                (false, Some(_), None) if !config.churn => bot.lost_at = Some(Instant::now()),
                 _ => {}
             }
             if in_game {
@@ -166,6 +200,7 @@ pub fn run(config: &BotsConfig) -> Report {
             let fight = *world.resource::<Tally>();
             let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
             let error = match (bot.welcomed_at, bot.lost_at) {
+                _ if !bot.failures.is_empty() => Some(bot.failures.join("; ")),
                 (None, _) => Some(
                     world.resource::<LastDisconnect>().0.clone().unwrap_or_else(|| "never got into the game".into()),
                 ),
@@ -188,10 +223,51 @@ pub fn run(config: &BotsConfig) -> Report {
                 deaths: fight.deaths,
                 rtt_ms,
                 error,
+                sessions: bot.sessions.max(u32::from(bot.welcomed_at.is_some())),
             }
         })
         .collect();
     Report { clients }
+}
+
+fn connect_to(config: &BotsConfig, name: &str) -> ConnectTo {
+    ConnectTo { addr: config.server, name: name.to_string(), password: config.password.clone() }
+}
+
+/// Leaves after a random stay, and comes back after a random absence.
+fn churn(bot: &mut Bot, config: &BotsConfig, in_game: bool) {
+    let now = Instant::now();
+    let random_s =
+        |rng: &mut arena_sim::rng::SplitMix64, (lo, hi): (f32, f32)| Duration::from_secs_f32(rng.range(lo, hi));
+    match (in_game, bot.leave_at, bot.rejoin_at) {
+        // Just got in: decide when to leave.
+        (true, None, _) => {
+            bot.sessions += 1;
+            bot.leave_at = Some(now + random_s(&mut bot.rng, CHURN_STAY_S));
+            bot.rejoin_at = None;
+        }
+        (true, Some(leave), _) if now >= leave => {
+            bot.app.world_mut().trigger(arena_client::Disconnect);
+            bot.rejoin_at = Some(now + random_s(&mut bot.rng, CHURN_AWAY_S));
+        }
+        // Out of the game without having left on purpose: a failure.
+        (false, Some(_), None) => {
+            let reason = bot.app.world().resource::<LastDisconnect>().0.clone();
+            bot.failures.push(reason.unwrap_or_else(|| "disconnected".into()));
+            bot.leave_at = None;
+            bot.rejoin_at = Some(now + random_s(&mut bot.rng, CHURN_AWAY_S));
+        }
+        (false, _, Some(rejoin)) if now >= rejoin => {
+            let session = *bot.app.world().resource::<State<Session>>().get();
+            if session == Session::Offline {
+                bot.leave_at = None;
+                bot.rejoin_at = None;
+                let connect = connect_to(config, &bot.name);
+                bot.app.world_mut().trigger(connect);
+            }
+        }
+        _ => {}
+    }
 }
 
 /// A wandering walk: forward with a slowly turning view, an occasional strafe and jump.

@@ -2,10 +2,14 @@
 //! with a fixed amount of time per update, for integration tests and
 //! experiments. No window and no GPU anywhere.
 
+// Test harnesses: a setup that fails (no loopback socket) fails the test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use arena_client::{ClientPlugin, ConnectTo, NetcodeSettings, Session};
+use arena_protocol::key::Password;
 use arena_server::{ServerConfig, ServerInfo};
 use arena_sim::PlayerState;
 use bevy::app::ScheduleRunnerPlugin;
@@ -53,11 +57,22 @@ pub fn client_app(tick_hz: u32, server: SocketAddr, name: &str) -> App {
 /// with these netcode settings (conditioner included), and asks it to
 /// connect to `server` as `name`.
 pub fn client_app_with(frame: Duration, server: SocketAddr, name: &str, settings: NetcodeSettings) -> App {
+    client_app_with_password(frame, server, name, settings, Password::OPEN)
+}
+
+/// As [`client_app_with`], joining with a password.
+pub fn client_app_with_password(
+    frame: Duration,
+    server: SocketAddr,
+    name: &str,
+    settings: NetcodeSettings,
+    password: Password,
+) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
     app.insert_resource(settings);
-    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string() });
+    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password });
     app
 }
 
@@ -175,5 +190,160 @@ impl LoopbackGame {
     /// Keeps a player at full health (so that a target survives an experiment).
     pub fn keep_alive(&mut self, name: &str) {
         self.edit_sim(name, |s| s.health = arena_sim::weapon::MAX_HEALTH);
+    }
+}
+
+/// A client made by hand from renetcode on a raw socket: it can connect with
+/// a token claiming anything, then send whatever it likes, or nothing at all.
+/// For tests of what a hostile client can do.
+pub struct RawClient {
+    pub socket: std::net::UdpSocket,
+    pub netcode: renetcode::NetcodeClient,
+    pub server: SocketAddr,
+}
+
+impl RawClient {
+    /// A client of the open game at `server` whose self-made token claims
+    /// this timeout (-1: never) and lifetime.
+    pub fn new(server: SocketAddr, timeout_s: i32, expire_s: u64) -> Self {
+        Self::with_key(server, timeout_s, expire_s, &arena_protocol::key::OPEN_KEY)
+    }
+
+    pub fn with_key(server: SocketAddr, timeout_s: i32, expire_s: u64, key: &[u8; 32]) -> Self {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a loopback socket");
+        socket.set_nonblocking(true).expect("non-blocking");
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+        let token = renetcode::ConnectToken::generate(
+            now,
+            arena_protocol::PROTOCOL_ID,
+            expire_s,
+            arena_client::transport::random_u64(),
+            timeout_s,
+            vec![server],
+            Some(&arena_protocol::names::name_to_user_data("Raw")),
+            key,
+        )
+        .expect("a token");
+        let netcode =
+            renetcode::NetcodeClient::new(now, renetcode::ClientAuthentication::Secure { connect_token: token })
+                .expect("a netcode client");
+        Self { socket, netcode, server }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.socket.local_addr().expect("an address")
+    }
+
+    /// Reads what came, advances netcode by `dt` and sends what it says to
+    /// (connection requests, responses, keep-alives).
+    pub fn pump(&mut self, dt: Duration) {
+        let mut buffer = [0u8; 2048];
+        while let Ok((len, from)) = self.socket.recv_from(&mut buffer) {
+            if from == self.server && len <= arena_protocol::datagram::MAX_DATAGRAM_BYTES {
+                let _ = self.netcode.process_packet(&mut buffer[..len]);
+            }
+        }
+        if let Some((packet, to)) = self.netcode.update(dt) {
+            let _ = self.socket.send_to(packet, to);
+        }
+    }
+
+    pub fn send_raw(&self, datagram: &[u8]) {
+        let _ = self.socket.send_to(datagram, self.server);
+    }
+
+    /// Encrypts `payload` (a renet packet) with the session key and sends it.
+    pub fn send_payload(&mut self, payload: &[u8]) {
+        if let Ok((to, packet)) = self.netcode.generate_payload_packet(payload) {
+            let _ = self.socket.send_to(packet, to);
+        }
+    }
+}
+
+/// A server made by hand from renetcode and renet on a raw socket, for tests
+/// of what a hostile server can do to a client: it handshakes honestly, then
+/// sends any datagram or message it likes.
+pub struct HostileServer {
+    pub socket: std::net::UdpSocket,
+    pub netcode: renetcode::NetcodeServer,
+    pub renet: bevy_renet::renet::RenetServer,
+}
+
+impl HostileServer {
+    pub fn bind() -> Self {
+        use std::time::{SystemTime, UNIX_EPOCH};
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").expect("a loopback socket");
+        socket.set_nonblocking(true).expect("non-blocking");
+        let netcode = renetcode::NetcodeServer::new(renetcode::ServerConfig {
+            current_time: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO),
+            max_clients: 4,
+            protocol_id: arena_protocol::PROTOCOL_ID,
+            public_addresses: Vec::new(),
+            authentication: renetcode::ServerAuthentication::Unsecure,
+        });
+        Self { socket, netcode, renet: bevy_renet::renet::RenetServer::new(arena_protocol::connection_config()) }
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.socket.local_addr().expect("an address")
+    }
+
+    /// Handshakes, receives, keeps connections alive and sends what renet queued.
+    pub fn pump(&mut self, dt: Duration) {
+        use renetcode::ServerResult;
+        self.netcode.update(dt);
+        self.renet.update(dt);
+        let mut buffer = [0u8; 2048];
+        while let Ok((len, from)) = self.socket.recv_from(&mut buffer) {
+            let result = self.netcode.process_packet(from, &mut buffer[..len.min(1400)]);
+            match result {
+                ServerResult::PacketToSend { addr, payload } => {
+                    let _ = self.socket.send_to(payload, addr);
+                }
+                ServerResult::ClientConnected { client_id, addr, payload, .. } => {
+                    self.renet.add_connection(client_id);
+                    let _ = self.socket.send_to(payload, addr);
+                }
+                ServerResult::Payload { client_id, payload } => {
+                    let _ = self.renet.process_packet_from(payload, client_id);
+                }
+                ServerResult::ClientDisconnected { client_id, .. } => self.renet.remove_connection(client_id),
+                ServerResult::None => {}
+            }
+        }
+        for client_id in self.netcode.clients_id() {
+            if let ServerResult::PacketToSend { addr, payload } = self.netcode.update_client(client_id) {
+                let _ = self.socket.send_to(payload, addr);
+            }
+        }
+        for client_id in self.renet.clients_id() {
+            for channel in [arena_protocol::channel::RELIABLE, arena_protocol::channel::UNRELIABLE] {
+                while self.renet.receive_message(client_id, channel).is_some() {}
+            }
+            for packet in self.renet.get_packets_to_send(client_id).unwrap_or_default() {
+                if let Ok((addr, datagram)) = self.netcode.generate_payload_packet(client_id, &packet) {
+                    let _ = self.socket.send_to(datagram, addr);
+                }
+            }
+        }
+    }
+
+    /// The connected client's address, once it has connected.
+    pub fn client_addr(&self) -> Option<SocketAddr> {
+        self.netcode.clients_id().first().and_then(|id| self.netcode.client_addr(*id))
+    }
+
+    /// Queues a message for every connected client (sent at the next pump).
+    pub fn send_message(&mut self, message: &arena_protocol::ToClient) {
+        let bytes = arena_protocol::encode(message).expect("encodes");
+        for client_id in self.renet.clients_id() {
+            self.renet.send_message(client_id, message.channel(), bytes.clone());
+        }
+    }
+
+    /// Sends raw bytes from the server's own address.
+    pub fn send_raw(&self, to: SocketAddr, datagram: &[u8]) {
+        let _ = self.socket.send_to(datagram, to);
     }
 }

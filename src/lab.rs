@@ -353,18 +353,18 @@ const SHOOTER_AT: Vec3 = Vec3::new(0.0, 3.0, 21.5);
 const TARGET_AT: Vec3 = Vec3::new(0.0, 0.0, 2.5);
 const LANE_HALF_WIDTH_M: f32 = 8.0;
 
+/// A server and two named clients with the lab's settings, joined and warmed up.
+fn two_player_lab(settings: &LabSettings, names: [&str; 2]) -> Result<LoopbackGame, String> {
+    settings.validate()?;
+    let mut lab = LoopbackGame::start(&settings.server_config(), &settings.netcode(), settings.seed, &names, frame())?;
+    lab.step(frames_for(WARMUP_S));
+    Ok(lab)
+}
+
 /// Runs `arena lab hitreg`: a shooter aims at the centre of a strafing
 /// target's body as its client draws it, and fires; the server judges.
 pub fn hitreg(settings: LabSettings) -> Result<HitregReport, String> {
-    settings.validate()?;
-    let mut lab = LoopbackGame::start(
-        &settings.server_config(),
-        &settings.netcode(),
-        settings.seed,
-        &["Shooter", "Target"],
-        frame(),
-    )?;
-    lab.step(frames_for(WARMUP_S));
+    let mut lab = two_player_lab(&settings, ["Shooter", "Target"])?;
     let (shooter, target) = (0, 1);
     lab.teleport("Shooter", SHOOTER_AT, 0.0);
     lab.teleport("Target", TARGET_AT, std::f32::consts::PI);
@@ -500,15 +500,7 @@ fn circle_script(t: f64) -> (f32, f32, bool) {
 /// and jumps on a known path; the drawn position is compared, every frame,
 /// with where the server had the target at the render time.
 pub fn interpolation(settings: LabSettings) -> Result<InterpolationReport, String> {
-    settings.validate()?;
-    let mut lab = LoopbackGame::start(
-        &settings.server_config(),
-        &settings.netcode(),
-        settings.seed,
-        &["Observer", "Target"],
-        frame(),
-    )?;
-    lab.step(frames_for(WARMUP_S));
+    let mut lab = two_player_lab(&settings, ["Observer", "Target"])?;
     let (observer, target) = (0, 1);
     lab.teleport("Observer", SHOOTER_AT, 0.0);
     lab.teleport("Target", Vec3::new(0.0, 0.0, 10.0), 0.0);

@@ -9,6 +9,7 @@ use std::time::Duration;
 use arena::lab::{LabSettings, Switch};
 use arena_client::{LinkConditions, NetcodeSettings};
 use arena_protocol::DEFAULT_PORT;
+use arena_protocol::key::Password;
 use arena_server::ServerConfig;
 use arena_view::{Screenshot, StartAction, ViewConfig};
 use clap::{Args, Parser, Subcommand};
@@ -57,6 +58,9 @@ enum Mode {
     Join {
         /// Server address, such as 192.168.1.20, 192.168.1.20:27015 or example.org.
         addr: String,
+        /// The game's password, if it is private.
+        #[arg(long, value_name = "TEXT")]
+        password: Option<String>,
         #[command(flatten)]
         window: WindowArgs,
     },
@@ -93,12 +97,18 @@ enum Mode {
         /// Bot names are this prefix and a number.
         #[arg(long, default_value = "Bot ")]
         name: String,
+        /// The game's password, if it is private.
+        #[arg(long, value_name = "TEXT")]
+        password: Option<String>,
         /// Write a JSON report of what each bot saw to FILE.
         #[arg(long, value_name = "FILE")]
         report: Option<PathBuf>,
         /// How the bots play.
         #[arg(long, value_enum, default_value = "aim")]
         behavior: arena::bots::Behavior,
+        /// Leave and rejoin at random (5-40 s in, 1-5 s out), for soak tests.
+        #[arg(long)]
+        churn: bool,
     },
 }
 
@@ -227,11 +237,19 @@ struct GameArgs {
     /// A match ends after this many minutes.
     #[arg(long, default_value_t = 10.0)]
     time_limit_min: f64,
+    /// Make the game private: players need this password to join.
+    #[arg(long, value_name = "TEXT")]
+    password: Option<String>,
 }
 
 impl GameArgs {
-    fn config(&self, bind: SocketAddr, public_addrs: Vec<SocketAddr>, default_bots: usize) -> ServerConfig {
-        ServerConfig {
+    fn config(
+        &self,
+        bind: SocketAddr,
+        public_addrs: Vec<SocketAddr>,
+        default_bots: usize,
+    ) -> Result<ServerConfig, String> {
+        Ok(ServerConfig {
             bind,
             public_addrs,
             max_clients: self.max_clients,
@@ -246,9 +264,15 @@ impl GameArgs {
                 time_limit_s: (self.time_limit_min * 60.0).round().clamp(0.0, 86_400.0) as u32,
                 ..arena_server::MatchRules::default()
             },
+            password: password(self.password.as_deref())?,
             stop_after: None,
-        }
+        })
     }
+}
+
+/// A `--password` flag's value (none: an open game).
+fn password(text: Option<&str>) -> Result<Password, String> {
+    Password::new(text.unwrap_or_default()).map_err(|e| format!("--password: {e}"))
 }
 
 /// Options of the windowed modes.
@@ -286,7 +310,10 @@ fn main() -> ExitCode {
                 Ok(d) => d,
                 Err(e) => return fail(&e),
             };
-            let config = ServerConfig { stop_after, ..game.config(bind, public_addrs, 0) };
+            let config = match game.config(bind, public_addrs, 0) {
+                Ok(config) => ServerConfig { stop_after, ..config },
+                Err(e) => return fail(&e),
+            };
             match arena_server::run_dedicated(&config) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string()),
@@ -306,21 +333,30 @@ fn main() -> ExitCode {
                 Experiment::Interpolation(_) => print_report(arena::lab::interpolation(settings)),
             }
         }
-        Some(Mode::Bots { connect, count, seconds, name, report, behavior }) => {
-            run_bots(&connect, count, seconds, name, report, behavior)
+        Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn }) => {
+            match password(text.as_deref()) {
+                Ok(password) => run_bots(&connect, count, seconds, name, password, report, behavior, churn),
+                Err(e) => fail(&e),
+            }
         }
         Some(Mode::Play { port, game, window }) => {
-            let server = game.config(SocketAddr::from(([0, 0, 0, 0], port)), Vec::new(), arena_view::QUICK_PLAY_BOTS);
-            run_window(StartAction::QuickPlay(server), window)
+            match game.config(SocketAddr::from(([0, 0, 0, 0], port)), Vec::new(), arena_view::QUICK_PLAY_BOTS) {
+                Ok(server) => run_window(StartAction::QuickPlay(server), window),
+                Err(e) => fail(&e),
+            }
         }
         Some(Mode::Host { port, public_addrs, game, window }) => {
-            let server = game.config(SocketAddr::from(([0, 0, 0, 0], port)), public_addrs, 0);
-            run_window(StartAction::Host(server), window)
+            match game.config(SocketAddr::from(([0, 0, 0, 0], port)), public_addrs, 0) {
+                Ok(server) => run_window(StartAction::Host(server), window),
+                Err(e) => fail(&e),
+            }
         }
-        Some(Mode::Join { addr, window }) => match arena_client::resolve_server_addr(&addr) {
-            Ok(addr) => run_window(StartAction::Join(addr), window),
-            Err(e) => fail(&e),
-        },
+        Some(Mode::Join { addr, password: text, window }) => {
+            match (arena_client::resolve_server_addr(&addr), password(text.as_deref())) {
+                (Ok(addr), Ok(password)) => run_window(StartAction::Join(addr, password), window),
+                (Err(e), _) | (_, Err(e)) => fail(&e),
+            }
+        }
         None => run_window(StartAction::Menu, cli.window),
     }
 }
@@ -402,8 +438,10 @@ fn run_bots(
     count: usize,
     seconds: f64,
     name: String,
+    password: Password,
     report: Option<PathBuf>,
     behavior: arena::bots::Behavior,
+    churn: bool,
 ) -> ExitCode {
     let server = match arena_client::resolve_server_addr(connect) {
         Ok(addr) => addr,
@@ -416,7 +454,7 @@ fn run_bots(
         return fail(&format!("--count must be 1..={}", arena_protocol::MAX_PLAYERS));
     }
     init_logging();
-    let config = arena::bots::BotsConfig { server, count, seconds, name_prefix: name, behavior };
+    let config = arena::bots::BotsConfig { server, count, seconds, name_prefix: name, password, behavior, churn };
     let result = arena::bots::run(&config);
     let json = match serde_json::to_string_pretty(&result) {
         Ok(json) => json,
@@ -441,7 +479,7 @@ fn run_bots(
 /// Logging to stderr for the headless modes that have no Bevy LogPlugin of their own.
 fn init_logging() {
     use bevy::log::tracing_subscriber::{EnvFilter, fmt};
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(arena_server::LOG_FILTER));
     let _ = fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
 }
 

@@ -138,8 +138,7 @@ fn disconnect_removes_the_player_for_everyone() {
 fn garbage_datagrams_change_nothing() {
     let (mut server, mut ada, mut bob) = two_players();
     let (a, b) = (local_id(&ada).unwrap(), local_id(&bob).unwrap());
-    let addr = server.world().resource::<bevy_renet::netcode::NetcodeServerTransport>().addresses();
-    let server_addr = *addr.iter().find(|a| a.ip().is_loopback()).unwrap();
+    let server_addr = server.world().resource::<arena_server::ServerTransport>().local_addr().unwrap();
     let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut seed = 0x9e37_79b9_u32;
     let mut next = || {

@@ -15,11 +15,17 @@ use crate::interpolation::{InterpClock, Interpolated, delay_ticks};
 use crate::prediction::PredictedEvents;
 use crate::replication::{GameMessage, LocalPlayer, NetPlayer, Roster};
 use crate::settings::NetcodeSettings;
-use crate::{ClientSet, Session};
+use crate::{ClientSet, ClientStats, Session};
 
 /// How long a shot is remembered while its verdict is awaited, and how long a
 /// comparison is kept for drawing, seconds.
 pub const SHOT_MEMORY_S: f64 = 2.0;
+/// Most shots remembered (ours, and verdicts kept for drawing).
+const MAX_REMEMBERED_SHOTS: usize = 256;
+/// Most combat messages of one kind passed on to the view in one frame. A
+/// fair server sends at most one shot per player per tick; a hostile one
+/// could send thousands, each a tracer and a sound.
+pub const MAX_COMBAT_EVENTS_PER_FRAME: usize = 4 * arena_protocol::MAX_PLAYERS;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<ShotMemory>()
@@ -127,7 +133,7 @@ fn remember_shots(
             seen,
         });
     }
-    while memory.0.front().is_some_and(|s| now - s.fired_s > SHOT_MEMORY_S) {
+    while memory.0.front().is_some_and(|s| now - s.fired_s > SHOT_MEMORY_S) || memory.0.len() > MAX_REMEMBERED_SHOTS {
         memory.0.pop_front();
     }
 }
@@ -141,9 +147,24 @@ fn apply_combat_messages(
     mut damage: MessageWriter<DamageTaken>,
     mut kills: MessageWriter<KillNotice>,
     mut shots: MessageWriter<RemoteShot>,
+    mut stats: ResMut<ClientStats>,
 ) {
     let now = time.elapsed_secs_f64();
+    // Per kind: how many passed on this frame.
+    let mut passed = [0usize; 4];
     for GameMessage(message) in messages.read() {
+        let kind = match message {
+            ToClient::ShotResult(_) => 0,
+            ToClient::Damaged { .. } => 1,
+            ToClient::Killed { .. } => 2,
+            ToClient::ShotFired { .. } => 3,
+            _ => continue,
+        };
+        passed[kind] += 1;
+        if passed[kind] > MAX_COMBAT_EVENTS_PER_FRAME {
+            stats.flood_dropped += 1;
+            continue;
+        }
         match message {
             ToClient::ShotResult(result) => {
                 if let Some(hit) = result.hit {
@@ -167,7 +188,9 @@ fn apply_combat_messages(
             _ => {}
         }
     }
-    while comparisons.0.front().is_some_and(|c| now - c.received_s > SHOT_MEMORY_S) {
+    while comparisons.0.front().is_some_and(|c| now - c.received_s > SHOT_MEMORY_S)
+        || comparisons.0.len() > MAX_REMEMBERED_SHOTS
+    {
         comparisons.0.pop_front();
     }
 }

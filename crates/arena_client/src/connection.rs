@@ -5,6 +5,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use arena_protocol::DEFAULT_PORT;
+use arena_protocol::key::Password;
 use bevy::prelude::*;
 use bevy_renet::{RenetClient, RenetClientPlugin};
 use renetcode::DisconnectReason;
@@ -38,6 +39,8 @@ fn connected(transport: Option<Res<UdpTransport>>) -> bool {
 pub struct ConnectTo {
     pub addr: SocketAddr,
     pub name: String,
+    /// The game's password (open: none).
+    pub password: Password,
 }
 
 /// Ask the client to leave the server.
@@ -97,9 +100,9 @@ fn on_connect_to(
     mut last: ResMut<LastDisconnect>,
     mut next: ResMut<NextState<Session>>,
 ) {
-    let ConnectTo { addr, name } = event.event().clone();
+    let ConnectTo { addr, name, password } = event.event().clone();
     let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
-    match UdpTransport::connect(addr, &name, settings.conditions, seed) {
+    match UdpTransport::connect(addr, &name, &password, settings.conditions, seed) {
         Ok(transport) => {
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);
@@ -150,7 +153,9 @@ fn watch_connection(
     mut commands: Commands,
 ) {
     let addr = connection.addr;
-    if let Some(reason) = transport.disconnect_reason() {
+    if let Some(refusal) = transport.refusal() {
+        end_connection(&mut commands, format!("The server at {addr} refused to let you in: {refusal}."));
+    } else if let Some(reason) = transport.disconnect_reason() {
         end_connection(&mut commands, describe_netcode_reason(reason, addr, *session.get()));
     } else if let Some(reason) = client.disconnect_reason() {
         end_connection(&mut commands, format!("The connection to {addr} broke: {reason}"));
@@ -187,7 +192,7 @@ fn describe_netcode_reason(reason: DisconnectReason, addr: SocketAddr, session: 
 }
 
 /// Ends the connection with a reason for the player.
-fn end_connection(commands: &mut Commands, reason: String) {
+pub(crate) fn end_connection(commands: &mut Commands, reason: String) {
     warn!("{reason}");
     commands.insert_resource(LastDisconnect(Some(reason)));
     commands.set_state(Session::Offline);

@@ -37,7 +37,7 @@ pub use replication::{GameMessage, LocalPlayer, NetPlayer, NetState, PlayerName,
 pub use scoreboard::{MatchStatus, Scoreboard};
 pub use settings::NetcodeSettings;
 pub use stats::NetStats;
-pub use sync::ClockSync;
+pub use sync::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
 
 /// Where the client is in its life with a server.
 #[derive(States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -91,6 +91,8 @@ pub struct ClientStats {
     pub stale_snapshots: u64,
     /// Command packets sent (one per tick).
     pub commands_sent: u64,
+    /// Combat messages beyond what any fair server sends in a frame, dropped.
+    pub flood_dropped: u64,
 }
 
 /// Longest frame whose time the client's clock still catches up on, seconds.

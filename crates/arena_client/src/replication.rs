@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use arena_protocol::names::clean_name;
-use arena_protocol::{MAX_PLAYERS, Snapshot, ToClient, channel, decode};
+use arena_protocol::{MAX_PLAYERS, Refusal, Snapshot, ToClient, channel, decode};
 use arena_sim::{PlayerId, PlayerState, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
@@ -99,11 +99,16 @@ fn receive_messages(
     mut welcomed: MessageWriter<Welcomed>,
     mut applied: MessageWriter<SnapshotApplied>,
     mut combat: MessageWriter<GameMessage>,
+    connection: Option<Res<crate::ServerConnection>>,
+    mut transport: Option<ResMut<crate::transport::UdpTransport>>,
 ) {
     let mut newest: Option<Snapshot> = None;
     for channel in [channel::RELIABLE, channel::UNRELIABLE] {
         while let Some(bytes) = client.receive_message(channel) {
-            let message = match decode::<ToClient>(&bytes) {
+            let message = match decode::<ToClient>(&bytes).map_err(|e| e.to_string()).and_then(|m| {
+                m.validate()?;
+                Ok(m)
+            }) {
                 Ok(message) => message,
                 Err(e) => {
                     stats.bad_messages += 1;
@@ -112,6 +117,14 @@ fn receive_messages(
                 }
             };
             match message {
+                ToClient::Refused(Refusal::Name(refusal)) => {
+                    let name = connection.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+                    crate::connection::end_connection(&mut commands, refusal.explain(&name));
+                    if let Some(transport) = transport.as_mut() {
+                        transport.disconnect();
+                    }
+                    return;
+                }
                 ToClient::Welcome(welcome) => {
                     if !arena_sim::TICK_HZ_RANGE.contains(&welcome.tick_hz) || welcome.players.len() > MAX_PLAYERS {
                         stats.bad_messages += 1;

@@ -29,6 +29,9 @@ pub const MARGIN_BAND_TICKS: (f32, f32) = (0.25, 1.0);
 pub const RESET_BEHIND_TICKS: i32 = 2;
 /// ...or more than this many ticks ahead of where it should be.
 pub const RESET_AHEAD_TICKS: i32 = 4;
+/// Largest jump or hold of the clock at once, ticks. The server's word on
+/// ticks is untrusted: whatever it says, the clock moves by at most this.
+pub const MAX_JUMP_TICKS: u32 = 1 << 16;
 /// Largest change of the tick rate, as a fraction (5%).
 pub const MAX_RATE_ADJUST: f64 = 0.05;
 /// Smallest change of the tick rate outside the band, as a fraction.
@@ -82,7 +85,7 @@ impl ClockSync {
     /// The first tick for our commands on joining: the server's tick, plus the
     /// round trip, plus the margin we aim for.
     pub fn initial_tick(&mut self, server_tick: u32, rtt: Duration) -> u32 {
-        let rtt_ticks = (rtt.as_secs_f64() * f64::from(self.tick_hz)).ceil() as u32;
+        let rtt_ticks = (rtt.as_secs_f64() * f64::from(self.tick_hz)).ceil().min(f64::from(MAX_JUMP_TICKS)) as u32;
         let tick = server_tick.wrapping_add(rtt_ticks + 2);
         self.valid_from_tick = tick;
         tick
@@ -126,7 +129,8 @@ impl ClockSync {
         let all_late = self.margins.is_empty() && min < 0;
         if all_late || !(-RESET_BEHIND_TICKS..=max_depth + RESET_AHEAD_TICKS).contains(&min) {
             // Aim the newest command at one tick ahead of the server's.
-            let correction = 1 - min;
+            let limit = i64::from(MAX_JUMP_TICKS);
+            let correction = (1 - i64::from(min)).clamp(-limit, limit);
             self.resets += 1;
             self.depths.clear();
             self.margins.clear();
@@ -139,7 +143,7 @@ impl ClockSync {
             }
             // Ticks stay monotonic: rather than going back, wait. The next
             // command after the wait is for `client_tick`.
-            self.hold_ticks += (-correction) as u32;
+            self.hold_ticks = self.hold_ticks.saturating_add((-correction) as u32).min(MAX_JUMP_TICKS);
             self.valid_from_tick = client_tick;
             return 0;
         }
@@ -262,6 +266,19 @@ mod tests {
         // Feedback still about commands from before the jump changes nothing.
         let jumped = feed(&mut sync, 520, 40, -20, None, 1021);
         assert_eq!((sync.resets, jumped), (1, 0));
+    }
+
+    #[test]
+    fn absurd_feedback_moves_the_clock_a_bounded_amount() {
+        let mut sync = ClockSync::new(64);
+        for t in 0..20u32 {
+            sync.on_feedback(t, Some(t.wrapping_add(i32::MIN as u32)), Some(f32::NAN), 0);
+        }
+        let mut sync = ClockSync::new(64);
+        let jumped: u32 =
+            (0..20u32).map(|t| sync.on_feedback(t, Some(t.wrapping_add(0x7fff_ffff)), Some(1e30), 0)).sum();
+        assert!(sync.hold_ticks <= MAX_JUMP_TICKS && jumped <= MAX_JUMP_TICKS);
+        assert!(sync.rate.is_finite());
     }
 
     #[test]

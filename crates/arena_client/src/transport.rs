@@ -3,32 +3,46 @@
 //! between netcode and the socket in both directions.
 //!
 //! renet_netcode's own client transport hides the socket; this one keeps the
-//! datagrams in view so that they can be delayed and dropped on their way.
+//! datagrams in view so that they can be delayed and dropped on their way,
+//! and checks each one from the server before renetcode and renet parse it
+//! (a server can be hostile too, or its address forged): the same datagram
+//! guard as the server's, and the payload guard before renet.
 
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use std::collections::BTreeMap;
+
 use arena_protocol::PROTOCOL_ID;
+use arena_protocol::datagram::{self, Direction, MAX_DATAGRAM_BYTES, Refusal};
+use arena_protocol::key::{Password, PasswordError};
 use arena_protocol::names::name_to_user_data;
+use arena_protocol::payload_guard::PayloadGuard;
 use bevy::prelude::*;
 use renet::RenetClient;
-use renetcode::{
-    ClientAuthentication, ConnectToken, DisconnectReason, NETCODE_KEY_BYTES, NETCODE_MAX_PACKET_BYTES, NetcodeClient,
-};
+use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeClient};
 
 use crate::conditioner::{LinkConditioner, LinkConditions};
 
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
 
+/// How often the summary of dropped datagrams may be logged.
+const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+
 /// The client's socket, netcode state and link conditioner.
 #[derive(Resource)]
 pub struct UdpTransport {
     socket: UdpSocket,
     netcode: NetcodeClient,
-    buffer: Box<[u8; NETCODE_MAX_PACKET_BYTES]>,
+    payloads: PayloadGuard,
+    /// Whether the player gave a password (for explaining a refusal).
+    gave_password: bool,
+    /// Why the server refused us before netcode got going, if it did.
+    refusal: Option<Refusal>,
+    buffer: Box<[u8; 2048]>,
     conditioner: LinkConditioner,
     /// The transport's clock: the sum of the frame times it was given.
     clock: Duration,
@@ -37,6 +51,13 @@ pub struct UdpTransport {
     /// UDP payload bytes through the socket, both ways, since connecting.
     pub bytes_sent: u64,
     pub bytes_received: u64,
+    /// UDP datagrams through the socket, both ways, since connecting.
+    pub datagrams_sent: u64,
+    pub datagrams_received: u64,
+    /// What the guard dropped, by reason, since connecting.
+    pub dropped: BTreeMap<&'static str, u64>,
+    summarised: u64,
+    last_summary: Duration,
 }
 
 impl std::fmt::Debug for UdpTransport {
@@ -49,6 +70,7 @@ impl std::fmt::Debug for UdpTransport {
 pub enum TransportError {
     Io(io::Error),
     Netcode(String),
+    Password(PasswordError),
 }
 
 impl std::fmt::Display for TransportError {
@@ -56,25 +78,33 @@ impl std::fmt::Display for TransportError {
         match self {
             TransportError::Io(e) => write!(f, "network error: {e}"),
             TransportError::Netcode(e) => write!(f, "connection error: {e}"),
+            TransportError::Password(e) => write!(f, "{e}"),
         }
     }
 }
 
+impl std::error::Error for TransportError {}
+
 impl UdpTransport {
-    /// Opens a socket and starts connecting to `server` as `name`, through a
-    /// link conditioner with these conditions and random seed.
+    /// Opens a socket and starts connecting to `server` as `name` with
+    /// `password` (open: none), through a link conditioner with these
+    /// conditions and random seed.
     pub fn connect(
         server: SocketAddr,
         name: &str,
+        password: &Password,
         conditions: LinkConditions,
         seed: u64,
     ) -> Result<Self, TransportError> {
+        let key = password.key().map_err(TransportError::Password)?;
         let any: SocketAddr = if server.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
         let socket = UdpSocket::bind(any).map_err(TransportError::Io)?;
         socket.set_nonblocking(true).map_err(TransportError::Io)?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
-        // Unsecure netcode: the client makes its own token with the all-zero key
-        // the server expects in that mode, so it can choose the timeout.
+        // There is no matchmaking service to sign tokens: the client makes its
+        // own, sealed with the game's key (the open key, or the one derived
+        // from the password). The server opens it and decides the client id,
+        // timeout and expiry itself; what the token says of them is ignored.
         let token = ConnectToken::generate(
             now,
             PROTOCOL_ID,
@@ -83,7 +113,7 @@ impl UdpTransport {
             CONNECTION_TIMEOUT_S,
             vec![server],
             Some(&name_to_user_data(name)),
-            &[0; NETCODE_KEY_BYTES],
+            &key,
         )
         .map_err(|e| TransportError::Netcode(e.to_string()))?;
         let netcode = NetcodeClient::new(now, ClientAuthentication::Secure { connect_token: token })
@@ -91,12 +121,20 @@ impl UdpTransport {
         Ok(Self {
             socket,
             netcode,
-            buffer: Box::new([0; NETCODE_MAX_PACKET_BYTES]),
+            payloads: PayloadGuard::from_server(),
+            gave_password: password.is_set(),
+            refusal: None,
+            buffer: Box::new([0; 2048]),
             conditioner: LinkConditioner::new(conditions, seed),
             clock: Duration::ZERO,
             last_heard: Duration::ZERO,
             bytes_sent: 0,
             bytes_received: 0,
+            datagrams_sent: 0,
+            datagrams_received: 0,
+            dropped: BTreeMap::new(),
+            summarised: 0,
+            last_summary: Duration::ZERO,
         })
     }
 
@@ -110,6 +148,41 @@ impl UdpTransport {
 
     pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
         self.netcode.disconnect_reason()
+    }
+
+    /// Why the server refused this connection before it started, in words
+    /// for the player, if it did.
+    pub fn refusal(&self) -> Option<String> {
+        self.refusal.map(|r| r.explain(self.gave_password))
+    }
+
+    fn drop_datagram(&mut self, why: &'static str) {
+        *self.dropped.entry(why).or_default() += 1;
+    }
+
+    /// Checks one datagram from the server's address before anything parses it.
+    fn admit(&mut self, len: usize) -> bool {
+        let bytes = &self.buffer[..len];
+        if len > MAX_DATAGRAM_BYTES {
+            self.drop_datagram("too large");
+            return false;
+        }
+        if datagram::is_connectionless(bytes) {
+            // The only connectionless datagram a client takes: a refusal,
+            // while it is still asking to connect.
+            match Refusal::decode(bytes) {
+                Some(refusal) if !self.netcode.is_connected() => self.refusal = Some(refusal),
+                _ => self.drop_datagram("connectionless"),
+            }
+            return false;
+        }
+        match datagram::check(bytes, Direction::ToClient, PROTOCOL_ID) {
+            Ok(_) => true,
+            Err(why) => {
+                self.drop_datagram(why.label());
+                false
+            }
+        }
     }
 
     /// How long the server has been silent, as of the last receive.
@@ -150,9 +223,12 @@ impl UdpTransport {
             match self.socket.recv_from(&mut self.buffer[..]) {
                 Ok((len, from)) if from == server => {
                     self.bytes_received += len as u64;
-                    self.conditioner.receive(self.clock, self.buffer[..len].to_vec());
+                    self.datagrams_received += 1;
+                    if self.admit(len) {
+                        self.conditioner.receive(self.clock, self.buffer[..len].to_vec());
+                    }
                 }
-                Ok((_, from)) => debug!("ignored a datagram from {from}, which is not the server"),
+                Ok(_) => self.drop_datagram("not from the server"),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => {}
                 Err(e) => return Err(TransportError::Io(e)),
@@ -160,15 +236,53 @@ impl UdpTransport {
         }
         while let Some(mut datagram) = self.conditioner.incoming.pop_due(self.clock) {
             self.last_heard = self.clock;
-            // netcode authenticates and decrypts; anything else is dropped.
-            if let Some(payload) = self.netcode.process_packet(&mut datagram) {
-                client.process_packet(payload);
-            }
+            self.deliver(&mut datagram, client);
         }
+        self.summarise();
         if let Some((packet, _)) = self.netcode.update(dt) {
             self.conditioner.send(self.clock, packet.to_vec());
         }
         self.flush()
+    }
+
+    /// Hands a datagram that passed the guard to netcode, which authenticates
+    /// and decrypts it, and its payload (after the payload guard) to renet.
+    fn deliver(&mut self, datagram: &mut [u8], client: &mut RenetClient) {
+        let Some(payload) = self.netcode.process_packet(datagram) else { return };
+        match self.payloads.check(payload, self.clock) {
+            Ok(()) => client.process_packet(payload),
+            Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
+        }
+    }
+
+    /// A datagram from the server's address, taken straight through the
+    /// guard, netcode and renet (no socket, no conditioner). The fuzz
+    /// harness drives exactly this path.
+    pub fn inject(&mut self, datagram: &[u8], client: &mut RenetClient) {
+        let len = datagram.len().min(self.buffer.len());
+        self.buffer[..len].copy_from_slice(&datagram[..len]);
+        if self.admit(len) {
+            let mut datagram = self.buffer[..len].to_vec();
+            self.deliver(&mut datagram, client);
+        }
+    }
+
+    /// Logs one line about what was dropped lately, at most every [`SUMMARY_PERIOD`].
+    fn summarise(&mut self) {
+        if self.clock.saturating_sub(self.last_summary) < SUMMARY_PERIOD {
+            return;
+        }
+        self.last_summary = self.clock;
+        let total: u64 = self.dropped.values().sum();
+        if total > self.summarised {
+            let reasons: Vec<String> = self.dropped.iter().map(|(why, n)| format!("{n} {why}")).collect();
+            warn!(
+                "dropped {} datagrams from the network lately ({} since connecting)",
+                total - self.summarised,
+                reasons.join(", ")
+            );
+            self.summarised = total;
+        }
     }
 
     /// Queues what renet has to send and sends whatever is due.
@@ -190,6 +304,7 @@ impl UdpTransport {
         let server = self.netcode.server_addr();
         while let Some(datagram) = self.conditioner.outgoing.pop_due(self.clock) {
             self.bytes_sent += datagram.len() as u64;
+            self.datagrams_sent += 1;
             match self.socket.send_to(&datagram, server) {
                 Ok(_) => {}
                 // A full socket buffer loses the datagram, as the network would.

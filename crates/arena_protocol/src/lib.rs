@@ -3,8 +3,11 @@
 //! (bincode with size limits; everything received is untrusted).
 
 pub mod codec;
+pub mod datagram;
+pub mod key;
 pub mod messages;
 pub mod names;
+pub mod payload_guard;
 
 pub use codec::{DecodeError, decode, encode};
 pub use messages::*;
@@ -14,7 +17,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 1;
+pub const PROTOCOL_VERSION: u64 = 2;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

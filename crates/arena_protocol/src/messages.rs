@@ -4,13 +4,13 @@ use arena_sim::{HitZone, Hitbox, PlayerId, PlayerState, UserCmd};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::channel;
+pub use crate::names::MAX_NAME_CHARS;
+use crate::names::NameRefusal;
+use crate::{MAX_PLAYERS, channel};
 
 /// Most commands one packet may carry (the newest and the unacknowledged ones
 /// before it). More is a malformed packet.
 pub const MAX_CMDS_PER_PACKET: usize = 16;
-/// Longest player name, in characters.
-pub const MAX_NAME_CHARS: usize = 16;
 
 /// Longest interpolation delay a client may ask for, milliseconds.
 pub const MAX_INTERP_MS: u16 = 250;
@@ -90,6 +90,15 @@ pub enum ToClient {
     Scores(Vec<ScoreRow>),
     /// To everyone: the match's state, on every change and every few seconds.
     Match(MatchInfo),
+    /// To a client being sent away, just before the server disconnects it.
+    Refused(Refusal),
+}
+
+/// Why the server sends a client away after connecting.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Refusal {
+    /// Its name is not allowed.
+    Name(NameRefusal),
 }
 
 /// One line of the scoreboard.
@@ -129,6 +138,87 @@ impl ToClient {
             _ => channel::RELIABLE,
         }
     }
+
+    /// Structural checks beyond decoding: a server may be hostile too. Every
+    /// float the client would draw or simulate with is finite, every list
+    /// fits the player limit, no player appears twice.
+    pub fn validate(&self) -> Result<(), String> {
+        let finite = |v: Vec3, what: &str| if v.is_finite() { Ok(()) } else { Err(format!("{what} is not finite")) };
+        let players = |n: usize, what: &str| {
+            if n <= MAX_PLAYERS { Ok(()) } else { Err(format!("{n} {what} (at most {MAX_PLAYERS})")) }
+        };
+        match self {
+            ToClient::Welcome(w) => {
+                if !arena_sim::TICK_HZ_RANGE.contains(&w.tick_hz) {
+                    return Err(format!("tick rate {} Hz", w.tick_hz));
+                }
+                if w.snapshot_hz == 0 || w.snapshot_hz > w.tick_hz {
+                    return Err(format!("snapshot rate {} Hz", w.snapshot_hz));
+                }
+                players(w.players.len(), "players")?;
+                distinct(w.players.iter().map(|p| p.id))
+            }
+            ToClient::Snapshot(s) => {
+                players(s.players.len(), "players")?;
+                for p in &s.players {
+                    if !state_is_sane(&p.state) {
+                        return Err(format!("player {} has a state out of bounds", p.id.0));
+                    }
+                }
+                distinct(s.players.iter().map(|p| p.id))
+            }
+            ToClient::ShotResult(r) => {
+                finite(r.end, "the shot's end")?;
+                if !r.tested_tick.is_finite() {
+                    return Err("the tested tick is not finite".into());
+                }
+                players(r.hitboxes.len(), "hitboxes")?;
+                for (_, h) in &r.hitboxes {
+                    finite(h.feet, "a hitbox")?;
+                }
+                Ok(())
+            }
+            ToClient::ShotFired { from, to, .. } => {
+                finite(*from, "a shot's start")?;
+                finite(*to, "a shot's end")
+            }
+            ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
+            ToClient::Scores(rows) => players(rows.len(), "score rows"),
+            ToClient::PlayerJoined(_)
+            | ToClient::PlayerLeft { .. }
+            | ToClient::Killed { .. }
+            | ToClient::Match(_)
+            | ToClient::Refused(_) => Ok(()),
+        }
+    }
+}
+
+/// Farthest from the arena's centre a position may be, metres: far beyond
+/// any map, near enough that the movement code's arithmetic stays exact.
+pub const MAX_COORDINATE_M: f32 = 16_384.0;
+/// Fastest a player may move, metres per second: far beyond anything the
+/// movement code produces.
+pub const MAX_SPEED_MPS: f32 = 1024.0;
+
+/// Whether a player's state from the network can be simulated and drawn:
+/// every float finite, the position within [`MAX_COORDINATE_M`] and the
+/// velocity within [`MAX_SPEED_MPS`] on each axis.
+pub fn state_is_sane(s: &PlayerState) -> bool {
+    s.pos.is_finite()
+        && s.vel.is_finite()
+        && s.pos.abs().max_element() <= MAX_COORDINATE_M
+        && s.vel.abs().max_element() <= MAX_SPEED_MPS
+        && [s.yaw, s.pitch, s.step_phase, s.fire_cooldown_s, s.reload_s, s.protected_s].iter().all(|v| v.is_finite())
+}
+
+fn distinct(ids: impl Iterator<Item = PlayerId>) -> Result<(), String> {
+    let mut seen = [false; 256];
+    for id in ids {
+        if std::mem::replace(&mut seen[usize::from(id.0)], true) {
+            return Err(format!("player {} appears twice", id.0));
+        }
+    }
+    Ok(())
 }
 
 /// The server's verdict on one shot, and what it tested against.

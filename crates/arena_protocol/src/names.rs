@@ -1,35 +1,135 @@
-//! Player names: what a client may call itself, and how a name travels in the
-//! netcode connect token's 256 bytes of user data.
+//! Player names: what a client may call itself, how a name travels in the
+//! netcode connect token's 256 bytes of user data, and which names the server
+//! refuses (a name that poses as a bot, or that looks like someone else's).
 
-use crate::messages::MAX_NAME_CHARS;
+use serde::{Deserialize, Serialize};
 
+/// Longest player name, in characters.
+pub const MAX_NAME_CHARS: usize = 16;
 /// Bytes of user data in a netcode connect token.
 pub const USER_DATA_BYTES: usize = 256;
+/// Most combining marks kept on one character (more is "Zalgo" text that
+/// spills over the lines around it).
+const MAX_MARKS_PER_CHAR: usize = 2;
 
-/// Cleans a name someone typed or sent: control characters removed, runs of
-/// whitespace collapsed, trimmed, cut to [`MAX_NAME_CHARS`] characters; an empty
-/// result becomes "Player".
+/// Characters that draw nothing or change the direction of the text around
+/// them: zero-width spaces and joiners, direction marks, embeddings,
+/// overrides and isolates, fillers, variation selectors, tags, and the like.
+/// A name with them could look like another or reverse the scoreboard's line.
+pub fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            u32::from(c),
+            0x00AD
+                | 0x034F
+                | 0x061C
+                | 0x115F
+                | 0x1160
+                | 0x17B4
+                | 0x17B5
+                | 0x180B..=0x180F
+                | 0x200B..=0x200F
+                | 0x202A..=0x202E
+                | 0x2060..=0x206F
+                | 0x2800
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFEFF
+                | 0xFFA0
+                | 0xFFF0..=0xFFFB
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0000..=0xE0FFF
+        )
+}
+
+/// Cleans a name someone typed or sent: invisible and direction-changing
+/// characters removed, piles of combining marks cut down, runs of whitespace
+/// collapsed, trimmed, cut to [`MAX_NAME_CHARS`] characters; an empty result
+/// becomes "Player".
 pub fn clean_name(raw: &str) -> String {
     let mut out = String::new();
-    for word in raw.split(|c: char| c.is_whitespace() || c.is_control()).filter(|w| !w.is_empty()) {
+    for word in raw.split(char::is_whitespace).filter(|w| !w.is_empty()) {
+        let mut cleaned = String::new();
+        let mut marks = 0;
+        for c in word.chars().filter(|c| !is_invisible(*c)) {
+            if unicode_normalization::char::is_combining_mark(c) {
+                marks += 1;
+                if marks > MAX_MARKS_PER_CHAR || cleaned.is_empty() {
+                    continue;
+                }
+            } else {
+                marks = 0;
+            }
+            cleaned.push(c);
+        }
+        if cleaned.is_empty() {
+            continue;
+        }
         if !out.is_empty() {
             out.push(' ');
         }
-        out.extend(word.chars().filter(|c| !c.is_control()));
+        out.push_str(&cleaned);
     }
     let cut: String = out.chars().take(MAX_NAME_CHARS).collect();
     let cut = cut.trim_end().to_string();
     if cut.is_empty() { "Player".to_string() } else { cut }
 }
 
+/// What a name looks like, for telling look-alikes apart: Unicode's
+/// confusable skeleton (TS #39: Cyrillic "а" and Latin "a", "0" and "O",
+/// "l" and "I" alike), case-folded, and skeletonised again so that case
+/// cannot hide a confusable either.
+pub fn look(name: &str) -> String {
+    let skeleton: String = unicode_security::skeleton(name).collect();
+    unicode_security::skeleton(&skeleton.to_lowercase()).collect::<String>().to_lowercase()
+}
+
+/// Why the server refuses a (cleaned) name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum NameRefusal {
+    /// It ends in "(bot)" or "[bot]": only the server's bots are bots.
+    PosesAsBot,
+    /// It looks like the name of someone already playing (but is not the
+    /// same text: a plain duplicate is numbered instead).
+    LooksLike(String),
+}
+
+impl NameRefusal {
+    pub fn explain(&self, name: &str) -> String {
+        match self {
+            NameRefusal::PosesAsBot => format!("The name \"{name}\" poses as a bot; choose another."),
+            NameRefusal::LooksLike(other) => {
+                format!("The name \"{name}\" looks too much like \"{other}\", who is playing; choose another.")
+            }
+        }
+    }
+}
+
+/// Whether the server refuses the cleaned name `name` among the names in `taken`.
+pub fn refuse_name<'a>(name: &str, taken: impl Iterator<Item = &'a str>) -> Option<NameRefusal> {
+    let lower = name.to_lowercase();
+    let squeezed: String = lower.chars().filter(|c| !c.is_whitespace()).collect();
+    if squeezed.ends_with("(bot)") || squeezed.ends_with("[bot]") || look(&squeezed).ends_with(&look("(bot)")) {
+        return Some(NameRefusal::PosesAsBot);
+    }
+    let mine = look(name);
+    taken
+        .filter(|t| !t.eq_ignore_ascii_case(name) && t.to_lowercase() != lower)
+        .find(|t| look(t) == mine)
+        .map(|t| NameRefusal::LooksLike(t.to_string()))
+}
+
 /// Makes `name` differ from every name in `taken` by appending " 2", " 3", ...
 /// (shortening the base so the result still fits).
 pub fn unique_name<'a>(name: &str, taken: impl Iterator<Item = &'a str> + Clone) -> String {
-    let is_taken = |candidate: &str| taken.clone().any(|t| t.eq_ignore_ascii_case(candidate));
+    let is_taken = |candidate: &str| taken.clone().any(|t| t.to_lowercase() == candidate.to_lowercase());
     if !is_taken(name) {
         return name.to_string();
     }
-    for n in 2.. {
+    // Beyond the number of taken names, some number is free.
+    let limit = taken.clone().count() + 2;
+    for n in 2..=limit {
         let suffix = format!(" {n}");
         let room = MAX_NAME_CHARS.saturating_sub(suffix.chars().count());
         let base: String = name.chars().take(room).collect();
@@ -38,7 +138,7 @@ pub fn unique_name<'a>(name: &str, taken: impl Iterator<Item = &'a str> + Clone)
             return candidate;
         }
     }
-    unreachable!("the number of taken names is finite")
+    format!("Player {limit}")
 }
 
 /// Packs a name into connect-token user data: a length byte, then UTF-8.
@@ -70,6 +170,33 @@ mod tests {
         assert_eq!(clean_name("   "), "Player");
         assert_eq!(clean_name("abcdefghijklmnopqrstuvwxyz").chars().count(), MAX_NAME_CHARS);
         assert_eq!(clean_name("ÅÄÖåäöÅÄÖåäöÅÄÖåäö").chars().count(), MAX_NAME_CHARS);
+    }
+
+    #[test]
+    fn invisible_and_direction_changing_characters_go() {
+        assert_eq!(clean_name("A\u{200B}d\u{200D}a"), "Ada");
+        assert_eq!(clean_name("\u{202E}txet desrever"), "txet desrever");
+        assert_eq!(clean_name("Bob\u{2066}\u{2069}\u{FEFF}"), "Bob");
+        assert_eq!(clean_name("\u{3164}\u{115F}"), "Player", "fillers alone are no name");
+        assert_eq!(clean_name("e\u{0301}"), "e\u{0301}", "an accent stays");
+        assert_eq!(clean_name("Z\u{0300}\u{0301}\u{0302}\u{0303}\u{0304}a"), "Z\u{0300}\u{0301}a");
+        assert_eq!(clean_name("x\u{E0041}\u{FE0F}"), "x");
+    }
+
+    #[test]
+    fn bots_and_look_alikes_are_refused_plain_duplicates_numbered() {
+        let taken = ["Ada", "Bob", "Ian"];
+        assert_eq!(refuse_name("Ada (bot)", taken.iter().copied()), Some(NameRefusal::PosesAsBot));
+        assert_eq!(refuse_name("Eve[BOT]", taken.iter().copied()), Some(NameRefusal::PosesAsBot));
+        assert_eq!(refuse_name("Eve ( bot )", taken.iter().copied()), Some(NameRefusal::PosesAsBot));
+        // Cyrillic А, a zero for an o, a lower-case L for a capital i.
+        assert_eq!(refuse_name("\u{0410}da", taken.iter().copied()), Some(NameRefusal::LooksLike("Ada".into())));
+        assert_eq!(refuse_name("B0b", taken.iter().copied()), Some(NameRefusal::LooksLike("Bob".into())));
+        assert_eq!(refuse_name("lan", taken.iter().copied()), Some(NameRefusal::LooksLike("Ian".into())));
+        assert_eq!(refuse_name("Ada", taken.iter().copied()), None, "the same name is numbered, not refused");
+        assert_eq!(refuse_name("ADA", taken.iter().copied()), None);
+        assert_eq!(refuse_name("Cy", taken.iter().copied()), None);
+        assert_eq!(refuse_name("Abbot", taken.iter().copied()), None);
     }
 
     #[test]

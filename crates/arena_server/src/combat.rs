@@ -18,6 +18,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::connections::{Roster, ServerPlayer};
+use crate::intake::CommandBuffer;
 use crate::match_flow::Frag;
 use crate::net::{broadcast, send};
 use crate::simulation::{ServerTick, Sim};
@@ -25,9 +26,15 @@ use crate::{ServerSet, SimWorld, TickRate};
 
 /// How much history is kept, seconds (Source keeps one).
 pub const HISTORY_S: f64 = 1.25;
-/// A claimed render time further than this from the server's estimate is not
-/// believed, seconds.
-pub const RENDER_TIME_TOLERANCE_S: f64 = 0.2;
+/// A claimed render time is believed if it is within this many ticks of the
+/// server's own estimate, plus the measured jitter of the shooter's commands
+/// (see [`render_time_tolerance_ticks`]).
+pub const RENDER_TIME_SLACK_TICKS: f64 = 2.0;
+/// How many mean deviations of command arrival count as "the jitter".
+const JITTER_SPREAD: f64 = 2.0;
+/// The tolerance never exceeds this, seconds: a client on a wildly jittery
+/// link is rewound to the server's estimate instead of its claim.
+pub const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
 /// Time from death to respawn, seconds.
 pub const RESPAWN_DELAY_S: f32 = 2.0;
 /// Shot records kept for experiments and tests.
@@ -161,16 +168,50 @@ pub struct CombatStats {
     pub fire_too_soon: u64,
 }
 
+/// How far a claimed render time may be from the server's estimate and still
+/// be believed, ticks: [`RENDER_TIME_SLACK_TICKS`] plus the jitter measured on
+/// the shooter's commands, at most [`MAX_RENDER_TIME_TOLERANCE_S`].
+pub fn render_time_tolerance_ticks(arrival_jitter_ticks: f32, tick_hz: u32) -> f64 {
+    let jitter = if arrival_jitter_ticks.is_finite() { f64::from(arrival_jitter_ticks.max(0.0)) } else { 0.0 };
+    (RENDER_TIME_SLACK_TICKS + JITTER_SPREAD * jitter).min(MAX_RENDER_TIME_TOLERANCE_S * f64::from(tick_hz))
+}
+
+/// What bounds a shot's rewind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RewindBounds {
+    /// The server's estimate of the shooter's render time, ticks.
+    pub estimate: f64,
+    /// How far from the estimate a claim is believed, ticks.
+    pub tolerance: f64,
+    /// The oldest time a rewind may reach: the tick being simulated minus
+    /// the round trip, the interpolation delay and the tolerance. No
+    /// backtracking to where someone was half a second ago.
+    pub oldest: f64,
+    /// The recorded history's oldest and newest ticks.
+    pub span: (u32, u32),
+}
+
+/// What [`choose_tested_tick`] decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TestedTick {
+    pub tick: f64,
+    /// The claim was not believed (the estimate was used).
+    pub rejected: bool,
+    /// The time was moved into the allowed window or the history.
+    pub clamped: bool,
+}
+
 /// Chooses the server time to test a shot at: the claimed render time if it
-/// agrees with the estimate within the tolerance, else the estimate; clamped
-/// to the history. Returns the time and whether it was (rejected, clamped).
-pub fn choose_tested_tick(claimed: f64, estimate: f64, span: (u32, u32), tick_hz: u32) -> (f64, bool, bool) {
-    let tolerance = RENDER_TIME_TOLERANCE_S * f64::from(tick_hz);
+/// agrees with the estimate within the tolerance, else the estimate; never
+/// older than the rewind limit; within the history.
+pub fn choose_tested_tick(claimed: f64, bounds: RewindBounds) -> TestedTick {
+    let RewindBounds { estimate, tolerance, oldest, span } = bounds;
     let rejected = !(claimed > 0.0 && claimed.is_finite() && (claimed - estimate).abs() <= tolerance);
     let wanted = if rejected { estimate } else { claimed };
-    let (oldest, newest) = (f64::from(span.0), f64::from(span.1));
-    let tested = wanted.clamp(oldest, newest);
-    (tested, rejected, tested != wanted)
+    let (first, newest) = (f64::from(span.0), f64::from(span.1));
+    let floor = if oldest.is_finite() { oldest.max(first).min(newest) } else { first };
+    let tick = if wanted.is_finite() { wanted.clamp(floor, newest) } else { newest };
+    TestedTick { tick, rejected, clamped: tick != wanted }
 }
 
 fn record_history(
@@ -194,7 +235,7 @@ fn resolve_shots(
     server_lag_compensation: Res<LagCompensation>,
     roster: Res<Roster>,
     mut server: ResMut<RenetServer>,
-    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &ClientPrefs)>,
+    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &ClientPrefs, &CommandBuffer)>,
     mut stats: ResMut<CombatStats>,
     mut log: ResMut<ShotLog>,
     mut frags: MessageWriter<Frag>,
@@ -202,10 +243,10 @@ fn resolve_shots(
 ) {
     let hz = f64::from(rate.0);
     for pending in pending.0.drain(..) {
-        let Some((_, shooter, _, prefs)) = players.iter().find(|(_, p, _, _)| p.id == pending.shooter) else {
+        let Some((_, shooter, _, prefs, buffer)) = players.iter().find(|(_, p, ..)| p.id == pending.shooter) else {
             continue;
         };
-        let (shooter_client, prefs) = (shooter.client_id, prefs.0);
+        let (shooter_client, prefs, jitter) = (shooter.client_id, prefs.0, buffer.arrival_jitter_ticks());
         // A bot sees the world as it is: nothing to compensate.
         let rtt_s = shooter_client.map(|c| server.rtt(c)).unwrap_or(0.0);
         stats.shots += 1;
@@ -213,17 +254,23 @@ fn resolve_shots(
         let lag_compensated = server_lag_compensation.0 && prefs.lag_compensation && shooter_client.is_some();
         // What the shooter saw: the newest snapshot it had (a round trip and
         // the command's head start before its tick), minus its interpolation delay.
-        let rtt_ticks = rtt_s * hz;
-        let estimate = f64::from(pending.cmd.tick)
-            - f64::from(pending.margin_ticks.max(0.0))
-            - rtt_ticks
-            - f64::from(prefs.interp_ms) / 1000.0 * hz;
+        let rtt_ticks = if rtt_s.is_finite() { rtt_s.max(0.0) * hz } else { 0.0 };
+        let interp_ticks = f64::from(prefs.interp_ms) / 1000.0 * hz;
+        let estimate =
+            f64::from(pending.cmd.tick) - f64::from(pending.margin_ticks.max(0.0)) - rtt_ticks - interp_ticks;
         let span = history.span().unwrap_or((tick.0, tick.0));
         let (tested_tick, tested) = if lag_compensated {
-            let (t, rejected, clamped) = choose_tested_tick(pending.cmd.render_tick, estimate, span, rate.0);
-            stats.render_times_rejected += u64::from(rejected);
-            stats.render_times_clamped += u64::from(clamped);
-            (t, history.rewind(t))
+            let tolerance = render_time_tolerance_ticks(jitter, rate.0);
+            let bounds = RewindBounds {
+                estimate,
+                tolerance,
+                oldest: f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance,
+                span,
+            };
+            let chosen = choose_tested_tick(pending.cmd.render_tick, bounds);
+            stats.render_times_rejected += u64::from(chosen.rejected);
+            stats.render_times_clamped += u64::from(chosen.clamped);
+            (chosen.tick, history.rewind(chosen.tick))
         } else {
             (f64::from(span.1), current.clone())
         };
@@ -240,7 +287,7 @@ fn resolve_shots(
 
         let mut hit = None;
         if let Some((victim_id, _, zone)) = nearest
-            && let Some((victim_entity, victim, mut sim, _)) = players.iter_mut().find(|(_, p, _, _)| p.id == victim_id)
+            && let Some((victim_entity, victim, mut sim, ..)) = players.iter_mut().find(|(_, p, ..)| p.id == victim_id)
             && sim.alive
             && sim.protected_s <= 0.0
         {
@@ -358,20 +405,42 @@ mod tests {
         assert_eq!(h.rewind(110.0)[0].1.feet.x, 10.0);
     }
 
+    fn bounds(estimate: f64) -> RewindBounds {
+        RewindBounds { estimate, tolerance: 2.0, oldest: 0.0, span: (103, 110) }
+    }
+
+    fn tested(tick: f64, rejected: bool, clamped: bool) -> TestedTick {
+        TestedTick { tick, rejected, clamped }
+    }
+
     #[test]
     fn render_times_are_believed_clamped_or_replaced() {
-        let span = (103, 110);
         // Believed: close to the estimate and within the history.
-        assert_eq!(choose_tested_tick(106.5, 107.0, span, 64), (106.5, false, false));
-        // Far in the past, beyond the tolerance: the estimate instead.
-        assert_eq!(choose_tested_tick(10.0, 107.0, span, 64), (107.0, true, false));
+        assert_eq!(choose_tested_tick(106.5, bounds(107.0)), tested(106.5, false, false));
+        // Beyond the tolerance: the estimate instead.
+        assert_eq!(choose_tested_tick(104.5, bounds(107.0)), tested(107.0, true, false));
+        assert_eq!(choose_tested_tick(10.0, bounds(107.0)), tested(107.0, true, false));
         // In the future: rejected, and the estimate clamped to the newest tick.
-        assert_eq!(choose_tested_tick(400.0, 112.0, span, 64), (110.0, true, true));
+        assert_eq!(choose_tested_tick(400.0, bounds(112.0)), tested(110.0, true, true));
         // Unknown (0) or garbage: the estimate.
-        assert_eq!(choose_tested_tick(0.0, 105.0, span, 64), (105.0, true, false));
-        assert_eq!(choose_tested_tick(f64::NAN, 105.0, span, 64), (105.0, true, false));
+        assert_eq!(choose_tested_tick(0.0, bounds(105.0)), tested(105.0, true, false));
+        assert_eq!(choose_tested_tick(f64::NAN, bounds(105.0)), tested(105.0, true, false));
         // Believed but older than the history: clamped.
-        assert_eq!(choose_tested_tick(100.0, 101.0, span, 64), (103.0, false, true));
+        assert_eq!(choose_tested_tick(100.0, bounds(101.0)), tested(103.0, false, true));
+        // Never older than the rewind limit, even when believed.
+        let limited = RewindBounds { oldest: 106.0, ..bounds(106.5) };
+        assert_eq!(choose_tested_tick(105.0, limited), tested(106.0, false, true));
+        // Garbage bounds still give a time within the history.
+        let garbage = RewindBounds { estimate: f64::NAN, tolerance: f64::NAN, oldest: f64::NAN, span: (103, 110) };
+        assert_eq!(choose_tested_tick(f64::INFINITY, garbage).tick, 110.0);
+    }
+
+    #[test]
+    fn the_tolerance_is_two_ticks_plus_the_jitter_within_a_cap() {
+        assert_eq!(render_time_tolerance_ticks(0.0, 64), 2.0);
+        assert_eq!(render_time_tolerance_ticks(0.5, 64), 3.0);
+        assert_eq!(render_time_tolerance_ticks(f32::NAN, 64), 2.0);
+        assert!((render_time_tolerance_ticks(100.0, 64) - 6.4).abs() < 1e-9, "capped at 100 ms");
     }
 
     #[test]

@@ -4,11 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use arena_protocol::names::{name_from_user_data, unique_name};
-use arena_protocol::{PlayerInfo, ToClient, Welcome};
+use arena_protocol::names::{name_from_user_data, refuse_name, unique_name};
+use arena_protocol::{PlayerInfo, Refusal, ToClient, Welcome};
 use arena_sim::{PlayerId, PlayerState, pick_spawn};
 use bevy::prelude::*;
-use bevy_renet::netcode::NetcodeServerTransport;
 use bevy_renet::renet::{ClientId, ServerEvent};
 use bevy_renet::{RenetServer, RenetServerEvent};
 
@@ -17,10 +16,32 @@ use crate::intake::CommandBuffer;
 use crate::match_flow::Score;
 use crate::net::{broadcast, send};
 use crate::simulation::{ServerTick, Sim};
+use crate::transport::ServerTransport;
 use crate::{ServerStats, SimWorld, SnapshotRate, TickRate};
 
+/// How long a refused client has to read why before it is disconnected, seconds.
+const REFUSAL_GRACE_S: f64 = 1.0;
+
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<Roster>().add_observer(on_server_event);
+    app.init_resource::<Roster>()
+        .init_resource::<Refused>()
+        .add_observer(on_server_event)
+        .add_systems(Update, send_away_the_refused);
+}
+
+/// Clients told why they may not play, and when (real time, seconds) they go.
+#[derive(Resource, Default, Debug)]
+struct Refused(Vec<(ClientId, f64)>);
+
+fn send_away_the_refused(mut refused: ResMut<Refused>, mut server: ResMut<RenetServer>, time: Res<Time<Real>>) {
+    let now = time.elapsed_secs_f64();
+    refused.0.retain(|(client_id, at)| {
+        let due = now >= *at;
+        if due {
+            server.disconnect(*client_id);
+        }
+        !due
+    });
 }
 
 /// A player on the server: a client's, or a bot (no client).
@@ -117,8 +138,10 @@ fn on_server_event(
     event: On<RenetServerEvent>,
     mut commands: Commands,
     mut server: ResMut<RenetServer>,
-    transport: Res<NetcodeServerTransport>,
+    transport: Res<ServerTransport>,
     mut roster: ResMut<Roster>,
+    mut refused: ResMut<Refused>,
+    time: Res<Time<Real>>,
     world: Res<SimWorld>,
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
@@ -127,8 +150,15 @@ fn on_server_event(
 ) {
     match event.event().0 {
         ServerEvent::ClientConnected { client_id } => {
-            let raw_name = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
-            let Some((id, _)) = roster.admit(&mut commands, &world, &raw_name, Some(client_id)) else {
+            let wanted = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
+            if let Some(refusal) = refuse_name(&wanted, roster.players.values().map(|e| e.name.as_str())) {
+                debug!("refused client {client_id}: {}", refusal.explain(&wanted));
+                stats.names_refused += 1;
+                send(&mut server, client_id, &ToClient::Refused(Refusal::Name(refusal)));
+                refused.0.push((client_id, time.elapsed_secs_f64() + REFUSAL_GRACE_S));
+                return;
+            }
+            let Some((id, _)) = roster.admit(&mut commands, &world, &wanted, Some(client_id)) else {
                 warn!("client {client_id} connected but every player id is taken; disconnecting it");
                 server.disconnect(client_id);
                 return;

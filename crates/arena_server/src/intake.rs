@@ -18,6 +18,7 @@ use bevy_renet::RenetServer;
 use crate::combat::ClientPrefs;
 use crate::connections::Roster;
 use crate::simulation::ServerTick;
+use crate::transport::ServerTransport;
 use crate::{ServerSet, ServerStats, TickRate};
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
@@ -27,6 +28,15 @@ pub const MAX_AHEAD_S: u32 = 1;
 const REMEMBERED_REPEATS: usize = 64;
 /// The margin reported for a tick whose command had not come, ticks.
 pub const MISSING_MARGIN_TICKS: f32 = -1.0;
+/// How long a missing command is stood in for by a repeat of the last one,
+/// seconds. Beyond it the player's commands have stalled: it gets neutral
+/// ones (no walking, no firing) until they come again, so that a client that
+/// stops sending cannot keep running and shooting on the server.
+pub const STALL_REPEAT_S: f32 = 0.0625;
+/// Largest arrival margin the jitter statistics take in, ticks.
+const ARRIVAL_SAMPLE_LIMIT_TICKS: f32 = 128.0;
+/// How quickly the arrival statistics follow new commands.
+const ARRIVAL_SMOOTHING: f32 = 0.05;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(PreUpdate, receive_commands.in_set(ServerSet::Intake));
@@ -47,6 +57,8 @@ pub struct CommandStats {
     pub too_far_ahead: u64,
     /// Commands with NaN or out-of-range fields, repaired.
     pub repaired: u64,
+    /// Ticks run on a neutral command because the player's had stalled.
+    pub neutral: u64,
 }
 
 /// A player's commands by tick, waiting for their tick.
@@ -67,6 +79,12 @@ pub struct CommandBuffer {
     repeated: VecDeque<u32>,
     /// The newest tick whose command came late.
     newest_late: Option<u32>,
+    /// Ticks in a row run without the player's own command.
+    missing_in_a_row: u32,
+    /// Smoothed margin of arriving commands, and smoothed deviation from it
+    /// (the arrival jitter), ticks.
+    margin_mean: Option<f32>,
+    jitter_ticks: f32,
     pub stats: CommandStats,
 }
 
@@ -104,12 +122,29 @@ impl CommandBuffer {
             return;
         }
         // The first copy of a command wins; redundant copies are identical.
-        self.queue.entry(cmd.tick).or_insert((cmd, margin));
+        if let std::collections::btree_map::Entry::Vacant(slot) = self.queue.entry(cmd.tick) {
+            slot.insert((cmd, margin));
+            if !margin.is_finite() {
+                return;
+            }
+            // A command a second early or late says nothing more about jitter.
+            let margin = margin.clamp(-ARRIVAL_SAMPLE_LIMIT_TICKS, ARRIVAL_SAMPLE_LIMIT_TICKS);
+            let mean = self.margin_mean.map_or(margin, |m| m + (margin - m) * ARRIVAL_SMOOTHING);
+            self.jitter_ticks += ((margin - mean).abs() - self.jitter_ticks) * ARRIVAL_SMOOTHING;
+            self.margin_mean = Some(mean);
+        }
     }
 
-    /// The command to run at `tick`: the player's own, or a repeat of the last
-    /// one if it has not come (`None` until any command has come).
-    pub fn take(&mut self, tick: u32) -> Option<UserCmd> {
+    /// How much the arrival of this player's commands varies, ticks (a
+    /// smoothed mean deviation).
+    pub fn arrival_jitter_ticks(&self) -> f32 {
+        self.jitter_ticks
+    }
+
+    /// The command to run at `tick`: the player's own; if it has not come, a
+    /// repeat of the last one for up to `max_repeats` ticks in a row, then a
+    /// neutral one that only keeps the view (`None` until any command has come).
+    pub fn take(&mut self, tick: u32, max_repeats: u32) -> Option<UserCmd> {
         // Anything older than `tick` missed its tick.
         while let Some((&t, _)) = self.queue.first_key_value() {
             if !tick_after(tick, t) {
@@ -119,6 +154,7 @@ impl CommandBuffer {
             self.stats.late += 1;
         }
         if let Some((cmd, margin)) = self.queue.remove(&tick) {
+            self.missing_in_a_row = 0;
             self.last_margin = Some(margin);
             self.stats.run += 1;
             self.last = Some(cmd);
@@ -133,7 +169,23 @@ impl CommandBuffer {
             self.repeated.pop_front();
         }
         self.last_run_tick = Some(tick);
+        self.missing_in_a_row = self.missing_in_a_row.saturating_add(1);
+        if self.missing_in_a_row > max_repeats {
+            self.stats.neutral += 1;
+            return Some(UserCmd {
+                tick,
+                yaw: last.yaw,
+                pitch: last.pitch,
+                render_tick: last.render_tick,
+                ..UserCmd::default()
+            });
+        }
         Some(UserCmd { tick, ..last })
+    }
+
+    /// The most ticks in a row a missing command is repeated at `tick_hz`.
+    pub fn max_repeats(tick_hz: u32) -> u32 {
+        ((STALL_REPEAT_S * tick_hz as f32).round() as u32).max(1)
     }
 
     /// Commands waiting for their tick.
@@ -151,6 +203,7 @@ fn receive_commands(
     fixed_time: Res<Time<Fixed>>,
     mut buffers: Query<(&mut CommandBuffer, &mut ClientPrefs)>,
     mut stats: ResMut<ServerStats>,
+    mut transport: ResMut<ServerTransport>,
 ) {
     let max_ahead = MAX_AHEAD_S * rate.0;
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
@@ -173,6 +226,7 @@ fn receive_commands(
                     Ok(message) => message,
                     Err(e) => {
                         stats.bad_messages += 1;
+                        transport.report_bad_message(client_id);
                         debug!("dropped a bad message from client {client_id}: {e}");
                         continue;
                     }
@@ -212,14 +266,14 @@ mod tests {
         for t in [11, 12, 14] {
             b.offer(cmd(t), 10, 0.5, 64);
         }
-        assert_eq!(b.take(11).map(|c| c.tick), Some(11));
-        assert_eq!(b.take(12).map(|c| c.tick), Some(12));
-        assert_eq!(b.take(13).map(|c| c.tick), Some(13), "a repeat, stamped with its tick");
+        assert_eq!(b.take(11, 64).map(|c| c.tick), Some(11));
+        assert_eq!(b.take(12, 64).map(|c| c.tick), Some(12));
+        assert_eq!(b.take(13, 64).map(|c| c.tick), Some(13), "a repeat, stamped with its tick");
         assert_eq!(b.stats.missing, 1);
         assert_eq!(b.last_margin, Some(MISSING_MARGIN_TICKS));
         b.offer(cmd(13), 13, 0.0, 64);
         assert_eq!(b.stats.late, 1, "the real one came too late");
-        assert_eq!(b.take(14).map(|c| c.tick), Some(14));
+        assert_eq!(b.take(14, 64).map(|c| c.tick), Some(14));
         assert_eq!(b.stats.run, 3);
         assert_eq!(b.newest_received, Some(14));
         // 14 came 3.5 ticks before its tick.
@@ -231,7 +285,7 @@ mod tests {
         let mut b = CommandBuffer::default();
         b.offer(cmd(5), 4, 0.0, 64);
         b.offer(cmd(5), 4, 0.0, 64);
-        assert_eq!(b.take(5).map(|c| c.tick), Some(5));
+        assert_eq!(b.take(5, 64).map(|c| c.tick), Some(5));
         b.offer(cmd(5), 5, 0.0, 64);
         assert_eq!((b.stats.late, b.stats.run, b.queued()), (0, 1, 0));
     }
@@ -247,10 +301,42 @@ mod tests {
                 b.offer(cmd(next), server_tick, 0.0, 64);
                 next += 1;
             }
-            run += usize::from(b.take(server_tick + 1).is_some());
+            run += usize::from(b.take(server_tick + 1, 64).is_some());
         }
         assert_eq!(run, 640, "exactly one command per tick");
         assert!(b.queued() <= 65, "the buffer stays bounded: {}", b.queued());
         assert!(b.stats.too_far_ahead > 1000);
+    }
+
+    #[test]
+    fn a_stalled_player_is_repeated_briefly_then_goes_neutral() {
+        let mut b = CommandBuffer::default();
+        let firing =
+            UserCmd { tick: 1, forward: 1.0, yaw: 0.5, buttons: arena_sim::Buttons::FIRE, ..Default::default() };
+        b.offer(firing, 0, 0.0, 64);
+        assert_eq!(b.take(1, 3), Some(firing));
+        for tick in 2..=4 {
+            assert_eq!(b.take(tick, 3), Some(UserCmd { tick, ..firing }), "repeated at {tick}");
+        }
+        let neutral = b.take(5, 3).expect("a command");
+        assert_eq!((neutral.forward, neutral.buttons, neutral.yaw), (0.0, arena_sim::Buttons::default(), 0.5));
+        assert_eq!(b.stats.neutral, 1);
+        // Commands coming again are run as they are.
+        b.offer(UserCmd { tick: 6, ..firing }, 5, 0.0, 64);
+        assert_eq!(b.take(6, 3), Some(UserCmd { tick: 6, ..firing }));
+        assert_eq!(b.take(7, 3), Some(UserCmd { tick: 7, ..firing }), "and repeated afresh");
+    }
+
+    #[test]
+    fn arrival_jitter_follows_how_much_margins_vary() {
+        let mut steady = CommandBuffer::default();
+        let mut shaky = CommandBuffer::default();
+        for t in 1..500u32 {
+            steady.offer(cmd(t + 2), t, 0.0, 64);
+            let wobble = if t % 2 == 0 { 0.0 } else { 1.5 };
+            shaky.offer(cmd(t + 2), t, wobble, 64);
+        }
+        assert!(steady.arrival_jitter_ticks() < 0.01, "{}", steady.arrival_jitter_ticks());
+        assert!((0.5..1.0).contains(&shaky.arrival_jitter_ticks()), "{}", shaky.arrival_jitter_ticks());
     }
 }

@@ -9,6 +9,7 @@
 mod bots;
 mod combat;
 mod connections;
+mod guard;
 mod intake;
 mod match_flow;
 mod net;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use arena_protocol::key::Password;
 use arena_sim::{ArenaWorld, DEFAULT_TICK_HZ, MapDef, TICK_HZ_RANGE};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
@@ -28,14 +30,23 @@ use bevy_renet::RenetReceive;
 
 pub use bots::{BotBrain, BotSettings, Navigation};
 pub use combat::{
-    ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, RENDER_TIME_TOLERANCE_S, RESPAWN_DELAY_S,
-    ShotLog, ShotRecord, choose_tested_tick,
+    ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, MAX_RENDER_TIME_TOLERANCE_S,
+    RENDER_TIME_SLACK_TICKS, RESPAWN_DELAY_S, RewindBounds, ShotLog, ShotRecord, TestedTick, choose_tested_tick,
+    render_time_tolerance_ticks,
 };
 pub use connections::{Roster, RosterEntry, ServerPlayer};
-pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S};
+pub use guard::{
+    BAD_MESSAGES_TO_DISCONNECT, DropReason, Guard, GuardCounters, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict,
+};
+pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S, STALL_REPEAT_S};
 pub use match_flow::{Frag, MatchRules, MatchState, Score};
 pub use simulation::{ServerTick, Sim};
-pub use transport::{ServerError, ServerInfo};
+pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
+
+/// The log filter of the headless modes: renetcode logs an error line for
+/// every packet it cannot decrypt, which a flood would turn into a disk's
+/// worth; the guard counts them instead and logs one summary per period.
+pub const LOG_FILTER: &str = "info,renetcode=off,renet=error,wgpu=error,naga=warn";
 
 /// How a server is set up; the command line fills it in.
 #[derive(Clone, Debug)]
@@ -45,7 +56,12 @@ pub struct ServerConfig {
     /// Extra addresses clients use to reach this server (behind NAT or port
     /// forwarding). The addresses of this machine's interfaces are always added.
     pub public_addrs: Vec<SocketAddr>,
+    /// Players connected at once, at most (bots not counted; bots and
+    /// clients together never exceed [`arena_protocol::MAX_PLAYERS`]).
     pub max_clients: usize,
+    /// A private game's password: without it a client cannot even start to
+    /// connect. Open to anyone when not set.
+    pub password: Password,
     /// Simulation rate, ticks per second.
     pub tick_hz: u32,
     /// Snapshots per second (at most the tick rate).
@@ -68,6 +84,7 @@ impl Default for ServerConfig {
             bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
             public_addrs: Vec::new(),
             max_clients: 16,
+            password: Password::OPEN,
             tick_hz: DEFAULT_TICK_HZ,
             snapshot_hz: DEFAULT_TICK_HZ,
             lag_compensation: true,
@@ -124,6 +141,8 @@ pub struct ServerStats {
     pub dropped_commands: u64,
     pub joins: u64,
     pub leaves: u64,
+    /// Clients sent away for their name.
+    pub names_refused: u64,
 }
 
 /// The systems of the server. Add [`add_server`] instead unless you provide
@@ -136,7 +155,7 @@ pub struct ServerPlugin {
 
 impl Plugin for ServerPlugin {
     fn build(&self, app: &mut App) {
-        app.add_plugins((bevy_renet::RenetServerPlugin, bevy_renet::netcode::NetcodeServerPlugin))
+        app.add_plugins(bevy_renet::RenetServerPlugin)
             .insert_resource(Time::<Fixed>::from_hz(f64::from(self.tick_hz)))
             .insert_resource(TickRate(self.tick_hz))
             .insert_resource(SnapshotRate(self.snapshot_hz))
@@ -195,6 +214,14 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             config.max_clients
         )));
     }
+    if config.bots + config.max_clients > arena_protocol::MAX_PLAYERS {
+        return Err(ServerError::Config(format!(
+            "{} bots and {} clients make more than the {} players a server can hold; lower --bots or --max-clients",
+            config.bots,
+            config.max_clients,
+            arena_protocol::MAX_PLAYERS
+        )));
+    }
     let info = transport::open(app, config)?;
     app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
         .insert_resource(BotSettings {
@@ -233,7 +260,10 @@ pub fn headless_app(config: &ServerConfig) -> Result<(App, ServerInfo), ServerEr
 /// Runs a dedicated server until Ctrl+C (or `stop_after`).
 pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
     let (mut app, info) = headless_app(config)?;
-    app.add_plugins((bevy::app::TerminalCtrlCHandlerPlugin, bevy::log::LogPlugin::default()));
+    app.add_plugins((
+        bevy::app::TerminalCtrlCHandlerPlugin,
+        bevy::log::LogPlugin { filter: LOG_FILTER.into(), ..Default::default() },
+    ));
     info.print_banner();
     match app.run() {
         AppExit::Success => Ok(()),

@@ -43,7 +43,7 @@ fn run_commands(
     let dt = tick_dt_s(rate.0);
     for (entity, player, mut sim, mut buffer) in &mut players {
         // No command ever: stand still, looking where the player spawned.
-        let mut cmd = buffer.take(tick.0).unwrap_or(UserCmd {
+        let mut cmd = buffer.take(tick.0, CommandBuffer::max_repeats(rate.0)).unwrap_or(UserCmd {
             tick: tick.0,
             yaw: sim.yaw,
             pitch: sim.pitch,

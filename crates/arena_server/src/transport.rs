@@ -1,26 +1,45 @@
 //! The server's UDP socket and netcode layer: binding, the addresses clients
-//! can use, and logging transport errors.
+//! can use, and the datagram guard in front of netcode and renet.
+//!
+//! renet_netcode's server transport hands every datagram straight to
+//! renetcode; this one passes each through the [`Guard`] first (see
+//! `guard.rs`), and each authenticated payload through it again before renet.
+//! It also drops clients that fall silent, and those that keep sending bad
+//! messages.
 
+use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
+use arena_protocol::key::{NetcodeKey, PasswordError};
+use arena_protocol::names::USER_DATA_BYTES;
 use arena_protocol::{PROTOCOL_ID, connection_config};
 use bevy::prelude::*;
-use bevy_renet::RenetServer;
-use bevy_renet::netcode::{
-    NetcodeErrorEvent, NetcodeServerTransport, ServerAuthentication, ServerConfig as NetcodeConfig,
-};
+use bevy_renet::renet::{self, ClientId};
+use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};
+use renetcode::{NetcodeServer, ServerAuthentication, ServerConfig as NetcodeConfig, ServerResult};
 
 use crate::ServerConfig;
+use crate::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_observer(log_transport_error);
+    app.add_systems(
+        PreUpdate,
+        receive
+            .in_set(RenetReceive)
+            .after(RenetServerPlugin::update_system)
+            .before(RenetServerPlugin::emit_server_events_system),
+    )
+    .add_systems(PostUpdate, send.in_set(RenetSend))
+    .add_systems(Last, disconnect_on_exit);
 }
 
 /// Why a server could not start.
 #[derive(Debug)]
 pub enum ServerError {
-    Bind { addr: SocketAddr, error: std::io::Error },
+    Bind { addr: SocketAddr, error: io::Error },
+    Password(PasswordError),
     Config(String),
 }
 
@@ -29,15 +48,16 @@ impl std::fmt::Display for ServerError {
         match self {
             ServerError::Bind { addr, error } => {
                 let hint = match error.kind() {
-                    std::io::ErrorKind::AddrInUse => {
+                    io::ErrorKind::AddrInUse => {
                         " — the port is already in use (another Arena server? pick another with --port/--bind)"
                     }
-                    std::io::ErrorKind::AddrNotAvailable => " — this machine has no such address",
-                    std::io::ErrorKind::PermissionDenied => " — ports below 1024 need special rights",
+                    io::ErrorKind::AddrNotAvailable => " — this machine has no such address",
+                    io::ErrorKind::PermissionDenied => " — ports below 1024 need special rights",
                     _ => "",
                 };
                 write!(f, "cannot listen on UDP {addr}: {error}{hint}")
             }
+            ServerError::Password(e) => write!(f, "{e}"),
             ServerError::Config(message) => f.write_str(message),
         }
     }
@@ -55,16 +75,21 @@ pub struct ServerInfo {
     pub share_addrs: Vec<SocketAddr>,
     pub tick_hz: u32,
     pub max_clients: usize,
+    /// Whether joining needs a password.
+    pub private: bool,
 }
 
 impl ServerInfo {
     /// Prints where to connect, on stdout, for the person who started the server.
     pub fn print_banner(&self) {
         println!(
-            "Arena server listening on UDP {} ({} Hz, up to {} players).",
-            self.local_addr, self.tick_hz, self.max_clients
+            "Arena server listening on UDP {} ({} Hz, up to {} players, {}).",
+            self.local_addr,
+            self.tick_hz,
+            self.max_clients,
+            if self.private { "private: joining needs the password" } else { "open to anyone" }
         );
-        println!("Players can join with `arena join ADDRESS` at:");
+        println!("Players can join with `arena join ADDRESS{}` at:", if self.private { " --password ..." } else { "" });
         for addr in &self.share_addrs {
             let what = match addr.ip() {
                 ip if ip.is_loopback() => "this machine",
@@ -76,29 +101,293 @@ impl ServerInfo {
     }
 }
 
-/// Binds the socket and inserts renet's server and netcode transport.
+/// Bytes and datagrams through the socket, each way (UDP payloads: netcode
+/// and renet headers included, IP and UDP headers not).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Traffic {
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub datagrams_in: u64,
+    pub datagrams_out: u64,
+    /// Sends the socket refused (a full buffer: lost, as the network would lose them).
+    pub send_errors: u64,
+}
+
+/// The server's socket, netcode state and guard.
+#[derive(Resource)]
+pub struct ServerTransport {
+    socket: UdpSocket,
+    netcode: NetcodeServer,
+    guard: Guard,
+    buffer: Box<[u8; 2048]>,
+    /// The transport's clock: the sum of the frame times it was given.
+    clock: Duration,
+    pub traffic: Traffic,
+}
+
+impl std::fmt::Debug for ServerTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerTransport").field("clients", &self.netcode.connected_clients()).finish()
+    }
+}
+
+impl ServerTransport {
+    /// A transport on `socket` for a game with this key (see
+    /// [`arena_protocol::key`]) and at most `max_clients` clients.
+    pub fn new(socket: UdpSocket, key: NetcodeKey, max_clients: usize) -> io::Result<Self> {
+        socket.set_nonblocking(true)?;
+        let netcode = NetcodeServer::new(NetcodeConfig {
+            current_time: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO),
+            max_clients,
+            protocol_id: PROTOCOL_ID,
+            // Unused in this mode: the guard has already checked the token.
+            public_addresses: Vec::new(),
+            // Netcode sees only tokens the guard has opened with the real key
+            // and sealed again with the open one (see `guard.rs`).
+            authentication: ServerAuthentication::Unsecure,
+        });
+        Ok(Self {
+            socket,
+            netcode,
+            guard: Guard::new(key, PROTOCOL_ID),
+            buffer: Box::new([0; 2048]),
+            clock: Duration::ZERO,
+            traffic: Traffic::default(),
+        })
+    }
+
+    /// The name data a connected client's token carried.
+    pub fn user_data(&self, client_id: ClientId) -> Option<[u8; USER_DATA_BYTES]> {
+        self.netcode.user_data(client_id)
+    }
+
+    pub fn client_addr(&self, client_id: ClientId) -> Option<SocketAddr> {
+        self.netcode.client_addr(client_id)
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.socket.local_addr()
+    }
+
+    /// What the guard has dropped and done so far.
+    pub fn guard_counters(&self) -> &GuardCounters {
+        &self.guard.counters
+    }
+
+    pub fn pending_connections(&self) -> usize {
+        self.guard.pending()
+    }
+
+    /// Counts a message from a client that did not decode or validate; a
+    /// client that keeps sending them is disconnected.
+    pub fn report_bad_message(&mut self, client_id: ClientId) {
+        self.guard.report_bad(client_id, self.clock);
+    }
+
+    fn send_to(&mut self, datagram: &[u8], addr: SocketAddr) {
+        match self.socket.send_to(datagram, addr) {
+            Ok(_) => {
+                self.traffic.bytes_out += datagram.len() as u64;
+                self.traffic.datagrams_out += 1;
+            }
+            Err(_) => self.traffic.send_errors += 1,
+        }
+    }
+
+    /// Advances the clock by `dt`, reads every waiting datagram through the
+    /// guard into netcode and renet, and keeps the connections (timeouts,
+    /// keep-alives, disconnections).
+    pub fn update(&mut self, dt: Duration, server: &mut renet::RenetServer) -> io::Result<()> {
+        self.clock += dt;
+        self.netcode.update(dt);
+        self.guard.expire(self.clock, self.netcode.current_time().as_secs());
+        loop {
+            let (len, from) = match self.socket.recv_from(&mut self.buffer[..]) {
+                Ok(received) => received,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => continue,
+                Err(e) => return Err(e),
+            };
+            self.traffic.bytes_in += len as u64;
+            self.traffic.datagrams_in += 1;
+            // Over netcode's limit (the buffer is larger, to see it).
+            let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES + 1)].to_vec();
+            self.handle_datagram(from, &datagram, server);
+        }
+        self.maintain(server);
+        Ok(())
+    }
+
+    /// The path of every datagram that arrives: the guard, then netcode,
+    /// then (for an authenticated payload) the guard again and renet. Public
+    /// so that the fuzz harness drives exactly this code.
+    pub fn handle_datagram(&mut self, from: SocketAddr, datagram: &[u8], server: &mut renet::RenetServer) {
+        let mut datagram = datagram.to_vec();
+        let unix_now = self.netcode.current_time().as_secs();
+        match self.guard.judge(from, &mut datagram, self.clock, unix_now) {
+            Verdict::Netcode(kind) => {
+                let outcome = Outcome::of(self.netcode.process_packet(from, &mut datagram));
+                if kind == PacketKind::Payload && matches!(outcome, Outcome::None) {
+                    self.guard.unauthenticated();
+                }
+                self.apply(outcome, server);
+            }
+            Verdict::Reply(reply) => self.send_to(&reply, from),
+            Verdict::Drop => {}
+        }
+    }
+
+    /// Once a frame: keep-alives, the silent and the misbehaving dropped,
+    /// renet's disconnections carried out, the summary line.
+    fn maintain(&mut self, server: &mut renet::RenetServer) {
+        for client_id in self.netcode.clients_id() {
+            let silent = self.netcode.time_since_last_received_packet(client_id).unwrap_or(Duration::ZERO);
+            let outcome = if silent >= SILENT_CLIENT_TIMEOUT {
+                self.guard.counters.timed_out += 1;
+                Outcome::of(self.netcode.disconnect(client_id))
+            } else {
+                Outcome::of(self.netcode.update_client(client_id))
+            };
+            self.apply(outcome, server);
+        }
+        for client_id in self.guard.offenders(self.clock) {
+            self.guard.counters.disconnected_for_bad_messages += 1;
+            warn!("disconnecting client {client_id}: it keeps sending bad messages");
+            server.disconnect(client_id);
+        }
+        for client_id in server.disconnections_id() {
+            let outcome = Outcome::of(self.netcode.disconnect(client_id));
+            self.apply(outcome, server);
+        }
+        if let Some(line) = self.guard.summary(self.clock) {
+            warn!("{line}");
+        }
+    }
+
+    fn apply(&mut self, outcome: Outcome, server: &mut renet::RenetServer) {
+        match outcome {
+            Outcome::None => {}
+            Outcome::Send { addr, datagram } => self.send_to(&datagram, addr),
+            Outcome::Payload { client_id, payload } => {
+                if self.guard.check_payload(client_id, &payload, self.clock)
+                    && let Err(e) = server.process_packet_from(&payload, client_id)
+                {
+                    debug!("renet refused a packet from client {client_id}: {e}");
+                }
+            }
+            Outcome::Connected { client_id, addr, datagram } => {
+                self.guard.connected(client_id, addr, self.clock);
+                server.add_connection(client_id);
+                self.send_to(&datagram, addr);
+            }
+            Outcome::Disconnected { client_id, addr, datagram } => {
+                self.guard.disconnected(client_id);
+                server.remove_connection(client_id);
+                if let Some(datagram) = datagram {
+                    self.send_to(&datagram, addr);
+                }
+            }
+        }
+    }
+
+    /// Encrypts and sends what renet has queued for each client.
+    pub fn send(&mut self, server: &mut renet::RenetServer) {
+        for client_id in server.clients_id() {
+            let Ok(packets) = server.get_packets_to_send(client_id) else { continue };
+            for packet in packets {
+                match self.netcode.generate_payload_packet(client_id, &packet) {
+                    Ok((addr, datagram)) => {
+                        let datagram = datagram.to_vec();
+                        self.send_to(&datagram, addr);
+                    }
+                    Err(e) => {
+                        debug!("cannot send to client {client_id}: {e}");
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Tells every client the server is going.
+    pub fn disconnect_all(&mut self, server: &mut renet::RenetServer) {
+        for client_id in self.netcode.clients_id() {
+            let outcome = Outcome::of(self.netcode.disconnect(client_id));
+            self.apply(outcome, server);
+        }
+    }
+}
+
+/// A netcode result, owned (renetcode's borrows its buffers).
+enum Outcome {
+    None,
+    Send { addr: SocketAddr, datagram: Vec<u8> },
+    Payload { client_id: u64, payload: Vec<u8> },
+    Connected { client_id: u64, addr: SocketAddr, datagram: Vec<u8> },
+    Disconnected { client_id: u64, addr: SocketAddr, datagram: Option<Vec<u8>> },
+}
+
+impl Outcome {
+    fn of(result: ServerResult<'_, '_>) -> Self {
+        match result {
+            ServerResult::None => Outcome::None,
+            ServerResult::PacketToSend { addr, payload } => Outcome::Send { addr, datagram: payload.to_vec() },
+            ServerResult::Payload { client_id, payload } => Outcome::Payload { client_id, payload: payload.to_vec() },
+            ServerResult::ClientConnected { client_id, addr, payload, .. } => {
+                Outcome::Connected { client_id, addr, datagram: payload.to_vec() }
+            }
+            ServerResult::ClientDisconnected { client_id, addr, payload } => {
+                Outcome::Disconnected { client_id, addr, datagram: payload.map(|p| p.to_vec()) }
+            }
+        }
+    }
+}
+
+fn receive(
+    mut transport: ResMut<ServerTransport>,
+    mut server: ResMut<RenetServer>,
+    time: Res<Time<Real>>,
+    mut failures: Local<u64>,
+) {
+    if let Err(e) = transport.update(time.delta(), &mut server) {
+        // A socket error (not a datagram's fault): the next frame usually gets past it.
+        *failures += 1;
+        if failures.is_power_of_two() {
+            warn!("network error ({} so far): {e}", *failures);
+        }
+    }
+}
+
+fn send(mut transport: ResMut<ServerTransport>, mut server: ResMut<RenetServer>) {
+    transport.send(&mut server);
+}
+
+fn disconnect_on_exit(
+    exit: MessageReader<AppExit>,
+    mut transport: ResMut<ServerTransport>,
+    mut server: ResMut<RenetServer>,
+) {
+    if !exit.is_empty() {
+        transport.disconnect_all(&mut server);
+    }
+}
+
+/// Binds the socket and inserts renet's server and the guarded transport.
 pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
+    let key = config.password.key().map_err(ServerError::Password)?;
     let socket = UdpSocket::bind(config.bind).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let local_addr = socket.local_addr().map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let share_addrs = share_addresses(local_addr, &config.public_addrs);
-
-    // Clients authenticate with unsecure netcode tokens they make themselves
-    // (there is no matchmaking service to sign them). In that mode netcode does
-    // not check the token's server address against `public_addresses`, so a
-    // server bound to 0.0.0.0 accepts whichever of its addresses the client
-    // dialled. We still list every reachable address, so that the list is
-    // right if signed tokens are ever used.
-    let netcode = NetcodeConfig {
-        current_time: SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO),
-        max_clients: config.max_clients,
-        protocol_id: PROTOCOL_ID,
-        public_addresses: share_addrs.clone(),
-        authentication: ServerAuthentication::Unsecure,
-    };
-    let transport =
-        NetcodeServerTransport::new(netcode, socket).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
+    let transport = ServerTransport::new(socket, key, config.max_clients)
+        .map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     app.insert_resource(RenetServer::new(connection_config())).insert_resource(transport);
-    Ok(ServerInfo { local_addr, share_addrs, tick_hz: config.tick_hz, max_clients: config.max_clients })
+    Ok(ServerInfo {
+        local_addr,
+        share_addrs,
+        tick_hz: config.tick_hz,
+        max_clients: config.max_clients,
+        private: config.password.is_set(),
+    })
 }
 
 /// The addresses clients can use: for an unspecified bind address, every
@@ -135,15 +424,8 @@ fn share_addresses(local: SocketAddr, public: &[SocketAddr]) -> Vec<SocketAddr> 
         }
     }
     unique.sort_by_key(|a| a.ip().is_loopback());
-    // A netcode token holds at most 32 server addresses.
     unique.truncate(32);
     unique
-}
-
-fn log_transport_error(event: On<NetcodeErrorEvent>) {
-    // A single bad datagram never gets here (netcode drops it); these are
-    // socket errors, which the next frame usually gets past.
-    warn!("network error: {}", event.event().0);
 }
 
 #[cfg(test)]

@@ -34,6 +34,7 @@ fn on_host_game(
     mut last: ResMut<LastDisconnect>,
 ) {
     let HostGame { config, any_port_if_taken } = event.event().clone();
+    let password = config.password.clone();
     let started = match ListenServer::start(config.clone()) {
         Err(arena_server::ServerError::Bind { error, .. })
             if any_port_if_taken && error.kind() == std::io::ErrorKind::AddrInUse =>
@@ -53,7 +54,8 @@ fn on_host_game(
                 SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port))
             };
             commands.insert_resource(HostedServer(server));
-            commands.trigger(ConnectTo { addr, name: profile.name.clone() });
+            // The host's own player joins like everyone else, password and all.
+            commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
         }
         Err(e) => {
             warn!("cannot host: {e}");

@@ -174,11 +174,7 @@ fn connection_warning(transport: Option<Res<UdpTransport>>, mut text: Query<&mut
     } else {
         String::new()
     };
-    for mut text in &mut text {
-        if text.0 != message {
-            text.0.clone_from(&message);
-        }
-    }
+    set_text(&mut text, &message);
 }
 
 fn hit_marker(
@@ -233,11 +229,7 @@ fn vitals(local: Res<LocalRender>, mut text: Query<&mut Text, With<Vitals>>) {
         let protection = if state.protected_s > 0.0 { "   (spawn protection)" } else { "" };
         format!("{} +   {weapon}{protection}", state.health)
     };
-    for mut text in &mut text {
-        if text.0 != line {
-            text.0.clone_from(&line);
-        }
-    }
+    set_text(&mut text, &line);
 }
 
 fn verdicts(
@@ -255,11 +247,7 @@ fn verdicts(
     } else {
         String::new()
     };
-    for mut text in &mut text {
-        if text.0 != lines {
-            text.0.clone_from(&lines);
-        }
-    }
+    set_text(&mut text, &lines);
 }
 
 /// Points at where each recent hit came from, turning as we turn.
@@ -319,5 +307,14 @@ fn arrow_transform(from: Vec3, me: &arena_sim::PlayerState, yaw: f32) -> UiTrans
         translation: Val2::px(sin * DAMAGE_ARROW_RADIUS_PX, -cos * DAMAGE_ARROW_RADIUS_PX),
         rotation: Rot2::radians(angle),
         ..default()
+    }
+}
+
+/// Sets these texts, touching them (and so re-laying them out) only on a change.
+fn set_text<F: bevy::ecs::query::QueryFilter>(texts: &mut Query<&mut Text, F>, value: &str) {
+    for mut text in texts.iter_mut() {
+        if text.0 != value {
+            value.clone_into(&mut text.0);
+        }
     }
 }

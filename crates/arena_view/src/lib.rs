@@ -38,8 +38,8 @@ pub enum StartAction {
     Host(ServerConfig),
     /// Host with bots and join, on any free port if the usual one is taken.
     QuickPlay(ServerConfig),
-    /// Join the server at this address.
-    Join(SocketAddr),
+    /// Join the server at this address, with this password (open: none).
+    Join(SocketAddr, arena_protocol::key::Password),
 }
 
 /// Take a screenshot and quit: for scripts, tests and the README.
@@ -117,7 +117,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
                 }),
                 ..default()
             })
-            .set(LogPlugin { filter: "wgpu=error,naga=warn,bevy_render=warn".into(), ..default() }),
+            .set(LogPlugin { filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER), ..default() }),
     )
     .add_plugins(EguiPlugin::default())
     .add_plugins(ClientPlugin)

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 
 use arena_client::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, Session, resolve_server_addr};
 use arena_protocol::DEFAULT_PORT;
+use arena_protocol::key::{MAX_PASSWORD_BYTES, Password};
 use arena_protocol::names::clean_name;
 use arena_server::ServerConfig;
 use bevy::prelude::*;
@@ -37,7 +38,11 @@ pub(crate) struct StartupAction(pub Option<StartAction>);
 struct MenuForm {
     name: String,
     port: String,
+    /// The password of a game we host (empty: open to anyone).
+    host_password: String,
     address: String,
+    /// The password of the game we join (empty: none).
+    join_password: String,
     /// Bots to add when hosting, and their skill (0-1).
     bots: usize,
     bot_skill: f32,
@@ -50,7 +55,9 @@ impl Default for MenuForm {
         Self {
             name: String::new(),
             port: DEFAULT_PORT.to_string(),
+            host_password: String::new(),
             address: "127.0.0.1".into(),
+            join_password: String::new(),
             bots: QUICK_PLAY_BOTS,
             bot_skill: 0.5,
             problem: None,
@@ -73,9 +80,9 @@ fn take_startup_action(
         Some(StartAction::QuickPlay(config)) => {
             commands.trigger(HostGame { config, any_port_if_taken: true });
         }
-        Some(StartAction::Join(addr)) => {
+        Some(StartAction::Join(addr, password)) => {
             form.address = addr.to_string();
-            commands.trigger(ConnectTo { addr, name: profile.name.clone() });
+            commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
         }
         Some(StartAction::Menu) | None => {}
     }
@@ -142,9 +149,11 @@ fn main_menu(
                 ui.label("Host on port");
                 ui.horizontal(|ui| {
                     ui.add(egui::TextEdit::singleline(&mut form.port).desired_width(70.0));
-                    if ui.button("Host game").clicked() {
-                        match form.port.trim().parse::<u16>() {
-                            Ok(port) => {
+                    let host = ui.button("Host game").clicked();
+                    ui.add(password_field(&mut form.host_password, "password (none: open)"));
+                    if host {
+                        match (form.port.trim().parse::<u16>(), Password::new(&form.host_password)) {
+                            (Ok(port), Ok(password)) => {
                                 take_name(&form, &mut profile, &mut settings, &mut settings_problem);
                                 form.problem = None;
                                 commands.trigger(HostGame {
@@ -152,12 +161,16 @@ fn main_menu(
                                         bind: SocketAddr::from(([0, 0, 0, 0], port)),
                                         bots: form.bots,
                                         bot_skill: form.bot_skill,
+                                        password,
                                         ..ServerConfig::default()
                                     },
                                     any_port_if_taken: false,
                                 });
                             }
-                            Err(_) => form.problem = Some(format!("\"{}\" is not a port number (1-65535).", form.port)),
+                            (Err(_), _) => {
+                                form.problem = Some(format!("\"{}\" is not a port number (1-65535).", form.port));
+                            }
+                            (_, Err(e)) => form.problem = Some(format!("Cannot host with that password: {e}.")),
                         }
                     }
                 });
@@ -165,15 +178,19 @@ fn main_menu(
                 ui.label("Join address");
                 ui.horizontal(|ui| {
                     let field = ui.add(egui::TextEdit::singleline(&mut form.address).desired_width(150.0));
-                    let enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
-                    if ui.button("Join").clicked() || enter {
-                        match resolve_server_addr(&form.address) {
-                            Ok(addr) => {
+                    let mut enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    let join = ui.button("Join").clicked();
+                    let password = ui.add(password_field(&mut form.join_password, "password (if any)"));
+                    enter |= password.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    if join || enter {
+                        match (resolve_server_addr(&form.address), Password::new(&form.join_password)) {
+                            (Ok(addr), Ok(password)) => {
                                 take_name(&form, &mut profile, &mut settings, &mut settings_problem);
                                 form.problem = None;
-                                commands.trigger(ConnectTo { addr, name: profile.name.clone() });
+                                commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
                             }
-                            Err(e) => form.problem = Some(e),
+                            (Err(e), _) => form.problem = Some(e),
+                            (_, Err(e)) => form.problem = Some(format!("Cannot use that password: {e}.")),
                         }
                     }
                 });
@@ -209,6 +226,11 @@ fn main_menu(
         form.name.clone_from(&settings.name);
     }
     Ok(())
+}
+
+/// A masked field for a game's password.
+fn password_field<'a>(text: &'a mut String, hint: &'a str) -> egui::TextEdit<'a> {
+    egui::TextEdit::singleline(text).password(true).hint_text(hint).desired_width(150.0).char_limit(MAX_PASSWORD_BYTES)
 }
 
 /// The name typed in the menu is the player's, and is saved with the settings.

@@ -258,6 +258,21 @@ pub const SENSITIVITY_RANGE: std::ops::RangeInclusive<f32> = 0.1..=5.0;
 pub const FOV_RANGE: std::ops::RangeInclusive<f32> = 70.0..=130.0;
 
 impl Settings {
+    fn binding(&self, action: Action) -> &str {
+        match action {
+            Action::Forward => &self.forward,
+            Action::Back => &self.back,
+            Action::Left => &self.left,
+            Action::Right => &self.right,
+            Action::Jump => &self.jump,
+            Action::Crouch => &self.crouch,
+            Action::Fire => &self.fire,
+            Action::Reload => &self.reload,
+            Action::Scoreboard => &self.scoreboard,
+            Action::NetcodePanel => &self.netcode_panel,
+        }
+    }
+
     fn binding_mut(&mut self, action: Action) -> &mut String {
         match action {
             Action::Forward => &mut self.forward,
@@ -275,9 +290,8 @@ impl Settings {
 
     /// The input bound to `action` (the default's if the name is unknown).
     pub fn input(&self, action: Action) -> Input {
-        let mut copy = self.clone();
-        Input::parse(copy.binding_mut(action))
-            .or_else(|| Input::parse(Settings::default().binding_mut(action)))
+        Input::parse(self.binding(action))
+            .or_else(|| Input::parse(Settings::default().binding(action)))
             .unwrap_or(Input::Key(KeyCode::F12))
     }
 
@@ -302,11 +316,10 @@ impl Settings {
             self.volume = defaults.volume;
         }
         for action in Action::ALL {
-            let mut fallback = defaults.clone();
-            let name = self.binding_mut(action).clone();
+            let name = self.binding(action).to_string();
             if Input::parse(&name).is_none() {
                 problems.push(format!("\"{name}\" is not a key this game knows ({})", action.label()));
-                *self.binding_mut(action) = fallback.binding_mut(action).clone();
+                *self.binding_mut(action) = defaults.binding(action).to_string();
             }
         }
         // An empty name means "not chosen": the game then uses the login name.

@@ -1,0 +1,27 @@
+//! Fuzzing on stable Rust. Every parser and rule that takes untrusted input
+//! is a [`Target`]: a function from bytes that must never panic, and that
+//! asserts what must hold of its output. The [`driver`] feeds each target
+//! random inputs and mutations of valid ones, catches panics, and reports
+//! how many inputs it tried and which panicked.
+//!
+//! There is no coverage guidance (libFuzzer needs a nightly toolchain, which
+//! this project does not have); instead the inputs are shaped by what each
+//! target parses: valid encodings mutated bit by bit, netcode headers with
+//! every prefix byte and extreme sequence numbers, renet packets with every
+//! kind and channel.
+//!
+//! The bounded run in this crate's tests is part of the test suite;
+//! `scripts/fuzz.sh` runs the `arena-fuzz` binary for as long as asked.
+
+// A fuzz harness: a failed setup (no loopback socket, say) may panic, and a
+// target's assertions panic by design; the driver catches and reports both.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+pub mod driver;
+pub mod flood;
+pub mod inputs;
+pub mod network;
+pub mod targets;
+
+pub use driver::{Report, run};
+pub use targets::{Target, all};

@@ -1,0 +1,406 @@
+//! The network pipelines as fuzz targets: datagrams through the real server
+//! and client transports (guard, renetcode, payload guard, renet), with one
+//! client connected and one address pending first; and renet packets
+//! through the payload guard into renet itself, as a peer holding a session
+//! key could send them.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use arena_client::LinkConditions;
+use arena_client::transport::UdpTransport;
+use arena_protocol::datagram::{CONNECTION_REQUEST_BYTES, MAX_SEQUENCE};
+use arena_protocol::key::{OPEN_KEY, Password};
+use arena_protocol::payload_guard::PayloadGuard;
+use arena_protocol::{PROTOCOL_ID, channel, connection_config};
+use arena_server::ServerTransport;
+use renet::{RenetClient, RenetServer};
+use renetcode::{ClientAuthentication, ConnectToken, NetcodeClient};
+
+use crate::inputs::Generator;
+
+/// Frame time the pipelines advance by between batches.
+const FRAME: Duration = Duration::from_millis(4);
+/// Inputs between two frames of upkeep.
+const BATCH: u32 = 64;
+
+/// A server transport with one client connected (a real [`UdpTransport`])
+/// and one address pending, all on 127.0.0.1.
+pub struct Network {
+    pub server: ServerTransport,
+    pub renet_server: RenetServer,
+    pub client: UdpTransport,
+    pub renet_client: RenetClient,
+    pub server_addr: SocketAddr,
+    pub client_addr: SocketAddr,
+    pub pending_addr: SocketAddr,
+    /// The pending client's socket (kept open so its address stays its own).
+    _pending: UdpSocket,
+}
+
+impl Network {
+    /// Connects a client and leaves another pending. Panics if the loopback
+    /// network does not work (the harness itself is broken then).
+    pub fn connect() -> Self {
+        let socket = UdpSocket::bind("127.0.0.1:0").expect("a loopback socket");
+        let server_addr = socket.local_addr().expect("its address");
+        let mut server = ServerTransport::new(socket, OPEN_KEY, 8).expect("a server transport");
+        let mut renet_server = RenetServer::new(connection_config());
+        let mut client = UdpTransport::connect(server_addr, "Fuzz", &Password::OPEN, LinkConditions::OFF, 1)
+            .expect("a client transport");
+        let mut renet_client = RenetClient::new(connection_config());
+        let mut connected = false;
+        for _ in 0..500 {
+            pump(&mut server, &mut renet_server, &mut client, &mut renet_client);
+            if client.is_connected() && renet_server.clients_id().len() == 1 {
+                connected = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert!(connected, "the fuzz harness's client could not connect over loopback");
+        let client_addr = server.client_addr(renet_server.clients_id()[0]).expect("the client's address");
+
+        // A second client that sends one connection request and no more.
+        let pending = UdpSocket::bind("127.0.0.1:0").expect("a loopback socket");
+        let pending_addr = pending.local_addr().expect("its address");
+        let request = connection_request(server_addr);
+        pending.send_to(&request, server_addr).expect("sent");
+        std::thread::sleep(Duration::from_millis(2));
+        pump(&mut server, &mut renet_server, &mut client, &mut renet_client);
+        assert_eq!(server.pending_connections(), 1, "the second client is pending");
+
+        Self { server, renet_server, client, renet_client, server_addr, client_addr, pending_addr, _pending: pending }
+    }
+
+    /// One frame of both sides: receive, update, send.
+    pub fn pump(&mut self) {
+        pump(&mut self.server, &mut self.renet_server, &mut self.client, &mut self.renet_client);
+    }
+
+    pub fn client_still_connected(&self) -> bool {
+        self.client.is_connected() && self.renet_server.clients_id().len() == 1
+    }
+}
+
+fn pump(server: &mut ServerTransport, rs: &mut RenetServer, client: &mut UdpTransport, rc: &mut RenetClient) {
+    rc.update(FRAME);
+    let _ = client.receive(FRAME, rc);
+    while rc.receive_message(channel::RELIABLE).is_some() || rc.receive_message(channel::UNRELIABLE).is_some() {}
+    let _ = client.send(rc);
+    rs.update(FRAME);
+    let _ = server.update(FRAME, rs);
+    while rs.get_event().is_some() {}
+    for id in rs.clients_id() {
+        while rs.receive_message(id, channel::RELIABLE).is_some()
+            || rs.receive_message(id, channel::UNRELIABLE).is_some()
+        {}
+    }
+    server.send(rs);
+}
+
+/// A valid connection request to `server` with a fresh self-made token.
+pub fn connection_request(server: SocketAddr) -> Vec<u8> {
+    connection_request_with(server, 10, 300)
+}
+
+/// A connection request whose token claims this timeout and lifetime.
+pub fn connection_request_with(server: SocketAddr, timeout_s: i32, expire_s: u64) -> Vec<u8> {
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let token =
+        ConnectToken::generate(now, PROTOCOL_ID, expire_s, rand_u64(), timeout_s, vec![server], None, &OPEN_KEY)
+            .expect("a token");
+    let mut client = NetcodeClient::new(now, ClientAuthentication::Secure { connect_token: token }).expect("a client");
+    let (packet, _) = client.update(Duration::ZERO).expect("a connection request");
+    debug_assert_eq!(packet.len(), CONNECTION_REQUEST_BYTES);
+    packet.to_vec()
+}
+
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
+/// A netcode-shaped datagram: every prefix byte, sequence lengths up to 15,
+/// extreme sequence numbers, bodies of every size around the real ones.
+pub fn netcode_shaped(generator: &mut Generator) -> Vec<u8> {
+    let prefix = generator.next_u64() as u8;
+    let seq_len = usize::from(prefix >> 4).min(8);
+    let sequence = match generator.below(4) {
+        0 => u64::MAX,
+        1 => MAX_SEQUENCE + generator.below(3) as u64 - 1,
+        2 => generator.below(300) as u64,
+        _ => generator.next_u64(),
+    };
+    let mut out = vec![prefix];
+    out.extend_from_slice(&sequence.to_le_bytes()[..seq_len]);
+    let body = [0usize, 8, 16, 24, 308, 324, 1300, 1316, 1077][generator.below(9)] + generator.below(3);
+    let bytes = generator.bytes(body.saturating_sub(1));
+    out.extend(bytes);
+    out
+}
+
+/// Datagrams at the server from the connected client's address, the pending
+/// one's, and strangers'.
+pub struct ServerDatagrams {
+    net: Option<Network>,
+    generator: Generator,
+    count: u32,
+}
+
+impl ServerDatagrams {
+    pub fn new() -> Self {
+        Self { net: None, generator: Generator::new(11), count: 0 }
+    }
+}
+
+impl Default for ServerDatagrams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl crate::Target for ServerDatagrams {
+    fn name(&self) -> &'static str {
+        "server_datagrams"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        let server: SocketAddr = ([127, 0, 0, 1], 9).into();
+        (0..4).map(|_| connection_request(server)).collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let net = self.net.get_or_insert_with(Network::connect);
+        let (selector, rest) = input.split_first().map_or((0, input), |(s, r)| (*s, r));
+        let shaped;
+        let datagram = if selector & 0x80 != 0 {
+            shaped = netcode_shaped(&mut self.generator);
+            &shaped[..]
+        } else {
+            rest
+        };
+        let from = match selector % 4 {
+            0 => net.client_addr,
+            1 => net.pending_addr,
+            2 => SocketAddr::from(([127, 0, 0, 1], 1 + u16::from(selector))),
+            _ => SocketAddr::from(([203, 0, 113, selector], 27015)),
+        };
+        net.server.handle_datagram(from, datagram, &mut net.renet_server);
+        self.count += 1;
+        if self.count.is_multiple_of(BATCH) {
+            net.pump();
+            assert!(net.client_still_connected(), "forged datagrams disconnected the client");
+        }
+    }
+
+    fn reset(&mut self) {
+        self.net = None;
+    }
+}
+
+/// Datagrams at the client, as if from its server's address.
+pub struct ClientDatagrams {
+    net: Option<Network>,
+    generator: Generator,
+    count: u32,
+}
+
+impl ClientDatagrams {
+    pub fn new() -> Self {
+        Self { net: None, generator: Generator::new(12), count: 0 }
+    }
+}
+
+impl Default for ClientDatagrams {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl crate::Target for ClientDatagrams {
+    fn name(&self) -> &'static str {
+        "client_datagrams"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let net = self.net.get_or_insert_with(Network::connect);
+        let shaped;
+        let datagram = if input.first().is_some_and(|b| b & 1 == 1) {
+            shaped = netcode_shaped(&mut self.generator);
+            &shaped[..]
+        } else {
+            input
+        };
+        net.client.inject(datagram, &mut net.renet_client);
+        self.count += 1;
+        if self.count.is_multiple_of(BATCH) {
+            net.pump();
+            assert!(net.client_still_connected(), "forged datagrams disconnected the client");
+        }
+    }
+
+    fn reset(&mut self) {
+        self.net = None;
+    }
+}
+
+/// A renet packet: every kind, the right and wrong channels, message ids
+/// near and far, lengths of zero and more.
+pub fn renet_shaped(generator: &mut Generator) -> Vec<u8> {
+    let mut out = vec![generator.below(6) as u8];
+    let varint = |v: u64, out: &mut Vec<u8>| {
+        let mut buf = [0u8; 8];
+        let mut o = octets_mut(&mut buf);
+        let n = o.put_varint(v.min((1 << 62) - 1)).map(|s| s.len()).unwrap_or(0);
+        out.extend_from_slice(&buf[..n]);
+    };
+    varint(generator.below(1000) as u64, &mut out);
+    out.push([channel::RELIABLE, channel::UNRELIABLE, 7][generator.below(3)]);
+    let count = generator.below(6);
+    match out[0] {
+        0 | 1 => {
+            out.extend_from_slice(&(count as u16).to_be_bytes());
+            for _ in 0..count {
+                if out[0] == 0 {
+                    let id = [0, 1, 2, 255, 256, 257, 100_000][generator.below(7)];
+                    varint(id, &mut out);
+                }
+                let len = [0, 1, 2, 40][generator.below(4)];
+                varint(len as u64, &mut out);
+                let bytes = generator.bytes(len);
+                out.extend(bytes);
+            }
+        }
+        2 | 3 => {
+            for v in [generator.below(300) as u64, generator.below(20) as u64, generator.below(20) as u64] {
+                varint(v, &mut out);
+            }
+            let len = [0, 1, 1199, 1200, 1201][generator.below(5)];
+            varint(len as u64, &mut out);
+            let bytes = generator.bytes(len);
+            out.extend(bytes);
+        }
+        _ => {
+            for _ in 0..3 + count {
+                varint(generator.below(70_000) as u64, &mut out);
+            }
+        }
+    }
+    out
+}
+
+fn octets_mut(buf: &mut [u8]) -> octets::OctetsMut<'_> {
+    octets::OctetsMut::with_slice(buf)
+}
+
+/// renet packets into a server, from a connected client that holds its
+/// session key (so netcode lets them through): payload guard, then renet.
+pub struct ServerPayloads {
+    guard: PayloadGuard,
+    renet: renet::RenetServer,
+    generator: Generator,
+    clock: Duration,
+}
+
+impl ServerPayloads {
+    pub fn new() -> Self {
+        let mut renet = renet::RenetServer::new(connection_config());
+        renet.add_connection(1);
+        Self { guard: PayloadGuard::from_client(), renet, generator: Generator::new(13), clock: Duration::ZERO }
+    }
+}
+
+impl Default for ServerPayloads {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl crate::Target for ServerPayloads {
+    fn name(&self) -> &'static str {
+        "server_payloads"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let shaped;
+        let packet = if input.first().is_some_and(|b| b & 1 == 1) {
+            shaped = renet_shaped(&mut self.generator);
+            &shaped[..]
+        } else {
+            input
+        };
+        self.clock += Duration::from_micros(500);
+        if self.guard.check(packet, self.clock).is_ok() {
+            let _ = self.renet.process_packet_from(packet, 1);
+        }
+        self.renet.update(Duration::from_micros(500));
+        while self.renet.receive_message(1, channel::RELIABLE).is_some()
+            || self.renet.receive_message(1, channel::UNRELIABLE).is_some()
+        {}
+        let _ = self.renet.get_packets_to_send(1);
+        if !self.renet.clients_id().contains(&1) {
+            // renet disconnected the peer (its own limits): a new session.
+            while self.renet.get_event().is_some() {}
+            self.reset();
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = Self { generator: self.generator.clone(), ..Self::new() };
+    }
+}
+
+/// renet packets into a client, from a server holding the session key.
+pub struct ClientPayloads {
+    guard: PayloadGuard,
+    renet: renet::RenetClient,
+    generator: Generator,
+    clock: Duration,
+}
+
+impl ClientPayloads {
+    pub fn new() -> Self {
+        let mut renet = renet::RenetClient::new(connection_config());
+        renet.set_connected();
+        Self { guard: PayloadGuard::from_server(), renet, generator: Generator::new(14), clock: Duration::ZERO }
+    }
+}
+
+impl Default for ClientPayloads {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl crate::Target for ClientPayloads {
+    fn name(&self) -> &'static str {
+        "client_payloads"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let shaped;
+        let packet = if input.first().is_some_and(|b| b & 1 == 1) {
+            shaped = renet_shaped(&mut self.generator);
+            &shaped[..]
+        } else {
+            input
+        };
+        self.clock += Duration::from_micros(500);
+        if self.guard.check(packet, self.clock).is_ok() {
+            self.renet.process_packet(packet);
+        }
+        self.renet.update(Duration::from_micros(500));
+        while self.renet.receive_message(channel::RELIABLE).is_some()
+            || self.renet.receive_message(channel::UNRELIABLE).is_some()
+        {}
+        let _ = self.renet.get_packets_to_send();
+        if self.renet.is_disconnected() {
+            self.reset();
+        }
+    }
+
+    fn reset(&mut self) {
+        *self = Self { generator: self.generator.clone(), ..Self::new() };
+    }
+}

@@ -1,0 +1,390 @@
+//! The fuzz targets: each takes bytes, never panics on any of them, and
+//! asserts what must hold of its result. The network pipelines (datagrams
+//! and renet packets through the real transports) are in `network.rs`.
+
+use arbitrary::{Arbitrary, Unstructured};
+use arena_client::ClockSync;
+use arena_client::interpolation::History;
+use arena_protocol::messages::state_is_sane;
+use arena_protocol::names::{
+    MAX_NAME_CHARS, USER_DATA_BYTES, clean_name, is_invisible, name_from_user_data, refuse_name, unique_name,
+};
+use arena_protocol::{ToClient, ToServer, decode, encode};
+use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, render_time_tolerance_ticks};
+use arena_sim::cmd::MAX_PITCH_RAD;
+use arena_sim::{ArenaWorld, Buttons, MapDef, PlayerId, PlayerState, UserCmd, step_player, tick_dt_s};
+use glam::Vec3;
+
+use crate::network;
+
+/// Something to fuzz.
+pub trait Target {
+    fn name(&self) -> &'static str;
+    /// Valid inputs to start mutations from.
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+    /// Runs one input. Panics only on a bug.
+    fn run(&mut self, input: &[u8]);
+    /// Starts afresh after a panic (stateful targets).
+    fn reset(&mut self) {}
+}
+
+/// Every target, by name.
+pub fn all() -> Vec<Box<dyn Target>> {
+    vec![
+        Box::new(DecodeToServer),
+        Box::new(DecodeToClient),
+        Box::new(Sanitize),
+        Box::new(Intake),
+        Box::new(StepPlayer::new()),
+        Box::new(RenderTime),
+        Box::new(ClockSyncTarget),
+        Box::new(InterpolationHistory),
+        Box::new(Names),
+        Box::new(network::ServerDatagrams::new()),
+        Box::new(network::ClientDatagrams::new()),
+        Box::new(network::ServerPayloads::new()),
+        Box::new(network::ClientPayloads::new()),
+    ]
+}
+
+fn f32_any(u: &mut Unstructured) -> f32 {
+    f32::arbitrary(u).unwrap_or(0.0)
+}
+
+/// An arbitrary command, before sanitising.
+pub fn any_cmd(u: &mut Unstructured) -> UserCmd {
+    UserCmd {
+        tick: u32::arbitrary(u).unwrap_or(0),
+        forward: f32_any(u),
+        right: f32_any(u),
+        yaw: f32_any(u),
+        pitch: f32_any(u),
+        buttons: Buttons(u8::arbitrary(u).unwrap_or(0)),
+        render_tick: f64::arbitrary(u).unwrap_or(0.0),
+    }
+}
+
+/// An arbitrary player state (floats of any bits).
+pub fn any_state(u: &mut Unstructured) -> PlayerState {
+    let v = |u: &mut Unstructured| Vec3::new(f32_any(u), f32_any(u), f32_any(u));
+    PlayerState {
+        pos: v(u),
+        vel: v(u),
+        yaw: f32_any(u),
+        pitch: f32_any(u),
+        on_ground: bool::arbitrary(u).unwrap_or(true),
+        crouched: bool::arbitrary(u).unwrap_or(false),
+        jump_held: bool::arbitrary(u).unwrap_or(false),
+        step_phase: f32_any(u),
+        alive: bool::arbitrary(u).unwrap_or(true),
+        health: u8::arbitrary(u).unwrap_or(100),
+        ammo: u8::arbitrary(u).unwrap_or(30),
+        fire_cooldown_s: f32_any(u),
+        reload_s: f32_any(u),
+        fire_held: bool::arbitrary(u).unwrap_or(false),
+        reload_held: bool::arbitrary(u).unwrap_or(false),
+        spawn_count: u8::arbitrary(u).unwrap_or(0),
+        protected_s: f32_any(u),
+    }
+}
+
+/// A state the network could deliver to the client (one that passes
+/// [`state_is_sane`]): arbitrary, pulled into bounds when it is not.
+fn sane_state(u: &mut Unstructured) -> PlayerState {
+    let mut s = any_state(u);
+    if !state_is_sane(&s) {
+        let squash = |x: f32, max: f32| if x.is_finite() { x.clamp(-max, max) } else { 0.0 };
+        s.pos = Vec3::new(squash(s.pos.x, 200.0), squash(s.pos.y, 200.0), squash(s.pos.z, 200.0));
+        s.vel = Vec3::new(squash(s.vel.x, 100.0), squash(s.vel.y, 100.0), squash(s.vel.z, 100.0));
+        for v in
+            [&mut s.yaw, &mut s.pitch, &mut s.step_phase, &mut s.fire_cooldown_s, &mut s.reload_s, &mut s.protected_s]
+        {
+            *v = squash(*v, 10.0);
+        }
+    }
+    s
+}
+
+struct DecodeToServer;
+
+impl Target for DecodeToServer {
+    fn name(&self) -> &'static str {
+        "decode_to_server"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        let cmds = (0..6).map(|t| UserCmd { tick: 1000 + t, forward: 1.0, yaw: 0.3, ..Default::default() }).collect();
+        [
+            ToServer::Commands(cmds),
+            ToServer::Settings(arena_protocol::ClientSettings { lag_compensation: true, interp_ms: 31 }),
+        ]
+        .iter()
+        .filter_map(|m| encode(m).ok())
+        .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let Ok(message) = decode::<ToServer>(input) else { return };
+        if message.validate().is_err() {
+            return;
+        }
+        // What decodes encodes again, and that decodes to the same message
+        // (compared as bytes: NaN is not equal to itself).
+        let again = encode(&message).expect("a decoded message encodes");
+        let twice = decode::<ToServer>(&again).expect("an encoded message decodes");
+        assert_eq!(encode(&twice).ok(), Some(again));
+        if let ToServer::Commands(cmds) = message {
+            for mut cmd in cmds {
+                cmd.sanitize();
+            }
+        }
+    }
+}
+
+struct DecodeToClient;
+
+impl Target for DecodeToClient {
+    fn name(&self) -> &'static str {
+        "decode_to_client"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        let state = PlayerState::spawned_at(Vec3::new(1.0, 0.0, 2.0), 0.5);
+        [
+            ToClient::Snapshot(arena_protocol::Snapshot {
+                tick: 99,
+                last_cmd_tick: Some(97),
+                newest_cmd_tick: Some(99),
+                cmd_margin_centiticks: Some(-40),
+                players: vec![arena_protocol::PlayerSnapshot { id: PlayerId(1), state }],
+            }),
+            ToClient::ShotFired { shooter: PlayerId(2), from: Vec3::ZERO, to: Vec3::ONE },
+            ToClient::Welcome(arena_protocol::Welcome {
+                your_id: PlayerId(1),
+                tick_hz: 64,
+                snapshot_hz: 32,
+                server_tick: 5,
+                map_name: "Foundry".into(),
+                players: vec![arena_protocol::PlayerInfo { id: PlayerId(1), name: "Ada".into(), bot: false }],
+            }),
+        ]
+        .iter()
+        .filter_map(|m| encode(m).ok())
+        .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let Ok(message) = decode::<ToClient>(input) else { return };
+        if message.validate().is_ok()
+            && let ToClient::Snapshot(s) = &message
+        {
+            assert!(s.players.iter().all(|p| state_is_sane(&p.state)));
+        }
+    }
+}
+
+struct Sanitize;
+
+impl Target for Sanitize {
+    fn name(&self) -> &'static str {
+        "sanitize"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let mut cmd = any_cmd(&mut u);
+        cmd.sanitize();
+        assert!(cmd.forward.is_finite() && cmd.right.is_finite() && cmd.yaw.is_finite() && cmd.pitch.is_finite());
+        assert!(cmd.forward * cmd.forward + cmd.right * cmd.right <= 1.0 + 1e-4, "{cmd:?}");
+        assert!((-std::f32::consts::PI..std::f32::consts::PI).contains(&cmd.yaw), "{cmd:?}");
+        assert!(cmd.pitch.abs() <= MAX_PITCH_RAD, "{cmd:?}");
+        assert!(cmd.render_tick.is_finite() && cmd.render_tick >= 0.0);
+        assert_eq!(cmd.buttons.0 & !Buttons::ALL.0, 0);
+        let once = cmd;
+        assert!(!cmd.sanitize().any(), "sanitising twice changes nothing: {once:?}");
+        assert_eq!(once, cmd);
+    }
+}
+
+/// Offers and takes on a player's command buffer, in any order.
+#[derive(Default)]
+struct Intake;
+
+impl Target for Intake {
+    fn name(&self) -> &'static str {
+        "intake"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let mut buffer = CommandBuffer::default();
+        let max_ahead = u.int_in_range(0..=256u32).unwrap_or(64);
+        let max_repeats = u.int_in_range(0..=16u32).unwrap_or(6);
+        let mut server_tick = u32::arbitrary(&mut u).unwrap_or(0);
+        while !u.is_empty() {
+            if bool::arbitrary(&mut u).unwrap_or(false) {
+                let mut cmd = any_cmd(&mut u);
+                cmd.sanitize();
+                if bool::arbitrary(&mut u).unwrap_or(true) {
+                    // Near the server's tick, where the interesting cases are.
+                    let offset = i8::arbitrary(&mut u).unwrap_or(0);
+                    cmd.tick = server_tick.wrapping_add_signed(i32::from(offset));
+                }
+                let since = f32_any(&mut u);
+                buffer.offer(cmd, server_tick, since, max_ahead);
+            } else {
+                server_tick = server_tick.wrapping_add(1);
+                if let Some(cmd) = buffer.take(server_tick, max_repeats) {
+                    assert_eq!(cmd.tick, server_tick, "the command run is stamped with its tick");
+                }
+            }
+            assert!(buffer.queued() <= max_ahead as usize + 1, "the buffer holds at most the budget");
+            let jitter = buffer.arrival_jitter_ticks();
+            assert!(jitter.is_finite() && jitter >= 0.0, "jitter {jitter}");
+        }
+    }
+}
+
+struct StepPlayer {
+    world: ArenaWorld,
+}
+
+impl StepPlayer {
+    fn new() -> Self {
+        Self { world: ArenaWorld::new(MapDef::foundry()) }
+    }
+}
+
+impl Target for StepPlayer {
+    fn name(&self) -> &'static str {
+        "step_player"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let mut state = sane_state(&mut u);
+        let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
+        for _ in 0..u.int_in_range(1..=8u8).unwrap_or(1) {
+            let mut cmd = any_cmd(&mut u);
+            cmd.sanitize();
+            state = step_player(&state, &cmd, &self.world, tick_dt_s(tick_hz)).0;
+            assert!(state.pos.is_finite() && state.vel.is_finite(), "{state:?}");
+        }
+    }
+}
+
+struct RenderTime;
+
+impl Target for RenderTime {
+    fn name(&self) -> &'static str {
+        "render_time"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let jitter = f32_any(&mut u);
+        let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
+        let tolerance = render_time_tolerance_ticks(jitter, tick_hz);
+        assert!(tolerance.is_finite() && tolerance >= 0.0);
+        let oldest = u32::arbitrary(&mut u).unwrap_or(0);
+        let span = (oldest, oldest.saturating_add(u.int_in_range(0..=200u32).unwrap_or(80)));
+        let bounds = RewindBounds {
+            estimate: f64::arbitrary(&mut u).unwrap_or(0.0),
+            tolerance,
+            oldest: f64::arbitrary(&mut u).unwrap_or(0.0),
+            span,
+        };
+        let claimed = f64::arbitrary(&mut u).unwrap_or(0.0);
+        let chosen = choose_tested_tick(claimed, bounds);
+        assert!(chosen.tick >= f64::from(span.0) && chosen.tick <= f64::from(span.1), "{chosen:?} outside {span:?}");
+    }
+}
+
+struct ClockSyncTarget;
+
+impl Target for ClockSyncTarget {
+    fn name(&self) -> &'static str {
+        "clock_sync"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let mut sync = ClockSync::new(u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64));
+        let server = u32::arbitrary(&mut u).unwrap_or(0);
+        let rtt = std::time::Duration::from_millis(u.int_in_range(0..=10_000u64).unwrap_or(0));
+        let mut client_tick = sync.initial_tick(server, rtt);
+        while !u.is_empty() {
+            let snapshot_tick = u32::arbitrary(&mut u).unwrap_or(0);
+            let newest = Option::<u32>::arbitrary(&mut u).unwrap_or(None);
+            let margin = Option::<f32>::arbitrary(&mut u).unwrap_or(None);
+            let jump = sync.on_feedback(snapshot_tick, newest, margin, client_tick);
+            client_tick = client_tick.wrapping_add(jump);
+            assert!(jump <= arena_client::MAX_JUMP_TICKS && sync.hold_ticks <= arena_client::MAX_JUMP_TICKS);
+            let rate = sync.rate;
+            assert!(rate.is_finite() && (rate - 1.0).abs() <= arena_client::MAX_RATE_ADJUST + 1e-9, "{rate}");
+            assert!(sync.timestep().as_secs_f64() > 0.0);
+        }
+    }
+}
+
+struct InterpolationHistory;
+
+impl Target for InterpolationHistory {
+    fn name(&self) -> &'static str {
+        "interp_history"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
+        let mut history = History::default();
+        let mut tick = u32::arbitrary(&mut u).unwrap_or(0);
+        while !u.is_empty() {
+            if bool::arbitrary(&mut u).unwrap_or(true) {
+                tick = tick.wrapping_add_signed(i32::from(i8::arbitrary(&mut u).unwrap_or(1)));
+                history.push(tick, sane_state(&mut u), tick_hz);
+                assert!(history.entries.len() <= 2 * tick_hz as usize + 2, "bounded: {}", history.entries.len());
+            } else {
+                let at = f64::arbitrary(&mut u).unwrap_or(0.0);
+                if let Some((state, _)) = history.sample(at, tick_hz) {
+                    assert!(state.pos.is_finite(), "{state:?} at {at}");
+                }
+            }
+        }
+    }
+}
+
+struct Names;
+
+impl Target for Names {
+    fn name(&self) -> &'static str {
+        "names"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        ["Ada", "Аda", "Bob (bot)", "\u{202E}evil", "Z\u{0300}\u{0301}\u{0302}", "Ian"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let text = String::from_utf8_lossy(input);
+        let name = clean_name(&text);
+        assert!(!name.is_empty() && name.chars().count() <= MAX_NAME_CHARS);
+        assert!(!name.chars().any(is_invisible), "{name:?}");
+        assert_eq!(clean_name(&name), name, "cleaning is idempotent");
+        let taken = ["Ada", "Bob", "Player", "Ian 2"];
+        let _ = refuse_name(&name, taken.iter().copied());
+        let unique = unique_name(&name, taken.iter().copied());
+        assert!(unique.chars().count() <= MAX_NAME_CHARS);
+        assert!(!taken.iter().any(|t| t.to_lowercase() == unique.to_lowercase()), "{unique}");
+        let mut data = [0u8; USER_DATA_BYTES];
+        let n = input.len().min(USER_DATA_BYTES);
+        data[..n].copy_from_slice(&input[..n]);
+        let from_data = name_from_user_data(&data);
+        assert_eq!(clean_name(&from_data), from_data);
+    }
+}

@@ -1,0 +1,447 @@
+//! The second gate: a renet packet, decrypted and authenticated by netcode,
+//! is checked here before renet parses it. It comes from a peer that holds a
+//! session key, which does not make it honest.
+//!
+//! renet 2.0.1 trusts what its peer says in ways that cost memory or panic:
+//! its ordered reliable channel keeps every message whose id lies ahead of
+//! the next one it expects, counting only payload bytes, so zero-length
+//! messages after a gap in ids pile up without limit; and a slice whose
+//! message has another slice count than the first slice said, or whose index
+//! is past the count, indexes past the end of its buffers. So every packet
+//! must parse completely, on the right channel, with no empty message,
+//! reliable ids within a window of the next expected one, and slices
+//! (which only the server sends) consistent with the first slice of their
+//! message. The guard mirrors renet's receive state just far enough to know.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use crate::channel;
+use crate::codec::MAX_MESSAGE_BYTES;
+
+/// How far ahead of the next expected reliable message an id may be.
+pub const RELIABLE_WINDOW: u64 = 256;
+/// renet's slice size, bytes.
+pub const SLICE_BYTES: usize = 1200;
+/// Most slices a message may have: the largest message we accept.
+pub const MAX_SLICES: usize = MAX_MESSAGE_BYTES.div_ceil(SLICE_BYTES);
+/// Incomplete sliced messages tracked per channel; slices of more are dropped.
+const MAX_INCOMPLETE: usize = 32;
+/// How long an incomplete unreliable sliced message is remembered after its
+/// last slice. Longer than renet's own 3 s, so the guard never forgets a
+/// message renet still assembles.
+const SLICE_MEMORY: Duration = Duration::from_secs(4);
+
+/// Why a payload was dropped before renet saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PayloadReject {
+    /// Does not parse as a renet packet, or has bytes after it.
+    Malformed,
+    /// A channel the packet's kind does not travel on.
+    WrongChannel,
+    /// No messages, or a message with no bytes.
+    EmptyMessage,
+    /// A reliable message id too far ahead of the next expected one.
+    OutOfWindow,
+    /// A sliced message from a peer that never needs to slice (a client).
+    SliceNotAllowed,
+    /// A slice inconsistent with its message, or of a bad size.
+    BadSlice,
+    /// Too many sliced messages in assembly at once.
+    TooManySlices,
+}
+
+impl PayloadReject {
+    pub fn label(self) -> &'static str {
+        match self {
+            PayloadReject::Malformed => "malformed",
+            PayloadReject::WrongChannel => "wrong channel",
+            PayloadReject::EmptyMessage => "empty message",
+            PayloadReject::OutOfWindow => "reliable id out of window",
+            PayloadReject::SliceNotAllowed => "slice not allowed",
+            PayloadReject::BadSlice => "bad slice",
+            PayloadReject::TooManySlices => "too many sliced messages",
+        }
+    }
+}
+
+impl From<octets::BufferTooShortError> for PayloadReject {
+    fn from(_: octets::BufferTooShortError) -> Self {
+        PayloadReject::Malformed
+    }
+}
+
+/// Mirrors renet's ordered reliable receive channel: which ids have come.
+#[derive(Debug, Default, Clone)]
+struct ReliableWindow {
+    /// Every id below this has come (renet's `oldest_pending_message_id`,
+    /// given that the game reads every message each frame).
+    next_expected: u64,
+    /// Ids at or above `next_expected` that have come.
+    received: BTreeSet<u64>,
+}
+
+impl ReliableWindow {
+    fn allows(&self, id: u64) -> bool {
+        id < self.next_expected.saturating_add(RELIABLE_WINDOW)
+    }
+
+    fn has(&self, id: u64) -> bool {
+        id < self.next_expected || self.received.contains(&id)
+    }
+
+    fn receive(&mut self, id: u64) {
+        if id >= self.next_expected {
+            self.received.insert(id);
+        }
+        while self.received.remove(&self.next_expected) {
+            self.next_expected += 1;
+        }
+    }
+}
+
+/// A sliced message in assembly: its slice count and the slices that came.
+#[derive(Debug, Clone)]
+struct Assembly {
+    num_slices: usize,
+    received: Vec<bool>,
+    last_slice: Duration,
+}
+
+#[derive(Debug, Default, Clone)]
+struct SliceLedger {
+    incomplete: BTreeMap<u64, Assembly>,
+}
+
+/// One slice as parsed.
+struct SliceHeader {
+    message_id: u64,
+    index: usize,
+    num_slices: usize,
+    len: usize,
+}
+
+impl SliceLedger {
+    /// Forgets incomplete messages the way renet discards them (in order of
+    /// id, stopping at the first that is still fresh: renet assumes ids come
+    /// in order of time, which a hostile peer need not respect), but later
+    /// than renet does, so that the guard never forgets a message renet
+    /// still assembles.
+    fn forget_old(&mut self, now: Duration) {
+        while let Some((&id, a)) = self.incomplete.first_key_value() {
+            if now.saturating_sub(a.last_slice) < SLICE_MEMORY {
+                break;
+            }
+            self.incomplete.remove(&id);
+        }
+    }
+
+    /// Checks a slice against its message; does not record it.
+    fn judge(&self, slice: &SliceHeader) -> Result<(), PayloadReject> {
+        if slice.num_slices == 0 || slice.num_slices > MAX_SLICES || slice.index >= slice.num_slices {
+            return Err(PayloadReject::BadSlice);
+        }
+        let last = slice.index == slice.num_slices - 1;
+        let size_ok = if last { (1..=SLICE_BYTES).contains(&slice.len) } else { slice.len == SLICE_BYTES };
+        if !size_ok {
+            return Err(PayloadReject::BadSlice);
+        }
+        match self.incomplete.get(&slice.message_id) {
+            Some(a) if a.num_slices != slice.num_slices => Err(PayloadReject::BadSlice),
+            Some(_) => Ok(()),
+            None if self.incomplete.len() >= MAX_INCOMPLETE => Err(PayloadReject::TooManySlices),
+            None => Ok(()),
+        }
+    }
+
+    /// Records a judged slice; returns true when its message is complete.
+    fn record(&mut self, slice: &SliceHeader, now: Duration) -> bool {
+        let a = self.incomplete.entry(slice.message_id).or_insert_with(|| Assembly {
+            num_slices: slice.num_slices,
+            received: vec![false; slice.num_slices],
+            last_slice: now,
+        });
+        a.last_slice = now;
+        if let Some(seen) = a.received.get_mut(slice.index) {
+            *seen = true;
+        }
+        let complete = a.received.iter().all(|s| *s);
+        if complete {
+            self.incomplete.remove(&slice.message_id);
+        }
+        complete
+    }
+}
+
+/// Checks the renet packets one peer sends to us.
+#[derive(Debug, Clone)]
+pub struct PayloadGuard {
+    /// Whether this peer may send sliced messages (only a server does).
+    allow_slices: bool,
+    reliable: ReliableWindow,
+    reliable_slices: SliceLedger,
+    unreliable_slices: SliceLedger,
+}
+
+impl PayloadGuard {
+    /// The guard for what a client sends a server: small messages only.
+    pub fn from_client() -> Self {
+        Self::new(false)
+    }
+
+    /// The guard for what a server sends a client.
+    pub fn from_server() -> Self {
+        Self::new(true)
+    }
+
+    fn new(allow_slices: bool) -> Self {
+        Self {
+            allow_slices,
+            reliable: ReliableWindow::default(),
+            reliable_slices: SliceLedger::default(),
+            unreliable_slices: SliceLedger::default(),
+        }
+    }
+
+    /// Checks one renet packet received at `now` (any monotonic clock).
+    /// On success the guard has recorded it, and renet may have it.
+    pub fn check(&mut self, packet: &[u8], now: Duration) -> Result<(), PayloadReject> {
+        // renet never gives up on a reliable message, so neither does the
+        // guard; unreliable ones it drops after a while.
+        self.unreliable_slices.forget_old(now);
+        let mut b = octets::Octets::with_slice(packet);
+        let kind = b.get_u8()?;
+        let _sequence = b.get_varint()?;
+        match kind {
+            // Small reliable messages: (id, length, bytes) each.
+            0 => {
+                if b.get_u8()? != channel::RELIABLE {
+                    return Err(PayloadReject::WrongChannel);
+                }
+                let count = b.get_u16()?;
+                if count == 0 {
+                    return Err(PayloadReject::EmptyMessage);
+                }
+                let mut ids = Vec::with_capacity(usize::from(count).min(64));
+                for _ in 0..count {
+                    let id = b.get_varint()?;
+                    let message = b.get_bytes_with_varint_length()?;
+                    if message.is_empty() {
+                        return Err(PayloadReject::EmptyMessage);
+                    }
+                    if message.len() > MAX_MESSAGE_BYTES {
+                        return Err(PayloadReject::Malformed);
+                    }
+                    if !self.reliable.allows(id) {
+                        return Err(PayloadReject::OutOfWindow);
+                    }
+                    // A message assembled from slices cannot also come whole.
+                    if self.reliable_slices.incomplete.contains_key(&id) {
+                        return Err(PayloadReject::BadSlice);
+                    }
+                    ids.push(id);
+                }
+                finished(&b)?;
+                for id in ids {
+                    self.reliable.receive(id);
+                }
+                Ok(())
+            }
+            // Small unreliable messages: (length, bytes) each.
+            1 => {
+                if b.get_u8()? != channel::UNRELIABLE {
+                    return Err(PayloadReject::WrongChannel);
+                }
+                let count = b.get_u16()?;
+                if count == 0 {
+                    return Err(PayloadReject::EmptyMessage);
+                }
+                for _ in 0..count {
+                    let message = b.get_bytes_with_varint_length()?;
+                    if message.is_empty() {
+                        return Err(PayloadReject::EmptyMessage);
+                    }
+                }
+                finished(&b)
+            }
+            // A slice of a reliable (2) or unreliable (3) message.
+            2 | 3 => {
+                let reliable = kind == 2;
+                let expected_channel = if reliable { channel::RELIABLE } else { channel::UNRELIABLE };
+                if b.get_u8()? != expected_channel {
+                    return Err(PayloadReject::WrongChannel);
+                }
+                if !self.allow_slices {
+                    return Err(PayloadReject::SliceNotAllowed);
+                }
+                let message_id = b.get_varint()?;
+                let index = usize::try_from(b.get_varint()?).map_err(|_| PayloadReject::BadSlice)?;
+                let num_slices = usize::try_from(b.get_varint()?).map_err(|_| PayloadReject::BadSlice)?;
+                let len = b.get_bytes_with_varint_length()?.len();
+                finished(&b)?;
+                let slice = SliceHeader { message_id, index, num_slices, len };
+                if reliable {
+                    if !self.reliable.allows(message_id) {
+                        return Err(PayloadReject::OutOfWindow);
+                    }
+                    if self.reliable.has(message_id) {
+                        // Already whole: renet ignores it, and so may we
+                        // (the shape must still be sane).
+                        return if num_slices == 0 || num_slices > MAX_SLICES || index >= num_slices {
+                            Err(PayloadReject::BadSlice)
+                        } else {
+                            Ok(())
+                        };
+                    }
+                    self.reliable_slices.judge(&slice)?;
+                    if self.reliable_slices.record(&slice, now) {
+                        self.reliable.receive(message_id);
+                    }
+                } else {
+                    self.unreliable_slices.judge(&slice)?;
+                    self.unreliable_slices.record(&slice, now);
+                }
+                Ok(())
+            }
+            // Acks: renet checks their ranges itself; they must still parse.
+            4 => {
+                let end = b.get_varint()?;
+                let size = b.get_varint()?;
+                if end < size {
+                    return Err(PayloadReject::Malformed);
+                }
+                let ranges = b.get_varint()?;
+                for _ in 0..ranges {
+                    b.get_varint()?;
+                    b.get_varint()?;
+                }
+                finished(&b)
+            }
+            _ => Err(PayloadReject::Malformed),
+        }
+    }
+}
+
+fn finished(b: &octets::Octets) -> Result<(), PayloadReject> {
+    if b.cap() == 0 { Ok(()) } else { Err(PayloadReject::Malformed) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(v: u64, out: &mut Vec<u8>) {
+        let mut buf = [0u8; 8];
+        let mut o = octets::OctetsMut::with_slice(&mut buf);
+        let written = o.put_varint(v).map(|s| s.len()).unwrap_or(0);
+        out.extend_from_slice(&buf[..written]);
+    }
+
+    fn small_reliable(messages: &[(u64, &[u8])]) -> Vec<u8> {
+        let mut p = vec![0u8];
+        varint(1, &mut p);
+        p.push(channel::RELIABLE);
+        p.extend_from_slice(&(messages.len() as u16).to_be_bytes());
+        for (id, m) in messages {
+            varint(*id, &mut p);
+            varint(m.len() as u64, &mut p);
+            p.extend_from_slice(m);
+        }
+        p
+    }
+
+    fn slice(reliable: bool, id: u64, index: u64, num: u64, len: usize) -> Vec<u8> {
+        let mut p = vec![if reliable { 2 } else { 3 }];
+        varint(9, &mut p);
+        p.push(if reliable { channel::RELIABLE } else { channel::UNRELIABLE });
+        varint(id, &mut p);
+        varint(index, &mut p);
+        varint(num, &mut p);
+        varint(len as u64, &mut p);
+        p.extend(std::iter::repeat_n(7u8, len));
+        p
+    }
+
+    #[test]
+    fn reliable_ids_stay_within_a_window_and_empty_messages_are_refused() {
+        let mut g = PayloadGuard::from_client();
+        let now = Duration::ZERO;
+        assert_eq!(g.check(&small_reliable(&[(0, b"a")]), now), Ok(()));
+        assert_eq!(g.check(&small_reliable(&[(5, b"")]), now), Err(PayloadReject::EmptyMessage));
+        assert_eq!(g.check(&small_reliable(&[(RELIABLE_WINDOW + 1, b"x")]), now), Err(PayloadReject::OutOfWindow));
+        assert_eq!(g.check(&small_reliable(&[(RELIABLE_WINDOW, b"x")]), now), Ok(()), "just inside: 1 + 255");
+        // A gap followed by many ids: at most a window's worth is ever held.
+        for id in 2..10_000u64 {
+            let _ = g.check(&small_reliable(&[(id, b"x")]), now);
+        }
+        assert!(g.reliable.received.len() as u64 <= RELIABLE_WINDOW);
+        // Filling the gap moves the window on.
+        assert_eq!(g.check(&small_reliable(&[(1, b"y")]), now), Ok(()));
+        assert_eq!(g.reliable.next_expected, RELIABLE_WINDOW + 1);
+        assert_eq!(g.check(&[0, 1, 9, 0, 1, 0, 1, b'x'], now), Err(PayloadReject::WrongChannel));
+        assert_eq!(g.check(&[0, 1, 0, 0, 1, 0, 1, b'x', 0], now), Err(PayloadReject::Malformed), "trailing byte");
+    }
+
+    #[test]
+    fn slices_must_agree_with_their_message() {
+        let now = Duration::ZERO;
+        assert_eq!(
+            PayloadGuard::from_client().check(&slice(false, 0, 0, 2, 1200), now),
+            Err(PayloadReject::SliceNotAllowed)
+        );
+        let mut g = PayloadGuard::from_server();
+        assert_eq!(g.check(&slice(false, 3, 0, 2, SLICE_BYTES), now), Ok(()));
+        assert_eq!(g.check(&slice(false, 3, 4, 5, 10), now), Err(PayloadReject::BadSlice), "another count");
+        assert_eq!(g.check(&slice(false, 4, 2, 2, 10), now), Err(PayloadReject::BadSlice), "index past the count");
+        assert_eq!(g.check(&slice(false, 4, 0, 2, 10), now), Err(PayloadReject::BadSlice), "short middle slice");
+        assert_eq!(g.check(&slice(false, 3, 1, 2, 10), now), Ok(()));
+        // Complete: a later slice of the same id starts afresh, as in renet.
+        assert_eq!(g.check(&slice(false, 3, 0, 3, SLICE_BYTES), now), Ok(()));
+        // Reliable: once whole, stray slices are harmless.
+        assert_eq!(g.check(&slice(true, 0, 0, 2, SLICE_BYTES), now), Ok(()));
+        assert_eq!(g.check(&slice(true, 0, 1, 2, 5), now), Ok(()));
+        assert_eq!(g.reliable.next_expected, 1);
+        assert_eq!(g.check(&slice(true, 0, 0, 9, SLICE_BYTES), now), Ok(()));
+        assert_eq!(g.check(&slice(true, 0, 0, 99, SLICE_BYTES), now), Err(PayloadReject::BadSlice));
+    }
+
+    #[test]
+    fn incomplete_slices_are_bounded_and_forgotten() {
+        let mut g = PayloadGuard::from_server();
+        for id in 0..MAX_INCOMPLETE as u64 {
+            assert_eq!(g.check(&slice(false, id, 0, 2, SLICE_BYTES), Duration::ZERO), Ok(()));
+        }
+        let next = slice(false, 999, 0, 2, SLICE_BYTES);
+        assert_eq!(g.check(&next, Duration::ZERO), Err(PayloadReject::TooManySlices));
+        assert_eq!(g.check(&next, SLICE_MEMORY), Ok(()));
+    }
+
+    #[test]
+    fn an_old_message_behind_a_fresh_one_is_not_forgotten_before_renet_forgets_it() {
+        let mut g = PayloadGuard::from_server();
+        // Message 9 starts first; message 1 (a lower id) keeps coming.
+        assert_eq!(g.check(&slice(false, 9, 0, 4, SLICE_BYTES), Duration::ZERO), Ok(()));
+        for t in 0..10u64 {
+            assert_eq!(g.check(&slice(false, 1, 0, 2, SLICE_BYTES), Duration::from_secs(t)), Ok(()));
+        }
+        // renet, too, keeps 9 while 1 is fresh: another slice count for 9 must still be refused.
+        assert_eq!(g.check(&slice(false, 9, 5, 8, 10), Duration::from_secs(10)), Err(PayloadReject::BadSlice));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let mut g = PayloadGuard::from_server();
+        let mut seed = 0x9E37_79B9_u32;
+        for len in 0..600 {
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 17;
+                    seed ^= seed << 5;
+                    (seed % 6) as u8
+                })
+                .collect();
+            let _ = g.check(&bytes, Duration::from_millis(len as u64));
+        }
+    }
+}

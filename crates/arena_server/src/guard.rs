@@ -1,0 +1,513 @@
+//! The server's datagram guard: the bookkeeping that stands between the
+//! socket and netcode. Every datagram is judged here before renetcode sees
+//! it; every authenticated payload before renet sees it. Everything it keeps
+//! is bounded: per-source rate limits, a pending table whose entries expire in
+//! seconds, a table of issued client ids, and per-client tallies. Drops are
+//! counted by reason, and summarised in one log line per period.
+//!
+//! Connection requests are opened here with the server's key (derived from
+//! the password, or the open key), and sealed again for netcode with the
+//! terms the server decides, whatever the token claimed: the client id, a
+//! 10 s timeout, and an expiry a few seconds away.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use arena_protocol::datagram::{
+    self, Checked, Direction, PacketKind, Refusal, Reject, ServerTerms, TokenError, reseal_connection_request,
+};
+use arena_protocol::key::{NetcodeKey, OPEN_KEY};
+use arena_protocol::payload_guard::{PayloadGuard, PayloadReject};
+
+/// Silence after which a connected client is dropped, whatever its token said.
+pub const SILENT_CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The timeout written into every token netcode sees, seconds.
+const TOKEN_TIMEOUT_S: i32 = 10;
+/// How long a connection may stay pending (request sent, handshake not
+/// finished), seconds.
+pub const PENDING_S: u64 = 5;
+/// Most connections pending at once; requests beyond are dropped.
+pub const MAX_PENDING: usize = 1024;
+/// New pending connections one IP address may open, per second, and in a burst.
+const NEW_PENDING_PER_IP_PER_S: f32 = 8.0;
+const NEW_PENDING_BURST: f32 = 16.0;
+/// Connectionless replies (refusals) to one IP address, per second and burst.
+const REPLIES_PER_IP_PER_S: f32 = 2.0;
+const REPLIES_BURST: f32 = 4.0;
+/// Datagrams a connected client may send per second, and in a burst: far
+/// above the one command packet per tick (plus acks) a client sends.
+const CLIENT_PACKETS_PER_S: f32 = 512.0;
+const CLIENT_PACKETS_BURST: f32 = 256.0;
+/// Bad messages within [`BAD_WINDOW`] that get a client disconnected.
+pub const BAD_MESSAGES_TO_DISCONNECT: u32 = 20;
+const BAD_WINDOW: Duration = Duration::from_secs(10);
+/// Per-IP rate limiters remembered; beyond, unknown addresses are refused
+/// until idle ones are forgotten.
+const MAX_TRACKED_IPS: usize = 4096;
+/// Client ids issued to tokens remembered (a token sent again gets its id
+/// again; a token replayed from another address is refused).
+const MAX_ISSUED: usize = 4096;
+/// How often the summary line may be written.
+pub const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+
+/// A token bucket: `rate` per second, up to `burst` at once.
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f32,
+    last: Duration,
+}
+
+impl Bucket {
+    fn full(burst: f32, now: Duration) -> Self {
+        Self { tokens: burst, last: now }
+    }
+
+    fn take(&mut self, now: Duration, rate: f32, burst: f32) -> bool {
+        let elapsed = now.saturating_sub(self.last).as_secs_f32();
+        self.tokens = (self.tokens + elapsed * rate).min(burst);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn is_full_at(&self, now: Duration, rate: f32, burst: f32) -> bool {
+        self.tokens + now.saturating_sub(self.last).as_secs_f32() * rate >= burst
+    }
+}
+
+/// Per-IP rate limits, bounded in number.
+#[derive(Debug, Default)]
+struct IpLimits {
+    buckets: HashMap<IpAddr, Bucket>,
+}
+
+impl IpLimits {
+    fn take(&mut self, ip: IpAddr, now: Duration, rate: f32, burst: f32) -> bool {
+        if !self.buckets.contains_key(&ip) {
+            if self.buckets.len() >= MAX_TRACKED_IPS {
+                self.buckets.retain(|_, b| !b.is_full_at(now, rate, burst));
+            }
+            if self.buckets.len() >= MAX_TRACKED_IPS {
+                return false;
+            }
+        }
+        self.buckets.entry(ip).or_insert_with(|| Bucket::full(burst, now)).take(now, rate, burst)
+    }
+
+    fn forget_idle(&mut self, now: Duration, rate: f32, burst: f32) {
+        self.buckets.retain(|_, b| !b.is_full_at(now, rate, burst));
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Issued {
+    client_id: u64,
+    addr: SocketAddr,
+    /// Unix time (netcode's clock) the resealed token expires.
+    expire_timestamp: u64,
+}
+
+/// What the guard keeps of one connected client.
+#[derive(Debug)]
+struct Client {
+    payloads: PayloadGuard,
+    packets: Bucket,
+    /// Times of recent bad messages (bounded by the disconnect threshold).
+    bad: Vec<Duration>,
+}
+
+/// Why the guard dropped something, for the counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// The datagram's shape (see [`Reject`]).
+    Shape(Reject),
+    /// A connectionless datagram the server does not answer.
+    Connectionless,
+    /// Not a connection request, from an address that is neither pending nor connected.
+    UnknownSender,
+    /// Not a packet that address's state expects.
+    Unexpected,
+    /// More new connections from one IP than its rate limit.
+    RateLimited,
+    /// The pending table is full.
+    PendingFull,
+    /// A token that does not open with the server's key (a wrong password, or garbage).
+    WrongKey,
+    /// A token already used from another address.
+    TokenReplayed,
+    /// A connected client sending faster than any client does.
+    Flood,
+    /// An authenticated payload renet must not see (see [`PayloadReject`]).
+    Payload(PayloadReject),
+    /// A payload from a connected client's address that netcode could not
+    /// authenticate (forged, replayed, or corrupted on the way).
+    Unauthenticated,
+}
+
+impl DropReason {
+    pub fn label(self) -> &'static str {
+        match self {
+            DropReason::Shape(r) => r.label(),
+            DropReason::Connectionless => "connectionless",
+            DropReason::UnknownSender => "unknown sender",
+            DropReason::Unexpected => "unexpected packet",
+            DropReason::RateLimited => "rate limited",
+            DropReason::PendingFull => "pending table full",
+            DropReason::WrongKey => "wrong password",
+            DropReason::TokenReplayed => "token replayed",
+            DropReason::Flood => "client flooding",
+            DropReason::Payload(r) => r.label(),
+            DropReason::Unauthenticated => "unauthenticated",
+        }
+    }
+}
+
+/// Totals since the server started, for tests, logs and the lab.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct GuardCounters {
+    pub datagrams: u64,
+    pub dropped: BTreeMap<DropReason, u64>,
+    /// Connectionless refusals sent (wrong password, wrong version).
+    pub refusals_sent: u64,
+    /// Clients disconnected for sending bad messages.
+    pub disconnected_for_bad_messages: u64,
+    /// Clients disconnected for silence.
+    pub timed_out: u64,
+}
+
+impl GuardCounters {
+    pub fn dropped_total(&self) -> u64 {
+        self.dropped.values().sum()
+    }
+
+    pub fn dropped(&self, what: DropReason) -> u64 {
+        self.dropped.get(&what).copied().unwrap_or(0)
+    }
+}
+
+/// What to do with a datagram the guard let through.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Hand it to netcode (a resealed connection request, or anything from a
+    /// pending or connected address of the right kind).
+    Netcode(PacketKind),
+    /// Drop it, and send this connectionless reply.
+    Reply(Vec<u8>),
+    /// Drop it.
+    Drop,
+}
+
+/// The server's guard.
+#[derive(Debug)]
+pub struct Guard {
+    key: NetcodeKey,
+    has_password: bool,
+    protocol_id: u64,
+    new_pending: IpLimits,
+    replies: IpLimits,
+    /// Pending addresses and when (on the guard's clock) they expire.
+    pending: HashMap<SocketAddr, Duration>,
+    issued: HashMap<[u8; 16], Issued>,
+    next_client_id: u64,
+    clients: HashMap<u64, Client>,
+    addrs: HashMap<SocketAddr, u64>,
+    pub counters: GuardCounters,
+    summarised: GuardCounters,
+    last_summary: Duration,
+}
+
+impl Guard {
+    pub fn new(key: NetcodeKey, protocol_id: u64) -> Self {
+        Self {
+            key,
+            has_password: key != OPEN_KEY,
+            protocol_id,
+            new_pending: IpLimits::default(),
+            replies: IpLimits::default(),
+            pending: HashMap::new(),
+            issued: HashMap::new(),
+            // Ids start from a random point so they say nothing about how
+            // many have joined; any unused value would do.
+            next_client_id: u64::from(rand_u32()) << 16,
+            clients: HashMap::new(),
+            addrs: HashMap::new(),
+            counters: GuardCounters::default(),
+            summarised: GuardCounters::default(),
+            last_summary: Duration::ZERO,
+        }
+    }
+
+    pub fn has_password(&self) -> bool {
+        self.has_password
+    }
+
+    /// Counts a payload netcode could not authenticate.
+    pub fn unauthenticated(&mut self) {
+        self.drop(DropReason::Unauthenticated);
+    }
+
+    fn drop(&mut self, why: DropReason) -> Verdict {
+        *self.counters.dropped.entry(why).or_default() += 1;
+        Verdict::Drop
+    }
+
+    /// Judges one datagram from `from` at guard time `now`; `unix_now_s` is
+    /// netcode's clock, for token expiry. A connection request is resealed
+    /// in place.
+    pub fn judge(&mut self, from: SocketAddr, datagram: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
+        self.counters.datagrams += 1;
+        if datagram::is_connectionless(datagram) {
+            return self.drop(DropReason::Connectionless);
+        }
+        let checked = match datagram::check(datagram, Direction::ToServer, self.protocol_id) {
+            Ok(checked) => checked,
+            Err(Reject::WrongProtocol) => {
+                self.drop(DropReason::Shape(Reject::WrongProtocol));
+                return self.reply(from.ip(), now, Refusal::WrongVersion);
+            }
+            Err(why) => return self.drop(DropReason::Shape(why)),
+        };
+        if let Some(&client_id) = self.addrs.get(&from) {
+            return self.judge_connected(client_id, checked, now);
+        }
+        if checked.kind != PacketKind::ConnectionRequest {
+            return if self.pending.contains_key(&from) {
+                match checked.kind {
+                    PacketKind::Response => Verdict::Netcode(PacketKind::Response),
+                    _ => self.drop(DropReason::Unexpected),
+                }
+            } else {
+                self.drop(DropReason::UnknownSender)
+            };
+        }
+        self.connection_request(from, datagram, now, unix_now_s)
+    }
+
+    fn judge_connected(&mut self, client_id: u64, checked: Checked, now: Duration) -> Verdict {
+        let Some(client) = self.clients.get_mut(&client_id) else { return self.drop(DropReason::UnknownSender) };
+        if !client.packets.take(now, CLIENT_PACKETS_PER_S, CLIENT_PACKETS_BURST) {
+            return self.drop(DropReason::Flood);
+        }
+        match checked.kind {
+            kind @ (PacketKind::KeepAlive | PacketKind::Payload | PacketKind::Disconnect) => Verdict::Netcode(kind),
+            _ => self.drop(DropReason::Unexpected),
+        }
+    }
+
+    fn connection_request(&mut self, from: SocketAddr, request: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
+        let retry = self.pending.contains_key(&from);
+        if !retry {
+            if self.pending.len() >= MAX_PENDING {
+                return self.drop(DropReason::PendingFull);
+            }
+            if !self.new_pending.take(from.ip(), now, NEW_PENDING_PER_IP_PER_S, NEW_PENDING_BURST) {
+                return self.drop(DropReason::RateLimited);
+            }
+        }
+        // Open it with a throwaway id first, to read the token's MAC: the
+        // same token sent again keeps the id it was given.
+        let mut probe = request.to_vec();
+        let placeholder = ServerTerms { client_id: 0, timeout_s: TOKEN_TIMEOUT_S, expire_timestamp: 0 };
+        let claims = match reseal_connection_request(&mut probe, &self.key, &OPEN_KEY, self.protocol_id, placeholder) {
+            Ok(claims) => claims,
+            Err(TokenError::WrongKey | TokenError::NotARequest) => {
+                self.drop(DropReason::WrongKey);
+                return self.reply(
+                    from.ip(),
+                    now,
+                    Refusal::PasswordMismatch { server_has_password: self.has_password },
+                );
+            }
+        };
+        let issued = match self.issued.get(&claims.mac).copied() {
+            Some(issued) if issued.addr != from => return self.drop(DropReason::TokenReplayed),
+            Some(issued) if issued.expire_timestamp > unix_now_s => issued,
+            existing => {
+                if existing.is_none() && self.issued.len() >= MAX_ISSUED {
+                    self.issued.retain(|_, i| i.expire_timestamp > unix_now_s);
+                    if self.issued.len() >= MAX_ISSUED {
+                        return self.drop(DropReason::PendingFull);
+                    }
+                }
+                let client_id = existing.map(|i| i.client_id).unwrap_or_else(|| {
+                    self.next_client_id = self.next_client_id.wrapping_add(1);
+                    self.next_client_id
+                });
+                let issued = Issued { client_id, addr: from, expire_timestamp: unix_now_s + PENDING_S };
+                self.issued.insert(claims.mac, issued);
+                issued
+            }
+        };
+        let terms = ServerTerms {
+            client_id: issued.client_id,
+            timeout_s: TOKEN_TIMEOUT_S,
+            expire_timestamp: issued.expire_timestamp,
+        };
+        if reseal_connection_request(request, &self.key, &OPEN_KEY, self.protocol_id, terms).is_err() {
+            return self.drop(DropReason::WrongKey);
+        }
+        self.pending.entry(from).or_insert(now + Duration::from_secs(PENDING_S));
+        Verdict::Netcode(PacketKind::ConnectionRequest)
+    }
+
+    fn reply(&mut self, ip: IpAddr, now: Duration, refusal: Refusal) -> Verdict {
+        if self.replies.take(ip, now, REPLIES_PER_IP_PER_S, REPLIES_BURST) {
+            self.counters.refusals_sent += 1;
+            Verdict::Reply(refusal.encode().to_vec())
+        } else {
+            Verdict::Drop
+        }
+    }
+
+    /// Checks an authenticated payload from a connected client before renet
+    /// sees it. A rejected payload counts as a bad message.
+    pub fn check_payload(&mut self, client_id: u64, payload: &[u8], now: Duration) -> bool {
+        let Some(client) = self.clients.get_mut(&client_id) else { return false };
+        match client.payloads.check(payload, now) {
+            Ok(()) => true,
+            Err(why) => {
+                self.drop(DropReason::Payload(why));
+                self.report_bad(client_id, now);
+                false
+            }
+        }
+    }
+
+    /// Counts a bad message from a client (one that did not decode or
+    /// validate, here or in the game).
+    pub fn report_bad(&mut self, client_id: u64, now: Duration) {
+        if let Some(client) = self.clients.get_mut(&client_id) {
+            client.bad.retain(|t| now.saturating_sub(*t) < BAD_WINDOW);
+            if client.bad.len() < BAD_MESSAGES_TO_DISCONNECT as usize {
+                client.bad.push(now);
+            }
+        }
+    }
+
+    /// Clients that sent too many bad messages lately, to be disconnected.
+    pub fn offenders(&self, now: Duration) -> Vec<u64> {
+        self.clients
+            .iter()
+            .filter(|(_, c)| {
+                c.bad.iter().filter(|t| now.saturating_sub(**t) < BAD_WINDOW).count()
+                    >= BAD_MESSAGES_TO_DISCONNECT as usize
+            })
+            .map(|(id, _)| *id)
+            .collect()
+    }
+
+    pub fn connected(&mut self, client_id: u64, addr: SocketAddr, now: Duration) {
+        self.pending.remove(&addr);
+        self.addrs.insert(addr, client_id);
+        self.clients.insert(
+            client_id,
+            Client {
+                payloads: PayloadGuard::from_client(),
+                packets: Bucket::full(CLIENT_PACKETS_BURST, now),
+                bad: Vec::new(),
+            },
+        );
+    }
+
+    pub fn disconnected(&mut self, client_id: u64) {
+        self.clients.remove(&client_id);
+        self.addrs.retain(|_, id| *id != client_id);
+    }
+
+    /// Forgets what has expired. Called once a frame.
+    pub fn expire(&mut self, now: Duration, unix_now_s: u64) {
+        self.pending.retain(|_, expires| *expires > now);
+        self.issued.retain(|_, i| i.expire_timestamp.saturating_add(PENDING_S) > unix_now_s);
+        self.new_pending.forget_idle(now, NEW_PENDING_PER_IP_PER_S, NEW_PENDING_BURST);
+        self.replies.forget_idle(now, REPLIES_PER_IP_PER_S, REPLIES_BURST);
+    }
+
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// One line about what was dropped since the last one, at most once a
+    /// [`SUMMARY_PERIOD`], and only if anything was.
+    pub fn summary(&mut self, now: Duration) -> Option<String> {
+        if now.saturating_sub(self.last_summary) < SUMMARY_PERIOD {
+            return None;
+        }
+        let before = std::mem::replace(&mut self.summarised, self.counters.clone());
+        let period = now.saturating_sub(self.last_summary).as_secs_f64();
+        self.last_summary = now;
+        let dropped: Vec<String> = self
+            .counters
+            .dropped
+            .iter()
+            .filter_map(|(why, n)| {
+                let new = n - before.dropped.get(why).copied().unwrap_or(0);
+                (new > 0).then(|| format!("{new} {}", why.label()))
+            })
+            .collect();
+        let bad = self.counters.disconnected_for_bad_messages - before.disconnected_for_bad_messages;
+        let refusals = self.counters.refusals_sent - before.refusals_sent;
+        if dropped.is_empty() && bad == 0 && refusals == 0 {
+            return None;
+        }
+        let total: u64 = self.counters.dropped_total() - before.dropped_total();
+        Some(format!(
+            "guard, last {period:.0} s: dropped {total} datagrams ({}); {refusals} refusals sent; \
+             {bad} clients disconnected for bad messages; {} pending",
+            if dropped.is_empty() { "none".to_string() } else { dropped.join(", ") },
+            self.pending.len()
+        ))
+    }
+}
+
+/// A random number from the OS's randomness (through std's hasher seeding).
+fn rand_u32() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_refill_at_their_rate_up_to_the_burst() {
+        let mut b = Bucket::full(2.0, Duration::ZERO);
+        assert!(b.take(Duration::ZERO, 1.0, 2.0));
+        assert!(b.take(Duration::ZERO, 1.0, 2.0));
+        assert!(!b.take(Duration::ZERO, 1.0, 2.0));
+        assert!(b.take(Duration::from_secs(1), 1.0, 2.0));
+        assert!(!b.take(Duration::from_secs(1), 1.0, 2.0));
+        assert!(b.is_full_at(Duration::from_secs(10), 1.0, 2.0));
+    }
+
+    #[test]
+    fn datagrams_from_strangers_are_dropped_and_counted() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let from: SocketAddr = "192.0.2.1:5000".parse().expect("address");
+        assert_eq!(g.judge(from, &mut [0xF5; 40], Duration::ZERO, 0), Verdict::Drop);
+        assert_eq!(g.judge(from, &mut [0x14; 8 + 16 + 2], Duration::ZERO, 0), Verdict::Drop);
+        assert_eq!(g.counters.dropped(DropReason::Shape(Reject::BadSequenceLength)), 1);
+        assert_eq!(g.counters.dropped(DropReason::UnknownSender), 1);
+        assert!(g.summary(SUMMARY_PERIOD).is_some_and(|s| s.contains("dropped 2 datagrams")));
+        assert_eq!(g.summary(SUMMARY_PERIOD * 3), None, "nothing new: no line");
+    }
+
+    #[test]
+    fn offenders_are_those_with_many_recent_bad_messages() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let addr: SocketAddr = "192.0.2.1:5000".parse().expect("address");
+        g.connected(42, addr, Duration::ZERO);
+        for i in 0..BAD_MESSAGES_TO_DISCONNECT - 1 {
+            g.report_bad(42, Duration::from_millis(u64::from(i)));
+        }
+        assert!(g.offenders(Duration::from_secs(1)).is_empty());
+        g.report_bad(42, Duration::from_secs(1));
+        assert_eq!(g.offenders(Duration::from_secs(1)), vec![42]);
+        assert!(g.offenders(Duration::from_secs(30)).is_empty(), "old offences lapse");
+    }
+}
