@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use arena::lab::{LabSettings, Switch};
 use arena_client::{LinkConditions, NetcodeSettings};
+use arena_lab::experiments::{LabSettings, Switch};
 use arena_protocol::DEFAULT_PORT;
 use arena_protocol::key::Password;
 use arena_server::ServerConfig;
@@ -105,7 +105,7 @@ enum Mode {
         report: Option<PathBuf>,
         /// How the bots play.
         #[arg(long, value_enum, default_value = "aim")]
-        behavior: arena::bots::Behavior,
+        behavior: arena_lab::bot_clients::Behavior,
         /// Leave and rejoin at random (5-40 s in, 1-5 s out), for soak tests.
         #[arg(long)]
         churn: bool,
@@ -328,9 +328,9 @@ fn main() -> ExitCode {
             };
             init_logging();
             match experiment {
-                Experiment::Prediction(_) => print_report(arena::lab::prediction(settings)),
-                Experiment::Hitreg(_) => print_report(arena::lab::hitreg(settings)),
-                Experiment::Interpolation(_) => print_report(arena::lab::interpolation(settings)),
+                Experiment::Prediction(_) => print_report(arena_lab::experiments::prediction(settings)),
+                Experiment::Hitreg(_) => print_report(arena_lab::experiments::hitreg(settings)),
+                Experiment::Interpolation(_) => print_report(arena_lab::experiments::interpolation(settings)),
             }
         }
         Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn }) => {
@@ -354,7 +354,8 @@ fn main() -> ExitCode {
         Some(Mode::Join { addr, password: text, window }) => {
             match (arena_client::resolve_server_addr(&addr), password(text.as_deref())) {
                 (Ok(addr), Ok(password)) => run_window(StartAction::Join(addr, password), window),
-                (Err(e), _) | (_, Err(e)) => fail(&e),
+                (Err(e), _) => fail(&e.to_string()),
+                (_, Err(e)) => fail(&e),
             }
         }
         None => run_window(StartAction::Menu, cli.window),
@@ -418,13 +419,13 @@ fn lab_settings(args: &LabArgs) -> Result<LabSettings, String> {
         seconds: args.seconds,
         seed: args.seed,
     };
-    settings.validate()?;
+    settings.validate().map_err(|e| e.to_string())?;
     Ok(settings)
 }
 
 /// Prints an experiment's report as one JSON object on stdout.
-fn print_report<T: serde::Serialize>(report: Result<T, String>) -> ExitCode {
-    match report.and_then(|r| serde_json::to_string(&r).map_err(|e| e.to_string())) {
+fn print_report<T: serde::Serialize, E: std::fmt::Display>(report: Result<T, E>) -> ExitCode {
+    match report.map_err(|e| e.to_string()).and_then(|r| serde_json::to_string(&r).map_err(|e| e.to_string())) {
         Ok(json) => {
             println!("{json}");
             ExitCode::SUCCESS
@@ -440,12 +441,12 @@ fn run_bots(
     name: String,
     password: Password,
     report: Option<PathBuf>,
-    behavior: arena::bots::Behavior,
+    behavior: arena_lab::bot_clients::Behavior,
     churn: bool,
 ) -> ExitCode {
     let server = match arena_client::resolve_server_addr(connect) {
         Ok(addr) => addr,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     if let Err(e) = positive_duration(seconds) {
         return fail(&e);
@@ -454,8 +455,9 @@ fn run_bots(
         return fail(&format!("--count must be 1..={}", arena_protocol::MAX_PLAYERS));
     }
     init_logging();
-    let config = arena::bots::BotsConfig { server, count, seconds, name_prefix: name, password, behavior, churn };
-    let result = arena::bots::run(&config);
+    let config =
+        arena_lab::bot_clients::BotsConfig { server, count, seconds, name_prefix: name, password, behavior, churn };
+    let result = arena_lab::bot_clients::run(&config);
     let json = match serde_json::to_string_pretty(&result) {
         Ok(json) => json,
         Err(e) => return fail(&format!("cannot write the report: {e}")),

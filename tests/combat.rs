@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use arena::harness::{LoopbackGame, loopback_config};
 use arena_client::{Interpolated, LinkConditions, LocalInput, LocalPlayer, LocalRender, NetcodeSettings, ThisTick};
+use arena_lab::harness::{LoopbackGame, loopback_config};
 use arena_server::{CombatStats, ShotLog, ShotRecord};
 use arena_sim::{Buttons, HitZone, Hitbox, PlayerState};
 use bevy::prelude::*;
@@ -45,10 +45,9 @@ fn shooter_eye(game: &LoopbackGame) -> Vec3 {
 }
 
 fn aim_at(game: &mut LoopbackGame, point: Vec3) {
-    let dir = (point - shooter_eye(game)).normalize();
+    let (yaw, pitch) = arena_sim::look_at(shooter_eye(game), point);
     let mut input = game.clients[0].world_mut().resource_mut::<LocalInput>();
-    input.yaw = (-dir.x).atan2(-dir.z);
-    input.pitch = dir.y.asin();
+    (input.yaw, input.pitch) = (yaw, pitch);
 }
 
 fn set_fire(game: &mut LoopbackGame, on: bool) {

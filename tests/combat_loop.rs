@@ -9,11 +9,11 @@
 
 use std::time::Duration;
 
-use arena::harness::{LoopbackGame, loopback_config};
 use arena_client::{
     DamageTaken, Disconnect, Interpolated, KillNotice, LocalInput, LocalPlayer, LocalRender, MatchStatus, NetPlayer,
     NetcodeSettings, Roster, Scoreboard,
 };
+use arena_lab::harness::{LoopbackGame, loopback_config};
 use arena_protocol::MatchPhase;
 use arena_server::{MatchRules, MatchState, ServerConfig};
 use arena_sim::weapon::{BODY_DAMAGE, MAX_HEALTH};
@@ -76,10 +76,9 @@ fn drawn_target(game: &mut LoopbackGame) -> PlayerState {
 fn body_shot(game: &mut LoopbackGame) {
     let target = Hitbox::of(&drawn_target(game)).body_center();
     let eye = game.clients[0].world().resource::<LocalRender>().state.expect("drawn").eye_pos();
-    let dir = (target - eye).normalize();
+    let (yaw, pitch) = arena_sim::look_at(eye, target);
     let mut input = game.clients[0].world_mut().resource_mut::<LocalInput>();
-    input.yaw = (-dir.x).atan2(-dir.z);
-    input.pitch = dir.y.asin();
+    (input.yaw, input.pitch) = (yaw, pitch);
     tap_fire(game, 0);
     game.step(frames(0.25));
 }

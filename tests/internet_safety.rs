@@ -9,11 +9,11 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use arena::harness::{
+use arena_client::{LastDisconnect, LocalInput, NetcodeSettings, Session, ThisTick};
+use arena_lab::harness::{
     HostileServer, LoopbackGame, RawClient, client_app_with, client_app_with_password, loopback_config,
     server_app_with_frame, session, step, step_until,
 };
-use arena_client::{LastDisconnect, LocalInput, NetcodeSettings, Session, ThisTick};
 use arena_protocol::key::Password;
 use arena_protocol::{PlayerInfo, ToClient, Welcome};
 use arena_server::{

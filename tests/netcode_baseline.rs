@@ -6,8 +6,8 @@
 
 use std::net::UdpSocket;
 
-use arena::harness::{client_app, server_app, session, step, step_until};
 use arena_client::{LastDisconnect, LocalInput, LocalPlayer, NetPlayer, NetState, Roster, Session};
+use arena_lab::harness::{client_app, server_app, session, step, step_until};
 use arena_server::{Roster as ServerRoster, ServerStats, Sim};
 use arena_sim::{Buttons, PlayerId, PlayerState};
 use bevy::prelude::*;

@@ -7,10 +7,10 @@
 
 use std::time::Duration;
 
-use arena::harness::{client_app_with, loopback_config, server_app_with_frame, session, step, step_until};
 use arena_client::{
     ClientTick, LinkConditions, LocalInput, LocalRender, NetcodeSettings, PredictedEvents, Prediction, Session,
 };
+use arena_lab::harness::{client_app_with, loopback_config, server_app_with_frame, session, step, step_until};
 use arena_server::{CommandBuffer, CommandStats, ServerTick, Sim};
 use arena_sim::{Buttons, UserCmd};
 use bevy::prelude::*;

@@ -11,11 +11,11 @@ use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
-use crate::interpolation::{InterpClock, Interpolated, delay_ticks};
+use crate::interpolation::Interpolated;
 use crate::prediction::PredictedEvents;
-use crate::replication::{GameMessage, LocalPlayer, NetPlayer, Roster};
 use crate::settings::NetcodeSettings;
-use crate::{ClientSet, ClientStats, Session};
+use crate::timeline::{ServerClock, delay_ticks};
+use crate::vocabulary::{ClientStats, GameMessage, LocalPlayer, NetPlayer, Roster};
 
 /// How long a shot is remembered while its verdict is awaited, and how long a
 /// comparison is kept for drawing, seconds.
@@ -34,11 +34,7 @@ pub(crate) fn plugin(app: &mut App) {
         .add_message::<HitConfirmed>()
         .add_message::<DamageTaken>()
         .add_message::<KillNotice>()
-        .add_message::<RemoteShot>()
-        .add_systems(FixedUpdate, remember_shots.in_set(ClientSet::SendCommands))
-        .add_systems(PreUpdate, apply_combat_messages.in_set(ClientSet::Reconcile))
-        .add_systems(Update, send_settings.in_set(ClientSet::Watch).run_if(in_state(Session::InGame)))
-        .add_systems(OnEnter(Session::Connecting), reset);
+        .add_message::<RemoteShot>();
 }
 
 /// One of our shots: when, where, and the other players as we drew them.
@@ -104,9 +100,13 @@ pub struct RemoteShot {
 
 /// The settings last sent to the server.
 #[derive(Resource, Debug, Default)]
-struct SentSettings(Option<ClientSettings>);
+pub(crate) struct SentSettings(Option<ClientSettings>);
 
-fn reset(mut memory: ResMut<ShotMemory>, mut comparisons: ResMut<ShotComparisons>, mut sent: ResMut<SentSettings>) {
+pub(crate) fn reset(
+    mut memory: ResMut<ShotMemory>,
+    mut comparisons: ResMut<ShotComparisons>,
+    mut sent: ResMut<SentSettings>,
+) {
     memory.0.clear();
     comparisons.0.clear();
     sent.0 = None;
@@ -114,10 +114,10 @@ fn reset(mut memory: ResMut<ShotMemory>, mut comparisons: ResMut<ShotComparisons
 
 /// Remembers each shot we fire (the first time its tick is predicted) with
 /// the other players' hitboxes as drawn this frame.
-fn remember_shots(
+pub(crate) fn remember_shots(
     mut events: MessageReader<PredictedEvents>,
     time: Res<Time<Real>>,
-    clock: Res<InterpClock>,
+    clock: Res<ServerClock>,
     others: Query<(&NetPlayer, &Interpolated), Without<LocalPlayer>>,
     mut memory: ResMut<ShotMemory>,
 ) {
@@ -138,7 +138,7 @@ fn remember_shots(
     }
 }
 
-fn apply_combat_messages(
+pub(crate) fn apply_combat_messages(
     mut messages: MessageReader<GameMessage>,
     time: Res<Time<Real>>,
     mut memory: ResMut<ShotMemory>,
@@ -197,7 +197,7 @@ fn apply_combat_messages(
 
 /// Tells the server our lag-compensation choice and interpolation delay
 /// whenever they change (and on joining).
-fn send_settings(
+pub(crate) fn send_settings(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
     client: Option<ResMut<RenetClient>>,
@@ -205,9 +205,7 @@ fn send_settings(
 ) {
     let Some(mut client) = client else { return };
     let interp_ms = if settings.interpolation {
-        (delay_ticks(&settings, &roster) * 1000.0 / f64::from(roster.tick_hz.max(1)))
-            .round()
-            .min(f64::from(MAX_INTERP_MS)) as u16
+        roster.tick_rate().ticks_to_ms(delay_ticks(&settings, &roster)).round().min(f64::from(MAX_INTERP_MS)) as u16
     } else {
         0
     };

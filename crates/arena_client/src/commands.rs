@@ -1,34 +1,33 @@
-//! User commands: local input, sampled as often as the frame rate allows, is
-//! folded into exactly one command per tick, stamped with the tick, and sent
-//! together with the few before it that the server has not acknowledged, so
-//! that a lost packet loses no input.
+//! User commands: local input, read before the fixed loop every frame, is
+//! folded into exactly one command per tick, stamped with the tick and the
+//! server time the player was seeing, and kept in a window until the server
+//! acknowledges it. Each tick's packet carries the command and the few before
+//! it still unacknowledged, so that a lost packet loses no input.
+
+use std::collections::VecDeque;
 
 use arena_protocol::{ToServer, encode};
-use arena_sim::{Buttons, UserCmd};
+use arena_sim::{Buttons, UserCmd, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
-use crate::interpolation::InterpClock;
-use crate::prediction::Prediction;
 use crate::settings::NetcodeSettings;
-use crate::sync::ClockSync;
-use crate::{ClientSet, ClientStats, Session};
+use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
+use crate::vocabulary::{ClientStats, SnapshotApplied};
 
 /// Commands in each packet: this tick's and up to this many minus one
 /// unacknowledged ones before it.
 pub const COMMANDS_PER_PACKET: usize = 6;
+/// Most unacknowledged commands kept (4 s at 64 Hz); older ones are forgotten.
+pub const MAX_PENDING: usize = 256;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<LocalInput>()
-        .init_resource::<ClientTick>()
-        .init_resource::<ThisTick>()
-        .add_systems(FixedUpdate, sample_command.in_set(ClientSet::Sample))
-        .add_systems(FixedUpdate, send_commands.in_set(ClientSet::SendCommands))
-        .add_systems(OnEnter(Session::Connecting), reset);
+    app.init_resource::<LocalInput>().init_resource::<ThisTick>().init_resource::<CommandWindow>();
 }
 
-/// What the local player is doing right now. The view (keyboard and mouse) or
-/// a test writes it; every tick turns it into a [`UserCmd`].
+/// What the local player is doing right now. The view (keyboard and mouse,
+/// read before the fixed loop) or a test writes it; every tick turns it into
+/// a [`UserCmd`].
 #[derive(Resource, Debug, Default, Clone)]
 pub struct LocalInput {
     /// Forward intent, -1..=1.
@@ -73,59 +72,98 @@ impl LocalInput {
     }
 }
 
-/// The tick the client's next command is for.
-#[derive(Resource, Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct ClientTick(pub u32);
-
 /// The command made this tick, if one was (none while holding for clock sync).
 #[derive(Resource, Debug, Default, Clone, Copy)]
 pub struct ThisTick(pub Option<UserCmd>);
 
-fn reset(mut tick: ResMut<ClientTick>, mut input: ResMut<LocalInput>, mut this_tick: ResMut<ThisTick>) {
-    tick.0 = 0;
-    this_tick.0 = None;
-    input.view_initialised = false;
+/// The commands the server has not acknowledged yet, oldest first: what each
+/// packet resends, and what reconciliation replays.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct CommandWindow {
+    pub pending: VecDeque<UserCmd>,
+    /// The newest tick the server has acknowledged.
+    pub last_ack: Option<u32>,
 }
 
-fn sample_command(
+impl CommandWindow {
+    /// The commands after `ack`, oldest first.
+    pub fn after(&self, ack: u32) -> impl Iterator<Item = &UserCmd> {
+        self.pending.iter().filter(move |c| tick_after(c.tick, ack))
+    }
+}
+
+pub(crate) fn reset(mut input: ResMut<LocalInput>, mut this_tick: ResMut<ThisTick>, mut window: ResMut<CommandWindow>) {
+    this_tick.0 = None;
+    input.view_initialised = false;
+    *window = CommandWindow::default();
+}
+
+/// Makes this tick's command (or none, while holding).
+pub(crate) fn sample_command(
     mut tick: ResMut<ClientTick>,
     mut input: ResMut<LocalInput>,
     mut this_tick: ResMut<ThisTick>,
-    sync: Option<ResMut<ClockSync>>,
+    mut sync: Option<ResMut<ClockSync>>,
     settings: Res<NetcodeSettings>,
-    clock: Res<InterpClock>,
+    clock: Res<ServerClock>,
 ) {
-    if let Some(mut sync) = sync
-        && sync.hold_ticks > 0
-    {
-        sync.hold_ticks -= 1;
+    let Some(cmd_tick) = next_command_tick(&mut tick, sync.as_deref_mut()) else {
         this_tick.0 = None;
         return;
-    }
+    };
     // What the player saw when pressing fire: the others drawn at the
-    // interpolation clock (as of the last frame), or as the newest snapshot
-    // had them with interpolation off.
-    let render_tick =
-        if settings.interpolation { clock.render_tick } else { clock.newest_tick.map(f64::from).unwrap_or(0.0) };
-    this_tick.0 = Some(input.take_cmd(tick.0, render_tick));
-    tick.0 = tick.0.wrapping_add(1);
+    // server clock's render time (as of the last frame), or as the newest
+    // snapshot had them with interpolation off.
+    this_tick.0 = Some(input.take_cmd(cmd_tick, clock.seen_tick(settings.interpolation)));
 }
 
-fn send_commands(
+/// Puts this tick's command in the window, and sends it with the
+/// unacknowledged ones before it.
+pub(crate) fn send_commands(
     this_tick: Res<ThisTick>,
-    prediction: Res<Prediction>,
+    mut window: ResMut<CommandWindow>,
     client: Option<ResMut<RenetClient>>,
     mut stats: ResMut<ClientStats>,
 ) {
-    let (Some(_), Some(mut client)) = (this_tick.0, client) else { return };
-    let skip = prediction.pending.len().saturating_sub(COMMANDS_PER_PACKET);
-    let cmds: Vec<UserCmd> = prediction.pending.iter().skip(skip).map(|p| p.cmd).collect();
-    let message = ToServer::Commands(cmds);
+    let Some(cmd) = this_tick.0 else { return };
+    window.pending.push_back(cmd);
+    while window.pending.len() > MAX_PENDING {
+        window.pending.pop_front();
+    }
+    let Some(mut client) = client else { return };
+    let skip = window.pending.len().saturating_sub(COMMANDS_PER_PACKET);
+    let message = ToServer::Commands(window.pending.iter().skip(skip).copied().collect());
     match encode(&message) {
         Ok(bytes) => {
             client.send_message(message.channel(), bytes);
             stats.commands_sent += 1;
         }
         Err(e) => error!("could not encode commands: {e}"),
+    }
+}
+
+/// On each snapshot: forget what the server has run; on the first, look
+/// where the server spawned us.
+pub(crate) fn acknowledge(
+    mut applied: MessageReader<SnapshotApplied>,
+    mut window: ResMut<CommandWindow>,
+    mut input: ResMut<LocalInput>,
+) {
+    for snapshot in applied.read() {
+        if let Some(state) = snapshot.local_state
+            && !input.view_initialised
+        {
+            input.yaw = state.yaw;
+            input.pitch = state.pitch;
+            input.view_initialised = true;
+        }
+        let Some(ack) = snapshot.ack else { continue };
+        if window.last_ack.is_some_and(|last| !tick_after(ack, last)) {
+            continue;
+        }
+        window.last_ack = Some(ack);
+        while window.pending.front().is_some_and(|c| !tick_after(c.tick, ack)) {
+            window.pending.pop_front();
+        }
     }
 }

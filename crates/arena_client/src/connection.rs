@@ -7,30 +7,20 @@ use std::time::Duration;
 use arena_protocol::DEFAULT_PORT;
 use arena_protocol::key::Password;
 use bevy::prelude::*;
-use bevy_renet::{RenetClient, RenetClientPlugin};
+use bevy_renet::RenetClient;
 use renetcode::DisconnectReason;
 
+use crate::Session;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
-use crate::{ClientSet, Session};
 
 /// How long to wait for a server's welcome before giving up, seconds.
 pub const CONNECT_TIMEOUT_S: f32 = 8.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<LastDisconnect>()
-        .add_observer(on_connect_to)
-        .add_observer(on_disconnect)
-        .add_systems(
-            PreUpdate,
-            receive_packets.in_set(ClientSet::Receive).after(RenetClientPlugin::update_system).run_if(connected),
-        )
-        .add_systems(Update, watch_connection.in_set(ClientSet::Watch).run_if(connected))
-        .add_systems(PostUpdate, send_packets.in_set(ClientSet::Send).run_if(connected))
-        .add_systems(OnEnter(Session::Offline), drop_connection)
-        .add_systems(Last, disconnect_on_exit.run_if(connected));
+    app.init_resource::<LastDisconnect>().add_observer(on_connect_to).add_observer(on_disconnect);
 }
 
-fn connected(transport: Option<Res<UdpTransport>>) -> bool {
+pub(crate) fn connected(transport: Option<Res<UdpTransport>>) -> bool {
     transport.is_some()
 }
 
@@ -63,10 +53,10 @@ pub struct ServerConnection {
 
 /// Turns what a player typed ("host", "host:port", "1.2.3.4") into an address,
 /// with the default port if none is given.
-pub fn resolve_server_addr(text: &str) -> Result<SocketAddr, String> {
+pub fn resolve_server_addr(text: &str) -> Result<SocketAddr, AddrError> {
     let text = text.trim();
     if text.is_empty() {
-        return Err("enter the server's address, such as 192.168.1.20 or example.org:27015".into());
+        return Err(AddrError::Empty);
     }
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Ok(addr);
@@ -86,11 +76,33 @@ pub fn resolve_server_addr(text: &str) -> Result<SocketAddr, String> {
                 .find(|a| a.is_ipv4())
                 .or(all.first())
                 .copied()
-                .ok_or_else(|| format!("\"{text}\" has no address"))
+                .ok_or_else(|| AddrError::NoAddress(text.to_string()))
         }
-        Err(e) => Err(format!("cannot find \"{text}\": {e}")),
+        Err(e) => Err(AddrError::NotFound(text.to_string(), e.to_string())),
     }
 }
+
+/// Why what a player typed is not a server address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AddrError {
+    Empty,
+    /// The name does not resolve (the name, and why).
+    NotFound(String, String),
+    /// The name resolves to no address.
+    NoAddress(String),
+}
+
+impl std::fmt::Display for AddrError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AddrError::Empty => f.write_str("enter the server's address, such as 192.168.1.20 or example.org:27015"),
+            AddrError::NotFound(name, why) => write!(f, "cannot find \"{name}\": {why}"),
+            AddrError::NoAddress(name) => write!(f, "\"{name}\" has no address"),
+        }
+    }
+}
+
+impl std::error::Error for AddrError {}
 
 fn on_connect_to(
     event: On<ConnectTo>,
@@ -127,7 +139,7 @@ fn on_disconnect(_: On<Disconnect>, mut commands: Commands, transport: Option<Re
     commands.set_state(Session::Offline);
 }
 
-fn receive_packets(
+pub(crate) fn receive_packets(
     mut transport: ResMut<UdpTransport>,
     mut client: ResMut<RenetClient>,
     time: Res<Time<Real>>,
@@ -138,13 +150,17 @@ fn receive_packets(
     }
 }
 
-fn send_packets(mut transport: ResMut<UdpTransport>, mut client: ResMut<RenetClient>, mut commands: Commands) {
+pub(crate) fn send_packets(
+    mut transport: ResMut<UdpTransport>,
+    mut client: ResMut<RenetClient>,
+    mut commands: Commands,
+) {
     if let Err(e) = transport.send(&mut client) {
         end_connection(&mut commands, format!("Lost the connection: {e}"));
     }
 }
 
-fn watch_connection(
+pub(crate) fn watch_connection(
     transport: Res<UdpTransport>,
     client: Res<RenetClient>,
     connection: Res<ServerConnection>,
@@ -198,13 +214,13 @@ pub(crate) fn end_connection(commands: &mut Commands, reason: String) {
     commands.set_state(Session::Offline);
 }
 
-fn drop_connection(mut commands: Commands) {
+pub(crate) fn drop_connection(mut commands: Commands) {
     commands.remove_resource::<UdpTransport>();
     commands.remove_resource::<RenetClient>();
     commands.remove_resource::<ServerConnection>();
 }
 
-fn disconnect_on_exit(exit: MessageReader<AppExit>, mut transport: ResMut<UdpTransport>) {
+pub(crate) fn disconnect_on_exit(exit: MessageReader<AppExit>, mut transport: ResMut<UdpTransport>) {
     if !exit.is_empty() {
         transport.disconnect();
     }

@@ -9,12 +9,12 @@
 
 use std::collections::VecDeque;
 
-use arena_sim::{PlayerState, tick_after, tick_diff};
+use arena_sim::{PlayerState, TickRate, tick_after, tick_diff};
 use bevy::prelude::*;
 
-use crate::replication::{LocalPlayer, NetPlayer, NetState, Roster, SnapshotApplied};
 use crate::settings::NetcodeSettings;
-use crate::{ClientSet, Session};
+use crate::timeline::ServerClock;
+use crate::vocabulary::{LocalPlayer, NetPlayer, NetState, Roster};
 
 /// Longest extrapolation past the newest snapshot, seconds.
 pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
@@ -23,16 +23,9 @@ const HISTORY_S: f64 = 1.0;
 /// Faster than anything can move (the movement code's cap plus a fall), m/s:
 /// a bigger jump between two snapshots is a teleport.
 const TELEPORT_SPEED_MPS: f32 = 45.0;
-/// How quickly the server-clock estimate follows each snapshot's arrival.
-const CLOCK_SMOOTHING: f64 = 0.05;
-/// A snapshot this far from the clock estimate resets it, seconds.
-const CLOCK_RESET_S: f64 = 0.25;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<InterpClock>()
-        .add_systems(PreUpdate, (follow_snapshots, record_history).chain().in_set(ClientSet::Reconcile))
-        .add_systems(Update, interpolate.in_set(ClientSet::Present))
-        .add_systems(OnEnter(Session::Connecting), |mut clock: ResMut<InterpClock>| *clock = InterpClock::default());
+    app.init_resource::<InterpStats>();
 }
 
 /// A remote player's recent states by server tick.
@@ -45,23 +38,18 @@ pub struct History {
 #[derive(Component, Debug, Clone, Copy, Deref)]
 pub struct Interpolated(pub PlayerState);
 
-/// The client's estimate of the server's clock, and how drawing went.
+/// How drawing went: player-frames drawn between two snapshots, extrapolated
+/// past the newest, held still, and histories cleared by a teleport.
 #[derive(Resource, Debug, Default, Clone)]
-pub struct InterpClock {
-    /// Server time minus our local time, seconds, smoothed.
-    offset_s: Option<f64>,
-    /// The server time (in ticks) remote players are drawn at this frame.
-    pub render_tick: f64,
-    /// The interpolation delay in use, ticks.
-    pub delay_ticks: f64,
-    /// The newest snapshot's tick.
-    pub newest_tick: Option<u32>,
-    /// Player-frames drawn between two snapshots, extrapolated past the
-    /// newest, held still, and histories cleared by a teleport.
+pub struct InterpStats {
     pub interpolated_frames: u64,
     pub extrapolated_frames: u64,
     pub held_frames: u64,
     pub history_resets: u64,
+}
+
+pub(crate) fn reset(mut stats: ResMut<InterpStats>) {
+    *stats = InterpStats::default();
 }
 
 impl History {
@@ -73,7 +61,7 @@ impl History {
             if !tick_after(tick, last_tick) {
                 return false;
             }
-            let seconds = tick_diff(tick, last_tick) as f32 / tick_hz.max(1) as f32;
+            let seconds = TickRate::new(tick_hz).ticks_to_s(f64::from(tick_diff(tick, last_tick))) as f32;
             let teleported = last.spawn_count != state.spawn_count
                 || last.pos.distance(state.pos) > TELEPORT_SPEED_MPS * seconds + 1.0;
             if teleported {
@@ -100,7 +88,7 @@ impl History {
             return Some((last, Sampled::Interpolated));
         }
         if tick > f64::from(last_tick) {
-            let ahead_s = (tick - f64::from(last_tick)) / f64::from(tick_hz.max(1));
+            let ahead_s = TickRate::new(tick_hz).ticks_to_s(tick - f64::from(last_tick));
             let mut state = last;
             if state.alive {
                 state.pos += state.vel * ahead_s.min(MAX_EXTRAPOLATION_S) as f32;
@@ -135,35 +123,9 @@ pub fn blend(a: &PlayerState, b: &PlayerState, t: f32) -> PlayerState {
     s
 }
 
-/// The interpolation delay, ticks: the setting, or two snapshot intervals.
-pub fn delay_ticks(settings: &NetcodeSettings, roster: &Roster) -> f64 {
-    let hz = f64::from(roster.tick_hz.max(1));
-    match settings.interp_ms {
-        Some(ms) => f64::from(ms) / 1000.0 * hz,
-        None => 2.0 * hz / f64::from(roster.snapshot_hz.max(1)),
-    }
-}
-
-fn follow_snapshots(
-    mut snapshots: MessageReader<SnapshotApplied>,
-    time: Res<Time<Real>>,
+pub(crate) fn record_history(
     roster: Res<Roster>,
-    mut clock: ResMut<InterpClock>,
-) {
-    let now = time.elapsed_secs_f64();
-    for snapshot in snapshots.read() {
-        clock.newest_tick = Some(snapshot.tick);
-        let sample = f64::from(snapshot.tick) / f64::from(roster.tick_hz.max(1)) - now;
-        clock.offset_s = Some(match clock.offset_s {
-            Some(offset) if (sample - offset).abs() < CLOCK_RESET_S => offset + (sample - offset) * CLOCK_SMOOTHING,
-            _ => sample,
-        });
-    }
-}
-
-fn record_history(
-    roster: Res<Roster>,
-    mut clock: ResMut<InterpClock>,
+    mut stats: ResMut<InterpStats>,
     mut players: Query<(&NetState, Option<&mut History>, Entity), (Changed<NetState>, Without<LocalPlayer>)>,
     mut commands: Commands,
 ) {
@@ -171,7 +133,7 @@ fn record_history(
         match history {
             Some(mut history) => {
                 if history.push(net.tick, net.state, roster.tick_hz) {
-                    clock.history_resets += 1;
+                    stats.history_resets += 1;
                 }
             }
             None => {
@@ -183,36 +145,29 @@ fn record_history(
     }
 }
 
-fn interpolate(
-    time: Res<Time<Real>>,
+pub(crate) fn interpolate(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
-    mut clock: ResMut<InterpClock>,
+    clock: Res<ServerClock>,
+    mut stats: ResMut<InterpStats>,
     mut players: Query<(&NetState, &History, &mut Interpolated), (With<NetPlayer>, Without<LocalPlayer>)>,
 ) {
-    let Some(offset) = clock.offset_s else { return };
-    let hz = roster.tick_hz.max(1);
-    clock.delay_ticks = delay_ticks(&settings, &roster);
-    let wanted = (time.elapsed_secs_f64() + offset) * f64::from(hz) - clock.delay_ticks;
-    // Never backwards by a little (the estimate wobbles); by a lot, follow.
-    clock.render_tick = if wanted < clock.render_tick && clock.render_tick - wanted < CLOCK_RESET_S * f64::from(hz) {
-        clock.render_tick
-    } else {
-        wanted
-    };
-    let render_tick = clock.render_tick;
+    if !clock.started() {
+        return;
+    }
+    let hz = roster.tick_rate().hz();
     for (net, history, mut drawn) in &mut players {
         if !settings.interpolation {
             drawn.0 = net.state;
             continue;
         }
-        match history.sample(render_tick, hz) {
+        match history.sample(clock.render_tick, hz) {
             Some((state, how)) => {
                 drawn.0 = state;
                 match how {
-                    Sampled::Interpolated => clock.interpolated_frames += 1,
-                    Sampled::Extrapolated => clock.extrapolated_frames += 1,
-                    Sampled::Held => clock.held_frames += 1,
+                    Sampled::Interpolated => stats.interpolated_frames += 1,
+                    Sampled::Extrapolated => stats.extrapolated_frames += 1,
+                    Sampled::Held => stats.held_frames += 1,
                 }
             }
             None => drawn.0 = net.state,

@@ -4,40 +4,88 @@
 //! player, and replicating the server's snapshots into entities. The window,
 //! the camera and the models live in `arena_view`; tests and experiments
 //! drive this crate with no window at all.
+//!
+//! # Modules, bottom up (each imports only those above it in this list)
+//!
+//! - `vocabulary`: the shared components, resources and messages.
+//! - `conditioner`: fake latency, jitter and loss.
+//! - `transport`: the socket, the datagram guard, netcode and renet.
+//! - `settings`: the paper's switches and the conditioner's settings.
+//! - `connection`: connecting, leaving, and every way a connection ends.
+//! - `timeline`: the client tick, the hold, the fixed timestep, the clock
+//!   sync and the server clock remote players are drawn by.
+//! - `commands`: input into one command per tick; the window of
+//!   unacknowledged commands, and sending it.
+//! - `prediction`: the predicted states, and reconciliation.
+//! - `messages`: decoding, checking and routing what the server sends.
+//! - `roster`: who is on the server (the welcome, joins, leaves).
+//! - `replication`: the newest snapshot into entities.
+//! - `interpolation`: remote players drawn between snapshots.
+//! - `combat`: our shots and the server's verdicts, damage, kills.
+//! - `scoreboard`: the scoreboard and the match's state.
+//! - `stats`: live figures for the netcode panel and experiments.
+//!
+//! # The order of a frame
+//!
+//! `PreUpdate`: [`ClientSet::Receive`] (the socket into renet), then
+//! [`ClientSet::Route`] (decode and route), [`ClientSet::Apply`] (the roster,
+//! then the snapshot), [`ClientSet::Sync`] (the timeline follows the server),
+//! [`ClientSet::Acknowledge`] (acknowledged commands leave the window) and
+//! [`ClientSet::Reconcile`] (prediction, interpolation history, combat).
+//! Input is read before the fixed loop (in `arena_view`), so that in
+//! `FixedUpdate` each tick's [`ClientSet::Sample`] makes a command from this
+//! frame's input, [`ClientSet::Predict`] runs it and
+//! [`ClientSet::SendCommands`] sends it. `Update`: [`ClientSet::Present`]
+//! (where everyone is drawn), [`ClientSet::Watch`]. `PostUpdate`:
+//! [`ClientSet::Send`].
 
 mod combat;
 mod commands;
 pub mod conditioner;
 mod connection;
 pub mod interpolation;
+mod messages;
 mod prediction;
 mod replication;
+mod roster;
 mod scoreboard;
 mod settings;
 mod stats;
-mod sync;
+mod timeline;
 pub mod transport;
+mod vocabulary;
 
 use std::sync::Arc;
 
 use arena_sim::{ArenaWorld, MapDef};
 use bevy::prelude::*;
-use bevy_renet::RenetReceive;
+use bevy_renet::{RenetClientPlugin, RenetReceive};
 
+// Connecting, and the switches a player or an experiment flips.
+pub use conditioner::LinkConditions;
+pub use connection::{AddrError, ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
+pub use settings::NetcodeSettings;
+
+// What the local player does, and where everyone is drawn.
+pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, ThisTick};
+pub use interpolation::{History, InterpStats, Interpolated};
+pub use prediction::{LocalRender, PredictedEvents, Prediction};
+pub use timeline::{ClientTick, ServerClock, delay_ticks};
+pub use vocabulary::{
+    ClientStats, ClientWorld, GameMessage, LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied,
+    Welcomed,
+};
+
+// What the game shows: combat, the scoreboard, live figures.
 pub use combat::{
     DamageTaken, FiredShot, HitConfirmed, KillNotice, RemoteShot, SHOT_MEMORY_S, ShotComparison, ShotComparisons,
     ShotMemory,
 };
-pub use commands::{COMMANDS_PER_PACKET, ClientTick, LocalInput, ThisTick};
-pub use conditioner::LinkConditions;
-pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
-pub use interpolation::{History, InterpClock, Interpolated};
-pub use prediction::{LocalRender, Predicted, PredictedEvents, Prediction};
-pub use replication::{GameMessage, LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied, Welcomed};
 pub use scoreboard::{MatchStatus, Scoreboard};
-pub use settings::NetcodeSettings;
 pub use stats::NetStats;
-pub use sync::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
+
+// The rules, each a plain type, tested and fuzzed on their own.
+pub use timeline::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
 
 /// Where the client is in its life with a server.
 #[derive(States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,18 +99,21 @@ pub enum Session {
     InGame,
 }
 
-/// The client's ordered stages. Within a frame: receive and apply what came
-/// (PreUpdate), run the ticks that are due (FixedUpdate), decide what to draw
-/// (Update), send (PostUpdate).
+/// The client's ordered stages (see the order at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClientSet {
     /// Read the socket into renet (PreUpdate).
     Receive,
-    /// Decode the server's messages and apply them to the world (PreUpdate).
+    /// Decode, check and route the server's messages (PreUpdate).
+    Route,
+    /// Apply them: the roster, then the newest snapshot (PreUpdate).
     Apply,
-    /// Follow the server's clock from its feedback (PreUpdate).
+    /// The timeline follows the server's clock (PreUpdate).
     Sync,
-    /// Reconcile the local player with the server's state (PreUpdate).
+    /// Acknowledged commands leave the window (PreUpdate).
+    Acknowledge,
+    /// Reconcile the local player; record remote players' history; combat
+    /// and scores (PreUpdate).
     Reconcile,
     /// Make this tick's command (FixedUpdate).
     Sample,
@@ -70,29 +121,12 @@ pub enum ClientSet {
     Predict,
     /// Send this tick's command and the unacknowledged ones (FixedUpdate).
     SendCommands,
-    /// Decide where the local player is drawn this frame (Update).
+    /// Decide where everyone is drawn this frame (Update).
     Present,
     /// Watch the connection for failures and timeouts; gather figures (Update).
     Watch,
     /// Write what renet queued to the socket (PostUpdate).
     Send,
-}
-
-/// The arena's collision world as the client knows it.
-#[derive(Resource, Clone, Deref)]
-pub struct ClientWorld(pub Arc<ArenaWorld>);
-
-/// Counters of what the client had to drop, for logs and tests.
-#[derive(Resource, Default, Debug, Clone)]
-pub struct ClientStats {
-    pub bad_messages: u64,
-    pub snapshots_received: u64,
-    /// Snapshots that arrived after a newer one and were ignored.
-    pub stale_snapshots: u64,
-    /// Command packets sent (one per tick).
-    pub commands_sent: u64,
-    /// Combat messages beyond what any fair server sends in a frame, dropped.
-    pub flood_dropped: u64,
 }
 
 /// Longest frame whose time the client's clock still catches up on, seconds.
@@ -108,7 +142,7 @@ impl Plugin for ClientPlugin {
         app.init_state::<Session>()
             .init_resource::<ClientStats>()
             .insert_resource(ClientWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
-            .add_plugins(bevy_renet::RenetClientPlugin)
+            .add_plugins(RenetClientPlugin)
             .add_systems(Startup, |mut time: ResMut<Time<Virtual>>| {
                 time.set_max_delta(std::time::Duration::from_secs_f32(MAX_FRAME_CATCHUP_S));
             })
@@ -116,7 +150,9 @@ impl Plugin for ClientPlugin {
                 PreUpdate,
                 (
                     ClientSet::Receive.in_set(RenetReceive),
-                    (ClientSet::Apply, ClientSet::Sync, ClientSet::Reconcile).chain().after(RenetReceive),
+                    (ClientSet::Route, ClientSet::Apply, ClientSet::Sync, ClientSet::Acknowledge, ClientSet::Reconcile)
+                        .chain()
+                        .after(RenetReceive),
                 )
                     .chain(),
             )
@@ -126,19 +162,82 @@ impl Plugin for ClientPlugin {
                     .chain()
                     .run_if(in_state(Session::InGame)),
             )
-            .configure_sets(Update, (ClientSet::Present, ClientSet::Watch))
+            .configure_sets(Update, (ClientSet::Present, ClientSet::Watch).chain())
             .configure_sets(PostUpdate, ClientSet::Send)
             .add_plugins((
                 settings::plugin,
                 connection::plugin,
+                timeline::plugin,
                 commands::plugin,
-                replication::plugin,
-                sync::plugin,
                 prediction::plugin,
+                messages::plugin,
+                roster::plugin,
+                replication::plugin,
                 interpolation::plugin,
                 combat::plugin,
                 scoreboard::plugin,
                 stats::plugin,
             ));
+        let connected = connection::connected;
+        let has_renet = resource_exists::<bevy_renet::RenetClient>;
+        app.add_systems(
+            PreUpdate,
+            (
+                connection::receive_packets
+                    .in_set(ClientSet::Receive)
+                    .after(RenetClientPlugin::update_system)
+                    .run_if(connected),
+                messages::route_messages.in_set(ClientSet::Route).run_if(has_renet),
+                (roster::apply_roster_news, replication::apply_snapshot).chain().in_set(ClientSet::Apply),
+                (timeline::start_clock, timeline::follow_server, timeline::follow_snapshots)
+                    .chain()
+                    .in_set(ClientSet::Sync),
+                commands::acknowledge.in_set(ClientSet::Acknowledge),
+                (
+                    prediction::reconcile,
+                    interpolation::record_history,
+                    combat::apply_combat_messages,
+                    scoreboard::follow,
+                )
+                    .in_set(ClientSet::Reconcile),
+            ),
+        )
+        .add_systems(
+            FixedUpdate,
+            (
+                commands::sample_command.in_set(ClientSet::Sample),
+                prediction::predict_tick.in_set(ClientSet::Predict),
+                (commands::send_commands, combat::remember_shots).in_set(ClientSet::SendCommands),
+            ),
+        )
+        .add_systems(
+            Update,
+            (
+                (timeline::advance_render_clock, (interpolation::interpolate, prediction::present_local))
+                    .chain()
+                    .in_set(ClientSet::Present),
+                (
+                    connection::watch_connection.run_if(connected),
+                    stats::gather.run_if(in_state(Session::InGame)),
+                    combat::send_settings.run_if(in_state(Session::InGame)),
+                )
+                    .in_set(ClientSet::Watch),
+            ),
+        )
+        .add_systems(PostUpdate, connection::send_packets.in_set(ClientSet::Send).run_if(connected))
+        .add_systems(Last, connection::disconnect_on_exit.run_if(connected))
+        .add_systems(
+            OnEnter(Session::Connecting),
+            (
+                timeline::reset,
+                commands::reset,
+                prediction::reset,
+                interpolation::reset,
+                combat::reset,
+                scoreboard::reset,
+                stats::reset,
+            ),
+        )
+        .add_systems(OnEnter(Session::Offline), (connection::drop_connection, roster::clear_world));
     }
 }

@@ -1,27 +1,24 @@
 //! Client-side prediction and reconciliation, as in the paper.
 //!
 //! Each tick the command just made runs through the shared movement code at
-//! once, and joins a sliding window of unacknowledged commands with the state
-//! predicted after each. Each snapshot acknowledges a tick: the window drops
-//! what the server has run, compares the server's state with what was
-//! predicted for that tick, and on a difference takes the server's state and
-//! replays the rest (reconciliation). The difference at the present tick
+//! once, and the state predicted after it is kept, by tick, until the server
+//! acknowledges that tick. Each snapshot acknowledges a tick: the server's
+//! state is compared with what was predicted for that tick, and on a
+//! difference the prediction starts again from the server's state and
+//! replays the commands still unacknowledged (the window `commands.rs`
+//! keeps): reconciliation. The difference at the present tick
 //! becomes a visual offset that fades over about 100 ms, so a correction is
 //! never a snap. Effects reported by the movement code (jumps, landings,
 //! footsteps) are sent out only the first time a tick is predicted.
 
 use std::collections::VecDeque;
 
-use arena_sim::{PlayerState, TickEvents, UserCmd, step_player, tick_after, tick_dt_s};
+use arena_sim::{PlayerState, TickEvents, step_player, tick_after};
 use bevy::prelude::*;
 
-use crate::commands::ThisTick;
-use crate::replication::{LocalPlayer, NetState, Roster, SnapshotApplied};
+use crate::commands::{CommandWindow, MAX_PENDING, ThisTick};
 use crate::settings::NetcodeSettings;
-use crate::{ClientSet, ClientWorld, Session};
-
-/// Most unacknowledged commands kept (4 s at 64 Hz); older ones are forgotten.
-pub const MAX_PENDING: usize = 256;
+use crate::vocabulary::{ClientWorld, LocalPlayer, NetState, Roster, SnapshotApplied};
 /// Position difference that counts as a misprediction, metres.
 pub const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
 /// Velocity difference that counts as a misprediction, metres per second.
@@ -36,27 +33,15 @@ pub const SNAP_CORRECTION_M: f32 = 3.0;
 const RECENT_S: f64 = 5.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<Prediction>()
-        .init_resource::<LocalRender>()
-        .add_message::<PredictedEvents>()
-        .add_systems(FixedUpdate, predict_tick.in_set(ClientSet::Predict))
-        .add_systems(PreUpdate, reconcile.in_set(ClientSet::Reconcile))
-        .add_systems(Update, present_local.in_set(ClientSet::Present))
-        .add_systems(OnEnter(Session::Connecting), reset);
+    app.init_resource::<Prediction>().init_resource::<LocalRender>().add_message::<PredictedEvents>();
 }
 
-/// One unacknowledged command and the state predicted after it.
-#[derive(Debug, Clone, Copy)]
-pub struct Predicted {
-    pub cmd: UserCmd,
-    pub after: PlayerState,
-}
-
-/// The local player's predicted state and the window of commands behind it.
+/// The local player's predicted state, and the states predicted after each
+/// unacknowledged tick.
 #[derive(Resource, Debug, Default)]
 pub struct Prediction {
-    /// Unacknowledged commands, oldest first.
-    pub pending: VecDeque<Predicted>,
+    /// The state predicted after each unacknowledged tick, oldest first.
+    pub states: VecDeque<(u32, PlayerState)>,
     /// The newest predicted state; `None` until the server has shown us our player.
     pub current: Option<PlayerState>,
     /// The predicted state one tick before `current`, to draw between the two.
@@ -99,7 +84,7 @@ pub struct LocalRender {
     pub state: Option<PlayerState>,
 }
 
-fn reset(mut prediction: ResMut<Prediction>, mut render: ResMut<LocalRender>) {
+pub(crate) fn reset(mut prediction: ResMut<Prediction>, mut render: ResMut<LocalRender>) {
     *prediction = Prediction::default();
     *render = LocalRender::default();
 }
@@ -123,7 +108,7 @@ fn server_decided(predicted: &PlayerState, actual: &PlayerState) -> bool {
     predicted.health != actual.health || predicted.alive != actual.alive || predicted.spawn_count != actual.spawn_count
 }
 
-fn predict_tick(
+pub(crate) fn predict_tick(
     this_tick: Res<ThisTick>,
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
@@ -140,7 +125,7 @@ fn predict_tick(
     };
     let after = match prediction.current {
         Some(current) if settings.prediction => {
-            let (after, events) = step_player(&current, &cmd, &world, tick_dt_s(roster.tick_hz));
+            let (after, events) = step_player(&current, &cmd, &world, roster.tick_rate().dt_s());
             if events.any() {
                 effects.write(PredictedEvents { tick: cmd.tick, events });
             }
@@ -148,23 +133,23 @@ fn predict_tick(
             prediction.current = Some(after);
             after
         }
-        // Not predicting (or not yet able to): remember the command anyway, so
-        // that it is resent until acknowledged and replayed if prediction is
-        // switched on.
+        // Not predicting (or not yet able to): the state stands, and the
+        // command (in the window) is replayed if prediction is switched on.
         Some(current) => current,
         None => PlayerState::default(),
     };
-    prediction.pending.push_back(Predicted { cmd, after });
-    while prediction.pending.len() > MAX_PENDING {
-        prediction.pending.pop_front();
+    prediction.states.push_back((cmd.tick, after));
+    while prediction.states.len() > MAX_PENDING {
+        prediction.states.pop_front();
     }
 }
 
-fn reconcile(
+pub(crate) fn reconcile(
     mut snapshots: MessageReader<SnapshotApplied>,
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
     world: Res<ClientWorld>,
+    window: Res<CommandWindow>,
     time: Res<Time<Real>>,
     mut prediction: ResMut<Prediction>,
 ) {
@@ -189,9 +174,9 @@ fn reconcile(
     }
     p.last_ack = Some(ack);
 
-    let predicted_at_ack = p.pending.iter().find(|q| q.cmd.tick == ack).map(|q| q.after);
-    while p.pending.front().is_some_and(|q| !tick_after(q.cmd.tick, ack)) {
-        p.pending.pop_front();
+    let predicted_at_ack = p.states.iter().find(|(tick, _)| *tick == ack).map(|(_, after)| *after);
+    while p.states.front().is_some_and(|(tick, _)| !tick_after(*tick, ack)) {
+        p.states.pop_front();
     }
 
     if !settings.prediction || !settings.reconciliation {
@@ -217,14 +202,15 @@ fn reconcile(
     }
     p.needs_replay = false;
     let before = p.current.unwrap_or(auth).pos;
-    let dt = tick_dt_s(roster.tick_hz);
+    let dt = roster.tick_rate().dt_s();
     let mut state = auth;
     let mut previous = auth;
-    for q in p.pending.iter_mut() {
+    p.states.clear();
+    for cmd in window.after(ack) {
         previous = state;
         // Replays never send effects: they played when the tick was first predicted.
-        state = step_player(&state, &q.cmd, &world, dt).0;
-        q.after = state;
+        state = step_player(&state, cmd, &world, dt).0;
+        p.states.push_back((cmd.tick, state));
     }
     p.current = Some(state);
     p.previous = previous;
@@ -252,7 +238,7 @@ fn reconcile(
 /// Where the local player is drawn: between its last two predicted ticks
 /// (smooth at any frame rate) plus what is left of past corrections; or,
 /// with prediction off, where the newest snapshot says.
-fn present_local(
+pub(crate) fn present_local(
     settings: Res<NetcodeSettings>,
     fixed: Res<Time<Fixed>>,
     time: Res<Time<Real>>,

@@ -3,17 +3,15 @@
 use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
 use bevy::prelude::*;
 
-use crate::replication::GameMessage;
-use crate::{ClientSet, Session};
+use crate::vocabulary::GameMessage;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<Scoreboard>()
-        .init_resource::<MatchStatus>()
-        .add_systems(PreUpdate, follow.in_set(ClientSet::Reconcile))
-        .add_systems(OnEnter(Session::Connecting), |mut s: ResMut<Scoreboard>, mut m: ResMut<MatchStatus>| {
-            *s = Scoreboard::default();
-            *m = MatchStatus::default();
-        });
+    app.init_resource::<Scoreboard>().init_resource::<MatchStatus>();
+}
+
+pub(crate) fn reset(mut scoreboard: ResMut<Scoreboard>, mut status: ResMut<MatchStatus>) {
+    *scoreboard = Scoreboard::default();
+    *status = MatchStatus::default();
 }
 
 /// Everyone's frags, deaths and ping, best first.
@@ -41,7 +39,7 @@ impl MatchStatus {
     }
 }
 
-fn follow(
+pub(crate) fn follow(
     mut messages: MessageReader<GameMessage>,
     time: Res<Time<Real>>,
     mut scoreboard: ResMut<Scoreboard>,

@@ -5,18 +5,21 @@
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::commands::CommandWindow;
 use crate::prediction::Prediction;
-use crate::sync::ClockSync;
+use crate::timeline::ClockSync;
 use crate::transport::UdpTransport;
-use crate::{ClientSet, ClientStats, Session};
+use crate::vocabulary::ClientStats;
 
 /// How often the per-second rates are recomputed, seconds.
 const RATE_WINDOW_S: f64 = 1.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<NetStats>()
-        .add_systems(Update, gather.in_set(ClientSet::Watch).run_if(in_state(Session::InGame)))
-        .add_systems(OnEnter(Session::Connecting), |mut stats: ResMut<NetStats>| *stats = NetStats::default());
+    app.init_resource::<NetStats>();
+}
+
+pub(crate) fn reset(mut stats: ResMut<NetStats>) {
+    *stats = NetStats::default();
 }
 
 #[derive(Resource, Debug, Default, Clone)]
@@ -51,12 +54,13 @@ struct Window {
     mispredictions: u64,
 }
 
-fn gather(
+pub(crate) fn gather(
     time: Res<Time<Real>>,
     client: Option<Res<RenetClient>>,
     transport: Option<Res<UdpTransport>>,
     counters: Res<ClientStats>,
     prediction: Res<Prediction>,
+    window: Res<CommandWindow>,
     sync: Option<Res<ClockSync>>,
     mut stats: ResMut<NetStats>,
 ) {
@@ -65,7 +69,7 @@ fn gather(
         stats.rtt_ms = client.rtt() * 1000.0;
         stats.packet_loss = client.packet_loss();
     }
-    stats.commands_pending = prediction.pending.len();
+    stats.commands_pending = window.pending.len();
     stats.recent_max_correction_m = prediction.recent_max_correction();
     if let Some(sync) = sync {
         stats.command_margin_ticks = sync.margin;

@@ -140,34 +140,45 @@ pub fn netcode_shaped(generator: &mut Generator) -> Vec<u8> {
     out
 }
 
-/// Datagrams at the server from the connected client's address, the pending
-/// one's, and strangers'.
-pub struct ServerDatagrams {
+/// Which end of a connection a pipeline target feeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// What a server receives (from its clients, pending ones and strangers).
+    Server,
+    /// What a client receives (from its server's address).
+    Client,
+}
+
+/// Datagrams through a real transport with a client connected and another
+/// pending: at the server, from the connected client's address, the pending
+/// one's and strangers'; or at the client, as if from its server's address.
+pub struct Datagrams {
+    side: Side,
     net: Option<Network>,
     generator: Generator,
     count: u32,
 }
 
-impl ServerDatagrams {
-    pub fn new() -> Self {
-        Self { net: None, generator: Generator::new(11), count: 0 }
+impl Datagrams {
+    pub fn new(side: Side) -> Self {
+        Self { side, net: None, generator: Generator::new(if side == Side::Server { 11 } else { 12 }), count: 0 }
     }
 }
 
-impl Default for ServerDatagrams {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl crate::Target for ServerDatagrams {
+impl crate::Target for Datagrams {
     fn name(&self) -> &'static str {
-        "server_datagrams"
+        match self.side {
+            Side::Server => "server_datagrams",
+            Side::Client => "client_datagrams",
+        }
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
         let server: SocketAddr = ([127, 0, 0, 1], 9).into();
-        (0..4).map(|_| connection_request(server)).collect()
+        match self.side {
+            Side::Server => (0..4).map(|_| connection_request(server)).collect(),
+            Side::Client => Vec::new(),
+        }
     }
 
     fn run(&mut self, input: &[u8]) {
@@ -180,59 +191,18 @@ impl crate::Target for ServerDatagrams {
         } else {
             rest
         };
-        let from = match selector % 4 {
-            0 => net.client_addr,
-            1 => net.pending_addr,
-            2 => SocketAddr::from(([127, 0, 0, 1], 1 + u16::from(selector))),
-            _ => SocketAddr::from(([203, 0, 113, selector], 27015)),
-        };
-        net.server.handle_datagram(from, datagram, &mut net.renet_server);
-        self.count += 1;
-        if self.count.is_multiple_of(BATCH) {
-            net.pump();
-            assert!(net.client_still_connected(), "forged datagrams disconnected the client");
+        match self.side {
+            Side::Server => {
+                let from = match selector % 4 {
+                    0 => net.client_addr,
+                    1 => net.pending_addr,
+                    2 => SocketAddr::from(([127, 0, 0, 1], 1 + u16::from(selector))),
+                    _ => SocketAddr::from(([203, 0, 113, selector], 27015)),
+                };
+                net.server.handle_datagram(from, datagram, &mut net.renet_server);
+            }
+            Side::Client => net.client.inject(datagram, &mut net.renet_client),
         }
-    }
-
-    fn reset(&mut self) {
-        self.net = None;
-    }
-}
-
-/// Datagrams at the client, as if from its server's address.
-pub struct ClientDatagrams {
-    net: Option<Network>,
-    generator: Generator,
-    count: u32,
-}
-
-impl ClientDatagrams {
-    pub fn new() -> Self {
-        Self { net: None, generator: Generator::new(12), count: 0 }
-    }
-}
-
-impl Default for ClientDatagrams {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl crate::Target for ClientDatagrams {
-    fn name(&self) -> &'static str {
-        "client_datagrams"
-    }
-
-    fn run(&mut self, input: &[u8]) {
-        let net = self.net.get_or_insert_with(Network::connect);
-        let shaped;
-        let datagram = if input.first().is_some_and(|b| b & 1 == 1) {
-            shaped = netcode_shaped(&mut self.generator);
-            &shaped[..]
-        } else {
-            input
-        };
-        net.client.inject(datagram, &mut net.renet_client);
         self.count += 1;
         if self.count.is_multiple_of(BATCH) {
             net.pump();
@@ -294,32 +264,87 @@ fn octets_mut(buf: &mut [u8]) -> octets::OctetsMut<'_> {
     octets::OctetsMut::with_slice(buf)
 }
 
-/// renet packets into a server, from a connected client that holds its
-/// session key (so netcode lets them through): payload guard, then renet.
-pub struct ServerPayloads {
+/// One end of a renet connection, fed packets directly.
+enum Peer {
+    Server(Box<renet::RenetServer>),
+    Client(Box<renet::RenetClient>),
+}
+
+impl Peer {
+    fn new(side: Side) -> Self {
+        match side {
+            Side::Server => {
+                let mut server = renet::RenetServer::new(connection_config());
+                server.add_connection(1);
+                Peer::Server(Box::new(server))
+            }
+            Side::Client => {
+                let mut client = renet::RenetClient::new(connection_config());
+                client.set_connected();
+                Peer::Client(Box::new(client))
+            }
+        }
+    }
+
+    /// Takes a packet, advances time, reads every message and sends what is
+    /// due; whether the connection is still up.
+    fn take(&mut self, packet: Option<&[u8]>, dt: Duration) -> bool {
+        match self {
+            Peer::Server(server) => {
+                if let Some(packet) = packet {
+                    let _ = server.process_packet_from(packet, 1);
+                }
+                server.update(dt);
+                while server.receive_message(1, channel::RELIABLE).is_some()
+                    || server.receive_message(1, channel::UNRELIABLE).is_some()
+                {}
+                let _ = server.get_packets_to_send(1);
+                while server.get_event().is_some() {}
+                server.clients_id().contains(&1)
+            }
+            Peer::Client(client) => {
+                if let Some(packet) = packet {
+                    client.process_packet(packet);
+                }
+                client.update(dt);
+                while client.receive_message(channel::RELIABLE).is_some()
+                    || client.receive_message(channel::UNRELIABLE).is_some()
+                {}
+                let _ = client.get_packets_to_send();
+                !client.is_disconnected()
+            }
+        }
+    }
+}
+
+/// renet packets from a peer that holds the session key (so netcode lets
+/// them through): the payload guard, then renet itself. A client's packets
+/// into a server, or a server's into a client.
+pub struct Payloads {
+    side: Side,
     guard: PayloadGuard,
-    renet: renet::RenetServer,
+    peer: Peer,
     generator: Generator,
     clock: Duration,
 }
 
-impl ServerPayloads {
-    pub fn new() -> Self {
-        let mut renet = renet::RenetServer::new(connection_config());
-        renet.add_connection(1);
-        Self { guard: PayloadGuard::from_client(), renet, generator: Generator::new(13), clock: Duration::ZERO }
+impl Payloads {
+    pub fn new(side: Side) -> Self {
+        let guard = match side {
+            Side::Server => PayloadGuard::from_client(),
+            Side::Client => PayloadGuard::from_server(),
+        };
+        let seed = if side == Side::Server { 13 } else { 14 };
+        Self { side, guard, peer: Peer::new(side), generator: Generator::new(seed), clock: Duration::ZERO }
     }
 }
 
-impl Default for ServerPayloads {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl crate::Target for ServerPayloads {
+impl crate::Target for Payloads {
     fn name(&self) -> &'static str {
-        "server_payloads"
+        match self.side {
+            Side::Server => "server_payloads",
+            Side::Client => "client_payloads",
+        }
     }
 
     fn run(&mut self, input: &[u8]) {
@@ -330,77 +355,17 @@ impl crate::Target for ServerPayloads {
         } else {
             input
         };
-        self.clock += Duration::from_micros(500);
-        if self.guard.check(packet, self.clock).is_ok() {
-            let _ = self.renet.process_packet_from(packet, 1);
-        }
-        self.renet.update(Duration::from_micros(500));
-        while self.renet.receive_message(1, channel::RELIABLE).is_some()
-            || self.renet.receive_message(1, channel::UNRELIABLE).is_some()
-        {}
-        let _ = self.renet.get_packets_to_send(1);
-        if !self.renet.clients_id().contains(&1) {
-            // renet disconnected the peer (its own limits): a new session.
-            while self.renet.get_event().is_some() {}
+        let dt = Duration::from_micros(500);
+        self.clock += dt;
+        let admitted = self.guard.check(packet, self.clock).is_ok();
+        if !self.peer.take(admitted.then_some(packet), dt) {
+            // renet ended the connection (its own limits): a new session.
             self.reset();
         }
     }
 
     fn reset(&mut self) {
-        *self = Self { generator: self.generator.clone(), ..Self::new() };
-    }
-}
-
-/// renet packets into a client, from a server holding the session key.
-pub struct ClientPayloads {
-    guard: PayloadGuard,
-    renet: renet::RenetClient,
-    generator: Generator,
-    clock: Duration,
-}
-
-impl ClientPayloads {
-    pub fn new() -> Self {
-        let mut renet = renet::RenetClient::new(connection_config());
-        renet.set_connected();
-        Self { guard: PayloadGuard::from_server(), renet, generator: Generator::new(14), clock: Duration::ZERO }
-    }
-}
-
-impl Default for ClientPayloads {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl crate::Target for ClientPayloads {
-    fn name(&self) -> &'static str {
-        "client_payloads"
-    }
-
-    fn run(&mut self, input: &[u8]) {
-        let shaped;
-        let packet = if input.first().is_some_and(|b| b & 1 == 1) {
-            shaped = renet_shaped(&mut self.generator);
-            &shaped[..]
-        } else {
-            input
-        };
-        self.clock += Duration::from_micros(500);
-        if self.guard.check(packet, self.clock).is_ok() {
-            self.renet.process_packet(packet);
-        }
-        self.renet.update(Duration::from_micros(500));
-        while self.renet.receive_message(channel::RELIABLE).is_some()
-            || self.renet.receive_message(channel::UNRELIABLE).is_some()
-        {}
-        let _ = self.renet.get_packets_to_send();
-        if self.renet.is_disconnected() {
-            self.reset();
-        }
-    }
-
-    fn reset(&mut self) {
-        *self = Self { generator: self.generator.clone(), ..Self::new() };
+        let generator = self.generator.clone();
+        *self = Self { generator, ..Self::new(self.side) };
     }
 }

@@ -42,10 +42,10 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(ClockSyncTarget),
         Box::new(InterpolationHistory),
         Box::new(Names),
-        Box::new(network::ServerDatagrams::new()),
-        Box::new(network::ClientDatagrams::new()),
-        Box::new(network::ServerPayloads::new()),
-        Box::new(network::ClientPayloads::new()),
+        Box::new(network::Datagrams::new(network::Side::Server)),
+        Box::new(network::Datagrams::new(network::Side::Client)),
+        Box::new(network::Payloads::new(network::Side::Server)),
+        Box::new(network::Payloads::new(network::Side::Client)),
     ]
 }
 

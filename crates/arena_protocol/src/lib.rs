@@ -1,6 +1,16 @@
 //! What travels between the Arena server and its clients: the messages, the
 //! renet channels they use, and the codec that turns them into bytes and back
 //! (bincode with size limits; everything received is untrusted).
+//!
+//! # Modules, bottom up
+//!
+//! - `codec`: bincode 2 with a size limit and no trailing bytes.
+//! - `key`: the netcode key (open, or derived from a password with Argon2id).
+//! - `names`: player names: cleaning, look-alikes, bots, user data.
+//! - `messages`: the messages each way and their structural checks.
+//! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
+//!   connection tokens opened and resealed; the refusal a server sends.
+//! - `payload_guard`: the shape of a renet packet, before renet parses it.
 
 pub mod codec;
 pub mod datagram;

@@ -11,14 +11,13 @@
 use arena_sim::nav::NavGraph;
 use arena_sim::rng::SplitMix64;
 use arena_sim::weapon::MAGAZINE;
-use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, tick_dt_s};
+use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, look_at, yaw_towards};
 use bevy::prelude::*;
 
-use crate::connections::{PlayersChanged, Roster, ServerPlayer};
 use crate::intake::CommandBuffer;
 use crate::match_flow::MatchState;
-use crate::simulation::{ServerTick, Sim, advance_tick};
-use crate::{ServerSet, SimWorld, TickRate};
+use crate::roster::Admission;
+use crate::vocabulary::{PlayersChanged, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Names bots are given, in order.
 const NAMES: [&str; 16] = [
@@ -38,8 +37,7 @@ const TOO_CLOSE_M: f32 = 7.0;
 const WAYPOINT_REACHED_M: f32 = 1.2;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, (build_navigation, add_bots).chain())
-        .add_systems(FixedUpdate, think.after(advance_tick).in_set(ServerSet::Simulate));
+    app.add_systems(Startup, (build_navigation, add_bots).chain());
 }
 
 /// How many bots to add and how well they play.
@@ -120,18 +118,14 @@ fn build_navigation(world: Res<SimWorld>, mut commands: Commands) {
     commands.insert_resource(Navigation(nav));
 }
 
-fn add_bots(
-    settings: Option<Res<BotSettings>>,
-    world: Res<SimWorld>,
-    mut roster: ResMut<Roster>,
-    mut commands: Commands,
-) {
+fn add_bots(settings: Option<Res<BotSettings>>, mut admission: Admission) {
     let Some(settings) = settings else { return };
     for i in 0..settings.count {
-        let name = format!("{} (bot)", NAMES[i % NAMES.len()]);
-        match roster.admit(&mut commands, &world, &name, None) {
+        // The name is only a name: a bot is a player with no client.
+        let name = NAMES[i % NAMES.len()];
+        match admission.admit(name, None) {
             Some((id, entity)) => {
-                commands.entity(entity).insert(BotBrain::new(
+                admission.commands().entity(entity).insert(BotBrain::new(
                     settings.skill,
                     settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 ));
@@ -141,12 +135,12 @@ fn add_bots(
     }
     if settings.count > 0 {
         info!("{} bots joined (skill {:.2})", settings.count, settings.skill);
-        commands.trigger(PlayersChanged);
+        admission.commands().trigger(PlayersChanged);
     }
 }
 
 /// Each tick, every bot decides its command for the tick.
-fn think(
+pub(crate) fn think(
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
     world: Res<SimWorld>,
@@ -156,15 +150,15 @@ fn think(
     mut bots: Query<(&ServerPlayer, &Sim, &mut BotBrain, &mut CommandBuffer)>,
 ) {
     let others: Vec<(PlayerId, PlayerState)> = players.iter().map(|(p, s)| (p.id, s.0)).collect();
-    let dt = tick_dt_s(rate.0);
+    let dt = rate.dt_s();
     for (me, sim, mut brain, mut buffer) in &mut bots {
         let cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
         } else {
-            decide(&mut brain, me.id, &sim.0, &others, &world, &nav.0, tick.0, rate.0, dt)
+            decide(&mut brain, me.id, &sim.0, &others, &world, &nav.0, tick.0, rate.hz(), dt)
         };
         // Filed like a client's command, for the tick about to run.
-        buffer.offer(cmd, tick.0.wrapping_sub(1), 0.0, rate.0);
+        buffer.offer(cmd, tick.0.wrapping_sub(1), 0.0, rate.hz());
     }
 }
 
@@ -218,10 +212,11 @@ fn decide(
             brain.aim_error = Vec2::new(brain.rng.range(-spread, spread), brain.rng.range(-spread, spread) * 0.5);
             brain.next_error_tick = tick.wrapping_add(seconds(brain.rng.range(0.3, 0.8)));
         }
-        let to = Hitbox::of(&target).body_center() - eye;
-        let dir = to.normalize_or_zero();
-        desired_yaw = (-dir.x).atan2(-dir.z) + brain.aim_error.x;
-        desired_pitch = dir.y.clamp(-1.0, 1.0).asin() + brain.aim_error.y;
+        let aim_point = Hitbox::of(&target).body_center();
+        let to = aim_point - eye;
+        let (yaw, pitch) = look_at(eye, aim_point);
+        desired_yaw = yaw + brain.aim_error.x;
+        desired_pitch = pitch + brain.aim_error.y;
         if !arena_sim::tick_after(brain.next_strafe_tick, tick) {
             brain.strafe = -brain.strafe;
             brain.next_strafe_tick = tick.wrapping_add(seconds(brain.rng.range(0.4, 1.4)));
@@ -258,7 +253,7 @@ fn decide(
         match brain.path.first() {
             Some(waypoint) => {
                 let to = *waypoint - me.pos;
-                desired_yaw = (-to.x).atan2(-to.z);
+                desired_yaw = yaw_towards(to);
                 cmd.forward = 1.0;
                 // Jump down ledges and over whatever it bumps into.
                 if waypoint.y < me.pos.y - 1.0 && flat_distance(*waypoint, me.pos) < 2.5 {

@@ -15,11 +15,8 @@ use arena_sim::{UserCmd, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::combat::ClientPrefs;
-use crate::connections::Roster;
-use crate::simulation::ServerTick;
 use crate::transport::ServerTransport;
-use crate::{ServerSet, ServerStats, TickRate};
+use crate::vocabulary::{ClientPrefs, Roster, ServerStats, ServerTick, TickRate};
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
 /// whose commands come from further ahead has a broken (or fast) clock.
@@ -37,10 +34,6 @@ pub const STALL_REPEAT_S: f32 = 0.0625;
 const ARRIVAL_SAMPLE_LIMIT_TICKS: f32 = 128.0;
 /// How quickly the arrival statistics follow new commands.
 const ARRIVAL_SMOOTHING: f32 = 0.05;
-
-pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(PreUpdate, receive_commands.in_set(ServerSet::Intake));
-}
 
 /// Per player: what happened to its commands.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -184,8 +177,8 @@ impl CommandBuffer {
     }
 
     /// The most ticks in a row a missing command is repeated at `tick_hz`.
-    pub fn max_repeats(tick_hz: u32) -> u32 {
-        ((STALL_REPEAT_S * tick_hz as f32).round() as u32).max(1)
+    pub fn max_repeats(rate: arena_sim::TickRate) -> u32 {
+        ((STALL_REPEAT_S * rate.hz() as f32).round() as u32).max(1)
     }
 
     /// Commands waiting for their tick.
@@ -194,7 +187,7 @@ impl CommandBuffer {
     }
 }
 
-fn receive_commands(
+pub(crate) fn receive_commands(
     mut server: ResMut<RenetServer>,
     roster: Res<Roster>,
     tick: Res<ServerTick>,
@@ -205,7 +198,7 @@ fn receive_commands(
     mut stats: ResMut<ServerStats>,
     mut transport: ResMut<ServerTransport>,
 ) {
-    let max_ahead = MAX_AHEAD_S * rate.0;
+    let max_ahead = MAX_AHEAD_S * rate.hz();
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
     // clock by what has not been simulated yet.
     let since_tick = (virtual_time.elapsed().saturating_sub(fixed_time.elapsed())).as_secs_f32()

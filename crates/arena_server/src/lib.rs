@@ -5,17 +5,55 @@
 //! The same plugin runs the dedicated server (`arena server`), the listen
 //! server inside a host's game (on its own thread, see [`ListenServer`]) and
 //! the server half of the integration tests.
+//!
+//! # Modules, bottom up (each imports only those above it in this list)
+//!
+//! - `vocabulary`: the shared components, resources and messages.
+//! - `net`: sending a message to one client or to all.
+//! - `guard`: the datagram guard's bookkeeping (rate limits, pending
+//!   connections, issued ids, per-client tallies, the log summary).
+//! - `transport`: the socket, netcode and renet behind the guard.
+//! - `intake`: decoding and checking commands into each player's buffer.
+//! - `life`: the one place a player dies and the one place one respawns.
+//! - `lag_compensation`: the hitbox history, the render-time estimate and rewind.
+//! - `combat`: the shot rules (walls, hitboxes, damage).
+//! - `match_flow`: frags, the match clock and phases, the scoreboard.
+//! - `simulation`: the tick, and every player's command through the shared movement.
+//! - `roster`: players joining (clients and bots) and leaving.
+//! - `bots`: server-side bots' minds.
+//! - `snapshots`: what each client is sent after a tick.
+//!
+//! # The order of a frame
+//!
+//! `PreUpdate`: [`ServerSet::Intake`], after renet has received. Then, once per
+//! tick in `FixedUpdate`, the sets in this order:
+//!
+//! 1. [`ServerSet::Tick`]: the tick number advances.
+//! 2. [`ServerSet::Bots`]: each bot files its command for this tick, as a
+//!    client's would have arrived.
+//! 3. [`ServerSet::Simulate`]: every player's command runs; shots wait.
+//! 4. [`ServerSet::Record`]: every hitbox is recorded for lag compensation.
+//!    After movement and before the shots on purpose: the newest record is
+//!    the present, so a shot without lag compensation is tested against
+//!    where everyone is now, and a rewind can reach the present too.
+//! 5. [`ServerSet::Combat`]: the shots, damage and deaths.
+//! 6. [`ServerSet::Respawn`]: the dead whose time has come are back.
+//! 7. [`ServerSet::Match`]: frags, the clock, the scoreboard.
+//! 8. [`ServerSet::Snapshot`]: the result goes out.
 
 mod bots;
 mod combat;
-mod connections;
 mod guard;
 mod intake;
+mod lag_compensation;
+mod life;
 mod match_flow;
 mod net;
+mod roster;
 mod simulation;
 mod snapshots;
 mod transport;
+mod vocabulary;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -28,20 +66,26 @@ use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
-pub use bots::{BotBrain, BotSettings, Navigation};
-pub use combat::{
-    ClientPrefs, CombatStats, Dead, HISTORY_S, LagCompensation, LagHistory, MAX_RENDER_TIME_TOLERANCE_S,
-    RENDER_TIME_SLACK_TICKS, RESPAWN_DELAY_S, RewindBounds, ShotLog, ShotRecord, TestedTick, choose_tested_tick,
-    render_time_tolerance_ticks,
+// What running a server needs.
+pub use bots::BotSettings;
+pub use match_flow::MatchRules;
+pub use transport::{ConfigError, ServerError, ServerInfo, ServerTransport, Traffic};
+
+// What a game, a test or an experiment reads of a running server.
+pub use combat::{CombatStats, ShotLog, ShotRecord};
+pub use guard::{DropReason, GuardCounters};
+pub use intake::{CommandBuffer, CommandStats};
+pub use match_flow::MatchState;
+pub use vocabulary::{Dead, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim};
+
+// The rules, each a plain function or type, tested and fuzzed on their own.
+pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
+pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
+pub use lag_compensation::{
+    HISTORY_S, LagHistory, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds, TestedTick,
+    choose_tested_tick, estimate_render_tick, render_time_tolerance_ticks,
 };
-pub use connections::{Roster, RosterEntry, ServerPlayer};
-pub use guard::{
-    BAD_MESSAGES_TO_DISCONNECT, DropReason, Guard, GuardCounters, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict,
-};
-pub use intake::{CommandBuffer, CommandStats, MAX_AHEAD_S, STALL_REPEAT_S};
-pub use match_flow::{Frag, MatchRules, MatchState, Score};
-pub use simulation::{ServerTick, Sim};
-pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
+pub use life::RESPAWN_DELAY_S;
 
 /// The log filter of the headless modes: renetcode logs an error line for
 /// every packet it cannot decrypt, which a flood would turn into a disk's
@@ -97,52 +141,51 @@ impl Default for ServerConfig {
     }
 }
 
-/// The server's ordered stages. Intake runs every frame, as soon as renet has
-/// received; the rest once per tick in `FixedUpdate`.
+impl ServerConfig {
+    /// Checks every setting against what the server can run.
+    pub fn check(&self) -> Result<(), ServerError> {
+        use transport::ConfigError as E;
+        let max = arena_protocol::MAX_PLAYERS;
+        let problem = if !TICK_HZ_RANGE.contains(&self.tick_hz) {
+            Some(E::TickRate(self.tick_hz))
+        } else if self.snapshot_hz == 0 || self.snapshot_hz > self.tick_hz {
+            Some(E::SnapshotRate { snapshot_hz: self.snapshot_hz, tick_hz: self.tick_hz })
+        } else if !(0.0..=1.0).contains(&self.bot_skill) {
+            Some(E::BotSkill(self.bot_skill))
+        } else if self.rules.frag_limit == 0 || self.rules.time_limit_s == 0 {
+            Some(E::MatchLimits)
+        } else if self.max_clients == 0 || self.max_clients > max {
+            Some(E::MaxClients(self.max_clients))
+        } else if self.bots + self.max_clients > max {
+            Some(E::TooManyPlayers { bots: self.bots, clients: self.max_clients })
+        } else {
+            None
+        };
+        problem.map_or(Ok(()), |p| Err(ServerError::Config(p)))
+    }
+}
+
+/// The server's ordered stages (see the list at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ServerSet {
     /// Decode, check and queue what clients sent (PreUpdate).
     Intake,
-    /// Advance the tick and run every player's command (FixedUpdate).
+    /// Advance the tick (FixedUpdate).
+    Tick,
+    /// Bots decide this tick's commands.
+    Bots,
+    /// Run every player's command.
     Simulate,
-    /// Resolve this tick's shots against the lag-compensation history;
-    /// damage, deaths, respawns (FixedUpdate).
-    Combat,
-    /// Frags, the match clock, the scoreboard (FixedUpdate).
-    Match,
-    /// Record every hitbox for lag compensation (FixedUpdate).
+    /// Record every hitbox for lag compensation.
     Record,
-    /// Send the result to everyone (FixedUpdate).
+    /// Resolve this tick's shots: damage and deaths.
+    Combat,
+    /// Bring back the dead whose time has come.
+    Respawn,
+    /// Frags, the match clock, the scoreboard.
+    Match,
+    /// Send the result to everyone.
     Snapshot,
-}
-
-/// The arena's collision world, shared with nothing else.
-#[derive(Resource, Clone, Deref)]
-pub struct SimWorld(pub Arc<ArenaWorld>);
-
-/// The tick rate the server runs at, ticks per second.
-#[derive(Resource, Clone, Copy, Debug)]
-pub struct TickRate(pub u32);
-
-/// Snapshots per second.
-#[derive(Resource, Clone, Copy, Debug)]
-pub struct SnapshotRate(pub u32);
-
-/// Counters of what the server had to reject or repair, for logs and tests.
-#[derive(Resource, Default, Debug, Clone)]
-pub struct ServerStats {
-    /// Messages that did not decode or failed validation.
-    pub bad_messages: u64,
-    /// Messages from a client with no player.
-    pub unknown_client_messages: u64,
-    /// Commands with NaN or out-of-range fields that were repaired.
-    pub repaired_commands: u64,
-    /// Commands dropped because their tick made no sense.
-    pub dropped_commands: u64,
-    pub joins: u64,
-    pub leaves: u64,
-    /// Clients sent away for their name.
-    pub names_refused: u64,
 }
 
 /// The systems of the server. Add [`add_server`] instead unless you provide
@@ -157,26 +200,50 @@ impl Plugin for ServerPlugin {
     fn build(&self, app: &mut App) {
         app.add_plugins(bevy_renet::RenetServerPlugin)
             .insert_resource(Time::<Fixed>::from_hz(f64::from(self.tick_hz)))
-            .insert_resource(TickRate(self.tick_hz))
-            .insert_resource(SnapshotRate(self.snapshot_hz))
-            .insert_resource(combat::LagCompensation(self.lag_compensation))
+            .insert_resource(vocabulary::TickRate(arena_sim::TickRate::new(self.tick_hz)))
+            .insert_resource(vocabulary::SnapshotRate(arena_sim::TickRate::new(self.snapshot_hz)))
+            .insert_resource(vocabulary::LagCompensation(self.lag_compensation))
             .init_resource::<ServerStats>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
             .configure_sets(
                 FixedUpdate,
-                (ServerSet::Simulate, ServerSet::Combat, ServerSet::Match, ServerSet::Record, ServerSet::Snapshot)
+                (
+                    ServerSet::Tick,
+                    ServerSet::Bots,
+                    ServerSet::Simulate,
+                    ServerSet::Record,
+                    ServerSet::Combat,
+                    ServerSet::Respawn,
+                    ServerSet::Match,
+                    ServerSet::Snapshot,
+                )
                     .chain(),
             )
             .add_plugins((
                 transport::plugin,
-                connections::plugin,
-                intake::plugin,
+                roster::plugin,
                 simulation::plugin,
+                lag_compensation::plugin,
+                life::plugin,
                 combat::plugin,
                 match_flow::plugin,
                 bots::plugin,
-                snapshots::plugin,
-            ));
+            ))
+            .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
+            .add_systems(Update, roster::settle_joiners)
+            .add_systems(FixedUpdate, simulation::advance_tick.in_set(ServerSet::Tick))
+            .add_systems(FixedUpdate, bots::think.in_set(ServerSet::Bots))
+            .add_systems(FixedUpdate, simulation::run_commands.in_set(ServerSet::Simulate))
+            .add_systems(FixedUpdate, lag_compensation::record_history.in_set(ServerSet::Record))
+            .add_systems(FixedUpdate, combat::resolve_shots.in_set(ServerSet::Combat))
+            .add_systems(FixedUpdate, life::respawn_the_dead.in_set(ServerSet::Respawn))
+            .add_systems(
+                FixedUpdate,
+                (match_flow::count_frags, match_flow::advance_phase, match_flow::publish)
+                    .chain()
+                    .in_set(ServerSet::Match),
+            )
+            .add_systems(FixedUpdate, snapshots::send_snapshots.in_set(ServerSet::Snapshot));
     }
 }
 
@@ -184,46 +251,9 @@ impl Plugin for ServerPlugin {
 /// `MinimalPlugins` or equivalent). Fails with a readable error if the address
 /// cannot be used.
 pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
-    if !TICK_HZ_RANGE.contains(&config.tick_hz) {
-        return Err(ServerError::Config(format!(
-            "tick rate {} Hz is outside {}..={} Hz",
-            config.tick_hz,
-            TICK_HZ_RANGE.start(),
-            TICK_HZ_RANGE.end()
-        )));
-    }
-    if config.snapshot_hz == 0 || config.snapshot_hz > config.tick_hz {
-        return Err(ServerError::Config(format!(
-            "snapshot rate {} Hz must be 1..={} Hz (the tick rate)",
-            config.snapshot_hz, config.tick_hz
-        )));
-    }
-    if config.bots > arena_protocol::MAX_PLAYERS {
-        return Err(ServerError::Config(format!("at most {} bots", arena_protocol::MAX_PLAYERS)));
-    }
-    if !(0.0..=1.0).contains(&config.bot_skill) {
-        return Err(ServerError::Config(format!("bot skill must be 0..=1, not {}", config.bot_skill)));
-    }
-    if config.rules.frag_limit == 0 || config.rules.time_limit_s == 0 {
-        return Err(ServerError::Config("the frag limit and the time limit must be above 0".into()));
-    }
-    if config.max_clients == 0 || config.max_clients > arena_protocol::MAX_PLAYERS {
-        return Err(ServerError::Config(format!(
-            "max clients must be 1..={}, not {}",
-            arena_protocol::MAX_PLAYERS,
-            config.max_clients
-        )));
-    }
-    if config.bots + config.max_clients > arena_protocol::MAX_PLAYERS {
-        return Err(ServerError::Config(format!(
-            "{} bots and {} clients make more than the {} players a server can hold; lower --bots or --max-clients",
-            config.bots,
-            config.max_clients,
-            arena_protocol::MAX_PLAYERS
-        )));
-    }
+    config.check()?;
     let info = transport::open(app, config)?;
-    app.insert_resource(SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
+    app.insert_resource(vocabulary::SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
         .insert_resource(BotSettings {
             count: config.bots,
             skill: config.bot_skill,
@@ -267,7 +297,7 @@ pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
     info.print_banner();
     match app.run() {
         AppExit::Success => Ok(()),
-        AppExit::Error(code) => Err(ServerError::Config(format!("server stopped with error code {code}"))),
+        AppExit::Error(code) => Err(ServerError::Stopped(code.get())),
     }
 }
 
@@ -323,14 +353,14 @@ impl ListenServer {
                     let _ = ready_tx.send(Err(e));
                 }
             })
-            .map_err(|e| ServerError::Config(format!("cannot start the server thread: {e}")))?;
+            .map_err(ServerError::Thread)?;
         match ready_rx.recv() {
             Ok(Ok(info)) => Ok(Self { stop, thread: Some(thread), info }),
             Ok(Err(e)) => {
                 let _ = thread.join();
                 Err(e)
             }
-            Err(_) => Err(ServerError::Config("the server thread ended before it started listening".into())),
+            Err(_) => Err(ServerError::ThreadEnded),
         }
     }
 }

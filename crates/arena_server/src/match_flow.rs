@@ -3,15 +3,12 @@
 //! starts again.
 
 use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
-use arena_sim::{HitZone, PlayerId};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::combat::Dead;
-use crate::connections::{PlayersChanged, Roster, ServerPlayer};
+use crate::life::{SpawnRotation, positions, respawn};
 use crate::net::broadcast;
-use crate::simulation::{ServerTick, Sim};
-use crate::{ServerSet, SimWorld, TickRate};
+use crate::vocabulary::{Frag, PlayersChanged, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// How often the scoreboard (with fresh pings) and the match clock go out
 /// when nothing else has changed, seconds.
@@ -20,8 +17,7 @@ const REFRESH_S: u32 = 2;
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<Frag>()
         .init_resource::<MatchState>()
-        .add_observer(|_: On<PlayersChanged>, mut state: ResMut<MatchState>| state.dirty = true)
-        .add_systems(FixedUpdate, (count_frags, advance_phase, publish).chain().in_set(ServerSet::Match));
+        .add_observer(|_: On<PlayersChanged>, mut state: ResMut<MatchState>| state.dirty = true);
 }
 
 /// How matches are played.
@@ -37,21 +33,6 @@ impl Default for MatchRules {
     fn default() -> Self {
         Self { frag_limit: 20, time_limit_s: 600, results_s: 10 }
     }
-}
-
-/// A kill (`killer == victim`: the victim fell out of the world).
-#[derive(Message, Debug, Clone, Copy)]
-pub struct Frag {
-    pub killer: PlayerId,
-    pub victim: PlayerId,
-    pub zone: HitZone,
-}
-
-/// A player's frags and deaths in this match.
-#[derive(Component, Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Score {
-    pub frags: i16,
-    pub deaths: u16,
 }
 
 #[derive(Resource, Debug, Clone)]
@@ -76,7 +57,7 @@ impl MatchState {
     }
 }
 
-fn count_frags(
+pub(crate) fn count_frags(
     mut frags: MessageReader<Frag>,
     mut scores: Query<(&ServerPlayer, &mut Score)>,
     roster: Res<Roster>,
@@ -97,30 +78,31 @@ fn count_frags(
             if player.id == frag.killer {
                 score.frags = if frag.killer == frag.victim { score.frags - 1 } else { score.frags + 1 };
                 if score.frags >= rules.frag_limit as i16 {
-                    info!("{} reached the frag limit", roster.name(player.id));
+                    info!("{} reached the frag limit", roster.label(player.id));
                     state.phase_ends_tick = tick.0; // ends now
                 }
             }
         }
         if frag.killer == frag.victim {
-            info!("{} fell out of the world", roster.name(frag.victim));
+            info!("{} fell out of the world", roster.label(frag.victim));
         }
         broadcast(&mut server, &ToClient::Killed { killer: frag.killer, victim: frag.victim, zone: frag.zone }, None);
         state.dirty = true;
     }
 }
 
-fn advance_phase(
+pub(crate) fn advance_phase(
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
     rules: Res<MatchRules>,
     world: Res<SimWorld>,
-    mut roster: ResMut<Roster>,
+    roster: Res<Roster>,
+    mut rotation: ResMut<SpawnRotation>,
     mut state: ResMut<MatchState>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut Score)>,
     mut commands: Commands,
 ) {
-    let seconds = |s: u32| s.saturating_mul(rate.0);
+    let seconds = |s: u32| s.saturating_mul(rate.hz());
     if state.phase_ends_tick == 0 {
         state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.time_limit_s));
         return;
@@ -133,7 +115,7 @@ fn advance_phase(
             let best = players.iter().map(|(_, p, _, s)| (p.id, *s)).max_by_key(|(_, s)| (s.frags, -(s.deaths as i32)));
             let winner = best.filter(|(_, s)| s.frags > 0).map(|(id, _)| id);
             match winner {
-                Some(id) => info!("match {} over: {} wins", state.number, roster.name(id)),
+                Some(id) => info!("match {} over: {} wins", state.number, roster.label(id)),
                 None => info!("match {} over: nobody scored", state.number),
             }
             state.phase = MatchPhase::Over { winner };
@@ -144,21 +126,17 @@ fn advance_phase(
             info!("match {} starts", state.number);
             state.phase = MatchPhase::Playing;
             state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.time_limit_s));
+            let mut at = positions(players.iter().map(|(_, p, s, _)| (p, s)));
             for (entity, player, mut sim, mut score) in &mut players {
                 *score = Score::default();
-                let (pos, yaw) = roster.choose_spawn(&world, Some(player.id));
-                sim.0 = sim.respawned_at(pos, yaw);
-                if let Some(entry) = roster.players.get_mut(&player.id) {
-                    entry.last_pos = pos;
-                }
-                commands.entity(entity).remove::<Dead>();
+                respawn(&mut commands, &world, &mut rotation, &mut at, (entity, player.id, &mut sim.0));
             }
         }
     }
     state.dirty = true;
 }
 
-fn publish(
+pub(crate) fn publish(
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
     rules: Res<MatchRules>,
@@ -166,7 +144,7 @@ fn publish(
     players: Query<(&ServerPlayer, &Score)>,
     mut server: ResMut<RenetServer>,
 ) {
-    let refresh_due = arena_sim::tick_diff(tick.0, state.last_sent_tick) >= (REFRESH_S * rate.0) as i32;
+    let refresh_due = arena_sim::tick_diff(tick.0, state.last_sent_tick) >= (REFRESH_S * rate.hz()) as i32;
     if !state.dirty && !refresh_due {
         return;
     }
@@ -183,7 +161,7 @@ fn publish(
         .collect();
     rows.sort_by_key(|r| (std::cmp::Reverse(r.frags), r.deaths, r.id));
     broadcast(&mut server, &ToClient::Scores(rows), None);
-    let seconds_left = arena_sim::tick_diff(state.phase_ends_tick, tick.0).max(0) as u32 / rate.0.max(1);
+    let seconds_left = arena_sim::tick_diff(state.phase_ends_tick, tick.0).max(0) as u32 / rate.hz();
     let info = MatchInfo { number: state.number, phase: state.phase, frag_limit: rules.frag_limit, seconds_left };
     broadcast(&mut server, &ToClient::Match(info), None);
 }

@@ -5,31 +5,26 @@ use arena_protocol::{PlayerSnapshot, Snapshot, ToClient};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::connections::ServerPlayer;
 use crate::intake::CommandBuffer;
 use crate::net::send;
-use crate::simulation::{ServerTick, Sim};
-use crate::{ServerSet, SnapshotRate, TickRate};
-
-pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(FixedUpdate, send_snapshots.in_set(ServerSet::Snapshot));
-}
+use crate::vocabulary::{ServerPlayer, ServerTick, Sim, SnapshotRate, TickRate};
 
 /// Whether a snapshot goes out after `tick`: `snapshot_hz` of every `tick_hz`
 /// ticks, spread evenly.
 pub fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
-    let slot = |t: u32| u64::from(t) * u64::from(snapshot_hz) / u64::from(tick_hz.max(1));
+    let tick_hz = arena_sim::TickRate::new(tick_hz).hz();
+    let slot = |t: u32| u64::from(t) * u64::from(snapshot_hz) / u64::from(tick_hz);
     slot(tick) != slot(tick.wrapping_sub(1)) || snapshot_hz >= tick_hz
 }
 
-fn send_snapshots(
+pub(crate) fn send_snapshots(
     mut server: ResMut<RenetServer>,
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
     snapshot_rate: Res<SnapshotRate>,
     players: Query<(&ServerPlayer, &Sim, &CommandBuffer)>,
 ) {
-    if !is_snapshot_tick(tick.0, tick_rate.0, snapshot_rate.0) {
+    if !is_snapshot_tick(tick.0, tick_rate.hz(), snapshot_rate.hz()) {
         return;
     }
     let mut states: Vec<PlayerSnapshot> =

@@ -35,12 +35,53 @@ pub(crate) fn plugin(app: &mut App) {
     .add_systems(Last, disconnect_on_exit);
 }
 
-/// Why a server could not start.
+/// Why a server could not start, or stopped.
 #[derive(Debug)]
 pub enum ServerError {
-    Bind { addr: SocketAddr, error: io::Error },
+    Bind {
+        addr: SocketAddr,
+        error: io::Error,
+    },
     Password(PasswordError),
-    Config(String),
+    Config(ConfigError),
+    /// The listen server's thread could not be started.
+    Thread(io::Error),
+    /// The listen server's thread ended before it listened.
+    ThreadEnded,
+    /// The server's loop ended with this error code.
+    Stopped(u8),
+}
+
+/// A setting the server cannot run with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigError {
+    TickRate(u32),
+    SnapshotRate { snapshot_hz: u32, tick_hz: u32 },
+    BotSkill(f32),
+    MatchLimits,
+    MaxClients(usize),
+    TooManyPlayers { bots: usize, clients: usize },
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let max = arena_protocol::MAX_PLAYERS;
+        let (lo, hi) = (arena_sim::TICK_HZ_RANGE.start(), arena_sim::TICK_HZ_RANGE.end());
+        match self {
+            ConfigError::TickRate(hz) => write!(f, "tick rate {hz} Hz is outside {lo}..={hi} Hz"),
+            ConfigError::SnapshotRate { snapshot_hz, tick_hz } => {
+                write!(f, "snapshot rate {snapshot_hz} Hz must be 1..={tick_hz} Hz (the tick rate)")
+            }
+            ConfigError::BotSkill(skill) => write!(f, "bot skill must be 0..=1, not {skill}"),
+            ConfigError::MatchLimits => f.write_str("the frag limit and the time limit must be above 0"),
+            ConfigError::MaxClients(n) => write!(f, "max clients must be 1..={max}, not {n}"),
+            ConfigError::TooManyPlayers { bots, clients } => write!(
+                f,
+                "{bots} bots and {clients} clients make more than the {max} players a server can hold; \
+                 lower --bots or --max-clients"
+            ),
+        }
+    }
 }
 
 impl std::fmt::Display for ServerError {
@@ -58,7 +99,10 @@ impl std::fmt::Display for ServerError {
                 write!(f, "cannot listen on UDP {addr}: {error}{hint}")
             }
             ServerError::Password(e) => write!(f, "{e}"),
-            ServerError::Config(message) => f.write_str(message),
+            ServerError::Config(e) => write!(f, "{e}"),
+            ServerError::Thread(e) => write!(f, "cannot start the server thread: {e}"),
+            ServerError::ThreadEnded => f.write_str("the server thread ended before it started listening"),
+            ServerError::Stopped(code) => write!(f, "the server stopped with error code {code}"),
         }
     }
 }
@@ -252,7 +296,7 @@ impl ServerTransport {
         }
         for client_id in self.guard.offenders(self.clock) {
             self.guard.counters.disconnected_for_bad_messages += 1;
-            warn!("disconnecting client {client_id}: it keeps sending bad messages");
+            debug!("disconnecting client {client_id}: it keeps sending bad messages");
             server.disconnect(client_id);
         }
         for client_id in server.disconnections_id() {

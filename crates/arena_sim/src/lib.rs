@@ -4,6 +4,18 @@
 //! Nothing here renders, touches the network or depends on Bevy: the same code
 //! runs in the authoritative server, in client-side prediction and in tests,
 //! and gives bit-identical results for identical inputs on one machine.
+//!
+//! # Modules, bottom up
+//!
+//! - `time`: tick rates and wrapping tick arithmetic.
+//! - `rng`: a small seeded random number generator.
+//! - `cmd`: the user command and its sanitising.
+//! - `player`: the player's state, sizes and view angles.
+//! - `hitbox`: body and head, and rays against them.
+//! - `weapon`: the rifle's rules.
+//! - `map`, `world`: the arena's data and its collision world.
+//! - `movement`: the shared movement function.
+//! - `spawn`, `nav`: spawn choice and the bots' navigation graph.
 
 pub mod cmd;
 pub mod hitbox;
@@ -13,6 +25,7 @@ pub mod nav;
 pub mod player;
 pub mod rng;
 pub mod spawn;
+pub mod time;
 pub mod weapon;
 pub mod world;
 
@@ -20,15 +33,11 @@ pub use cmd::{Buttons, UserCmd};
 pub use hitbox::{HitZone, Hitbox};
 pub use map::{MapDef, SpawnPoint};
 pub use movement::{MoveEvents, move_player};
-pub use player::{PlayerId, PlayerState};
+pub use player::{PlayerId, PlayerState, look_at, yaw_towards};
 pub use spawn::pick_spawn;
+pub use time::{DEFAULT_TICK_HZ, TICK_HZ_RANGE, TickRate, tick_after, tick_diff, tick_dt_s};
 pub use weapon::{Shot, WeaponEvents};
 pub use world::ArenaWorld;
-
-/// Default simulation rate of the whole game, in ticks per second.
-pub const DEFAULT_TICK_HZ: u32 = 64;
-/// Lowest and highest tick rates the game accepts, in ticks per second.
-pub const TICK_HZ_RANGE: std::ops::RangeInclusive<u32> = 10..=128;
 
 /// Everything that happened to a player in one tick.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -58,22 +67,6 @@ pub fn step_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     // Spawn protection runs out, or ends with the first shot.
     next.protected_s = if weapon.shot.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
     (next, TickEvents { movement, weapon })
-}
-
-/// Duration of one tick at `tick_hz`, seconds. Server and client both take the
-/// tick length from here so that they simulate with the identical `f32`.
-pub fn tick_dt_s(tick_hz: u32) -> f32 {
-    1.0 / tick_hz.max(1) as f32
-}
-
-/// Whether tick `a` comes after tick `b`, allowing for wrap-around.
-pub fn tick_after(a: u32, b: u32) -> bool {
-    (a.wrapping_sub(b) as i32) > 0
-}
-
-/// `a - b` in ticks, allowing for wrap-around.
-pub fn tick_diff(a: u32, b: u32) -> i32 {
-    a.wrapping_sub(b) as i32
 }
 
 #[cfg(test)]

@@ -256,7 +256,7 @@ fn ramp_solid(r: &RampDef) -> Solid {
 fn stair_solids(s: &StairsDef) -> Vec<Solid> {
     let run = Vec3::new(s.top.x - s.bottom.x, 0.0, s.top.z - s.bottom.z);
     let dir = run.normalize();
-    let yaw = (-dir.x).atan2(-dir.z);
+    let yaw = crate::player::yaw_towards(dir);
     let rotation = Quat::from_rotation_y(yaw);
     let steps = s.steps as f32;
     let rise = (s.top.y - s.bottom.y) / steps;

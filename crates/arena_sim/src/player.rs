@@ -17,6 +17,10 @@ pub const CROUCH_HEIGHT_M: f32 = 1.2;
 pub const STAND_EYE_M: f32 = 1.62;
 /// Eye height above the feet when crouching, metres.
 pub const CROUCH_EYE_M: f32 = 1.05;
+/// Health of a fresh player.
+pub const MAX_HEALTH: u8 = 100;
+/// Rounds in a full magazine: a fresh player's rifle is full.
+pub const MAGAZINE: u8 = 30;
 /// How long a respawned player cannot be hurt, seconds (unless it fires).
 pub const SPAWN_PROTECTION_S: f32 = 1.5;
 
@@ -58,15 +62,7 @@ pub struct PlayerState {
 impl PlayerState {
     /// A fresh, armed, healthy player standing at `pos`.
     pub fn spawned_at(pos: Vec3, yaw: f32) -> Self {
-        Self {
-            pos,
-            yaw,
-            on_ground: true,
-            alive: true,
-            health: crate::weapon::MAX_HEALTH,
-            ammo: crate::weapon::MAGAZINE,
-            ..Default::default()
-        }
+        Self { pos, yaw, on_ground: true, alive: true, health: MAX_HEALTH, ammo: MAGAZINE, ..Default::default() }
     }
 
     /// This player put back at a spawn point: a fresh state, briefly
@@ -115,4 +111,32 @@ pub fn view_rotation(yaw: f32, pitch: f32) -> Quat {
 /// Unit vector the player looks along for a yaw and pitch.
 pub fn view_forward(yaw: f32, pitch: f32) -> Vec3 {
     view_rotation(yaw, pitch) * Vec3::NEG_Z
+}
+
+/// The yaw that faces along `dir` (its horizontal part): the inverse of
+/// [`view_forward`]'s yaw.
+pub fn yaw_towards(dir: Vec3) -> f32 {
+    (-dir.x).atan2(-dir.z)
+}
+
+/// The yaw and pitch that look from `eye` at `target` (pitch within
+/// ±[`crate::cmd::MAX_PITCH_RAD`]): the inverse of [`view_forward`].
+pub fn look_at(eye: Vec3, target: Vec3) -> (f32, f32) {
+    let dir = (target - eye).normalize_or_zero();
+    let max = crate::cmd::MAX_PITCH_RAD;
+    (yaw_towards(dir), dir.y.clamp(-1.0, 1.0).asin().clamp(-max, max))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn look_at_is_the_inverse_of_view_forward() {
+        for (yaw, pitch) in [(0.0, 0.0), (1.0, 0.3), (-2.5, -0.7), (3.0, 1.2)] {
+            let eye = Vec3::new(1.0, 2.0, 3.0);
+            let (y, p) = look_at(eye, eye + view_forward(yaw, pitch) * 7.0);
+            assert!((y - yaw).abs() < 1e-5 && (p - pitch).abs() < 1e-5, "{yaw},{pitch} -> {y},{p}");
+        }
+    }
 }

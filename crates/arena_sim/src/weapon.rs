@@ -6,18 +6,15 @@
 use glam::Vec3;
 
 use crate::cmd::{Buttons, UserCmd};
+pub use crate::player::{MAGAZINE, MAX_HEALTH};
 use crate::player::{PlayerState, view_forward};
 
-/// Rounds in a magazine.
-pub const MAGAZINE: u8 = 30;
 /// Time between shots, seconds (10 shots a second).
 pub const FIRE_INTERVAL_S: f32 = 0.1;
 /// Time a reload takes, seconds.
 pub const RELOAD_S: f32 = 1.6;
 /// Farthest a shot reaches, metres.
 pub const RANGE_M: f32 = 250.0;
-/// Health of a fresh player.
-pub const MAX_HEALTH: u8 = 100;
 /// Damage of a body hit: four to kill.
 pub const BODY_DAMAGE: u8 = 25;
 /// Damage of a head hit: two to kill.

@@ -29,6 +29,38 @@ pub(crate) fn plugin(app: &mut App) {
                 .in_set(ViewSet::Follow),
         )
         .add_systems(Update, apply_fov.run_if(resource_changed::<Settings>));
+    if std::env::var_os("ARENA_TRACE_INPUT").is_some() {
+        app.add_systems(Update, trace_input_to_camera.after(ViewSet::Follow));
+    }
+}
+
+/// `ARENA_TRACE_INPUT=1`: logs, for each press of the forward key, how many
+/// frames later the camera moved (0: the frame of the press). For checking
+/// by hand, in a real window, that input reaches the view with no frame lag.
+fn trace_input_to_camera(
+    keys: Res<ButtonInput<KeyCode>>,
+    settings: Res<Settings>,
+    buttons: Res<ButtonInput<MouseButton>>,
+    camera: Query<&Transform, With<MainCamera>>,
+    mut waiting_since: Local<Option<u32>>,
+    mut last: Local<Option<Vec3>>,
+    mut frame: Local<u32>,
+) {
+    *frame += 1;
+    let Ok(transform) = camera.single() else { return };
+    let now = transform.translation;
+    let moved = last.is_some_and(|before| before.distance(now) > 1.0e-3);
+    *last = Some(now);
+    if settings.input(crate::settings::Action::Forward).just_pressed(&keys, &buttons) {
+        info!("input trace: forward pressed in frame {}", *frame);
+        *waiting_since = Some(*frame);
+    }
+    if let Some(pressed) = *waiting_since
+        && moved
+    {
+        info!("input trace: the camera moved {} frame(s) after the press (frame {})", *frame - pressed, *frame);
+        *waiting_since = None;
+    }
 }
 
 /// The one 3D camera.

@@ -299,7 +299,7 @@ fn damage_arrows(
 fn arrow_transform(from: Vec3, me: &arena_sim::PlayerState, yaw: f32) -> UiTransform {
     // The attacker's bearing relative to where we look: positive to the left.
     let to = from - me.pos;
-    let bearing = arena_sim::cmd::wrap_angle((-to.x).atan2(-to.z) - yaw);
+    let bearing = arena_sim::cmd::wrap_angle(arena_sim::yaw_towards(to) - yaw);
     // On screen, clockwise from the top: left is negative.
     let angle = -bearing;
     let (sin, cos) = angle.sin_cos();

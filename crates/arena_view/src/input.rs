@@ -2,6 +2,10 @@
 //! bindings (by default WASD, Space jump, Ctrl crouch, left mouse fire, R
 //! reload); mouse look while the cursor is grabbed. Esc opens the pause menu
 //! and releases the mouse.
+//!
+//! Input is read before the fixed loop (as in Bevy's
+//! `physics_in_fixed_timestep` example), so that the ticks run this frame
+//! make their commands from this frame's keys and mouse, not last frame's.
 
 use arena_client::{LocalInput, Session};
 use arena_sim::Buttons;
@@ -11,9 +15,9 @@ use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions};
 
 use crate::ViewSet;
-use crate::netcode_panel::NetcodePanel;
 use crate::settings::{Action, Input, Settings};
 use crate::settings_menu::SettingsWindow;
+use crate::view_state::{AutoAim, NetcodePanel, PauseMenu};
 
 /// Radians of view turn per mouse count (about Quake's default feel).
 pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
@@ -21,25 +25,16 @@ pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<PauseMenu>()
         .init_resource::<AutoAim>()
+        .init_resource::<NetcodePanel>()
+        .init_resource::<SettingsWindow>()
+        .init_resource::<Settings>()
+        .add_message::<bevy::window::WindowFocused>()
         .add_systems(
-            Update,
+            RunFixedMainLoop,
             (toggle_pause, read_input, auto_aim).chain().in_set(ViewSet::Input).run_if(in_state(Session::InGame)),
         )
         .add_systems(Update, grab_cursor.after(ViewSet::Menus))
         .add_systems(OnEnter(Session::InGame), close_pause_menu);
-}
-
-/// A demonstration aid (netcode panel, `--auto-aim`): the view follows the
-/// nearest player in sight, exactly as this client draws it. With lag
-/// compensation every shot then hits; without it, they trail the target by
-/// its speed times the latency.
-#[derive(Resource, Default, Debug)]
-pub struct AutoAim(pub bool);
-
-/// Whether the in-game pause menu is open (the game goes on; your player stands still).
-#[derive(Resource, Default, Debug)]
-pub struct PauseMenu {
-    pub open: bool,
 }
 
 fn close_pause_menu(mut pause: ResMut<PauseMenu>) {
@@ -154,8 +149,6 @@ fn auto_aim(
         .filter(|p| world.cast_ray(eye, (*p - eye).normalize_or_zero(), eye.distance(*p)).is_none())
         .min_by(|a, b| a.distance_squared(eye).total_cmp(&b.distance_squared(eye)));
     if let Some(point) = target {
-        let dir = (point - eye).normalize_or_zero();
-        input.yaw = (-dir.x).atan2(-dir.z);
-        input.pitch = dir.y.clamp(-1.0, 1.0).asin().clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
+        (input.yaw, input.pitch) = arena_sim::look_at(eye, point);
     }
 }

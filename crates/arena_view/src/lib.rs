@@ -1,6 +1,28 @@
 //! Everything a person sees and hears: the window, the arena's meshes and
 //! lights, player models with name tags, the first-person camera, keyboard and
 //! mouse, the menus and the HUD. The only crate that needs a window and a GPU.
+//!
+//! # Modules, bottom up
+//!
+//! - `view_state`: which panels and aids are open (pause menu, netcode panel, auto-aim).
+//! - `settings`: the player's settings file, bindings and their checks.
+//! - `settings_menu`: the settings window.
+//! - `input`: keyboard and mouse into the local input, before the fixed loop.
+//! - `host`: a listen server in this process.
+//! - `menu`: the main menu, the connecting dialog, the pause menu.
+//! - `netcode_panel`: the paper's switches, the conditioner, live figures.
+//! - `scene`, `players`, `camera`: the arena, the other players, the view.
+//! - `effects`, `hitboxes`, `sound`: what shots and steps look and sound like.
+//! - `hud`, `scoreboard_ui`: what is drawn over the view.
+//! - `screenshot`: `--screenshot FILE --seconds S`.
+//!
+//! # The order of a frame
+//!
+//! After the client netcode's `PreUpdate`: [`ViewSet::Input`] in
+//! `RunFixedMainLoop`, before the fixed loop (so the ticks of this frame
+//! carry this frame's input); then in `Update`, after the client has decided
+//! where everyone is drawn ([`arena_client::ClientSet::Present`]):
+//! [`ViewSet::Menus`], [`ViewSet::Follow`], [`ViewSet::Overlay`].
 
 mod camera;
 mod effects;
@@ -17,6 +39,7 @@ mod screenshot;
 mod settings;
 mod settings_menu;
 mod sound;
+pub mod view_state;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -63,11 +86,10 @@ pub struct ViewConfig {
     pub auto_aim: bool,
 }
 
-/// The ordered stages of a frame on the view side, after the client netcode
-/// has applied what arrived (PreUpdate) and before rendering.
+/// The ordered stages of a frame on the view side (see the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ViewSet {
-    /// Keyboard and mouse into the local input.
+    /// Keyboard and mouse into the local input (RunFixedMainLoop, before the fixed loop).
     Input,
     /// Menus and what they start or stop.
     Menus,
@@ -75,6 +97,17 @@ pub enum ViewSet {
     Follow,
     /// HUD and name tags, which need the camera's final transform.
     Overlay,
+}
+
+/// Keyboard and mouse into the local input, before the fixed loop: the
+/// view's part that runs with no window too (tests drive it with input events).
+pub struct InputPlugin;
+
+impl Plugin for InputPlugin {
+    fn build(&self, app: &mut App) {
+        app.configure_sets(RunFixedMainLoop, ViewSet::Input.in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop))
+            .add_plugins(input::plugin);
+    }
 }
 
 /// Bots a quick-play game starts with.
@@ -125,18 +158,16 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .insert_resource(settings::SettingsProblem(loaded.problem))
     .insert_resource(user_settings)
     .insert_resource(config.netcode.clone())
-    .insert_resource(input::AutoAim(config.auto_aim))
+    .insert_resource(view_state::AutoAim(config.auto_aim))
     .configure_sets(
         Update,
-        (ViewSet::Input, ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay)
-            .chain()
-            .after(arena_client::ClientSet::Present),
+        (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain().after(arena_client::ClientSet::Present),
     )
     .add_plugins((
         scene::plugin,
         players::plugin,
         camera::plugin,
-        input::plugin,
+        InputPlugin,
         menu::plugin,
         netcode_panel::plugin,
         hud::plugin,

@@ -13,11 +13,10 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::host::{HostGame, HostedServer};
-use crate::input::PauseMenu;
-use crate::netcode_panel::NetcodePanel;
 use crate::settings::{Settings, SettingsProblem};
 use crate::settings_menu::{SettingsWindow, save_settings};
 use crate::sound::SoundStatus;
+use crate::view_state::{NetcodePanel, PauseMenu};
 use crate::{PlayerProfile, QUICK_PLAY_BOTS, StartAction};
 
 /// Most bots the host menu offers.
@@ -189,7 +188,7 @@ fn main_menu(
                                 form.problem = None;
                                 commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
                             }
-                            (Err(e), _) => form.problem = Some(e),
+                            (Err(e), _) => form.problem = Some(e.to_string()),
                             (_, Err(e)) => form.problem = Some(format!("Cannot use that password: {e}.")),
                         }
                     }

@@ -2,23 +2,17 @@
 //! link conditioner, and live figures. With it open the mouse is free for the
 //! panel and the keyboard still moves you, so you can walk and watch.
 
-use arena_client::{InterpClock, LinkConditions, NetStats, NetcodeSettings, Roster, Session};
+use arena_client::{InterpStats, LinkConditions, NetStats, NetcodeSettings, Roster, ServerClock, Session};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::ViewSet;
-use crate::input::AutoAim;
+use crate::view_state::{AutoAim, NetcodePanel};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<NetcodePanel>()
-        .add_systems(Update, toggle_panel.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
+        .add_systems(RunFixedMainLoop, toggle_panel.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
         .add_systems(EguiPrimaryContextPass, show_panel.run_if(in_state(Session::InGame)));
-}
-
-/// Whether the netcode panel is open.
-#[derive(Resource, Default, Debug)]
-pub struct NetcodePanel {
-    pub open: bool,
 }
 
 fn toggle_panel(
@@ -37,7 +31,7 @@ fn show_panel(
     mut panel: ResMut<NetcodePanel>,
     mut settings: ResMut<NetcodeSettings>,
     stats: Res<NetStats>,
-    clock: Res<InterpClock>,
+    clock: (Res<ServerClock>, Res<InterpStats>),
     roster: Res<Roster>,
     mut auto_aim: ResMut<AutoAim>,
 ) -> Result {
@@ -70,7 +64,7 @@ fn show_panel(
                 *settings = edited;
             }
             egui::CollapsingHeader::new("Live").default_open(true).show(ui, |ui| {
-                live(ui, &stats, &clock, &roster);
+                live(ui, &stats, (&clock.0, &clock.1), &roster);
             });
         });
     if !open {
@@ -92,9 +86,8 @@ fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster) 
         .on_hover_text("Draw other players smoothly, a little in the past. Off: as each snapshot arrives.");
     ui.add_enabled_ui(edited.interpolation, |ui| {
         let two_snapshots = NetcodeSettings { interp_ms: None, ..edited.clone() };
-        let default_ms = (arena_client::interpolation::delay_ticks(&two_snapshots, roster) * 1000.0
-            / f64::from(roster.tick_hz.max(1)))
-        .round() as u16;
+        let default_ms =
+            roster.tick_rate().ticks_to_ms(arena_client::delay_ticks(&two_snapshots, roster)).round() as u16;
         let mut ms = edited.interp_ms.unwrap_or(default_ms);
         let slider = egui::Slider::new(&mut ms, 0..=arena_protocol::MAX_INTERP_MS).suffix(" ms").text("delay");
         if ui.add(slider).changed() {
@@ -125,7 +118,7 @@ fn conditioner(ui: &mut egui::Ui, c: &mut LinkConditions) {
     c.loss = loss_percent / 100.0;
 }
 
-fn live(ui: &mut egui::Ui, stats: &NetStats, clock: &InterpClock, roster: &Roster) {
+fn live(ui: &mut egui::Ui, stats: &NetStats, (clock, drawing): (&ServerClock, &InterpStats), roster: &Roster) {
     egui::Grid::new("netcode figures").num_columns(2).striped(true).show(ui, |ui| {
         let mut row = |name: &str, value: String| {
             ui.label(name);
@@ -142,11 +135,14 @@ fn live(ui: &mut egui::Ui, stats: &NetStats, clock: &InterpClock, roster: &Roste
         row("clock", format!("{:+.1} % ({} resets)", (stats.clock_rate - 1.0) * 100.0, stats.clock_resets));
         row("mispredictions", format!("{:.1} /s", stats.mispredictions_per_s));
         row("largest correction (5 s)", format!("{:.3} m", stats.recent_max_correction_m));
-        let behind_ms = clock.delay_ticks * 1000.0 / f64::from(roster.tick_hz.max(1));
+        let behind_ms = roster.tick_rate().ticks_to_ms(clock.delay_ticks);
         row("interpolation", format!("{behind_ms:.0} ms behind"));
         row(
             "extrapolated / held",
-            format!("{} / {} frames ({} resets)", clock.extrapolated_frames, clock.held_frames, clock.history_resets),
+            format!(
+                "{} / {} frames ({} resets)",
+                drawing.extrapolated_frames, drawing.held_frames, drawing.history_resets
+            ),
         );
     });
 }

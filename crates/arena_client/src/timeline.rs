@@ -1,14 +1,21 @@
-//! Clock sync: the client runs its ticks just far enough ahead of the server
-//! that each command arrives shortly before the server simulates its tick.
+//! The client's timeline: the tick its next command is for, the hold that
+//! lets the server catch up, the fixed timestep (the server's tick rate,
+//! nudged a few percent to keep commands arriving just in time), and the
+//! estimate of the server's clock from which remote players are drawn.
 //!
-//! Every snapshot says how early the command for its tick reached the server
-//! (a lost packet makes its command come a tick later with the next one,
-//! jitter by some of a tick, so both show). The client keeps the worst of
-//! these margins over the last second within a small band by running its
-//! fixed timestep a few percent faster or slower, as Overwatch does. The
-//! snapshot also names the newest command tick received: when the clock is
-//! far off (on joining, after a stall) it resets instead, skipping ticks
-//! forward or holding for a few, rather than drifting for seconds.
+//! Clock sync: every snapshot says how early the command for its tick reached
+//! the server (a lost packet makes its command come a tick later with the
+//! next one, jitter by some of a tick, so both show). The client keeps the
+//! worst of these margins over the last second within a small band by
+//! running its fixed timestep a few percent faster or slower, as Overwatch
+//! does. The snapshot also names the newest command tick received: when the
+//! clock is far off (on joining, after a stall) it resets instead, skipping
+//! ticks forward or holding for a few, rather than drifting for seconds.
+//!
+//! The server clock: each snapshot's arrival time, smoothed, gives the
+//! server's time; remote players are drawn at that time minus the
+//! interpolation delay (the render time, which each command also carries for
+//! lag compensation).
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -17,8 +24,8 @@ use arena_sim::{tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
-use crate::replication::{SnapshotApplied, Welcomed};
-use crate::{ClientSet, ClientTick, Session};
+use crate::settings::NetcodeSettings;
+use crate::vocabulary::{Roster, SnapshotApplied, Welcomed};
 
 /// The band the worst command margin is kept in, ticks: below it the clock
 /// speeds up, above it slows down.
@@ -169,17 +176,79 @@ impl ClockSync {
     }
 }
 
-pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(PreUpdate, (start_clock, follow_server).chain().in_set(ClientSet::Sync)).add_systems(
-        OnEnter(Session::Connecting),
-        |mut commands: Commands| {
-            commands.remove_resource::<ClockSync>();
-        },
-    );
+/// How quickly the server-clock estimate follows each snapshot's arrival.
+const CLOCK_SMOOTHING: f64 = 0.05;
+/// A snapshot this far from the clock estimate resets it, seconds.
+const CLOCK_RESET_S: f64 = 0.25;
+
+/// The tick the client's next command is for.
+#[derive(Resource, Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ClientTick(pub u32);
+
+/// The client's estimate of the server's clock, and the server time remote
+/// players are drawn at.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ServerClock {
+    /// Server time minus our local time, seconds, smoothed.
+    offset_s: Option<f64>,
+    /// The server time (in ticks) remote players are drawn at this frame.
+    pub render_tick: f64,
+    /// The interpolation delay in use, ticks.
+    pub delay_ticks: f64,
+    /// The newest snapshot's tick.
+    pub newest_tick: Option<u32>,
 }
 
-/// On the welcome: start the clock a round trip and a little ahead of the server.
-fn start_clock(
+impl ServerClock {
+    /// Whether the clock has seen a snapshot yet.
+    pub fn started(&self) -> bool {
+        self.offset_s.is_some()
+    }
+
+    /// The server time a command made now was seen at: the render time, or
+    /// the newest snapshot's tick with interpolation off (0: none yet).
+    pub fn seen_tick(&self, interpolation: bool) -> f64 {
+        if interpolation { self.render_tick } else { self.newest_tick.map(f64::from).unwrap_or(0.0) }
+    }
+}
+
+/// The interpolation delay, ticks: the setting, or two snapshot intervals.
+pub fn delay_ticks(settings: &NetcodeSettings, roster: &Roster) -> f64 {
+    let tick_rate = roster.tick_rate();
+    match settings.interp_ms {
+        Some(ms) => tick_rate.ms_to_ticks(f64::from(ms)),
+        None => 2.0 * f64::from(tick_rate.hz()) / f64::from(roster.snapshot_rate().hz()),
+    }
+}
+
+/// The next tick to make a command for, or `None` while holding (the clock
+/// was ahead: this tick is skipped, nothing simulated, nothing sent).
+pub(crate) fn next_command_tick(tick: &mut ClientTick, sync: Option<&mut ClockSync>) -> Option<u32> {
+    if let Some(sync) = sync
+        && sync.hold_ticks > 0
+    {
+        sync.hold_ticks -= 1;
+        return None;
+    }
+    let this = tick.0;
+    tick.0 = tick.0.wrapping_add(1);
+    Some(this)
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<ClientTick>().init_resource::<ServerClock>();
+}
+
+/// On connecting: a fresh timeline.
+pub(crate) fn reset(mut commands: Commands, mut tick: ResMut<ClientTick>, mut clock: ResMut<ServerClock>) {
+    commands.remove_resource::<ClockSync>();
+    tick.0 = 0;
+    *clock = ServerClock::default();
+}
+
+/// On the welcome: the server's tick rate, and the clock started a round trip
+/// and a little ahead of the server.
+pub(crate) fn start_clock(
     mut welcomed: MessageReader<Welcomed>,
     client: Option<Res<RenetClient>>,
     mut tick: ResMut<ClientTick>,
@@ -195,8 +264,8 @@ fn start_clock(
     }
 }
 
-/// On each snapshot: measure the buffer depth and adjust the rate or reset.
-fn follow_server(
+/// On each snapshot: the clock sync's feedback (rate, reset).
+pub(crate) fn follow_server(
     mut applied: MessageReader<SnapshotApplied>,
     sync: Option<ResMut<ClockSync>>,
     mut tick: ResMut<ClientTick>,
@@ -214,6 +283,43 @@ fn follow_server(
     if fixed.timestep() != timestep {
         fixed.set_timestep(timestep);
     }
+}
+
+/// On each snapshot: the server clock's estimate.
+pub(crate) fn follow_snapshots(
+    mut applied: MessageReader<SnapshotApplied>,
+    roster: Res<Roster>,
+    time: Res<Time<Real>>,
+    mut clock: ResMut<ServerClock>,
+) {
+    let now = time.elapsed_secs_f64();
+    for snapshot in applied.read() {
+        clock.newest_tick = Some(snapshot.tick);
+        let sample = roster.tick_rate().ticks_to_s(f64::from(snapshot.tick)) - now;
+        clock.offset_s = Some(match clock.offset_s {
+            Some(offset) if (sample - offset).abs() < CLOCK_RESET_S => offset + (sample - offset) * CLOCK_SMOOTHING,
+            _ => sample,
+        });
+    }
+}
+
+/// Every frame: the server time remote players are drawn at.
+pub(crate) fn advance_render_clock(
+    time: Res<Time<Real>>,
+    settings: Res<NetcodeSettings>,
+    roster: Res<Roster>,
+    mut clock: ResMut<ServerClock>,
+) {
+    let Some(offset) = clock.offset_s else { return };
+    let rate = roster.tick_rate();
+    clock.delay_ticks = delay_ticks(&settings, &roster);
+    let wanted = rate.s_to_ticks(time.elapsed_secs_f64() + offset) - clock.delay_ticks;
+    // Never backwards by a little (the estimate wobbles); by a lot, follow.
+    clock.render_tick = if wanted < clock.render_tick && clock.render_tick - wanted < rate.s_to_ticks(CLOCK_RESET_S) {
+        clock.render_tick
+    } else {
+        wanted
+    };
 }
 
 #[cfg(test)]

@@ -303,14 +303,15 @@ fn engage(bot: &mut Bot, t: f32, fire: bool) {
     let aim_point = arena_sim::Hitbox::of(&target).body_center();
     let dir = (aim_point - eye).normalize_or_zero();
     let distance = eye.distance(aim_point);
+    let (yaw, pitch) = arena_sim::look_at(eye, aim_point);
     let in_sight = world.resource::<arena_client::ClientWorld>().cast_ray(eye, dir, distance).is_none();
     if t >= bot.next_turn_s {
         bot.strafe = -bot.strafe;
         bot.next_turn_s = t + 1.0 + (t * 7.3).sin().abs();
     }
     let mut input = world.resource_mut::<LocalInput>();
-    input.yaw = (-dir.x).atan2(-dir.z);
-    input.pitch = dir.y.clamp(-1.0, 1.0).asin();
+    input.yaw = yaw;
+    input.pitch = pitch;
     input.forward = ((distance - RANGE_M) / 4.0).clamp(-1.0, 1.0);
     input.right = bot.strafe;
     input.held = if fire && in_sight { Buttons::FIRE } else { Buttons::default() };

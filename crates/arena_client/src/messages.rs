@@ -1,0 +1,86 @@
+//! Every message from the server, in one place: decoded with size limits,
+//! validated (a server may be hostile too), counted when bad, and routed to
+//! the small systems that apply them: the roster, the snapshot, the game
+//! messages (combat, scores, the match). A refusal ends the connection.
+
+use arena_protocol::{Refusal, ToClient, channel, decode};
+use arena_sim::tick_after;
+use bevy::prelude::*;
+use bevy_renet::RenetClient;
+
+use crate::connection::{ServerConnection, end_connection};
+use crate::transport::UdpTransport;
+use crate::vocabulary::{ClientStats, GameMessage, RosterNews, SnapshotReceived};
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_message::<RosterNews>().add_message::<SnapshotReceived>().add_message::<GameMessage>();
+}
+
+/// Reads, checks and routes what the server sent since the last frame. Of
+/// the snapshots only the newest goes on.
+pub(crate) fn route_messages(
+    mut client: ResMut<RenetClient>,
+    mut stats: ResMut<ClientStats>,
+    connection: Option<Res<ServerConnection>>,
+    mut transport: Option<ResMut<UdpTransport>>,
+    mut roster: MessageWriter<RosterNews>,
+    mut snapshots: MessageWriter<SnapshotReceived>,
+    mut game: MessageWriter<GameMessage>,
+    mut commands: Commands,
+) {
+    let mut newest: Option<arena_protocol::Snapshot> = None;
+    for channel in [channel::RELIABLE, channel::UNRELIABLE] {
+        while let Some(bytes) = client.receive_message(channel) {
+            let checked = decode::<ToClient>(&bytes).map_err(|e| e.to_string()).and_then(|m| {
+                m.validate()?;
+                Ok(m)
+            });
+            let message = match checked {
+                Ok(message) => message,
+                Err(e) => {
+                    stats.bad_messages += 1;
+                    debug!("dropped a bad message from the server: {e}");
+                    continue;
+                }
+            };
+            match message {
+                ToClient::Refused(Refusal::Name(refusal)) => {
+                    let name = connection.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+                    end_connection(&mut commands, refusal.explain(&name));
+                    if let Some(transport) = transport.as_mut() {
+                        transport.disconnect();
+                    }
+                    return;
+                }
+                ToClient::Welcome(welcome) => {
+                    roster.write(RosterNews::Welcome(welcome));
+                }
+                ToClient::PlayerJoined(info) => {
+                    roster.write(RosterNews::Joined(info));
+                }
+                ToClient::PlayerLeft { id } => {
+                    roster.write(RosterNews::Left(id));
+                }
+                ToClient::Snapshot(snapshot) => {
+                    stats.snapshots_received += 1;
+                    if newest.as_ref().is_none_or(|n| tick_after(snapshot.tick, n.tick)) {
+                        newest = Some(snapshot);
+                    } else {
+                        stats.stale_snapshots += 1;
+                    }
+                }
+                message @ (ToClient::ShotResult(_)
+                | ToClient::ShotFired { .. }
+                | ToClient::Damaged { .. }
+                | ToClient::Killed { .. }
+                | ToClient::Scores(_)
+                | ToClient::Match(_)) => {
+                    game.write(GameMessage(message));
+                }
+            }
+        }
+    }
+    if let Some(snapshot) = newest {
+        snapshots.write(SnapshotReceived(snapshot));
+    }
+}

@@ -1,0 +1,129 @@
+//! The client's shared vocabulary: the components, resources and messages
+//! its parts speak of. It imports no other module of the crate.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+
+use arena_protocol::{PlayerInfo, Snapshot, ToClient, Welcome};
+use arena_sim::{ArenaWorld, PlayerId, PlayerState, TickRate};
+use bevy::prelude::*;
+
+/// A player the server told us about.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct NetPlayer {
+    pub id: PlayerId,
+}
+
+/// Marks the local player's entity.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct LocalPlayer;
+
+/// A player's state in the newest snapshot, and that snapshot's tick.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct NetState {
+    pub state: PlayerState,
+    pub tick: u32,
+}
+
+#[derive(Component, Debug, Clone, PartialEq, Eq)]
+pub struct PlayerName(pub String);
+
+/// Who is on the server, and who we are.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct Roster {
+    pub local_id: Option<PlayerId>,
+    pub tick_hz: u32,
+    pub snapshot_hz: u32,
+    pub map_name: String,
+    /// Names as shown: a bot's marked " (bot)" (the server's flag says who is one).
+    pub names: BTreeMap<PlayerId, String>,
+    /// The server's bots.
+    pub bots: BTreeSet<PlayerId>,
+    /// Tick of the newest snapshot applied.
+    pub last_snapshot_tick: Option<u32>,
+}
+
+impl Roster {
+    pub fn tick_rate(&self) -> TickRate {
+        TickRate::new(self.tick_hz)
+    }
+
+    pub fn snapshot_rate(&self) -> TickRate {
+        TickRate::new(self.snapshot_hz)
+    }
+
+    /// Takes in a player the server announced (on the welcome or later).
+    pub fn add(&mut self, info: &PlayerInfo) {
+        let name = arena_protocol::names::clean_name(&info.name);
+        let shown = if info.bot { format!("{name} (bot)") } else { name };
+        self.names.insert(info.id, shown);
+        if info.bot {
+            self.bots.insert(info.id);
+        } else {
+            self.bots.remove(&info.id);
+        }
+    }
+
+    /// The name shown for a player.
+    pub fn name(&self, id: PlayerId) -> String {
+        self.names.get(&id).cloned().unwrap_or_else(|| format!("player {}", id.0))
+    }
+}
+
+/// The entity of each player in the newest snapshot.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct PlayerEntities(pub HashMap<PlayerId, Entity>);
+
+/// The arena's collision world as the client knows it.
+#[derive(Resource, Clone, Deref)]
+pub struct ClientWorld(pub Arc<ArenaWorld>);
+
+/// Counters of what the client had to drop, for logs and tests.
+#[derive(Resource, Default, Debug, Clone)]
+pub struct ClientStats {
+    pub bad_messages: u64,
+    pub snapshots_received: u64,
+    /// Snapshots that arrived after a newer one and were ignored.
+    pub stale_snapshots: u64,
+    /// Command packets sent (one per tick).
+    pub commands_sent: u64,
+    /// Combat messages beyond what any fair server sends in a frame, dropped.
+    pub flood_dropped: u64,
+}
+
+/// Who joins and leaves, as the server says: routed to the roster.
+#[derive(Message, Debug, Clone)]
+pub(crate) enum RosterNews {
+    Welcome(Welcome),
+    Joined(PlayerInfo),
+    Left(PlayerId),
+}
+
+/// The newest snapshot that came this frame: routed to replication.
+#[derive(Message, Debug, Clone)]
+pub(crate) struct SnapshotReceived(pub Snapshot);
+
+/// Shots, damage, kills, scores and the match's state from the server.
+#[derive(Message, Debug, Clone)]
+pub struct GameMessage(pub ToClient);
+
+/// The server welcomed us.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct Welcomed {
+    pub tick_hz: u32,
+    pub server_tick: u32,
+}
+
+/// A newer snapshot was applied: what it says about us.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct SnapshotApplied {
+    pub tick: u32,
+    /// The newest of our commands the server has run.
+    pub ack: Option<u32>,
+    /// The newest of our command ticks the server has received.
+    pub newest_cmd_tick: Option<u32>,
+    /// How early our commands reached the server at worst lately, ticks.
+    pub margin_ticks: Option<f32>,
+    /// Our player's state after `ack`.
+    pub local_state: Option<PlayerState>,
+}

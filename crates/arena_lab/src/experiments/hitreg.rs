@@ -1,0 +1,145 @@
+//! `arena lab hitreg`: a shooter aims at a strafing target as its client
+//! draws it and fires; the server judges. Hit ratio, the lead one would have
+//! needed, and how far the server's rewind was from what the shooter saw.
+
+use arena_client::{LocalInput, LocalRender, NetStats};
+use arena_sim::{Buttons, Hitbox, look_at};
+use bevy::prelude::*;
+use serde::Serialize;
+
+use super::{
+    LAB_FRAME_HZ, LANE_HALF_WIDTH_M, LabError, LabSettings, SHOOTER_AT, TARGET_AT, WARMUP_S, drawn_remote,
+    interp_ms_of, two_player_lab,
+};
+
+/// What `arena lab hitreg` prints.
+#[derive(Debug, Serialize)]
+pub struct HitregReport {
+    pub experiment: &'static str,
+    #[serde(flatten)]
+    pub settings: LabSettings,
+    /// Shots the server resolved.
+    pub shots: usize,
+    pub hits: usize,
+    pub hit_ratio: f64,
+    /// The target's mean speed on the server, m/s.
+    pub target_speed_mps: f64,
+    /// The distance from shooter to target, mean, metres.
+    pub range_m: f64,
+    pub rtt_ms: f64,
+    /// The shooter's interpolation delay, ms.
+    pub interp_ms: f64,
+    /// Mean distance, across the shot, between the aim and where the target
+    /// was on the server when the shot was resolved: how far one had to lead.
+    pub lead_needed_m: f64,
+    /// Mean distance between the target as the shooter drew it and as the
+    /// server tested it.
+    pub rewind_error_m: f64,
+    /// Claimed render times the server did not believe.
+    pub render_times_rejected: u64,
+    pub frame_hz: f64,
+    pub warmup_s: f64,
+}
+
+/// Runs `arena lab hitreg`: a shooter aims at the centre of a strafing
+/// target's body as its client draws it, and fires; the server judges.
+pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
+    let mut lab = two_player_lab(&settings, ["Shooter", "Target"])?;
+    let (shooter, target) = (0, 1);
+    lab.teleport("Shooter", SHOOTER_AT, 0.0);
+    lab.teleport("Target", TARGET_AT, std::f32::consts::PI);
+    lab.step(LAB_FRAME_HZ as usize);
+    lab.server.world_mut().resource_mut::<arena_server::ShotLog>().0.clear();
+    let rejected_before = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected;
+
+    let mut rng = arena_client::conditioner::SplitMix64::new(settings.seed ^ 0x5eed);
+    let mut direction = 1.0f32;
+    let mut next_change_s = 1.0 + 2.0 * f64::from(rng.next_f32());
+    let mut speeds = Vec::new();
+    let mut seen: std::collections::HashMap<u32, (Hitbox, Hitbox)> = std::collections::HashMap::new();
+    let frames = (settings.seconds * LAB_FRAME_HZ).round() as usize;
+    for frame_index in 0..frames {
+        let t = frame_index as f64 / LAB_FRAME_HZ;
+        // The target strafes at full speed across the shooter's view, turning
+        // back at random every 1-3 s and at the ends of its lane.
+        let target_x = lab.clients[target].world().resource::<LocalRender>().state.map(|s| s.pos.x).unwrap_or(0.0);
+        if t >= next_change_s {
+            direction = -direction;
+            next_change_s = t + 1.0 + 2.0 * f64::from(rng.next_f32());
+        }
+        if target_x > LANE_HALF_WIDTH_M {
+            direction = -1.0;
+        } else if target_x < -LANE_HALF_WIDTH_M {
+            direction = 1.0;
+        }
+        {
+            let mut input = lab.clients[target].world_mut().resource_mut::<LocalInput>();
+            // Facing south (towards the shooter), right is -x.
+            input.yaw = std::f32::consts::PI;
+            input.pitch = 0.0;
+            input.forward = 0.0;
+            input.right = -direction;
+        }
+        // The shooter aims at the target's body as its own client draws it.
+        let eye = lab.clients[shooter].world().resource::<LocalRender>().state.map(|s| s.eye_pos());
+        let drawn = drawn_remote(&mut lab.clients[shooter]);
+        if let (Some(eye), Some(drawn)) = (eye, drawn) {
+            let (yaw, pitch) = look_at(eye, Hitbox::of(&drawn).body_center());
+            let mut input = lab.clients[shooter].world_mut().resource_mut::<LocalInput>();
+            input.yaw = yaw;
+            input.pitch = pitch;
+            input.held = Buttons::FIRE;
+        }
+        lab.keep_alive("Target");
+        lab.step(1);
+        if let Some(state) = lab.sim("Target") {
+            speeds.push(f64::from(Vec3::new(state.vel.x, 0.0, state.vel.z).length()));
+        }
+        // What the shooter drew and what the server tested, per shot.
+        for c in &lab.clients[shooter].world().resource::<arena_client::ShotComparisons>().0 {
+            let drawn = c.fired.seen.first().map(|(_, h)| *h);
+            let tested = c.result.hitboxes.first().map(|(_, h)| *h);
+            if let (Some(drawn), Some(tested)) = (drawn, tested) {
+                seen.entry(c.fired.cmd_tick).or_insert((drawn, tested));
+            }
+        }
+    }
+
+    let records: Vec<arena_server::ShotRecord> =
+        lab.server.world().resource::<arena_server::ShotLog>().0.iter().cloned().collect();
+    let shots = records.len();
+    let hits = records.iter().filter(|r| r.hit.is_some()).count();
+    let leads: Vec<f64> = records
+        .iter()
+        .filter_map(|r| {
+            let (_, current) = r.current.first()?;
+            let to = current.body_center() - r.shot.origin;
+            Some(f64::from((to - r.shot.dir * to.dot(r.shot.dir)).length()))
+        })
+        .collect();
+    let ranges: Vec<f64> = records
+        .iter()
+        .filter_map(|r| r.current.first().map(|(_, h)| f64::from(h.body_center().distance(r.shot.origin))))
+        .collect();
+    let errors: Vec<f64> = seen.values().map(|(drawn, tested)| f64::from(drawn.feet.distance(tested.feet))).collect();
+    let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
+    let rtt_ms = lab.clients[shooter].world().resource::<NetStats>().rtt_ms;
+    let interp_ms = interp_ms_of(&lab.clients[shooter]);
+    let rejected = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected - rejected_before;
+    Ok(HitregReport {
+        experiment: "hitreg",
+        settings,
+        shots,
+        hits,
+        hit_ratio: if shots == 0 { f64::NAN } else { hits as f64 / shots as f64 },
+        target_speed_mps: mean(&speeds),
+        range_m: mean(&ranges),
+        rtt_ms,
+        interp_ms,
+        lead_needed_m: mean(&leads),
+        rewind_error_m: mean(&errors),
+        render_times_rejected: rejected,
+        frame_hz: LAB_FRAME_HZ,
+        warmup_s: WARMUP_S,
+    })
+}

@@ -1,0 +1,13 @@
+//! The lab: everything that drives Arena's netcode from outside, through the
+//! public API of `arena_server` and `arena_client` only.
+//!
+//! - `harness`: headless server and client Apps over real UDP on 127.0.0.1,
+//!   stepped by hand; hand-made hostile clients and servers.
+//! - `experiments`: `arena lab prediction|hitreg|interpolation`, each a
+//!   repeatable run that returns a report.
+//! - `bot_clients`: `arena bots`, headless network clients that play by a
+//!   script (not the server's own bots).
+
+pub mod bot_clients;
+pub mod experiments;
+pub mod harness;

@@ -1,0 +1,225 @@
+//! Lag compensation, the paper's central technique: every player's hitbox is
+//! recorded each tick in a history covering more than a second; a shot is
+//! tested against the other players as they were at the time the shooter
+//! was looking at (the render time its command claims, believed only within
+//! about two ticks plus the shooter's jitter of the server's own estimate,
+//! and never further back than the round trip, the interpolation delay and
+//! that margin), blended between the two recorded ticks around it. Nothing
+//! live is moved: rewound hitboxes are computed from the history, so
+//! "restore" is free and the order of players does not matter.
+
+use std::collections::VecDeque;
+
+use arena_sim::{Hitbox, PlayerId};
+use bevy::prelude::*;
+
+use crate::vocabulary::{ServerPlayer, ServerTick, Sim, TickRate};
+
+/// How much history is kept, seconds (Source keeps one).
+pub const HISTORY_S: f64 = 1.25;
+/// A claimed render time is believed if it is within this many ticks of the
+/// server's own estimate, plus the measured jitter of the shooter's commands
+/// (see [`render_time_tolerance_ticks`]).
+pub const RENDER_TIME_SLACK_TICKS: f64 = 2.0;
+/// How many mean deviations of command arrival count as "the jitter".
+const JITTER_SPREAD: f64 = 2.0;
+/// The tolerance never exceeds this, seconds: a client on a wildly jittery
+/// link is rewound to the server's estimate instead of its claim.
+pub const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<LagHistory>();
+}
+
+/// Every player's hitbox at the end of each recent tick.
+#[derive(Resource, Debug, Default)]
+pub struct LagHistory {
+    frames: VecDeque<(u32, Vec<(PlayerId, Hitbox)>)>,
+}
+
+impl LagHistory {
+    pub fn push(&mut self, tick: u32, hitboxes: Vec<(PlayerId, Hitbox)>, keep: usize) {
+        self.frames.push_back((tick, hitboxes));
+        while self.frames.len() > keep.max(2) {
+            self.frames.pop_front();
+        }
+    }
+
+    /// The oldest and newest recorded ticks.
+    pub fn span(&self) -> Option<(u32, u32)> {
+        Some((self.frames.front()?.0, self.frames.back()?.0))
+    }
+
+    /// Every player's hitbox at server time `tick` (fractional), blended
+    /// between the two recorded ticks around it. `tick` must be within
+    /// [`Self::span`].
+    pub fn rewind(&self, tick: f64) -> Vec<(PlayerId, Hitbox)> {
+        let Some((oldest, _)) = self.span() else { return Vec::new() };
+        let offset = (tick - f64::from(oldest)).max(0.0);
+        let i = (offset.floor() as usize).min(self.frames.len() - 1);
+        let t = (offset - i as f64) as f32;
+        let (_, before) = &self.frames[i];
+        let Some((_, after)) = self.frames.get(i + 1) else { return before.clone() };
+        before
+            .iter()
+            .map(|(id, a)| {
+                let blended = match after.iter().find(|(other, _)| other == id) {
+                    Some((_, b)) => a.lerp(b, t),
+                    None => *a,
+                };
+                (*id, blended)
+            })
+            .collect()
+    }
+
+    /// The newest recorded hitboxes.
+    pub fn latest(&self) -> Vec<(PlayerId, Hitbox)> {
+        self.frames.back().map(|(_, h)| h.clone()).unwrap_or_default()
+    }
+}
+
+/// The server's own estimate of the server time (ticks) a client was
+/// drawing the others at when it made the command for `cmd_tick`: the newest
+/// snapshot it had (a round trip and the command's head start before its
+/// tick), minus its interpolation delay.
+pub fn estimate_render_tick(cmd_tick: u32, margin_ticks: f32, rtt_ticks: f64, interp_ticks: f64) -> f64 {
+    f64::from(cmd_tick) - f64::from(margin_ticks.max(0.0)) - rtt_ticks - interp_ticks
+}
+
+/// How far a claimed render time may be from the server's estimate and still
+/// be believed, ticks: [`RENDER_TIME_SLACK_TICKS`] plus the jitter measured on
+/// the shooter's commands, at most [`MAX_RENDER_TIME_TOLERANCE_S`].
+pub fn render_time_tolerance_ticks(arrival_jitter_ticks: f32, tick_hz: u32) -> f64 {
+    let jitter = if arrival_jitter_ticks.is_finite() { f64::from(arrival_jitter_ticks.max(0.0)) } else { 0.0 };
+    (RENDER_TIME_SLACK_TICKS + JITTER_SPREAD * jitter).min(MAX_RENDER_TIME_TOLERANCE_S * f64::from(tick_hz))
+}
+
+/// What bounds a shot's rewind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RewindBounds {
+    /// The server's estimate of the shooter's render time, ticks.
+    pub estimate: f64,
+    /// How far from the estimate a claim is believed, ticks.
+    pub tolerance: f64,
+    /// The oldest time a rewind may reach: the tick being simulated minus
+    /// the round trip, the interpolation delay and the tolerance. No
+    /// backtracking to where someone was half a second ago.
+    pub oldest: f64,
+    /// The recorded history's oldest and newest ticks.
+    pub span: (u32, u32),
+}
+
+/// What [`choose_tested_tick`] decided.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TestedTick {
+    pub tick: f64,
+    /// The claim was not believed (the estimate was used).
+    pub rejected: bool,
+    /// The time was moved into the allowed window or the history.
+    pub clamped: bool,
+}
+
+/// Chooses the server time to test a shot at: the claimed render time if it
+/// agrees with the estimate within the tolerance, else the estimate; never
+/// older than the rewind limit; within the history.
+pub fn choose_tested_tick(claimed: f64, bounds: RewindBounds) -> TestedTick {
+    let RewindBounds { estimate, tolerance, oldest, span } = bounds;
+    let rejected = !(claimed > 0.0 && claimed.is_finite() && (claimed - estimate).abs() <= tolerance);
+    let wanted = if rejected { estimate } else { claimed };
+    let (first, newest) = (f64::from(span.0), f64::from(span.1));
+    let floor = if oldest.is_finite() { oldest.max(first).min(newest) } else { first };
+    let tick = if wanted.is_finite() { wanted.clamp(floor, newest) } else { newest };
+    TestedTick { tick, rejected, clamped: tick != wanted }
+}
+
+/// Records every player's hitbox as it is now (see `lib.rs` for why after
+/// movement and before shots).
+pub(crate) fn record_history(
+    tick: Res<ServerTick>,
+    rate: Res<TickRate>,
+    players: Query<(&ServerPlayer, &Sim)>,
+    mut history: ResMut<LagHistory>,
+) {
+    let mut hitboxes: Vec<(PlayerId, Hitbox)> = players.iter().map(|(p, s)| (p.id, Hitbox::of(&s.0))).collect();
+    hitboxes.sort_by_key(|(id, _)| *id);
+    let keep = (HISTORY_S * f64::from(rate.hz())).ceil() as usize + 1;
+    history.push(tick.0, hitboxes, keep);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(x: f32) -> Hitbox {
+        Hitbox { feet: Vec3::new(x, 0.0, 0.0), crouched: false, alive: true, spawn_count: 0 }
+    }
+
+    fn history() -> LagHistory {
+        let mut h = LagHistory::default();
+        for tick in 100..=110u32 {
+            let x = (tick - 100) as f32;
+            h.push(tick, vec![(PlayerId(1), at(x)), (PlayerId(2), Hitbox { crouched: tick >= 105, ..at(-x) })], 8);
+        }
+        h
+    }
+
+    #[test]
+    fn history_is_bounded_and_blends_between_ticks() {
+        let h = history();
+        assert_eq!(h.span(), Some((103, 110)));
+        let rewound = h.rewind(104.25);
+        assert!((rewound[0].1.feet.x - 4.25).abs() < 1e-5, "{:?}", rewound[0]);
+        assert!((rewound[1].1.feet.x + 4.25).abs() < 1e-5);
+        assert!(!rewound[1].1.crouched, "crouch from the nearer tick");
+        assert!(h.rewind(104.75)[1].1.crouched);
+        assert_eq!(h.rewind(110.0)[0].1.feet.x, 10.0);
+    }
+
+    fn bounds(estimate: f64) -> RewindBounds {
+        RewindBounds { estimate, tolerance: 2.0, oldest: 0.0, span: (103, 110) }
+    }
+
+    fn tested(tick: f64, rejected: bool, clamped: bool) -> TestedTick {
+        TestedTick { tick, rejected, clamped }
+    }
+
+    #[test]
+    fn render_times_are_believed_clamped_or_replaced() {
+        // Believed: close to the estimate and within the history.
+        assert_eq!(choose_tested_tick(106.5, bounds(107.0)), tested(106.5, false, false));
+        // Beyond the tolerance: the estimate instead.
+        assert_eq!(choose_tested_tick(104.5, bounds(107.0)), tested(107.0, true, false));
+        assert_eq!(choose_tested_tick(10.0, bounds(107.0)), tested(107.0, true, false));
+        // In the future: rejected, and the estimate clamped to the newest tick.
+        assert_eq!(choose_tested_tick(400.0, bounds(112.0)), tested(110.0, true, true));
+        // Unknown (0) or garbage: the estimate.
+        assert_eq!(choose_tested_tick(0.0, bounds(105.0)), tested(105.0, true, false));
+        assert_eq!(choose_tested_tick(f64::NAN, bounds(105.0)), tested(105.0, true, false));
+        // Believed but older than the history: clamped.
+        assert_eq!(choose_tested_tick(100.0, bounds(101.0)), tested(103.0, false, true));
+        // Never older than the rewind limit, even when believed.
+        let limited = RewindBounds { oldest: 106.0, ..bounds(106.5) };
+        assert_eq!(choose_tested_tick(105.0, limited), tested(106.0, false, true));
+        // Garbage bounds still give a time within the history.
+        let garbage = RewindBounds { estimate: f64::NAN, tolerance: f64::NAN, oldest: f64::NAN, span: (103, 110) };
+        assert_eq!(choose_tested_tick(f64::INFINITY, garbage).tick, 110.0);
+    }
+
+    #[test]
+    fn the_tolerance_is_two_ticks_plus_the_jitter_within_a_cap() {
+        assert_eq!(render_time_tolerance_ticks(0.0, 64), 2.0);
+        assert_eq!(render_time_tolerance_ticks(0.5, 64), 3.0);
+        assert_eq!(render_time_tolerance_ticks(f32::NAN, 64), 2.0);
+        assert!((render_time_tolerance_ticks(100.0, 64) - 6.4).abs() < 1e-9, "capped at 100 ms");
+    }
+
+    #[test]
+    fn the_dead_and_rewound_death_are_respected() {
+        let mut h = LagHistory::default();
+        h.push(1, vec![(PlayerId(1), Hitbox { alive: false, ..at(0.0) })], 8);
+        h.push(2, vec![(PlayerId(1), at(0.0))], 8);
+        let origin = Vec3::new(0.0, 1.0, 5.0);
+        assert!(h.rewind(1.0)[0].1.ray_test(origin, Vec3::NEG_Z, 10.0).is_none(), "dead at tick 1");
+        assert!(h.rewind(2.0)[0].1.ray_test(origin, Vec3::NEG_Z, 10.0).is_some(), "alive at tick 2");
+    }
+}

@@ -1,0 +1,161 @@
+//! Players joining and leaving: a connected client (or a new bot) gets a
+//! player at a free spawn point and, for a client, a welcome; everyone else
+//! hears about it. A name the rules refuse gets a reason and a disconnect. A
+//! leaving or timed-out client's player disappears at once.
+
+use std::collections::BTreeMap;
+
+use arena_protocol::names::{name_from_user_data, refuse_name, unique_name};
+use arena_protocol::{PlayerInfo, Refusal, ToClient, Welcome};
+use arena_sim::{PlayerId, PlayerState};
+use bevy::prelude::*;
+use bevy_renet::renet::{ClientId, ServerEvent};
+use bevy_renet::{RenetServer, RenetServerEvent};
+
+use crate::intake::CommandBuffer;
+use crate::life::{SpawnRotation, choose_spawn};
+use crate::net::{broadcast, send};
+use crate::transport::ServerTransport;
+use crate::vocabulary::{
+    ClientPrefs, PlayersChanged, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim, SimWorld,
+    SnapshotRate, TickRate,
+};
+
+/// How long a refused client has to read why before it is disconnected, seconds.
+const REFUSAL_GRACE_S: f64 = 1.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Roster>()
+        .init_resource::<Refused>()
+        .init_resource::<JustJoined>()
+        .add_observer(on_server_event)
+        .add_systems(Update, send_away_the_refused);
+}
+
+/// Clients told why they may not play, and when (real time, seconds) they go.
+#[derive(Resource, Default, Debug)]
+struct Refused(Vec<(ClientId, f64)>);
+
+/// Where players admitted this frame stand, until their entities exist: so
+/// that several joining at once spread out over the spawn points.
+#[derive(Resource, Default, Debug)]
+pub(crate) struct JustJoined(BTreeMap<PlayerId, Vec3>);
+
+/// What admitting a player needs.
+#[derive(bevy::ecs::system::SystemParam)]
+pub(crate) struct Admission<'w, 's> {
+    commands: Commands<'w, 's>,
+    roster: ResMut<'w, Roster>,
+    world: Res<'w, SimWorld>,
+    rotation: ResMut<'w, SpawnRotation>,
+    just_joined: ResMut<'w, JustJoined>,
+    snapshot_rate: Res<'w, SnapshotRate>,
+    players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
+}
+
+impl<'w, 's> Admission<'w, 's> {
+    /// Adds a player called (about) `wanted_name` at a free spawn point and
+    /// returns its id and entity, or `None` if every id is taken.
+    pub(crate) fn admit(&mut self, wanted_name: &str, client_id: Option<ClientId>) -> Option<(PlayerId, Entity)> {
+        let id = self.roster.free_id()?;
+        let name = unique_name(wanted_name, self.roster.players.values().map(|e| e.name.as_str()));
+        let mut occupied: Vec<Vec3> = self.players.iter().map(|(_, s)| s.pos).collect();
+        occupied.extend(self.just_joined.0.values().copied());
+        let (pos, yaw) = choose_spawn(&self.world, &occupied, &mut self.rotation);
+        let entity = self
+            .commands
+            .spawn((
+                Name::new(format!("player {} ({name})", id.0)),
+                ServerPlayer { id, client_id },
+                // Protected on joining too: nobody is shot while still loading in.
+                Sim(PlayerState {
+                    protected_s: arena_sim::player::SPAWN_PROTECTION_S,
+                    ..PlayerState::spawned_at(pos, yaw)
+                }),
+                CommandBuffer::default(),
+                ClientPrefs::default_for(**self.snapshot_rate),
+                Score::default(),
+            ))
+            .id();
+        self.roster.players.insert(id, RosterEntry { client_id, name, entity });
+        self.just_joined.0.insert(id, pos);
+        Some((id, entity))
+    }
+
+    pub(crate) fn commands(&mut self) -> &mut Commands<'w, 's> {
+        &mut self.commands
+    }
+}
+
+/// Once their entities exist, the players who joined stand where their `Sim` says.
+pub(crate) fn settle_joiners(mut just_joined: ResMut<JustJoined>) {
+    just_joined.0.clear();
+}
+
+fn send_away_the_refused(mut refused: ResMut<Refused>, mut server: ResMut<RenetServer>, time: Res<Time<Real>>) {
+    let now = time.elapsed_secs_f64();
+    refused.0.retain(|(client_id, at)| {
+        let due = now >= *at;
+        if due {
+            server.disconnect(*client_id);
+        }
+        !due
+    });
+}
+
+fn on_server_event(
+    event: On<RenetServerEvent>,
+    mut admission: Admission,
+    mut server: ResMut<RenetServer>,
+    transport: Res<ServerTransport>,
+    mut refused: ResMut<Refused>,
+    time: Res<Time<Real>>,
+    tick: Res<ServerTick>,
+    tick_rate: Res<TickRate>,
+    mut stats: ResMut<ServerStats>,
+) {
+    match event.event().0 {
+        ServerEvent::ClientConnected { client_id } => {
+            let wanted = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
+            if let Some(refusal) = refuse_name(&wanted, admission.roster.players.values().map(|e| e.name.as_str())) {
+                debug!("refused client {client_id}: {}", refusal.explain(&wanted));
+                stats.names_refused += 1;
+                send(&mut server, client_id, &ToClient::Refused(Refusal::Name(refusal)));
+                refused.0.push((client_id, time.elapsed_secs_f64() + REFUSAL_GRACE_S));
+                return;
+            }
+            let Some((id, _)) = admission.admit(&wanted, Some(client_id)) else {
+                warn!("client {client_id} connected but every player id is taken; disconnecting it");
+                server.disconnect(client_id);
+                return;
+            };
+            stats.joins += 1;
+            let name = admission.roster.name(id).to_string();
+            let addr = transport.client_addr(client_id).map(|a| a.to_string()).unwrap_or_else(|| "?".into());
+            info!("{name} joined from {addr} as player {}", id.0);
+            let welcome = ToClient::Welcome(Welcome {
+                your_id: id,
+                tick_hz: tick_rate.hz(),
+                snapshot_hz: admission.snapshot_rate.hz(),
+                server_tick: tick.0,
+                map_name: admission.world.map().name.clone(),
+                players: admission.roster.infos(),
+            });
+            send(&mut server, client_id, &welcome);
+            broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name, bot: false }), Some(client_id));
+            admission.commands().trigger(PlayersChanged);
+        }
+        ServerEvent::ClientDisconnected { client_id, reason } => {
+            let Some((id, entry)) = admission.roster.by_client(client_id).map(|(id, e)| (id, e.clone())) else {
+                debug!("client {client_id} left before it had a player ({reason})");
+                return;
+            };
+            admission.roster.players.remove(&id);
+            admission.commands().entity(entry.entity).despawn();
+            stats.leaves += 1;
+            info!("{} (player {}) left: {reason}", entry.name, id.0);
+            broadcast(&mut server, &ToClient::PlayerLeft { id }, Some(client_id));
+            admission.commands().trigger(PlayersChanged);
+        }
+    }
+}

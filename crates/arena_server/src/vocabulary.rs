@@ -1,0 +1,165 @@
+//! The server's shared vocabulary: the components, resources and messages
+//! every part of the server speaks of. It imports no other module of the
+//! crate; every other module may import it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use arena_protocol::{ClientSettings, PlayerInfo};
+use arena_sim::{ArenaWorld, HitZone, PlayerId, PlayerState, Shot, UserCmd};
+use bevy::prelude::*;
+use bevy_renet::renet::ClientId;
+
+/// A player on the server: a client's, or a bot (no client).
+#[derive(Component, Debug, Clone)]
+pub struct ServerPlayer {
+    pub id: PlayerId,
+    pub client_id: Option<ClientId>,
+}
+
+impl ServerPlayer {
+    pub fn is_bot(&self) -> bool {
+        self.client_id.is_none()
+    }
+}
+
+/// A player's authoritative state.
+#[derive(Component, Debug, Clone, Copy, Deref, DerefMut)]
+pub struct Sim(pub PlayerState);
+
+/// A dead player, and the tick it comes back.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Dead {
+    pub respawn_tick: u32,
+}
+
+/// A player's frags and deaths in this match.
+#[derive(Component, Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Score {
+    pub frags: i16,
+    pub deaths: u16,
+}
+
+/// A client's netcode choices, as it last told the server.
+#[derive(Component, Debug, Clone, Copy)]
+pub struct ClientPrefs(pub ClientSettings);
+
+impl ClientPrefs {
+    /// What a client uses until it says otherwise: lag compensation, and the
+    /// interpolation delay clients default to (two snapshot intervals).
+    pub fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
+        let interp_ms = (2000.0 / f64::from(snapshot_rate.hz())).round().min(f64::from(arena_protocol::MAX_INTERP_MS));
+        Self(ClientSettings { lag_compensation: true, interp_ms: interp_ms as u16 })
+    }
+}
+
+/// The number of the tick being simulated (or last simulated).
+#[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerTick(pub u32);
+
+/// The tick rate the server runs at.
+#[derive(Resource, Clone, Copy, Debug, Deref)]
+pub struct TickRate(pub arena_sim::TickRate);
+
+/// Snapshots per second.
+#[derive(Resource, Clone, Copy, Debug, Deref)]
+pub struct SnapshotRate(pub arena_sim::TickRate);
+
+/// The arena's collision world, shared with nothing else.
+#[derive(Resource, Clone, Deref)]
+pub struct SimWorld(pub Arc<ArenaWorld>);
+
+/// Lag compensation for the whole server (`--no-lag-compensation` turns it off).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct LagCompensation(pub bool);
+
+/// Who is on the server. Kept in step with the player entities, and updated
+/// at once (not through deferred commands) so that several players joining in
+/// one frame get different ids and names.
+#[derive(Resource, Default, Debug)]
+pub struct Roster {
+    pub players: BTreeMap<PlayerId, RosterEntry>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RosterEntry {
+    /// `None` for a bot: the one place that says who is a bot.
+    pub client_id: Option<ClientId>,
+    pub name: String,
+    pub entity: Entity,
+}
+
+impl RosterEntry {
+    pub fn is_bot(&self) -> bool {
+        self.client_id.is_none()
+    }
+}
+
+impl Roster {
+    pub fn by_client(&self, client_id: ClientId) -> Option<(PlayerId, &RosterEntry)> {
+        self.players.iter().find(|(_, e)| e.client_id == Some(client_id)).map(|(id, e)| (*id, e))
+    }
+
+    pub fn free_id(&self) -> Option<PlayerId> {
+        (0..=u8::MAX).map(PlayerId).find(|id| !self.players.contains_key(id))
+    }
+
+    pub fn infos(&self) -> Vec<PlayerInfo> {
+        self.players.iter().map(|(id, e)| PlayerInfo { id: *id, name: e.name.clone(), bot: e.is_bot() }).collect()
+    }
+
+    pub fn name(&self, id: PlayerId) -> &str {
+        self.players.get(&id).map(|e| e.name.as_str()).unwrap_or("?")
+    }
+
+    /// The name as logs show it: a bot's marked as one.
+    pub fn label(&self, id: PlayerId) -> String {
+        match self.players.get(&id) {
+            Some(e) if e.is_bot() => format!("{} (bot)", e.name),
+            Some(e) => e.name.clone(),
+            None => "?".into(),
+        }
+    }
+}
+
+/// A kill (`killer == victim`: the victim fell out of the world).
+#[derive(Message, Debug, Clone, Copy)]
+pub struct Frag {
+    pub killer: PlayerId,
+    pub victim: PlayerId,
+    pub zone: HitZone,
+}
+
+/// Someone joined or left: the scoreboard and match state go out again.
+#[derive(Event, Debug, Clone, Copy)]
+pub struct PlayersChanged;
+
+/// Shots fired this tick, resolved after everyone has moved.
+#[derive(Resource, Debug, Default)]
+pub struct PendingShots(pub Vec<PendingShot>);
+
+#[derive(Debug, Clone, Copy)]
+pub struct PendingShot {
+    pub shooter: PlayerId,
+    pub cmd: UserCmd,
+    pub shot: Shot,
+    /// How early the command came, ticks, for the render-time estimate.
+    pub margin_ticks: f32,
+}
+
+/// Counters of what the server had to reject or repair, for logs and tests.
+#[derive(Resource, Default, Debug, Clone)]
+pub struct ServerStats {
+    /// Messages that did not decode or failed validation.
+    pub bad_messages: u64,
+    /// Messages from a client with no player.
+    pub unknown_client_messages: u64,
+    /// Commands with NaN or out-of-range fields that were repaired.
+    pub repaired_commands: u64,
+    /// Commands dropped because their tick made no sense.
+    pub dropped_commands: u64,
+    pub joins: u64,
+    pub leaves: u64,
+    /// Clients sent away for their name.
+    pub names_refused: u64,
+}
