@@ -125,6 +125,16 @@ enum Experiment {
     /// Interpolation: a target on a known path, drawn by an observer; reports
     /// the drawn position's error against the truth at the render time.
     Interpolation(LabArgs),
+    /// Bandwidth: a server with N moving players (server bots and one measured
+    /// client); bytes and datagrams per second each way at the UDP level, and
+    /// a breakdown by message kind.
+    Bandwidth {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Players in all (the measured client and server bots).
+        #[arg(long, default_value_t = 16)]
+        players: usize,
+    },
 }
 
 /// The flags every experiment takes.
@@ -320,8 +330,10 @@ fn main() -> ExitCode {
             }
         }
         Some(Mode::Lab { experiment }) => {
-            let (Experiment::Prediction(args) | Experiment::Hitreg(args) | Experiment::Interpolation(args)) =
-                &experiment;
+            let (Experiment::Prediction(args)
+            | Experiment::Hitreg(args)
+            | Experiment::Interpolation(args)
+            | Experiment::Bandwidth { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
                 Ok(settings) => settings,
                 Err(e) => return fail(&e),
@@ -331,6 +343,9 @@ fn main() -> ExitCode {
                 Experiment::Prediction(_) => print_report(arena_lab::experiments::prediction(settings)),
                 Experiment::Hitreg(_) => print_report(arena_lab::experiments::hitreg(settings)),
                 Experiment::Interpolation(_) => print_report(arena_lab::experiments::interpolation(settings)),
+                Experiment::Bandwidth { players, .. } => {
+                    print_report(arena_lab::experiments::bandwidth(settings, players))
+                }
             }
         }
         Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn }) => {

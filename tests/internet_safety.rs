@@ -14,7 +14,9 @@ use arena_lab::harness::{
     HostileServer, LoopbackGame, RawClient, client_app_with, client_app_with_password, loopback_config,
     server_app_with_frame, session, step, step_until,
 };
+use arena_protocol::bits::BitsOut;
 use arena_protocol::key::Password;
+use arena_protocol::snapshot::{self, Feedback, Frame, RemoteState};
 use arena_protocol::{PlayerInfo, ToClient, Welcome};
 use arena_server::{
     CombatStats, DropReason, GuardCounters, SILENT_CLIENT_TIMEOUT, ServerConfig, ServerTransport, ShotLog, Sim,
@@ -202,26 +204,58 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
     let nan = Vec3::splat(f32::NAN);
     let state = |pos: Vec3| PlayerState { pos, ..PlayerState::spawned_at(Vec3::ZERO, 0.0) };
     let snapshot = |tick: u32, newest: Option<u32>, players: Vec<(u8, PlayerState)>| {
-        ToClient::Snapshot(arena_protocol::Snapshot {
+        let mut frame = Frame {
             tick,
-            last_cmd_tick: newest,
-            newest_cmd_tick: newest,
-            cmd_margin_centiticks: Some(i16::MIN),
-            players: players
-                .into_iter()
-                .map(|(id, state)| arena_protocol::PlayerSnapshot { id: PlayerId(id), state })
-                .collect(),
-        })
+            own: None,
+            others: players.into_iter().map(|(id, s)| (PlayerId(id), RemoteState::of(&s))).collect(),
+            ..Frame::default()
+        };
+        let feedback = Feedback { last_cmd_tick: newest, newest_cmd_tick: newest, margin_centiticks: Some(i16::MIN) };
+        ToClient::Snapshot(snapshot::encode(&mut frame, &feedback, None))
+    };
+    // Snapshots no honest encoder makes: written bit by bit.
+    let raw = |write: &dyn Fn(&mut BitsOut)| {
+        let mut out = BitsOut::new();
+        out.unsigned(32, 9); // tick
+        out.flag(false); // no baseline
+        for _ in 0..3 {
+            out.flag(false); // no feedback
+        }
+        out.flag(false); // no own player
+        write(&mut out);
+        ToClient::Snapshot(out.finish())
+    };
+    let full_player = |out: &mut BitsOut, id: u32, x: i32| {
+        out.unsigned(7, id);
+        for v in [x, 0, 0] {
+            out.signed(26, v); // position, 1/256 m
+        }
+        out.unsigned(10, 0); // yaw
+        out.signed(9, 0); // pitch
+        out.unsigned(4, 1);
+        out.unsigned(8, 0);
     };
     let messages = vec![
         // Ticks at the edge of wrapping, and far from anything sane.
-        snapshot(u32::MAX, Some(0), vec![(0, state(Vec3::ZERO))]),
-        snapshot(0, Some(u32::MAX), vec![(0, state(Vec3::ONE))]),
-        snapshot(i32::MAX as u32, Some(i32::MIN as u32), vec![(0, state(Vec3::ONE)), (1, state(Vec3::X))]),
-        // The same player twice; a NaN position; a huge one.
-        snapshot(5, Some(5), vec![(1, state(Vec3::ONE)), (1, state(Vec3::X))]),
-        snapshot(6, Some(6), vec![(1, state(nan))]),
-        snapshot(7, Some(7), vec![(1, state(Vec3::splat(1e30)))]),
+        snapshot(u32::MAX, Some(0), vec![(1, state(Vec3::ZERO))]),
+        snapshot(0, Some(u32::MAX), vec![(1, state(Vec3::ONE))]),
+        snapshot(i32::MAX as u32, Some(i32::MIN as u32), vec![(1, state(Vec3::ONE)), (2, state(Vec3::X))]),
+        // The same player twice; a position beyond the world; a delta against
+        // a snapshot never sent; garbage.
+        raw(&|out| {
+            out.unsigned(7, 2); // newcomers
+            full_player(out, 1, 0);
+            full_player(out, 1, 5);
+        }),
+        raw(&|out| {
+            out.unsigned(7, 1);
+            full_player(out, 1, (1 << 25) - 1);
+        }),
+        ToClient::Snapshot({
+            let base = Frame { tick: 500, ..Frame::default() };
+            snapshot::encode(&mut Frame { tick: 501, ..Frame::default() }, &Feedback::default(), Some(&base))
+        }),
+        ToClient::Snapshot(vec![0xFF; 37]),
         ToClient::ShotResult(arena_protocol::ShotResult {
             cmd_tick: 3,
             hit: None,
@@ -251,8 +285,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
         for i in 0..500u32 {
             hostile.send_message(&ToClient::ShotFired {
                 shooter: PlayerId(1),
-                from: Vec3::ZERO,
-                to: Vec3::new(i as f32, 1.0, 0.0),
+                trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::new(i as f32, 1.0, 0.0)),
             });
         }
         hostile.pump(frame());
@@ -264,6 +297,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
     }
     let stats = client.world().resource::<arena_client::ClientStats>();
     assert!(stats.bad_messages >= 4, "NaN, duplicates and the bad welcome were refused: {}", stats.bad_messages);
+    assert!(stats.unknown_baselines >= 1, "the delta against nothing was refused");
     assert!(stats.flood_dropped > 0, "the flood was cut: {}", stats.flood_dropped);
     assert_eq!(session(&client), Session::InGame);
     let roster = client.world().resource::<arena_client::Roster>();

@@ -6,7 +6,9 @@
 
 use std::net::UdpSocket;
 
-use arena_client::{LastDisconnect, LocalInput, LocalPlayer, NetPlayer, NetState, Roster, Session};
+use arena_client::{
+    Baselines, ClientStats, LastDisconnect, LocalInput, LocalPlayer, NetPlayer, NetState, Roster, Session,
+};
 use arena_lab::harness::{client_app, server_app, session, step, step_until};
 use arena_server::{Roster as ServerRoster, ServerStats, Sim};
 use arena_sim::{Buttons, PlayerId, PlayerState};
@@ -116,7 +118,34 @@ fn turning_is_what_the_tick_sends() {
     }
     step(&mut [&mut server, &mut ada, &mut bob], 4);
     let s = server_state(&mut server, a).unwrap();
-    assert!((s.yaw - 1.25).abs() < 1e-6 && (s.pitch + 0.5).abs() < 1e-6, "{} {}", s.yaw, s.pitch);
+    // Angles travel on a grid: within half a step of what was sent.
+    let half_yaw_step = std::f32::consts::PI / arena_sim::quant::YAW_STEPS as f32;
+    assert!((s.yaw - 1.25).abs() <= half_yaw_step && (s.pitch + 0.5).abs() <= 1e-4, "{} {}", s.yaw, s.pitch);
+}
+
+#[test]
+fn a_client_that_lost_its_baselines_gets_a_whole_snapshot_and_sees_on() {
+    let (mut server, mut ada, mut bob) = two_players();
+    let b = local_id(&bob).unwrap();
+    let stats = |app: &App| app.world().resource::<ClientStats>().clone();
+    step(&mut [&mut server, &mut ada, &mut bob], HZ as usize / 2);
+    let before = stats(&ada);
+    assert_eq!(before.full_snapshots, 1, "one whole snapshot on joining, deltas after");
+    assert!(before.snapshots_received > 10);
+    // Ada's client forgets every snapshot it kept: the next delta is
+    // against one she no longer has.
+    ada.world_mut().resource_mut::<Baselines>().frames.clear();
+    bob.world_mut().resource_mut::<LocalInput>().forward = 1.0;
+    step(&mut [&mut server, &mut ada, &mut bob], HZ as usize / 2);
+    bob.world_mut().resource_mut::<LocalInput>().forward = 0.0;
+    step(&mut [&mut server, &mut ada, &mut bob], HZ as usize / 2);
+    let after = stats(&ada);
+    assert!(after.unknown_baselines >= 1, "the delta against a lost baseline was noticed");
+    assert!(after.full_snapshots >= 2, "a whole snapshot came: {after:?}");
+    assert_eq!(after.bad_messages, 0);
+    // And she sees Bob where he is.
+    let (seen, truth) = (seen_by(&mut ada, b).unwrap(), server_state(&mut server, b).unwrap());
+    assert!(seen.pos.distance(truth.pos) < 0.01, "Ada sees Bob at {} but he is at {}", seen.pos, truth.pos);
 }
 
 #[test]
@@ -193,16 +222,19 @@ fn undecodable_and_out_of_range_messages_are_dropped_or_repaired() {
     // Stamped with the client's next tick, so the server runs it (the client's
     // own command for that tick then counts as a duplicate).
     let next_tick = ada.world().resource::<arena_client::ClientTick>().0 + 1;
+    // (On the wire's grid the axes are whole numbers, so the worst a packet
+    // can say is full forward and full right at once: faster than allowed.)
     let raw = arena_sim::UserCmd {
         tick: next_tick,
-        forward: f32::NAN,
+        forward: 1.0,
         right: 50.0,
         yaw: f32::NAN,
         pitch: 7.0,
         buttons: Buttons(0xff),
         render_tick: f64::NAN,
     };
-    let bytes = arena_protocol::encode(&arena_protocol::ToServer::Commands(vec![raw])).unwrap();
+    let packet = arena_protocol::command_packet::CommandPacket { snapshot_ack: None, cmds: vec![raw] };
+    let bytes = arena_protocol::encode(&arena_protocol::ToServer::Commands(packet.encode())).unwrap();
     ada.world_mut().resource_mut::<bevy_renet::RenetClient>().send_message(arena_protocol::channel::UNRELIABLE, bytes);
     step(&mut [&mut server, &mut ada, &mut bob], HZ as usize);
 

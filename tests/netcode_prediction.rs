@@ -141,9 +141,42 @@ fn redundancy_covers_lost_packets() {
 
 /// Sends two extra commands for future ticks every tick and moves its clock on
 /// by as much: a client trying to run three times faster than real time.
+#[test]
+fn a_slow_frame_sends_every_command_it_made() {
+    let (mut server, mut client) = joined(LinkConditions::OFF);
+    // The game stutters to 5 frames a second: each frame makes ~13 commands.
+    let slow = Duration::from_millis(200);
+    client.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(slow));
+    let server_frames_per_client_frame = (slow.as_secs_f64() * FPS).round() as usize;
+    let run = |server: &mut App, client: &mut App, client_frames: usize| {
+        for _ in 0..client_frames {
+            client.update();
+            for _ in 0..server_frames_per_client_frame {
+                server.update();
+            }
+        }
+    };
+    run(&mut server, &mut client, 3);
+    let (before, start) = (server_stats(&mut server), server_sim(&mut server).pos);
+    set_input(&mut client, 1.0, 0.0);
+    run(&mut server, &mut client, 5);
+    set_input(&mut client, 0.0, 0.0);
+    run(&mut server, &mut client, 10);
+    let after = server_stats(&mut server);
+    let moved = server_sim(&mut server).pos.distance(start);
+    assert!(after.run - before.run > 150, "the server ran our commands: {after:?}");
+    // (The clock sync may let one or two arrive late while it learns the
+    // new rhythm; a packet of the newest few alone would miss ~50.)
+    assert!(after.missing - before.missing <= 2, "ticks went without their commands: {after:?}");
+    assert!(moved > 4.0, "a second of running moved the player {moved} m on the server");
+    let gap = predicted_pos(&client).distance(server_sim(&mut server).pos);
+    assert!(gap < 0.01, "prediction and server agree within {gap} m");
+}
+
 fn cheat(mut tick: ResMut<ClientTick>, mut client: ResMut<bevy_renet::RenetClient>) {
     let cmds: Vec<UserCmd> = (0..2).map(|i| UserCmd { tick: tick.0 + i, forward: 1.0, ..Default::default() }).collect();
-    if let Ok(bytes) = arena_protocol::encode(&arena_protocol::ToServer::Commands(cmds)) {
+    let packet = arena_protocol::command_packet::CommandPacket { snapshot_ack: None, cmds };
+    if let Ok(bytes) = arena_protocol::encode(&arena_protocol::ToServer::Commands(packet.encode())) {
         client.send_message(arena_protocol::channel::UNRELIABLE, bytes);
     }
     tick.0 += 2;
@@ -152,8 +185,7 @@ fn cheat(mut tick: ResMut<ClientTick>, mut client: ResMut<bevy_renet::RenetClien
 #[test]
 fn a_client_sending_too_fast_gains_nothing() {
     let (mut server, mut client) = joined(LinkConditions::OFF);
-    client
-        .add_systems(FixedUpdate, cheat.after(arena_client::ClientSet::SendCommands).run_if(in_state(Session::InGame)));
+    client.add_systems(FixedUpdate, cheat.after(arena_client::ClientSet::Record).run_if(in_state(Session::InGame)));
     set_input(&mut client, 1.0, 0.0);
     let start = server_sim(&mut server).pos;
     let start_tick = server.world().resource::<ServerTick>().0;

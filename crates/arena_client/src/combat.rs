@@ -15,7 +15,7 @@ use crate::interpolation::Interpolated;
 use crate::prediction::PredictedEvents;
 use crate::settings::NetcodeSettings;
 use crate::timeline::{ServerClock, delay_ticks};
-use crate::vocabulary::{ClientStats, GameMessage, LocalPlayer, NetPlayer, Roster};
+use crate::vocabulary::{ClientStats, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, Roster};
 
 /// How long a shot is remembered while its verdict is awaited, and how long a
 /// comparison is kept for drawing, seconds.
@@ -148,6 +148,7 @@ pub(crate) fn apply_combat_messages(
     mut kills: MessageWriter<KillNotice>,
     mut shots: MessageWriter<RemoteShot>,
     mut stats: ResMut<ClientStats>,
+    players: Query<(&NetPlayer, &NetState)>,
 ) {
     let now = time.elapsed_secs_f64();
     // Per kind: how many passed on this frame.
@@ -182,8 +183,12 @@ pub(crate) fn apply_combat_messages(
             ToClient::Killed { killer, victim, zone } => {
                 kills.write(KillNotice { killer: *killer, victim: *victim, zone: *zone });
             }
-            ToClient::ShotFired { shooter, from, to } if from.is_finite() && to.is_finite() => {
-                shots.write(RemoteShot { shooter: *shooter, from: *from, to: *to });
+            ToClient::ShotFired { shooter, trace } => {
+                // From the shooter's eye as the snapshot of the same tick has it.
+                if let Some((_, net)) = players.iter().find(|(p, _)| p.id == *shooter) {
+                    let from = net.state.eye_pos();
+                    shots.write(RemoteShot { shooter: *shooter, from, to: trace.end(from) });
+                }
             }
             _ => {}
         }
@@ -202,6 +207,7 @@ pub(crate) fn send_settings(
     roster: Res<Roster>,
     client: Option<ResMut<RenetClient>>,
     mut sent: ResMut<SentSettings>,
+    mut tally: ResMut<MessageTally>,
 ) {
     let Some(mut client) = client else { return };
     let interp_ms = if settings.interpolation {
@@ -216,6 +222,7 @@ pub(crate) fn send_settings(
     let message = ToServer::Settings(current);
     match encode(&message) {
         Ok(bytes) => {
+            tally.count_up(message.kind(), bytes.len());
             client.send_message(message.channel(), bytes);
             sent.0 = Some(current);
         }

@@ -1,28 +1,34 @@
 //! User commands: local input, read before the fixed loop every frame, is
 //! folded into exactly one command per tick, stamped with the tick and the
 //! server time the player was seeing, and kept in a window until the server
-//! acknowledges it. Each tick's packet carries the command and the few before
-//! it still unacknowledged, so that a lost packet loses no input.
+//! acknowledges it. Once a frame, a packet carries the commands made since
+//! the last and the few before them still unacknowledged, so that a lost
+//! packet loses no input (and a slow frame that made many commands sends
+//! them all).
 
 use std::collections::VecDeque;
 
-use arena_protocol::{ToServer, encode};
+use arena_protocol::command_packet::CommandPacket;
+use arena_protocol::{MAX_CMDS_PER_PACKET, ToServer, encode};
 use arena_sim::{Buttons, UserCmd, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::settings::NetcodeSettings;
 use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
-use crate::vocabulary::{ClientStats, SnapshotApplied};
+use crate::vocabulary::{Baselines, ClientStats, MessageTally, Outbox, SnapshotApplied};
 
-/// Commands in each packet: this tick's and up to this many minus one
-/// unacknowledged ones before it.
+/// Commands in each packet, at least: the new ones and enough unacknowledged
+/// ones before them to make this many (94 ms of redundancy at 64 Hz).
 pub const COMMANDS_PER_PACKET: usize = 6;
 /// Most unacknowledged commands kept (4 s at 64 Hz); older ones are forgotten.
 pub const MAX_PENDING: usize = 256;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<LocalInput>().init_resource::<ThisTick>().init_resource::<CommandWindow>();
+    app.init_resource::<LocalInput>()
+        .init_resource::<ThisTick>()
+        .init_resource::<CommandWindow>()
+        .init_resource::<Outbox>();
 }
 
 /// What the local player is doing right now. The view (keyboard and mouse,
@@ -68,6 +74,8 @@ impl LocalInput {
             render_tick,
         };
         cmd.sanitize();
+        // On the wire's grids before prediction: the server runs exactly this.
+        cmd.quantize();
         cmd
     }
 }
@@ -83,6 +91,8 @@ pub struct CommandWindow {
     pub pending: VecDeque<UserCmd>,
     /// The newest tick the server has acknowledged.
     pub last_ack: Option<u32>,
+    /// Commands made since the last packet went out (the newest in `pending`).
+    pub unsent: usize,
 }
 
 impl CommandWindow {
@@ -117,28 +127,48 @@ pub(crate) fn sample_command(
     this_tick.0 = Some(input.take_cmd(cmd_tick, clock.seen_tick(settings.interpolation)));
 }
 
-/// Puts this tick's command in the window, and sends it with the
-/// unacknowledged ones before it.
-pub(crate) fn send_commands(
-    this_tick: Res<ThisTick>,
-    mut window: ResMut<CommandWindow>,
-    client: Option<ResMut<RenetClient>>,
-    mut stats: ResMut<ClientStats>,
-) {
+/// Puts this tick's command in the window of unacknowledged ones.
+pub(crate) fn record_command(this_tick: Res<ThisTick>, mut window: ResMut<CommandWindow>) {
     let Some(cmd) = this_tick.0 else { return };
     window.pending.push_back(cmd);
+    window.unsent += 1;
     while window.pending.len() > MAX_PENDING {
         window.pending.pop_front();
     }
+}
+
+/// Once a frame in which commands were made: a packet with them (and the
+/// unacknowledged ones before, for redundancy) and the newest snapshot
+/// decoded, so the server knows what to delta against.
+pub(crate) fn send_commands(
+    mut window: ResMut<CommandWindow>,
+    baselines: Res<Baselines>,
+    client: Option<ResMut<RenetClient>>,
+    mut outbox: ResMut<Outbox>,
+    mut stats: ResMut<ClientStats>,
+    mut tally: ResMut<MessageTally>,
+) {
     let Some(mut client) = client else { return };
-    let skip = window.pending.len().saturating_sub(COMMANDS_PER_PACKET);
-    let message = ToServer::Commands(window.pending.iter().skip(skip).copied().collect());
-    match encode(&message) {
-        Ok(bytes) => {
-            client.send_message(message.channel(), bytes);
-            stats.commands_sent += 1;
+    let len = window.pending.len();
+    let mut start = len - window.unsent.min(len);
+    window.unsent = 0;
+    // Usually one packet; a frame long enough to make more commands than a
+    // packet holds sends them in several (all in this frame's datagram).
+    while start < len {
+        let end = (start + MAX_CMDS_PER_PACKET).min(len);
+        let from = end.saturating_sub(COMMANDS_PER_PACKET).min(start);
+        let cmds = window.pending.range(from..end).copied().collect();
+        let message = ToServer::Commands(CommandPacket { snapshot_ack: baselines.ack(), cmds }.encode());
+        match encode(&message) {
+            Ok(bytes) => {
+                tally.count_up(message.kind(), bytes.len());
+                client.send_message(message.channel(), bytes);
+                stats.commands_sent += 1;
+                outbox.due = true;
+            }
+            Err(e) => error!("could not encode commands: {e}"),
         }
-        Err(e) => error!("could not encode commands: {e}"),
+        start = end;
     }
 }
 

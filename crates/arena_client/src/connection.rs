@@ -12,6 +12,7 @@ use renetcode::DisconnectReason;
 
 use crate::Session;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
+use crate::vocabulary::Outbox;
 
 /// How long to wait for a server's welcome before giving up, seconds.
 pub const CONNECT_TIMEOUT_S: f32 = 8.0;
@@ -153,9 +154,11 @@ pub(crate) fn receive_packets(
 pub(crate) fn send_packets(
     mut transport: ResMut<UdpTransport>,
     mut client: ResMut<RenetClient>,
+    mut outbox: ResMut<Outbox>,
     mut commands: Commands,
 ) {
-    if let Err(e) = transport.send(&mut client) {
+    let due = std::mem::take(&mut outbox.due);
+    if let Err(e) = transport.send(&mut client, due) {
         end_connection(&mut commands, format!("Lost the connection: {e}"));
     }
 }

@@ -77,6 +77,23 @@ impl History {
         reset
     }
 
+    /// The newest velocity: the state's own if it has one (it does not when
+    /// the server sends only positions), else from the last two entries.
+    fn velocity(&self, rate: TickRate) -> Vec3 {
+        let mut newest = self.entries.iter().rev();
+        let Some(&(t1, b)) = newest.next() else { return Vec3::ZERO };
+        if b.vel != Vec3::ZERO {
+            return b.vel;
+        }
+        match newest.next() {
+            Some(&(t0, a)) if a.alive && a.spawn_count == b.spawn_count => {
+                let dt = rate.ticks_to_s(f64::from(tick_diff(t1, t0))) as f32;
+                if dt > 0.0 { (b.pos - a.pos) / dt } else { Vec3::ZERO }
+            }
+            _ => Vec3::ZERO,
+        }
+    }
+
     /// The state at server time `tick` (fractional), and how it was obtained.
     pub fn sample(&self, tick: f64, tick_hz: u32) -> Option<(PlayerState, Sampled)> {
         let (first_tick, first) = *self.entries.front()?;
@@ -88,10 +105,11 @@ impl History {
             return Some((last, Sampled::Interpolated));
         }
         if tick > f64::from(last_tick) {
-            let ahead_s = TickRate::new(tick_hz).ticks_to_s(tick - f64::from(last_tick));
+            let rate = TickRate::new(tick_hz);
+            let ahead_s = rate.ticks_to_s(tick - f64::from(last_tick));
             let mut state = last;
             if state.alive {
-                state.pos += state.vel * ahead_s.min(MAX_EXTRAPOLATION_S) as f32;
+                state.pos += self.velocity(rate) * ahead_s.min(MAX_EXTRAPOLATION_S) as f32;
             }
             let how = if ahead_s <= MAX_EXTRAPOLATION_S { Sampled::Extrapolated } else { Sampled::Held };
             return Some((state, how));
@@ -224,6 +242,18 @@ mod tests {
         let (s, how) = h.sample(newest + 32.0, 64).expect("sample"); // 500 ms ahead
         assert_eq!(how, Sampled::Held);
         assert!((s.pos.x - (2.7 + 6.4 * 0.1)).abs() < 1e-4, "held at the 100 ms mark: {}", s.pos.x);
+    }
+
+    #[test]
+    fn without_velocities_it_extrapolates_from_the_last_two_positions() {
+        let mut h = History::default();
+        for i in 0..4u32 {
+            h.push(i * 2, moving(i as f32 * 0.2, 0.0), 64);
+        }
+        // 0.2 m every 2 ticks at 64 Hz: 6.4 m/s; 3.2 ticks ahead is 50 ms.
+        let (s, how) = h.sample(6.0 + 3.2, 64).expect("sample");
+        assert_eq!(how, Sampled::Extrapolated);
+        assert!((s.pos.x - (0.6 + 6.4 * 0.05)).abs() < 1e-4, "{}", s.pos.x);
     }
 
     #[test]

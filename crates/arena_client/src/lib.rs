@@ -34,10 +34,11 @@
 //! [`ClientSet::Reconcile`] (prediction, interpolation history, combat).
 //! Input is read before the fixed loop (in `arena_view`), so that in
 //! `FixedUpdate` each tick's [`ClientSet::Sample`] makes a command from this
-//! frame's input, [`ClientSet::Predict`] runs it and
-//! [`ClientSet::SendCommands`] sends it. `Update`: [`ClientSet::Present`]
-//! (where everyone is drawn), [`ClientSet::Watch`]. `PostUpdate`:
-//! [`ClientSet::Send`].
+//! frame's input, [`ClientSet::Predict`] runs it and [`ClientSet::Record`]
+//! keeps it. `Update`: [`ClientSet::Present`] (where everyone is drawn),
+//! [`ClientSet::Watch`]. `PostUpdate`: [`ClientSet::SendCommands`] (one packet
+//! for the frame's commands) and [`ClientSet::Send`] (one datagram, or none
+//! on a frame with nothing to say).
 
 mod combat;
 mod commands;
@@ -72,8 +73,8 @@ pub use interpolation::{History, InterpStats, Interpolated};
 pub use prediction::{LocalRender, PredictedEvents, Prediction};
 pub use timeline::{ClientTick, ServerClock, delay_ticks};
 pub use vocabulary::{
-    ClientStats, ClientWorld, GameMessage, LocalPlayer, NetPlayer, NetState, PlayerName, Roster, SnapshotApplied,
-    Welcomed,
+    Baselines, ClientStats, ClientWorld, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, PlayerName,
+    Roster, SnapshotApplied, Welcomed,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
@@ -119,7 +120,10 @@ pub enum ClientSet {
     Sample,
     /// Predict this tick (FixedUpdate).
     Predict,
-    /// Send this tick's command and the unacknowledged ones (FixedUpdate).
+    /// Keep this tick's command (and our shots) until acknowledged (FixedUpdate).
+    Record,
+    /// Send the newest commands and the unacknowledged ones, once a frame
+    /// with commands (PostUpdate).
     SendCommands,
     /// Decide where everyone is drawn this frame (Update).
     Present,
@@ -158,12 +162,10 @@ impl Plugin for ClientPlugin {
             )
             .configure_sets(
                 FixedUpdate,
-                (ClientSet::Sample, ClientSet::Predict, ClientSet::SendCommands)
-                    .chain()
-                    .run_if(in_state(Session::InGame)),
+                (ClientSet::Sample, ClientSet::Predict, ClientSet::Record).chain().run_if(in_state(Session::InGame)),
             )
             .configure_sets(Update, (ClientSet::Present, ClientSet::Watch).chain())
-            .configure_sets(PostUpdate, ClientSet::Send)
+            .configure_sets(PostUpdate, (ClientSet::SendCommands, ClientSet::Send).chain())
             .add_plugins((
                 settings::plugin,
                 connection::plugin,
@@ -188,7 +190,7 @@ impl Plugin for ClientPlugin {
                     .after(RenetClientPlugin::update_system)
                     .run_if(connected),
                 messages::route_messages.in_set(ClientSet::Route).run_if(has_renet),
-                (roster::apply_roster_news, replication::apply_snapshot).chain().in_set(ClientSet::Apply),
+                (roster::apply_roster_news, replication::apply_snapshots).chain().in_set(ClientSet::Apply),
                 (timeline::start_clock, timeline::follow_server, timeline::follow_snapshots)
                     .chain()
                     .in_set(ClientSet::Sync),
@@ -207,9 +209,10 @@ impl Plugin for ClientPlugin {
             (
                 commands::sample_command.in_set(ClientSet::Sample),
                 prediction::predict_tick.in_set(ClientSet::Predict),
-                (commands::send_commands, combat::remember_shots).in_set(ClientSet::SendCommands),
+                (commands::record_command, combat::remember_shots).in_set(ClientSet::Record),
             ),
         )
+        .add_systems(PostUpdate, commands::send_commands.in_set(ClientSet::SendCommands))
         .add_systems(
             Update,
             (
@@ -231,6 +234,8 @@ impl Plugin for ClientPlugin {
             (
                 timeline::reset,
                 commands::reset,
+                replication::reset,
+                messages::reset,
                 prediction::reset,
                 interpolation::reset,
                 combat::reset,

@@ -4,23 +4,29 @@
 //! messages (combat, scores, the match). A refusal ends the connection.
 
 use arena_protocol::{Refusal, ToClient, channel, decode};
-use arena_sim::tick_after;
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::connection::{ServerConnection, end_connection};
 use crate::transport::UdpTransport;
-use crate::vocabulary::{ClientStats, GameMessage, RosterNews, SnapshotReceived};
+use crate::vocabulary::{ClientStats, GameMessage, MessageTally, RosterNews, SnapshotReceived};
 
-pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<RosterNews>().add_message::<SnapshotReceived>().add_message::<GameMessage>();
+pub(crate) fn reset(mut tally: ResMut<MessageTally>) {
+    *tally = MessageTally::default();
 }
 
-/// Reads, checks and routes what the server sent since the last frame. Of
-/// the snapshots only the newest goes on.
+pub(crate) fn plugin(app: &mut App) {
+    app.add_message::<RosterNews>()
+        .add_message::<SnapshotReceived>()
+        .add_message::<GameMessage>()
+        .init_resource::<MessageTally>();
+}
+
+/// Reads, checks and routes what the server sent since the last frame.
 pub(crate) fn route_messages(
     mut client: ResMut<RenetClient>,
     mut stats: ResMut<ClientStats>,
+    mut tally: ResMut<MessageTally>,
     connection: Option<Res<ServerConnection>>,
     mut transport: Option<ResMut<UdpTransport>>,
     mut roster: MessageWriter<RosterNews>,
@@ -28,7 +34,6 @@ pub(crate) fn route_messages(
     mut game: MessageWriter<GameMessage>,
     mut commands: Commands,
 ) {
-    let mut newest: Option<arena_protocol::Snapshot> = None;
     for channel in [channel::RELIABLE, channel::UNRELIABLE] {
         while let Some(bytes) = client.receive_message(channel) {
             let checked = decode::<ToClient>(&bytes).map_err(|e| e.to_string()).and_then(|m| {
@@ -36,7 +41,10 @@ pub(crate) fn route_messages(
                 Ok(m)
             });
             let message = match checked {
-                Ok(message) => message,
+                Ok(message) => {
+                    tally.count_down(message.kind(), bytes.len());
+                    message
+                }
                 Err(e) => {
                     stats.bad_messages += 1;
                     debug!("dropped a bad message from the server: {e}");
@@ -61,13 +69,9 @@ pub(crate) fn route_messages(
                 ToClient::PlayerLeft { id } => {
                     roster.write(RosterNews::Left(id));
                 }
-                ToClient::Snapshot(snapshot) => {
+                ToClient::Snapshot(bytes) => {
                     stats.snapshots_received += 1;
-                    if newest.as_ref().is_none_or(|n| tick_after(snapshot.tick, n.tick)) {
-                        newest = Some(snapshot);
-                    } else {
-                        stats.stale_snapshots += 1;
-                    }
+                    snapshots.write(SnapshotReceived(bytes));
                 }
                 message @ (ToClient::ShotResult(_)
                 | ToClient::ShotFired { .. }
@@ -79,8 +83,5 @@ pub(crate) fn route_messages(
                 }
             }
         }
-    }
-    if let Some(snapshot) = newest {
-        snapshots.write(SnapshotReceived(snapshot));
     }
 }

@@ -28,9 +28,13 @@ pub struct NetStats {
     pub rtt_ms: f64,
     /// Share of renet packets lost (0..=1).
     pub packet_loss: f64,
-    /// UDP bytes per second through the socket.
+    /// UDP payload bytes per second through the socket (netcode and renet
+    /// headers included, IP and UDP headers not).
     pub bytes_in_per_s: f64,
     pub bytes_out_per_s: f64,
+    /// Datagrams per second each way.
+    pub datagrams_in_per_s: f64,
+    pub datagrams_out_per_s: f64,
     pub snapshots_per_s: f64,
     /// Unacknowledged commands in the prediction window.
     pub commands_pending: usize,
@@ -50,6 +54,8 @@ struct Window {
     started_s: f64,
     bytes_in: u64,
     bytes_out: u64,
+    datagrams_in: u64,
+    datagrams_out: u64,
     snapshots: u64,
     mispredictions: u64,
 }
@@ -81,6 +87,8 @@ pub(crate) fn gather(
         started_s: now,
         bytes_in: transport.bytes_received,
         bytes_out: transport.bytes_sent,
+        datagrams_in: transport.datagrams_received,
+        datagrams_out: transport.datagrams_sent,
         snapshots: counters.snapshots_received,
         mispredictions: prediction.mispredictions,
     };
@@ -90,6 +98,8 @@ pub(crate) fn gather(
             let rate = |a: u64, b: u64| a.saturating_sub(b) as f64 / span;
             stats.bytes_in_per_s = rate(current.bytes_in, start.bytes_in);
             stats.bytes_out_per_s = rate(current.bytes_out, start.bytes_out);
+            stats.datagrams_in_per_s = rate(current.datagrams_in, start.datagrams_in);
+            stats.datagrams_out_per_s = rate(current.datagrams_out, start.datagrams_out);
             stats.snapshots_per_s = rate(current.snapshots, start.snapshots);
             stats.mispredictions_per_s = rate(current.mispredictions, start.mispredictions);
             stats.window = Some(current);

@@ -16,6 +16,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use std::collections::BTreeMap;
 
 use arena_protocol::PROTOCOL_ID;
+use arena_protocol::bundle::{bundle, unbundle};
 use arena_protocol::datagram::{self, Direction, MAX_DATAGRAM_BYTES, Refusal};
 use arena_protocol::key::{Password, PasswordError};
 use arena_protocol::names::name_to_user_data;
@@ -29,6 +30,9 @@ use crate::conditioner::{LinkConditioner, LinkConditions};
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
 
+/// Longest the client goes without a datagram while connected (acks and
+/// reliable messages go out then even with no command to send).
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// How often the summary of dropped datagrams may be logged.
 const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
 
@@ -58,6 +62,8 @@ pub struct UdpTransport {
     pub dropped: BTreeMap<&'static str, u64>,
     summarised: u64,
     last_summary: Duration,
+    /// When a datagram last went to the server (on the transport's clock).
+    last_sent: Option<Duration>,
 }
 
 impl std::fmt::Debug for UdpTransport {
@@ -135,6 +141,7 @@ impl UdpTransport {
             dropped: BTreeMap::new(),
             summarised: 0,
             last_summary: Duration::ZERO,
+            last_sent: None,
         })
     }
 
@@ -249,9 +256,15 @@ impl UdpTransport {
     /// and decrypts it, and its payload (after the payload guard) to renet.
     fn deliver(&mut self, datagram: &mut [u8], client: &mut RenetClient) {
         let Some(payload) = self.netcode.process_packet(datagram) else { return };
-        match self.payloads.check(payload, self.clock) {
-            Ok(()) => client.process_packet(payload),
-            Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
+        let Ok(packets) = unbundle(payload) else {
+            *self.dropped.entry("bad bundle").or_default() += 1;
+            return;
+        };
+        for packet in packets {
+            match self.payloads.check(packet, self.clock) {
+                Ok(()) => client.process_packet(packet),
+                Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
+            }
         }
     }
 
@@ -286,9 +299,17 @@ impl UdpTransport {
     }
 
     /// Queues what renet has to send and sends whatever is due.
-    pub fn send(&mut self, client: &mut RenetClient) -> Result<(), TransportError> {
-        if self.netcode.is_connected() {
-            for payload in client.get_packets_to_send() {
+    /// With `due` (a command was made this frame), or after
+    /// [`FLUSH_INTERVAL`] without sending: everything renet has queued, in one
+    /// datagram. Otherwise nothing: no datagram on a frame with nothing to say.
+    pub fn send(&mut self, client: &mut RenetClient, due: bool) -> Result<(), TransportError> {
+        let waited = self.last_sent.is_none_or(|t| self.clock.saturating_sub(t) >= FLUSH_INTERVAL);
+        if self.netcode.is_connected() && (due || waited) {
+            let packets = client.get_packets_to_send();
+            if !packets.is_empty() {
+                self.last_sent = Some(self.clock);
+            }
+            for payload in bundle(&packets) {
                 let (_, packet) = self
                     .netcode
                     .generate_payload_packet(&payload)

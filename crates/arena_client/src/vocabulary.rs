@@ -1,10 +1,11 @@
 //! The client's shared vocabulary: the components, resources and messages
 //! its parts speak of. It imports no other module of the crate.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
-use arena_protocol::{PlayerInfo, Snapshot, ToClient, Welcome};
+use arena_protocol::snapshot::Frame;
+use arena_protocol::{PlayerInfo, ToClient, Welcome};
 use arena_sim::{ArenaWorld, PlayerId, PlayerState, TickRate};
 use bevy::prelude::*;
 
@@ -85,10 +86,14 @@ pub struct ClientStats {
     pub snapshots_received: u64,
     /// Snapshots that arrived after a newer one and were ignored.
     pub stale_snapshots: u64,
-    /// Command packets sent (one per tick).
+    /// Command packets sent (usually one a frame).
     pub commands_sent: u64,
     /// Combat messages beyond what any fair server sends in a frame, dropped.
     pub flood_dropped: u64,
+    /// Snapshots against a baseline no longer kept (a full one was asked for).
+    pub unknown_baselines: u64,
+    /// Snapshots that came whole (the first, and after a lost baseline).
+    pub full_snapshots: u64,
 }
 
 /// Who joins and leaves, as the server says: routed to the roster.
@@ -99,9 +104,63 @@ pub(crate) enum RosterNews {
     Left(PlayerId),
 }
 
-/// The newest snapshot that came this frame: routed to replication.
+/// A snapshot as it came (packed), in the order they came: routed to replication.
 #[derive(Message, Debug, Clone)]
-pub(crate) struct SnapshotReceived(pub Snapshot);
+pub(crate) struct SnapshotReceived(pub Vec<u8>);
+
+/// The snapshots decoded lately, as baselines for the deltas to come, and
+/// which one the server should delta against next.
+#[derive(Resource, Debug, Default)]
+pub struct Baselines {
+    /// Newest last.
+    pub frames: VecDeque<Frame>,
+    /// The newest snapshot decoded.
+    pub newest: Option<u32>,
+    /// A delta came against a baseline no longer here: ask for a full one.
+    pub want_full: bool,
+}
+
+impl Baselines {
+    /// Snapshots kept: more than the server's 64, so any it deltas against is here.
+    pub const KEPT: usize = 80;
+
+    /// What to acknowledge in the next command packet (`None`: send a full snapshot).
+    pub fn ack(&self) -> Option<u32> {
+        if self.want_full { None } else { self.newest }
+    }
+
+    pub fn get(&self, tick: u32) -> Option<&Frame> {
+        self.frames.iter().rev().find(|f| f.tick == tick)
+    }
+}
+
+/// Messages by kind, each way: how many and how many bytes (the encoded
+/// message, without renet's and netcode's headers), since connecting.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct MessageTally {
+    pub down: BTreeMap<&'static str, (u64, u64)>,
+    pub up: BTreeMap<&'static str, (u64, u64)>,
+}
+
+impl MessageTally {
+    pub fn count_down(&mut self, kind: &'static str, bytes: usize) {
+        let entry = self.down.entry(kind).or_default();
+        entry.0 += 1;
+        entry.1 += bytes as u64;
+    }
+
+    pub fn count_up(&mut self, kind: &'static str, bytes: usize) {
+        let entry = self.up.entry(kind).or_default();
+        entry.0 += 1;
+        entry.1 += bytes as u64;
+    }
+}
+
+/// Whether the transport has something to send this frame (commands).
+#[derive(Resource, Debug, Default)]
+pub struct Outbox {
+    pub due: bool,
+}
 
 /// Shots, damage, kills, scores and the match's state from the server.
 #[derive(Message, Debug, Clone)]

@@ -87,7 +87,7 @@ fn pump(server: &mut ServerTransport, rs: &mut RenetServer, client: &mut UdpTran
     rc.update(FRAME);
     let _ = client.receive(FRAME, rc);
     while rc.receive_message(channel::RELIABLE).is_some() || rc.receive_message(channel::UNRELIABLE).is_some() {}
-    let _ = client.send(rc);
+    let _ = client.send(rc, true);
     rs.update(FRAME);
     let _ = server.update(FRAME, rs);
     while rs.get_event().is_some() {}
@@ -96,7 +96,8 @@ fn pump(server: &mut ServerTransport, rs: &mut RenetServer, client: &mut UdpTran
             || rs.receive_message(id, channel::UNRELIABLE).is_some()
         {}
     }
-    server.send(rs);
+    let everyone = rs.clients_id();
+    server.send(rs, &everyone);
 }
 
 /// A valid connection request to `server` with a fresh self-made token.

@@ -5,10 +5,12 @@
 use arbitrary::{Arbitrary, Unstructured};
 use arena_client::ClockSync;
 use arena_client::interpolation::History;
+use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::messages::state_is_sane;
 use arena_protocol::names::{
     MAX_NAME_CHARS, USER_DATA_BYTES, clean_name, is_invisible, name_from_user_data, refuse_name, unique_name,
 };
+use arena_protocol::snapshot::{self, Feedback, Frame, OwnState, RemoteState};
 use arena_protocol::{ToClient, ToServer, decode, encode};
 use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, render_time_tolerance_ticks};
 use arena_sim::cmd::MAX_PITCH_RAD;
@@ -35,6 +37,8 @@ pub fn all() -> Vec<Box<dyn Target>> {
     vec![
         Box::new(DecodeToServer),
         Box::new(DecodeToClient),
+        Box::new(SnapshotBits),
+        Box::new(CommandBits),
         Box::new(Sanitize),
         Box::new(Intake),
         Box::new(StepPlayer::new()),
@@ -117,7 +121,7 @@ impl Target for DecodeToServer {
     fn seeds(&self) -> Vec<Vec<u8>> {
         let cmds = (0..6).map(|t| UserCmd { tick: 1000 + t, forward: 1.0, yaw: 0.3, ..Default::default() }).collect();
         [
-            ToServer::Commands(cmds),
+            ToServer::Commands(CommandPacket { snapshot_ack: Some(990), cmds }.encode()),
             ToServer::Settings(arena_protocol::ClientSettings { lag_compensation: true, interp_ms: 31 }),
         ]
         .iter()
@@ -135,8 +139,15 @@ impl Target for DecodeToServer {
         let again = encode(&message).expect("a decoded message encodes");
         let twice = decode::<ToServer>(&again).expect("an encoded message decodes");
         assert_eq!(encode(&twice).ok(), Some(again));
-        if let ToServer::Commands(cmds) = message {
-            for mut cmd in cmds {
+        if let ToServer::Commands(bytes) = message
+            && let Ok(packet) = CommandPacket::decode(&bytes)
+        {
+            // One reading only: what decodes encodes to bytes that decode the same.
+            let canonical = packet.encode();
+            let again = CommandPacket::decode(&canonical).expect("a packet made by encode decodes");
+            assert_eq!(again.encode(), canonical);
+            assert!(packet.cmds.len() <= arena_protocol::MAX_CMDS_PER_PACKET);
+            for mut cmd in packet.cmds {
                 cmd.sanitize();
             }
         }
@@ -151,16 +162,11 @@ impl Target for DecodeToClient {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        let state = PlayerState::spawned_at(Vec3::new(1.0, 0.0, 2.0), 0.5);
+        let (mut base, mut next) = frames();
         [
-            ToClient::Snapshot(arena_protocol::Snapshot {
-                tick: 99,
-                last_cmd_tick: Some(97),
-                newest_cmd_tick: Some(99),
-                cmd_margin_centiticks: Some(-40),
-                players: vec![arena_protocol::PlayerSnapshot { id: PlayerId(1), state }],
-            }),
-            ToClient::ShotFired { shooter: PlayerId(2), from: Vec3::ZERO, to: Vec3::ONE },
+            ToClient::Snapshot(snapshot::encode(&mut base, &Feedback::default(), None)),
+            ToClient::Snapshot(snapshot::encode(&mut next, &Feedback::default(), Some(&base))),
+            ToClient::ShotFired { shooter: PlayerId(2), trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::ONE) },
             ToClient::Welcome(arena_protocol::Welcome {
                 your_id: PlayerId(1),
                 tick_hz: 64,
@@ -178,11 +184,128 @@ impl Target for DecodeToClient {
     fn run(&mut self, input: &[u8]) {
         let Ok(message) = decode::<ToClient>(input) else { return };
         if message.validate().is_ok()
-            && let ToClient::Snapshot(s) = &message
+            && let ToClient::Snapshot(bytes) = &message
         {
-            assert!(s.players.iter().all(|p| state_is_sane(&p.state)));
+            let (base, _) = frames();
+            if let Ok((mut frame, _)) = snapshot::decode(bytes, |_| Some(&base), arena_protocol::MAX_PLAYERS) {
+                assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
+                assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
+                // What decodes encodes back to a frame that decodes the same.
+                let again = snapshot::encode(&mut frame, &Feedback::default(), None);
+                assert_eq!(snapshot::decode(&again, |_| None, arena_protocol::MAX_PLAYERS).map(|(f, _)| f), Ok(frame));
+            }
         }
     }
+}
+
+/// Snapshot bodies straight from the bits (no bincode envelope to get
+/// past), against a baseline whose players are moving (so deltas carry them
+/// forward).
+struct SnapshotBits;
+
+impl Target for SnapshotBits {
+    fn name(&self) -> &'static str {
+        "snapshot_bits"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        let (mut base, mut next) = frames();
+        let feedback = Feedback { last_cmd_tick: Some(99), newest_cmd_tick: Some(103), margin_centiticks: Some(-250) };
+        let full = snapshot::encode(&mut base, &feedback, None);
+        let delta = snapshot::encode(&mut next, &feedback, Some(&base));
+        let mut later = next.clone();
+        later.tick = 110;
+        let carried = snapshot::encode(&mut later, &feedback, Some(&next));
+        vec![full, delta, carried]
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let (mut base, mut next) = frames();
+        snapshot::encode(&mut base, &Feedback::default(), None);
+        snapshot::encode(&mut next, &Feedback::default(), Some(&base));
+        let baseline_of = |t: u32| [&base, &next].into_iter().find(|f| f.tick == t);
+        let Ok((mut frame, feedback)) = snapshot::decode(input, baseline_of, arena_protocol::MAX_PLAYERS) else {
+            return;
+        };
+        assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
+        assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
+        assert!(frame.others.len() <= arena_protocol::MAX_PLAYERS);
+        assert!(frame.own.is_none_or(|(id, _)| !frame.others.contains_key(&id)));
+        let header = snapshot::header(input).expect("a decoded snapshot has a header");
+        assert_eq!(header.0, frame.tick);
+        // Whatever decodes is a frame the encoder can say, whole or as a
+        // delta against the same baseline, and it reads back the same.
+        let baseline = header.1.and_then(baseline_of);
+        let mut whole = frame.clone();
+        let bytes = snapshot::encode(&mut whole, &feedback, None);
+        let again = snapshot::decode(&bytes, |_| None, arena_protocol::MAX_PLAYERS);
+        assert_eq!(again.map(|(f, fb)| (f.others, f.own, fb)), Ok((frame.others.clone(), frame.own, feedback)));
+        let bytes = snapshot::encode(&mut frame, &feedback, baseline);
+        let again = snapshot::decode(&bytes, baseline_of, arena_protocol::MAX_PLAYERS);
+        assert_eq!(again, Ok((frame, feedback)));
+    }
+}
+
+/// Command packets straight from the bits.
+struct CommandBits;
+
+impl Target for CommandBits {
+    fn name(&self) -> &'static str {
+        "command_bits"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        let cmd = |t: u32, b: Buttons| {
+            let mut c = UserCmd {
+                tick: 1000 + t,
+                forward: 0.7,
+                right: -0.2 * t as f32,
+                yaw: 0.3 + t as f32 * 0.01,
+                pitch: -0.1,
+                buttons: b,
+                render_tick: f64::from(1000 + t) - 5.5,
+            };
+            c.quantize();
+            c
+        };
+        vec![
+            CommandPacket { snapshot_ack: Some(990), cmds: (0..6).map(|t| cmd(t, Buttons::FIRE)).collect() }.encode(),
+            CommandPacket { snapshot_ack: None, cmds: (0..3).map(|t| cmd(t * 3, Buttons::JUMP)).collect() }.encode(),
+        ]
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let Ok(packet) = CommandPacket::decode(input) else { return };
+        assert!(packet.cmds.len() <= arena_protocol::MAX_CMDS_PER_PACKET);
+        let canonical = packet.encode();
+        let again = CommandPacket::decode(&canonical).expect("a packet made by encode decodes");
+        assert_eq!(again.encode(), canonical);
+        for mut cmd in packet.cmds {
+            // What the grids allow needs no repair but may still be hostile:
+            // sanitising leaves it in range.
+            cmd.sanitize();
+            assert!(cmd.forward.is_finite() && cmd.yaw.is_finite() && cmd.render_tick.is_finite());
+        }
+    }
+}
+
+/// Two snapshots' frames, the second moved on from the first.
+fn frames() -> (Frame, Frame) {
+    let state = |x: f32| arena_sim::quant::snap_state(&PlayerState::spawned_at(Vec3::new(x, 0.0, 2.0), 0.5));
+    let base = Frame {
+        tick: 100,
+        own: Some((PlayerId(0), OwnState::of(&state(1.0)))),
+        others: (1..6).map(|i| (PlayerId(i), RemoteState::of(&state(f32::from(i))))).collect(),
+        ..Frame::default()
+    };
+    let mut next = base.clone();
+    next.tick = 102;
+    for s in next.others.values_mut() {
+        s.pos[0] += 40;
+        s.yaw = s.yaw.wrapping_add(300);
+    }
+    next.others.remove(&PlayerId(3));
+    (base, next)
 }
 
 struct Sanitize;

@@ -253,10 +253,13 @@ impl RawClient {
         let _ = self.socket.send_to(datagram, self.server);
     }
 
-    /// Encrypts `payload` (a renet packet) with the session key and sends it.
-    pub fn send_payload(&mut self, payload: &[u8]) {
-        if let Ok((to, packet)) = self.netcode.generate_payload_packet(payload) {
-            let _ = self.socket.send_to(packet, to);
+    /// Bundles `packet` (a renet packet) as the transport does, encrypts it
+    /// with the session key and sends it.
+    pub fn send_payload(&mut self, packet: &[u8]) {
+        for payload in arena_protocol::bundle::bundle(&[packet]) {
+            if let Ok((to, datagram)) = self.netcode.generate_payload_packet(&payload) {
+                let _ = self.socket.send_to(datagram, to);
+            }
         }
     }
 }
@@ -306,7 +309,9 @@ impl HostileServer {
                     let _ = self.socket.send_to(payload, addr);
                 }
                 ServerResult::Payload { client_id, payload } => {
-                    let _ = self.renet.process_packet_from(payload, client_id);
+                    for packet in arena_protocol::bundle::unbundle(payload).unwrap_or_default() {
+                        let _ = self.renet.process_packet_from(packet, client_id);
+                    }
                 }
                 ServerResult::ClientDisconnected { client_id, .. } => self.renet.remove_connection(client_id),
                 ServerResult::None => {}
@@ -321,8 +326,9 @@ impl HostileServer {
             for channel in [arena_protocol::channel::RELIABLE, arena_protocol::channel::UNRELIABLE] {
                 while self.renet.receive_message(client_id, channel).is_some() {}
             }
-            for packet in self.renet.get_packets_to_send(client_id).unwrap_or_default() {
-                if let Ok((addr, datagram)) = self.netcode.generate_payload_packet(client_id, &packet) {
+            let packets = self.renet.get_packets_to_send(client_id).unwrap_or_default();
+            for payload in arena_protocol::bundle::bundle(&packets) {
+                if let Ok((addr, datagram)) = self.netcode.generate_payload_packet(client_id, &payload) {
                     let _ = self.socket.send_to(datagram, addr);
                 }
             }

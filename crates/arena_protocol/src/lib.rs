@@ -8,16 +8,25 @@
 //! - `key`: the netcode key (open, or derived from a password with Argon2id).
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
 //! - `messages`: the messages each way and their structural checks.
+//! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
+//! - `snapshot`: snapshots quantised, delta-coded and packed; what each
+//!   client may know of the others.
+//! - `command_packet`: the commands and snapshot acknowledgement each tick.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
 //!   connection tokens opened and resealed; the refusal a server sends.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
+//! - `bundle`: a frame's renet packets in one datagram.
 
+pub mod bits;
+pub mod bundle;
 pub mod codec;
+pub mod command_packet;
 pub mod datagram;
 pub mod key;
 pub mod messages;
 pub mod names;
 pub mod payload_guard;
+pub mod snapshot;
 
 pub use codec::{DecodeError, decode, encode};
 pub use messages::*;
@@ -27,7 +36,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 2;
+pub const PROTOCOL_VERSION: u64 = 3;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

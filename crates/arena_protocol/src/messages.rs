@@ -1,6 +1,6 @@
 //! The messages. Client to server: [`ToServer`]. Server to client: [`ToClient`].
 
-use arena_sim::{HitZone, Hitbox, PlayerId, PlayerState, UserCmd};
+use arena_sim::{HitZone, Hitbox, PlayerId, PlayerState};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
@@ -12,14 +12,26 @@ use crate::{MAX_PLAYERS, channel};
 /// before it). More is a malformed packet.
 pub const MAX_CMDS_PER_PACKET: usize = 16;
 
+/// Largest packed command packet, bytes (16 whole commands fit in far less).
+pub const MAX_COMMAND_PACKET_BYTES: usize = 256;
+/// Largest packed snapshot, bytes (a full one of 64 players is about 1 KiB).
+pub const MAX_SNAPSHOT_BYTES: usize = 4096;
+
+/// Players within this distance of a shot's line have their tested hitbox
+/// in the shot's result, metres.
+pub const SHOT_RESULT_NEAR_M: f32 = 3.0;
+/// Most hitboxes in a shot's result.
+pub const MAX_SHOT_RESULT_HITBOXES: usize = 4;
+
 /// Longest interpolation delay a client may ask for, milliseconds.
 pub const MAX_INTERP_MS: u16 = 250;
 
 /// Client to server.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ToServer {
-    /// User commands, oldest first, newest last.
-    Commands(Vec<UserCmd>),
+    /// This tick's commands and the newest snapshot decoded: a
+    /// [`crate::command_packet::CommandPacket`], packed.
+    Commands(Vec<u8>),
     /// The client's netcode choices the server needs to know.
     Settings(ClientSettings),
 }
@@ -34,6 +46,14 @@ pub struct ClientSettings {
 }
 
 impl ToServer {
+    /// The message's kind, for tallies.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToServer::Commands(_) => "commands",
+            ToServer::Settings(_) => "settings",
+        }
+    }
+
     pub fn channel(&self) -> u8 {
         match self {
             ToServer::Commands(_) => channel::UNRELIABLE,
@@ -44,8 +64,8 @@ impl ToServer {
     /// Structural checks beyond decoding; field values are sanitised separately.
     pub fn validate(&self) -> Result<(), String> {
         match self {
-            ToServer::Commands(cmds) if cmds.len() > MAX_CMDS_PER_PACKET => {
-                Err(format!("{} commands in one packet (at most {MAX_CMDS_PER_PACKET})", cmds.len()))
+            ToServer::Commands(bytes) if bytes.len() > MAX_COMMAND_PACKET_BYTES => {
+                Err(format!("a command packet of {} bytes (at most {MAX_COMMAND_PACKET_BYTES})", bytes.len()))
             }
             ToServer::Commands(_) => Ok(()),
             ToServer::Settings(s) if s.interp_ms > MAX_INTERP_MS => {
@@ -64,14 +84,16 @@ pub enum ToClient {
     PlayerLeft {
         id: PlayerId,
     },
-    Snapshot(Snapshot),
+    /// The world after a tick, as this client may see it: a
+    /// [`crate::snapshot`], packed (a delta against one it acknowledged).
+    Snapshot(Vec<u8>),
     /// To the shooter: what the server made of one of its shots.
     ShotResult(ShotResult),
-    /// To everyone but the shooter: a shot, for its tracer and sound.
+    /// To everyone but the shooter: a shot, for its tracer and sound. It
+    /// starts at the shooter's eye (the snapshot of the same tick says where).
     ShotFired {
         shooter: PlayerId,
-        from: Vec3,
-        to: Vec3,
+        trace: ShotTrace,
     },
     /// To the victim: it was hit.
     Damaged {
@@ -99,6 +121,46 @@ pub enum ToClient {
 pub enum Refusal {
     /// Its name is not allowed.
     Name(NameRefusal),
+}
+
+/// Where a shot went from its shooter's eye, in five bytes: the direction
+/// (yaw on 4096 steps, pitch on 2048) and the distance (1/64 m, up to 256 m).
+/// A tracer or an impact puff drawn from it is off by at most 0.05° and 8 mm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShotTrace([u8; 5]);
+
+impl ShotTrace {
+    const DISTANCE_STEPS_PER_M: f32 = 64.0;
+    const MAX_DISTANCE_Q: u32 = (1 << 14) - 1;
+
+    /// The trace of a shot from `from` that ended at `to`.
+    pub fn new(from: Vec3, to: Vec3) -> Self {
+        let (yaw, pitch) = arena_sim::look_at(from, to);
+        let yaw_q = u32::from(arena_sim::quant::yaw_to_q(yaw) >> 4);
+        let pitch_q = (i32::from(arena_sim::quant::pitch_to_q(pitch)) >> 5) as u32 & 0x7FF;
+        let distance = from.distance(to);
+        let distance_q = if distance.is_finite() {
+            ((distance * Self::DISTANCE_STEPS_PER_M).round() as u32).min(Self::MAX_DISTANCE_Q)
+        } else {
+            0
+        };
+        let bits: u64 = (u64::from(yaw_q) << 25) | (u64::from(pitch_q) << 14) | u64::from(distance_q);
+        let b = bits.to_be_bytes();
+        Self([b[3], b[4], b[5], b[6], b[7]])
+    }
+
+    /// The end of the shot that started at `from`.
+    pub fn end(&self, from: Vec3) -> Vec3 {
+        let b = self.0;
+        let bits = u64::from_be_bytes([0, 0, 0, b[0], b[1], b[2], b[3], b[4]]);
+        let yaw = arena_sim::quant::q_to_yaw(((bits >> 25) as u16 & 0xFFF) << 4);
+        // Sign-extend the 11-bit pitch.
+        let pitch_q = ((((bits >> 14) & 0x7FF) as i32) << 21) >> 21;
+        let pitch =
+            arena_sim::quant::q_to_pitch((pitch_q << 5).clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16);
+        let distance = (bits & u64::from(Self::MAX_DISTANCE_Q)) as f32 / Self::DISTANCE_STEPS_PER_M;
+        from + arena_sim::player::view_forward(yaw, pitch) * distance
+    }
 }
 
 /// One line of the scoreboard.
@@ -132,6 +194,23 @@ pub enum MatchPhase {
 }
 
 impl ToClient {
+    /// The message's kind, for tallies.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ToClient::Welcome(_) => "welcome",
+            ToClient::PlayerJoined(_) => "player_joined",
+            ToClient::PlayerLeft { .. } => "player_left",
+            ToClient::Snapshot(_) => "snapshot",
+            ToClient::ShotResult(_) => "shot_result",
+            ToClient::ShotFired { .. } => "shot_fired",
+            ToClient::Damaged { .. } => "damaged",
+            ToClient::Killed { .. } => "killed",
+            ToClient::Scores(_) => "scores",
+            ToClient::Match(_) => "match",
+            ToClient::Refused(_) => "refused",
+        }
+    }
+
     pub fn channel(&self) -> u8 {
         match self {
             ToClient::Snapshot(_) | ToClient::ShotFired { .. } => channel::UNRELIABLE,
@@ -158,30 +237,24 @@ impl ToClient {
                 players(w.players.len(), "players")?;
                 distinct(w.players.iter().map(|p| p.id))
             }
-            ToClient::Snapshot(s) => {
-                players(s.players.len(), "players")?;
-                for p in &s.players {
-                    if !state_is_sane(&p.state) {
-                        return Err(format!("player {} has a state out of bounds", p.id.0));
-                    }
-                }
-                distinct(s.players.iter().map(|p| p.id))
+            ToClient::Snapshot(bytes) if bytes.len() > MAX_SNAPSHOT_BYTES => {
+                Err(format!("a snapshot of {} bytes (at most {MAX_SNAPSHOT_BYTES})", bytes.len()))
             }
+            ToClient::Snapshot(_) => Ok(()),
             ToClient::ShotResult(r) => {
                 finite(r.end, "the shot's end")?;
                 if !r.tested_tick.is_finite() {
                     return Err("the tested tick is not finite".into());
                 }
-                players(r.hitboxes.len(), "hitboxes")?;
+                if r.hitboxes.len() > MAX_SHOT_RESULT_HITBOXES {
+                    return Err(format!("{} hitboxes in a shot result", r.hitboxes.len()));
+                }
                 for (_, h) in &r.hitboxes {
                     finite(h.feet, "a hitbox")?;
                 }
                 Ok(())
             }
-            ToClient::ShotFired { from, to, .. } => {
-                finite(*from, "a shot's start")?;
-                finite(*to, "a shot's end")
-            }
+            ToClient::ShotFired { .. } => Ok(()),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
             ToClient::PlayerJoined(_)
@@ -233,7 +306,8 @@ pub struct ShotResult {
     pub lag_compensated: bool,
     /// The server time (in ticks) the other players were tested at.
     pub tested_tick: f64,
-    /// The other players' hitboxes as tested (rewound or current).
+    /// The hitboxes of the players near the shot's line as tested (rewound
+    /// or current): what "show hitboxes" draws.
     pub hitboxes: Vec<(PlayerId, Hitbox)>,
 }
 
@@ -268,30 +342,6 @@ pub struct PlayerInfo {
     pub bot: bool,
 }
 
-/// The world as the server had it at the end of one tick.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Snapshot {
-    pub tick: u32,
-    /// The newest of this client's commands that the server has run (the
-    /// tick it simulated last, with that command or, if it never came, a
-    /// repeat of the one before), if any.
-    pub last_cmd_tick: Option<u32>,
-    /// The newest command tick received from this client, run or not: how far
-    /// ahead its commands arrive, for its clock sync.
-    pub newest_cmd_tick: Option<u32>,
-    /// How early the command run at `tick` reached the server before that
-    /// tick, in hundredths of a tick; -100 if it had not come (the last one
-    /// was repeated). For the client's clock sync.
-    pub cmd_margin_centiticks: Option<i16>,
-    pub players: Vec<PlayerSnapshot>,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct PlayerSnapshot {
-    pub id: PlayerId,
-    pub state: PlayerState,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -316,13 +366,7 @@ mod tests {
                 frag_limit: 20,
                 seconds_left: 9,
             }),
-            ToClient::Snapshot(Snapshot {
-                tick: 99,
-                last_cmd_tick: Some(97),
-                newest_cmd_tick: Some(99),
-                cmd_margin_centiticks: Some(-40),
-                players: vec![PlayerSnapshot { id: PlayerId(1), state: PlayerState::default() }],
-            }),
+            ToClient::Snapshot(vec![1, 2, 3]),
         ];
         for m in messages {
             let bytes = encode(&m).expect("encodes");
@@ -353,14 +397,24 @@ mod tests {
 
     #[test]
     fn trailing_bytes_are_rejected() {
-        let mut bytes = encode(&ToServer::Commands(vec![UserCmd::default()])).expect("encodes");
+        let mut bytes = encode(&ToServer::Commands(vec![0; 8])).expect("encodes");
         bytes.push(7);
         assert!(matches!(decode::<ToServer>(&bytes), Err(DecodeError::TrailingBytes(1))));
     }
 
     #[test]
-    fn too_many_commands_fail_validation() {
-        let m = ToServer::Commands(vec![UserCmd::default(); MAX_CMDS_PER_PACKET + 1]);
-        assert!(m.validate().is_err());
+    fn shot_traces_end_where_the_shot_ended() {
+        let from = Vec3::new(3.0, 1.6, -7.0);
+        for to in [Vec3::new(20.0, 0.5, 30.0), Vec3::new(-100.0, 40.0, 2.0), Vec3::new(3.0, 1.0, -7.5), from] {
+            let end = ShotTrace::new(from, to).end(from);
+            let allowed = 0.01 + from.distance(to) * 0.002;
+            assert!(end.distance(to) <= allowed, "{to} came back as {end}");
+        }
+    }
+
+    #[test]
+    fn oversized_packets_fail_validation() {
+        assert!(ToServer::Commands(vec![0; MAX_COMMAND_PACKET_BYTES + 1]).validate().is_err());
+        assert!(ToClient::Snapshot(vec![0; MAX_SNAPSHOT_BYTES + 1]).validate().is_err());
     }
 }

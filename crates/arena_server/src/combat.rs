@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use arena_protocol::{HitReport, ShotResult, ToClient};
+use arena_protocol::{HitReport, ShotResult, ShotTrace, ToClient};
 use arena_sim::weapon::{BODY_DAMAGE, HEAD_DAMAGE, RANGE_M};
 use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
@@ -115,6 +115,23 @@ fn first_hit(world: &SimWorld, shot: Shot, others: &[(PlayerId, Hitbox)]) -> (Op
     (nearest.map(|(id, _, zone)| (id, zone)), end)
 }
 
+/// The hitboxes near a shot's line, nearest first: the few "show hitboxes"
+/// needs, not everyone's.
+fn near_the_shot(others: &[(PlayerId, Hitbox)], shot: Shot) -> Vec<(PlayerId, Hitbox)> {
+    let off_line = |h: &Hitbox| {
+        let to = h.body_center() - shot.origin;
+        let along = to.dot(shot.dir).max(0.0);
+        (to - shot.dir * along).length()
+    };
+    let mut near: Vec<(f32, (PlayerId, Hitbox))> = others
+        .iter()
+        .map(|(id, h)| (off_line(h), (*id, *h)))
+        .filter(|(d, _)| *d <= arena_protocol::SHOT_RESULT_NEAR_M)
+        .collect();
+    near.sort_by(|a, b| a.0.total_cmp(&b.0));
+    near.into_iter().take(arena_protocol::MAX_SHOT_RESULT_HITBOXES).map(|(_, h)| h).collect()
+}
+
 pub(crate) fn resolve_shots(
     mut pending: ResMut<PendingShots>,
     tick: Res<ServerTick>,
@@ -188,11 +205,11 @@ pub(crate) fn resolve_shots(
                 end,
                 lag_compensated: compensate,
                 tested_tick: tested.tick,
-                hitboxes: others.clone(),
+                hitboxes: near_the_shot(&others, pending.shot),
             };
             send(&mut server, shooter_client, &ToClient::ShotResult(result));
         }
-        let fired = ToClient::ShotFired { shooter: pending.shooter, from: pending.shot.origin, to: end };
+        let fired = ToClient::ShotFired { shooter: pending.shooter, trace: ShotTrace::new(pending.shot.origin, end) };
         broadcast(&mut server, &fired, shooter_client);
         log.0.push_back(ShotRecord {
             shooter: pending.shooter,

@@ -144,6 +144,8 @@ pub enum DropReason {
     Flood,
     /// An authenticated payload renet must not see (see [`PayloadReject`]).
     Payload(PayloadReject),
+    /// An authenticated payload that is not a bundle of renet packets.
+    Bundle,
     /// A payload from a connected client's address that netcode could not
     /// authenticate (forged, replayed, or corrupted on the way).
     Unauthenticated,
@@ -163,6 +165,7 @@ impl DropReason {
             DropReason::Flood => "client flooding",
             DropReason::Payload(r) => r.label(),
             DropReason::Unauthenticated => "unauthenticated",
+            DropReason::Bundle => "bad bundle",
         }
     }
 }
@@ -376,6 +379,12 @@ impl Guard {
                 false
             }
         }
+    }
+
+    /// Counts a payload that is not a well-formed bundle of renet packets.
+    pub fn bad_bundle(&mut self, client_id: u64, now: Duration) {
+        self.drop(DropReason::Bundle);
+        self.report_bad(client_id, now);
     }
 
     /// Counts a bad message from a client (one that did not decode or

@@ -10,13 +10,14 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
+use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::{ToServer, channel, decode};
 use arena_sim::{UserCmd, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::transport::ServerTransport;
-use crate::vocabulary::{ClientPrefs, Roster, ServerStats, ServerTick, TickRate};
+use crate::vocabulary::{ClientPrefs, Roster, ServerStats, ServerTick, SnapshotAck, TickRate};
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
 /// whose commands come from further ahead has a broken (or fast) clock.
@@ -194,7 +195,7 @@ pub(crate) fn receive_commands(
     rate: Res<TickRate>,
     virtual_time: Res<Time<Virtual>>,
     fixed_time: Res<Time<Fixed>>,
-    mut buffers: Query<(&mut CommandBuffer, &mut ClientPrefs)>,
+    mut buffers: Query<(&mut CommandBuffer, &mut ClientPrefs, &mut SnapshotAck)>,
     mut stats: ResMut<ServerStats>,
     mut transport: ResMut<ServerTransport>,
 ) {
@@ -207,7 +208,7 @@ pub(crate) fn receive_commands(
         let entity = roster.by_client(client_id).map(|(_, e)| e.entity);
         for channel in [channel::RELIABLE, channel::UNRELIABLE] {
             while let Some(bytes) = server.receive_message(client_id, channel) {
-                let Some((mut buffer, mut prefs)) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
+                let Some((mut buffer, mut prefs, mut ack)) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
                     stats.unknown_client_messages += 1;
                     debug!("dropped a message from client {client_id}, which has no player");
                     continue;
@@ -225,8 +226,22 @@ pub(crate) fn receive_commands(
                     }
                 };
                 match message {
-                    ToServer::Commands(cmds) => {
-                        for mut cmd in cmds {
+                    ToServer::Commands(bytes) => {
+                        let Ok(packet) = CommandPacket::decode(&bytes) else {
+                            stats.bad_messages += 1;
+                            transport.report_bad_message(client_id);
+                            debug!("dropped a command packet from client {client_id} that does not decode");
+                            continue;
+                        };
+                        // The newest acknowledgement wins (packets may come out of order).
+                        if let Some(acked) = packet.snapshot_ack {
+                            ack.newest =
+                                Some(ack.newest.map_or(acked, |n| if tick_after(acked, n) { acked } else { n }));
+                        } else {
+                            // The client lost its baseline: it asks for a full snapshot.
+                            ack.newest = None;
+                        }
+                        for mut cmd in packet.cmds {
                             if cmd.sanitize().any() {
                                 buffer.stats.repaired += 1;
                                 stats.repaired_commands += 1;

@@ -18,7 +18,7 @@ use crate::net::{broadcast, send};
 use crate::transport::ServerTransport;
 use crate::vocabulary::{
     ClientPrefs, PlayersChanged, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim, SimWorld,
-    SnapshotRate, TickRate,
+    SnapshotAck, SnapshotRate, TickRate,
 };
 
 /// How long a refused client has to read why before it is disconnected, seconds.
@@ -57,7 +57,7 @@ impl<'w, 's> Admission<'w, 's> {
     /// Adds a player called (about) `wanted_name` at a free spawn point and
     /// returns its id and entity, or `None` if every id is taken.
     pub(crate) fn admit(&mut self, wanted_name: &str, client_id: Option<ClientId>) -> Option<(PlayerId, Entity)> {
-        let id = self.roster.free_id()?;
+        let id = self.roster.free_id().filter(|id| usize::from(id.0) < arena_protocol::MAX_PLAYERS)?;
         let name = unique_name(wanted_name, self.roster.players.values().map(|e| e.name.as_str()));
         let mut occupied: Vec<Vec3> = self.players.iter().map(|(_, s)| s.pos).collect();
         occupied.extend(self.just_joined.0.values().copied());
@@ -73,6 +73,7 @@ impl<'w, 's> Admission<'w, 's> {
                     ..PlayerState::spawned_at(pos, yaw)
                 }),
                 CommandBuffer::default(),
+                SnapshotAck::default(),
                 ClientPrefs::default_for(**self.snapshot_rate),
                 Score::default(),
             ))

@@ -1,13 +1,28 @@
-//! Snapshots: after every tick, each client gets every player's state and the
-//! newest of its own commands that the server has run.
+//! Snapshots: after a snapshot tick each client gets the world as it may see
+//! it (its own player whole, everyone else as drawing needs them), delta-coded
+//! against the newest snapshot it acknowledged when the server still has it,
+//! whole otherwise; with the feedback its clock sync and reconciliation need.
+//! Each client's sent snapshots are kept a while, as baselines.
 
-use arena_protocol::{PlayerSnapshot, Snapshot, ToClient};
+use std::collections::VecDeque;
+
+use arena_protocol::ToClient;
+use arena_protocol::snapshot::{Feedback, Frame, OwnState, RemoteState, encode};
+use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::intake::CommandBuffer;
 use crate::net::send;
-use crate::vocabulary::{ServerPlayer, ServerTick, Sim, SnapshotRate, TickRate};
+use crate::vocabulary::{DueClients, ServerPlayer, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate};
+
+/// Snapshots kept per client as baselines (2 s at 32 Hz): an acknowledgement
+/// older than that gets a full snapshot.
+pub const KEPT_SNAPSHOTS: usize = 64;
+
+/// What was sent to one client lately, newest last.
+#[derive(Component, Debug, Default)]
+pub struct SentSnapshots(pub VecDeque<Frame>);
 
 /// Whether a snapshot goes out after `tick`: `snapshot_hz` of every `tick_hz`
 /// ticks, spread evenly.
@@ -17,39 +32,75 @@ pub fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
     slot(tick) != slot(tick.wrapping_sub(1)) || snapshot_hz >= tick_hz
 }
 
+/// What `viewer` may know of the world after `tick`: its own state whole (it
+/// predicts it), everyone else only as drawing needs them ([`RemoteState`]:
+/// no health, ammo, velocity or timers).
+pub fn frame_for<'a>(
+    tick: u32,
+    viewer: PlayerId,
+    everyone: impl IntoIterator<Item = (PlayerId, &'a PlayerState)>,
+) -> Frame {
+    let mut frame = Frame { tick, ..Frame::default() };
+    for (id, state) in everyone {
+        if id == viewer {
+            frame.own = Some((id, OwnState::of(state)));
+        } else {
+            frame.others.insert(id, RemoteState::of(state));
+        }
+    }
+    frame
+}
+
 pub(crate) fn send_snapshots(
     mut server: ResMut<RenetServer>,
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
     snapshot_rate: Res<SnapshotRate>,
-    players: Query<(&ServerPlayer, &Sim, &CommandBuffer)>,
+    players: Query<(&ServerPlayer, &Sim)>,
+    mut clients: Query<(&ServerPlayer, &CommandBuffer, &SnapshotAck, Option<&mut SentSnapshots>, Entity)>,
+    mut due: ResMut<DueClients>,
+    mut commands: Commands,
 ) {
     if !is_snapshot_tick(tick.0, tick_rate.hz(), snapshot_rate.hz()) {
         return;
     }
-    let mut states: Vec<PlayerSnapshot> =
-        players.iter().map(|(p, sim, _)| PlayerSnapshot { id: p.id, state: sim.0 }).collect();
-    states.sort_by_key(|s| s.id);
-    let mut snapshot = Snapshot {
-        tick: tick.0,
-        last_cmd_tick: None,
-        newest_cmd_tick: None,
-        cmd_margin_centiticks: None,
-        players: states,
-    };
-    for (player, _, buffer) in &players {
+    let everyone: Vec<(PlayerId, &PlayerState)> = players.iter().map(|(p, sim)| (p.id, &sim.0)).collect();
+    for (player, buffer, ack, sent, entity) in &mut clients {
         let Some(client_id) = player.client_id else { continue };
-        snapshot.last_cmd_tick = buffer.last_run_tick;
-        snapshot.newest_cmd_tick = buffer.newest_received;
-        snapshot.cmd_margin_centiticks =
-            buffer.last_margin.map(|m| (m * 100.0).round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16);
-        send(&mut server, client_id, &ToClient::Snapshot(snapshot.clone()));
+        let mut frame = frame_for(tick.0, player.id, everyone.iter().copied());
+        let feedback = Feedback {
+            last_cmd_tick: buffer.last_run_tick,
+            newest_cmd_tick: buffer.newest_received,
+            margin_centiticks: buffer
+                .last_margin
+                .map(|m| (m * 100.0).round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16),
+        };
+        let mut sent = match sent {
+            Some(sent) => sent,
+            None => {
+                let bytes = encode(&mut frame, &feedback, None);
+                commands.entity(entity).insert(SentSnapshots(VecDeque::from([frame])));
+                send(&mut server, client_id, &ToClient::Snapshot(bytes));
+                due.0.push(client_id);
+                continue;
+            }
+        };
+        let baseline = ack.newest.and_then(|acked| sent.0.iter().find(|f| f.tick == acked));
+        let bytes = encode(&mut frame, &feedback, baseline);
+        send(&mut server, client_id, &ToClient::Snapshot(bytes));
+        due.0.push(client_id);
+        sent.0.push_back(frame);
+        while sent.0.len() > KEPT_SNAPSHOTS {
+            sent.0.pop_front();
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::is_snapshot_tick;
+    use super::*;
+    use arena_protocol::snapshot::decode;
+    use arena_sim::quant::snap_state;
 
     #[test]
     fn snapshot_rates_are_spread_evenly() {
@@ -61,5 +112,70 @@ mod tests {
             let (min, max) = (gaps.iter().min().copied().unwrap_or(1), gaps.iter().max().copied().unwrap_or(1));
             assert!(max - min <= 1, "uneven gaps {gaps:?}");
         }
+    }
+
+    /// Two worlds alike in all a client may see, unlike in everything it may
+    /// not (others' health, ammo, velocity, timers, held buttons).
+    fn worlds() -> (Vec<PlayerState>, Vec<PlayerState>) {
+        let player = |i: u8| {
+            let mut s = PlayerState::spawned_at(Vec3::new(f32::from(i) * 3.0, 0.0, -4.0), 0.3 * f32::from(i));
+            s.pitch = -0.2;
+            s.protected_s = 0.8;
+            snap_state(&s)
+        };
+        let a: Vec<PlayerState> = (0..6).map(player).collect();
+        let b: Vec<PlayerState> = a
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if i == 0 {
+                    return *s;
+                }
+                snap_state(&PlayerState {
+                    health: 13,
+                    ammo: 2,
+                    vel: Vec3::new(5.0, 1.0, -3.0),
+                    fire_cooldown_s: 0.05,
+                    reload_s: 1.1,
+                    protected_s: 0.1,
+                    step_phase: 0.7,
+                    fire_held: true,
+                    reload_held: true,
+                    jump_held: true,
+                    ..*s
+                })
+            })
+            .collect();
+        (a, b)
+    }
+
+    #[test]
+    fn a_client_never_learns_another_players_health_ammo_or_timers() {
+        let (a, b) = worlds();
+        let ids = |w: &[PlayerState]| -> Vec<(PlayerId, PlayerState)> {
+            w.iter().enumerate().map(|(i, s)| (PlayerId(i as u8), *s)).collect()
+        };
+        let (wa, wb) = (ids(&a), ids(&b));
+        let view = |w: &[(PlayerId, PlayerState)], tick| frame_for(tick, PlayerId(0), w.iter().map(|(id, s)| (*id, s)));
+        let feedback = Feedback::default();
+        // Whole snapshots: the same bytes.
+        let (mut fa, mut fb) = (view(&wa, 100), view(&wb, 100));
+        let (full_a, full_b) = (encode(&mut fa, &feedback, None), encode(&mut fb, &feedback, None));
+        assert_eq!(full_a, full_b, "the secrets change no byte of a full snapshot");
+        // Deltas from a world with the secrets to one without, and back: the
+        // same bytes as from a world without to one without.
+        let (mut ga, mut gb) = (view(&wa, 102), view(&wb, 102));
+        assert_eq!(encode(&mut ga, &feedback, Some(&fb)), encode(&mut gb, &feedback, Some(&fa)));
+        // And what the client decodes holds nothing of them.
+        let (decoded, _) = decode(&full_b, |_| None, 64).expect("decodes");
+        for (id, remote) in &decoded.others {
+            let seen = remote.to_state();
+            let truth = &b[usize::from(id.0)];
+            assert_eq!((seen.health, seen.ammo, seen.vel), (100, 0, Vec3::ZERO), "player {id:?}");
+            assert_ne!((seen.health, seen.ammo), (truth.health, truth.ammo));
+            assert!(!seen.fire_held && !seen.reload_held && seen.reload_s == 0.0);
+        }
+        // The viewer's own secrets are its own to know.
+        assert_eq!(decoded.own.map(|(_, s)| s.to_state()), Some(b[0]));
     }
 }

@@ -11,6 +11,7 @@ use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arena_protocol::bundle::{bundle, unbundle};
 use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
 use arena_protocol::names::USER_DATA_BYTES;
@@ -22,6 +23,11 @@ use renetcode::{NetcodeServer, ServerAuthentication, ServerConfig as NetcodeConf
 
 use crate::ServerConfig;
 use crate::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
+use crate::vocabulary::DueClients;
+
+/// Longest a client goes without a datagram while it is connected: acks and
+/// reliable messages that no snapshot carried go out then.
+pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(
@@ -31,6 +37,7 @@ pub(crate) fn plugin(app: &mut App) {
             .after(RenetServerPlugin::update_system)
             .before(RenetServerPlugin::emit_server_events_system),
     )
+    .init_resource::<DueClients>()
     .add_systems(PostUpdate, send.in_set(RenetSend))
     .add_systems(Last, disconnect_on_exit);
 }
@@ -166,6 +173,8 @@ pub struct ServerTransport {
     buffer: Box<[u8; 2048]>,
     /// The transport's clock: the sum of the frame times it was given.
     clock: Duration,
+    /// When each client was last sent to.
+    last_sent: std::collections::HashMap<ClientId, Duration>,
     pub traffic: Traffic,
 }
 
@@ -196,6 +205,7 @@ impl ServerTransport {
             guard: Guard::new(key, PROTOCOL_ID),
             buffer: Box::new([0; 2048]),
             clock: Duration::ZERO,
+            last_sent: std::collections::HashMap::new(),
             traffic: Traffic::default(),
         })
     }
@@ -313,10 +323,16 @@ impl ServerTransport {
             Outcome::None => {}
             Outcome::Send { addr, datagram } => self.send_to(&datagram, addr),
             Outcome::Payload { client_id, payload } => {
-                if self.guard.check_payload(client_id, &payload, self.clock)
-                    && let Err(e) = server.process_packet_from(&payload, client_id)
-                {
-                    debug!("renet refused a packet from client {client_id}: {e}");
+                let Ok(packets) = unbundle(&payload) else {
+                    self.guard.bad_bundle(client_id, self.clock);
+                    return;
+                };
+                for packet in packets {
+                    if self.guard.check_payload(client_id, packet, self.clock)
+                        && let Err(e) = server.process_packet_from(packet, client_id)
+                    {
+                        debug!("renet refused a packet from client {client_id}: {e}");
+                    }
                 }
             }
             Outcome::Connected { client_id, addr, datagram } => {
@@ -334,12 +350,27 @@ impl ServerTransport {
         }
     }
 
-    /// Encrypts and sends what renet has queued for each client.
-    pub fn send(&mut self, server: &mut renet::RenetServer) {
+    /// Encrypts and sends what renet has queued, bundled into one datagram,
+    /// for each client in `due` (a snapshot went to it this frame) and for
+    /// any not sent to for [`FLUSH_INTERVAL`] (acks and reliable messages go
+    /// out in the end even without snapshots). Others wait: no datagram on a
+    /// frame with nothing to say.
+    pub fn send(&mut self, server: &mut renet::RenetServer, due: &[ClientId]) {
+        let clock = self.clock;
+        self.last_sent.retain(|id, _| server.clients_id().contains(id));
         for client_id in server.clients_id() {
+            let last = self.last_sent.get(&client_id).copied();
+            let waited = last.is_none_or(|t| clock.saturating_sub(t) >= FLUSH_INTERVAL);
+            if !due.contains(&client_id) && !waited {
+                continue;
+            }
             let Ok(packets) = server.get_packets_to_send(client_id) else { continue };
-            for packet in packets {
-                match self.netcode.generate_payload_packet(client_id, &packet) {
+            if packets.is_empty() {
+                continue;
+            }
+            self.last_sent.insert(client_id, clock);
+            for payload in bundle(&packets) {
+                match self.netcode.generate_payload_packet(client_id, &payload) {
                     Ok((addr, datagram)) => {
                         let datagram = datagram.to_vec();
                         self.send_to(&datagram, addr);
@@ -402,8 +433,9 @@ fn receive(
     }
 }
 
-fn send(mut transport: ResMut<ServerTransport>, mut server: ResMut<RenetServer>) {
-    transport.send(&mut server);
+fn send(mut transport: ResMut<ServerTransport>, mut server: ResMut<RenetServer>, mut due: ResMut<DueClients>) {
+    transport.send(&mut server, &due.0);
+    due.0.clear();
 }
 
 fn disconnect_on_exit(

@@ -53,6 +53,19 @@ impl ClientPrefs {
     }
 }
 
+/// The newest snapshot a client says it has decoded: the next one is a
+/// delta against it (`None`: a full snapshot).
+#[derive(Component, Debug, Default, Clone, Copy)]
+pub struct SnapshotAck {
+    pub newest: Option<u32>,
+}
+
+/// Clients with something to send this frame (a snapshot went to them): the
+/// transport sends their renet packets now, bundled in one datagram, and
+/// otherwise waits (see `transport.rs`).
+#[derive(Resource, Debug, Default)]
+pub struct DueClients(pub Vec<ClientId>);
+
 /// The number of the tick being simulated (or last simulated).
 #[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerTick(pub u32);

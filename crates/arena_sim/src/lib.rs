@@ -15,6 +15,7 @@
 //! - `weapon`: the rifle's rules.
 //! - `map`, `world`: the arena's data and its collision world.
 //! - `movement`: the shared movement function.
+//! - `quant`: the grids states and commands travel on.
 //! - `spawn`, `nav`: spawn choice and the bots' navigation graph.
 
 pub mod cmd;
@@ -23,6 +24,7 @@ pub mod map;
 pub mod movement;
 pub mod nav;
 pub mod player;
+pub mod quant;
 pub mod rng;
 pub mod spawn;
 pub mod time;
@@ -54,9 +56,10 @@ impl TickEvents {
     }
 }
 
-/// One player, one tick: movement, then the rifle. The dead do not move; they
-/// only look around. The server runs this for every player and the client for
-/// its own (prediction): the one function both call.
+/// One player, one tick: movement, then the rifle, then the result snapped to
+/// the wire's grids. The dead do not move; they only look around. The server
+/// runs this for every player and the client for its own (prediction): the
+/// one function both call.
 pub fn step_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s: f32) -> (PlayerState, TickEvents) {
     let (mut next, movement) = if state.alive {
         move_player(state, cmd, world, dt_s)
@@ -66,7 +69,9 @@ pub fn step_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     let weapon = weapon::update_weapon(&mut next, cmd, dt_s);
     // Spawn protection runs out, or ends with the first shot.
     next.protected_s = if weapon.shot.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
-    (next, TickEvents { movement, weapon })
+    // On the wire's grids, on both sides: what the server sends is exactly
+    // what it has, and the client's prediction from it stays exact.
+    (quant::snap_state(&next), TickEvents { movement, weapon })
 }
 
 #[cfg(test)]

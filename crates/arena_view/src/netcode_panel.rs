@@ -127,7 +127,9 @@ fn live(ui: &mut egui::Ui, stats: &NetStats, (clock, drawing): (&ServerClock, &I
         };
         row("round trip", format!("{:.0} ms", stats.rtt_ms));
         row("packet loss", format!("{:.1} %", stats.packet_loss * 100.0));
-        row("in / out", format!("{:.1} / {:.1} kB/s", stats.bytes_in_per_s / 1000.0, stats.bytes_out_per_s / 1000.0));
+        let kbit = |bytes_per_s: f64| bytes_per_s * 8.0 / 1000.0;
+        row("in / out", format!("{:.1} / {:.1} kbit/s", kbit(stats.bytes_in_per_s), kbit(stats.bytes_out_per_s)));
+        row("datagrams in / out", format!("{:.0} / {:.0} /s", stats.datagrams_in_per_s, stats.datagrams_out_per_s));
         row("snapshots", format!("{:.0} /s", stats.snapshots_per_s));
         row("commands pending", stats.commands_pending.to_string());
         let margin = stats.command_margin_ticks.map(|m| format!("{m:.2} ticks ahead at worst"));

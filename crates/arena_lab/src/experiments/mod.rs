@@ -4,6 +4,7 @@
 //! frame rate, so that a run is repeatable (same seed, same figures) and as
 //! fast as the machine allows. Each experiment prints one JSON object.
 
+mod bandwidth;
 mod hitreg;
 mod interpolation;
 mod prediction;
@@ -14,6 +15,7 @@ use arena_client::{LinkConditions, NetcodeSettings};
 use bevy::prelude::*;
 use serde::Serialize;
 
+pub use bandwidth::{BandwidthReport, KindRate, bandwidth};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use prediction::{PredictionReport, prediction};
@@ -34,6 +36,8 @@ pub enum LabError {
     Conditions,
     /// The lab's clients did not get into the game.
     NotJoined,
+    /// A number of players the server cannot hold.
+    Players(usize),
 }
 
 impl std::fmt::Display for LabError {
@@ -49,6 +53,7 @@ impl std::fmt::Display for LabError {
                 LinkConditions::MAX_MS
             ),
             LabError::NotJoined => f.write_str("the lab's clients did not get into the game within 10 s"),
+            LabError::Players(n) => write!(f, "--players {n} must be 1..={}", arena_protocol::MAX_PLAYERS),
         }
     }
 }

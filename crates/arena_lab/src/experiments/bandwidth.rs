@@ -1,0 +1,144 @@
+//! `arena lab bandwidth`: a server with N moving players (one measured
+//! client, the rest server bots running about and fighting) over real UDP;
+//! what the measured client's link carries each way, per second: bytes at the
+//! UDP level (UDP payloads: netcode's and renet's headers included; the IP and
+//! UDP headers, 28 bytes a datagram over IPv4, are given apart), datagrams, and
+//! a breakdown by message kind.
+
+use std::collections::BTreeMap;
+
+use arena_client::{ClientStats, LocalInput, MessageTally, NetStats, transport::UdpTransport};
+use bevy::prelude::*;
+use serde::Serialize;
+
+use super::{LAB_FRAME_HZ, LabError, LabSettings, WARMUP_S, frame, frames_for};
+use crate::harness::LoopbackGame;
+
+/// IPv4 and UDP headers, bytes per datagram.
+pub const IP_UDP_HEADER_BYTES: f64 = 28.0;
+
+/// One message kind's share of a direction.
+#[derive(Debug, Clone, Serialize)]
+pub struct KindRate {
+    pub per_s: f64,
+    pub bytes_per_s: f64,
+}
+
+/// What `arena lab bandwidth` prints.
+#[derive(Debug, Serialize)]
+pub struct BandwidthReport {
+    pub experiment: &'static str,
+    #[serde(flatten)]
+    pub settings: LabSettings,
+    pub players: usize,
+    /// UDP payload bytes per second, each way.
+    pub down_bytes_per_s: f64,
+    pub up_bytes_per_s: f64,
+    pub down_kbit_s: f64,
+    pub up_kbit_s: f64,
+    /// The same with each datagram's IP and UDP headers.
+    pub down_kbit_s_with_ip: f64,
+    pub up_kbit_s_with_ip: f64,
+    pub packets_down_per_s: f64,
+    pub packets_up_per_s: f64,
+    /// Encoded messages by kind (without renet's and netcode's headers).
+    pub messages_down: BTreeMap<&'static str, KindRate>,
+    pub messages_up: BTreeMap<&'static str, KindRate>,
+    pub snapshots_per_s: f64,
+    pub rtt_ms: f64,
+    pub frame_hz: f64,
+    pub warmup_s: f64,
+}
+
+#[derive(Clone, Copy)]
+struct Counts {
+    bytes_in: u64,
+    bytes_out: u64,
+    datagrams_in: u64,
+    datagrams_out: u64,
+    snapshots: u64,
+}
+
+fn counts(client: &App) -> Counts {
+    let world = client.world();
+    let transport = world.get_resource::<UdpTransport>();
+    Counts {
+        bytes_in: transport.map(|t| t.bytes_received).unwrap_or(0),
+        bytes_out: transport.map(|t| t.bytes_sent).unwrap_or(0),
+        datagrams_in: transport.map(|t| t.datagrams_received).unwrap_or(0),
+        datagrams_out: transport.map(|t| t.datagrams_sent).unwrap_or(0),
+        snapshots: world.resource::<ClientStats>().snapshots_received,
+    }
+}
+
+fn rates(
+    start: &BTreeMap<&'static str, (u64, u64)>,
+    end: &BTreeMap<&'static str, (u64, u64)>,
+    seconds: f64,
+) -> BTreeMap<&'static str, KindRate> {
+    end.iter()
+        .map(|(kind, (n, bytes))| {
+            let (n0, b0) = start.get(kind).copied().unwrap_or((0, 0));
+            (*kind, KindRate { per_s: (n - n0) as f64 / seconds, bytes_per_s: (bytes - b0) as f64 / seconds })
+        })
+        .collect()
+}
+
+/// Runs `arena lab bandwidth` with `players` in all.
+pub fn bandwidth(settings: LabSettings, players: usize) -> Result<BandwidthReport, LabError> {
+    settings.validate()?;
+    if players == 0 || players > arena_protocol::MAX_PLAYERS {
+        return Err(LabError::Players(players));
+    }
+    let config = arena_server::ServerConfig {
+        bots: players - 1,
+        max_clients: 1,
+        bot_seed: Some(settings.seed),
+        ..settings.server_config()
+    };
+    let mut lab = LoopbackGame::start(&config, &settings.netcode(), settings.seed, &["Lab"], frame())
+        .map_err(|_| LabError::NotJoined)?;
+    lab.step(frames_for(WARMUP_S));
+    let start = counts(&lab.clients[0]);
+    let tally_start = lab.clients[0].world().resource::<MessageTally>().clone();
+    let frames = frames_for(settings.seconds);
+    for frame_index in 0..frames {
+        // The measured player runs a loop too, so its own state keeps changing.
+        let t = frame_index as f64 / LAB_FRAME_HZ;
+        {
+            let mut input = lab.clients[0].world_mut().resource_mut::<LocalInput>();
+            input.forward = if (t % 4.0) < 3.0 { 1.0 } else { 0.0 };
+            input.right = ((t * 0.7).sin() as f32).signum();
+            input.yaw = arena_sim::cmd::wrap_angle(input.yaw + 1.2 / LAB_FRAME_HZ as f32);
+        }
+        lab.step(1);
+    }
+    let end = counts(&lab.clients[0]);
+    let tally_end = lab.clients[0].world().resource::<MessageTally>().clone();
+    let seconds = settings.seconds;
+    let per_s = |a: u64, b: u64| a.saturating_sub(b) as f64 / seconds;
+    let down_bytes_per_s = per_s(end.bytes_in, start.bytes_in);
+    let up_bytes_per_s = per_s(end.bytes_out, start.bytes_out);
+    let packets_down_per_s = per_s(end.datagrams_in, start.datagrams_in);
+    let packets_up_per_s = per_s(end.datagrams_out, start.datagrams_out);
+    let kbit = |bytes: f64| bytes * 8.0 / 1000.0;
+    Ok(BandwidthReport {
+        experiment: "bandwidth",
+        players,
+        down_bytes_per_s,
+        up_bytes_per_s,
+        down_kbit_s: kbit(down_bytes_per_s),
+        up_kbit_s: kbit(up_bytes_per_s),
+        down_kbit_s_with_ip: kbit(down_bytes_per_s + packets_down_per_s * IP_UDP_HEADER_BYTES),
+        up_kbit_s_with_ip: kbit(up_bytes_per_s + packets_up_per_s * IP_UDP_HEADER_BYTES),
+        packets_down_per_s,
+        packets_up_per_s,
+        messages_down: rates(&tally_start.down, &tally_end.down, seconds),
+        messages_up: rates(&tally_start.up, &tally_end.up, seconds),
+        snapshots_per_s: per_s(end.snapshots, start.snapshots),
+        rtt_ms: lab.clients[0].world().resource::<NetStats>().rtt_ms,
+        frame_hz: LAB_FRAME_HZ,
+        warmup_s: WARMUP_S,
+        settings,
+    })
+}

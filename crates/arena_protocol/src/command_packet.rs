@@ -1,0 +1,252 @@
+//! The packet a client sends every tick: its newest commands (this tick's
+//! and the unacknowledged ones before it, newest first) and the newest
+//! snapshot it has decoded, packed into bits. Commands are on the wire's
+//! grids (axes, angles, the render time as an offset behind the command's
+//! tick); each older copy is coded as a difference from the one after it,
+//! so a run of identical commands costs a few bits each.
+
+use arena_sim::cmd::{Buttons, UserCmd};
+use arena_sim::quant::{
+    axis_to_q, pitch_to_q, q_to_axis, q_to_pitch, q_to_yaw, render_offset_to_q, render_tick_from_q, yaw_to_q,
+};
+
+use crate::bits::{BitsError, BitsIn, BitsOut};
+use crate::messages::MAX_CMDS_PER_PACKET;
+
+const COUNT_BITS: u32 = 5;
+/// Widths of the gap between two commands' ticks, less one (usually 0).
+const TICK_GAP: [u32; 3] = [1, 6, 32];
+/// Widths of an angle difference.
+const ANGLE_DELTA: [u32; 4] = [4, 9, 13, 17];
+/// Widths of the render-time offset and its differences, 1/256 tick.
+const RENDER: [u32; 3] = [12, 16, 32];
+const RENDER_DELTA: [u32; 4] = [4, 9, 16, 32];
+/// Widths of the acknowledged snapshot's distance behind the newest command.
+const ACK_OFFSET: [u32; 3] = [8, 12, 32];
+
+/// What a client sends each tick, as the game sees it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CommandPacket {
+    /// The newest snapshot the client has decoded (the server deltas against
+    /// it); `None` asks for a full snapshot.
+    pub snapshot_ack: Option<u32>,
+    /// Commands, oldest first, newest last.
+    pub cmds: Vec<UserCmd>,
+}
+
+/// A command as its grid integers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Q {
+    tick: u32,
+    forward: i8,
+    right: i8,
+    yaw: u16,
+    pitch: i16,
+    buttons: u8,
+    render: u32,
+}
+
+impl Q {
+    fn of(c: &UserCmd) -> Self {
+        Self {
+            tick: c.tick,
+            forward: axis_to_q(c.forward),
+            right: axis_to_q(c.right),
+            yaw: yaw_to_q(c.yaw),
+            pitch: pitch_to_q(c.pitch),
+            buttons: c.buttons.0 & Buttons::ALL.0,
+            // Only a shot needs the render time.
+            render: if c.held(Buttons::FIRE) { render_offset_to_q(c.tick, c.render_tick) } else { u32::MAX },
+        }
+    }
+
+    fn cmd(self) -> UserCmd {
+        UserCmd {
+            tick: self.tick,
+            forward: q_to_axis(self.forward),
+            right: q_to_axis(self.right),
+            yaw: q_to_yaw(self.yaw),
+            pitch: q_to_pitch(self.pitch),
+            buttons: Buttons(self.buttons),
+            render_tick: render_tick_from_q(self.tick, self.render),
+        }
+    }
+}
+
+/// The render offset as a signed number ([`u32::MAX`], unknown, as -1).
+fn render_signed(r: u32) -> i64 {
+    if r == u32::MAX { -1 } else { i64::from(r) }
+}
+
+fn render_unsigned(v: i64) -> Result<u32, BitsError> {
+    match v {
+        -1 => Ok(u32::MAX),
+        v if (0..=i64::from(arena_sim::quant::MAX_RENDER_OFFSET_Q)).contains(&v) => Ok(v as u32),
+        _ => Err(BitsError::Invalid),
+    }
+}
+
+impl CommandPacket {
+    /// The packed bytes: at most [`MAX_CMDS_PER_PACKET`] commands (the newest).
+    pub fn encode(&self) -> Vec<u8> {
+        let skip = self.cmds.len().saturating_sub(MAX_CMDS_PER_PACKET);
+        let newest_first: Vec<Q> = self.cmds.iter().skip(skip).rev().map(Q::of).collect();
+        let mut out = BitsOut::new();
+        out.unsigned(COUNT_BITS, newest_first.len() as u32);
+        let Some(first) = newest_first.first() else {
+            out.flag(false);
+            return out.finish();
+        };
+        out.unsigned(32, first.tick);
+        out.signed(8, i32::from(first.forward));
+        out.signed(8, i32::from(first.right));
+        out.unsigned(16, u32::from(first.yaw));
+        out.signed(16, i32::from(first.pitch));
+        out.unsigned(4, u32::from(first.buttons));
+        out.var_signed(render_signed(first.render) as i32, &RENDER);
+        for pair in newest_first.windows(2) {
+            let (newer, older) = (pair[0], pair[1]);
+            out.var_unsigned(newer.tick.wrapping_sub(older.tick).wrapping_sub(1), &TICK_GAP);
+            let changed = [
+                older.forward != newer.forward,
+                older.right != newer.right,
+                older.yaw != newer.yaw,
+                older.pitch != newer.pitch,
+                older.buttons != newer.buttons,
+                older.render != newer.render,
+            ];
+            for c in changed {
+                out.flag(c);
+            }
+            if changed[0] {
+                out.signed(8, i32::from(older.forward));
+            }
+            if changed[1] {
+                out.signed(8, i32::from(older.right));
+            }
+            if changed[2] {
+                out.var_signed(i32::from(older.yaw.wrapping_sub(newer.yaw) as i16), &ANGLE_DELTA);
+            }
+            if changed[3] {
+                out.var_signed(i32::from(older.pitch) - i32::from(newer.pitch), &ANGLE_DELTA);
+            }
+            if changed[4] {
+                out.unsigned(4, u32::from(older.buttons));
+            }
+            if changed[5] {
+                out.var_signed((render_signed(older.render) - render_signed(newer.render)) as i32, &RENDER_DELTA);
+            }
+        }
+        out.flag(self.snapshot_ack.is_some());
+        if let Some(ack) = self.snapshot_ack {
+            out.var_unsigned(first.tick.wrapping_sub(ack), &ACK_OFFSET);
+        }
+        out.finish()
+    }
+
+    /// Reads a packet from untrusted bytes.
+    pub fn decode(bytes: &[u8]) -> Result<Self, BitsError> {
+        let mut input = BitsIn::new(bytes);
+        let count = input.unsigned(COUNT_BITS)? as usize;
+        if count > MAX_CMDS_PER_PACKET {
+            return Err(BitsError::Invalid);
+        }
+        let mut newest_first: Vec<Q> = Vec::with_capacity(count);
+        if count > 0 {
+            let pitch = |v: i32| i16::try_from(v).map(|p| p.clamp(-i16::MAX, i16::MAX)).map_err(|_| BitsError::Invalid);
+            let first = Q {
+                tick: input.unsigned(32)?,
+                forward: input.signed(8)? as i8,
+                right: input.signed(8)? as i8,
+                yaw: input.unsigned(16)? as u16,
+                pitch: pitch(input.signed(16)?)?,
+                buttons: input.unsigned(4)? as u8,
+                render: render_unsigned(i64::from(input.var_signed(&RENDER)?))?,
+            };
+            newest_first.push(first);
+            for _ in 1..count {
+                let newer = newest_first[newest_first.len() - 1];
+                let gap = input.var_unsigned(&TICK_GAP)?;
+                let mut older = Q { tick: newer.tick.wrapping_sub(gap).wrapping_sub(1), ..newer };
+                let mut changed = [false; 6];
+                for c in &mut changed {
+                    *c = input.flag()?;
+                }
+                if changed[0] {
+                    older.forward = input.signed(8)? as i8;
+                }
+                if changed[1] {
+                    older.right = input.signed(8)? as i8;
+                }
+                if changed[2] {
+                    older.yaw = newer.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
+                }
+                if changed[3] {
+                    older.pitch = pitch(i32::from(newer.pitch) + input.var_signed(&ANGLE_DELTA)?)?;
+                }
+                if changed[4] {
+                    older.buttons = input.unsigned(4)? as u8;
+                }
+                if changed[5] {
+                    let delta = i64::from(input.var_signed(&RENDER_DELTA)?);
+                    older.render = render_unsigned(render_signed(newer.render) + delta)?;
+                }
+                newest_first.push(older);
+            }
+        }
+        let snapshot_ack = if input.flag()? {
+            let offset = input.var_unsigned(&ACK_OFFSET)?;
+            Some(newest_first.first().map(|q| q.tick).unwrap_or(0).wrapping_sub(offset))
+        } else {
+            None
+        };
+        input.finish()?;
+        let cmds = newest_first.into_iter().rev().map(Q::cmd).collect();
+        Ok(Self { snapshot_ack, cmds })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cmd(tick: u32, forward: f32, yaw: f32) -> UserCmd {
+        let mut c = UserCmd {
+            tick,
+            forward,
+            right: 0.3,
+            yaw,
+            pitch: -0.2,
+            buttons: Buttons::FIRE,
+            render_tick: f64::from(tick) - 3.25,
+        };
+        c.sanitize();
+        c.quantize();
+        c
+    }
+
+    #[test]
+    fn packets_round_trip_and_runs_of_the_same_command_are_small() {
+        let cmds: Vec<UserCmd> = (0..6).map(|i| cmd(1000 + i, 1.0, 0.5)).collect();
+        let packet = CommandPacket { snapshot_ack: Some(990), cmds };
+        let bytes = packet.encode();
+        assert_eq!(CommandPacket::decode(&bytes), Ok(packet));
+        assert!(bytes.len() <= 20, "{} bytes for six commands", bytes.len());
+        let turning: Vec<UserCmd> = (0..6).map(|i| cmd(2000 + i * 2, i as f32 * 0.2, i as f32 * 0.05)).collect();
+        let packet = CommandPacket { snapshot_ack: None, cmds: turning };
+        assert_eq!(CommandPacket::decode(&packet.encode()), Ok(packet));
+        let empty = CommandPacket::default();
+        assert_eq!(CommandPacket::decode(&empty.encode()), Ok(empty));
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut rng = arena_sim::rng::SplitMix64::new(1);
+        for len in 0..300 {
+            let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            if let Ok(p) = CommandPacket::decode(&bytes) {
+                assert!(p.cmds.len() <= MAX_CMDS_PER_PACKET);
+            }
+        }
+    }
+}
