@@ -2,7 +2,9 @@
 # LAN check: a dedicated server and a client in two network namespaces joined
 # by a veth pair, like two machines on a LAN. The server binds 0.0.0.0; the
 # client joins it at the server's own namespace address and must stay
-# connected, receiving snapshots, for the whole run. Needs root (CI runs as root).
+# connected, receiving snapshots, for the whole run. Before that, the client's
+# side finds the server by broadcast (`arena servers --lan --json`). Needs
+# root (CI runs as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/arena-target}"
@@ -12,7 +14,8 @@ if [ "$(id -u)" -ne 0 ]; then
   exit 0
 fi
 
-cargo build --quiet --bin arena
+# The whole workspace, as the tests build it: no second feature set, no second Bevy build.
+cargo build --quiet --workspace --bins
 arena="$CARGO_TARGET_DIR/debug/arena"
 tag="arena$$"
 srv="${tag}s" cli="${tag}c"
@@ -40,7 +43,8 @@ done
 ip -n "$srv" link set "${tag}a" up
 ip -n "$cli" link set "${tag}b" up
 
-ip netns exec "$srv" "$arena" server --bind "0.0.0.0:$port" --seconds 20 >"$work/server.out" 2>"$work/server.log" &
+ip netns exec "$srv" "$arena" server --name "LAN check" --bots 2 --bind "0.0.0.0:$port" --seconds 20 \
+  >"$work/server.out" 2>"$work/server.log" &
 server_pid=$!
 sleep 1
 
@@ -50,6 +54,20 @@ if ! grep -q "$server_ip:$port" "$work/server.out"; then
   cat "$work/server.out" >&2
   exit 1
 fi
+
+# The client's side finds it by broadcast, knowing no address.
+ip netns exec "$cli" "$arena" servers --lan --json >"$work/servers.json" 2>"$work/servers.log" || true
+python3 - "$work/servers.json" "$server_ip:$port" <<'PY' || { cat "$work/servers.log" >&2; exit 1; }
+import json, sys
+servers = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+found = [s for s in servers if s["address"] == sys.argv[2]]
+assert found, f"lan-check: `arena servers --lan` did not find {sys.argv[2]}: {servers}"
+s = found[0]
+assert s["answered"] and s["lan"], s
+assert s["name"] == "LAN check" and s["bots"] == 2 and s["password"] is False, s
+print(f"lan-check: ok: found \"{s['name']}\" at {s['address']} by broadcast, "
+      f"{s['players']}/{s['max_players']} players, ping {s['ping_ms']:.1f} ms")
+PY
 
 status=0
 ip netns exec "$cli" "$arena" bots --connect "$server_ip:$port" --count 1 --seconds 6 --name "LAN " \

@@ -14,6 +14,8 @@ use arena_server::ServerConfig;
 use arena_view::{Screenshot, StartAction, ViewConfig};
 use clap::{Args, Parser, Subcommand};
 
+mod servers;
+
 #[derive(Parser, Debug)]
 #[command(
     name = "arena",
@@ -66,6 +68,9 @@ enum Mode {
     },
     /// Run a dedicated server: no window, no GPU, no player of its own.
     Server {
+        /// The name server browsers show (default: this machine's name).
+        #[arg(long, value_name = "TEXT")]
+        name: Option<String>,
         /// Address and UDP port to listen on; 0.0.0.0 takes every interface.
         #[arg(long, default_value_t = SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)))]
         bind: SocketAddr,
@@ -77,6 +82,21 @@ enum Mode {
         /// Stop after this many seconds (for scripts and tests).
         #[arg(long)]
         seconds: Option<f64>,
+    },
+    /// List servers: the LAN's (by broadcast) and those at ADDR..., with their
+    /// players and rules (Valve's A2S server queries).
+    Servers {
+        /// Servers to ask (host or host:port); none: the LAN.
+        addrs: Vec<String>,
+        /// Also look for servers on the local networks.
+        #[arg(long)]
+        lan: bool,
+        /// One JSON object per server and line.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for answers, milliseconds.
+        #[arg(long, default_value_t = 2000, value_name = "MS")]
+        wait_ms: u64,
     },
     /// Headless experiments; each prints one JSON object on stdout.
     Lab {
@@ -250,6 +270,11 @@ struct GameArgs {
     /// Make the game private: players need this password to join.
     #[arg(long, value_name = "TEXT")]
     password: Option<String>,
+    /// The name server browsers show (default: "NAME's game" when hosting,
+    /// where `--name` is your player's; the machine's name for a dedicated
+    /// server, whose `--name` is this).
+    #[arg(long, value_name = "TEXT")]
+    server_name: Option<String>,
 }
 
 impl GameArgs {
@@ -260,6 +285,8 @@ impl GameArgs {
         default_bots: usize,
     ) -> Result<ServerConfig, String> {
         Ok(ServerConfig {
+            name: self.server_name.clone().unwrap_or_default(),
+            kind: arena_protocol::query::ServerKind::Dedicated,
             bind,
             public_addrs,
             max_clients: self.max_clients,
@@ -315,18 +342,24 @@ struct WindowArgs {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.mode {
-        Some(Mode::Server { bind, public_addrs, game, seconds }) => {
+        Some(Mode::Server { name, bind, public_addrs, game, seconds }) => {
             let stop_after = match seconds.map(positive_duration).transpose() {
                 Ok(d) => d,
                 Err(e) => return fail(&e),
             };
             let config = match game.config(bind, public_addrs, 0) {
-                Ok(config) => ServerConfig { stop_after, ..config },
+                Ok(config) => ServerConfig { stop_after, name: name.unwrap_or(config.name.clone()), ..config },
                 Err(e) => return fail(&e),
             };
             match arena_server::run_dedicated(&config) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string()),
+            }
+        }
+        Some(Mode::Servers { addrs, lan, json, wait_ms }) => {
+            match servers::run(&addrs, lan, json, Duration::from_millis(wait_ms.clamp(100, 60_000))) {
+                Ok(code) => code,
+                Err(e) => fail(&e),
             }
         }
         Some(Mode::Lab { experiment }) => {

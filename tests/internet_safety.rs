@@ -585,9 +585,15 @@ fn names_that_pose_as_bots_or_look_like_a_players_are_refused_with_a_reason() {
 
 #[test]
 fn bots_and_clients_together_never_exceed_the_player_limit() {
-    let config = ServerConfig { bots: 20, max_clients: 16, ..loopback_config(HZ) };
+    let over = arena_protocol::MAX_PLAYERS - 16 + 1;
+    let config = ServerConfig { bots: over, max_clients: 16, ..loopback_config(HZ) };
     let mut app = App::new();
     app.add_plugins(MinimalPlugins);
     let refused = arena_server::add_server(&mut app, &config).map(|_| ()).unwrap_err().to_string();
-    assert!(refused.contains("more than the 32 players"), "{refused}");
+    assert!(refused.contains("more than the 64 players"), "{refused}");
+    // Exactly at the limit is allowed.
+    let config = ServerConfig { bots: over - 1, max_clients: 16, ..loopback_config(HZ) };
+    let mut app = App::new();
+    app.add_plugins(MinimalPlugins);
+    assert!(arena_server::add_server(&mut app, &config).is_ok());
 }

@@ -24,6 +24,7 @@
 //! - `combat`: our shots and the server's verdicts, damage, kills.
 //! - `scoreboard`: the scoreboard and the match's state.
 //! - `stats`: live figures for the netcode panel and experiments.
+//! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
 //!
 //! # The order of a frame
 //!
@@ -40,6 +41,7 @@
 //! for the frame's commands) and [`ClientSet::Send`] (one datagram, or none
 //! on a frame with nothing to say).
 
+pub mod browser;
 mod combat;
 mod commands;
 pub mod conditioner;

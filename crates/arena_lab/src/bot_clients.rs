@@ -68,6 +68,12 @@ pub struct BotReport {
     pub error: Option<String>,
     /// Times it got into the game (more than one when churning).
     pub sessions: u32,
+    /// Messages it had to drop as bad (snapshots that did not decode among
+    /// them), snapshots against a baseline it no longer had, and whole
+    /// snapshots received (one per session when all is well).
+    pub bad_messages: u64,
+    pub unknown_baselines: u64,
+    pub full_snapshots: u64,
 }
 
 /// A bot's fight so far, counted from its client's own messages.
@@ -224,6 +230,9 @@ pub fn run(config: &BotsConfig) -> Report {
                 rtt_ms,
                 error,
                 sessions: bot.sessions.max(u32::from(bot.welcomed_at.is_some())),
+                bad_messages: stats.bad_messages,
+                unknown_baselines: stats.unknown_baselines,
+                full_snapshots: stats.full_snapshots,
             }
         })
         .collect();

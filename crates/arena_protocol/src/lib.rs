@@ -16,6 +16,7 @@
 //!   connection tokens opened and resealed; the refusal a server sends.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
+//! - `query`: server queries (Valve's A2S), for browsers and trackers.
 
 pub mod bits;
 pub mod bundle;
@@ -26,6 +27,7 @@ pub mod key;
 pub mod messages;
 pub mod names;
 pub mod payload_guard;
+pub mod query;
 pub mod snapshot;
 
 pub use codec::{DecodeError, decode, encode};
@@ -36,7 +38,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 3;
+pub const PROTOCOL_VERSION: u64 = 4;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;
@@ -44,7 +46,7 @@ pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;
 /// Default UDP port of a server.
 pub const DEFAULT_PORT: u16 = 27015;
 /// Most players one server takes.
-pub const MAX_PLAYERS: usize = 32;
+pub const MAX_PLAYERS: usize = 64;
 
 /// renet channel ids, the same numbers in both directions.
 pub mod channel {

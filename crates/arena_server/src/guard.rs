@@ -9,8 +9,16 @@
 //! the password, or the open key), and sealed again for netcode with the
 //! terms the server decides, whatever the token claimed: the client id, a
 //! 10 s timeout, and an expiry a few seconds away.
+//!
+//! Server queries (A2S, see `arena_protocol::query`) are judged here too:
+//! rate-limited per address and in all, and answered in full only with a
+//! challenge the server handed to that address lately. Without one, the
+//! reply is a 9-byte challenge, never longer than the request: a forged
+//! source address cannot make the server an amplifier. Challenges are a keyed
+//! hash of the address and the time, so they cost no memory.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -19,6 +27,7 @@ use arena_protocol::datagram::{
 };
 use arena_protocol::key::{NetcodeKey, OPEN_KEY};
 use arena_protocol::payload_guard::{PayloadGuard, PayloadReject};
+use arena_protocol::query::{self, QueryKind, Reply, Request};
 
 /// Silence after which a connected client is dropped, whatever its token said.
 pub const SILENT_CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,6 +57,16 @@ const MAX_TRACKED_IPS: usize = 4096;
 /// Client ids issued to tokens remembered (a token sent again gets its id
 /// again; a token replayed from another address is refused).
 const MAX_ISSUED: usize = 4096;
+/// Server queries one IP address may send per second, and in a burst (a
+/// browser's refresh is six: each of info, players and rules twice).
+const QUERIES_PER_IP_PER_S: f32 = 8.0;
+const QUERIES_BURST: f32 = 24.0;
+/// Query replies the server sends per second in all, and in a burst: what a
+/// flood from forged addresses can get out of it.
+const QUERY_REPLIES_PER_S: f32 = 500.0;
+const QUERY_REPLIES_BURST: f32 = 500.0;
+/// A challenge is good for this long (and the one before it as long again).
+pub const CHALLENGE_PERIOD: Duration = Duration::from_secs(30);
 /// How often the summary line may be written.
 pub const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
 
@@ -149,6 +168,8 @@ pub enum DropReason {
     /// A payload from a connected client's address that netcode could not
     /// authenticate (forged, replayed, or corrupted on the way).
     Unauthenticated,
+    /// A server query beyond its address's or the server's rate limit.
+    QueryLimited,
 }
 
 impl DropReason {
@@ -166,6 +187,7 @@ impl DropReason {
             DropReason::Payload(r) => r.label(),
             DropReason::Unauthenticated => "unauthenticated",
             DropReason::Bundle => "bad bundle",
+            DropReason::QueryLimited => "queries rate limited",
         }
     }
 }
@@ -181,6 +203,9 @@ pub struct GuardCounters {
     pub disconnected_for_bad_messages: u64,
     /// Clients disconnected for silence.
     pub timed_out: u64,
+    /// Server queries answered in full, and answered with a challenge.
+    pub queries_answered: u64,
+    pub query_challenges: u64,
 }
 
 impl GuardCounters {
@@ -201,6 +226,8 @@ pub enum Verdict {
     Netcode(PacketKind),
     /// Drop it, and send this connectionless reply.
     Reply(Vec<u8>),
+    /// A server query with a good challenge: send the server's answer.
+    Answer(QueryKind),
     /// Drop it.
     Drop,
 }
@@ -213,6 +240,10 @@ pub struct Guard {
     protocol_id: u64,
     new_pending: IpLimits,
     replies: IpLimits,
+    queries: IpLimits,
+    query_replies: Bucket,
+    /// The key of the challenge hash (SipHash, keyed at random at start).
+    challenge_key: RandomState,
     /// Pending addresses and when (on the guard's clock) they expire.
     pending: HashMap<SocketAddr, Duration>,
     issued: HashMap<[u8; 16], Issued>,
@@ -232,6 +263,9 @@ impl Guard {
             protocol_id,
             new_pending: IpLimits::default(),
             replies: IpLimits::default(),
+            queries: IpLimits::default(),
+            query_replies: Bucket::full(QUERY_REPLIES_BURST, Duration::ZERO),
+            challenge_key: RandomState::new(),
             pending: HashMap::new(),
             issued: HashMap::new(),
             // Ids start from a random point so they say nothing about how
@@ -265,7 +299,10 @@ impl Guard {
     pub fn judge(&mut self, from: SocketAddr, datagram: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
         self.counters.datagrams += 1;
         if datagram::is_connectionless(datagram) {
-            return self.drop(DropReason::Connectionless);
+            return match Request::parse(datagram) {
+                Ok(request) => self.query(from, request, now),
+                Err(_) => self.drop(DropReason::Connectionless),
+            };
         }
         let checked = match datagram::check(datagram, Direction::ToServer, self.protocol_id) {
             Ok(checked) => checked,
@@ -358,6 +395,32 @@ impl Guard {
         Verdict::Netcode(PacketKind::ConnectionRequest)
     }
 
+    /// The challenge `addr` gets in challenge period `period`: never 0 or -1
+    /// (which clients send to ask for one).
+    fn challenge(&self, addr: SocketAddr, period: u64) -> i32 {
+        let c = self.challenge_key.hash_one((addr, period)) as i32;
+        if c == 0 || c == query::ASK_FOR_CHALLENGE { 1 } else { c }
+    }
+
+    fn query(&mut self, from: SocketAddr, request: Request, now: Duration) -> Verdict {
+        if !self.queries.take(from.ip(), now, QUERIES_PER_IP_PER_S, QUERIES_BURST)
+            || !self.query_replies.take(now, QUERY_REPLIES_PER_S, QUERY_REPLIES_BURST)
+        {
+            return self.drop(DropReason::QueryLimited);
+        }
+        let period = now.as_secs() / CHALLENGE_PERIOD.as_secs();
+        let current = self.challenge(from, period);
+        let good =
+            request.challenge.is_some_and(|c| c == current || (period > 0 && c == self.challenge(from, period - 1)));
+        if good {
+            self.counters.queries_answered += 1;
+            Verdict::Answer(request.kind)
+        } else {
+            self.counters.query_challenges += 1;
+            Verdict::Reply(Reply::Challenge(current).datagrams(0).concat())
+        }
+    }
+
     fn reply(&mut self, ip: IpAddr, now: Duration, refusal: Refusal) -> Verdict {
         if self.replies.take(ip, now, REPLIES_PER_IP_PER_S, REPLIES_BURST) {
             self.counters.refusals_sent += 1;
@@ -430,6 +493,7 @@ impl Guard {
 
     /// Forgets what has expired. Called once a frame.
     pub fn expire(&mut self, now: Duration, unix_now_s: u64) {
+        self.queries.forget_idle(now, QUERIES_PER_IP_PER_S, QUERIES_BURST);
         self.pending.retain(|_, expires| *expires > now);
         self.issued.retain(|_, i| i.expire_timestamp.saturating_add(PENDING_S) > unix_now_s);
         self.new_pending.forget_idle(now, NEW_PENDING_PER_IP_PER_S, NEW_PENDING_BURST);
@@ -504,6 +568,50 @@ mod tests {
         assert_eq!(g.counters.dropped(DropReason::UnknownSender), 1);
         assert!(g.summary(SUMMARY_PERIOD).is_some_and(|s| s.contains("dropped 2 datagrams")));
         assert_eq!(g.summary(SUMMARY_PERIOD * 3), None, "nothing new: no line");
+    }
+
+    #[test]
+    fn queries_get_a_challenge_first_and_never_more_bytes_than_they_sent() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let from: SocketAddr = "192.0.2.1:5000".parse().expect("address");
+        let other: SocketAddr = "192.0.2.2:5000".parse().expect("address");
+        let t = Duration::from_secs(100);
+        for kind in [QueryKind::Info, QueryKind::Players, QueryKind::Rules] {
+            for challenge in [None, Some(0), Some(query::ASK_FOR_CHALLENGE), Some(12345)] {
+                let mut request = Request { kind, challenge }.encode();
+                let Verdict::Reply(reply) = g.judge(from, &mut request, t, 0) else { panic!("a challenge") };
+                assert!(reply.len() <= request.len(), "{} bytes for a {}-byte request", reply.len(), request.len());
+                let Ok(Reply::Challenge(c)) = Reply::parse(&reply) else { panic!("a challenge") };
+                // With it: the answer. From another address: another challenge.
+                let mut again = Request { kind, challenge: Some(c) }.encode();
+                assert_eq!(g.judge(from, &mut again, t, 0), Verdict::Answer(kind));
+                assert!(matches!(g.judge(other, &mut again, t, 0), Verdict::Reply(_)));
+                // Still good a period later, not two.
+                assert_eq!(g.judge(from, &mut again, t + CHALLENGE_PERIOD, 0), Verdict::Answer(kind));
+                assert!(matches!(g.judge(from, &mut again, t + CHALLENGE_PERIOD * 3, 0), Verdict::Reply(_)));
+            }
+        }
+    }
+
+    #[test]
+    fn a_query_flood_is_limited_per_address_and_in_all() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let t = Duration::from_secs(5);
+        let mut request = Request { kind: QueryKind::Info, challenge: None }.encode();
+        let from: SocketAddr = "192.0.2.1:5000".parse().expect("address");
+        let answered = (0..1000).filter(|_| g.judge(from, &mut request, t, 0) != Verdict::Drop).count();
+        assert_eq!(answered, QUERIES_BURST as usize, "one address gets its burst");
+        // Forged addresses, each once: the server's own budget holds.
+        let answered = (0..5000u32)
+            .filter(|i| {
+                let addr = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, *i as u8], 4000));
+                g.judge(addr, &mut request, t, 0) != Verdict::Drop
+            })
+            .count();
+        assert!(answered <= QUERY_REPLIES_BURST as usize, "{answered} replies to forged addresses");
+        assert!(g.counters.dropped(DropReason::QueryLimited) > 4000);
+        // Not a query at all: dropped.
+        assert_eq!(g.judge(from, &mut [0xFF, 0xFF, 0xFF, 0xFF, 0x71, 1], Duration::from_secs(60), 0), Verdict::Drop);
     }
 
     #[test]

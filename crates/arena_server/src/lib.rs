@@ -22,6 +22,7 @@
 //! - `roster`: players joining (clients and bots) and leaving.
 //! - `bots`: server-side bots' minds.
 //! - `snapshots`: what each client is sent after a tick.
+//! - `queries`: what server queries (A2S) are told.
 //!
 //! # The order of a frame
 //!
@@ -49,6 +50,7 @@ mod lag_compensation;
 mod life;
 mod match_flow;
 mod net;
+mod queries;
 mod roster;
 mod simulation;
 mod snapshots;
@@ -61,6 +63,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use arena_protocol::key::Password;
+use arena_protocol::query::{ServerKind, clean_server_name};
 use arena_sim::{ArenaWorld, DEFAULT_TICK_HZ, MapDef, TICK_HZ_RANGE};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
@@ -76,7 +79,7 @@ pub use combat::{CombatStats, ShotLog, ShotRecord};
 pub use guard::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
-pub use vocabulary::{Dead, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim};
+pub use vocabulary::{Dead, Joined, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim};
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
@@ -95,6 +98,10 @@ pub const LOG_FILTER: &str = "info,renetcode=off,renet=error,wgpu=error,naga=war
 /// How a server is set up; the command line fills it in.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
+    /// The name browsers show (`--name`); empty: see [`ServerConfig::display_name`].
+    pub name: String,
+    /// Dedicated, or a player's game (what browsers are told).
+    pub kind: ServerKind,
     /// Address and UDP port to listen on; `0.0.0.0` listens on every interface.
     pub bind: SocketAddr,
     /// Extra addresses clients use to reach this server (behind NAT or port
@@ -125,6 +132,8 @@ pub struct ServerConfig {
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
+            name: String::new(),
+            kind: ServerKind::Dedicated,
             bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
             public_addrs: Vec::new(),
             max_clients: 16,
@@ -142,6 +151,16 @@ impl Default for ServerConfig {
 }
 
 impl ServerConfig {
+    /// The name the server announces: `name` cleaned, or the machine's name.
+    pub fn display_name(&self) -> String {
+        let name = clean_server_name(&self.name);
+        if !name.is_empty() {
+            return name;
+        }
+        let host = clean_server_name(&gethostname::gethostname().to_string_lossy());
+        if host.is_empty() { "Arena server".to_string() } else { host }
+    }
+
     /// Checks every setting against what the server can run.
     pub fn check(&self) -> Result<(), ServerError> {
         use transport::ConfigError as E;
@@ -231,6 +250,7 @@ impl Plugin for ServerPlugin {
             ))
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(Update, roster::settle_joiners)
+            .add_systems(Update, queries::publish_answers.after(roster::settle_joiners))
             .add_systems(FixedUpdate, simulation::advance_tick.in_set(ServerSet::Tick))
             .add_systems(FixedUpdate, bots::think.in_set(ServerSet::Bots))
             .add_systems(FixedUpdate, simulation::run_commands.in_set(ServerSet::Simulate))
@@ -253,7 +273,16 @@ impl Plugin for ServerPlugin {
 pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
     config.check()?;
     let info = transport::open(app, config)?;
-    app.insert_resource(vocabulary::SimWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
+    let map = MapDef::foundry();
+    app.insert_resource(vocabulary::ServerIdentity {
+        name: info.name.clone(),
+        map: map.name.clone(),
+        kind: config.kind,
+        max_players: config.bots + config.max_clients,
+        max_clients: config.max_clients,
+        port: info.local_addr.port(),
+    });
+    app.insert_resource(vocabulary::SimWorld(Arc::new(ArenaWorld::new(map))))
         .insert_resource(BotSettings {
             count: config.bots,
             skill: config.bot_skill,

@@ -14,6 +14,13 @@ use crate::vocabulary::{Frag, PlayersChanged, Roster, Score, ServerPlayer, Serve
 /// when nothing else has changed, seconds.
 const REFRESH_S: u32 = 2;
 
+/// The shortest gap between two scoreboards, milliseconds. Each one carries
+/// every player's row (about 4 bytes each, 260 bytes at 64 players), and a
+/// busy server has a dozen frags a second: sent on every frag, scoreboards
+/// were a third of a client's downstream. The kill feed goes out at once by
+/// its own message; the table may lag it by this much.
+const MIN_GAP_MS: u32 = 250;
+
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<Frag>()
         .init_resource::<MatchState>()
@@ -144,8 +151,11 @@ pub(crate) fn publish(
     players: Query<(&ServerPlayer, &Score)>,
     mut server: ResMut<RenetServer>,
 ) {
-    let refresh_due = arena_sim::tick_diff(tick.0, state.last_sent_tick) >= (REFRESH_S * rate.hz()) as i32;
-    if !state.dirty && !refresh_due {
+    let since_ticks = arena_sim::tick_diff(tick.0, state.last_sent_tick);
+    let refresh_due = since_ticks >= (REFRESH_S * rate.hz()) as i32;
+    let gap_done = since_ticks >= rate.ticks_in(MIN_GAP_MS as f32 / 1000.0) as i32 || since_ticks < 0;
+    let send_now = refresh_due || (state.dirty && gap_done);
+    if !send_now {
         return;
     }
     state.dirty = false;

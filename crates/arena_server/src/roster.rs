@@ -17,8 +17,8 @@ use crate::life::{SpawnRotation, choose_spawn};
 use crate::net::{broadcast, send};
 use crate::transport::ServerTransport;
 use crate::vocabulary::{
-    ClientPrefs, PlayersChanged, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim, SimWorld,
-    SnapshotAck, SnapshotRate, TickRate,
+    ClientPrefs, Joined, PlayersChanged, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
+    SimWorld, SnapshotAck, SnapshotRate, TickRate,
 };
 
 /// How long a refused client has to read why before it is disconnected, seconds.
@@ -51,6 +51,7 @@ pub(crate) struct Admission<'w, 's> {
     just_joined: ResMut<'w, JustJoined>,
     snapshot_rate: Res<'w, SnapshotRate>,
     players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
+    time: Res<'w, Time<Real>>,
 }
 
 impl<'w, 's> Admission<'w, 's> {
@@ -76,6 +77,7 @@ impl<'w, 's> Admission<'w, 's> {
                 SnapshotAck::default(),
                 ClientPrefs::default_for(**self.snapshot_rate),
                 Score::default(),
+                Joined(self.time.elapsed()),
             ))
             .id();
         self.roster.players.insert(id, RosterEntry { client_id, name, entity });

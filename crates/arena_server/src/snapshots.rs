@@ -14,7 +14,7 @@ use bevy_renet::RenetServer;
 
 use crate::intake::CommandBuffer;
 use crate::net::send;
-use crate::vocabulary::{DueClients, ServerPlayer, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate};
+use crate::vocabulary::{DueClients, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate};
 
 /// Snapshots kept per client as baselines (2 s at 32 Hz): an acknowledgement
 /// older than that gets a full snapshot.
@@ -59,6 +59,7 @@ pub(crate) fn send_snapshots(
     players: Query<(&ServerPlayer, &Sim)>,
     mut clients: Query<(&ServerPlayer, &CommandBuffer, &SnapshotAck, Option<&mut SentSnapshots>, Entity)>,
     mut due: ResMut<DueClients>,
+    mut stats: ResMut<ServerStats>,
     mut commands: Commands,
 ) {
     if !is_snapshot_tick(tick.0, tick_rate.hz(), snapshot_rate.hz()) {
@@ -79,6 +80,7 @@ pub(crate) fn send_snapshots(
             Some(sent) => sent,
             None => {
                 let bytes = encode(&mut frame, &feedback, None);
+                stats.full_snapshots += 1;
                 commands.entity(entity).insert(SentSnapshots(VecDeque::from([frame])));
                 send(&mut server, client_id, &ToClient::Snapshot(bytes));
                 due.0.push(client_id);
@@ -86,6 +88,13 @@ pub(crate) fn send_snapshots(
             }
         };
         let baseline = ack.newest.and_then(|acked| sent.0.iter().find(|f| f.tick == acked));
+        if baseline.is_none() {
+            stats.full_snapshots += 1;
+            if let Some(acked) = ack.newest {
+                stats.stale_acks += 1;
+                debug!("client {client_id} acknowledged snapshot {acked}, no longer kept: a whole one goes");
+            }
+        }
         let bytes = encode(&mut frame, &feedback, baseline);
         send(&mut server, client_id, &ToClient::Snapshot(bytes));
         due.0.push(client_id);

@@ -15,6 +15,7 @@ use arena_protocol::bundle::{bundle, unbundle};
 use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
 use arena_protocol::names::USER_DATA_BYTES;
+use arena_protocol::query::{PlayerEntry, QueryKind, Reply, ServerListing};
 use arena_protocol::{PROTOCOL_ID, connection_config};
 use bevy::prelude::*;
 use bevy_renet::renet::{self, ClientId};
@@ -119,6 +120,8 @@ impl std::error::Error for ServerError {}
 /// Where a started server listens and how players can reach it.
 #[derive(Clone, Debug)]
 pub struct ServerInfo {
+    /// The name the server announces to browsers.
+    pub name: String,
     /// The bound socket address (with the real port if port 0 was asked for).
     pub local_addr: SocketAddr,
     /// Addresses to give to players: this machine's interfaces and any
@@ -134,7 +137,8 @@ impl ServerInfo {
     /// Prints where to connect, on stdout, for the person who started the server.
     pub fn print_banner(&self) {
         println!(
-            "Arena server listening on UDP {} ({} Hz, up to {} players, {}).",
+            "Arena server \"{}\" listening on UDP {} ({} Hz, up to {} players, {}).",
+            self.name,
             self.local_addr,
             self.tick_hz,
             self.max_clients,
@@ -175,7 +179,19 @@ pub struct ServerTransport {
     clock: Duration,
     /// When each client was last sent to.
     last_sent: std::collections::HashMap<ClientId, Duration>,
+    answers: QueryAnswers,
     pub traffic: Traffic,
+}
+
+/// The server's answers to queries, encoded ahead (a flood of queries costs
+/// no encoding).
+#[derive(Debug, Default)]
+struct QueryAnswers {
+    info: Vec<Vec<u8>>,
+    players: Vec<Vec<u8>>,
+    rules: Vec<Vec<u8>>,
+    /// The id of the next multi-packet reply.
+    message_id: u32,
 }
 
 impl std::fmt::Debug for ServerTransport {
@@ -206,6 +222,7 @@ impl ServerTransport {
             buffer: Box::new([0; 2048]),
             clock: Duration::ZERO,
             last_sent: std::collections::HashMap::new(),
+            answers: QueryAnswers::default(),
             traffic: Traffic::default(),
         })
     }
@@ -223,6 +240,11 @@ impl ServerTransport {
         self.socket.local_addr()
     }
 
+    /// Whether joining needs a password.
+    pub fn has_password(&self) -> bool {
+        self.guard.has_password()
+    }
+
     /// What the guard has dropped and done so far.
     pub fn guard_counters(&self) -> &GuardCounters {
         &self.guard.counters
@@ -230,6 +252,17 @@ impl ServerTransport {
 
     pub fn pending_connections(&self) -> usize {
         self.guard.pending()
+    }
+
+    /// What the server answers to queries from now on.
+    pub fn set_answers(&mut self, info: ServerListing, players: Vec<PlayerEntry>, rules: Vec<(String, String)>) {
+        let a = &mut self.answers;
+        a.message_id = a.message_id.wrapping_add(1);
+        a.info = Reply::Info(info).datagrams(a.message_id);
+        a.message_id = a.message_id.wrapping_add(1);
+        a.players = Reply::Players(players).datagrams(a.message_id);
+        a.message_id = a.message_id.wrapping_add(1);
+        a.rules = Reply::Rules(rules).datagrams(a.message_id);
     }
 
     /// Counts a message from a client that did not decode or validate; a
@@ -287,6 +320,16 @@ impl ServerTransport {
                 self.apply(outcome, server);
             }
             Verdict::Reply(reply) => self.send_to(&reply, from),
+            Verdict::Answer(kind) => {
+                let datagrams = match kind {
+                    QueryKind::Info => &self.answers.info,
+                    QueryKind::Players => &self.answers.players,
+                    QueryKind::Rules => &self.answers.rules,
+                };
+                for datagram in datagrams.clone() {
+                    self.send_to(&datagram, from);
+                }
+            }
             Verdict::Drop => {}
         }
     }
@@ -458,6 +501,7 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
         .map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     app.insert_resource(RenetServer::new(connection_config())).insert_resource(transport);
     Ok(ServerInfo {
+        name: config.display_name(),
         local_addr,
         share_addrs,
         tick_hz: config.tick_hz,

@@ -86,6 +86,23 @@ pub struct SimWorld(pub Arc<ArenaWorld>);
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct LagCompensation(pub bool);
 
+/// When a player joined (real time since the server started).
+#[derive(Component, Debug, Clone, Copy)]
+pub struct Joined(pub std::time::Duration);
+
+/// What the server calls itself and holds, for queries.
+#[derive(Resource, Debug, Clone)]
+pub struct ServerIdentity {
+    pub name: String,
+    pub map: String,
+    pub kind: arena_protocol::query::ServerKind,
+    /// Bots and clients together.
+    pub max_players: usize,
+    pub max_clients: usize,
+    /// The port it listens on.
+    pub port: u16,
+}
+
 /// Who is on the server. Kept in step with the player entities, and updated
 /// at once (not through deferred commands) so that several players joining in
 /// one frame get different ids and names.
@@ -175,4 +192,8 @@ pub struct ServerStats {
     pub leaves: u64,
     /// Clients sent away for their name.
     pub names_refused: u64,
+    /// Whole snapshots sent: on joining, on a client's request, and when the
+    /// snapshot a client acknowledged is no longer kept (`stale_acks`).
+    pub full_snapshots: u64,
+    pub stale_acks: u64,
 }

@@ -33,17 +33,33 @@ fn on_host_game(
     profile: Res<PlayerProfile>,
     mut last: ResMut<LastDisconnect>,
 ) {
-    let HostGame { config, any_port_if_taken } = event.event().clone();
+    let HostGame { mut config, any_port_if_taken } = event.event().clone();
+    // A player's game: browsers say so, and call it after the player.
+    config.kind = arena_protocol::query::ServerKind::Listen;
+    if arena_protocol::query::clean_server_name(&config.name).is_empty() {
+        config.name = format!("{}'s game", profile.name);
+    }
     let password = config.password.clone();
-    let started = match ListenServer::start(config.clone()) {
-        Err(arena_server::ServerError::Bind { error, .. })
-            if any_port_if_taken && error.kind() == std::io::ErrorKind::AddrInUse =>
-        {
-            info!("port {} is taken; hosting on another", config.bind.port());
-            ListenServer::start(ServerConfig { bind: SocketAddr::new(config.bind.ip(), 0), ..config })
-        }
-        other => other,
+    // Quick play: if the port is taken, the next of those the LAN browser
+    // scans (so the game is still found), else any.
+    let fallbacks: Vec<u16> = if any_port_if_taken {
+        arena_client::browser::LAN_PORTS.filter(|p| *p != config.bind.port()).chain([0]).collect()
+    } else {
+        Vec::new()
     };
+    let mut started = ListenServer::start(config.clone());
+    for port in fallbacks {
+        match &started {
+            Err(arena_server::ServerError::Bind { error, .. }) if error.kind() == std::io::ErrorKind::AddrInUse => {
+                info!("port is taken; trying {}", if port == 0 { "any".to_string() } else { port.to_string() });
+                started = ListenServer::start(ServerConfig {
+                    bind: SocketAddr::new(config.bind.ip(), port),
+                    ..config.clone()
+                });
+            }
+            _ => break,
+        }
+    }
     match started {
         Ok(server) => {
             server.info.print_banner();

@@ -9,6 +9,7 @@
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
 //! - `host`: a listen server in this process.
+//! - `server_list`: the main menu's list of games (LAN, favourites, recent).
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.
 //! - `scene`, `players`, `camera`: the arena, the other players, the view.
@@ -36,6 +37,7 @@ mod players;
 mod scene;
 mod scoreboard_ui;
 mod screenshot;
+mod server_list;
 mod settings;
 mod settings_menu;
 mod sound;
@@ -175,7 +177,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         hitboxes::plugin,
         host::plugin,
     ))
-    .add_plugins((settings_menu::plugin, sound::plugin, scoreboard_ui::plugin));
+    .add_plugins((settings_menu::plugin, sound::plugin, scoreboard_ui::plugin, server_list::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((

@@ -1,6 +1,7 @@
-//! Menus: the main menu (quick play, name, host with bots, join, settings,
-//! quit, and why the last connection ended), the "connecting" dialog, and the
-//! in-game pause menu (resume, netcode, settings, disconnect, quit).
+//! Menus: the main menu (quick play, name, host with bots, join, the list of
+//! games, settings, quit, and why the last connection ended), the
+//! "connecting" dialog, and the in-game pause menu (resume, netcode,
+//! settings, disconnect, quit).
 
 use std::net::SocketAddr;
 
@@ -13,6 +14,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::host::{HostGame, HostedServer};
+use crate::server_list::{self, PasswordPrompt, ServerList};
 use crate::settings::{Settings, SettingsProblem};
 use crate::settings_menu::{SettingsWindow, save_settings};
 use crate::sound::SoundStatus;
@@ -104,6 +106,7 @@ fn main_menu(
     mut settings: ResMut<Settings>,
     mut settings_window: ResMut<SettingsWindow>,
     problems: (Res<LastDisconnect>, ResMut<SettingsProblem>, Res<SoundStatus>),
+    mut list: ResMut<ServerList>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) -> Result {
@@ -116,7 +119,7 @@ fn main_menu(
         .title_bar(false)
         .resizable(false)
         .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
-        .default_width(380.0)
+        .default_width(520.0)
         .show(ctx, |ui| {
             title(ui);
             ui.vertical_centered(|ui| {
@@ -195,6 +198,37 @@ fn main_menu(
                 });
                 ui.end_row();
             });
+            ui.add_space(8.0);
+            ui.separator();
+            // Stars change the settings without touching the name field's
+            // change detection (see the end of this function).
+            let favourites = settings.favourites.clone();
+            let picked = server_list::show(ui, &mut list, settings.bypass_change_detection());
+            if settings.favourites != favourites
+                && let Err(e) = save_settings(&settings)
+            {
+                settings_problem.0 = Some(e);
+            }
+            if let Some(pick) = picked {
+                take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                form.problem = None;
+                if pick.password && form.join_password.is_empty() {
+                    list.prompt = Some(PasswordPrompt {
+                        addr: pick.addr,
+                        name: pick.name,
+                        password: String::new(),
+                        focused: false,
+                    });
+                } else {
+                    let text = if pick.password { form.join_password.as_str() } else { "" };
+                    match Password::new(text) {
+                        Ok(password) => {
+                            commands.trigger(ConnectTo { addr: pick.addr, name: profile.name.clone(), password })
+                        }
+                        Err(e) => form.problem = Some(format!("Cannot use that password: {e}.")),
+                    }
+                }
+            }
             let warning = egui::Color32::from_rgb(255, 110, 90);
             if let Some(problem) = form.problem.as_ref().or(last.0.as_ref()) {
                 ui.add_space(8.0);
@@ -220,6 +254,12 @@ fn main_menu(
                 });
             });
         });
+    if let Some((addr, text)) = server_list::password_prompt(ctx, &mut list) {
+        match Password::new(&text) {
+            Ok(password) => commands.trigger(ConnectTo { addr, name: profile.name.clone(), password }),
+            Err(e) => form.problem = Some(format!("Cannot use that password: {e}.")),
+        }
+    }
     // Names typed in the settings window show here too.
     if settings.is_changed() && !ctx.egui_wants_keyboard_input() && form.name != settings.name {
         form.name.clone_from(&settings.name);

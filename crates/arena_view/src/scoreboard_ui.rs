@@ -5,7 +5,7 @@
 use arena_client::{
     KillNotice, LocalRender, MatchStatus, NetStats, Roster, Scoreboard, Session, transport::UdpTransport,
 };
-use arena_protocol::MatchPhase;
+use arena_protocol::{MatchPhase, ScoreRow};
 use arena_sim::{HitZone, PlayerId};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
@@ -177,6 +177,9 @@ fn death_notice(
     Ok(())
 }
 
+/// Rows in one column of the scoreboard before it splits into two.
+const ROWS_PER_COLUMN: usize = 24;
+
 /// The scoreboard while its key is held, and always when the match is over
 /// (then with the winner and the time to the next match).
 fn scoreboard(
@@ -221,28 +224,52 @@ fn scoreboard(
                 }
             });
             ui.add_space(6.0);
-            egui::Grid::new("scores").num_columns(4).striped(true).spacing([24.0, 4.0]).show(ui, |ui| {
-                for header in ["Player", "Frags", "Deaths", "Ping"] {
-                    ui.label(egui::RichText::new(header).strong().weak());
-                }
-                ui.end_row();
-                for row in &board.rows {
-                    let me = Some(row.id) == roster.local_id;
-                    let mut player = egui::RichText::new(name(&roster, row.id)).color(color32(row.id));
-                    if me {
-                        player = player.strong().underline();
+            // 64 players do not fit one column on a 720-pixel screen: split
+            // the table into columns side by side, and scroll if even that
+            // is too tall for the window.
+            let columns = board.rows.len().div_ceil(ROWS_PER_COLUMN).max(1);
+            let per_column = board.rows.len().div_ceil(columns).max(1);
+            let row_gap = if columns > 1 { 1.0 } else { 4.0 };
+            let tallest_px = ctx.content_rect().height() - 140.0;
+            // Without a least height a scroll area in an auto-sized window
+            // shrinks to the window's default size and hides rows that fit;
+            // with too large a one, a short table gets an empty box.
+            let table_px = (per_column + 2) as f32 * (ui.spacing().interact_size.y + row_gap);
+            let least_px = table_px.min(tallest_px);
+            egui::ScrollArea::vertical().max_height(tallest_px).min_scrolled_height(least_px).show(ui, |ui| {
+                ui.horizontal_top(|ui| {
+                    for (column, rows) in board.rows.chunks(per_column).enumerate() {
+                        if column > 0 {
+                            ui.separator();
+                        }
+                        egui::Grid::new(("scores", column)).num_columns(4).striped(true).spacing([24.0, row_gap]).show(
+                            ui,
+                            |ui| {
+                                for header in ["Player", "Frags", "Deaths", "Ping"] {
+                                    ui.label(egui::RichText::new(header).strong().weak());
+                                }
+                                ui.end_row();
+                                for row in rows {
+                                    score_row(ui, row, &roster);
+                                }
+                            },
+                        );
                     }
-                    ui.label(player);
-                    ui.label(egui::RichText::new(row.frags.to_string()).strong());
-                    ui.label(row.deaths.to_string());
-                    ui.label(if roster.bots.contains(&row.id) {
-                        "bot".to_string()
-                    } else {
-                        format!("{} ms", row.ping_ms)
-                    });
-                    ui.end_row();
-                }
+                });
             });
         });
     Ok(())
+}
+
+fn score_row(ui: &mut egui::Ui, row: &ScoreRow, roster: &Roster) {
+    let me = Some(row.id) == roster.local_id;
+    let mut player = egui::RichText::new(name(roster, row.id)).color(color32(row.id));
+    if me {
+        player = player.strong().underline();
+    }
+    ui.label(player);
+    ui.label(egui::RichText::new(row.frags.to_string()).strong());
+    ui.label(row.deaths.to_string());
+    ui.label(if roster.bots.contains(&row.id) { "bot".to_string() } else { format!("{} ms", row.ping_ms) });
+    ui.end_row();
 }

@@ -229,6 +229,10 @@ pub struct Settings {
     pub reload: String,
     pub scoreboard: String,
     pub netcode_panel: String,
+    /// Servers the player starred in the browser ("address:port").
+    pub favourites: Vec<String>,
+    /// Servers joined lately, newest first.
+    pub recent: Vec<String>,
 }
 
 impl Default for Settings {
@@ -249,7 +253,51 @@ impl Default for Settings {
             reload: "R".into(),
             scoreboard: "Tab".into(),
             netcode_panel: "F1".into(),
+            favourites: Vec::new(),
+            recent: Vec::new(),
         }
+    }
+}
+
+/// Most favourite servers kept, and most recent ones.
+pub const MAX_FAVOURITES: usize = 32;
+pub const MAX_RECENT: usize = 10;
+
+/// Keeps the addresses that parse (as "ip:port"), once each, at most `max`.
+fn repair_addresses(list: &mut Vec<String>, max: usize, what: &str, problems: &mut Vec<String>) {
+    let mut kept: Vec<String> = Vec::new();
+    for entry in list.iter() {
+        match entry.trim().parse::<std::net::SocketAddr>() {
+            Ok(addr) if !kept.contains(&addr.to_string()) => kept.push(addr.to_string()),
+            Ok(_) => {}
+            Err(_) => problems.push(format!("\"{entry}\" in the {what} is not an address:port")),
+        }
+    }
+    kept.truncate(max);
+    *list = kept;
+}
+
+impl Settings {
+    /// Remembers a server just joined, newest first.
+    pub fn joined(&mut self, addr: std::net::SocketAddr) {
+        let addr = addr.to_string();
+        self.recent.retain(|a| *a != addr);
+        self.recent.insert(0, addr);
+        self.recent.truncate(MAX_RECENT);
+    }
+
+    /// Stars or unstars a server.
+    pub fn toggle_favourite(&mut self, addr: std::net::SocketAddr) {
+        let addr = addr.to_string();
+        if self.favourites.contains(&addr) {
+            self.favourites.retain(|a| *a != addr);
+        } else if self.favourites.len() < MAX_FAVOURITES {
+            self.favourites.push(addr);
+        }
+    }
+
+    pub fn is_favourite(&self, addr: std::net::SocketAddr) -> bool {
+        self.favourites.contains(&addr.to_string())
     }
 }
 
@@ -322,6 +370,8 @@ impl Settings {
                 *self.binding_mut(action) = defaults.binding(action).to_string();
             }
         }
+        repair_addresses(&mut self.favourites, MAX_FAVOURITES, "favourites", &mut problems);
+        repair_addresses(&mut self.recent, MAX_RECENT, "recent servers", &mut problems);
         // An empty name means "not chosen": the game then uses the login name.
         self.name =
             if self.name.trim().is_empty() { String::new() } else { arena_protocol::names::clean_name(&self.name) };
@@ -424,12 +474,32 @@ mod tests {
         };
         settings.bind(Action::Jump, Input::Mouse(MouseButton::Right));
         settings.bind(Action::Crouch, Input::Key(KeyCode::KeyC));
+        settings.toggle_favourite("192.168.1.20:27015".parse().expect("address"));
+        for port in 27000..27020 {
+            settings.joined(std::net::SocketAddr::from(([10, 0, 0, 1], port)));
+        }
+        settings.joined("10.0.0.1:27005".parse().expect("address"));
+        assert_eq!(settings.recent.len(), MAX_RECENT);
+        assert_eq!(settings.recent[0], "10.0.0.1:27005", "newest first, once");
         save(&path, &settings).expect("saves");
         let loaded = load(&path);
         assert_eq!(loaded.problem, None);
         assert_eq!(loaded.settings, settings);
         assert_eq!(loaded.settings.input(Action::Jump), Input::Mouse(MouseButton::Right));
         assert_eq!(loaded.settings.input(Action::Crouch), Input::Key(KeyCode::KeyC));
+    }
+
+    #[test]
+    fn bad_server_addresses_are_dropped_and_reported() {
+        let settings = Settings {
+            favourites: vec!["10.0.0.1:27015".into(), "not an address".into(), "10.0.0.1:27015".into()],
+            recent: vec!["example.org".into()],
+            ..Settings::default()
+        };
+        let (repaired, problems) = settings.repaired();
+        assert_eq!(repaired.favourites, vec!["10.0.0.1:27015".to_string()]);
+        assert!(repaired.recent.is_empty());
+        assert_eq!(problems.len(), 2, "{problems:?}");
     }
 
     #[test]

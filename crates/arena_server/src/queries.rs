@@ -1,0 +1,85 @@
+//! Server queries: what the server tells browsers, trackers and
+//! `arena servers` through A2S (see `arena_protocol::query`): its name, map,
+//! players and bots, whether it wants a password, its rules. The answers are
+//! encoded once a second (and when someone joins or leaves) and handed to
+//! the transport, which sends them to queries with a good challenge (see
+//! `guard.rs`).
+
+use std::time::Duration;
+
+use arena_protocol::query::{PlayerEntry, ServerListing};
+use bevy::prelude::*;
+
+use crate::match_flow::MatchRules;
+use crate::transport::ServerTransport;
+use crate::vocabulary::{Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate};
+
+/// How often the answers are brought up to date (time connected, scores).
+pub const ANSWERS_REFRESH: Duration = Duration::from_secs(1);
+
+/// The game's folder and name, as A2S clients show them.
+pub const GAME_FOLDER: &str = "arena";
+pub const GAME_NAME: &str = "Arena";
+
+/// Puts the server's current answers in the transport: once a second, and
+/// at once when the roster changed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn publish_answers(
+    mut transport: ResMut<ServerTransport>,
+    time: Res<Time<Real>>,
+    identity: Res<ServerIdentity>,
+    roster: Res<Roster>,
+    players: Query<(&ServerPlayer, &Score, &Joined)>,
+    (tick_rate, snapshot_rate, lag_compensation, rules): (
+        Res<TickRate>,
+        Res<SnapshotRate>,
+        Res<LagCompensation>,
+        Res<MatchRules>,
+    ),
+    mut last: Local<Option<(Duration, usize)>>,
+) {
+    let now = time.elapsed();
+    let count = roster.players.len();
+    if last.is_some_and(|(at, n)| n == count && now.saturating_sub(at) < ANSWERS_REFRESH) {
+        return;
+    }
+    *last = Some((now, count));
+    let bots = roster.players.values().filter(|e| e.is_bot()).count();
+    let info = ServerListing {
+        protocol: arena_protocol::PROTOCOL_VERSION as u8,
+        name: identity.name.clone(),
+        map: identity.map.clone(),
+        folder: GAME_FOLDER.into(),
+        game: GAME_NAME.into(),
+        players: count.min(255) as u8,
+        max_players: identity.max_players.min(255) as u8,
+        bots: bots.min(255) as u8,
+        kind: identity.kind,
+        environment: ServerListing::this_environment(),
+        password: transport.has_password(),
+        version: env!("CARGO_PKG_VERSION").into(),
+        port: Some(identity.port),
+        keywords: Some(format!("arena,tick{},snap{}", tick_rate.hz(), snapshot_rate.hz())),
+    };
+    let mut entries: Vec<(i16, PlayerEntry)> = players
+        .iter()
+        .filter_map(|(player, score, joined)| {
+            let name = roster.players.get(&player.id)?.name.clone();
+            let duration_s = now.saturating_sub(joined.0).as_secs_f32();
+            Some((score.frags, PlayerEntry { name, score: i32::from(score.frags), duration_s }))
+        })
+        .collect();
+    // Best first, as a scoreboard.
+    entries.sort_by_key(|(frags, _)| std::cmp::Reverse(*frags));
+    let yes_no = |b: bool| if b { "1" } else { "0" }.to_string();
+    let game_rules = vec![
+        ("protocol".to_string(), arena_protocol::PROTOCOL_VERSION.to_string()),
+        ("tick_hz".to_string(), tick_rate.hz().to_string()),
+        ("snapshot_hz".to_string(), snapshot_rate.hz().to_string()),
+        ("lag_compensation".to_string(), yes_no(lag_compensation.0)),
+        ("frag_limit".to_string(), rules.frag_limit.to_string()),
+        ("time_limit_s".to_string(), rules.time_limit_s.to_string()),
+        ("max_clients".to_string(), identity.max_clients.to_string()),
+    ];
+    transport.set_answers(info, entries.into_iter().map(|(_, e)| e).collect(), game_rules);
+}

@@ -1,0 +1,352 @@
+//! The main menu's list of games: servers on the local networks (found by
+//! broadcast) and the player's favourites and recent servers, asked the same
+//! way (server queries, see `arena_client::browser`). The list fills as they
+//! answer and is asked again every few seconds while the menu shows; a
+//! server that stops answering stays listed, greyed, with what it said last.
+//!
+//! The browser runs on its own thread, reading replies as they come: a ping
+//! measured once a frame would count the frame too (hundreds of
+//! milliseconds under software rendering).
+
+use std::net::SocketAddr;
+use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arena_client::browser::{BrowsedServer, ServerBrowser, Status};
+use arena_client::{ServerConnection, Session};
+use arena_protocol::query::ServerKind;
+use bevy::prelude::*;
+use bevy_egui::egui;
+
+use crate::host::HostedServer;
+use crate::settings::{Settings, SettingsProblem};
+use crate::settings_menu::save_settings;
+
+/// How often the browser's thread reads the socket.
+const WORKER_POLL: Duration = Duration::from_millis(2);
+/// How often it publishes the list to the menu.
+const WORKER_PUBLISH: Duration = Duration::from_millis(50);
+/// How often the list is asked again while the menu shows.
+const REFRESH_EVERY: Duration = Duration::from_secs(10);
+/// Height of the list before it scrolls, points (five servers).
+const LIST_HEIGHT: f32 = 200.0;
+/// Width of the game column, points.
+const NAME_WIDTH: f32 = 230.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<ServerList>()
+        .add_systems(Update, poll_servers.run_if(in_state(Session::Offline)))
+        .add_systems(OnEnter(Session::InGame), remember_joined)
+        .add_systems(OnEnter(Session::Offline), refresh_on_return);
+}
+
+/// Back in the menu: ask everyone at once (the list may be old).
+fn refresh_on_return(mut list: ResMut<ServerList>) {
+    list.refresh_now = true;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tab {
+    Lan,
+    Saved,
+}
+
+/// A private server the player chose: its password is asked for.
+#[derive(Debug, Clone)]
+pub(crate) struct PasswordPrompt {
+    pub addr: SocketAddr,
+    pub name: String,
+    pub password: String,
+    /// The field has been given the keyboard once.
+    pub focused: bool,
+}
+
+/// What the menu asks of the browser's thread.
+enum Ask {
+    ScanLan,
+    Query(SocketAddr),
+}
+
+/// The browser on its own thread: asked through a channel, publishing what
+/// it knows. It stops when the list (and so the sender) is dropped.
+struct Worker {
+    asks: Sender<Ask>,
+    servers: Arc<Mutex<Vec<BrowsedServer>>>,
+}
+
+impl Worker {
+    fn start() -> Result<Self, String> {
+        let browser = ServerBrowser::new().map_err(|e| format!("Cannot look for games: {e}"))?;
+        let (asks, inbox) = channel();
+        let servers = Arc::new(Mutex::new(Vec::new()));
+        let shared = servers.clone();
+        std::thread::Builder::new()
+            .name("arena-server-browser".into())
+            .spawn(move || run_worker(browser, &inbox, &shared))
+            .map_err(|e| format!("Cannot look for games: {e}"))?;
+        Ok(Self { asks, servers })
+    }
+
+    fn ask(&self, ask: Ask) {
+        // The thread only ends when this side is dropped.
+        let _ = self.asks.send(ask);
+    }
+
+    fn servers(&self) -> Vec<BrowsedServer> {
+        self.servers.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, shared: &Mutex<Vec<BrowsedServer>>) {
+    let mut published = std::time::Instant::now();
+    loop {
+        loop {
+            match inbox.try_recv() {
+                Ok(Ask::ScanLan) => browser.scan_lan(),
+                Ok(Ask::Query(addr)) => browser.query(addr),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Disconnected) => return,
+            }
+        }
+        browser.poll();
+        if published.elapsed() >= WORKER_PUBLISH {
+            published = std::time::Instant::now();
+            if let Ok(mut servers) = shared.lock() {
+                *servers = browser.servers().cloned().collect();
+            }
+        }
+        std::thread::sleep(WORKER_POLL);
+    }
+}
+
+#[derive(Resource)]
+pub(crate) struct ServerList {
+    worker: Result<Worker, String>,
+    /// What the worker knew at the start of this frame.
+    servers: Vec<BrowsedServer>,
+    tab: Tab,
+    refreshed_at: Option<Duration>,
+    refresh_now: bool,
+    pub prompt: Option<PasswordPrompt>,
+}
+
+impl Default for ServerList {
+    fn default() -> Self {
+        Self {
+            worker: Worker::start(),
+            servers: Vec::new(),
+            tab: Tab::Lan,
+            refreshed_at: None,
+            refresh_now: false,
+            prompt: None,
+        }
+    }
+}
+
+/// The favourites, then the recent servers, once each.
+fn saved_addresses(settings: &Settings) -> Vec<SocketAddr> {
+    let mut out: Vec<SocketAddr> = Vec::new();
+    for text in settings.favourites.iter().chain(&settings.recent) {
+        if let Ok(addr) = text.parse::<SocketAddr>()
+            && !out.contains(&addr)
+        {
+            out.push(addr);
+        }
+    }
+    out
+}
+
+fn poll_servers(mut list: ResMut<ServerList>, settings: Res<Settings>, time: Res<Time<Real>>) {
+    let now = time.elapsed();
+    let due = list.refresh_now || list.refreshed_at.is_none_or(|t| now.saturating_sub(t) >= REFRESH_EVERY);
+    let list = &mut *list;
+    let Ok(worker) = &list.worker else { return };
+    if due {
+        list.refreshed_at = Some(now);
+        list.refresh_now = false;
+        worker.ask(Ask::ScanLan);
+        for addr in saved_addresses(&settings) {
+            worker.ask(Ask::Query(addr));
+        }
+    }
+    list.servers = worker.servers();
+}
+
+/// Remembers the server just joined (not one's own hosted game).
+fn remember_joined(
+    connection: Option<Res<ServerConnection>>,
+    hosted: Option<Res<HostedServer>>,
+    mut settings: ResMut<Settings>,
+    mut problem: ResMut<SettingsProblem>,
+) {
+    let Some(connection) = connection else { return };
+    if hosted.is_some() {
+        return;
+    }
+    settings.joined(connection.addr);
+    if let Err(e) = save_settings(&settings) {
+        problem.0 = Some(e);
+    }
+}
+
+/// What the player picked in the list.
+pub(crate) struct Pick {
+    pub addr: SocketAddr,
+    pub name: String,
+    pub password: bool,
+}
+
+/// Draws the list; returns the server the player chose to join, if any.
+pub(crate) fn show(ui: &mut egui::Ui, list: &mut ServerList, settings: &mut Settings) -> Option<Pick> {
+    let mut pick = None;
+    ui.horizontal(|ui| {
+        ui.selectable_value(&mut list.tab, Tab::Lan, "Local network");
+        ui.selectable_value(&mut list.tab, Tab::Saved, "Favourites & recent");
+        ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
+            if ui.button("⟳ Refresh").clicked() {
+                list.refresh_now = true;
+            }
+        });
+    });
+    if let Err(e) = &list.worker {
+        ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
+        return None;
+    }
+    let known = &list.servers;
+    let rows: Vec<(SocketAddr, Option<&BrowsedServer>)> = match list.tab {
+        Tab::Lan => known.iter().filter(|s| s.on_lan && s.info.is_some()).map(|s| (s.addr, Some(s))).collect(),
+        Tab::Saved => saved_addresses(settings)
+            .into_iter()
+            .map(|a| (a, known.iter().find(|s| s.addr == a || s.aliases.contains(&a))))
+            .collect(),
+    };
+    egui::ScrollArea::vertical().max_height(LIST_HEIGHT).show(ui, |ui| {
+        if rows.is_empty() {
+            ui.add_space(6.0);
+            ui.label(
+                egui::RichText::new(match list.tab {
+                    Tab::Lan => "Looking for games on your network… (none yet)",
+                    Tab::Saved => "Servers you join or star (☆) show here.",
+                })
+                .weak()
+                .italics(),
+            );
+            ui.add_space(6.0);
+            return;
+        }
+        egui::Grid::new("servers").num_columns(6).striped(true).spacing([10.0, 4.0]).show(ui, |ui| {
+            for (header, hint) in
+                [("", ""), ("Game", ""), ("Players", "players/slots, bots included"), ("Ping", ""), ("", ""), ("", "")]
+            {
+                ui.label(egui::RichText::new(header).strong()).on_hover_text(hint);
+            }
+            ui.end_row();
+            for (addr, server) in rows {
+                if let Some(p) = row(ui, addr, server, settings) {
+                    pick = Some(p);
+                }
+                ui.end_row();
+            }
+        });
+    });
+    pick
+}
+
+/// One server's row; returns it if the player clicked Join.
+fn row(ui: &mut egui::Ui, addr: SocketAddr, server: Option<&BrowsedServer>, settings: &mut Settings) -> Option<Pick> {
+    let info = server.and_then(|s| s.info.as_ref());
+    let status = server.map_or(Status::Asking, |s| s.status);
+    // Asked again but not yet answered: still what it said last.
+    let answering = info.is_some() && status != Status::NotAnswering;
+    let dim = |text: String| {
+        if answering { egui::RichText::new(text) } else { egui::RichText::new(text).color(egui::Color32::GRAY) }
+    };
+    let locked = info.is_some_and(|i| i.password);
+    ui.label(egui::RichText::new(if locked { "🔒" } else { "" }).size(18.0)).on_hover_text(if locked {
+        "needs a password"
+    } else {
+        "open"
+    });
+    let name = info.map_or_else(|| addr.to_string(), |i| i.name.clone());
+    let detail = match (info, status) {
+        (_, Status::Asking) if info.is_none() => format!("{addr} · asking…"),
+        (None, _) => format!("{addr} · not answering"),
+        (Some(i), Status::NotAnswering) => format!("{} · {addr} · not answering", i.map),
+        (Some(i), _) => {
+            format!("{} · {addr}{}", i.map, if i.kind == ServerKind::Listen { " · hosted by a player" } else { "" })
+        }
+    };
+    ui.vertical(|ui| {
+        ui.set_width(NAME_WIDTH);
+        ui.add(egui::Label::new(dim(name.clone()).strong()).truncate());
+        ui.add(egui::Label::new(dim(detail).small()).truncate());
+    });
+    ui.label(dim(info.map_or("-".into(), |i| {
+        format!("{}/{} ({} bot{})", i.players, i.max_players, i.bots, if i.bots == 1 { "" } else { "s" })
+    })));
+    let ping = server.and_then(|s| s.ping_ms).filter(|_| answering);
+    ui.label(dim(ping.map_or("-".into(), |p| format!("{p:.0} ms"))));
+    let compatible = server.is_some_and(|s| s.compatible());
+    let full = info.is_some_and(|i| i.players >= i.max_players);
+    let joinable = answering && compatible && !full;
+    let why_not = if !answering {
+        "not answering"
+    } else if !compatible {
+        "another version of Arena"
+    } else if full {
+        "full"
+    } else {
+        "join this game"
+    };
+    let join =
+        ui.add_enabled(joinable, egui::Button::new("Join")).on_hover_text(why_not).on_disabled_hover_text(why_not);
+    let starred = settings.is_favourite(addr);
+    if ui
+        .selectable_label(starred, if starred { "★" } else { "☆" })
+        .on_hover_text(if starred { "remove from favourites" } else { "add to favourites" })
+        .clicked()
+    {
+        settings.toggle_favourite(addr);
+    }
+    join.clicked().then_some(Pick { addr, name, password: locked })
+}
+
+/// The password dialog of a private server picked in the list; returns the
+/// password when the player confirms.
+pub(crate) fn password_prompt(ctx: &egui::Context, list: &mut ServerList) -> Option<(SocketAddr, String)> {
+    let prompt = list.prompt.as_mut()?;
+    let mut result = None;
+    let mut cancel = false;
+    egui::Window::new("password")
+        .title_bar(false)
+        .resizable(false)
+        .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
+        .show(ctx, |ui| {
+            ui.label(format!("\"{}\" is private. Its password:", prompt.name));
+            let field = ui.add(
+                egui::TextEdit::singleline(&mut prompt.password)
+                    .password(true)
+                    .char_limit(arena_protocol::key::MAX_PASSWORD_BYTES),
+            );
+            if !prompt.focused {
+                field.request_focus();
+                prompt.focused = true;
+            }
+            // Enter joins and Escape cancels while the dialog is open.
+            let enter = ui.input(|i| i.key_pressed(egui::Key::Enter));
+            cancel = ui.input(|i| i.key_pressed(egui::Key::Escape));
+            ui.horizontal(|ui| {
+                if ui.button("Join").clicked() || enter {
+                    result = Some((prompt.addr, prompt.password.clone()));
+                }
+                if ui.button("Cancel").clicked() {
+                    cancel = true;
+                }
+            });
+        });
+    if result.is_some() || cancel {
+        list.prompt = None;
+    }
+    result
+}
