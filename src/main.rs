@@ -275,6 +275,11 @@ struct GameArgs {
     /// server, whose `--name` is this).
     #[arg(long, value_name = "TEXT")]
     server_name: Option<String>,
+    /// A shooting range: targets strafing across lanes at known speeds and
+    /// distances that cannot die, nobody hurt, hits and misses counted
+    /// (no bots unless --bots says so).
+    #[arg(long)]
+    range: bool,
 }
 
 impl GameArgs {
@@ -293,7 +298,7 @@ impl GameArgs {
             tick_hz: self.tick,
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
             lag_compensation: !self.no_lag_compensation,
-            bots: self.bots.unwrap_or(default_bots),
+            bots: self.bots.unwrap_or(if self.range { 0 } else { default_bots }),
             bot_skill: self.bot_skill,
             bot_seed: self.bot_seed,
             rules: arena_server::MatchRules {
@@ -303,6 +308,7 @@ impl GameArgs {
             },
             password: password(self.password.as_deref())?,
             stop_after: None,
+            range: self.range,
         })
     }
 }

@@ -170,6 +170,7 @@ fn hostile_pair() -> (HostileServer, App) {
         server_tick: 1000,
         map_name: "Foundry".into(),
         players: vec![PlayerInfo { id: PlayerId(0), name: "Ada".into(), bot: false }],
+        range: false,
     }));
     let ok = (0..frames(2.0)).any(|_| {
         hostile.pump(frame());
@@ -272,6 +273,12 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             server_tick: u32::MAX,
             map_name: "x".repeat(1000),
             players: vec![],
+            range: true,
+        }),
+        ToClient::Range(arena_protocol::RangeReport {
+            shots: 1,
+            hits: u32::MAX,
+            miss: Some(arena_protocol::RangeMiss { target: PlayerId(200), right_m: nan.x, up_m: f32::MAX }),
         }),
         ToClient::Scores(vec![]),
     ];

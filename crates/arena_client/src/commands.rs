@@ -116,6 +116,7 @@ pub(crate) fn sample_command(
     mut sync: Option<ResMut<ClockSync>>,
     settings: Res<NetcodeSettings>,
     clock: Res<ServerClock>,
+    window: Res<CommandWindow>,
 ) {
     let Some(cmd_tick) = next_command_tick(&mut tick, sync.as_deref_mut()) else {
         this_tick.0 = None;
@@ -124,7 +125,15 @@ pub(crate) fn sample_command(
     // What the player saw when pressing fire: the others drawn at the
     // server clock's render time (as of the last frame), or as the newest
     // snapshot had them with interpolation off.
-    this_tick.0 = Some(input.take_cmd(cmd_tick, clock.seen_tick(settings.interpolation)));
+    let mut cmd = input.take_cmd(cmd_tick, clock.seen_tick(settings.interpolation));
+    if window.last_ack.is_none() {
+        // Until the server has run one of our commands, the clock is still
+        // finding its lead and the server drops what comes too late: a shot
+        // predicted now would flash and sound on our screen and never
+        // happen on the server (a round trip of phantom shots on joining).
+        cmd.buttons.set(Buttons::FIRE.union(Buttons::RELOAD), false);
+    }
+    this_tick.0 = Some(cmd);
 }
 
 /// Puts this tick's command in the window of unacknowledged ones.

@@ -23,6 +23,7 @@
 //! - `interpolation`: remote players drawn between snapshots.
 //! - `combat`: our shots and the server's verdicts, damage, kills.
 //! - `scoreboard`: the scoreboard and the match's state.
+//! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
 //! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
 //!
@@ -49,6 +50,7 @@ mod connection;
 pub mod interpolation;
 mod messages;
 mod prediction;
+mod range;
 mod replication;
 mod roster;
 mod scoreboard;
@@ -84,6 +86,7 @@ pub use combat::{
     DamageTaken, FiredShot, HitConfirmed, KillNotice, RemoteShot, SHOT_MEMORY_S, ShotComparison, ShotComparisons,
     ShotMemory,
 };
+pub use range::{MAX_RANGE_MISSES, RangeStats};
 pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;
 
@@ -180,6 +183,7 @@ impl Plugin for ClientPlugin {
                 interpolation::plugin,
                 combat::plugin,
                 scoreboard::plugin,
+                range::plugin,
                 stats::plugin,
             ));
         let connected = connection::connected;
@@ -202,6 +206,7 @@ impl Plugin for ClientPlugin {
                     interpolation::record_history,
                     combat::apply_combat_messages,
                     scoreboard::follow,
+                    range::apply_range_reports,
                 )
                     .in_set(ClientSet::Reconcile),
             ),
@@ -238,6 +243,7 @@ impl Plugin for ClientPlugin {
                 commands::reset,
                 replication::reset,
                 messages::reset,
+                range::reset,
                 prediction::reset,
                 interpolation::reset,
                 combat::reset,

@@ -78,7 +78,8 @@ pub(crate) fn route_messages(
                 | ToClient::Damaged { .. }
                 | ToClient::Killed { .. }
                 | ToClient::Scores(_)
-                | ToClient::Match(_)) => {
+                | ToClient::Match(_)
+                | ToClient::Range(_)) => {
                     game.write(GameMessage(message));
                 }
             }

@@ -42,6 +42,8 @@ pub struct Roster {
     pub bots: BTreeSet<PlayerId>,
     /// Tick of the newest snapshot applied.
     pub last_snapshot_tick: Option<u32>,
+    /// The server is a shooting range.
+    pub range: bool,
 }
 
 impl Roster {

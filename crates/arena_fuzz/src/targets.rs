@@ -174,6 +174,12 @@ impl Target for DecodeToClient {
                 server_tick: 5,
                 map_name: "Foundry".into(),
                 players: vec![arena_protocol::PlayerInfo { id: PlayerId(1), name: "Ada".into(), bot: false }],
+                range: false,
+            }),
+            ToClient::Range(arena_protocol::RangeReport {
+                shots: 4,
+                hits: 3,
+                miss: Some(arena_protocol::RangeMiss { target: PlayerId(2), right_m: 0.5, up_m: -0.1 }),
             }),
         ]
         .iter()

@@ -74,12 +74,17 @@ pub struct BotReport {
     pub bad_messages: u64,
     pub unknown_baselines: u64,
     pub full_snapshots: u64,
+    /// Ticks whose prediction the server's state contradicted.
+    pub mispredictions: u64,
+    /// The server's verdicts on our shots.
+    pub shot_verdicts: u64,
 }
 
 /// A bot's fight so far, counted from its client's own messages.
 #[derive(Resource, Clone, Copy, Debug, Default)]
 struct Tally {
     shots: u64,
+    verdicts: u64,
     hits: u64,
     kills: u64,
     deaths: u64,
@@ -89,9 +94,12 @@ fn tally(
     mut predicted: MessageReader<PredictedEvents>,
     mut hits: MessageReader<HitConfirmed>,
     mut kills: MessageReader<KillNotice>,
+    mut messages: MessageReader<arena_client::GameMessage>,
     roster: Res<Roster>,
     mut tally: ResMut<Tally>,
 ) {
+    tally.verdicts +=
+        messages.read().filter(|m| matches!(m.0, arena_protocol::ToClient::ShotResult(_))).count() as u64;
     // Each tick's events are reported once, however often it is replayed.
     tally.shots += predicted.read().filter(|e| e.events.weapon.shot.is_some()).count() as u64;
     tally.hits += hits.read().count() as u64;
@@ -204,6 +212,7 @@ pub fn run(config: &BotsConfig) -> Report {
             let world = bot.app.world();
             let stats = world.resource::<ClientStats>().clone();
             let fight = *world.resource::<Tally>();
+            let mispredictions = world.resource::<arena_client::Prediction>().mispredictions;
             let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
             let error = match (bot.welcomed_at, bot.lost_at) {
                 _ if !bot.failures.is_empty() => Some(bot.failures.join("; ")),
@@ -233,6 +242,8 @@ pub fn run(config: &BotsConfig) -> Report {
                 bad_messages: stats.bad_messages,
                 unknown_baselines: stats.unknown_baselines,
                 full_snapshots: stats.full_snapshots,
+                mispredictions,
+                shot_verdicts: fight.verdicts,
             }
         })
         .collect();
@@ -292,8 +303,8 @@ fn roam(input: &mut LocalInput, t: f32) {
 }
 
 /// Keeps about 12 m from the nearest living player, facing it, strafing and
-/// changing direction every second or two; with `fire`, shoots when it has a
-/// clear line.
+/// changing direction every second or two (standing still on a range); with
+/// `fire`, shoots when it has a clear line.
 fn engage(bot: &mut Bot, t: f32, fire: bool) {
     const RANGE_M: f32 = 12.0;
     let world = bot.app.world_mut();
@@ -314,6 +325,10 @@ fn engage(bot: &mut Bot, t: f32, fire: bool) {
     let distance = eye.distance(aim_point);
     let (yaw, pitch) = arena_sim::look_at(eye, aim_point);
     let in_sight = world.resource::<arena_client::ClientWorld>().cast_ray(eye, dir, distance).is_none();
+    // On a shooting range, a shooter stays on the firing line where it
+    // joined, facing the lanes, as a person there would: the targets cross
+    // its view, and the lead they need is their speed times the delay.
+    let on_range = world.resource::<Roster>().range;
     if t >= bot.next_turn_s {
         bot.strafe = -bot.strafe;
         bot.next_turn_s = t + 1.0 + (t * 7.3).sin().abs();
@@ -321,7 +336,7 @@ fn engage(bot: &mut Bot, t: f32, fire: bool) {
     let mut input = world.resource_mut::<LocalInput>();
     input.yaw = yaw;
     input.pitch = pitch;
-    input.forward = ((distance - RANGE_M) / 4.0).clamp(-1.0, 1.0);
-    input.right = bot.strafe;
+    input.forward = if on_range { 0.0 } else { ((distance - RANGE_M) / 4.0).clamp(-1.0, 1.0) };
+    input.right = if on_range { 0.0 } else { bot.strafe };
     input.held = if fire && in_sight { Buttons::FIRE } else { Buttons::default() };
 }

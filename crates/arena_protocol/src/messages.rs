@@ -114,6 +114,32 @@ pub enum ToClient {
     Match(MatchInfo),
     /// To a client being sent away, just before the server disconnects it.
     Refused(Refusal),
+    /// On a shooting range, to the shooter after each shot: its tally, and
+    /// for a miss where the nearest target was.
+    Range(RangeReport),
+}
+
+/// Farthest a range miss is reported from the shot's line, metres.
+pub const MAX_RANGE_MISS_M: f32 = 100.0;
+
+/// A shooter's tally on the range after a shot.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RangeReport {
+    /// Shots fired and targets hit since joining.
+    pub shots: u32,
+    pub hits: u32,
+    pub miss: Option<RangeMiss>,
+}
+
+/// Where the target nearest a missed shot was on the server when the shot was
+/// tested (rewound with lag compensation, the present without), from the
+/// point where the shot passed it, in the shooter's view: positive `right_m`
+/// means the target was to the right of the shot, positive `up_m` above.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RangeMiss {
+    pub target: PlayerId,
+    pub right_m: f32,
+    pub up_m: f32,
 }
 
 /// Why the server sends a client away after connecting.
@@ -208,6 +234,7 @@ impl ToClient {
             ToClient::Scores(_) => "scores",
             ToClient::Match(_) => "match",
             ToClient::Refused(_) => "refused",
+            ToClient::Range(_) => "range",
         }
     }
 
@@ -257,6 +284,13 @@ impl ToClient {
             ToClient::ShotFired { .. } => Ok(()),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
+            ToClient::Range(RangeReport { miss: Some(m), .. })
+                if !(m.right_m.abs() <= MAX_RANGE_MISS_M && m.up_m.abs() <= MAX_RANGE_MISS_M) =>
+            {
+                Err("a range miss out of bounds".into())
+            }
+            ToClient::Range(r) if r.hits > r.shots => Err("more range hits than shots".into()),
+            ToClient::Range(_) => Ok(()),
             ToClient::PlayerJoined(_)
             | ToClient::PlayerLeft { .. }
             | ToClient::Killed { .. }
@@ -332,6 +366,8 @@ pub struct Welcome {
     pub map_name: String,
     /// Everyone on the server, the new player included.
     pub players: Vec<PlayerInfo>,
+    /// A shooting range: targets that cannot die, nobody hurt, tallies.
+    pub range: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -357,6 +393,12 @@ mod tests {
                 server_tick: 1234,
                 map_name: "Foundry".into(),
                 players: vec![PlayerInfo { id: PlayerId(3), name: "Ada".into(), bot: false }],
+                range: true,
+            }),
+            ToClient::Range(RangeReport {
+                shots: 9,
+                hits: 4,
+                miss: Some(RangeMiss { target: PlayerId(2), right_m: -0.8, up_m: 0.1 }),
             }),
             ToClient::PlayerLeft { id: PlayerId(9) },
             ToClient::Scores(vec![ScoreRow { id: PlayerId(1), frags: -1, deaths: 4, ping_ms: 80 }]),
@@ -416,5 +458,15 @@ mod tests {
     fn oversized_packets_fail_validation() {
         assert!(ToServer::Commands(vec![0; MAX_COMMAND_PACKET_BYTES + 1]).validate().is_err());
         assert!(ToClient::Snapshot(vec![0; MAX_SNAPSHOT_BYTES + 1]).validate().is_err());
+    }
+
+    #[test]
+    fn range_reports_are_checked() {
+        let miss = |right_m| Some(RangeMiss { target: PlayerId(1), right_m, up_m: 0.0 });
+        assert!(ToClient::Range(RangeReport { shots: 3, hits: 2, miss: miss(1.5) }).validate().is_ok());
+        for bad in [f32::NAN, f32::INFINITY, MAX_RANGE_MISS_M + 1.0] {
+            assert!(ToClient::Range(RangeReport { shots: 3, hits: 2, miss: miss(bad) }).validate().is_err(), "{bad}");
+        }
+        assert!(ToClient::Range(RangeReport { shots: 1, hits: 2, miss: None }).validate().is_err());
     }
 }

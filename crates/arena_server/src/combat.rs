@@ -2,10 +2,11 @@
 //! players (as lag compensation rewinds them, or as they are now), walls
 //! first; the nearest hitbox hit takes the damage, and a kill goes to
 //! `life.rs`. The shooter hears the verdict, everyone else sees the tracer.
+//! On a range nobody takes damage, and the shooter hears its tally too.
 
 use std::collections::VecDeque;
 
-use arena_protocol::{HitReport, ShotResult, ShotTrace, ToClient};
+use arena_protocol::{HitReport, RangeReport, ShotResult, ShotTrace, ToClient};
 use arena_sim::weapon::{BODY_DAMAGE, HEAD_DAMAGE, RANGE_M};
 use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
@@ -17,6 +18,7 @@ use crate::lag_compensation::{
 };
 use crate::life::kill;
 use crate::net::{broadcast, send};
+use crate::range::{self, Range, RangeTally, RangeTarget};
 use crate::vocabulary::{
     ClientPrefs, Frag, LagCompensation, PendingShot, PendingShots, Roster, ServerPlayer, ServerTick, Sim, SimWorld,
     TickRate,
@@ -140,15 +142,17 @@ pub(crate) fn resolve_shots(
     history: Res<LagHistory>,
     server_lag_compensation: Res<LagCompensation>,
     roster: Res<Roster>,
+    range: Option<Res<Range>>,
     mut server: ResMut<RenetServer>,
-    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &ClientPrefs, &CommandBuffer)>,
+    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &ClientPrefs, &CommandBuffer, Has<RangeTarget>)>,
+    mut tallies: Query<(&ServerPlayer, &mut RangeTally)>,
     mut stats: ResMut<CombatStats>,
     mut log: ResMut<ShotLog>,
     mut frags: MessageWriter<Frag>,
     mut commands: Commands,
 ) {
     for pending in pending.0.drain(..) {
-        let Some((_, shooter, _, prefs, buffer)) = players.iter().find(|(_, p, ..)| p.id == pending.shooter) else {
+        let Some((_, shooter, _, prefs, buffer, _)) = players.iter().find(|(_, p, ..)| p.id == pending.shooter) else {
             continue;
         };
         let shooter_client = shooter.client_id;
@@ -174,12 +178,16 @@ pub(crate) fn resolve_shots(
             && sim.protected_s <= 0.0
         {
             // A player killed earlier in this tick takes no more damage, and a
-            // freshly spawned one none at all.
-            let damage = if zone == HitZone::Head { HEAD_DAMAGE } else { BODY_DAMAGE };
+            // freshly spawned one none at all; on a range, nobody any.
+            let damage = match (range.is_some(), zone) {
+                (true, _) => 0,
+                (false, HitZone::Head) => HEAD_DAMAGE,
+                (false, HitZone::Body) => BODY_DAMAGE,
+            };
             sim.health = sim.health.saturating_sub(damage);
             let killed = sim.health == 0;
             stats.hits += 1;
-            if let Some(victim_client) = victim.client_id {
+            if let Some(victim_client) = victim.client_id.filter(|_| damage > 0) {
                 let damaged =
                     ToClient::Damaged { attacker: pending.shooter, amount: damage, zone, from: pending.shot.origin };
                 send(&mut server, victim_client, &damaged);
@@ -198,6 +206,32 @@ pub(crate) fn resolve_shots(
             hit = Some(HitReport { victim: victim_id, zone, damage, killed });
         }
 
+        if range.is_some()
+            && let Some(client) = shooter_client
+            && let Some((_, mut tally)) = tallies.iter_mut().find(|(p, _)| p.id == pending.shooter)
+        {
+            let targets: Vec<(PlayerId, Hitbox)> = others
+                .iter()
+                .filter(|(id, _)| players.iter().any(|(_, p, .., target)| target && p.id == *id))
+                .copied()
+                .collect();
+            let on_target = hit.is_some_and(|h| targets.iter().any(|(id, _)| *id == h.victim));
+            tally.shots = tally.shots.saturating_add(1);
+            tally.hits = tally.hits.saturating_add(u32::from(on_target));
+            let miss = if on_target { None } else { range::miss(pending.shot, &targets) };
+            if let Some(m) = miss {
+                debug!(
+                    "range miss by {}: target {:.2} m right, {:.2} m up; render tick claimed {:.2}, estimated {:.2}, tested {:.2}",
+                    roster.label(pending.shooter),
+                    m.right_m,
+                    m.up_m,
+                    pending.cmd.render_tick,
+                    tested.estimate,
+                    tested.tick
+                );
+            }
+            send(&mut server, client, &ToClient::Range(RangeReport { shots: tally.shots, hits: tally.hits, miss }));
+        }
         if let Some(shooter_client) = shooter_client {
             let result = ShotResult {
                 cmd_tick: pending.cmd.tick,

@@ -16,6 +16,7 @@
 //! - `intake`: decoding and checking commands into each player's buffer.
 //! - `life`: the one place a player dies and the one place one respawns.
 //! - `lag_compensation`: the hitbox history, the render-time estimate and rewind.
+//! - `range`: the shooting range's lanes, targets, tallies and misses.
 //! - `combat`: the shot rules (walls, hitboxes, damage).
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
 //! - `simulation`: the tick, and every player's command through the shared movement.
@@ -32,7 +33,8 @@
 //! 1. [`ServerSet::Tick`]: the tick number advances.
 //! 2. [`ServerSet::Bots`]: each bot files its command for this tick, as a
 //!    client's would have arrived.
-//! 3. [`ServerSet::Simulate`]: every player's command runs; shots wait.
+//! 3. [`ServerSet::Simulate`]: every player's command runs; shots wait. On
+//!    a range, the targets then move along their lanes.
 //! 4. [`ServerSet::Record`]: every hitbox is recorded for lag compensation.
 //!    After movement and before the shots on purpose: the newest record is
 //!    the present, so a shot without lag compensation is tested against
@@ -51,6 +53,7 @@ mod life;
 mod match_flow;
 mod net;
 mod queries;
+mod range;
 mod roster;
 mod simulation;
 mod snapshots;
@@ -89,6 +92,7 @@ pub use lag_compensation::{
     choose_tested_tick, estimate_render_tick, render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
+pub use range::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane, RangeTally, RangeTarget};
 
 /// The log filter of the headless modes: renetcode logs an error line for
 /// every packet it cannot decrypt, which a flood would turn into a disk's
@@ -127,6 +131,8 @@ pub struct ServerConfig {
     pub rules: MatchRules,
     /// Stop on its own after this long (for scripts and tests).
     pub stop_after: Option<Duration>,
+    /// A shooting range: targets on lanes that cannot die, nobody hurt.
+    pub range: bool,
 }
 
 impl Default for ServerConfig {
@@ -146,6 +152,7 @@ impl Default for ServerConfig {
             bot_seed: None,
             rules: MatchRules::default(),
             stop_after: None,
+            range: false,
         }
     }
 }
@@ -159,6 +166,11 @@ impl ServerConfig {
         }
         let host = clean_server_name(&gethostname::gethostname().to_string_lossy());
         if host.is_empty() { "Arena server".to_string() } else { host }
+    }
+
+    /// Range targets: players with no client, like bots.
+    pub fn targets(&self) -> usize {
+        if self.range { range::LANES.len() } else { 0 }
     }
 
     /// Checks every setting against what the server can run.
@@ -175,8 +187,8 @@ impl ServerConfig {
             Some(E::MatchLimits)
         } else if self.max_clients == 0 || self.max_clients > max {
             Some(E::MaxClients(self.max_clients))
-        } else if self.bots + self.max_clients > max {
-            Some(E::TooManyPlayers { bots: self.bots, clients: self.max_clients })
+        } else if self.bots + self.targets() + self.max_clients > max {
+            Some(E::TooManyPlayers { bots: self.bots + self.targets(), clients: self.max_clients })
         } else {
             None
         };
@@ -253,7 +265,10 @@ impl Plugin for ServerPlugin {
             .add_systems(Update, queries::publish_answers.after(roster::settle_joiners))
             .add_systems(FixedUpdate, simulation::advance_tick.in_set(ServerSet::Tick))
             .add_systems(FixedUpdate, bots::think.in_set(ServerSet::Bots))
-            .add_systems(FixedUpdate, simulation::run_commands.in_set(ServerSet::Simulate))
+            .add_systems(
+                FixedUpdate,
+                (simulation::run_commands, range::move_targets).chain().in_set(ServerSet::Simulate),
+            )
             .add_systems(FixedUpdate, lag_compensation::record_history.in_set(ServerSet::Record))
             .add_systems(FixedUpdate, combat::resolve_shots.in_set(ServerSet::Combat))
             .add_systems(FixedUpdate, life::respawn_the_dead.in_set(ServerSet::Respawn))
@@ -278,7 +293,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         name: info.name.clone(),
         map: map.name.clone(),
         kind: config.kind,
-        max_players: config.bots + config.max_clients,
+        max_players: config.bots + config.targets() + config.max_clients,
         max_clients: config.max_clients,
         port: info.local_addr.port(),
     });
@@ -292,6 +307,9 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             }),
         })
         .insert_resource(config.rules);
+    if config.range {
+        app.insert_resource(range::Range);
+    }
     app.add_plugins(ServerPlugin {
         tick_hz: config.tick_hz,
         snapshot_hz: config.snapshot_hz,

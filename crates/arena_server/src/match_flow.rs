@@ -7,6 +7,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::life::{SpawnRotation, positions, respawn};
+use crate::range::Range;
 use crate::net::broadcast;
 use crate::vocabulary::{Frag, PlayersChanged, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
@@ -107,8 +108,13 @@ pub(crate) fn advance_phase(
     mut rotation: ResMut<SpawnRotation>,
     mut state: ResMut<MatchState>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut Score)>,
+    range: Option<Res<Range>>,
     mut commands: Commands,
 ) {
+    // Practice on a range never ends.
+    if range.is_some() {
+        return;
+    }
     let seconds = |s: u32| s.saturating_mul(rate.hz());
     if state.phase_ends_tick == 0 {
         state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.time_limit_s));

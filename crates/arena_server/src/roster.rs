@@ -1,5 +1,6 @@
-//! Players joining and leaving: a connected client (or a new bot) gets a
-//! player at a free spawn point and, for a client, a welcome; everyone else
+//! Players joining and leaving: a connected client (or a new bot, or a range
+//! target) gets a player at a free spawn point (on a range, a client stands
+//! on the firing line) and, for a client, a welcome; everyone else
 //! hears about it. A name the rules refuse gets a reason and a disconnect. A
 //! leaving or timed-out client's player disappears at once.
 
@@ -15,6 +16,7 @@ use bevy_renet::{RenetServer, RenetServerEvent};
 use crate::intake::CommandBuffer;
 use crate::life::{SpawnRotation, choose_spawn};
 use crate::net::{broadcast, send};
+use crate::range::{LANES, Range, RangeTally, RangeTarget, firing_spot};
 use crate::transport::ServerTransport;
 use crate::vocabulary::{
     ClientPrefs, Joined, PlayersChanged, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
@@ -29,6 +31,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<Refused>()
         .init_resource::<JustJoined>()
         .add_observer(on_server_event)
+        .add_systems(Startup, add_range_targets)
         .add_systems(Update, send_away_the_refused);
 }
 
@@ -52,6 +55,7 @@ pub(crate) struct Admission<'w, 's> {
     snapshot_rate: Res<'w, SnapshotRate>,
     players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
     time: Res<'w, Time<Real>>,
+    pub(crate) range: Option<Res<'w, Range>>,
 }
 
 impl<'w, 's> Admission<'w, 's> {
@@ -62,7 +66,11 @@ impl<'w, 's> Admission<'w, 's> {
         let name = unique_name(wanted_name, self.roster.players.values().map(|e| e.name.as_str()));
         let mut occupied: Vec<Vec3> = self.players.iter().map(|(_, s)| s.pos).collect();
         occupied.extend(self.just_joined.0.values().copied());
-        let (pos, yaw) = choose_spawn(&self.world, &occupied, &mut self.rotation);
+        let (pos, yaw) = if self.range.is_some() && client_id.is_some() {
+            firing_spot(&occupied)
+        } else {
+            choose_spawn(&self.world, &occupied, &mut self.rotation)
+        };
         let entity = self
             .commands
             .spawn((
@@ -80,6 +88,9 @@ impl<'w, 's> Admission<'w, 's> {
                 Joined(self.time.elapsed()),
             ))
             .id();
+        if self.range.is_some() && client_id.is_some() {
+            self.commands.entity(entity).insert(RangeTally::default());
+        }
         self.roster.players.insert(id, RosterEntry { client_id, name, entity });
         self.just_joined.0.insert(id, pos);
         Some((id, entity))
@@ -88,6 +99,23 @@ impl<'w, 's> Admission<'w, 's> {
     pub(crate) fn commands(&mut self) -> &mut Commands<'w, 's> {
         &mut self.commands
     }
+}
+
+/// On a range, one target per lane.
+fn add_range_targets(mut admission: Admission) {
+    if admission.range.is_none() {
+        return;
+    }
+    for (index, lane) in LANES.iter().enumerate() {
+        match admission.admit(&lane.name(), None) {
+            Some((_, entity)) => {
+                admission.commands().entity(entity).insert(RangeTarget(index));
+            }
+            None => warn!("no player id left for range target {index}"),
+        }
+    }
+    info!("shooting range: {} targets on their lanes", LANES.len());
+    admission.commands().trigger(PlayersChanged);
 }
 
 /// Once their entities exist, the players who joined stand where their `Sim` says.
@@ -143,6 +171,7 @@ fn on_server_event(
                 server_tick: tick.0,
                 map_name: admission.world.map().name.clone(),
                 players: admission.roster.infos(),
+                range: admission.range.is_some(),
             });
             send(&mut server, client_id, &welcome);
             broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name, bot: false }), Some(client_id));

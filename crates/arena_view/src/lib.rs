@@ -34,6 +34,7 @@ mod input;
 mod menu;
 mod netcode_panel;
 mod players;
+mod range_hud;
 mod scene;
 mod scoreboard_ui;
 mod screenshot;
@@ -177,7 +178,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         hitboxes::plugin,
         host::plugin,
     ))
-    .add_plugins((settings_menu::plugin, sound::plugin, scoreboard_ui::plugin, server_list::plugin));
+    .add_plugins((settings_menu::plugin, sound::plugin, scoreboard_ui::plugin, server_list::plugin, range_hud::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((

@@ -125,15 +125,34 @@ fn main_menu(
             ui.vertical_centered(|ui| {
                 let quick = egui::Button::new(egui::RichText::new("▶  Quick play").size(22.0).strong())
                     .min_size(egui::vec2(220.0, 40.0));
-                if ui.add(quick).on_hover_text(format!("Host a game with {QUICK_PLAY_BOTS} bots and jump in")).clicked()
-                {
-                    take_name(&form, &mut profile, &mut settings, &mut settings_problem);
-                    form.problem = None;
-                    commands.trigger(HostGame {
-                        config: ServerConfig { bots: QUICK_PLAY_BOTS, ..ServerConfig::default() },
-                        any_port_if_taken: true,
-                    });
-                }
+                let range = egui::Button::new(egui::RichText::new("◎  Shooting range").size(15.0))
+                    .min_size(egui::vec2(160.0, 40.0));
+                // Both buttons centred as one row.
+                let row_width = 220.0 + 160.0 + ui.spacing().item_spacing.x;
+                let inset = ((ui.available_width() - row_width) / 2.0).max(0.0);
+                ui.horizontal(|ui| {
+                    ui.add_space(inset);
+                    let mut config = None;
+                    if ui.add(quick).on_hover_text(format!("Host a game with {QUICK_PLAY_BOTS} bots and jump in")).clicked()
+                    {
+                        config = Some(ServerConfig { bots: QUICK_PLAY_BOTS, ..ServerConfig::default() });
+                    }
+                    if ui
+                        .add(range)
+                        .on_hover_text(
+                            "Targets strafing across lanes at known speeds that cannot die: try hitting them with \
+                             lag compensation on and off (F1) under fake latency",
+                        )
+                        .clicked()
+                    {
+                        config = Some(ServerConfig { range: true, ..ServerConfig::default() });
+                    }
+                    if let Some(config) = config {
+                        take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                        form.problem = None;
+                        commands.trigger(HostGame { config, any_port_if_taken: true });
+                    }
+                });
             });
             ui.add_space(10.0);
             egui::Grid::new("menu fields").num_columns(2).spacing([10.0, 8.0]).show(ui, |ui| {

@@ -62,10 +62,16 @@ fn top_bar(
     status: Res<MatchStatus>,
     stats: Res<NetStats>,
     transport: Option<Res<UdpTransport>>,
+    roster: Res<Roster>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let now = time.elapsed_secs_f64();
-    if let Some(info) = status.info
+    if roster.range {
+        egui::Area::new(egui::Id::new("match clock")).anchor(egui::Align2::CENTER_TOP, [0.0, 10.0]).show(ctx, |ui| {
+            ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+            ui.label(egui::RichText::new("Shooting range").size(20.0).color(egui::Color32::WHITE));
+        });
+    } else if let Some(info) = status.info
         && info.phase == MatchPhase::Playing
     {
         egui::Area::new(egui::Id::new("match clock")).anchor(egui::Align2::CENTER_TOP, [0.0, 10.0]).show(ctx, |ui| {
