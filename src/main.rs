@@ -155,6 +155,19 @@ enum Experiment {
         #[arg(long, default_value_t = 16)]
         players: usize,
     },
+    /// The experiments over round trips of 0-300 ms (hitreg and prediction,
+    /// each on and off) and loss of 0-30% (interpolation); writes every
+    /// report to DIR/sweep.json and four charts (SVG) beside it.
+    Sweep {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Where the JSON and the charts go.
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Simulated seconds of each of the sweep's 34 runs (replaces --seconds).
+        #[arg(long, default_value_t = 8.0, value_name = "S")]
+        run_seconds: f64,
+    },
 }
 
 /// The flags every experiment takes.
@@ -372,7 +385,8 @@ fn main() -> ExitCode {
             let (Experiment::Prediction(args)
             | Experiment::Hitreg(args)
             | Experiment::Interpolation(args)
-            | Experiment::Bandwidth { lab: args, .. }) = &experiment;
+            | Experiment::Bandwidth { lab: args, .. }
+            | Experiment::Sweep { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
                 Ok(settings) => settings,
                 Err(e) => return fail(&e),
@@ -384,6 +398,19 @@ fn main() -> ExitCode {
                 Experiment::Interpolation(_) => print_report(arena_lab::experiments::interpolation(settings)),
                 Experiment::Bandwidth { players, .. } => {
                     print_report(arena_lab::experiments::bandwidth(settings, players))
+                }
+                Experiment::Sweep { out, run_seconds, .. } => {
+                    let settings = arena_lab::experiments::LabSettings { seconds: run_seconds, ..settings };
+                    let progress = |step: &str| eprintln!("sweep: {step}");
+                    match arena_lab::experiments::sweep(settings, &out, progress) {
+                        Ok(report) => {
+                            for file in &report.files {
+                                eprintln!("wrote {}", file.display());
+                            }
+                            ExitCode::SUCCESS
+                        }
+                        Err(e) => fail(&e.to_string()),
+                    }
                 }
             }
         }

@@ -7,7 +7,9 @@
 
 use std::time::Duration;
 
-use arena_client::{Interpolated, LocalInput, LocalPlayer, LocalRender, NetPlayer, NetcodeSettings, RangeStats, Roster};
+use arena_client::{
+    Interpolated, LocalInput, LocalPlayer, LocalRender, NetPlayer, NetcodeSettings, RangeStats, Roster,
+};
 use arena_lab::harness::{LoopbackGame, loopback_config};
 use arena_server::{FIRING_LINE_Z_M, LANES, RangeTarget, ServerConfig};
 use arena_sim::weapon::MAX_HEALTH;
@@ -80,10 +82,7 @@ fn targets_run_their_lanes_at_their_speeds_and_shooters_start_on_the_firing_line
         assert!(speed <= expected * 1.05, "lane {lane}: {speed} m/s, at most {expected}");
         assert!((b.pos.z - (FIRING_LINE_Z_M - LANES[*lane].distance_m)).abs() < 0.01);
     }
-    assert!(
-        before.iter().zip(&after).any(|((_, _, a), (_, _, b))| a.pos.distance(b.pos) > 0.5),
-        "the targets move"
-    );
+    assert!(before.iter().zip(&after).any(|((_, _, a), (_, _, b))| a.pos.distance(b.pos) > 0.5), "the targets move");
 }
 
 #[test]

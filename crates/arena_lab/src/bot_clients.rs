@@ -47,6 +47,8 @@ pub enum Behavior {
     Strafe,
     /// Strafe, and aim at the nearest player and fire when it is in sight.
     Aim,
+    /// Stand where it spawned and do nothing: a sitting target.
+    Idle,
 }
 
 /// What one bot saw, for `--report`.
@@ -98,8 +100,7 @@ fn tally(
     roster: Res<Roster>,
     mut tally: ResMut<Tally>,
 ) {
-    tally.verdicts +=
-        messages.read().filter(|m| matches!(m.0, arena_protocol::ToClient::ShotResult(_))).count() as u64;
+    tally.verdicts += messages.read().filter(|m| matches!(m.0, arena_protocol::ToClient::ShotResult(_))).count() as u64;
     // Each tick's events are reported once, however often it is replayed.
     tally.shots += predicted.read().filter(|e| e.events.weapon.shot.is_some()).count() as u64;
     tally.hits += hits.read().count() as u64;
@@ -194,6 +195,7 @@ pub fn run(config: &BotsConfig) -> Report {
                 match config.behavior {
                     Behavior::Roam => roam(&mut bot.app.world_mut().resource_mut::<LocalInput>(), t),
                     Behavior::Strafe | Behavior::Aim => engage(bot, t, config.behavior == Behavior::Aim),
+                    Behavior::Idle => {}
                 }
             }
         }

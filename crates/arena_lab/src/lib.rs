@@ -3,8 +3,9 @@
 //!
 //! - `harness`: headless server and client Apps over real UDP on 127.0.0.1,
 //!   stepped by hand; hand-made hostile clients and servers.
-//! - `experiments`: `arena lab prediction|hitreg|interpolation`, each a
-//!   repeatable run that returns a report.
+//! - `experiments`: `arena lab prediction|hitreg|interpolation|bandwidth`,
+//!   each a repeatable run that returns a report, and `sweep`, which runs
+//!   them over round trips and loss and draws the charts.
 //! - `bot_clients`: `arena bots`, headless network clients that play by a
 //!   script (not the server's own bots).
 

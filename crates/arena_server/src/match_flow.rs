@@ -7,8 +7,8 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::life::{SpawnRotation, positions, respawn};
-use crate::range::Range;
 use crate::net::broadcast;
+use crate::range::Range;
 use crate::vocabulary::{Frag, PlayersChanged, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// How often the scoreboard (with fresh pings) and the match clock go out

@@ -4,7 +4,8 @@
 //!
 //! # Modules, bottom up
 //!
-//! - `view_state`: which panels and aids are open (pause menu, netcode panel, auto-aim).
+//! - `view_state`: which panels and aids are open (pause menu, netcode panel,
+//!   net graph, ghosts, auto-aim).
 //! - `settings`: the player's settings file, bindings and their checks.
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
@@ -14,7 +15,10 @@
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.
 //! - `scene`, `players`, `camera`: the arena, the other players, the view.
 //! - `effects`, `hitboxes`, `sound`: what shots and steps look and sound like.
-//! - `hud`, `scoreboard_ui`: what is drawn over the view.
+//! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
+//! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
+//!   server last had everyone).
+//! - `ragdolls`: bodies that fall (bevy_rapier3d, this client only).
 //! - `screenshot`: `--screenshot FILE --seconds S`.
 //!
 //! # The order of a frame
@@ -27,13 +31,16 @@
 
 mod camera;
 mod effects;
+mod ghosts;
 mod hitboxes;
 mod host;
 mod hud;
 mod input;
 mod menu;
+mod net_graph;
 mod netcode_panel;
 mod players;
+mod ragdolls;
 mod range_hud;
 mod scene;
 mod scoreboard_ui;
@@ -178,7 +185,14 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         hitboxes::plugin,
         host::plugin,
     ))
-    .add_plugins((settings_menu::plugin, sound::plugin, scoreboard_ui::plugin, server_list::plugin, range_hud::plugin));
+    .add_plugins((
+        settings_menu::plugin,
+        sound::plugin,
+        scoreboard_ui::plugin,
+        server_list::plugin,
+        range_hud::plugin,
+    ));
+    app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((

@@ -133,7 +133,10 @@ fn main_menu(
                 ui.horizontal(|ui| {
                     ui.add_space(inset);
                     let mut config = None;
-                    if ui.add(quick).on_hover_text(format!("Host a game with {QUICK_PLAY_BOTS} bots and jump in")).clicked()
+                    if ui
+                        .add(quick)
+                        .on_hover_text(format!("Host a game with {QUICK_PLAY_BOTS} bots and jump in"))
+                        .clicked()
                     {
                         config = Some(ServerConfig { bots: QUICK_PLAY_BOTS, ..ServerConfig::default() });
                     }

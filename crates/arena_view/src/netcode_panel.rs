@@ -7,7 +7,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::ViewSet;
-use crate::view_state::{AutoAim, NetcodePanel};
+use crate::view_state::{AutoAim, Ghosts, NetGraph, NetcodePanel};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<NetcodePanel>()
@@ -34,6 +34,7 @@ fn show_panel(
     clock: (Res<ServerClock>, Res<InterpStats>),
     roster: Res<Roster>,
     mut auto_aim: ResMut<AutoAim>,
+    mut aids: (ResMut<Ghosts>, ResMut<NetGraph>),
 ) -> Result {
     if !panel.open {
         return Ok(());
@@ -56,6 +57,18 @@ fn show_panel(
                     "Your view follows the nearest player as you see them. With lag compensation every \
                      shot hits; without, shots trail by the target's speed times your latency.",
                 );
+                ui.checkbox(&mut aids.0.0, "Server ghosts (F3)").on_hover_text(
+                    "A translucent body where the newest snapshot put each player (white) and where the \
+                     server last had you (cyan): the interpolation delay and the prediction lead, as distances.",
+                );
+                ui.horizontal(|ui| {
+                    ui.label("Net graph (F2)");
+                    for (mode, label) in
+                        [(NetGraph::Off, "off"), (NetGraph::Compact, "compact"), (NetGraph::Full, "full")]
+                    {
+                        ui.selectable_value(&mut *aids.1, mode, label);
+                    }
+                });
             });
             egui::CollapsingHeader::new("Link conditioner").default_open(true).show(ui, |ui| {
                 conditioner(ui, &mut edited.conditions);

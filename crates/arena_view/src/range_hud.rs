@@ -79,7 +79,11 @@ fn range_panel(
                     if on { "ON" } else { "OFF" },
                     net.rtt_ms
                 ))
-                .color(if on { egui::Color32::from_rgb(120, 220, 120) } else { egui::Color32::from_rgb(255, 150, 90) }),
+                .color(if on {
+                    egui::Color32::from_rgb(120, 220, 120)
+                } else {
+                    egui::Color32::from_rgb(255, 150, 90)
+                }),
             );
             ui.label(
                 egui::RichText::new(format!("{hits} / {shots} hits   {}", ratio(hits, shots))).size(24.0).strong(),
@@ -120,7 +124,11 @@ fn miss_diagram(ui: &mut egui::Ui, stats: &RangeStats, now: f64) {
         painter.line_segment([egui::pos2(centre.x + d, rect.top()), egui::pos2(centre.x + d, rect.bottom())], grid);
         painter.line_segment([egui::pos2(rect.left(), centre.y + d), egui::pos2(rect.right(), centre.y + d)], grid);
     }
-    painter.circle_stroke(centre, BODY_RADIUS_M * PX_PER_M, egui::Stroke::new(1.0, egui::Color32::from_white_alpha(90)));
+    painter.circle_stroke(
+        centre,
+        BODY_RADIUS_M * PX_PER_M,
+        egui::Stroke::new(1.0, egui::Color32::from_white_alpha(90)),
+    );
     let cross = egui::Stroke::new(1.5, egui::Color32::WHITE);
     painter.line_segment([centre - egui::vec2(5.0, 0.0), centre + egui::vec2(5.0, 0.0)], cross);
     painter.line_segment([centre - egui::vec2(0.0, 5.0), centre + egui::vec2(0.0, 5.0)], cross);

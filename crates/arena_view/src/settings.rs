@@ -174,10 +174,12 @@ pub enum Action {
     Reload,
     Scoreboard,
     NetcodePanel,
+    NetGraph,
+    Ghosts,
 }
 
 impl Action {
-    pub const ALL: [Action; 10] = [
+    pub const ALL: [Action; 12] = [
         Action::Forward,
         Action::Back,
         Action::Left,
@@ -188,6 +190,8 @@ impl Action {
         Action::Reload,
         Action::Scoreboard,
         Action::NetcodePanel,
+        Action::NetGraph,
+        Action::Ghosts,
     ];
 
     pub fn label(self) -> &'static str {
@@ -202,6 +206,8 @@ impl Action {
             Action::Reload => "Reload",
             Action::Scoreboard => "Scoreboard",
             Action::NetcodePanel => "Netcode panel",
+            Action::NetGraph => "Net graph (off, compact, full)",
+            Action::Ghosts => "Server ghosts",
         }
     }
 }
@@ -229,6 +235,8 @@ pub struct Settings {
     pub reload: String,
     pub scoreboard: String,
     pub netcode_panel: String,
+    pub net_graph: String,
+    pub ghosts: String,
     /// Servers the player starred in the browser ("address:port").
     pub favourites: Vec<String>,
     /// Servers joined lately, newest first.
@@ -253,6 +261,8 @@ impl Default for Settings {
             reload: "R".into(),
             scoreboard: "Tab".into(),
             netcode_panel: "F1".into(),
+            net_graph: "F2".into(),
+            ghosts: "F3".into(),
             favourites: Vec::new(),
             recent: Vec::new(),
         }
@@ -318,6 +328,8 @@ impl Settings {
             Action::Reload => &self.reload,
             Action::Scoreboard => &self.scoreboard,
             Action::NetcodePanel => &self.netcode_panel,
+            Action::NetGraph => &self.net_graph,
+            Action::Ghosts => &self.ghosts,
         }
     }
 
@@ -333,6 +345,8 @@ impl Settings {
             Action::Reload => &mut self.reload,
             Action::Scoreboard => &mut self.scoreboard,
             Action::NetcodePanel => &mut self.netcode_panel,
+            Action::NetGraph => &mut self.net_graph,
+            Action::Ghosts => &mut self.ghosts,
         }
     }
 

@@ -16,6 +16,31 @@ pub struct NetcodePanel {
     pub open: bool,
 }
 
+/// The net graph: off, a compact overlay (like Source's `net_graph 1`), or
+/// the full panel of plots.
+#[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetGraph {
+    #[default]
+    Off,
+    Compact,
+    Full,
+}
+
+impl NetGraph {
+    pub fn next(self) -> Self {
+        match self {
+            NetGraph::Off => NetGraph::Compact,
+            NetGraph::Compact => NetGraph::Full,
+            NetGraph::Full => NetGraph::Off,
+        }
+    }
+}
+
+/// Whether server ghosts are drawn: each other player where the newest
+/// snapshot put them, and our own player where the server last had us.
+#[derive(Resource, Default, Debug)]
+pub struct Ghosts(pub bool);
+
 /// A demonstration aid (netcode panel, `--auto-aim`): the view follows the
 /// nearest player in sight, exactly as this client draws it. With lag
 /// compensation every shot then hits; without it, they trail the target by

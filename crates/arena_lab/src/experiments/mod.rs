@@ -8,6 +8,7 @@ mod bandwidth;
 mod hitreg;
 mod interpolation;
 mod prediction;
+mod sweep;
 
 use std::time::Duration;
 
@@ -19,6 +20,7 @@ pub use bandwidth::{BandwidthReport, KindRate, bandwidth};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use prediction::{PredictionReport, prediction};
+pub use sweep::{SweepError, SweepReport, sweep};
 
 use crate::harness::LoopbackGame;
 

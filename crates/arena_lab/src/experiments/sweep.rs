@@ -1,0 +1,291 @@
+//! `arena lab sweep`: the experiments over a range of round trips and of
+//! loss, every report written as JSON, and four charts drawn with plotters
+//! (SVG): hit ratio against round trip with lag compensation on and off,
+//! the lead a shot needs against the paper's speed × (round trip +
+//! interpolation), interpolation error against loss, and input-to-motion
+//! against round trip with prediction on and off.
+
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use super::{
+    HitregReport, InterpolationReport, LabError, LabSettings, PredictionReport, Switch, hitreg, interpolation,
+    prediction,
+};
+
+/// Round trips the sweep adds with the conditioner, milliseconds.
+pub const ROUND_TRIPS_MS: [f32; 7] = [0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0];
+/// Loss each way for the interpolation runs, and the round trip they run at.
+pub const LOSSES: [f32; 6] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3];
+pub const LOSS_ROUND_TRIP_MS: f32 = 100.0;
+
+/// Why a sweep stopped.
+#[derive(Debug)]
+pub enum SweepError {
+    Lab(LabError),
+    Write(PathBuf, std::io::Error),
+    Chart(PathBuf, String),
+}
+
+impl std::fmt::Display for SweepError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SweepError::Lab(e) => write!(f, "{e}"),
+            SweepError::Write(path, e) => write!(f, "cannot write {}: {e}", path.display()),
+            SweepError::Chart(path, e) => write!(f, "cannot draw {}: {e}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for SweepError {}
+
+impl From<LabError> for SweepError {
+    fn from(e: LabError) -> Self {
+        SweepError::Lab(e)
+    }
+}
+
+/// Everything a sweep measured.
+#[derive(Debug, Serialize)]
+pub struct SweepReport {
+    pub experiment: &'static str,
+    pub seconds_per_run: f64,
+    pub hitreg_on: Vec<HitregReport>,
+    pub hitreg_off: Vec<HitregReport>,
+    pub prediction_on: Vec<PredictionReport>,
+    pub prediction_off: Vec<PredictionReport>,
+    pub interpolation: Vec<InterpolationReport>,
+    /// The files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Runs the sweep with `base` (its conditioner settings are replaced run by
+/// run) and writes `sweep.json` and the charts into `out`.
+pub fn sweep(base: LabSettings, out: &Path, progress: impl Fn(&str)) -> Result<SweepReport, SweepError> {
+    base.validate()?;
+    std::fs::create_dir_all(out).map_err(|e| SweepError::Write(out.to_path_buf(), e))?;
+    let at = |rtt: f32, loss: f32| LabSettings {
+        fake_latency_ms: rtt,
+        fake_loss: loss,
+        fake_jitter_ms: 0.0,
+        ..base.clone()
+    };
+    let mut report = SweepReport {
+        experiment: "sweep",
+        seconds_per_run: base.seconds,
+        hitreg_on: Vec::new(),
+        hitreg_off: Vec::new(),
+        prediction_on: Vec::new(),
+        prediction_off: Vec::new(),
+        interpolation: Vec::new(),
+        files: Vec::new(),
+    };
+    for rtt in ROUND_TRIPS_MS {
+        progress(&format!("round trip {rtt} ms: hitreg and prediction, each on and off"));
+        report.hitreg_on.push(hitreg(LabSettings { lag_compensation: Switch::On, ..at(rtt, 0.0) })?);
+        report.hitreg_off.push(hitreg(LabSettings { lag_compensation: Switch::Off, ..at(rtt, 0.0) })?);
+        report.prediction_on.push(prediction(LabSettings { prediction: Switch::On, ..at(rtt, 0.0) })?);
+        report.prediction_off.push(prediction(LabSettings { prediction: Switch::Off, ..at(rtt, 0.0) })?);
+    }
+    for loss in LOSSES {
+        progress(&format!("loss {:.0}%: interpolation", loss * 100.0));
+        report.interpolation.push(interpolation(at(LOSS_ROUND_TRIP_MS, loss))?);
+    }
+    report.files = draw(&report, out)?;
+    let json_path = out.join("sweep.json");
+    let json =
+        serde_json::to_string_pretty(&report).map_err(|e| SweepError::Chart(json_path.clone(), e.to_string()))?;
+    std::fs::write(&json_path, json).map_err(|e| SweepError::Write(json_path.clone(), e))?;
+    report.files.push(json_path);
+    Ok(report)
+}
+
+/// The paper's lead: speed × (round trip + interpolation), metres.
+pub fn paper_lead_m(speed_mps: f64, rtt_ms: f64, interp_ms: f64) -> f64 {
+    speed_mps * (rtt_ms + interp_ms) / 1000.0
+}
+
+const WIDTH: u32 = 720;
+const HEIGHT: u32 = 420;
+const ON: RGBColor = RGBColor(40, 140, 60);
+const OFF: RGBColor = RGBColor(210, 80, 40);
+const PAPER: RGBColor = RGBColor(60, 90, 200);
+
+struct Series<'a> {
+    label: &'a str,
+    color: RGBColor,
+    points: Vec<(f64, f64)>,
+    dashed: bool,
+}
+
+fn chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series<'_>]) -> Result<(), SweepError> {
+    let fail = |e: &dyn std::fmt::Display| SweepError::Chart(path.to_path_buf(), e.to_string());
+    let x_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0_f64, f64::max) * 1.05;
+    let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1e-3_f64, f64::max) * 1.15;
+    let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| fail(&e))?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0.0..x_max, 0.0..y_max)
+        .map_err(|e| fail(&e))?;
+    chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| fail(&e))?;
+    for s in series {
+        let style = ShapeStyle::from(&s.color).stroke_width(2);
+        let drawn = if s.dashed {
+            chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 6, 4, style))
+        } else {
+            chart.draw_series(LineSeries::new(s.points.iter().copied(), style))
+        };
+        let color = s.color;
+        drawn.map_err(|e| fail(&e))?.label(s.label).legend(move |(x, y)| {
+            PathElement::new(vec![(x, y), (x + 18, y)], ShapeStyle::from(&color).stroke_width(2))
+        });
+        if !s.dashed {
+            chart
+                .draw_series(s.points.iter().map(|p| Circle::new(*p, 3, ShapeStyle::from(&s.color).filled())))
+                .map_err(|e| fail(&e))?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| fail(&e))?;
+    root.present().map_err(|e| fail(&e))
+}
+
+fn draw(r: &SweepReport, out: &Path) -> Result<Vec<PathBuf>, SweepError> {
+    let mut files = Vec::new();
+    let mut write = |name: &str, title: &str, x: &str, y: &str, series: Vec<Series<'_>>| {
+        let path = out.join(name);
+        chart(&path, title, x, y, &series)?;
+        files.push(path);
+        Ok::<(), SweepError>(())
+    };
+    let rtt_of = |h: &HitregReport| h.rtt_ms;
+    write(
+        "hit-ratio-vs-round-trip.svg",
+        "Hit ratio against round trip (aiming at the target as drawn)",
+        "round trip, ms",
+        "hits per shot",
+        vec![
+            Series {
+                label: "lag compensation on",
+                color: ON,
+                points: r.hitreg_on.iter().map(|h| (rtt_of(h), h.hit_ratio)).collect(),
+                dashed: false,
+            },
+            Series {
+                label: "lag compensation off",
+                color: OFF,
+                points: r.hitreg_off.iter().map(|h| (rtt_of(h), h.hit_ratio)).collect(),
+                dashed: false,
+            },
+        ],
+    )?;
+    write(
+        "lead-vs-round-trip.svg",
+        "Lead needed without lag compensation",
+        "round trip, ms",
+        "lead, m",
+        vec![
+            Series {
+                label: "measured (server's target vs the aim)",
+                color: OFF,
+                points: r.hitreg_off.iter().map(|h| (rtt_of(h), h.lead_needed_m)).collect(),
+                dashed: false,
+            },
+            Series {
+                label: "paper: speed × (round trip + interpolation)",
+                color: PAPER,
+                points: r
+                    .hitreg_off
+                    .iter()
+                    .map(|h| (rtt_of(h), paper_lead_m(h.target_speed_mps, h.rtt_ms, h.interp_ms)))
+                    .collect(),
+                dashed: true,
+            },
+        ],
+    )?;
+    write(
+        "interpolation-error-vs-loss.svg",
+        &format!("Interpolation error against loss ({LOSS_ROUND_TRIP_MS:.0} ms round trip)"),
+        "loss each way, %",
+        "drawn position error, m",
+        vec![
+            Series {
+                label: "99th percentile",
+                color: OFF,
+                points: r
+                    .interpolation
+                    .iter()
+                    .map(|i| (f64::from(i.settings.fake_loss) * 100.0, i.render_error_p99_m))
+                    .collect(),
+                dashed: false,
+            },
+            Series {
+                label: "mean",
+                color: ON,
+                points: r
+                    .interpolation
+                    .iter()
+                    .map(|i| (f64::from(i.settings.fake_loss) * 100.0, i.render_error_mean_m))
+                    .collect(),
+                dashed: false,
+            },
+        ],
+    )?;
+    write(
+        "input-to-motion-vs-round-trip.svg",
+        "Input to motion on screen against round trip",
+        "round trip, ms",
+        "input to motion, ms",
+        vec![
+            Series {
+                label: "prediction on",
+                color: ON,
+                points: r.prediction_on.iter().map(|p| (p.rtt_ms, p.input_to_motion_ms)).collect(),
+                dashed: false,
+            },
+            Series {
+                label: "prediction off",
+                color: OFF,
+                points: r.prediction_off.iter().map(|p| (p.rtt_ms, p.input_to_motion_ms)).collect(),
+                dashed: false,
+            },
+        ],
+    )?;
+    Ok(files)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_papers_lead_is_speed_times_delay() {
+        assert!((paper_lead_m(6.4, 206.0, 31.0) - 1.5168).abs() < 1e-9);
+        assert_eq!(paper_lead_m(5.0, 0.0, 0.0), 0.0);
+    }
+
+    #[test]
+    fn a_chart_is_an_svg_with_its_title_and_legend() {
+        let dir = std::env::temp_dir().join(format!("arena-sweep-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("chart.svg");
+        let series =
+            [Series { label: "lag compensation on", color: ON, points: vec![(0.0, 1.0), (100.0, 0.9)], dashed: false }];
+        chart(&path, "Hit ratio", "round trip, ms", "hits per shot", &series).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("Hit ratio") && svg.contains("lag compensation on"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,183 @@
+//! Server ghosts (F3, or the netcode panel): for each other player a
+//! translucent body where the newest snapshot put them (the server's most
+//! recent truth) beside the interpolated model, and for our own player one
+//! where the server last had us (the acknowledged state) beside the
+//! predicted view. A line on the floor joins each ghost to what is drawn, so
+//! the interpolation delay and the prediction lead become visible distances;
+//! a line of text gives them in metres.
+
+use arena_client::{Interpolated, LocalPlayer, LocalRender, NetPlayer, NetState, Session};
+use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
+use arena_sim::{Hitbox, PlayerState};
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use crate::ViewSet;
+use crate::settings::{Action, Settings};
+use crate::view_state::Ghosts;
+
+/// The others' ghosts, and ours.
+const OTHERS_COLOR: Color = Color::srgba(1.0, 1.0, 1.0, 0.35);
+const OWN_COLOR: Color = Color::srgba(0.3, 0.9, 1.0, 0.35);
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Ghosts>()
+        .add_systems(RunFixedMainLoop, toggle.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
+        .add_systems(Update, (haunt, place_ghosts).chain().in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)))
+        .add_systems(EguiPrimaryContextPass, distances.run_if(in_state(Session::InGame)));
+}
+
+fn toggle(
+    keys: Res<ButtonInput<KeyCode>>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    settings: Res<Settings>,
+    mut ghosts: ResMut<Ghosts>,
+) {
+    if settings.input(Action::Ghosts).just_pressed(&keys, &mouse) {
+        ghosts.0 = !ghosts.0;
+    }
+}
+
+/// A ghost, haunting the player entity `.0`.
+#[derive(Component)]
+struct Ghost(Entity);
+
+/// On a player's entity: its ghost.
+#[derive(Component)]
+struct Haunted(Entity);
+
+/// Gives every player a ghost (hidden until ghosts are on) and removes the
+/// ghosts of those who left.
+fn haunt(
+    mut commands: Commands,
+    players: Query<(Entity, Has<LocalPlayer>), (With<NetPlayer>, Without<Haunted>)>,
+    ghosts: Query<(Entity, &Ghost)>,
+    alive: Query<(), With<NetPlayer>>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    for (player, local) in &players {
+        let material = materials.add(StandardMaterial {
+            base_color: if local { OWN_COLOR } else { OTHERS_COLOR },
+            alpha_mode: AlphaMode::Blend,
+            unlit: true,
+            ..default()
+        });
+        let body = meshes.add(Capsule3d::new(BODY_RADIUS_M, 1.0));
+        let head = meshes.add(Sphere::new(HEAD_RADIUS_M));
+        let ghost = commands
+            .spawn((Name::new("ghost"), Ghost(player), Transform::default(), Visibility::Hidden))
+            .with_children(|g| {
+                g.spawn((GhostBody, Mesh3d(body), MeshMaterial3d(material.clone()), Transform::default()));
+                g.spawn((GhostHead, Mesh3d(head), MeshMaterial3d(material), Transform::default()));
+            })
+            .id();
+        commands.entity(player).insert(Haunted(ghost));
+    }
+    for (entity, ghost) in &ghosts {
+        if !alive.contains(ghost.0) {
+            commands.entity(entity).despawn();
+        }
+    }
+}
+
+#[derive(Component)]
+struct GhostBody;
+#[derive(Component)]
+struct GhostHead;
+
+/// Where the server had a player: its newest snapshot state (for us, the
+/// state the server acknowledged), against where it is drawn this frame.
+fn truth_and_drawn(
+    net: &NetState,
+    interpolated: Option<&Interpolated>,
+    local: bool,
+    render: &LocalRender,
+) -> (PlayerState, Option<PlayerState>) {
+    let drawn = if local { render.state } else { interpolated.map(|i| i.0) };
+    (net.state, drawn)
+}
+
+fn place_ghosts(
+    ghosts_on: Res<Ghosts>,
+    render: Res<LocalRender>,
+    players: Query<(&NetState, Option<&Interpolated>, Has<LocalPlayer>, &Haunted)>,
+    mut ghosts: Query<(&mut Transform, &mut Visibility), (With<Ghost>, Without<GhostBody>, Without<GhostHead>)>,
+    mut bodies: Query<(&ChildOf, &mut Transform), (With<GhostBody>, Without<Ghost>, Without<GhostHead>)>,
+    mut heads: Query<(&ChildOf, &mut Transform), (With<GhostHead>, Without<Ghost>, Without<GhostBody>)>,
+    mut gizmos: Gizmos,
+) {
+    for (net, interpolated, local, haunted) in &players {
+        let Ok((mut transform, mut visibility)) = ghosts.get_mut(haunted.0) else { continue };
+        let (truth, drawn) = truth_and_drawn(net, interpolated, local, &render);
+        let show = ghosts_on.0 && truth.alive;
+        *visibility = if show { Visibility::Inherited } else { Visibility::Hidden };
+        if !show {
+            continue;
+        }
+        transform.translation = truth.pos;
+        // Body and head where the hitboxes are (crouching lowers both).
+        let hitbox = Hitbox::of(&truth);
+        let (a, b) = hitbox.body_segment();
+        let length = (b - a).length();
+        for (parent, mut t) in &mut bodies {
+            if parent.parent() == haunted.0 {
+                t.translation = (a + b) / 2.0 - truth.pos;
+                t.scale = Vec3::new(1.0, (length + 2.0 * BODY_RADIUS_M) / (1.0 + 2.0 * BODY_RADIUS_M), 1.0);
+            }
+        }
+        for (parent, mut t) in &mut heads {
+            if parent.parent() == haunted.0 {
+                t.translation = hitbox.head_center() - truth.pos;
+            }
+        }
+        if let Some(drawn) = drawn {
+            let color = if local { OWN_COLOR } else { OTHERS_COLOR }.with_alpha(0.9);
+            let lift = Vec3::Y * 0.03;
+            gizmos.line(truth.pos + lift, drawn.pos + lift, color);
+            gizmos.circle(
+                Isometry3d::new(truth.pos + lift, Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+                BODY_RADIUS_M,
+                color,
+            );
+        }
+    }
+}
+
+/// "Ghosts: others 0.42 m behind the server (nearest), you 0.61 m ahead of it."
+fn distances(
+    mut contexts: EguiContexts,
+    ghosts_on: Res<Ghosts>,
+    render: Res<LocalRender>,
+    players: Query<(&NetState, Option<&Interpolated>, Has<LocalPlayer>)>,
+) -> Result {
+    if !ghosts_on.0 {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let me = render.state;
+    let own = players.iter().find(|(.., local)| *local).and_then(|(net, ..)| me.map(|m| m.pos.distance(net.state.pos)));
+    let nearest = players
+        .iter()
+        .filter(|(net, interpolated, local)| !local && net.state.alive && interpolated.is_some())
+        .filter_map(|(net, interpolated, _)| {
+            let drawn = interpolated?.0;
+            Some((me.map_or(0.0, |m| m.pos.distance(drawn.pos)), drawn.pos.distance(net.state.pos)))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, gap)| gap);
+    let mut text = String::from("Ghosts (F3): white = newest snapshot, cyan = you as the server acknowledged");
+    if let Some(gap) = nearest {
+        text.push_str(&format!("\nnearest player drawn {gap:.2} m behind the server"));
+    }
+    if let Some(lead) = own {
+        text.push_str(&format!("\nyou, predicted, {lead:.2} m ahead of the server"));
+    }
+    egui::Area::new(egui::Id::new("ghost distances")).anchor(egui::Align2::CENTER_TOP, [0.0, 44.0]).show(ctx, |ui| {
+        ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
+        egui::Frame::popup(ui.style()).show(ui, |ui| {
+            ui.label(egui::RichText::new(text).small());
+        });
+    });
+    Ok(())
+}

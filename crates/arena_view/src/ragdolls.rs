@@ -1,0 +1,214 @@
+//! Ragdolls with bevy_rapier3d, on this client only: a player who dies falls
+//! as a body and a head joined at the neck, pushed the way the killing shot
+//! went, and settles against the arena; the rifle drops beside. Cosmetic,
+//! never authoritative (like Source's client ragdolls): the movement rules
+//! stay the pure function in `arena_sim`, and the server and headless runs
+//! have no physics at all (only this crate adds the plugin).
+
+use std::collections::{HashMap, VecDeque};
+
+use arena_client::{ClientWorld, Interpolated, KillNotice, LocalPlayer, NetPlayer, NetState, Session};
+use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
+use arena_sim::map::SolidShape;
+use arena_sim::{HitZone, Hitbox, PlayerId};
+use bevy::prelude::*;
+use bevy_rapier3d::prelude::*;
+
+use crate::{ViewSet, player_color};
+
+/// How long a body lies before it goes, seconds; most bodies at once.
+const RAGDOLL_S: f32 = 10.0;
+const MAX_RAGDOLLS: usize = 12;
+/// The push of a killing shot: speed given to the head and the body, m/s.
+const HEAD_PUSH_MPS: f32 = 6.0;
+const HEADSHOT_PUSH_MPS: f32 = 9.0;
+const BODY_PUSH_MPS: f32 = 1.5;
+/// Longest frame the physics catches up on, seconds, and the steps it is cut into.
+const MAX_STEP_S: f32 = 0.5;
+const SUBSTEPS: usize = 32;
+/// A kill is matched with the drawn body's death within this long, seconds.
+const KILL_MEMORY_S: f64 = 3.0;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_plugins(RapierPhysicsPlugin::<NoUserData>::default())
+        // Follow real time even on slow frames (software rendering runs at a
+        // few frames a second), in steps no longer than a 64 Hz tick.
+        .insert_resource(TimestepMode::Variable { max_dt: MAX_STEP_S, time_scale: 1.0, substeps: SUBSTEPS })
+        .init_resource::<RecentKills>()
+        .init_resource::<Ragdolls>()
+        .add_systems(Startup, arena_colliders)
+        .add_systems(
+            Update,
+            (note_kills, fall, expire).chain().in_set(ViewSet::Follow).run_if(in_state(Session::InGame)),
+        )
+        .add_systems(OnExit(Session::InGame), clear);
+}
+
+/// Kills heard lately: victim → (killer, zone, real time).
+#[derive(Resource, Default)]
+struct RecentKills(HashMap<PlayerId, (PlayerId, HitZone, f64)>);
+
+/// Bodies lying in the arena, oldest first, with the time each fell.
+#[derive(Resource, Default)]
+struct Ragdolls(VecDeque<(f64, Vec<Entity>)>);
+
+/// The arena's solids as fixed colliders, from the same map as everything else.
+fn arena_colliders(world: Res<ClientWorld>, mut commands: Commands) {
+    for solid in world.map().solids() {
+        let collider = match solid.shape {
+            SolidShape::Cuboid { half_extents: h } => Collider::cuboid(h.x, h.y, h.z),
+            SolidShape::Cylinder { radius, half_height } => Collider::cylinder(half_height, radius),
+        };
+        commands.spawn((
+            Name::new("arena collider"),
+            RigidBody::Fixed,
+            collider,
+            Friction::coefficient(0.8),
+            Transform::from_translation(solid.center).with_rotation(solid.rotation),
+        ));
+    }
+}
+
+fn note_kills(
+    time: Res<Time<bevy::time::Real>>,
+    mut kills: MessageReader<KillNotice>,
+    mut recent: ResMut<RecentKills>,
+) {
+    let now = time.elapsed_secs_f64();
+    for kill in kills.read() {
+        recent.0.insert(kill.victim, (kill.killer, kill.zone, now));
+    }
+    recent.0.retain(|_, (_, _, at)| now - *at < KILL_MEMORY_S);
+}
+
+/// A body falls the moment a player's drawn model dies.
+#[allow(clippy::too_many_arguments)]
+fn fall(
+    time: Res<Time<bevy::time::Real>>,
+    players: Query<(Entity, &NetPlayer, &NetState, Option<&Interpolated>), Without<LocalPlayer>>,
+    everyone: Query<(&NetPlayer, &NetState, Option<&Interpolated>)>,
+    mut last_alive: Local<HashMap<Entity, arena_sim::PlayerState>>,
+    mut recent: ResMut<RecentKills>,
+    mut ragdolls: ResMut<Ragdolls>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+    mut commands: Commands,
+) {
+    let now = time.elapsed_secs_f64();
+    last_alive.retain(|e, _| players.contains(*e));
+    for (entity, player, net, interpolated) in &players {
+        let drawn = interpolated.map(|i| i.0).unwrap_or(net.state);
+        if drawn.alive {
+            last_alive.insert(entity, drawn);
+            continue;
+        }
+        // Died just now (as drawn): the body where it was last alive.
+        let Some(body) = last_alive.remove(&entity) else { continue };
+        let (push, zone) = match recent.0.remove(&player.id) {
+            Some((killer, zone, _)) if killer != player.id => {
+                let from = everyone
+                    .iter()
+                    .find(|(p, ..)| p.id == killer)
+                    .map(|(_, n, i)| i.map(|i| i.0).unwrap_or(n.state).eye_pos());
+                let dir = from.map(|f| (body.eye_pos() - f).normalize_or_zero()).unwrap_or(Vec3::ZERO);
+                (dir, zone)
+            }
+            _ => (Vec3::ZERO, HitZone::Body),
+        };
+        let parts = spawn_ragdoll(&mut commands, &mut meshes, &mut materials, player.id, &body, push, zone);
+        ragdolls.0.push_back((now, parts));
+    }
+}
+
+fn spawn_ragdoll(
+    commands: &mut Commands,
+    meshes: &mut Assets<Mesh>,
+    materials: &mut Assets<StandardMaterial>,
+    id: PlayerId,
+    state: &arena_sim::PlayerState,
+    push: Vec3,
+    zone: HitZone,
+) -> Vec<Entity> {
+    let color = player_color(id);
+    let skin = materials.add(StandardMaterial {
+        base_color: color,
+        emissive: LinearRgba::from(color) * 0.2,
+        perceptual_roughness: 0.6,
+        ..default()
+    });
+    let dark = materials.add(StandardMaterial { base_color: Color::srgb(0.08, 0.09, 0.1), ..default() });
+    let hitbox = Hitbox::of(state);
+    let (a, b) = hitbox.body_segment();
+    let half_length = ((b - a).length() / 2.0).max(0.05);
+    let body_at = (a + b) / 2.0;
+    let head_at = hitbox.head_center();
+    let damping = Damping { linear_damping: 0.3, angular_damping: 1.0 };
+    let body = commands
+        .spawn((
+            Name::new("ragdoll body"),
+            RigidBody::Dynamic,
+            Collider::capsule_y(half_length, BODY_RADIUS_M),
+            Friction::coefficient(0.9),
+            damping,
+            Velocity { linear: state.vel + push * BODY_PUSH_MPS, angular: Vec3::ZERO },
+            Mesh3d(meshes.add(Capsule3d::new(BODY_RADIUS_M, 2.0 * half_length))),
+            MeshMaterial3d(skin.clone()),
+            Transform::from_translation(body_at).with_rotation(Quat::from_rotation_y(state.yaw)),
+        ))
+        .id();
+    // The neck: a ball joint from the top of the body to the bottom of the head.
+    let neck = SphericalJointBuilder::new()
+        .local_anchor1(Vec3::Y * (half_length + BODY_RADIUS_M))
+        .local_anchor2(Vec3::NEG_Y * HEAD_RADIUS_M)
+        .build();
+    let head_push = if zone == HitZone::Head { HEADSHOT_PUSH_MPS } else { HEAD_PUSH_MPS };
+    let head = commands
+        .spawn((
+            Name::new("ragdoll head"),
+            RigidBody::Dynamic,
+            Collider::ball(HEAD_RADIUS_M),
+            ImpulseJoint::new(body, neck),
+            damping,
+            Velocity { linear: state.vel + push * head_push + Vec3::Y * 0.5, angular: Vec3::ZERO },
+            Mesh3d(meshes.add(Sphere::new(HEAD_RADIUS_M))),
+            MeshMaterial3d(skin),
+            Transform::from_translation(head_at),
+        ))
+        .id();
+    // The rifle drops from the hands and tumbles.
+    let side = Quat::from_rotation_y(state.yaw) * Vec3::X;
+    let rifle = commands
+        .spawn((
+            Name::new("ragdoll rifle"),
+            RigidBody::Dynamic,
+            Collider::cuboid(0.04, 0.06, 0.35),
+            damping,
+            Velocity { linear: state.vel + push * 2.0 + side, angular: side * 3.0 },
+            Mesh3d(meshes.add(Cuboid::new(0.08, 0.12, 0.7))),
+            MeshMaterial3d(dark),
+            Transform::from_translation(body_at + side * 0.45).with_rotation(Quat::from_rotation_y(state.yaw)),
+        ))
+        .id();
+    vec![body, head, rifle]
+}
+
+/// Old bodies go, and the oldest when there are too many.
+fn expire(time: Res<Time<bevy::time::Real>>, mut ragdolls: ResMut<Ragdolls>, mut commands: Commands) {
+    let now = time.elapsed_secs_f64();
+    while ragdolls.0.front().is_some_and(|(at, _)| now - at > f64::from(RAGDOLL_S) || ragdolls.0.len() > MAX_RAGDOLLS) {
+        if let Some((_, parts)) = ragdolls.0.pop_front() {
+            for part in parts {
+                commands.entity(part).despawn();
+            }
+        }
+    }
+}
+
+fn clear(mut ragdolls: ResMut<Ragdolls>, mut recent: ResMut<RecentKills>, mut commands: Commands) {
+    for (_, parts) in ragdolls.0.drain(..) {
+        for part in parts {
+            commands.entity(part).despawn();
+        }
+    }
+    recent.0.clear();
+}
