@@ -236,7 +236,7 @@ fn scoreboard(
             let columns = board.rows.len().div_ceil(ROWS_PER_COLUMN).max(1);
             let per_column = board.rows.len().div_ceil(columns).max(1);
             let row_gap = if columns > 1 { 1.0 } else { 4.0 };
-            let tallest_px = ctx.content_rect().height() - 140.0;
+            let tallest_px = (ctx.content_rect().height() - 140.0).max(120.0);
             // Without a least height a scroll area in an auto-sized window
             // shrinks to the window's default size and hides rows that fit;
             // with too large a one, a short table gets an empty box.
