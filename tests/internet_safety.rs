@@ -205,14 +205,13 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
     let nan = Vec3::splat(f32::NAN);
     let state = |pos: Vec3| PlayerState { pos, ..PlayerState::spawned_at(Vec3::ZERO, 0.0) };
     let snapshot = |tick: u32, newest: Option<u32>, players: Vec<(u8, PlayerState)>| {
-        let mut frame = Frame {
+        let frame = Frame {
             tick,
             own: None,
             others: players.into_iter().map(|(id, s)| (PlayerId(id), RemoteState::of(&s))).collect(),
-            ..Frame::default()
         };
         let feedback = Feedback { last_cmd_tick: newest, newest_cmd_tick: newest, margin_centiticks: Some(i16::MIN) };
-        ToClient::Snapshot(snapshot::encode(&mut frame, &feedback, None))
+        ToClient::Snapshot(snapshot::encode(&frame, &feedback, None))
     };
     // Snapshots no honest encoder makes: written bit by bit.
     let raw = |write: &dyn Fn(&mut BitsOut)| {
@@ -253,8 +252,9 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             full_player(out, 1, (1 << 25) - 1);
         }),
         ToClient::Snapshot({
-            let base = Frame { tick: 500, ..Frame::default() };
-            snapshot::encode(&mut Frame { tick: 501, ..Frame::default() }, &Feedback::default(), Some(&base))
+            let (before, base) = (Frame { tick: 499, ..Frame::default() }, Frame { tick: 500, ..Frame::default() });
+            let baseline = snapshot::Baseline { frame: &base, before: Some(&before) };
+            snapshot::encode(&Frame { tick: 501, ..Frame::default() }, &Feedback::default(), Some(baseline))
         }),
         ToClient::Snapshot(vec![0xFF; 37]),
         ToClient::ShotResult(arena_protocol::ShotResult {

@@ -40,8 +40,13 @@ pub(crate) fn apply_snapshots(
         let decoded = snapshot::decode(bytes, |tick| baselines.get(tick), MAX_PLAYERS);
         let (frame, feedback) = match decoded {
             Ok(decoded) => {
-                if matches!(snapshot::header(bytes), Ok((_, None))) {
-                    stats.full_snapshots += 1;
+                match snapshot::header(bytes) {
+                    Ok(snapshot::Header { baseline: None, .. }) => stats.full_snapshots += 1,
+                    Ok(snapshot::Header { tick, baseline: Some(base), .. }) => {
+                        stats.delta_snapshots += 1;
+                        stats.baseline_age_ticks += u64::from(tick.wrapping_sub(base));
+                    }
+                    Err(_) => {}
                 }
                 decoded
             }

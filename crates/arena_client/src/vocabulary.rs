@@ -96,6 +96,11 @@ pub struct ClientStats {
     pub unknown_baselines: u64,
     /// Snapshots that came whole (the first, and after a lost baseline).
     pub full_snapshots: u64,
+    /// Snapshots that came as deltas, and how old their baselines were in
+    /// all, ticks (a delta says what changed since its baseline: the older,
+    /// the more; at least a round trip).
+    pub delta_snapshots: u64,
+    pub baseline_age_ticks: u64,
 }
 
 /// Who joins and leaves, as the server says: routed to the roster.

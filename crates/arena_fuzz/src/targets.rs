@@ -10,7 +10,7 @@ use arena_protocol::messages::state_is_sane;
 use arena_protocol::names::{
     MAX_NAME_CHARS, USER_DATA_BYTES, clean_name, is_invisible, name_from_user_data, refuse_name, unique_name,
 };
-use arena_protocol::snapshot::{self, Feedback, Frame, OwnState, RemoteState};
+use arena_protocol::snapshot::{self, Baseline, Feedback, Frame, OwnState, RemoteState};
 use arena_protocol::{ToClient, ToServer, decode, encode};
 use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, render_time_tolerance_ticks};
 use arena_sim::cmd::MAX_PITCH_RAD;
@@ -164,10 +164,10 @@ impl Target for DecodeToClient {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        let (mut base, mut next) = frames();
+        let (base, next) = frames();
         [
-            ToClient::Snapshot(snapshot::encode(&mut base, &Feedback::default(), None)),
-            ToClient::Snapshot(snapshot::encode(&mut next, &Feedback::default(), Some(&base))),
+            ToClient::Snapshot(snapshot::encode(&base, &Feedback::default(), None)),
+            ToClient::Snapshot(snapshot::encode(&next, &Feedback::default(), Some(Baseline::still(&base)))),
             ToClient::ShotFired { shooter: PlayerId(2), trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::ONE) },
             ToClient::Welcome(arena_protocol::Welcome {
                 your_id: PlayerId(1),
@@ -195,11 +195,13 @@ impl Target for DecodeToClient {
             && let ToClient::Snapshot(bytes) = &message
         {
             let (base, _) = frames();
-            if let Ok((mut frame, _)) = snapshot::decode(bytes, |_| Some(&base), arena_protocol::MAX_PLAYERS) {
+            if let Ok((frame, _)) =
+                snapshot::decode(bytes, |t| (t == base.tick).then_some(&base), arena_protocol::MAX_PLAYERS)
+            {
                 assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
                 assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
                 // What decodes encodes back to a frame that decodes the same.
-                let again = snapshot::encode(&mut frame, &Feedback::default(), None);
+                let again = snapshot::encode(&frame, &Feedback::default(), None);
                 assert_eq!(snapshot::decode(&again, |_| None, arena_protocol::MAX_PLAYERS).map(|(f, _)| f), Ok(frame));
             }
         }
@@ -207,8 +209,8 @@ impl Target for DecodeToClient {
 }
 
 /// Snapshot bodies straight from the bits (no bincode envelope to get
-/// past), against a baseline whose players are moving (so deltas carry them
-/// forward).
+/// past), against a baseline whose players are moving, as an older
+/// snapshot shows (so deltas carry them forward).
 struct SnapshotBits;
 
 impl Target for SnapshotBits {
@@ -217,22 +219,20 @@ impl Target for SnapshotBits {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        let (mut base, mut next) = frames();
+        let (base, next) = frames();
         let feedback = Feedback { last_cmd_tick: Some(99), newest_cmd_tick: Some(103), margin_centiticks: Some(-250) };
-        let full = snapshot::encode(&mut base, &feedback, None);
-        let delta = snapshot::encode(&mut next, &feedback, Some(&base));
+        let full = snapshot::encode(&base, &feedback, None);
+        let delta = snapshot::encode(&next, &feedback, Some(Baseline::still(&base)));
         let mut later = next.clone();
         later.tick = 110;
-        let carried = snapshot::encode(&mut later, &feedback, Some(&next));
+        let carried = snapshot::encode(&later, &feedback, Some(Baseline { frame: &next, before: Some(&base) }));
         vec![full, delta, carried]
     }
 
     fn run(&mut self, input: &[u8]) {
-        let (mut base, mut next) = frames();
-        snapshot::encode(&mut base, &Feedback::default(), None);
-        snapshot::encode(&mut next, &Feedback::default(), Some(&base));
+        let (base, next) = frames();
         let baseline_of = |t: u32| [&base, &next].into_iter().find(|f| f.tick == t);
-        let Ok((mut frame, feedback)) = snapshot::decode(input, baseline_of, arena_protocol::MAX_PLAYERS) else {
+        let Ok((frame, feedback)) = snapshot::decode(input, baseline_of, arena_protocol::MAX_PLAYERS) else {
             return;
         };
         assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
@@ -240,15 +240,17 @@ impl Target for SnapshotBits {
         assert!(frame.others.len() <= arena_protocol::MAX_PLAYERS);
         assert!(frame.own.is_none_or(|(id, _)| !frame.others.contains_key(&id)));
         let header = snapshot::header(input).expect("a decoded snapshot has a header");
-        assert_eq!(header.0, frame.tick);
+        assert_eq!(header.tick, frame.tick);
         // Whatever decodes is a frame the encoder can say, whole or as a
-        // delta against the same baseline, and it reads back the same.
-        let baseline = header.1.and_then(baseline_of);
-        let mut whole = frame.clone();
-        let bytes = snapshot::encode(&mut whole, &feedback, None);
+        // delta against the same baselines, and it reads back the same.
+        let baseline = header
+            .baseline
+            .and_then(baseline_of)
+            .map(|frame| Baseline { frame, before: header.before.and_then(baseline_of) });
+        let bytes = snapshot::encode(&frame, &feedback, None);
         let again = snapshot::decode(&bytes, |_| None, arena_protocol::MAX_PLAYERS);
-        assert_eq!(again.map(|(f, fb)| (f.others, f.own, fb)), Ok((frame.others.clone(), frame.own, feedback)));
-        let bytes = snapshot::encode(&mut frame, &feedback, baseline);
+        assert_eq!(again, Ok((frame.clone(), feedback)));
+        let bytes = snapshot::encode(&frame, &feedback, baseline);
         let again = snapshot::decode(&bytes, baseline_of, arena_protocol::MAX_PLAYERS);
         assert_eq!(again, Ok((frame, feedback)));
     }
@@ -386,7 +388,6 @@ fn frames() -> (Frame, Frame) {
         tick: 100,
         own: Some((PlayerId(0), OwnState::of(&state(1.0)))),
         others: (1..6).map(|i| (PlayerId(i), RemoteState::of(&state(f32::from(i))))).collect(),
-        ..Frame::default()
     };
     let mut next = base.clone();
     next.tick = 102;

@@ -2,8 +2,13 @@
 //! and the unacknowledged ones before it, newest first) and the newest
 //! snapshot it has decoded, packed into bits. Commands are on the wire's
 //! grids (axes, angles, the render time as an offset behind the command's
-//! tick); each older copy is coded as a difference from the one after it,
-//! so a run of identical commands costs a few bits each.
+//! tick). Each older copy is coded against a prediction from the ones after
+//! it: the same buttons and movement, the view turned back at the rate it
+//! turned between the two after it. A copy as predicted (a steady run, a
+//! steady turn) costs two bits; otherwise a mask of what differs follows,
+//! each as a difference from the prediction. So the redundancy that a lost
+//! packet needs costs next to nothing, however many unacknowledged commands
+//! a long round trip leaves to repeat.
 
 use arena_sim::cmd::{Buttons, UserCmd};
 use arena_sim::quant::{
@@ -14,12 +19,16 @@ use crate::bits::{BitsError, BitsIn, BitsOut};
 use crate::messages::MAX_CMDS_PER_PACKET;
 
 const COUNT_BITS: u32 = 5;
-/// Widths of the gap between two commands' ticks, less one (usually 0).
-const TICK_GAP: [u32; 3] = [1, 6, 32];
-/// Widths of an angle difference.
-const ANGLE_DELTA: [u32; 4] = [4, 9, 13, 17];
-/// Widths of the render-time offset and its differences, 1/256 tick.
-const RENDER: [u32; 3] = [12, 16, 32];
+/// Widths of the gap between two commands' ticks, less two (when they are
+/// not consecutive).
+const TICK_GAP: [u32; 3] = [3, 8, 32];
+/// Widths of an angle's difference from its prediction, yaw steps (1/65536
+/// turn; pitch steps are half that): a turn's rate changing by up to 0.02°,
+/// 0.09°, 0.35°, 1.4°, 22° a tick, any.
+const ANGLE_DELTA: [u32; 6] = [3, 5, 7, 9, 13, 17];
+/// Widths of the render-time offset and its differences, 1/256 tick (the
+/// offset is at most 64 ticks: 15 bits).
+const RENDER: [u32; 2] = [12, 15];
 const RENDER_DELTA: [u32; 4] = [4, 9, 16, 32];
 /// Widths of the acknowledged snapshot's distance behind the newest command.
 const ACK_OFFSET: [u32; 3] = [8, 12, 32];
@@ -73,6 +82,19 @@ impl Q {
     }
 }
 
+/// What the command before `newer` is expected to be, given the one after
+/// it (`newest`, if any): the same, with the view turned back as much as it
+/// turned from `newer` to `newest`.
+fn predict(newer: Q, newest: Option<Q>) -> Q {
+    let mut q = newer;
+    if let Some(newest) = newest {
+        q.yaw = newer.yaw.wrapping_sub(newest.yaw.wrapping_sub(newer.yaw));
+        let pitch = 2 * i32::from(newer.pitch) - i32::from(newest.pitch);
+        q.pitch = pitch.clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16;
+    }
+    q
+}
+
 /// The render offset as a signed number ([`u32::MAX`], unknown, as -1).
 fn render_signed(r: u32) -> i64 {
     if r == u32::MAX { -1 } else { i64::from(r) }
@@ -103,20 +125,42 @@ impl CommandPacket {
         out.unsigned(16, u32::from(first.yaw));
         out.signed(16, i32::from(first.pitch));
         out.unsigned(4, u32::from(first.buttons));
-        out.var_signed(render_signed(first.render) as i32, &RENDER);
-        for pair in newest_first.windows(2) {
-            let (newer, older) = (pair[0], pair[1]);
-            out.var_unsigned(newer.tick.wrapping_sub(older.tick).wrapping_sub(1), &TICK_GAP);
-            let changed = [
-                older.forward != newer.forward,
-                older.right != newer.right,
-                older.yaw != newer.yaw,
-                older.pitch != newer.pitch,
-                older.buttons != newer.buttons,
-                older.render != newer.render,
-            ];
-            for c in changed {
-                out.flag(c);
+        out.flag(first.render != u32::MAX);
+        if first.render != u32::MAX {
+            out.var_unsigned(first.render, &RENDER);
+        }
+        for (i, older) in newest_first.iter().enumerate().skip(1) {
+            let newer = newest_first[i - 1];
+            let expected = predict(newer, i.checked_sub(2).map(|j| newest_first[j]));
+            let gap = newer.tick.wrapping_sub(older.tick).wrapping_sub(1);
+            out.flag(gap == 0);
+            if gap != 0 {
+                out.var_unsigned(gap - 1, &TICK_GAP);
+            }
+            let older = Q { tick: expected.tick, ..*older };
+            out.flag(older == expected);
+            if older == expected {
+                continue;
+            }
+            // Usually only the view strays from the prediction (a turn that
+            // sped up or slowed down): say so in one bit.
+            let view_only = Q { yaw: expected.yaw, pitch: expected.pitch, ..older } == expected;
+            out.flag(view_only);
+            let changed = if view_only {
+                [false, false, older.yaw != expected.yaw, older.pitch != expected.pitch, false, false]
+            } else {
+                [
+                    older.forward != expected.forward,
+                    older.right != expected.right,
+                    older.yaw != expected.yaw,
+                    older.pitch != expected.pitch,
+                    older.buttons != expected.buttons,
+                    older.render != expected.render,
+                ]
+            };
+            let said = if view_only { &changed[2..4] } else { &changed[..] };
+            for c in said {
+                out.flag(*c);
             }
             if changed[0] {
                 out.signed(8, i32::from(older.forward));
@@ -125,16 +169,16 @@ impl CommandPacket {
                 out.signed(8, i32::from(older.right));
             }
             if changed[2] {
-                out.var_signed(i32::from(older.yaw.wrapping_sub(newer.yaw) as i16), &ANGLE_DELTA);
+                out.var_signed(i32::from(older.yaw.wrapping_sub(expected.yaw) as i16), &ANGLE_DELTA);
             }
             if changed[3] {
-                out.var_signed(i32::from(older.pitch) - i32::from(newer.pitch), &ANGLE_DELTA);
+                out.var_signed(i32::from(older.pitch) - i32::from(expected.pitch), &ANGLE_DELTA);
             }
             if changed[4] {
                 out.unsigned(4, u32::from(older.buttons));
             }
             if changed[5] {
-                out.var_signed((render_signed(older.render) - render_signed(newer.render)) as i32, &RENDER_DELTA);
+                out.var_signed((render_signed(older.render) - render_signed(expected.render)) as i32, &RENDER_DELTA);
             }
         }
         out.flag(self.snapshot_ack.is_some());
@@ -161,15 +205,25 @@ impl CommandPacket {
                 yaw: input.unsigned(16)? as u16,
                 pitch: pitch(input.signed(16)?)?,
                 buttons: input.unsigned(4)? as u8,
-                render: render_unsigned(i64::from(input.var_signed(&RENDER)?))?,
+                render: if input.flag()? {
+                    render_unsigned(i64::from(input.var_unsigned(&RENDER)?))?
+                } else {
+                    u32::MAX
+                },
             };
             newest_first.push(first);
-            for _ in 1..count {
-                let newer = newest_first[newest_first.len() - 1];
-                let gap = input.var_unsigned(&TICK_GAP)?;
-                let mut older = Q { tick: newer.tick.wrapping_sub(gap).wrapping_sub(1), ..newer };
+            for i in 1..count {
+                let newer = newest_first[i - 1];
+                let expected = predict(newer, i.checked_sub(2).map(|j| newest_first[j]));
+                let gap = if input.flag()? { 0 } else { input.var_unsigned(&TICK_GAP)?.wrapping_add(1) };
+                let mut older = Q { tick: newer.tick.wrapping_sub(gap).wrapping_sub(1), ..expected };
+                if input.flag()? {
+                    newest_first.push(older);
+                    continue;
+                }
                 let mut changed = [false; 6];
-                for c in &mut changed {
+                let said = if input.flag()? { &mut changed[2..4] } else { &mut changed[..] };
+                for c in said {
                     *c = input.flag()?;
                 }
                 if changed[0] {
@@ -179,17 +233,17 @@ impl CommandPacket {
                     older.right = input.signed(8)? as i8;
                 }
                 if changed[2] {
-                    older.yaw = newer.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
+                    older.yaw = expected.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
                 }
                 if changed[3] {
-                    older.pitch = pitch(i32::from(newer.pitch) + input.var_signed(&ANGLE_DELTA)?)?;
+                    older.pitch = pitch(i32::from(expected.pitch) + input.var_signed(&ANGLE_DELTA)?)?;
                 }
                 if changed[4] {
                     older.buttons = input.unsigned(4)? as u8;
                 }
                 if changed[5] {
                     let delta = i64::from(input.var_signed(&RENDER_DELTA)?);
-                    older.render = render_unsigned(render_signed(newer.render) + delta)?;
+                    older.render = render_unsigned(render_signed(expected.render) + delta)?;
                 }
                 newest_first.push(older);
             }
@@ -237,6 +291,70 @@ mod tests {
         assert_eq!(CommandPacket::decode(&packet.encode()), Ok(packet));
         let empty = CommandPacket::default();
         assert_eq!(CommandPacket::decode(&empty.encode()), Ok(empty));
+    }
+
+    #[test]
+    fn a_steady_turn_costs_two_bits_a_copy() {
+        let turning =
+            |n: u32| -> Vec<UserCmd> { (0..n).map(|i| cmd(3000 + i, 1.0, 0.3 + i as f32 * 0.0187)).collect() };
+        let one = CommandPacket { snapshot_ack: Some(2990), cmds: turning(1) }.encode().len();
+        let packet = CommandPacket { snapshot_ack: Some(2990), cmds: turning(16) };
+        let bytes = packet.encode();
+        let decoded = CommandPacket::decode(&bytes).expect("decodes");
+        assert_eq!(decoded, packet);
+        // Fifteen copies: the turn's rounding wobbles a step now and then.
+        assert!(bytes.len() <= one + 8, "{} bytes for sixteen commands, {one} for one", bytes.len());
+    }
+
+    #[test]
+    fn an_uneven_turn_costs_about_a_byte_a_copy() {
+        // The mouse turns steadily, but a tick holds three frames or four
+        // (64 Hz ticks, 240 Hz frames), so each tick turns 3 or 4 frames'
+        // worth: the prediction is a step off, or a frame's turn off.
+        let mut yaw = 0.3f32;
+        let cmds: Vec<UserCmd> = (0..16)
+            .map(|i| {
+                yaw += if i % 4 == 3 { 3.0 } else { 4.0 } * 0.005;
+                cmd(4000 + i, 1.0, yaw)
+            })
+            .collect();
+        let one = CommandPacket { snapshot_ack: Some(3990), cmds: cmds[..1].to_vec() }.encode().len();
+        let packet = CommandPacket { snapshot_ack: Some(3990), cmds };
+        let bytes = packet.encode();
+        assert_eq!(CommandPacket::decode(&bytes), Ok(packet));
+        assert!(bytes.len() <= one + 24, "{} bytes for sixteen commands, {one} for one", bytes.len());
+    }
+
+    #[test]
+    fn anything_round_trips() {
+        let mut rng = arena_sim::rng::SplitMix64::new(12);
+        for _ in 0..2000 {
+            let mut tick = rng.next_u64() as u32;
+            let count = rng.below(MAX_CMDS_PER_PACKET + 1);
+            let cmds: Vec<UserCmd> = (0..count)
+                .map(|_| {
+                    // Gaps of any size, wrapping included; pitch at its limits.
+                    tick = tick.wrapping_add(1 + if rng.next_f32() < 0.2 { rng.below(1 << 20) as u32 } else { 0 });
+                    let buttons = Buttons(rng.below(16) as u8);
+                    let mut c = UserCmd {
+                        tick,
+                        forward: rng.range(-1.0, 1.0),
+                        right: if rng.next_f32() < 0.5 { 0.0 } else { 1.0 },
+                        yaw: rng.range(-4.0, 4.0),
+                        pitch: if rng.next_f32() < 0.3 { 1.6 } else { rng.range(-1.6, 1.6) },
+                        buttons,
+                        render_tick: f64::from(tick) - f64::from(rng.range(-2.0, 70.0)),
+                    };
+                    c.sanitize();
+                    c.quantize();
+                    c
+                })
+                .collect();
+            // An empty packet says nothing (not even an acknowledgement).
+            let ack = (count > 0 && rng.next_f32() < 0.8).then(|| rng.next_u64() as u32);
+            let packet = CommandPacket { snapshot_ack: ack, cmds };
+            assert_eq!(CommandPacket::decode(&packet.encode()), Ok(packet));
+        }
     }
 
     #[test]

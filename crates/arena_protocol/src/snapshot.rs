@@ -7,24 +7,29 @@
 //! position, view angles, alive, crouched, on the ground, spawn-protected,
 //! the spawn counter). Nobody's ammo, health or timers but its own.
 //!
-//! A delta walks the baseline's players in id order: one bit for each still
-//! where it was expected (carried forward at the rate it was moving, see
-//! [`Frame::motion`]), two for one that left, and for one that changed a bit
-//! mask of its changed fields, each as a difference in as few bits as it
-//! needs; newcomers follow whole. Without an acknowledged baseline the
-//! snapshot is full. A client keeps the snapshots it decoded
-//! and says which is its newest in each command packet; the server deltas
-//! only against one the client has, so a lost snapshot never leaves it on a
-//! wrong state, it only makes the next delta a little larger.
+//! A delta walks the baseline's players in id order: one bit for each
+//! where it was expected, two for one that left, and for one that changed a
+//! bit mask of its changed fields, each as a difference in as few bits as it
+//! needs; newcomers follow whole. "Expected" is "predict, then send the
+//! difference": each player carried on from the baseline at the speed and
+//! turn rate it had between an older acknowledged snapshot and the baseline
+//! (see [`Baseline`]). Both snapshots are ones the client said it has, so
+//! both sides predict the same, and a short span between them measures how
+//! a player was moving at the baseline, not on average since long before.
+//! Without an acknowledged baseline the snapshot is full. A client keeps the
+//! snapshots it decoded and says which is its newest in each command packet;
+//! the server deltas only against ones the client has, so a lost snapshot
+//! never leaves it on a wrong state, it only makes the next delta a little
+//! larger.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
-use arena_sim::PlayerId;
 use arena_sim::player::PlayerState;
 use arena_sim::quant::{
     dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_timer, q_to_vel, q_to_yaw, timer_to_q,
     vel_to_q, yaw_to_q,
 };
+use arena_sim::{PlayerId, tick_after};
 
 use crate::bits::{BitsError, BitsIn, BitsOut};
 use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
@@ -36,10 +41,10 @@ const COUNT_BITS: u32 = 7;
 /// Widths of a position difference, grid steps (1/512 m): up to 3 cm, 1 m, 16 m, any.
 const POS_DELTA: [u32; 4] = [5, 10, 14, 26];
 /// Widths of the error in another player's carried-forward position, remote
-/// grid steps (1/256 m): up to 3 cm (running straight), 25 cm (turning
-/// between two snapshots), 2 m, any. Measured with `arena lab bandwidth`:
-/// these beat the same without carrying players forward by 8% at 0 loss.
-const REMOTE_POS_DELTA: [u32; 4] = [4, 7, 10, 25];
+/// grid steps (1/256 m): up to 3 cm (running straight), 12 cm, 50 cm (turning
+/// over a round trip), 2 m, 8 m, any. Chosen on a recorded 16-player game
+/// with baselines 2 to 10 ticks old (`examples/snapshot_sizes.rs`).
+const REMOTE_POS_DELTA: [u32; 6] = [4, 6, 8, 10, 12, 25];
 /// Widths of another player's yaw or pitch difference, remote angle steps
 /// (0.35°): up to 1.4°, 5.6°, 22°, any.
 const REMOTE_ANGLE_DELTA: [u32; 4] = [3, 5, 7, 10];
@@ -58,11 +63,15 @@ const MARGIN: [u32; 3] = [7, 10, 16];
 /// How far back a baseline may be, ticks.
 const BASELINE_AGE: [u32; 3] = [5, 8, 16];
 
-/// Fixed point of [`Frame::motion`]: sixteenths of a grid step per tick.
-pub const MOTION_SCALE: i64 = 16;
 /// The oldest baseline players are carried forward from, ticks (half a
 /// second at 64 Hz); past it a delta is against where they were.
 pub const MAX_CARRY_TICKS: u32 = 32;
+/// The longest span over which how a player moves is measured, ticks: the
+/// older acknowledged snapshot of a [`Baseline`] is at most this far behind
+/// it (a quarter of a second at 64 Hz).
+pub const MAX_MOTION_GAP_TICKS: u32 = 16;
+/// Widths of that span.
+const MOTION_GAP: [u32; 2] = [3, 4];
 
 /// Largest coordinate a decoded snapshot may hold, grid steps.
 fn max_pos_q() -> i32 {
@@ -234,13 +243,6 @@ pub struct Frame {
     pub own: Option<(PlayerId, OwnState)>,
     /// Everyone else.
     pub others: BTreeMap<PlayerId, RemoteState>,
-    /// How each of the others moved between this frame's baseline and it,
-    /// remote grid steps per tick in [`MOTION_SCALE`]ths. Never sent: both
-    /// sides work it out from the positions they share, so a delta against
-    /// this frame can carry each player forward at this rate and send only
-    /// the error ("predict, then send the difference"), which for a player
-    /// running straight stays small however old the baseline is.
-    pub motion: BTreeMap<PlayerId, [i32; 3]>,
 }
 
 /// What the snapshot tells the client about its commands, for the
@@ -288,50 +290,165 @@ fn max_remote_q() -> i64 {
     i64::from(remote_pos_to_q(MAX_COORDINATE_M).unsigned_abs())
 }
 
-/// Where a delta `age` ticks after `base` expects another player: carried
-/// forward at its motion, within the world.
-fn carried(base: &Frame, id: PlayerId, s: &RemoteState, age: u32) -> RemoteState {
-    let mut out = *s;
-    if age > MAX_CARRY_TICKS {
-        return out;
+/// Largest remote pitch either way, steps.
+fn max_remote_pitch() -> i16 {
+    (1i16 << (REMOTE_PITCH_BITS - 1)) - 1
+}
+
+/// What a delta is against: the newest snapshot the client acknowledged and,
+/// to see how everyone was moving at that moment, an older one it
+/// acknowledged too (the newest it did within [`MAX_MOTION_GAP_TICKS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Baseline<'a> {
+    pub frame: &'a Frame,
+    pub before: Option<&'a Frame>,
+}
+
+impl<'a> Baseline<'a> {
+    /// A baseline with no motion known (everyone is expected where they were).
+    pub fn still(frame: &'a Frame) -> Self {
+        Self { frame, before: None }
     }
-    if let Some(m) = base.motion.get(&id) {
-        for ((p, from), rate) in out.pos.iter_mut().zip(s.pos).zip(m) {
-            let moved = (i64::from(*rate) * i64::from(age)).div_euclid(MOTION_SCALE);
-            *p = (i64::from(from) + moved).clamp(-max_remote_q(), max_remote_q()) as i32;
+}
+
+/// What the server knows a client has: the snapshots it acknowledged lately
+/// (each command packet names the newest it decoded). Deltas go only against
+/// these, so none can need a snapshot the client never had.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Acknowledged {
+    /// Acknowledged ticks, oldest first, at most [`Acknowledged::KEPT`].
+    ticks: VecDeque<u32>,
+}
+
+impl Acknowledged {
+    /// Acknowledgements remembered: more than a motion span's worth of
+    /// snapshots at any snapshot rate.
+    pub const KEPT: usize = 8;
+
+    /// Notes a command packet's acknowledgement: `Some(tick)`, the client
+    /// has that snapshot; `None`, it lost its baselines and asks for a
+    /// whole snapshot. Packets may come out of order.
+    pub fn note(&mut self, ack: Option<u32>) {
+        let Some(tick) = ack else {
+            self.ticks.clear();
+            return;
+        };
+        if self.ticks.contains(&tick) {
+            return;
+        }
+        let at = self.ticks.iter().position(|t| tick_after(*t, tick)).unwrap_or(self.ticks.len());
+        if at == 0 && self.ticks.len() >= Self::KEPT {
+            return;
+        }
+        self.ticks.insert(at, tick);
+        while self.ticks.len() > Self::KEPT {
+            self.ticks.pop_front();
         }
     }
+
+    /// The newest snapshot acknowledged.
+    pub fn newest(&self) -> Option<u32> {
+        self.ticks.back().copied()
+    }
+
+    /// What the next snapshot is coded against, among the frames `sent` (and
+    /// still kept): the newest acknowledged, and the newest acknowledged
+    /// before it within [`MAX_MOTION_GAP_TICKS`]. `None`: a whole snapshot.
+    pub fn baseline<'a>(&self, sent: &'a VecDeque<Frame>) -> Option<Baseline<'a>> {
+        let find = |t: u32| sent.iter().rev().find(|f| f.tick == t);
+        let frame = find(self.newest()?)?;
+        let before = self
+            .ticks
+            .iter()
+            .rev()
+            .skip(1)
+            .take_while(|t| frame.tick.wrapping_sub(**t) <= MAX_MOTION_GAP_TICKS)
+            .find_map(|t| find(*t));
+        Some(Baseline { frame, before })
+    }
+}
+
+/// `v * num / den`, rounded to the nearest (halves away from zero); `den > 0`.
+fn scale_rounded(v: i64, num: i64, den: i64) -> i64 {
+    let x = v * num;
+    (x + x.signum() * den / 2) / den
+}
+
+/// Where a delta `age` ticks after the baseline's `base` expects another
+/// player: carried on at the rate it was moving between `before` (`gap`
+/// ticks earlier) and `base`, within the world ("predict, then send the
+/// difference"). Integer arithmetic only: both sides get the same answer.
+fn expected(base: &RemoteState, before: Option<&RemoteState>, gap: u32, age: u32) -> RemoteState {
+    let mut out = *base;
+    let Some(before) = before else { return out };
+    let alive = |s: &RemoteState| s.flags & RemoteState::ALIVE != 0;
+    if age > MAX_CARRY_TICKS
+        || gap == 0
+        || gap > MAX_MOTION_GAP_TICKS
+        || before.spawn_count != base.spawn_count
+        || !alive(before)
+        || !alive(base)
+    {
+        return out;
+    }
+    let (age, gap) = (i64::from(age), i64::from(gap));
+    let max = max_remote_q();
+    for (p, from) in out.pos.iter_mut().zip(before.pos) {
+        let moved = scale_rounded(i64::from(*p) - i64::from(from), age, gap);
+        *p = (i64::from(*p) + moved).clamp(-max, max) as i32;
+    }
+    let turned = scale_rounded(i64::from(remote_yaw_delta(base.yaw, before.yaw)), age, gap);
+    out.yaw = (i64::from(base.yaw) + turned).rem_euclid(1 << REMOTE_YAW_BITS) as u16;
     out
 }
 
-/// How a player moved from `old` to `new`, `age` ticks apart (none across a
-/// respawn, for the dead, the still and over long gaps).
-fn motion_between(old: &RemoteState, new: &RemoteState, age: u32) -> Option<[i32; 3]> {
-    if age == 0
-        || age > MAX_CARRY_TICKS
-        || old.pos == new.pos
-        || old.spawn_count != new.spawn_count
-        || new.flags & RemoteState::ALIVE == 0
+/// Where a delta `age` ticks after the baseline's own state `base` expects
+/// it: moved on and turned on as between `before` and `base` (`gap` ticks),
+/// the rest as it was.
+fn expected_own(base: &OwnState, before: Option<&OwnState>, gap: u32, age: u32) -> OwnState {
+    let mut out = *base;
+    let Some(before) = before else { return out };
+    let alive = |s: &OwnState| s.flags & OwnState::ALIVE != 0;
+    if age > MAX_CARRY_TICKS
+        || gap == 0
+        || gap > MAX_MOTION_GAP_TICKS
+        || before.spawn_count != base.spawn_count
+        || !alive(before)
+        || !alive(base)
     {
-        return None;
+        return out;
     }
-    // Positions are within ±max_remote_q, so this neither overflows nor
-    // exceeds an i32.
-    Some(std::array::from_fn(|axis| {
-        ((i64::from(new.pos[axis]) - i64::from(old.pos[axis])) * MOTION_SCALE / i64::from(age)) as i32
-    }))
+    let (age, gap) = (i64::from(age), i64::from(gap));
+    let max = i64::from(max_pos_q());
+    for (p, from) in out.pos.iter_mut().zip(before.pos) {
+        let moved = scale_rounded(i64::from(*p) - i64::from(from), age, gap);
+        *p = (i64::from(*p) + moved).clamp(-max, max) as i32;
+    }
+    let turned = scale_rounded(i64::from(angle_delta(base.yaw, before.yaw)), age, gap);
+    out.yaw = (i64::from(base.yaw) + turned).rem_euclid(1 << 16) as u16;
+    out
 }
 
-/// Fills in `frame.motion` from its baseline, the same way on both sides.
-fn derive_motion(frame: &mut Frame, baseline: Option<&Frame>) {
-    frame.motion.clear();
-    let Some(base) = baseline else { return };
-    let age = frame.tick.wrapping_sub(base.tick);
-    for (id, new) in &frame.others {
-        if let Some(m) = base.others.get(id).and_then(|old| motion_between(old, new, age)) {
-            frame.motion.insert(*id, m);
-        }
-    }
+/// Where a delta for `tick` against `baseline` expects the own player `id`
+/// (none if the baseline had another or none).
+fn own_expectation(baseline: &Baseline, id: PlayerId, tick: u32) -> Option<OwnState> {
+    let own = |f: &Frame| f.own.filter(|(own_id, _)| *own_id == id).map(|(_, s)| s);
+    let base = own(baseline.frame)?;
+    let before = baseline.before.and_then(own);
+    let gap = baseline.before.map(|b| baseline.frame.tick.wrapping_sub(b.tick)).unwrap_or(0);
+    Some(expected_own(&base, before.as_ref(), gap, tick.wrapping_sub(baseline.frame.tick)))
+}
+
+/// Where a delta against `baseline`, `age` ticks on, expects each of the
+/// others, the same way on both sides.
+fn expectations(baseline: &Baseline, age: u32) -> BTreeMap<PlayerId, RemoteState> {
+    let gap = baseline.before.map(|b| baseline.frame.tick.wrapping_sub(b.tick)).unwrap_or(0);
+    baseline
+        .frame
+        .others
+        .iter()
+        .map(|(id, s)| (*id, expected(s, baseline.before.and_then(|b| b.others.get(id)), gap, age)))
+        .collect()
 }
 
 fn angle_delta(new: u16, old: u16) -> i32 {
@@ -424,8 +541,7 @@ fn read_remote(input: &mut BitsIn, old: Option<&RemoteState>) -> Result<RemoteSt
     if s.pos.iter().any(|p| p.unsigned_abs() > max_remote_q) {
         return Err(SnapshotError::Inconsistent);
     }
-    let max_pitch = (1i16 << (REMOTE_PITCH_BITS - 1)) - 1;
-    s.pitch = s.pitch.clamp(-max_pitch, max_pitch);
+    s.pitch = s.pitch.clamp(-max_remote_pitch(), max_remote_pitch());
     s.yaw %= 1 << REMOTE_YAW_BITS;
     Ok(s)
 }
@@ -574,18 +690,69 @@ fn read_offset(input: &mut BitsIn, widths: &[u32]) -> Result<Option<i32>, Snapsh
     Ok(if input.flag()? { Some(input.var_signed(widths)?) } else { None })
 }
 
-/// Encodes `frame` (and the feedback for its client) as a delta against
-/// `baseline`, or whole without one, and fills in its motion (keep it so
-/// for use as a baseline: it is what the client will have decoded).
-pub fn encode(frame: &mut Frame, feedback: &Feedback, baseline: Option<&Frame>) -> Vec<u8> {
-    derive_motion(frame, baseline);
-    let frame = &*frame;
-    let mut out = BitsOut::new();
-    out.unsigned(32, frame.tick);
-    out.flag(baseline.is_some());
-    if let Some(base) = baseline {
-        out.var_unsigned(frame.tick.wrapping_sub(base.tick), &BASELINE_AGE);
+/// What a snapshot says of itself, readable without its baselines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub tick: u32,
+    /// The snapshot it is a delta against (`None`: whole).
+    pub baseline: Option<u32>,
+    /// The older snapshot that says how everyone was moving at the baseline.
+    pub before: Option<u32>,
+}
+
+fn write_header(out: &mut BitsOut, h: &Header) {
+    out.unsigned(32, h.tick);
+    out.flag(h.baseline.is_some());
+    if let Some(base) = h.baseline {
+        out.var_unsigned(h.tick.wrapping_sub(base), &BASELINE_AGE);
+        out.flag(h.before.is_some());
+        if let Some(before) = h.before {
+            out.var_unsigned(base.wrapping_sub(before).wrapping_sub(1), &MOTION_GAP);
+        }
     }
+}
+
+fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
+    let tick = input.unsigned(32)?;
+    let mut header = Header { tick, baseline: None, before: None };
+    if input.flag()? {
+        let age = input.var_unsigned(&BASELINE_AGE)?;
+        if age == 0 {
+            return Err(SnapshotError::Inconsistent);
+        }
+        let base = tick.wrapping_sub(age);
+        header.baseline = Some(base);
+        if input.flag()? {
+            let gap = input.var_unsigned(&MOTION_GAP)? + 1;
+            if gap > MAX_MOTION_GAP_TICKS {
+                return Err(SnapshotError::Inconsistent);
+            }
+            header.before = Some(base.wrapping_sub(gap));
+        }
+    }
+    Ok(header)
+}
+
+/// Encodes `frame` (and the feedback for its client) as a delta against
+/// `baseline`, or whole without one. A `before` more than
+/// [`MAX_MOTION_GAP_TICKS`] behind the baseline (or not behind it) is not used.
+pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
+    let baseline = baseline.map(|b| Baseline {
+        before: b.before.filter(|before| {
+            let gap = b.frame.tick.wrapping_sub(before.tick);
+            (1..=MAX_MOTION_GAP_TICKS).contains(&gap)
+        }),
+        ..b
+    });
+    let mut out = BitsOut::new();
+    write_header(
+        &mut out,
+        &Header {
+            tick: frame.tick,
+            baseline: baseline.map(|b| b.frame.tick),
+            before: baseline.and_then(|b| b.before).map(|b| b.tick),
+        },
+    );
     let offset = |t: Option<u32>| t.map(|t| t.wrapping_sub(frame.tick) as i32);
     write_offset(&mut out, offset(feedback.last_cmd_tick), &TICK_OFFSET);
     write_offset(&mut out, offset(feedback.newest_cmd_tick), &TICK_OFFSET);
@@ -595,19 +762,14 @@ pub fn encode(frame: &mut Frame, feedback: &Feedback, baseline: Option<&Frame>) 
     out.flag(frame.own.is_some());
     if let Some((id, own)) = &frame.own {
         out.unsigned(ID_BITS, u32::from(id.0));
-        let old = baseline.and_then(|b| b.own.as_ref()).filter(|(old_id, _)| old_id == id).map(|(_, s)| s);
+        let old = baseline.and_then(|b| own_expectation(&b, *id, frame.tick));
         out.flag(old.is_some());
-        write_own(&mut out, own, old);
+        write_own(&mut out, own, old.as_ref());
     }
 
     // Everyone else: those not where they were expected and the new, then
     // those who left.
-    let expected: BTreeMap<PlayerId, RemoteState> = baseline
-        .map(|b| {
-            let age = frame.tick.wrapping_sub(b.tick);
-            b.others.iter().map(|(id, s)| (*id, carried(b, *id, s, age))).collect()
-        })
-        .unwrap_or_default();
+    let expected = baseline.map(|b| expectations(&b, frame.tick.wrapping_sub(b.frame.tick))).unwrap_or_default();
     // The baseline's players in id order: "0" as expected, "10" changed
     // (then what changed), "11" gone.
     for (id, old) in &expected {
@@ -635,41 +797,26 @@ pub fn encode(frame: &mut Frame, feedback: &Feedback, baseline: Option<&Frame>) 
     out.finish()
 }
 
-/// The tick a snapshot is for, and the baseline tick it is a delta against
-/// (if any), without decoding the rest.
-pub fn header(bytes: &[u8]) -> Result<(u32, Option<u32>), SnapshotError> {
-    let mut input = BitsIn::new(bytes);
-    let tick = input.unsigned(32)?;
-    let baseline = if input.flag()? {
-        let age = input.var_unsigned(&BASELINE_AGE)?;
-        if age == 0 {
-            return Err(SnapshotError::Inconsistent);
-        }
-        Some(tick.wrapping_sub(age))
-    } else {
-        None
-    };
-    Ok((tick, baseline))
+/// The tick a snapshot is for and the snapshots it needs, without decoding
+/// the rest.
+pub fn header(bytes: &[u8]) -> Result<Header, SnapshotError> {
+    read_header(&mut BitsIn::new(bytes))
 }
 
-/// Decodes a snapshot, finding its baseline (if it is a delta) with
-/// `baseline_of`. Every player id is below `max_players`.
+/// Decodes a snapshot, finding the snapshots it is coded against (if it is
+/// a delta) with `baseline_of`. Every player id is below `max_players`.
 pub fn decode<'a>(
     bytes: &[u8],
-    baseline_of: impl FnOnce(u32) -> Option<&'a Frame>,
+    baseline_of: impl Fn(u32) -> Option<&'a Frame>,
     max_players: usize,
 ) -> Result<(Frame, Feedback), SnapshotError> {
     let mut input = BitsIn::new(bytes);
-    let tick = input.unsigned(32)?;
-    let (baseline, age) = if input.flag()? {
-        let age = input.var_unsigned(&BASELINE_AGE)?;
-        let base_tick = tick.wrapping_sub(age);
-        if age == 0 {
-            return Err(SnapshotError::Inconsistent);
-        }
-        (Some(baseline_of(base_tick).ok_or(SnapshotError::UnknownBaseline(base_tick))?), age)
-    } else {
-        (None, 0)
+    let header = read_header(&mut input)?;
+    let tick = header.tick;
+    let find = |t: u32| baseline_of(t).filter(|f| f.tick == t).ok_or(SnapshotError::UnknownBaseline(t));
+    let baseline = match header.baseline {
+        Some(base) => Some(Baseline { frame: find(base)?, before: header.before.map(find).transpose()? }),
+        None => None,
     };
     let back = |v: Option<i32>| v.map(|v| tick.wrapping_add(v as u32));
     let last_cmd_tick = back(read_offset(&mut input, &TICK_OFFSET)?);
@@ -687,18 +834,17 @@ pub fn decode<'a>(
         }
         let id = PlayerId(id as u8);
         let is_delta = input.flag()?;
-        let old = baseline.and_then(|b| b.own.as_ref()).filter(|(old_id, _)| *old_id == id).map(|(_, s)| s);
+        let old = baseline.and_then(|b| own_expectation(&b, id, tick));
         if is_delta && old.is_none() {
             return Err(SnapshotError::Inconsistent);
         }
-        Some((id, read_own(&mut input, if is_delta { old } else { None })?))
+        Some((id, read_own(&mut input, if is_delta { old.as_ref() } else { None })?))
     } else {
         None
     };
 
     // Unlisted players are where they were expected.
-    let mut others: BTreeMap<PlayerId, RemoteState> =
-        baseline.map(|b| b.others.iter().map(|(id, s)| (*id, carried(b, *id, s, age))).collect()).unwrap_or_default();
+    let mut others = baseline.map(|b| expectations(&b, tick.wrapping_sub(b.frame.tick))).unwrap_or_default();
     let known: Vec<PlayerId> = others.keys().copied().collect();
     for id in known {
         if !input.flag()? {
@@ -718,7 +864,7 @@ pub fn decode<'a>(
         }
         let id = PlayerId(id as u8);
         // A newcomer is nobody the baseline had (nor one listed twice).
-        if baseline.is_some_and(|b| b.others.contains_key(&id)) || others.contains_key(&id) {
+        if baseline.is_some_and(|b| b.frame.others.contains_key(&id)) || others.contains_key(&id) {
             return Err(SnapshotError::Inconsistent);
         }
         others.insert(id, read_remote(&mut input, None)?);
@@ -727,9 +873,7 @@ pub fn decode<'a>(
     if own.as_ref().is_some_and(|(id, _)| others.contains_key(id)) || others.len() > max_players {
         return Err(SnapshotError::Inconsistent);
     }
-    let mut frame = Frame { tick, own, others, motion: BTreeMap::new() };
-    derive_motion(&mut frame, baseline);
-    Ok((frame, feedback))
+    Ok((Frame { tick, own, others }, feedback))
 }
 
 #[cfg(test)]
@@ -763,7 +907,6 @@ mod tests {
             tick,
             own: Some((PlayerId(0), OwnState::of(&moving(rng)))),
             others: (1..players).map(|id| (PlayerId(id), RemoteState::of(&moving(rng)))).collect(),
-            ..Frame::default()
         }
     }
 
@@ -780,57 +923,129 @@ mod tests {
     fn full_and_delta_snapshots_decode_to_what_was_encoded() {
         let mut rng = SplitMix64::new(5);
         let feedback = Feedback { last_cmd_tick: Some(98), newest_cmd_tick: Some(101), margin_centiticks: Some(-40) };
-        let mut a = frame(100, &mut rng, 16);
-        let full = encode(&mut a, &feedback, None);
+        let a = frame(100, &mut rng, 16);
+        let full = encode(&a, &feedback, None);
+        assert_eq!(header(&full), Ok(Header { tick: 100, baseline: None, before: None }));
         assert_eq!(decode(&full, |_| None, 64), Ok((a.clone(), feedback)));
         let mut b = frame(103, &mut rng, 16);
         b.others.remove(&PlayerId(5));
-        let delta = encode(&mut b, &feedback, Some(&a));
-        assert_eq!(header(&delta), Ok((103, Some(100))));
+        let delta = encode(&b, &feedback, Some(Baseline::still(&a)));
+        assert_eq!(header(&delta), Ok(Header { tick: 103, baseline: Some(100), before: None }));
         assert_eq!(decode(&delta, |t| (t == 100).then_some(&a), 64), Ok((b.clone(), feedback)));
         assert_eq!(decode(&delta, |_| None, 64), Err(SnapshotError::UnknownBaseline(100)));
-        // Everyone stopped: no motion to carry; then nothing changed: next
-        // to nothing sent.
-        let mut still = Frame { tick: 104, ..b.clone() };
-        encode(&mut still, &Feedback::default(), Some(&b));
-        assert!(still.motion.is_empty());
-        let mut same = Frame { tick: 105, ..still.clone() };
-        assert!(encode(&mut same, &Feedback::default(), Some(&still)).len() <= 12);
+        // With motion from an older snapshot: both are needed.
+        let c = frame(107, &mut rng, 16);
+        let moving = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) }));
+        assert_eq!(header(&moving), Ok(Header { tick: 107, baseline: Some(103), before: Some(100) }));
+        let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+        assert_eq!(decode(&moving, kept, 64), Ok((c.clone(), feedback)));
+        assert_eq!(decode(&moving, |t| (t == 103).then_some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
+        // A baseline found under the wrong tick is not used.
+        assert_eq!(decode(&moving, |_| Some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
+        // Nothing changed and nobody moving: next to nothing sent.
+        let same = Frame { tick: 105, ..b.clone() };
+        assert!(encode(&same, &Feedback::default(), Some(Baseline::still(&b))).len() <= 12);
+    }
+
+    /// Players running in straight lines at steady speeds and turning at
+    /// steady rates, at `tick`.
+    fn runners(tick: u32) -> Frame {
+        let mut rng = SplitMix64::new(8);
+        Frame {
+            tick,
+            others: (1..16)
+                .map(|id| {
+                    let (vx, vz) = (rng.below(40) as i32 - 20, rng.below(40) as i32 - 20);
+                    let turn = rng.below(9) as i32 - 4;
+                    let s = RemoteState {
+                        pos: [vx * tick as i32, 0, vz * tick as i32],
+                        yaw: (turn * tick as i32).rem_euclid(1 << REMOTE_YAW_BITS) as u16,
+                        flags: RemoteState::ALIVE,
+                        ..RemoteState::default()
+                    };
+                    (PlayerId(id), s)
+                })
+                .collect(),
+            ..Frame::default()
+        }
     }
 
     #[test]
     fn players_running_straight_cost_a_bit_each_however_old_the_baseline() {
-        let mut rng = SplitMix64::new(8);
-        let velocities: Vec<[i32; 3]> =
-            (0..15).map(|_| [rng.below(40) as i32 - 20, 0, rng.below(40) as i32 - 20]).collect();
-        let at = |tick: u32| Frame {
-            tick,
-            others: velocities
-                .iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let s = RemoteState {
-                        pos: [v[0] * tick as i32, 0, v[2] * tick as i32],
-                        flags: RemoteState::ALIVE,
-                        ..RemoteState::default()
-                    };
-                    (PlayerId(i as u8 + 1), s)
-                })
-                .collect(),
-            ..Frame::default()
-        };
         let feedback = Feedback::default();
-        let mut a = at(100);
-        encode(&mut a, &feedback, None);
-        let mut b = at(102);
-        let first_delta = encode(&mut b, &feedback, Some(&a)).len();
-        for age in [2, 8, 30] {
-            let mut c = at(102 + age);
-            let bytes = encode(&mut c, &feedback, Some(&b));
-            assert_eq!(decode(&bytes, |_| Some(&b), 64).map(|(f, _)| f), Ok(c));
+        let (a, b) = (runners(100), runners(102));
+        let first_delta = encode(&b, &feedback, Some(Baseline::still(&a))).len();
+        assert!(first_delta > 30, "without motion every runner is news ({first_delta} bytes)");
+        for age in [2, 8, 16, 30] {
+            let c = runners(102 + age);
+            let bytes = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) }));
+            let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+            assert_eq!(decode(&bytes, kept, 64).map(|(f, _)| f), Ok(c));
             assert!(bytes.len() <= 10, "{} bytes, {age} ticks on", bytes.len());
         }
-        assert!(first_delta > 30, "the first delta says how they move ({first_delta} bytes)");
+    }
+
+    #[test]
+    fn the_dead_and_the_respawned_are_not_carried_on() {
+        let (a, b) = (runners(100), runners(102));
+        let mut c = runners(110);
+        // One died where it stood at the baseline; another respawned far away.
+        let died = c.others.get_mut(&PlayerId(3)).expect("player 3");
+        *died = RemoteState { flags: 0, ..b.others[&PlayerId(3)] };
+        let respawned = c.others.get_mut(&PlayerId(4)).expect("player 4");
+        respawned.pos = [9000, 0, -9000];
+        respawned.spawn_count = 1;
+        let bytes = encode(&c, &Feedback::default(), Some(Baseline { frame: &b, before: Some(&a) }));
+        let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+        assert_eq!(decode(&bytes, kept, 64).map(|(f, _)| f), Ok(c.clone()));
+        // And from that baseline on, they are expected to stay put.
+        let d = Frame { tick: 114, ..c.clone() };
+        let bytes = encode(&d, &Feedback::default(), Some(Baseline { frame: &c, before: Some(&b) }));
+        let kept = |t: u32| [&b, &c].into_iter().find(|f| f.tick == t);
+        let (decoded, _) = decode(&bytes, kept, 64).expect("decodes");
+        assert_eq!(decoded.others[&PlayerId(3)], c.others[&PlayerId(3)]);
+        assert_eq!(decoded.others[&PlayerId(4)], c.others[&PlayerId(4)]);
+    }
+
+    #[test]
+    fn a_motion_span_out_of_range_is_not_used() {
+        let (a, b) = (runners(100), runners(102));
+        let too_old = runners(100 - MAX_MOTION_GAP_TICKS - 1);
+        for before in [&too_old, &b] {
+            let bytes = encode(&b, &Feedback::default(), Some(Baseline { frame: &a, before: Some(before) }));
+            assert_eq!(header(&bytes).map(|h| h.before), Ok(None));
+            assert_eq!(decode(&bytes, |t| (t == 100).then_some(&a), 64).map(|(f, _)| f), Ok(b.clone()));
+        }
+    }
+
+    #[test]
+    fn acknowledgements_choose_the_baseline_and_the_span_before_it() {
+        let sent: VecDeque<Frame> = (0..40).map(|i| Frame { tick: 1000 + 2 * i, ..Frame::default() }).collect();
+        let mut acked = Acknowledged::default();
+        assert!(acked.baseline(&sent).is_none(), "nothing acknowledged: a whole snapshot");
+        // Out of order, and twice.
+        for t in [1004, 1010, 1006, 1010, 1008] {
+            acked.note(Some(t));
+        }
+        let b = acked.baseline(&sent).expect("a baseline");
+        assert_eq!((b.frame.tick, b.before.map(|f| f.tick)), (1010, Some(1008)));
+        // Far ahead: the older ones are beyond a motion span.
+        acked.note(Some(1060));
+        let b = acked.baseline(&sent).expect("a baseline");
+        assert_eq!((b.frame.tick, b.before.map(|f| f.tick)), (1060, None));
+        // Bounded, oldest forgotten first.
+        for t in (1062..1078).step_by(2) {
+            acked.note(Some(t));
+        }
+        assert_eq!(acked.ticks.len(), Acknowledged::KEPT);
+        acked.note(Some(1002));
+        assert!(!acked.ticks.contains(&1002), "too old to remember");
+        // An acknowledgement of something not sent (or no longer kept) is no baseline.
+        acked.note(Some(5000));
+        assert!(acked.baseline(&sent).is_none());
+        // "I lost my baselines": whole snapshots until it acknowledges again.
+        acked.note(None);
+        assert_eq!(acked.newest(), None);
     }
 
     #[test]
@@ -839,6 +1054,7 @@ mod tests {
         let base = frame(10, &mut rng, 8);
         for len in 0..400 {
             let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let _ = decode(&bytes, |t| (t == 10).then_some(&base), 64);
             let _ = decode(&bytes, |_| Some(&base), 64);
         }
     }

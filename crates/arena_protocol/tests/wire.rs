@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use arena_protocol::command_packet::CommandPacket;
-use arena_protocol::snapshot::{self, Feedback, Frame, OwnState, RemoteState, SnapshotError};
+use arena_protocol::snapshot::{self, Acknowledged, Feedback, Frame, Header, OwnState, RemoteState, SnapshotError};
 use arena_sim::rng::SplitMix64;
 use arena_sim::{ArenaWorld, Buttons, MapDef, PlayerId, PlayerState, UserCmd, step_player};
 
@@ -79,8 +79,8 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
         // Every other tick, the server's state goes back in a snapshot and
         // lands bit for bit on what the client predicted.
         if tick % 2 == 0 {
-            let mut frame = Frame { tick, own: Some((PlayerId(0), OwnState::of(&server))), ..Frame::default() };
-            let bytes = snapshot::encode(&mut frame, &Feedback::default(), None);
+            let frame = Frame { tick, own: Some((PlayerId(0), OwnState::of(&server))), ..Frame::default() };
+            let bytes = snapshot::encode(&frame, &Feedback::default(), None);
             let (decoded, _) = snapshot::decode(&bytes, |_| None, 64).expect("decodes");
             let own = decoded.own.expect("own state").1.to_state();
             assert!(same_bits(&own, &client), "tick {tick}: snapshot {own:?} != prediction {client:?}");
@@ -196,6 +196,8 @@ struct Client {
     unknown_baselines: u32,
     fulls: u32,
     deltas: u32,
+    /// Deltas that carried players on at the speed an older snapshot showed.
+    with_motion: u32,
 }
 
 impl Client {
@@ -206,8 +208,11 @@ impl Client {
         match snapshot::decode(bytes, |t| frames.iter().find(|f| f.tick == t), 64) {
             Ok((frame, _)) => {
                 match snapshot::header(bytes) {
-                    Ok((_, None)) => self.fulls += 1,
-                    Ok((_, Some(_))) => self.deltas += 1,
+                    Ok(Header { baseline: None, .. }) => self.fulls += 1,
+                    Ok(Header { before, .. }) => {
+                        self.deltas += 1;
+                        self.with_motion += u32::from(before.is_some());
+                    }
                     Err(e) => panic!("a decoded snapshot's header: {e}"),
                 }
                 if !self.frames.iter().any(|f| f.tick == frame.tick) {
@@ -246,14 +251,13 @@ fn run_chain(seed: u64, loss: f32, forget_at: &[u32]) -> Client {
     let mut up: Link<Option<u32>> = Link::new(seed + 2, loss);
     let mut sent: VecDeque<Frame> = VecDeque::new();
     let mut truth: BTreeMap<u32, Frame> = BTreeMap::new();
-    let mut acked: Option<u32> = None;
+    let mut acked = Acknowledged::default();
     let mut client = Client::default();
     for tick in 1..=4000u32 {
         world.step();
         if tick % 2 == 0 {
-            let mut frame = world.frame_for(tick, viewer);
-            let baseline = acked.and_then(|a| sent.iter().find(|f| f.tick == a));
-            let bytes = snapshot::encode(&mut frame, &Feedback::default(), baseline);
+            let frame = world.frame_for(tick, viewer);
+            let bytes = snapshot::encode(&frame, &Feedback::default(), acked.baseline(&sent));
             truth.insert(tick, frame.clone());
             sent.push_back(frame);
             while sent.len() > 64 {
@@ -266,14 +270,14 @@ fn run_chain(seed: u64, loss: f32, forget_at: &[u32]) -> Client {
         }
         for bytes in down.arrived(tick) {
             if let Some(frame) = client.receive(&bytes) {
-                // Exactly what the server had, motion and all.
+                // Exactly what the server had.
                 assert_eq!(Some(&frame), truth.get(&frame.tick), "tick {}", frame.tick);
             }
         }
         up.send(tick, client.ack());
         for ack in up.arrived(tick) {
-            // The newest acknowledgement wins; "none" asks for a whole one.
-            acked = ack.map(|a| acked.map_or(a, |n| n.max(a)));
+            // "None" asks for a whole one.
+            acked.note(ack);
         }
     }
     client
@@ -284,6 +288,12 @@ fn a_delta_chain_through_loss_and_reordering_rebuilds_what_the_server_had() {
     for (seed, loss) in [(1, 0.0), (2, 0.05), (3, 0.2), (4, 0.5)] {
         let client = run_chain(seed, loss, &[]);
         assert!(client.deltas > 500, "loss {loss}: {} deltas", client.deltas);
+        assert!(
+            client.with_motion > client.deltas / 2,
+            "loss {loss}: {} of {} with motion",
+            client.with_motion,
+            client.deltas
+        );
         assert_eq!(client.unknown_baselines, 0, "loss {loss}: the server deltas only against what the client has");
     }
 }

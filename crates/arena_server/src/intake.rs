@@ -233,14 +233,9 @@ pub(crate) fn receive_commands(
                             debug!("dropped a command packet from client {client_id} that does not decode");
                             continue;
                         };
-                        // The newest acknowledgement wins (packets may come out of order).
-                        if let Some(acked) = packet.snapshot_ack {
-                            ack.newest =
-                                Some(ack.newest.map_or(acked, |n| if tick_after(acked, n) { acked } else { n }));
-                        } else {
-                            // The client lost its baseline: it asks for a full snapshot.
-                            ack.newest = None;
-                        }
+                        // Out of order or not; "none": the client lost its
+                        // baselines and asks for a whole snapshot.
+                        ack.0.note(packet.snapshot_ack);
                         for mut cmd in packet.cmds {
                             if cmd.sanitize().any() {
                                 buffer.stats.repaired += 1;

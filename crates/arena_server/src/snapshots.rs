@@ -68,7 +68,7 @@ pub(crate) fn send_snapshots(
     let everyone: Vec<(PlayerId, &PlayerState)> = players.iter().map(|(p, sim)| (p.id, &sim.0)).collect();
     for (player, buffer, ack, sent, entity) in &mut clients {
         let Some(client_id) = player.client_id else { continue };
-        let mut frame = frame_for(tick.0, player.id, everyone.iter().copied());
+        let frame = frame_for(tick.0, player.id, everyone.iter().copied());
         let feedback = Feedback {
             last_cmd_tick: buffer.last_run_tick,
             newest_cmd_tick: buffer.newest_received,
@@ -79,7 +79,7 @@ pub(crate) fn send_snapshots(
         let mut sent = match sent {
             Some(sent) => sent,
             None => {
-                let bytes = encode(&mut frame, &feedback, None);
+                let bytes = encode(&frame, &feedback, None);
                 stats.full_snapshots += 1;
                 commands.entity(entity).insert(SentSnapshots(VecDeque::from([frame])));
                 send(&mut server, client_id, &ToClient::Snapshot(bytes));
@@ -87,15 +87,15 @@ pub(crate) fn send_snapshots(
                 continue;
             }
         };
-        let baseline = ack.newest.and_then(|acked| sent.0.iter().find(|f| f.tick == acked));
+        let baseline = ack.0.baseline(&sent.0);
         if baseline.is_none() {
             stats.full_snapshots += 1;
-            if let Some(acked) = ack.newest {
+            if let Some(acked) = ack.0.newest() {
                 stats.stale_acks += 1;
                 debug!("client {client_id} acknowledged snapshot {acked}, no longer kept: a whole one goes");
             }
         }
-        let bytes = encode(&mut frame, &feedback, baseline);
+        let bytes = encode(&frame, &feedback, baseline);
         send(&mut server, client_id, &ToClient::Snapshot(bytes));
         due.0.push(client_id);
         sent.0.push_back(frame);
@@ -108,7 +108,7 @@ pub(crate) fn send_snapshots(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arena_protocol::snapshot::decode;
+    use arena_protocol::snapshot::{Baseline, decode};
     use arena_sim::quant::snap_state;
 
     #[test]
@@ -168,13 +168,22 @@ mod tests {
         let view = |w: &[(PlayerId, PlayerState)], tick| frame_for(tick, PlayerId(0), w.iter().map(|(id, s)| (*id, s)));
         let feedback = Feedback::default();
         // Whole snapshots: the same bytes.
-        let (mut fa, mut fb) = (view(&wa, 100), view(&wb, 100));
-        let (full_a, full_b) = (encode(&mut fa, &feedback, None), encode(&mut fb, &feedback, None));
+        let (fa, fb) = (view(&wa, 100), view(&wb, 100));
+        let (full_a, full_b) = (encode(&fa, &feedback, None), encode(&fb, &feedback, None));
         assert_eq!(full_a, full_b, "the secrets change no byte of a full snapshot");
         // Deltas from a world with the secrets to one without, and back: the
         // same bytes as from a world without to one without.
-        let (mut ga, mut gb) = (view(&wa, 102), view(&wb, 102));
-        assert_eq!(encode(&mut ga, &feedback, Some(&fb)), encode(&mut gb, &feedback, Some(&fa)));
+        let (ga, gb) = (view(&wa, 102), view(&wb, 102));
+        assert_eq!(
+            encode(&ga, &feedback, Some(Baseline::still(&fb))),
+            encode(&gb, &feedback, Some(Baseline::still(&fa)))
+        );
+        // The same with motion measured between two of them.
+        let (ha, hb) = (view(&wa, 104), view(&wb, 104));
+        assert_eq!(
+            encode(&ha, &feedback, Some(Baseline { frame: &gb, before: Some(&fb) })),
+            encode(&hb, &feedback, Some(Baseline { frame: &ga, before: Some(&fa) }))
+        );
         // And what the client decodes holds nothing of them.
         let (decoded, _) = decode(&full_b, |_| None, 64).expect("decodes");
         for (id, remote) in &decoded.others {

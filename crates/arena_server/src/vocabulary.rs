@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arena_protocol::snapshot::Acknowledged;
 use arena_protocol::{ClientSettings, PlayerInfo};
 use arena_sim::{ArenaWorld, HitZone, PlayerId, PlayerState, Shot, UserCmd};
 use bevy::prelude::*;
@@ -53,12 +54,10 @@ impl ClientPrefs {
     }
 }
 
-/// The newest snapshot a client says it has decoded: the next one is a
-/// delta against it (`None`: a full snapshot).
-#[derive(Component, Debug, Default, Clone, Copy)]
-pub struct SnapshotAck {
-    pub newest: Option<u32>,
-}
+/// The snapshots a client says it has decoded lately: the next one is a
+/// delta against the newest of them (none: a whole snapshot).
+#[derive(Component, Debug, Default, Clone)]
+pub struct SnapshotAck(pub Acknowledged);
 
 /// Clients with something to send this frame (a snapshot went to them): the
 /// transport sends their renet packets now, bundled in one datagram, and

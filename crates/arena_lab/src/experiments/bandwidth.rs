@@ -45,6 +45,10 @@ pub struct BandwidthReport {
     pub messages_down: BTreeMap<&'static str, KindRate>,
     pub messages_up: BTreeMap<&'static str, KindRate>,
     pub snapshots_per_s: f64,
+    /// How old the baselines of the delta snapshots were, on average: the
+    /// round trip and the wait for the next snapshot. What a delta says
+    /// grows with it.
+    pub mean_baseline_age_ms: f64,
     pub rtt_ms: f64,
     pub frame_hz: f64,
     pub warmup_s: f64,
@@ -57,6 +61,8 @@ struct Counts {
     datagrams_in: u64,
     datagrams_out: u64,
     snapshots: u64,
+    deltas: u64,
+    baseline_age_ticks: u64,
 }
 
 fn counts(client: &App) -> Counts {
@@ -68,6 +74,8 @@ fn counts(client: &App) -> Counts {
         datagrams_in: transport.map(|t| t.datagrams_received).unwrap_or(0),
         datagrams_out: transport.map(|t| t.datagrams_sent).unwrap_or(0),
         snapshots: world.resource::<ClientStats>().snapshots_received,
+        deltas: world.resource::<ClientStats>().delta_snapshots,
+        baseline_age_ticks: world.resource::<ClientStats>().baseline_age_ticks,
     }
 }
 
@@ -136,6 +144,10 @@ pub fn bandwidth(settings: LabSettings, players: usize) -> Result<BandwidthRepor
         messages_down: rates(&tally_start.down, &tally_end.down, seconds),
         messages_up: rates(&tally_start.up, &tally_end.up, seconds),
         snapshots_per_s: per_s(end.snapshots, start.snapshots),
+        mean_baseline_age_ms: (end.baseline_age_ticks - start.baseline_age_ticks) as f64
+            / (end.deltas - start.deltas).max(1) as f64
+            * 1000.0
+            / f64::from(settings.tick),
         rtt_ms: lab.clients[0].world().resource::<NetStats>().rtt_ms,
         frame_hz: LAB_FRAME_HZ,
         warmup_s: WARMUP_S,

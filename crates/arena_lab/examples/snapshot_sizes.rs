@@ -1,0 +1,130 @@
+//! Snapshot bytes against the age of their baseline, on a recorded game.
+//!
+//! A delta snapshot says what changed since the newest snapshot the client
+//! acknowledged, which is at least a round trip old: the longer the round
+//! trip, the more each player has moved, turned and jumped since, and the
+//! more there is to say. This plays the `arena lab bandwidth` game (one
+//! client running a loop, the rest server bots fighting) headless for a
+//! while, records what the server had after every tick, then codes what that
+//! client would be sent 32 times a second against baselines of fixed ages,
+//! each with the motion seen over the two ticks before it (as the server
+//! does when the client acknowledged both) or with none.
+//!
+//! `cargo run -p arena_lab --example snapshot_sizes -- [SECONDS] [PLAYERS]`
+//! (default 20 s, 16 players). Each run of the game is deterministic for
+//! its seeds, so codec changes compare on the same game.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use arena_client::{LocalInput, NetcodeSettings};
+use arena_lab::harness::LoopbackGame;
+use arena_protocol::snapshot::{Baseline, Feedback, Frame, OwnState, RemoteState, decode, encode};
+use arena_server::{ServerConfig, ServerPlayer, ServerTick, Sim};
+use arena_sim::{PlayerId, PlayerState};
+
+const FRAME_HZ: f64 = 240.0;
+/// Ticks between snapshots (32 a second at 64 Hz).
+const SNAPSHOT_EVERY: usize = 2;
+const AGES: [usize; 7] = [2, 4, 6, 8, 10, 12, 16];
+
+/// Every player's state after each tick, in tick order, and the client's id.
+struct Recording {
+    ticks: Vec<(u32, Vec<(PlayerId, PlayerState)>)>,
+    viewer: PlayerId,
+}
+
+fn record(seconds: f64, players: usize) -> Result<Recording, String> {
+    let config = ServerConfig {
+        bind: ([127, 0, 0, 1], 0).into(),
+        bots: players.saturating_sub(1),
+        max_clients: 1,
+        bot_seed: Some(1),
+        snapshot_hz: 32,
+        ..ServerConfig::default()
+    };
+    let frame = Duration::from_secs_f64(1.0 / FRAME_HZ);
+    let mut lab = LoopbackGame::start(&config, &NetcodeSettings::default(), 1, &["Lab"], frame)?;
+    lab.step((2.0 * FRAME_HZ) as usize);
+    let viewer = lab
+        .player("Lab")
+        .and_then(|e| lab.server.world().get::<ServerPlayer>(e))
+        .map(|p| p.id)
+        .ok_or("the client has no player")?;
+    let mut ticks = Vec::new();
+    let mut last_tick = None;
+    for i in 0..(seconds * FRAME_HZ) as usize {
+        // The same loop as `arena lab bandwidth`: run, strafe, turn.
+        let t = i as f64 / FRAME_HZ;
+        {
+            let mut input = lab.clients[0].world_mut().resource_mut::<LocalInput>();
+            input.forward = if (t % 4.0) < 3.0 { 1.0 } else { 0.0 };
+            input.right = ((t * 0.7).sin() as f32).signum();
+            input.yaw = arena_sim::cmd::wrap_angle(input.yaw + 1.2 / FRAME_HZ as f32);
+        }
+        lab.step(1);
+        let tick = lab.server.world().resource::<ServerTick>().0;
+        if last_tick != Some(tick) {
+            last_tick = Some(tick);
+            let world = lab.server.world_mut();
+            let mut query = world.query::<(&ServerPlayer, &Sim)>();
+            let mut states: Vec<(PlayerId, PlayerState)> = query.iter(world).map(|(p, s)| (p.id, s.0)).collect();
+            states.sort_by_key(|(id, _)| *id);
+            ticks.push((tick, states));
+        }
+    }
+    Ok(Recording { ticks, viewer })
+}
+
+/// What the client is sent after recorded tick `i` (with or without its own player).
+fn frame(rec: &Recording, i: usize, with_own: bool) -> Frame {
+    let (tick, states) = &rec.ticks[i];
+    let mut frame = Frame { tick: *tick, ..Frame::default() };
+    for (id, s) in states {
+        if *id == rec.viewer {
+            frame.own = with_own.then(|| (*id, OwnState::of(s)));
+        } else {
+            frame.others.insert(*id, RemoteState::of(s));
+        }
+    }
+    frame
+}
+
+/// Mean bytes of the snapshots coded against baselines `age` ticks old.
+fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Result<f64, String> {
+    let frames: BTreeMap<usize, Frame> =
+        (0..rec.ticks.len()).step_by(SNAPSHOT_EVERY).map(|i| (i, frame(rec, i, with_own))).collect();
+    let (mut bytes, mut count) = (0usize, 0usize);
+    for (i, f) in &frames {
+        let (Some(base), Some(before)) = (i.checked_sub(age), i.checked_sub(age + SNAPSHOT_EVERY)) else { continue };
+        let (Some(base), Some(before)) = (frames.get(&base), frames.get(&before)) else { continue };
+        let baseline = Baseline { frame: base, before: motion.then_some(before) };
+        let feedback =
+            Feedback { last_cmd_tick: Some(f.tick), newest_cmd_tick: Some(f.tick + 2), margin_centiticks: Some(150) };
+        let coded = encode(f, &feedback, Some(baseline));
+        let kept = |t: u32| [base, before].into_iter().find(|b| b.tick == t);
+        if decode(&coded, kept, arena_protocol::MAX_PLAYERS) != Ok((f.clone(), feedback)) {
+            return Err(format!("tick {}: the snapshot did not decode to what was coded", f.tick));
+        }
+        bytes += coded.len();
+        count += 1;
+    }
+    Ok(bytes as f64 / count.max(1) as f64)
+}
+
+fn main() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let seconds: f64 = args.next().map(|s| s.parse().map_err(|e| format!("seconds: {e}"))).transpose()?.unwrap_or(20.0);
+    let players: usize = args.next().map(|s| s.parse().map_err(|e| format!("players: {e}"))).transpose()?.unwrap_or(16);
+    let rec = record(seconds, players)?;
+    println!("{} ticks recorded, {players} players; mean snapshot bytes by baseline age", rec.ticks.len());
+    println!("age ticks  age ms  with motion   own  others  without motion");
+    for age in AGES {
+        let all = mean_bytes(&rec, age, true, true)?;
+        let others = mean_bytes(&rec, age, true, false)?;
+        let still = mean_bytes(&rec, age, false, true)?;
+        let ms = age as f64 * 1000.0 / 64.0;
+        println!("{age:9}  {ms:6.1}  {all:11.1}  {:4.1}  {others:6.1}  {still:14.1}", all - others);
+    }
+    Ok(())
+}
