@@ -42,9 +42,10 @@ pub(crate) fn apply_snapshots(
             Ok(decoded) => {
                 match snapshot::header(bytes) {
                     Ok(snapshot::Header { baseline: None, .. }) => stats.full_snapshots += 1,
-                    Ok(snapshot::Header { tick, baseline: Some(base), .. }) => {
+                    Ok(snapshot::Header { tick, baseline: Some(base), before }) => {
                         stats.delta_snapshots += 1;
                         stats.baseline_age_ticks += u64::from(tick.wrapping_sub(base));
+                        stats.deltas_with_motion += u64::from(before.is_some());
                     }
                     Err(_) => {}
                 }

@@ -101,6 +101,9 @@ pub struct ClientStats {
     /// the more; at least a round trip).
     pub delta_snapshots: u64,
     pub baseline_age_ticks: u64,
+    /// Deltas that carried players on at the motion an older acknowledged
+    /// snapshot showed (the rest expected everyone where they were).
+    pub deltas_with_motion: u64,
 }
 
 /// Who joins and leaves, as the server says: routed to the roster.
