@@ -374,58 +374,65 @@ fn scale_rounded(v: i64, num: i64, den: i64) -> i64 {
     (x + x.signum() * den / 2) / den
 }
 
-/// Where a delta `age` ticks after the baseline's `base` expects another
-/// player: carried on at the rate it was moving between `before` (`gap`
-/// ticks earlier) and `base`, within the world ("predict, then send the
-/// difference"). Integer arithmetic only: both sides get the same answer.
+/// How a delta carries a player on: `age` ticks past the baseline, at the
+/// rate it moved over the `gap` ticks before it. Integer arithmetic only:
+/// both sides get the same answer.
+#[derive(Clone, Copy)]
+struct Carry {
+    age: i64,
+    gap: i64,
+}
+
+impl Carry {
+    /// Nothing to carry on without an older snapshot, over a span out of
+    /// range, from a baseline too old, or for a player dead at either end
+    /// or respawned in between (`same_life`).
+    fn new(age: u32, gap: u32, alive: [bool; 2], same_life: bool) -> Option<Self> {
+        let ok =
+            age <= MAX_CARRY_TICKS && (1..=MAX_MOTION_GAP_TICKS).contains(&gap) && alive == [true, true] && same_life;
+        ok.then_some(Self { age: i64::from(age), gap: i64::from(gap) })
+    }
+
+    /// `now` moved on by its change since `then` (`moved`), scaled to the age.
+    fn on(self, now: i64, moved: i64) -> i64 {
+        now + scale_rounded(moved, self.age, self.gap)
+    }
+
+    fn positions(self, now: &mut [i32; 3], then: [i32; 3], max: i64) {
+        for (p, from) in now.iter_mut().zip(then) {
+            *p = self.on(i64::from(*p), i64::from(*p) - i64::from(from)).clamp(-max, max) as i32;
+        }
+    }
+}
+
+/// Where a delta expects another player, from its state at the baseline
+/// (`base`) and at the older snapshot (`before`) ("predict, then send the
+/// difference"): carried on in position and yaw, within the world.
 fn expected(base: &RemoteState, before: Option<&RemoteState>, gap: u32, age: u32) -> RemoteState {
     let mut out = *base;
-    let Some(before) = before else { return out };
     let alive = |s: &RemoteState| s.flags & RemoteState::ALIVE != 0;
-    if age > MAX_CARRY_TICKS
-        || gap == 0
-        || gap > MAX_MOTION_GAP_TICKS
-        || before.spawn_count != base.spawn_count
-        || !alive(before)
-        || !alive(base)
-    {
-        return out;
+    let carry = before
+        .and_then(|b| Some((Carry::new(age, gap, [alive(b), alive(base)], b.spawn_count == base.spawn_count)?, b)));
+    if let Some((carry, before)) = carry {
+        carry.positions(&mut out.pos, before.pos, max_remote_q());
+        let yaw = carry.on(i64::from(base.yaw), i64::from(remote_yaw_delta(base.yaw, before.yaw)));
+        out.yaw = yaw.rem_euclid(1 << REMOTE_YAW_BITS) as u16;
     }
-    let (age, gap) = (i64::from(age), i64::from(gap));
-    let max = max_remote_q();
-    for (p, from) in out.pos.iter_mut().zip(before.pos) {
-        let moved = scale_rounded(i64::from(*p) - i64::from(from), age, gap);
-        *p = (i64::from(*p) + moved).clamp(-max, max) as i32;
-    }
-    let turned = scale_rounded(i64::from(remote_yaw_delta(base.yaw, before.yaw)), age, gap);
-    out.yaw = (i64::from(base.yaw) + turned).rem_euclid(1 << REMOTE_YAW_BITS) as u16;
     out
 }
 
-/// Where a delta `age` ticks after the baseline's own state `base` expects
-/// it: moved on and turned on as between `before` and `base` (`gap` ticks),
-/// the rest as it was.
+/// The same for the client's own player: moved on and turned on, the rest
+/// (velocity, timers, flags) as it was.
 fn expected_own(base: &OwnState, before: Option<&OwnState>, gap: u32, age: u32) -> OwnState {
     let mut out = *base;
-    let Some(before) = before else { return out };
     let alive = |s: &OwnState| s.flags & OwnState::ALIVE != 0;
-    if age > MAX_CARRY_TICKS
-        || gap == 0
-        || gap > MAX_MOTION_GAP_TICKS
-        || before.spawn_count != base.spawn_count
-        || !alive(before)
-        || !alive(base)
-    {
-        return out;
+    let carry = before
+        .and_then(|b| Some((Carry::new(age, gap, [alive(b), alive(base)], b.spawn_count == base.spawn_count)?, b)));
+    if let Some((carry, before)) = carry {
+        carry.positions(&mut out.pos, before.pos, i64::from(max_pos_q()));
+        let yaw = carry.on(i64::from(base.yaw), i64::from(angle_delta(base.yaw, before.yaw)));
+        out.yaw = yaw.rem_euclid(1 << 16) as u16;
     }
-    let (age, gap) = (i64::from(age), i64::from(gap));
-    let max = i64::from(max_pos_q());
-    for (p, from) in out.pos.iter_mut().zip(before.pos) {
-        let moved = scale_rounded(i64::from(*p) - i64::from(from), age, gap);
-        *p = (i64::from(*p) + moved).clamp(-max, max) as i32;
-    }
-    let turned = scale_rounded(i64::from(angle_delta(base.yaw, before.yaw)), age, gap);
-    out.yaw = (i64::from(base.yaw) + turned).rem_euclid(1 << 16) as u16;
     out
 }
 
