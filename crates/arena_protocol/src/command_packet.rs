@@ -6,9 +6,10 @@
 //! it: the same buttons and movement, the view turned back at the rate it
 //! turned between the two after it. A copy as predicted (a steady run, a
 //! steady turn) costs two bits; otherwise a mask of what differs follows,
-//! each as a difference from the prediction. So the redundancy that a lost
-//! packet needs costs next to nothing, however many unacknowledged commands
-//! a long round trip leaves to repeat.
+//! each as a difference from the prediction. So the copies a long round
+//! trip leaves unacknowledged cost little while the input is steady (a
+//! turn's rate wobbling from tick to tick, as mouse frames fall into ticks
+//! unevenly, costs a byte or two a copy).
 
 use arena_sim::cmd::{Buttons, UserCmd};
 use arena_sim::quant::{
