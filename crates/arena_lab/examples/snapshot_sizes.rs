@@ -18,12 +18,12 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use arena_client::{LocalInput, NetcodeSettings};
+use arena_lab::experiments::{LAB_FRAME_HZ as FRAME_HZ, run_a_loop};
 use arena_lab::harness::LoopbackGame;
 use arena_protocol::snapshot::{Baseline, Feedback, Frame, OwnState, RemoteState, decode, encode};
 use arena_server::{ServerConfig, ServerPlayer, ServerTick, Sim};
 use arena_sim::{PlayerId, PlayerState};
 
-const FRAME_HZ: f64 = 240.0;
 /// Ticks between snapshots (32 a second at 64 Hz).
 const SNAPSHOT_EVERY: usize = 2;
 const AGES: [usize; 7] = [2, 4, 6, 8, 10, 12, 16];
@@ -55,13 +55,7 @@ fn record(seconds: f64, players: usize) -> Result<Recording, String> {
     let mut last_tick = None;
     for i in 0..(seconds * FRAME_HZ) as usize {
         // The same loop as `arena lab bandwidth`: run, strafe, turn.
-        let t = i as f64 / FRAME_HZ;
-        {
-            let mut input = lab.clients[0].world_mut().resource_mut::<LocalInput>();
-            input.forward = if (t % 4.0) < 3.0 { 1.0 } else { 0.0 };
-            input.right = ((t * 0.7).sin() as f32).signum();
-            input.yaw = arena_sim::cmd::wrap_angle(input.yaw + 1.2 / FRAME_HZ as f32);
-        }
+        run_a_loop(&mut lab.clients[0].world_mut().resource_mut::<LocalInput>(), i as f64 / FRAME_HZ);
         lab.step(1);
         let tick = lab.server.world().resource::<ServerTick>().0;
         if last_tick != Some(tick) {

@@ -411,13 +411,13 @@ impl Carry {
 fn expected(base: &RemoteState, before: Option<&RemoteState>, gap: u32, age: u32) -> RemoteState {
     let mut out = *base;
     let alive = |s: &RemoteState| s.flags & RemoteState::ALIVE != 0;
-    let carry = before
-        .and_then(|b| Some((Carry::new(age, gap, [alive(b), alive(base)], b.spawn_count == base.spawn_count)?, b)));
-    if let Some((carry, before)) = carry {
-        carry.positions(&mut out.pos, before.pos, max_remote_q());
-        let yaw = carry.on(i64::from(base.yaw), i64::from(remote_yaw_delta(base.yaw, before.yaw)));
-        out.yaw = yaw.rem_euclid(1 << REMOTE_YAW_BITS) as u16;
-    }
+    let Some(before) = before else { return out };
+    let Some(carry) = Carry::new(age, gap, [alive(before), alive(base)], before.spawn_count == base.spawn_count) else {
+        return out;
+    };
+    carry.positions(&mut out.pos, before.pos, max_remote_q());
+    let yaw = carry.on(i64::from(base.yaw), i64::from(remote_yaw_delta(base.yaw, before.yaw)));
+    out.yaw = yaw.rem_euclid(1 << REMOTE_YAW_BITS) as u16;
     out
 }
 
@@ -426,13 +426,13 @@ fn expected(base: &RemoteState, before: Option<&RemoteState>, gap: u32, age: u32
 fn expected_own(base: &OwnState, before: Option<&OwnState>, gap: u32, age: u32) -> OwnState {
     let mut out = *base;
     let alive = |s: &OwnState| s.flags & OwnState::ALIVE != 0;
-    let carry = before
-        .and_then(|b| Some((Carry::new(age, gap, [alive(b), alive(base)], b.spawn_count == base.spawn_count)?, b)));
-    if let Some((carry, before)) = carry {
-        carry.positions(&mut out.pos, before.pos, i64::from(max_pos_q()));
-        let yaw = carry.on(i64::from(base.yaw), i64::from(angle_delta(base.yaw, before.yaw)));
-        out.yaw = yaw.rem_euclid(1 << 16) as u16;
-    }
+    let Some(before) = before else { return out };
+    let Some(carry) = Carry::new(age, gap, [alive(before), alive(base)], before.spawn_count == base.spawn_count) else {
+        return out;
+    };
+    carry.positions(&mut out.pos, before.pos, i64::from(max_pos_q()));
+    let yaw = carry.on(i64::from(base.yaw), i64::from(angle_delta(base.yaw, before.yaw)));
+    out.yaw = yaw.rem_euclid(1 << 16) as u16;
     out
 }
 

@@ -92,6 +92,15 @@ fn rates(
         .collect()
 }
 
+/// The measured player's input `t` seconds in, at [`LAB_FRAME_HZ`] frames a
+/// second: running three seconds of four, strafing one way then the other,
+/// turning steadily (1.2 rad/s).
+pub fn run_a_loop(input: &mut LocalInput, t: f64) {
+    input.forward = if (t % 4.0) < 3.0 { 1.0 } else { 0.0 };
+    input.right = ((t * 0.7).sin() as f32).signum();
+    input.yaw = arena_sim::cmd::wrap_angle(input.yaw + 1.2 / LAB_FRAME_HZ as f32);
+}
+
 /// Runs `arena lab bandwidth` with `players` in all.
 pub fn bandwidth(settings: LabSettings, players: usize) -> Result<BandwidthReport, LabError> {
     settings.validate()?;
@@ -112,13 +121,7 @@ pub fn bandwidth(settings: LabSettings, players: usize) -> Result<BandwidthRepor
     let frames = frames_for(settings.seconds);
     for frame_index in 0..frames {
         // The measured player runs a loop too, so its own state keeps changing.
-        let t = frame_index as f64 / LAB_FRAME_HZ;
-        {
-            let mut input = lab.clients[0].world_mut().resource_mut::<LocalInput>();
-            input.forward = if (t % 4.0) < 3.0 { 1.0 } else { 0.0 };
-            input.right = ((t * 0.7).sin() as f32).signum();
-            input.yaw = arena_sim::cmd::wrap_angle(input.yaw + 1.2 / LAB_FRAME_HZ as f32);
-        }
+        run_a_loop(&mut lab.clients[0].world_mut().resource_mut::<LocalInput>(), frame_index as f64 / LAB_FRAME_HZ);
         lab.step(1);
     }
     let end = counts(&lab.clients[0]);

@@ -16,7 +16,7 @@ use arena_client::{LinkConditions, NetcodeSettings};
 use bevy::prelude::*;
 use serde::Serialize;
 
-pub use bandwidth::{BandwidthReport, KindRate, bandwidth};
+pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use prediction::{PredictionReport, prediction};
