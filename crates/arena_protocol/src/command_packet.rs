@@ -111,6 +111,29 @@ fn render_unsigned(v: i64) -> Result<u32, BitsError> {
 
 impl CommandPacket {
     /// The packed bytes: at most [`MAX_CMDS_PER_PACKET`] commands (the newest).
+    ///
+    /// Layout, in order (widths in bits; `v[a,b,..]` is a prefix of ones
+    /// ended by a zero that picks the first width holding the value; `?` a
+    /// flag that says whether what follows in brackets is there), as the
+    /// snapshot's over `snapshot::encode`:
+    ///
+    /// ```text
+    /// count       5 (0: the packet ends with ack? = 0)
+    /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u4
+    ///             | render? [ticks behind the command's tick × 256 v[12,15]]
+    /// each older  next tick? [] or [ticks apart - 2 v[3,8,32]]
+    ///             | as predicted? [] or [view only? | a changed bit per field said
+    ///               (view only: yaw, pitch; else forward, right, yaw, pitch, buttons, render)
+    ///               | each changed field, in that order:
+    ///                 forward s8 | right s8 | yaw turn from the prediction v[3,5,7,9,13,17]
+    ///                 | pitch difference v[3,5,7,9,13,17] | buttons u4
+    ///                 | render difference (none as -1) v[4,9,16,32]]
+    /// ack?        [newest command's tick - the snapshot acknowledged v[8,12,32]]
+    /// end         zero bits to the byte
+    /// ```
+    ///
+    /// "Predicted" is `predict`: the command after it (newer), its buttons
+    /// and movement, its view turned back as far as it turned to the newest.
     pub fn encode(&self) -> Vec<u8> {
         let skip = self.cmds.len().saturating_sub(MAX_CMDS_PER_PACKET);
         let newest_first: Vec<Q> = self.cmds.iter().skip(skip).rev().map(Q::of).collect();
@@ -356,6 +379,16 @@ mod tests {
             let packet = CommandPacket { snapshot_ack: ack, cmds };
             assert_eq!(CommandPacket::decode(&packet.encode()), Ok(packet));
         }
+    }
+
+    #[test]
+    fn the_layout_block_over_encode_names_the_widths_in_use() {
+        let source = include_str!("command_packet.rs");
+        let v = |widths: &[u32]| format!("v[{}]", widths.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
+        for widths in [&TICK_GAP[..], &ANGLE_DELTA, &RENDER, &RENDER_DELTA, &ACK_OFFSET] {
+            assert!(source.contains(&v(widths)), "{} is not in the layout block", v(widths));
+        }
+        assert!(source.contains(&format!("count       {COUNT_BITS} ")));
     }
 
     #[test]

@@ -376,17 +376,75 @@ mod tests {
         r
     }
 
+    /// What netcode.io (as renetcode 2.0.0 writes it) allows for a datagram
+    /// of `len` bytes after the prefix byte `prefix`, every other byte 0xA5,
+    /// written from the standard's table rather than from [`check`]: the
+    /// packet types and which way each travels, the encrypted body's size
+    /// of each (renetcode's payload limit is 1300 bytes), a 16-byte MAC, at
+    /// most 8 sequence bytes, and a connection request of exactly 1078
+    /// bytes whose version string (0xA5 bytes are not one) is checked.
+    fn standard(prefix: u8, len: usize, direction: Direction) -> Result<Checked, Reject> {
+        if len == 0 {
+            return Err(Reject::Empty);
+        }
+        if len > 1400 {
+            return Err(Reject::TooLarge);
+        }
+        let (kind, to_server, to_client, body) = match prefix & 0x0F {
+            0 => (PacketKind::ConnectionRequest, true, false, 0..=0),
+            1 => (PacketKind::ConnectionDenied, false, true, 0..=0),
+            2 => (PacketKind::Challenge, false, true, 308..=308),
+            3 => (PacketKind::Response, true, false, 308..=308),
+            4 => (PacketKind::KeepAlive, true, true, 8..=8),
+            5 => (PacketKind::Payload, true, true, 1..=1300),
+            6 => (PacketKind::Disconnect, true, true, 0..=0),
+            _ => return Err(Reject::UnknownType),
+        };
+        if !(if direction == Direction::ToServer { to_server } else { to_client }) {
+            return Err(Reject::WrongDirection);
+        }
+        let sequence_bytes = usize::from(prefix >> 4);
+        if kind == PacketKind::ConnectionRequest {
+            return Err(if sequence_bytes != 0 {
+                Reject::BadSequenceLength
+            } else if len != 1078 {
+                Reject::BadLength
+            } else {
+                Reject::WrongVersion
+            });
+        }
+        if sequence_bytes > 8 {
+            return Err(Reject::BadSequenceLength);
+        }
+        if len < 1 + sequence_bytes + 16 || !body.contains(&(len - 1 - sequence_bytes - 16)) {
+            return Err(Reject::BadLength);
+        }
+        // 0xA5 repeated: above 2^62 only when all 8 bytes are there.
+        let sequence = (0..sequence_bytes).fold(0u64, |s, i| s | 0xA5u64 << (8 * i));
+        if sequence_bytes == 8 {
+            return Err(Reject::SequenceTooHigh);
+        }
+        Ok(Checked { kind, sequence })
+    }
+
     #[test]
-    fn every_prefix_and_length_is_judged_without_panicking() {
+    fn every_prefix_and_length_is_judged_as_the_standard_says() {
         let mut buf = vec![0xA5u8; MAX_DATAGRAM_BYTES + 10];
+        let mut passed = 0;
         for prefix in 0..=255u8 {
             buf[0] = prefix;
             for len in 0..buf.len() {
                 for direction in [Direction::ToServer, Direction::ToClient] {
-                    let _ = check(&buf[..len], direction, PROTOCOL);
+                    let verdict = check(&buf[..len], direction, PROTOCOL);
+                    assert_eq!(verdict, standard(prefix, len, direction), "prefix {prefix:#04x}, {len} bytes");
+                    passed += usize::from(verdict.is_ok());
                 }
             }
         }
+        // Behind 0-7 sequence bytes: payloads of 1..=1300 bytes, keep-alives
+        // and disconnects both ways; challenges and denials to a client,
+        // responses to a server.
+        assert_eq!(passed, 8 * (2 * 1300 + 2 * 2 + 3));
     }
 
     #[test]

@@ -9,8 +9,9 @@
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
 //! - `messages`: the messages each way and their structural checks.
 //! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
-//! - `snapshot`: snapshots quantised, delta-coded and packed; what each
-//!   client may know of the others.
+//! - `snapshot`: snapshots quantised, delta-coded and packed: what each
+//!   client may know (`state`), the field tables (`fields`), what a delta is
+//!   against and expects (`baseline`), and the bits (`codec`).
 //! - `command_packet`: the commands and snapshot acknowledgement each tick.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
 //!   connection tokens opened and resealed; the refusal a server sends.
@@ -38,7 +39,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 6;
+pub const PROTOCOL_VERSION: u64 = 7;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -45,6 +45,26 @@ pub struct ClientSettings {
     pub interp_ms: u16,
 }
 
+/// The interpolation delay a client uses unless its player chooses one, in
+/// snapshot intervals: two, so that a lost snapshot still leaves two around
+/// the render time to draw between.
+pub const DEFAULT_INTERP_SNAPSHOTS: f64 = 2.0;
+
+/// The default interpolation delay at `snapshot_rate`, milliseconds. The
+/// client draws by it and the server assumes it of a client that has not
+/// said otherwise: one rule for both.
+pub fn default_interp_ms(snapshot_rate: arena_sim::TickRate) -> f64 {
+    DEFAULT_INTERP_SNAPSHOTS * 1000.0 / f64::from(snapshot_rate.hz())
+}
+
+impl ClientSettings {
+    /// An interpolation delay as it travels: whole milliseconds within
+    /// `0..=MAX_INTERP_MS`.
+    pub fn interp_ms_of(delay_ms: f64) -> u16 {
+        if delay_ms.is_finite() { delay_ms.round().clamp(0.0, f64::from(MAX_INTERP_MS)) as u16 } else { 0 }
+    }
+}
+
 impl ToServer {
     /// The message's kind, for tallies.
     pub fn kind(&self) -> &'static str {

@@ -287,11 +287,10 @@ impl PayloadGuard {
                     if self.reliable.has(message_id) {
                         // Already whole: renet ignores it, and so may we
                         // (the shape must still be sane).
-                        return if num_slices == 0 || num_slices > MAX_SLICES || index >= num_slices {
-                            Err(PayloadReject::BadSlice)
-                        } else {
-                            Ok(())
-                        };
+                        let shape_ok = (1..=MAX_SLICES).contains(&num_slices)
+                            && index < num_slices
+                            && (1..=SLICE_BYTES).contains(&len);
+                        return if shape_ok { Ok(()) } else { Err(PayloadReject::BadSlice) };
                     }
                     self.reliable_slices.judge(&slice)?;
                     if self.reliable_slices.record(&slice, now) {
@@ -303,17 +302,18 @@ impl PayloadGuard {
                 }
                 Ok(())
             }
-            // Acks: renet checks their ranges itself; they must still parse.
+            // Acks: ranges of packet sequences, each below the one before
+            // with a gap between. renet refuses (and disconnects on) a range
+            // that runs below zero, so the guard does too.
             4 => {
                 let end = b.get_varint()?;
                 let size = b.get_varint()?;
-                if end < size {
-                    return Err(PayloadReject::Malformed);
-                }
+                let mut start = end.checked_sub(size).ok_or(PayloadReject::Malformed)?;
                 let ranges = b.get_varint()?;
                 for _ in 0..ranges {
-                    b.get_varint()?;
-                    b.get_varint()?;
+                    let gap = b.get_varint()?;
+                    let end = start.checked_sub(gap).and_then(|s| s.checked_sub(2)).ok_or(PayloadReject::Malformed)?;
+                    start = end.checked_sub(b.get_varint()?).ok_or(PayloadReject::Malformed)?;
                 }
                 finished(&b)
             }
@@ -428,20 +428,117 @@ mod tests {
         assert_eq!(g.check(&slice(false, 9, 5, 8, 10), Duration::from_secs(10)), Err(PayloadReject::BadSlice));
     }
 
+    /// Packets of every kind, mostly well formed, some damaged, with ids
+    /// and counts near and past the limits.
+    fn packets(rng: &mut u64, n: usize) -> Vec<Vec<u8>> {
+        let mut next = move || {
+            *rng ^= *rng << 13;
+            *rng ^= *rng >> 7;
+            *rng ^= *rng << 17;
+            *rng
+        };
+        (0..n)
+            .map(|_| {
+                let pick = next() % 100;
+                let small = |r: u64| r % 300;
+                let mut p = match next() % 6 {
+                    0 => {
+                        let messages: Vec<(u64, Vec<u8>)> =
+                            (0..1 + next() % 3).map(|_| (small(next()), vec![1; (next() % 40) as usize])).collect();
+                        let refs: Vec<(u64, &[u8])> = messages.iter().map(|(id, m)| (*id, m.as_slice())).collect();
+                        small_reliable(&refs)
+                    }
+                    1 => {
+                        let mut p = vec![1u8];
+                        varint(next() % 1000, &mut p);
+                        p.push(channel::UNRELIABLE);
+                        p.extend_from_slice(&((next() % 3) as u16).to_be_bytes());
+                        varint(next() % 5, &mut p);
+                        p.extend(std::iter::repeat_n(2u8, 4));
+                        p
+                    }
+                    2 | 3 => {
+                        let num = 1 + next() % 4;
+                        let len = if next() % 2 == 0 { SLICE_BYTES } else { 1 + (next() % 30) as usize };
+                        slice(next() % 2 == 0, small(next()) % 40, next() % (num + 1), num, len)
+                    }
+                    4 => {
+                        let mut p = vec![4u8];
+                        varint(next() % 1000, &mut p);
+                        varint(next() % 300, &mut p);
+                        varint(next() % 300, &mut p);
+                        let ranges = next() % 4;
+                        varint(ranges, &mut p);
+                        for _ in 0..ranges {
+                            varint(next() % 100, &mut p);
+                            varint(next() % 100, &mut p);
+                        }
+                        p
+                    }
+                    _ => (0..next() % 40).map(|_| (next() % 6) as u8).collect(),
+                };
+                // A fifth damaged: a byte changed, cut short or one added.
+                if pick < 20 && !p.is_empty() {
+                    let at = (next() % p.len() as u64) as usize;
+                    match pick % 3 {
+                        0 => p[at] = next() as u8,
+                        1 => p.truncate(at),
+                        _ => p.push(next() as u8),
+                    }
+                }
+                p
+            })
+            .collect()
+    }
+
+    /// What the guard lets through, renet parses and keeps the connection
+    /// over: the guard is never laxer than renet's own parser. And what it
+    /// remembers stays bounded whatever comes.
     #[test]
-    fn garbage_never_panics() {
-        let mut g = PayloadGuard::from_server();
-        let mut seed = 0x9E37_79B9_u32;
-        for len in 0..600 {
-            let bytes: Vec<u8> = (0..len)
-                .map(|_| {
-                    seed ^= seed << 13;
-                    seed ^= seed >> 17;
-                    seed ^= seed << 5;
-                    (seed % 6) as u8
-                })
-                .collect();
-            let _ = g.check(&bytes, Duration::from_millis(len as u64));
+    fn what_the_guard_lets_through_renet_parses() {
+        use renet::{DisconnectReason, RenetClient};
+        let mut seed = 0x9E37_79B9_7F4A_7C15;
+        let mut guard = PayloadGuard::from_server();
+        let mut client = RenetClient::new(crate::connection_config());
+        let (mut passed, mut refused) = (0, 0);
+        for (i, packet) in packets(&mut seed, 20_000).into_iter().enumerate() {
+            let now = Duration::from_millis(i as u64);
+            if guard.check(&packet, now).is_err() {
+                refused += 1;
+                continue;
+            }
+            passed += 1;
+            client.process_packet(&packet);
+            for channel in [channel::RELIABLE, channel::UNRELIABLE] {
+                while client.receive_message(channel).is_some() {}
+            }
+            let parse_error = matches!(
+                client.disconnect_reason(),
+                Some(DisconnectReason::PacketDeserialization(_) | DisconnectReason::ReceivedInvalidChannelId(_))
+            );
+            assert!(!parse_error, "renet refused {packet:?}, which the guard let through");
+            assert!(guard.reliable.received.len() as u64 <= RELIABLE_WINDOW);
+            assert!(guard.reliable_slices.incomplete.len() <= MAX_INCOMPLETE);
+            assert!(guard.unreliable_slices.incomplete.len() <= MAX_INCOMPLETE);
         }
+        assert!(passed > 2000 && refused > 2000, "{passed} passed, {refused} refused");
+    }
+
+    #[test]
+    fn ack_ranges_that_run_below_zero_are_refused() {
+        let ack = |values: &[u64]| {
+            let mut p = vec![4u8];
+            for v in values {
+                varint(*v, &mut p);
+            }
+            p
+        };
+        let mut g = PayloadGuard::from_server();
+        let now = Duration::ZERO;
+        // Sequence 1; newest range 10 - 3 ..= 10; then one more: gap 2, size 1.
+        assert_eq!(g.check(&ack(&[1, 10, 3, 1, 2, 1]), now), Ok(()));
+        assert_eq!(g.check(&ack(&[1, 3, 4, 0]), now), Err(PayloadReject::Malformed), "size beyond the end");
+        assert_eq!(g.check(&ack(&[1, 10, 3, 1, 6, 0]), now), Err(PayloadReject::Malformed), "gap below zero");
+        assert_eq!(g.check(&ack(&[1, 10, 3, 1, 2, 4]), now), Err(PayloadReject::Malformed), "range below zero");
     }
 }

@@ -1,0 +1,272 @@
+//! What a delta is against, and what it expects. The server remembers which
+//! snapshots a client acknowledged ([`Acknowledged`]) and codes each new one
+//! against the newest of them ([`Baseline`]); both ends then expect every
+//! player carried on from the baseline at the rate it moved and turned
+//! between an older acknowledged snapshot and the baseline ("predict, then
+//! send the difference"). Both snapshots are ones the client said it has,
+//! so both sides expect the same, to the bit: the carry rule is integer
+//! arithmetic over the field tables, one rule for the owner's state and the
+//! others'.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use arena_sim::{PlayerId, tick_after};
+
+use super::fields::{Fields, Motion, turn, turned};
+use super::state::{Frame, OwnState, RemoteState};
+
+/// The oldest baseline players are carried forward from, ticks (half a
+/// second at 64 Hz); past it a delta is against where they were.
+pub const MAX_CARRY_TICKS: u32 = 32;
+/// The longest span over which how a player moves is measured, ticks: the
+/// older acknowledged snapshot of a [`Baseline`] is at most this far behind
+/// it (a quarter of a second at 64 Hz).
+pub const MAX_MOTION_GAP_TICKS: u32 = 16;
+
+/// What a delta is against: the newest snapshot the client acknowledged and,
+/// to see how everyone was moving at that moment, an older one it
+/// acknowledged too (the newest it did within [`MAX_MOTION_GAP_TICKS`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Baseline<'a> {
+    pub frame: &'a Frame,
+    pub before: Option<&'a Frame>,
+}
+
+impl<'a> Baseline<'a> {
+    /// A baseline with no motion known (everyone is expected where they were).
+    pub fn still(frame: &'a Frame) -> Self {
+        Self { frame, before: None }
+    }
+
+    /// Ticks from the older snapshot to the baseline (0 without one).
+    fn gap(&self) -> u32 {
+        self.before.map(|b| self.frame.tick.wrapping_sub(b.tick)).unwrap_or(0)
+    }
+
+    /// Where a delta for `tick` expects the own player `id` (none if the
+    /// baseline had another or none).
+    pub(super) fn own_at(&self, id: PlayerId, tick: u32) -> Option<OwnState> {
+        let own = |f: &Frame| f.own.filter(|(own_id, _)| *own_id == id).map(|(_, s)| s);
+        let base = own(self.frame)?;
+        let before = self.before.and_then(own);
+        Some(carried(&base, before.as_ref(), self.gap(), tick.wrapping_sub(self.frame.tick)))
+    }
+
+    /// Where a delta for `tick` expects each of the others.
+    pub(super) fn others_at(&self, tick: u32) -> BTreeMap<PlayerId, RemoteState> {
+        let (gap, age) = (self.gap(), tick.wrapping_sub(self.frame.tick));
+        self.frame
+            .others
+            .iter()
+            .map(|(id, s)| (*id, carried(s, self.before.and_then(|b| b.others.get(id)), gap, age)))
+            .collect()
+    }
+}
+
+/// What the server knows a client has: the snapshots it acknowledged lately
+/// (each command packet names the newest it decoded). Deltas go only against
+/// these, so none can need a snapshot the client never had.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Acknowledged {
+    /// Acknowledged ticks, oldest first, at most [`Acknowledged::KEPT`].
+    ticks: VecDeque<u32>,
+}
+
+impl Acknowledged {
+    /// Acknowledgements remembered: more than a motion span's worth of
+    /// snapshots at any snapshot rate.
+    pub const KEPT: usize = 8;
+
+    /// Notes a command packet's acknowledgement: `Some(tick)`, the client
+    /// has that snapshot; `None`, it lost its baselines and asks for a
+    /// whole snapshot. Packets may come out of order.
+    pub fn note(&mut self, ack: Option<u32>) {
+        let Some(tick) = ack else {
+            self.ticks.clear();
+            return;
+        };
+        if self.ticks.contains(&tick) {
+            return;
+        }
+        let at = self.ticks.iter().position(|t| tick_after(*t, tick)).unwrap_or(self.ticks.len());
+        if at == 0 && self.ticks.len() >= Self::KEPT {
+            return;
+        }
+        self.ticks.insert(at, tick);
+        while self.ticks.len() > Self::KEPT {
+            self.ticks.pop_front();
+        }
+    }
+
+    /// The newest snapshot acknowledged.
+    pub fn newest(&self) -> Option<u32> {
+        self.ticks.back().copied()
+    }
+
+    /// What the next snapshot is coded against, among the frames `sent` (and
+    /// still kept): the newest acknowledged, and the newest acknowledged
+    /// before it within [`MAX_MOTION_GAP_TICKS`]. `None`: a whole snapshot.
+    pub fn baseline<'a>(&self, sent: &'a VecDeque<Frame>) -> Option<Baseline<'a>> {
+        let find = |t: u32| sent.iter().rev().find(|f| f.tick == t);
+        let frame = find(self.newest()?)?;
+        let before = self
+            .ticks
+            .iter()
+            .rev()
+            .skip(1)
+            .take_while(|t| frame.tick.wrapping_sub(**t) <= MAX_MOTION_GAP_TICKS)
+            .find_map(|t| find(*t));
+        Some(Baseline { frame, before })
+    }
+}
+
+/// `v * num / den`, rounded to the nearest (halves away from zero); `den > 0`.
+fn scale_rounded(v: i64, num: i64, den: i64) -> i64 {
+    let x = v * num;
+    (x + x.signum() * den / 2) / den
+}
+
+/// The carry rule: where a delta expects a player `age` ticks after the
+/// baseline (`base`), given its state `gap` ticks before that (`before`).
+/// Every field the table marks as moving or turning goes on at the rate it
+/// changed over the gap; the rest stay as they were. Nothing is carried
+/// without an older snapshot, over a gap out of range, from a baseline older
+/// than [`MAX_CARRY_TICKS`], or for a player dead at either end or respawned
+/// in between. Integer arithmetic only: both ends get the same answer.
+pub(super) fn carried<S: Fields>(base: &S, before: Option<&S>, gap: u32, age: u32) -> S {
+    let Some(before) = before else { return *base };
+    let (mut now, then) = (base.values(), before.values());
+    let (flags, alive) = S::ALIVE;
+    let carries = age <= MAX_CARRY_TICKS
+        && (1..=MAX_MOTION_GAP_TICKS).contains(&gap)
+        && now[flags] & alive != 0
+        && then[flags] & alive != 0
+        && now[S::LIFE] == then[S::LIFE];
+    if !carries {
+        return *base;
+    }
+    let (age, gap) = (i64::from(age), i64::from(gap));
+    for (i, field) in S::TABLE.iter().enumerate() {
+        let (v, was) = (now[i], then[i]);
+        now[i] = match field.motion {
+            Motion::Held => v,
+            Motion::Moves => {
+                let limit = S::move_limit();
+                let moved = i64::from(v) - i64::from(was);
+                (i64::from(v) + scale_rounded(moved, age, gap)).clamp(-limit, limit) as i32
+            }
+            Motion::Turns => turned(v, scale_rounded(i64::from(turn(v, was, field.bits)), age, gap), field.bits),
+        };
+    }
+    // Carried positions stay within the world and angles on their circle, so
+    // this always holds; a state that did not would be expected as it was.
+    S::from_values(&now).unwrap_or(*base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::state::REMOTE_YAW_BITS;
+
+    fn runner(tick: i32, alive: bool, life: u8) -> (RemoteState, OwnState) {
+        let (vx, vz, turn_rate) = (7, -3, 5);
+        let remote = RemoteState {
+            pos: [vx * tick, 10, vz * tick],
+            yaw: (turn_rate * tick).rem_euclid(1 << REMOTE_YAW_BITS) as u16,
+            pitch: (tick / 2) as i16,
+            flags: if alive { RemoteState::ALIVE } else { 0 },
+            spawn_count: life,
+        };
+        let own = OwnState::of(&remote.to_state());
+        (remote, own)
+    }
+
+    #[test]
+    fn one_carry_rule_moves_and_turns_both_states_at_their_rate_and_holds_the_rest() {
+        let (before_r, before_o) = runner(100, true, 2);
+        let (base_r, base_o) = runner(104, true, 2);
+        for age in [1, 4, 9, MAX_CARRY_TICKS] {
+            let (truth_r, _) = runner(104 + age as i32, true, 2);
+            let expected = carried(&base_r, Some(&before_r), 4, age);
+            assert_eq!(expected.pos, truth_r.pos, "{age} ticks on");
+            assert_eq!(expected.yaw, truth_r.yaw, "{age} ticks on");
+            assert_eq!(expected.pitch, base_r.pitch, "pitch is not carried");
+            // The owner's state follows the same rule on its own grids.
+            let own = carried(&base_o, Some(&before_o), 4, age);
+            let moved = |k: usize| base_o.pos[k] + (base_o.pos[k] - before_o.pos[k]) * age as i32 / 4;
+            assert_eq!(own.pos, [moved(0), moved(1), moved(2)]);
+            let turned_by = i64::from(turn(i32::from(base_o.yaw), i32::from(before_o.yaw), 16)) * i64::from(age) / 4;
+            assert_eq!(i64::from(own.yaw), (i64::from(base_o.yaw) + turned_by).rem_euclid(1 << 16));
+            assert_eq!((own.vel, own.pitch, own.flags), (base_o.vel, base_o.pitch, base_o.flags));
+        }
+    }
+
+    #[test]
+    fn turns_are_carried_across_the_seam_of_the_circle() {
+        let before = RemoteState { yaw: 1020, flags: RemoteState::ALIVE, ..RemoteState::default() };
+        let base = RemoteState { yaw: 2, ..before };
+        // 6 steps in 2 ticks: 6 more in 2 ticks more.
+        assert_eq!(carried(&base, Some(&before), 2, 2).yaw, 8);
+        let back = RemoteState { yaw: 1016, ..before };
+        assert_eq!(carried(&back, Some(&before), 2, 4).yaw, 1008);
+    }
+
+    #[test]
+    fn nothing_is_carried_for_the_dead_the_respawned_or_out_of_range() {
+        let (before, _) = runner(100, true, 1);
+        let (base, _) = runner(104, true, 1);
+        let cases = [
+            ("no older snapshot", None, 4, 4),
+            ("baseline too old", Some(before), 4, MAX_CARRY_TICKS + 1),
+            ("gap too long", Some(before), MAX_MOTION_GAP_TICKS + 1, 4),
+            ("no gap", Some(before), 0, 4),
+            ("dead before", Some(RemoteState { flags: 0, ..before }), 4, 4),
+            ("respawned between", Some(RemoteState { spawn_count: 0, ..before }), 4, 4),
+        ];
+        for (why, before, gap, age) in cases {
+            assert_eq!(carried(&base, before.as_ref(), gap, age), base, "{why}");
+        }
+        let dead = RemoteState { flags: 0, ..base };
+        assert_eq!(carried(&dead, Some(&before), 4, 4), dead, "dead at the baseline");
+    }
+
+    #[test]
+    fn carried_positions_stay_within_the_world() {
+        let limit = RemoteState::max_pos_q() as i32;
+        let before =
+            RemoteState { pos: [limit - 100, 0, -limit + 100], flags: RemoteState::ALIVE, ..Default::default() };
+        let base = RemoteState { pos: [limit, 0, -limit], ..before };
+        let expected = carried(&base, Some(&before), 1, MAX_CARRY_TICKS);
+        assert_eq!(expected.pos, [limit, 0, -limit]);
+    }
+
+    #[test]
+    fn acknowledgements_choose_the_baseline_and_the_span_before_it() {
+        let sent: VecDeque<Frame> = (0..40).map(|i| Frame { tick: 1000 + 2 * i, ..Frame::default() }).collect();
+        let mut acked = Acknowledged::default();
+        assert!(acked.baseline(&sent).is_none(), "nothing acknowledged: a whole snapshot");
+        // Out of order, and twice.
+        for t in [1004, 1010, 1006, 1010, 1008] {
+            acked.note(Some(t));
+        }
+        let b = acked.baseline(&sent).expect("a baseline");
+        assert_eq!((b.frame.tick, b.before.map(|f| f.tick)), (1010, Some(1008)));
+        // Far ahead: the older ones are beyond a motion span.
+        acked.note(Some(1060));
+        let b = acked.baseline(&sent).expect("a baseline");
+        assert_eq!((b.frame.tick, b.before.map(|f| f.tick)), (1060, None));
+        // Bounded, oldest forgotten first.
+        for t in (1062..1078).step_by(2) {
+            acked.note(Some(t));
+        }
+        assert_eq!(acked.ticks.len(), Acknowledged::KEPT);
+        acked.note(Some(1002));
+        assert!(!acked.ticks.contains(&1002), "too old to remember");
+        // An acknowledgement of something not sent (or no longer kept) is no baseline.
+        acked.note(Some(5000));
+        assert!(acked.baseline(&sent).is_none());
+        // "I lost my baselines": whole snapshots until it acknowledges again.
+        acked.note(None);
+        assert_eq!(acked.newest(), None);
+    }
+}

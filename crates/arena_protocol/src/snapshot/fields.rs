@@ -1,0 +1,332 @@
+//! The field tables, as Quake 3's `netField_t` lists: every field of the
+//! two states a snapshot carries (the owner's and everyone else's), in wire
+//! order, with its width when sent whole, how a change to it travels in a
+//! delta, and whether a delta carries it on at the rate it was moving. One
+//! table per state; one writer and one reader for both (`codec.rs`) and one
+//! carry rule for both (`baseline.rs`) read them, so the two ends cannot
+//! disagree about a field.
+
+use super::state::{OwnState, REMOTE_PITCH_BITS, REMOTE_YAW_BITS, RemoteState};
+
+/// Bits of an absolute position coordinate: ±32 km on the owner's grid.
+const POS_BITS: u32 = 26;
+/// Widths of a position difference, grid steps (1/512 m): up to 3 cm, 1 m, 16 m, any.
+const POS_DELTA: &[u32] = &[5, 10, 14, 26];
+/// Widths of the error in another player's carried-forward position, remote
+/// grid steps (1/256 m): up to 3 cm (running straight), 12 cm, 50 cm (turning
+/// over a round trip), 2 m, 8 m, any. Chosen on a recorded 16-player game
+/// with baselines 2 to 10 ticks old (`examples/snapshot_sizes.rs`).
+const REMOTE_POS_DELTA: &[u32] = &[4, 6, 8, 10, 12, 25];
+/// Widths of another player's yaw or pitch difference, remote angle steps
+/// (0.35°): up to 1.4°, 5.6°, 22°, any.
+const REMOTE_ANGLE_DELTA: &[u32] = &[3, 5, 7, 10];
+/// A velocity component, grid steps (1/256 m/s), and its differences.
+const VEL_BITS: u32 = 20;
+/// The last holds the largest change there can be (from -1024 to 1024 m/s).
+const VEL_DELTA: &[u32] = &[5, 9, 13, 21];
+/// Widths of an angle difference, grid steps (1/65536 turn).
+const ANGLE_DELTA: &[u32] = &[5, 8, 11, 17];
+/// Widths of a timer or distance difference, grid steps.
+const TIMER_DELTA: &[u32] = &[6, 10, 17];
+
+/// Most fields a state has.
+pub(super) const MAX_FIELDS: usize = 16;
+/// A state's fields as numbers, in table order (the rest zero).
+pub(super) type Values = [i32; MAX_FIELDS];
+
+/// How one field travels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub name: &'static str,
+    /// Width when sent whole, bits.
+    pub bits: u32,
+    /// Two's complement when sent whole.
+    pub signed: bool,
+    pub delta: Delta,
+    pub motion: Motion,
+}
+
+/// How a changed field travels in a delta.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delta {
+    /// Its difference from the expected value, in the first of these widths
+    /// that holds it (a prefix of ones ending in a zero says which).
+    Difference(&'static [u32]),
+    /// An angle of [`Field::bits`] bits: its difference the short way round,
+    /// in the first of these widths that holds it.
+    Turn(&'static [u32]),
+    /// The new value, whole.
+    Whole,
+}
+
+/// What a delta expects of a field, given how it changed between the two
+/// acknowledged snapshots before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Motion {
+    /// The same as in the baseline.
+    Held,
+    /// Carried on at the rate it changed (within the world's bounds).
+    Moves,
+    /// Carried on at the rate it turned, round the circle.
+    Turns,
+}
+
+const fn field(name: &'static str, bits: u32, signed: bool, delta: Delta, motion: Motion) -> Field {
+    Field { name, bits, signed, delta, motion }
+}
+
+/// A state that travels field by field.
+pub(super) trait Fields: Copy + Sized {
+    /// Its fields, in wire order.
+    const TABLE: &'static [Field];
+    /// The field of flags, and the flag that says the player is alive.
+    const ALIVE: (usize, i32);
+    /// The spawn counter's field: a respawn changes it.
+    const LIFE: usize;
+    fn values(&self) -> Values;
+    /// The state from untrusted values: `None` if any is out of its range.
+    fn from_values(v: &Values) -> Option<Self>;
+    /// Largest value a [`Motion::Moves`] field may be carried to, either way.
+    fn move_limit() -> i64;
+}
+
+impl Fields for RemoteState {
+    const TABLE: &'static [Field] = &[
+        field("pos.x", POS_BITS, true, Delta::Difference(REMOTE_POS_DELTA), Motion::Moves),
+        field("pos.y", POS_BITS, true, Delta::Difference(REMOTE_POS_DELTA), Motion::Moves),
+        field("pos.z", POS_BITS, true, Delta::Difference(REMOTE_POS_DELTA), Motion::Moves),
+        field("yaw", REMOTE_YAW_BITS, false, Delta::Turn(REMOTE_ANGLE_DELTA), Motion::Turns),
+        field("pitch", REMOTE_PITCH_BITS, true, Delta::Difference(REMOTE_ANGLE_DELTA), Motion::Held),
+        field("flags", RemoteState::FLAG_BITS, false, Delta::Whole, Motion::Held),
+        field("spawn_count", 8, false, Delta::Whole, Motion::Held),
+    ];
+    const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
+    const LIFE: usize = 6;
+
+    fn values(&self) -> Values {
+        let mut v = [0; MAX_FIELDS];
+        v[..7].copy_from_slice(&[
+            self.pos[0],
+            self.pos[1],
+            self.pos[2],
+            i32::from(self.yaw),
+            i32::from(self.pitch),
+            i32::from(self.flags),
+            i32::from(self.spawn_count),
+        ]);
+        v
+    }
+
+    fn from_values(v: &Values) -> Option<Self> {
+        let max = Self::max_pos_q();
+        if v[..3].iter().any(|p| i64::from(*p).abs() > max) {
+            return None;
+        }
+        let pitch = i16::try_from(v[4]).ok()?;
+        Some(Self {
+            pos: [v[0], v[1], v[2]],
+            yaw: (u16::try_from(v[3]).ok()?) % (1 << REMOTE_YAW_BITS),
+            pitch: pitch.clamp(-Self::max_pitch(), Self::max_pitch()),
+            flags: u8::try_from(v[5]).ok()?,
+            spawn_count: u8::try_from(v[6]).ok()?,
+        })
+    }
+
+    fn move_limit() -> i64 {
+        Self::max_pos_q()
+    }
+}
+
+impl Fields for OwnState {
+    const TABLE: &'static [Field] = &[
+        field("pos.x", POS_BITS, true, Delta::Difference(POS_DELTA), Motion::Moves),
+        field("pos.y", POS_BITS, true, Delta::Difference(POS_DELTA), Motion::Moves),
+        field("pos.z", POS_BITS, true, Delta::Difference(POS_DELTA), Motion::Moves),
+        field("vel.x", VEL_BITS, true, Delta::Difference(VEL_DELTA), Motion::Held),
+        field("vel.y", VEL_BITS, true, Delta::Difference(VEL_DELTA), Motion::Held),
+        field("vel.z", VEL_BITS, true, Delta::Difference(VEL_DELTA), Motion::Held),
+        field("yaw", 16, false, Delta::Turn(ANGLE_DELTA), Motion::Turns),
+        field("pitch", 16, true, Delta::Difference(ANGLE_DELTA), Motion::Held),
+        field("flags", OwnState::FLAG_BITS, false, Delta::Whole, Motion::Held),
+        field("step_phase", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
+        field("health", 8, false, Delta::Whole, Motion::Held),
+        field("ammo", 8, false, Delta::Whole, Motion::Held),
+        field("fire_cooldown", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
+        field("reload", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
+        field("spawn_count", 8, false, Delta::Whole, Motion::Held),
+        field("protected", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
+    ];
+    const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
+    const LIFE: usize = 14;
+
+    fn values(&self) -> Values {
+        [
+            self.pos[0],
+            self.pos[1],
+            self.pos[2],
+            self.vel[0],
+            self.vel[1],
+            self.vel[2],
+            i32::from(self.yaw),
+            i32::from(self.pitch),
+            i32::from(self.flags),
+            i32::from(self.step_phase),
+            i32::from(self.health),
+            i32::from(self.ammo),
+            i32::from(self.fire_cooldown),
+            i32::from(self.reload),
+            i32::from(self.spawn_count),
+            i32::from(self.protected),
+        ]
+    }
+
+    fn from_values(v: &Values) -> Option<Self> {
+        let within = |values: &[i32], max: i64| values.iter().all(|x| i64::from(*x).abs() <= max);
+        if !within(&v[..3], Self::max_pos_q()) || !within(&v[3..6], Self::max_vel_q()) {
+            return None;
+        }
+        let u16_of = |x: i32| u16::try_from(x).ok();
+        let u8_of = |x: i32| u8::try_from(x).ok();
+        Some(Self {
+            pos: [v[0], v[1], v[2]],
+            vel: [v[3], v[4], v[5]],
+            yaw: u16_of(v[6])?,
+            pitch: i16::try_from(v[7]).ok()?.clamp(-i16::MAX, i16::MAX),
+            flags: u8_of(v[8])?,
+            step_phase: u16_of(v[9])?,
+            health: u8_of(v[10])?,
+            ammo: u8_of(v[11])?,
+            fire_cooldown: u16_of(v[12])?,
+            reload: u16_of(v[13])?,
+            spawn_count: u8_of(v[14])?,
+            protected: u16_of(v[15])?,
+        })
+    }
+
+    fn move_limit() -> i64 {
+        Self::max_pos_q()
+    }
+}
+
+/// `new - old` the short way round an angle of `bits` bits.
+pub(super) fn turn(new: i32, old: i32, bits: u32) -> i32 {
+    let span = 1i64 << bits;
+    ((i64::from(new) - i64::from(old) + span / 2).rem_euclid(span) - span / 2) as i32
+}
+
+/// `old` turned by `by`, round an angle of `bits` bits.
+pub(super) fn turned(old: i32, by: i64, bits: u32) -> i32 {
+    (i64::from(old) + by).rem_euclid(1i64 << bits) as i32
+}
+
+/// One row of a table as the layout block over the encoder shows it.
+#[cfg(test)]
+pub(super) fn describe(field: &Field) -> String {
+    let widths = |w: &[u32]| w.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let delta = match field.delta {
+        Delta::Difference(w) => format!("difference [{}]", widths(w)),
+        Delta::Turn(w) => format!("turn [{}]", widths(w)),
+        Delta::Whole => "whole".to_string(),
+    };
+    let motion = match field.motion {
+        Motion::Held => "held",
+        Motion::Moves => "moves",
+        Motion::Turns => "turns",
+    };
+    let whole = format!("{}{}", if field.signed { "s" } else { "u" }, field.bits);
+    format!("{:<14}{:<6}{:<29}{motion}", field.name, whole, delta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tables_are_consistent() {
+        for table in [RemoteState::TABLE, OwnState::TABLE] {
+            assert!(table.len() <= MAX_FIELDS);
+            for f in table {
+                assert!((1..=32).contains(&f.bits), "{}", f.name);
+                if let Delta::Turn(widths) = f.delta {
+                    assert!(widths.last() >= Some(&f.bits), "{}: a turn can be half a circle", f.name);
+                }
+            }
+        }
+        // Only positions move and only yaw turns, on both.
+        for table in [RemoteState::TABLE, OwnState::TABLE] {
+            for f in table {
+                let expected = match f.name {
+                    "pos.x" | "pos.y" | "pos.z" => Motion::Moves,
+                    "yaw" => Motion::Turns,
+                    _ => Motion::Held,
+                };
+                assert_eq!(f.motion, expected, "{}", f.name);
+                assert_eq!(matches!(f.delta, Delta::Turn(_)), f.motion == Motion::Turns, "{}", f.name);
+            }
+        }
+    }
+
+    /// The alive flag and the spawn counter are where each table says.
+    fn life_fields<S: Fields>(alive: S, dead: S, name: &str) {
+        let (flags, bit) = S::ALIVE;
+        assert_eq!(S::TABLE[flags].name, "flags", "{name}");
+        assert_eq!(S::TABLE[S::LIFE].name, "spawn_count", "{name}");
+        assert_ne!(alive.values()[flags] & bit, 0, "{name}");
+        assert_eq!(dead.values()[flags] & bit, 0, "{name}");
+    }
+
+    #[test]
+    fn the_life_of_a_state_is_read_from_its_table() {
+        let alive = arena_sim::PlayerState::spawned_at(glam::Vec3::ZERO, 0.0);
+        let dead = arena_sim::PlayerState { alive: false, ..alive };
+        life_fields(RemoteState::of(&alive), RemoteState::of(&dead), "remote");
+        life_fields(OwnState::of(&alive), OwnState::of(&dead), "own");
+    }
+
+    #[test]
+    fn turns_go_the_short_way_round() {
+        assert_eq!(turn(1, 1023, 10), 2);
+        assert_eq!(turn(1023, 1, 10), -2);
+        assert_eq!(turn(512, 0, 10), -512);
+        assert_eq!(turn(0, 65535, 16), 1);
+        assert_eq!(turned(1023, 2, 10), 1);
+        assert_eq!(turned(0, -1, 16), 65535);
+        // The owner's yaw the way the old code did it: u16 wrapping.
+        for (new, old) in [(0u16, 40000u16), (65535, 0), (123, 32891), (32768, 0)] {
+            assert_eq!(turn(i32::from(new), i32::from(old), 16), i32::from(new.wrapping_sub(old) as i16));
+        }
+    }
+
+    #[test]
+    fn values_round_trip_and_out_of_range_values_are_refused() {
+        let remote = RemoteState { pos: [10, -20, 30], yaw: 1000, pitch: -200, flags: 5, spawn_count: 9 };
+        assert_eq!(RemoteState::from_values(&remote.values()), Some(remote));
+        let own = OwnState {
+            pos: [1, 2, 3],
+            vel: [-4, 5, -6],
+            yaw: 65000,
+            pitch: -32000,
+            flags: 63,
+            step_phase: 7,
+            health: 100,
+            ammo: 30,
+            fire_cooldown: 8,
+            reload: 9,
+            spawn_count: 255,
+            protected: 10,
+        };
+        assert_eq!(OwnState::from_values(&own.values()), Some(own));
+        let mut far = own.values();
+        far[0] = i32::MAX;
+        assert_eq!(OwnState::from_values(&far), None);
+        let mut health = own.values();
+        health[10] = 256;
+        assert_eq!(OwnState::from_values(&health), None);
+        let mut pitch = remote.values();
+        pitch[4] = 40_000;
+        assert_eq!(RemoteState::from_values(&pitch), None);
+        // A pitch past the coarse grid's limit is held at it.
+        pitch[4] = 1000;
+        assert_eq!(RemoteState::from_values(&pitch).map(|s| s.pitch), Some(RemoteState::max_pitch()));
+    }
+}

@@ -1,0 +1,35 @@
+//! Snapshots on the wire: what each client is told of the world after a
+//! tick, quantised, delta-coded against the newest snapshot it acknowledged
+//! (as Quake 3 does), and packed into bits.
+//!
+//! - `state`: what a client may know: its own player whole, everyone else
+//!   only as drawing and hit effects need them; the feedback on its commands.
+//! - `fields`: the field tables of both states (order, widths, how a change
+//!   travels, what a delta carries on).
+//! - `baseline`: acknowledgements, what a delta is against, and the one
+//!   carry rule both ends expect players by.
+//! - `codec`: the bits, with the layout block over [`encode`].
+//!
+//! A delta walks the baseline's players in id order: one bit for each
+//! where it was expected, two for one that left, and for one that changed a
+//! bit mask of its changed fields, each as a difference in as few bits as it
+//! needs; newcomers follow whole. "Expected" is "predict, then send the
+//! difference": each player carried on from the baseline at the speed and
+//! turn rate it had between an older acknowledged snapshot and the baseline.
+//! Without an acknowledged baseline the snapshot is full. A client keeps the
+//! snapshots it decoded and says which is its newest in each command packet;
+//! the server deltas only against ones the client has, so a lost snapshot
+//! never leaves it on a wrong state, it only makes the next delta a little
+//! larger.
+
+mod baseline;
+mod codec;
+mod fields;
+mod state;
+
+pub use baseline::{Acknowledged, Baseline, MAX_CARRY_TICKS, MAX_MOTION_GAP_TICKS};
+pub use codec::{Header, SnapshotError, decode, encode, header};
+pub use state::{Feedback, Frame, OwnState, REMOTE_POS_STEP_M, RemoteState};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,235 @@
+//! What a client may know of the world after a tick: its own player whole
+//! ([`OwnState`], it predicts it) and everyone else only as drawing and hit
+//! effects need them ([`RemoteState`]: position, view angles, alive,
+//! crouched, on the ground, spawn-protected, the spawn counter), each on its
+//! grid; a [`Frame`] of them; and the [`Feedback`] about the client's own
+//! commands. Nobody's ammo, health or timers but its own.
+
+use std::collections::BTreeMap;
+
+use arena_sim::PlayerId;
+use arena_sim::player::PlayerState;
+use arena_sim::quant::{
+    dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_timer, q_to_vel, q_to_yaw, timer_to_q,
+    vel_to_q, yaw_to_q,
+};
+
+use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
+
+/// Another player's position grid, metres: coarser than the owner's (whose
+/// prediction needs the exact state); at most 2 mm off where it is drawn.
+pub const REMOTE_POS_STEP_M: f32 = 1.0 / 256.0;
+/// Another player's yaw and pitch grids: 1024 steps a turn (0.35°, at most
+/// 0.18° off: 3 mm at the end of an arm), and 256 steps from level to the
+/// limit each way (the same step). Only drawing uses them: shots travel with
+/// their own traces.
+const REMOTE_YAW_SHIFT: u32 = 6;
+const REMOTE_PITCH_SHIFT: u32 = 7;
+pub(super) const REMOTE_YAW_BITS: u32 = 16 - REMOTE_YAW_SHIFT;
+pub(super) const REMOTE_PITCH_BITS: u32 = 16 - REMOTE_PITCH_SHIFT;
+
+fn remote_pos_to_q(v: f32) -> i32 {
+    if v.is_finite() { (v / REMOTE_POS_STEP_M).round() as i32 } else { 0 }
+}
+
+/// What a client is told of another player: enough to draw it and its hits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RemoteState {
+    /// Feet position, steps of [`REMOTE_POS_STEP_M`].
+    pub pos: [i32; 3],
+    /// Yaw, 1024 steps a turn.
+    pub yaw: u16,
+    /// Pitch, 256 steps from level to the limit.
+    pub pitch: i16,
+    /// [`RemoteState::ALIVE`] and friends.
+    pub flags: u8,
+    pub spawn_count: u8,
+}
+
+impl RemoteState {
+    pub const ALIVE: u8 = 1;
+    pub const CROUCHED: u8 = 2;
+    pub const ON_GROUND: u8 = 4;
+    /// Spawn protection on (drawn as a bubble); how long it lasts is not said.
+    pub const PROTECTED: u8 = 8;
+    pub(super) const FLAG_BITS: u32 = 4;
+
+    pub fn of(s: &PlayerState) -> Self {
+        let flag = |on: bool, f: u8| if on { f } else { 0 };
+        Self {
+            pos: [remote_pos_to_q(s.pos.x), remote_pos_to_q(s.pos.y), remote_pos_to_q(s.pos.z)],
+            // Rounded to the nearest coarse step (wrapping for yaw).
+            yaw: (((u32::from(yaw_to_q(s.yaw)) + (1 << (REMOTE_YAW_SHIFT - 1))) >> REMOTE_YAW_SHIFT)
+                % (1 << REMOTE_YAW_BITS)) as u16,
+            pitch: ((i32::from(pitch_to_q(s.pitch)) + (1 << (REMOTE_PITCH_SHIFT - 1))) >> REMOTE_PITCH_SHIFT) as i16,
+            flags: flag(s.alive, Self::ALIVE)
+                | flag(s.crouched, Self::CROUCHED)
+                | flag(s.on_ground, Self::ON_GROUND)
+                | flag(s.protected_s > 0.0, Self::PROTECTED),
+            spawn_count: s.spawn_count,
+        }
+    }
+
+    /// A player state for drawing: what is not said is left at its default
+    /// (no velocity, ammo or timers; full health if alive).
+    pub fn to_state(&self) -> PlayerState {
+        let alive = self.is_alive();
+        let pos = |q: i32| q as f32 * REMOTE_POS_STEP_M;
+        let pitch = (i32::from(self.pitch) << REMOTE_PITCH_SHIFT).clamp(-i32::from(i16::MAX), i32::from(i16::MAX));
+        PlayerState {
+            pos: glam::Vec3::new(pos(self.pos[0]), pos(self.pos[1]), pos(self.pos[2])),
+            yaw: q_to_yaw(self.yaw << REMOTE_YAW_SHIFT),
+            pitch: q_to_pitch(pitch as i16),
+            alive,
+            crouched: self.flags & Self::CROUCHED != 0,
+            on_ground: self.flags & Self::ON_GROUND != 0,
+            protected_s: if self.flags & Self::PROTECTED != 0 { arena_sim::quant::TIMER_STEP_S } else { 0.0 },
+            health: if alive { arena_sim::player::MAX_HEALTH } else { 0 },
+            spawn_count: self.spawn_count,
+            ..PlayerState::default()
+        }
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.flags & Self::ALIVE != 0
+    }
+
+    /// Largest coordinate either way, grid steps.
+    pub(super) fn max_pos_q() -> i64 {
+        i64::from(remote_pos_to_q(MAX_COORDINATE_M).unsigned_abs())
+    }
+
+    /// Largest pitch either way, steps.
+    pub(super) fn max_pitch() -> i16 {
+        (1i16 << (REMOTE_PITCH_BITS - 1)) - 1
+    }
+}
+
+/// The owner's full state, on the grids (exact for a snapped state).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OwnState {
+    pub pos: [i32; 3],
+    pub vel: [i32; 3],
+    pub yaw: u16,
+    pub pitch: i16,
+    pub flags: u8,
+    pub step_phase: u16,
+    pub health: u8,
+    pub ammo: u8,
+    pub fire_cooldown: u16,
+    pub reload: u16,
+    pub spawn_count: u8,
+    pub protected: u16,
+}
+
+impl OwnState {
+    const ON_GROUND: u8 = 1;
+    const CROUCHED: u8 = 2;
+    const JUMP_HELD: u8 = 4;
+    pub(super) const ALIVE: u8 = 8;
+    const FIRE_HELD: u8 = 16;
+    const RELOAD_HELD: u8 = 32;
+    pub(super) const FLAG_BITS: u32 = 6;
+
+    pub fn of(s: &PlayerState) -> Self {
+        let flag = |on: bool, f: u8| if on { f } else { 0 };
+        Self {
+            pos: [pos_to_q(s.pos.x), pos_to_q(s.pos.y), pos_to_q(s.pos.z)],
+            vel: [vel_to_q(s.vel.x), vel_to_q(s.vel.y), vel_to_q(s.vel.z)],
+            yaw: yaw_to_q(s.yaw),
+            pitch: pitch_to_q(s.pitch),
+            flags: flag(s.on_ground, Self::ON_GROUND)
+                | flag(s.crouched, Self::CROUCHED)
+                | flag(s.jump_held, Self::JUMP_HELD)
+                | flag(s.alive, Self::ALIVE)
+                | flag(s.fire_held, Self::FIRE_HELD)
+                | flag(s.reload_held, Self::RELOAD_HELD),
+            step_phase: dist_to_q(s.step_phase),
+            health: s.health,
+            ammo: s.ammo,
+            fire_cooldown: timer_to_q(s.fire_cooldown_s),
+            reload: timer_to_q(s.reload_s),
+            spawn_count: s.spawn_count,
+            protected: timer_to_q(s.protected_s),
+        }
+    }
+
+    pub fn to_state(&self) -> PlayerState {
+        let has = |f: u8| self.flags & f != 0;
+        PlayerState {
+            pos: glam::Vec3::new(q_to_pos(self.pos[0]), q_to_pos(self.pos[1]), q_to_pos(self.pos[2])),
+            vel: glam::Vec3::new(q_to_vel(self.vel[0]), q_to_vel(self.vel[1]), q_to_vel(self.vel[2])),
+            yaw: q_to_yaw(self.yaw),
+            pitch: q_to_pitch(self.pitch),
+            on_ground: has(Self::ON_GROUND),
+            crouched: has(Self::CROUCHED),
+            jump_held: has(Self::JUMP_HELD),
+            step_phase: q_to_dist(self.step_phase),
+            alive: has(Self::ALIVE),
+            health: self.health,
+            ammo: self.ammo,
+            fire_cooldown_s: q_to_timer(self.fire_cooldown),
+            reload_s: q_to_timer(self.reload),
+            fire_held: has(Self::FIRE_HELD),
+            reload_held: has(Self::RELOAD_HELD),
+            spawn_count: self.spawn_count,
+            protected_s: q_to_timer(self.protected),
+        }
+    }
+
+    /// Largest coordinate either way, grid steps.
+    pub(super) fn max_pos_q() -> i64 {
+        i64::from(pos_to_q(MAX_COORDINATE_M).unsigned_abs())
+    }
+
+    /// Largest velocity component either way, grid steps.
+    pub(super) fn max_vel_q() -> i64 {
+        i64::from(vel_to_q(MAX_SPEED_MPS).unsigned_abs())
+    }
+}
+
+/// One client's view of the world after a tick: what a snapshot says, and
+/// what the next one is a delta against.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Frame {
+    pub tick: u32,
+    /// The client's own player, if it has one.
+    pub own: Option<(PlayerId, OwnState)>,
+    /// Everyone else.
+    pub others: BTreeMap<PlayerId, RemoteState>,
+}
+
+/// What the snapshot tells the client about its commands, for the
+/// reconciliation and the clock sync.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Feedback {
+    /// The newest of its commands the server has run.
+    pub last_cmd_tick: Option<u32>,
+    /// The newest of its command ticks the server has received.
+    pub newest_cmd_tick: Option<u32>,
+    /// How early the command run at this tick arrived, hundredths of a tick.
+    pub margin_centiticks: Option<i16>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena_sim::quant::snap_state;
+
+    #[test]
+    fn another_players_state_is_on_its_coarser_grid_and_holds_no_secrets() {
+        let s = snap_state(&PlayerState {
+            pos: glam::Vec3::new(1.2345, 0.5, -7.0),
+            yaw: 1.0,
+            pitch: -0.4,
+            health: 13,
+            ammo: 2,
+            reload_s: 0.3,
+            ..PlayerState::spawned_at(glam::Vec3::ZERO, 0.0)
+        });
+        let seen = RemoteState::of(&s).to_state();
+        assert!(seen.pos.distance(s.pos) <= REMOTE_POS_STEP_M, "{} vs {}", seen.pos, s.pos);
+        assert!((seen.yaw - s.yaw).abs() < 0.01 && (seen.pitch - s.pitch).abs() < 0.01);
+        assert_eq!((seen.health, seen.ammo, seen.reload_s), (arena_sim::player::MAX_HEALTH, 0, 0.0));
+    }
+}

@@ -1,0 +1,320 @@
+//! The codec as a whole: frames round trip whole and as deltas, runners cost
+//! next to nothing, the field tables hold every value at the edges of their
+//! ranges, the layout block over `encode` is the tables', and whatever the
+//! decoder accepts from damaged bytes is a frame the encoder sends again.
+
+use super::codec::{read_state, write_state};
+use super::fields::{Fields, describe};
+use super::state::REMOTE_YAW_BITS;
+use super::*;
+use crate::bits::{BitsIn, BitsOut};
+use arena_sim::PlayerId;
+use arena_sim::player::PlayerState;
+use arena_sim::quant::snap_state;
+use arena_sim::rng::SplitMix64;
+use std::collections::VecDeque;
+
+fn moving(rng: &mut SplitMix64) -> PlayerState {
+    snap_state(&PlayerState {
+        pos: glam::Vec3::new(rng.range(-30.0, 30.0), rng.range(0.0, 6.0), rng.range(-30.0, 30.0)),
+        vel: glam::Vec3::new(rng.range(-7.0, 7.0), rng.range(-10.0, 7.0), rng.range(-7.0, 7.0)),
+        yaw: rng.range(-3.0, 3.0),
+        pitch: rng.range(-1.0, 1.0),
+        on_ground: rng.next_f32() < 0.7,
+        crouched: rng.next_f32() < 0.2,
+        alive: rng.next_f32() < 0.9,
+        health: (rng.next_f32() * 100.0) as u8,
+        ammo: (rng.next_f32() * 30.0) as u8,
+        fire_cooldown_s: rng.range(0.0, 0.1),
+        reload_s: rng.range(0.0, 1.6),
+        step_phase: rng.range(0.0, 2.4),
+        protected_s: rng.range(0.0, 1.5),
+        spawn_count: rng.below(4) as u8,
+        ..PlayerState::default()
+    })
+}
+
+fn frame(tick: u32, rng: &mut SplitMix64, players: u8) -> Frame {
+    Frame {
+        tick,
+        own: Some((PlayerId(0), OwnState::of(&moving(rng)))),
+        others: (1..players).map(|id| (PlayerId(id), RemoteState::of(&moving(rng)))).collect(),
+    }
+}
+
+#[test]
+fn the_own_state_round_trips_exactly() {
+    let mut rng = SplitMix64::new(3);
+    for _ in 0..1000 {
+        let s = moving(&mut rng);
+        assert_eq!(OwnState::of(&s).to_state(), s, "a snapped state travels bit for bit");
+    }
+}
+
+#[test]
+fn full_and_delta_snapshots_decode_to_what_was_encoded() {
+    let mut rng = SplitMix64::new(5);
+    let feedback = Feedback { last_cmd_tick: Some(98), newest_cmd_tick: Some(101), margin_centiticks: Some(-40) };
+    let a = frame(100, &mut rng, 16);
+    let full = encode(&a, &feedback, None);
+    assert_eq!(header(&full), Ok(Header { tick: 100, baseline: None, before: None }));
+    assert_eq!(decode(&full, |_| None, 64), Ok((a.clone(), feedback)));
+    let mut b = frame(103, &mut rng, 16);
+    b.others.remove(&PlayerId(5));
+    let delta = encode(&b, &feedback, Some(Baseline::still(&a)));
+    assert_eq!(header(&delta), Ok(Header { tick: 103, baseline: Some(100), before: None }));
+    assert_eq!(decode(&delta, |t| (t == 100).then_some(&a), 64), Ok((b.clone(), feedback)));
+    assert_eq!(decode(&delta, |_| None, 64), Err(SnapshotError::UnknownBaseline(100)));
+    // With motion from an older snapshot: both are needed.
+    let c = frame(107, &mut rng, 16);
+    let moving = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) }));
+    assert_eq!(header(&moving), Ok(Header { tick: 107, baseline: Some(103), before: Some(100) }));
+    let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+    assert_eq!(decode(&moving, kept, 64), Ok((c.clone(), feedback)));
+    assert_eq!(decode(&moving, |t| (t == 103).then_some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
+    // A baseline found under the wrong tick is not used.
+    assert_eq!(decode(&moving, |_| Some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
+    // Nothing changed and nobody moving: next to nothing sent.
+    let same = Frame { tick: 105, ..b.clone() };
+    assert!(encode(&same, &Feedback::default(), Some(Baseline::still(&b))).len() <= 12);
+}
+
+/// Players running in straight lines at steady speeds and turning at
+/// steady rates, at `tick`.
+fn runners(tick: u32) -> Frame {
+    let mut rng = SplitMix64::new(8);
+    Frame {
+        tick,
+        others: (1..16)
+            .map(|id| {
+                let (vx, vz) = (rng.below(40) as i32 - 20, rng.below(40) as i32 - 20);
+                let turn = rng.below(9) as i32 - 4;
+                let s = RemoteState {
+                    pos: [vx * tick as i32, 0, vz * tick as i32],
+                    yaw: (turn * tick as i32).rem_euclid(1 << REMOTE_YAW_BITS) as u16,
+                    flags: RemoteState::ALIVE,
+                    ..RemoteState::default()
+                };
+                (PlayerId(id), s)
+            })
+            .collect(),
+        ..Frame::default()
+    }
+}
+
+#[test]
+fn players_running_straight_cost_a_bit_each_however_old_the_baseline() {
+    let feedback = Feedback::default();
+    let (a, b) = (runners(100), runners(102));
+    let first_delta = encode(&b, &feedback, Some(Baseline::still(&a))).len();
+    assert!(first_delta > 30, "without motion every runner is news ({first_delta} bytes)");
+    for age in [2, 8, 16, 30] {
+        let c = runners(102 + age);
+        let bytes = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) }));
+        let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+        assert_eq!(decode(&bytes, kept, 64).map(|(f, _)| f), Ok(c));
+        assert!(bytes.len() <= 10, "{} bytes, {age} ticks on", bytes.len());
+    }
+}
+
+#[test]
+fn the_dead_and_the_respawned_are_not_carried_on() {
+    let (a, b) = (runners(100), runners(102));
+    let mut c = runners(110);
+    // One died where it stood at the baseline; another respawned far away.
+    let died = c.others.get_mut(&PlayerId(3)).expect("player 3");
+    *died = RemoteState { flags: 0, ..b.others[&PlayerId(3)] };
+    let respawned = c.others.get_mut(&PlayerId(4)).expect("player 4");
+    respawned.pos = [9000, 0, -9000];
+    respawned.spawn_count = 1;
+    let bytes = encode(&c, &Feedback::default(), Some(Baseline { frame: &b, before: Some(&a) }));
+    let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+    assert_eq!(decode(&bytes, kept, 64).map(|(f, _)| f), Ok(c.clone()));
+    // And from that baseline on, they are expected to stay put.
+    let d = Frame { tick: 114, ..c.clone() };
+    let bytes = encode(&d, &Feedback::default(), Some(Baseline { frame: &c, before: Some(&b) }));
+    let kept = |t: u32| [&b, &c].into_iter().find(|f| f.tick == t);
+    let (decoded, _) = decode(&bytes, kept, 64).expect("decodes");
+    assert_eq!(decoded.others[&PlayerId(3)], c.others[&PlayerId(3)]);
+    assert_eq!(decoded.others[&PlayerId(4)], c.others[&PlayerId(4)]);
+}
+
+#[test]
+fn a_motion_span_out_of_range_is_not_used() {
+    let (a, b) = (runners(100), runners(102));
+    let too_old = runners(100 - MAX_MOTION_GAP_TICKS - 1);
+    for before in [&too_old, &b] {
+        let bytes = encode(&b, &Feedback::default(), Some(Baseline { frame: &a, before: Some(before) }));
+        assert_eq!(header(&bytes).map(|h| h.before), Ok(None));
+        assert_eq!(decode(&bytes, |t| (t == 100).then_some(&a), 64).map(|(f, _)| f), Ok(b.clone()));
+    }
+}
+
+/// `new` written against `old` (or whole), then read back against `old`.
+fn round_trip<S: Fields + PartialEq + std::fmt::Debug>(new: &S, old: Option<&S>) -> S {
+    let mut out = BitsOut::new();
+    write_state(&mut out, new, old);
+    let bytes = out.finish();
+    let mut input = BitsIn::new(&bytes);
+    let back = read_state(&mut input, old).expect("reads back");
+    assert_eq!(input.finish(), Ok(()), "nothing left over");
+    back
+}
+
+/// The two ends of every field's range, and the middle.
+fn edges_of_own() -> [OwnState; 3] {
+    let (p, v) = (OwnState::max_pos_q() as i32, OwnState::max_vel_q() as i32);
+    let low = OwnState {
+        pos: [-p; 3],
+        vel: [-v; 3],
+        yaw: 0,
+        pitch: -i16::MAX,
+        flags: 0,
+        step_phase: 0,
+        health: 0,
+        ammo: 0,
+        fire_cooldown: 0,
+        reload: 0,
+        spawn_count: 0,
+        protected: 0,
+    };
+    let high = OwnState {
+        pos: [p; 3],
+        vel: [v; 3],
+        yaw: u16::MAX,
+        pitch: i16::MAX,
+        flags: 63,
+        step_phase: u16::MAX,
+        health: u8::MAX,
+        ammo: u8::MAX,
+        fire_cooldown: u16::MAX,
+        reload: u16::MAX,
+        spawn_count: u8::MAX,
+        protected: u16::MAX,
+    };
+    [low, high, OwnState { pos: [1, -1, 0], yaw: 32768, ..low }]
+}
+
+fn edges_of_remote() -> [RemoteState; 3] {
+    let p = RemoteState::max_pos_q() as i32;
+    let low = RemoteState { pos: [-p; 3], yaw: 0, pitch: -RemoteState::max_pitch(), flags: 0, spawn_count: 0 };
+    let high = RemoteState {
+        pos: [p; 3],
+        yaw: (1 << REMOTE_YAW_BITS) - 1,
+        pitch: RemoteState::max_pitch(),
+        flags: 15,
+        spawn_count: u8::MAX,
+    };
+    [low, high, RemoteState { yaw: 512, ..low }]
+}
+
+#[test]
+fn the_field_tables_round_trip_at_the_edges_of_every_range() {
+    let own = edges_of_own();
+    let remote = edges_of_remote();
+    for a in &own {
+        assert_eq!(&round_trip(a, None), a);
+        for b in &own {
+            assert_eq!(&round_trip(a, Some(b)), a, "{a:?} against {b:?}");
+        }
+    }
+    for a in &remote {
+        assert_eq!(&round_trip(a, None), a);
+        for b in &remote {
+            assert_eq!(&round_trip(a, Some(b)), a, "{a:?} against {b:?}");
+        }
+    }
+    // And any state on the grids, against any other.
+    let mut rng = SplitMix64::new(21);
+    for _ in 0..2000 {
+        let (a, b) = (moving(&mut rng), moving(&mut rng));
+        let (oa, ob) = (OwnState::of(&a), OwnState::of(&b));
+        assert_eq!(round_trip(&oa, Some(&ob)), oa);
+        let (ra, rb) = (RemoteState::of(&a), RemoteState::of(&b));
+        assert_eq!(round_trip(&ra, Some(&rb)), ra);
+        // Unchanged costs a bit a field.
+        let mut out = BitsOut::new();
+        write_state(&mut out, &ra, Some(&ra));
+        assert_eq!(out.finish().len(), 1);
+    }
+}
+
+#[test]
+fn the_layout_block_over_encode_is_the_field_tables() {
+    let source = include_str!("codec.rs");
+    let rows = OwnState::TABLE.iter().chain(RemoteState::TABLE).map(describe);
+    let missing: Vec<String> = rows.filter(|row| !source.contains(&format!("/// {row}\n"))).collect();
+    assert!(missing.is_empty(), "the layout block in codec.rs should have these rows:\n{}", missing.join("\n"));
+}
+
+/// Damaged copies of real snapshots: bits flipped, bytes changed, cut or added.
+fn damaged(rng: &mut SplitMix64, good: &[Vec<u8>]) -> Vec<u8> {
+    let mut bytes = good[rng.below(good.len())].clone();
+    match rng.below(4) {
+        0 => {
+            for _ in 0..1 + rng.below(3) {
+                let bit = rng.below(bytes.len() * 8);
+                bytes[bit / 8] ^= 0x80 >> (bit % 8);
+            }
+        }
+        1 => {
+            let at = rng.below(bytes.len());
+            bytes[at] = rng.next_u64() as u8;
+        }
+        2 => bytes.truncate(rng.below(bytes.len())),
+        _ => bytes.push(rng.next_u64() as u8),
+    }
+    bytes
+}
+
+#[test]
+fn what_the_decoder_accepts_from_damaged_bytes_it_sends_again_unchanged() {
+    let mut rng = SplitMix64::new(9);
+    let feedback = Feedback { last_cmd_tick: Some(8), newest_cmd_tick: Some(12), margin_centiticks: Some(25) };
+    let (a, b, c) = (frame(10, &mut rng, 8), frame(12, &mut rng, 8), frame(15, &mut rng, 8));
+    let good = vec![
+        encode(&a, &feedback, None),
+        encode(&b, &feedback, Some(Baseline::still(&a))),
+        encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) })),
+    ];
+    let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
+    let (mut accepted, mut rejected) = (0, 0);
+    for _ in 0..20_000 {
+        let bytes = damaged(&mut rng, &good);
+        let Ok((frame, said)) = decode(&bytes, kept, 64) else {
+            rejected += 1;
+            continue;
+        };
+        accepted += 1;
+        let h = header(&bytes).expect("a decoded snapshot has a header");
+        let baseline = h.baseline.and_then(kept).map(|frame| Baseline { frame, before: h.before.and_then(kept) });
+        let again = encode(&frame, &said, baseline);
+        assert_eq!(decode(&again, kept, 64), Ok((frame, said)), "accepted {bytes:?}");
+    }
+    // Both outcomes are common: the property is not vacuous, and damage is
+    // caught more often than not.
+    assert!(accepted > 1000 && rejected > accepted, "{accepted} accepted, {rejected} rejected");
+}
+
+#[test]
+fn acknowledged_baselines_in_a_stream_of_snapshots_decode_in_order() {
+    // The server's side (what it sent, what was acknowledged) and the
+    // client's (what it decoded) over a stream with every third lost.
+    let mut rng = SplitMix64::new(4);
+    let mut sent = VecDeque::new();
+    let mut acked = Acknowledged::default();
+    let mut decoded: Vec<Frame> = Vec::new();
+    for tick in (100..300).step_by(2) {
+        let f = frame(tick, &mut rng, 6);
+        let bytes = encode(&f, &Feedback::default(), acked.baseline(&sent));
+        sent.push_back(f.clone());
+        if tick % 3 == 0 {
+            continue;
+        }
+        let (got, _) = decode(&bytes, |t| decoded.iter().find(|d| d.tick == t), 64).expect("decodes");
+        assert_eq!(got, f);
+        decoded.push(got);
+        // The acknowledgement reaches the server a tick later.
+        acked.note(Some(tick));
+    }
+}
