@@ -1,19 +1,27 @@
-//! Lag compensation, the paper's central technique: every player's hitbox is
-//! recorded each tick in a history covering more than a second; a shot is
-//! tested against the other players as they were at the time the shooter
-//! was looking at (the render time its command claims, believed only within
-//! about two ticks plus the shooter's jitter of the server's own estimate,
-//! and never further back than the round trip, the interpolation delay and
-//! that margin), blended between the two recorded ticks around it. Nothing
-//! live is moved: rewound hitboxes are computed from the history, so
-//! "restore" is free and the order of players does not matter.
+//! Lag compensation, the paper's central technique, and everything about
+//! what a shooter saw: every player's hitbox is recorded each tick in a
+//! history covering more than a second; each shot gets the other players
+//! as they were at the time the shooter was looking at (the render time its
+//! command claims, believed only within about two ticks plus the shooter's
+//! jitter of the server's own estimate, and never further back than the
+//! round trip, the interpolation delay and that margin), blended between
+//! the two recorded ticks around it; without lag compensation (the
+//! server's switch, the shooter's, or a bot's shot), as they are now.
+//! Nothing live is moved: rewound hitboxes are computed from the history, so
+//! "restore" is free and the order of players does not matter. The combat
+//! rules then test each shot against what this module gave it.
 
 use std::collections::VecDeque;
 
 use arena_sim::{Hitbox, PlayerId};
 use bevy::prelude::*;
+use bevy_renet::RenetServer;
 
-use crate::vocabulary::{ServerPlayer, ServerTick, Sim, TickRate};
+use crate::intake::CommandBuffer;
+use crate::vocabulary::{
+    ClientPrefs, CombatStats, LagCompensation, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, TestedShot,
+    TestedShots, TickRate,
+};
 
 /// How much history is kept, seconds (Source keeps one).
 pub const HISTORY_S: f64 = 1.25;
@@ -28,7 +36,7 @@ const JITTER_SPREAD: f64 = 2.0;
 pub const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<LagHistory>();
+    app.init_resource::<LagHistory>().init_resource::<PendingShots>().init_resource::<TestedShots>();
 }
 
 /// Every player's hitbox at the end of each recent tick.
@@ -130,6 +138,85 @@ pub fn choose_tested_tick(claimed: f64, bounds: RewindBounds) -> TestedTick {
     let floor = if oldest.is_finite() { oldest.max(first).min(newest) } else { first };
     let tick = if wanted.is_finite() { wanted.clamp(floor, newest) } else { newest };
     TestedTick { tick, rejected, clamped: tick != wanted }
+}
+
+/// What the server knows of a shooter's link when it resolves a shot.
+#[derive(Debug, Clone, Copy)]
+pub struct ShooterLink {
+    /// Round trip, seconds (renet's measure).
+    pub rtt_s: f64,
+    /// The interpolation delay the shooter draws with, milliseconds.
+    pub interp_ms: u16,
+    /// How unevenly its commands arrive, ticks.
+    pub arrival_jitter_ticks: f32,
+}
+
+impl LagHistory {
+    /// The other players for `pending`, as its shooter saw them (rewound,
+    /// when `compensate`), or as they are now; with the server's estimate
+    /// of the shooter's render time. Counts claims not believed or clamped.
+    pub fn tested_for(
+        &self,
+        pending: PendingShot,
+        compensate: bool,
+        link: ShooterLink,
+        (tick, rate): (ServerTick, TickRate),
+        stats: &mut CombatStats,
+    ) -> TestedShot {
+        let rtt_ticks = if link.rtt_s.is_finite() { rate.s_to_ticks(link.rtt_s.max(0.0)) } else { 0.0 };
+        let interp_ticks = rate.ms_to_ticks(f64::from(link.interp_ms));
+        let estimate = estimate_render_tick(pending.cmd.tick, pending.margin_ticks, rtt_ticks, interp_ticks);
+        let span = self.span().unwrap_or((tick.0, tick.0));
+        let (tested_tick, hitboxes) = if compensate {
+            let tolerance = render_time_tolerance_ticks(link.arrival_jitter_ticks, rate.hz());
+            let oldest = f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance;
+            let chosen =
+                choose_tested_tick(pending.cmd.render_tick, RewindBounds { estimate, tolerance, oldest, span });
+            stats.render_times_rejected += u64::from(chosen.rejected);
+            stats.render_times_clamped += u64::from(chosen.clamped);
+            (chosen.tick, self.rewind(chosen.tick))
+        } else {
+            (f64::from(span.1), self.latest())
+        };
+        let others = |all: Vec<(PlayerId, Hitbox)>| -> Vec<(PlayerId, Hitbox)> {
+            all.into_iter().filter(|(id, _)| *id != pending.shooter).take(arena_protocol::MAX_PLAYERS).collect()
+        };
+        TestedShot {
+            pending,
+            compensated: compensate,
+            tick: tested_tick,
+            estimate,
+            others: others(hitboxes),
+            current: others(self.latest()),
+        }
+    }
+}
+
+/// Each shot fired this tick, with the other players as its shooter saw
+/// them: rewound for a client that wants it on a server that allows it; a
+/// bot sees the world as it is, with nothing to compensate.
+pub(crate) fn rewind_shots(
+    mut pending: ResMut<PendingShots>,
+    mut tested: ResMut<TestedShots>,
+    history: Res<LagHistory>,
+    switch: Res<LagCompensation>,
+    tick: Res<ServerTick>,
+    rate: Res<TickRate>,
+    server: Res<RenetServer>,
+    shooters: Query<(&ServerPlayer, &ClientPrefs, &CommandBuffer)>,
+    mut stats: ResMut<CombatStats>,
+) {
+    for shot in pending.0.drain(..) {
+        let Some((shooter, prefs, buffer)) = shooters.iter().find(|(p, ..)| p.id == shot.shooter) else { continue };
+        let link = ShooterLink {
+            rtt_s: shooter.client_id.map(|c| server.rtt(c)).unwrap_or(0.0),
+            interp_ms: prefs.0.interp_ms,
+            arrival_jitter_ticks: buffer.arrival_jitter_ticks(),
+        };
+        let compensate = switch.0 && prefs.0.lag_compensation && shooter.client_id.is_some();
+        stats.shots += 1;
+        tested.0.push(history.tested_for(shot, compensate, link, (*tick, *rate), &mut stats));
+    }
 }
 
 /// Records every player's hitbox as it is now (see `lib.rs` for why after

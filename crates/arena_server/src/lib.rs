@@ -10,14 +10,17 @@
 //!
 //! - `vocabulary`: the shared components, resources and messages.
 //! - `net`: sending a message to one client or to all.
+//! - `range`: the shooting range's lanes, targets, tallies and misses.
+//! - `config`: every server option, its defaults and checks; match rules.
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
 //!   connections, issued ids, per-client tallies, the log summary).
 //! - `transport`: the socket, netcode and renet behind the guard.
 //! - `intake`: decoding and checking commands into each player's buffer.
 //! - `life`: the one place a player dies and the one place one respawns.
-//! - `lag_compensation`: the hitbox history, the render-time estimate and rewind.
-//! - `range`: the shooting range's lanes, targets, tallies and misses.
-//! - `combat`: the shot rules (walls, hitboxes, damage).
+//! - `lag_compensation`: the hitbox history, and for each shot what its
+//!   shooter saw (the render-time estimate, the bounds, the rewind).
+//! - `combat`: the shot rules (walls, hitboxes, damage) on what lag
+//!   compensation gave each shot.
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
@@ -39,13 +42,17 @@
 //!    After movement and before the shots on purpose: the newest record is
 //!    the present, so a shot without lag compensation is tested against
 //!    where everyone is now, and a rewind can reach the present too.
-//! 5. [`ServerSet::Combat`]: the shots, damage and deaths.
-//! 6. [`ServerSet::Respawn`]: the dead whose time has come are back.
-//! 7. [`ServerSet::Match`]: frags, the clock, the scoreboard.
-//! 8. [`ServerSet::Snapshot`]: the result goes out.
+//! 5. [`ServerSet::Rewind`]: each shot gets the other players as its
+//!    shooter saw them (lag compensation).
+//! 6. [`ServerSet::Combat`]: the shots are judged: damage and deaths; then
+//!    the range's tallies.
+//! 7. [`ServerSet::Respawn`]: the dead whose time has come are back.
+//! 8. [`ServerSet::Match`]: frags, the clock, the scoreboard.
+//! 9. [`ServerSet::Snapshot`]: the result goes out.
 
 mod bots;
 mod combat;
+mod config;
 mod guard;
 mod intake;
 mod lag_compensation;
@@ -60,35 +67,34 @@ mod snapshots;
 mod transport;
 mod vocabulary;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use arena_protocol::key::Password;
-use arena_protocol::query::{ServerKind, clean_server_name};
-use arena_sim::{ArenaWorld, DEFAULT_TICK_HZ, MapDef, TICK_HZ_RANGE};
+use arena_sim::{ArenaWorld, MapDef};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 // What running a server needs.
 pub use bots::BotSettings;
-pub use match_flow::MatchRules;
-pub use transport::{ConfigError, ServerError, ServerInfo, ServerTransport, Traffic};
+pub use config::{ConfigError, MatchRules, ServerConfig};
+pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 
 // What a game, a test or an experiment reads of a running server.
-pub use combat::{CombatStats, ShotLog, ShotRecord};
+pub use combat::{ShotLog, ShotRecord};
 pub use guard::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
-pub use vocabulary::{Dead, Joined, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim};
+pub use vocabulary::{
+    CombatStats, Dead, Joined, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
+};
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
 pub use lag_compensation::{
-    HISTORY_S, LagHistory, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds, TestedTick,
+    HISTORY_S, LagHistory, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds, ShooterLink, TestedTick,
     choose_tested_tick, estimate_render_tick, render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
@@ -98,103 +104,6 @@ pub use range::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane, RangeTally, Ran
 /// every packet it cannot decrypt, which a flood would turn into a disk's
 /// worth; the guard counts them instead and logs one summary per period.
 pub const LOG_FILTER: &str = "info,renetcode=off,renet=error,wgpu=error,naga=warn";
-
-/// How a server is set up; the command line fills it in.
-#[derive(Clone, Debug)]
-pub struct ServerConfig {
-    /// The name browsers show (`--name`); empty: see [`ServerConfig::display_name`].
-    pub name: String,
-    /// Dedicated, or a player's game (what browsers are told).
-    pub kind: ServerKind,
-    /// Address and UDP port to listen on; `0.0.0.0` listens on every interface.
-    pub bind: SocketAddr,
-    /// Extra addresses clients use to reach this server (behind NAT or port
-    /// forwarding). The addresses of this machine's interfaces are always added.
-    pub public_addrs: Vec<SocketAddr>,
-    /// Players connected at once, at most (bots not counted; bots and
-    /// clients together never exceed [`arena_protocol::MAX_PLAYERS`]).
-    pub max_clients: usize,
-    /// A private game's password: without it a client cannot even start to
-    /// connect. Open to anyone when not set.
-    pub password: Password,
-    /// Simulation rate, ticks per second.
-    pub tick_hz: u32,
-    /// Snapshots per second (at most the tick rate).
-    pub snapshot_hz: u32,
-    /// Lag compensation for everyone (each client can also turn it off for itself).
-    pub lag_compensation: bool,
-    /// Server-side bots to add, and how well they play (0-1).
-    pub bots: usize,
-    pub bot_skill: f32,
-    /// Seeds the bots' choices; `None`: a different game every time.
-    pub bot_seed: Option<u64>,
-    pub rules: MatchRules,
-    /// Stop on its own after this long (for scripts and tests).
-    pub stop_after: Option<Duration>,
-    /// A shooting range: targets on lanes that cannot die, nobody hurt.
-    pub range: bool,
-}
-
-impl Default for ServerConfig {
-    fn default() -> Self {
-        Self {
-            name: String::new(),
-            kind: ServerKind::Dedicated,
-            bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
-            public_addrs: Vec::new(),
-            max_clients: 16,
-            password: Password::OPEN,
-            tick_hz: DEFAULT_TICK_HZ,
-            snapshot_hz: DEFAULT_TICK_HZ,
-            lag_compensation: true,
-            bots: 0,
-            bot_skill: 0.5,
-            bot_seed: None,
-            rules: MatchRules::default(),
-            stop_after: None,
-            range: false,
-        }
-    }
-}
-
-impl ServerConfig {
-    /// The name the server announces: `name` cleaned, or the machine's name.
-    pub fn display_name(&self) -> String {
-        let name = clean_server_name(&self.name);
-        if !name.is_empty() {
-            return name;
-        }
-        let host = clean_server_name(&gethostname::gethostname().to_string_lossy());
-        if host.is_empty() { "Arena server".to_string() } else { host }
-    }
-
-    /// Range targets: players with no client, like bots.
-    pub fn targets(&self) -> usize {
-        if self.range { range::LANES.len() } else { 0 }
-    }
-
-    /// Checks every setting against what the server can run.
-    pub fn check(&self) -> Result<(), ServerError> {
-        use transport::ConfigError as E;
-        let max = arena_protocol::MAX_PLAYERS;
-        let problem = if !TICK_HZ_RANGE.contains(&self.tick_hz) {
-            Some(E::TickRate(self.tick_hz))
-        } else if self.snapshot_hz == 0 || self.snapshot_hz > self.tick_hz {
-            Some(E::SnapshotRate { snapshot_hz: self.snapshot_hz, tick_hz: self.tick_hz })
-        } else if !(0.0..=1.0).contains(&self.bot_skill) {
-            Some(E::BotSkill(self.bot_skill))
-        } else if self.rules.frag_limit == 0 || self.rules.time_limit_s == 0 {
-            Some(E::MatchLimits)
-        } else if self.max_clients == 0 || self.max_clients > max {
-            Some(E::MaxClients(self.max_clients))
-        } else if self.bots + self.targets() + self.max_clients > max {
-            Some(E::TooManyPlayers { bots: self.bots + self.targets(), clients: self.max_clients })
-        } else {
-            None
-        };
-        problem.map_or(Ok(()), |p| Err(ServerError::Config(p)))
-    }
-}
 
 /// The server's ordered stages (see the list at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -209,7 +118,9 @@ pub enum ServerSet {
     Simulate,
     /// Record every hitbox for lag compensation.
     Record,
-    /// Resolve this tick's shots: damage and deaths.
+    /// Give each of this tick's shots the other players as its shooter saw them.
+    Rewind,
+    /// Resolve this tick's shots: damage and deaths, then the range's tallies.
     Combat,
     /// Bring back the dead whose time has come.
     Respawn,
@@ -243,6 +154,7 @@ impl Plugin for ServerPlugin {
                     ServerSet::Bots,
                     ServerSet::Simulate,
                     ServerSet::Record,
+                    ServerSet::Rewind,
                     ServerSet::Combat,
                     ServerSet::Respawn,
                     ServerSet::Match,
@@ -270,7 +182,8 @@ impl Plugin for ServerPlugin {
                 (simulation::run_commands, range::move_targets).chain().in_set(ServerSet::Simulate),
             )
             .add_systems(FixedUpdate, lag_compensation::record_history.in_set(ServerSet::Record))
-            .add_systems(FixedUpdate, combat::resolve_shots.in_set(ServerSet::Combat))
+            .add_systems(FixedUpdate, lag_compensation::rewind_shots.in_set(ServerSet::Rewind))
+            .add_systems(FixedUpdate, (combat::resolve_shots, range::tally_shots).chain().in_set(ServerSet::Combat))
             .add_systems(FixedUpdate, life::respawn_the_dead.in_set(ServerSet::Respawn))
             .add_systems(
                 FixedUpdate,
@@ -286,7 +199,7 @@ impl Plugin for ServerPlugin {
 /// `MinimalPlugins` or equivalent). Fails with a readable error if the address
 /// cannot be used.
 pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
-    config.check()?;
+    config.check().map_err(ServerError::Config)?;
     let info = transport::open(app, config)?;
     let map = MapDef::foundry();
     app.insert_resource(vocabulary::ServerIdentity {
@@ -308,7 +221,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         })
         .insert_resource(config.rules);
     if config.range {
-        app.insert_resource(range::Range);
+        app.insert_resource(vocabulary::Range);
     }
     app.add_plugins(ServerPlugin {
         tick_hz: config.tick_hz,

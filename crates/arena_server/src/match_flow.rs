@@ -6,10 +6,12 @@ use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
+use crate::config::MatchRules;
 use crate::life::{SpawnRotation, positions, respawn};
 use crate::net::broadcast;
-use crate::range::Range;
-use crate::vocabulary::{Frag, PlayersChanged, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use crate::vocabulary::{
+    Frag, PlayersChanged, Range, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+};
 
 /// How often the scoreboard (with fresh pings) and the match clock go out
 /// when nothing else has changed, seconds.
@@ -26,21 +28,6 @@ pub(crate) fn plugin(app: &mut App) {
     app.add_message::<Frag>()
         .init_resource::<MatchState>()
         .add_observer(|_: On<PlayersChanged>, mut state: ResMut<MatchState>| state.dirty = true);
-}
-
-/// How matches are played.
-#[derive(Resource, Debug, Clone, Copy)]
-pub struct MatchRules {
-    pub frag_limit: u16,
-    pub time_limit_s: u32,
-    /// How long the results are shown before the next match, seconds.
-    pub results_s: u32,
-}
-
-impl Default for MatchRules {
-    fn default() -> Self {
-        Self { frag_limit: 20, time_limit_s: 600, results_s: 10 }
-    }
 }
 
 #[derive(Resource, Debug, Clone)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use arena_protocol::query::{PlayerEntry, ServerListing};
 use bevy::prelude::*;
 
-use crate::match_flow::MatchRules;
+use crate::config::MatchRules;
 use crate::transport::ServerTransport;
 use crate::vocabulary::{Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate};
 

@@ -1,18 +1,22 @@
 //! The shooting range (`--range`): targets that strafe across lanes at known
-//! speeds and distances and cannot die, shots that hurt nobody, and each
-//! shooter's tally with, for a miss, where the target was on the server.
+//! speeds and distances and cannot die, shots that hurt nobody (the combat
+//! rules see to that), and each shooter's tally, kept from the shots the
+//! combat rules resolved, with, for a miss, where the target was on the
+//! server.
 //!
 //! The targets are players with no client (like bots) whose state is set
 //! here each tick instead of by commands: they run back and forth along
 //! their lane at a constant speed and turn at the ends at once, so that the
 //! lead a shot needs without lag compensation is exactly speed × delay.
 
-use arena_protocol::{MAX_RANGE_MISS_M, RangeMiss};
+use arena_protocol::{MAX_RANGE_MISS_M, RangeMiss, RangeReport, ToClient};
 use arena_sim::quant::snap_state;
 use arena_sim::{Hitbox, PlayerId, PlayerState, Shot};
 use bevy::prelude::*;
+use bevy_renet::RenetServer;
 
-use crate::vocabulary::{ServerTick, Sim, TickRate};
+use crate::net::send;
+use crate::vocabulary::{Roster, ServerPlayer, ServerTick, ShotResolved, Sim, TickRate};
 
 /// The firing line: shooters stand at this z (on the ground in front of the
 /// south platform), facing north down the lanes, metres.
@@ -63,10 +67,6 @@ impl Lane {
     }
 }
 
-/// Present when the server is a shooting range.
-#[derive(Resource, Debug, Clone, Copy, Default)]
-pub struct Range;
-
 /// A range target, running lane `.0` of [`LANES`].
 #[derive(Component, Debug, Clone, Copy)]
 pub struct RangeTarget(pub usize);
@@ -99,6 +99,40 @@ pub(crate) fn move_targets(tick: Res<ServerTick>, rate: Res<TickRate>, mut targe
         // Facing the firing line, whole, unprotected.
         let state = PlayerState { vel, ..PlayerState::spawned_at(pos, std::f32::consts::PI) };
         sim.0 = snap_state(&state);
+    }
+}
+
+/// Each shot a shooter on the range fired, once resolved: its tally, and
+/// for a miss where the nearest target was, told to the shooter.
+pub(crate) fn tally_shots(
+    mut resolved: MessageReader<ShotResolved>,
+    roster: Res<Roster>,
+    targets: Query<&ServerPlayer, With<RangeTarget>>,
+    mut tallies: Query<(&ServerPlayer, &mut RangeTally)>,
+    mut server: ResMut<RenetServer>,
+) {
+    for ShotResolved { tested, hit } in resolved.read() {
+        let pending = &tested.pending;
+        let Some((shooter, mut tally)) = tallies.iter_mut().find(|(p, _)| p.id == pending.shooter) else { continue };
+        let Some(client) = shooter.client_id else { continue };
+        let lanes: Vec<(PlayerId, Hitbox)> =
+            tested.others.iter().filter(|(id, _)| targets.iter().any(|t| t.id == *id)).copied().collect();
+        let on_target = hit.is_some_and(|h| lanes.iter().any(|(id, _)| *id == h.victim));
+        tally.shots = tally.shots.saturating_add(1);
+        tally.hits = tally.hits.saturating_add(u32::from(on_target));
+        let missed = if on_target { None } else { miss(pending.shot, &lanes) };
+        if let Some(m) = missed {
+            debug!(
+                "range miss by {}: target {:.2} m right, {:.2} m up; render tick claimed {:.2}, estimated {:.2}, tested {:.2}",
+                roster.label(pending.shooter),
+                m.right_m,
+                m.up_m,
+                pending.cmd.render_tick,
+                tested.estimate,
+                tested.tick
+            );
+        }
+        send(&mut server, client, &ToClient::Range(RangeReport { shots: tally.shots, hits: tally.hits, miss: missed }));
     }
 }
 

@@ -16,10 +16,10 @@ use bevy_renet::{RenetServer, RenetServerEvent};
 use crate::intake::CommandBuffer;
 use crate::life::{SpawnRotation, choose_spawn};
 use crate::net::{broadcast, send};
-use crate::range::{LANES, Range, RangeTally, RangeTarget, firing_spot};
+use crate::range::{LANES, RangeTally, RangeTarget, firing_spot};
 use crate::transport::ServerTransport;
 use crate::vocabulary::{
-    ClientPrefs, Joined, PlayersChanged, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
+    ClientPrefs, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
     SimWorld, SnapshotAck, SnapshotRate, TickRate,
 };
 

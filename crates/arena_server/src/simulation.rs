@@ -6,11 +6,12 @@ use arena_sim::weapon::Ignored;
 use arena_sim::{HitZone, UserCmd, step_player};
 use bevy::prelude::*;
 
-use crate::combat::CombatStats;
 use crate::intake::CommandBuffer;
 use crate::life::kill;
 use crate::match_flow::MatchState;
-use crate::vocabulary::{Frag, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use crate::vocabulary::{
+    CombatStats, Frag, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<ServerTick>();

@@ -22,7 +22,7 @@ use bevy_renet::renet::{self, ClientId};
 use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};
 use renetcode::{NetcodeServer, ServerAuthentication, ServerConfig as NetcodeConfig, ServerResult};
 
-use crate::ServerConfig;
+use crate::config::{ConfigError, ServerConfig};
 use crate::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::vocabulary::DueClients;
 
@@ -58,38 +58,6 @@ pub enum ServerError {
     ThreadEnded,
     /// The server's loop ended with this error code.
     Stopped(u8),
-}
-
-/// A setting the server cannot run with.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ConfigError {
-    TickRate(u32),
-    SnapshotRate { snapshot_hz: u32, tick_hz: u32 },
-    BotSkill(f32),
-    MatchLimits,
-    MaxClients(usize),
-    TooManyPlayers { bots: usize, clients: usize },
-}
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let max = arena_protocol::MAX_PLAYERS;
-        let (lo, hi) = (arena_sim::TICK_HZ_RANGE.start(), arena_sim::TICK_HZ_RANGE.end());
-        match self {
-            ConfigError::TickRate(hz) => write!(f, "tick rate {hz} Hz is outside {lo}..={hi} Hz"),
-            ConfigError::SnapshotRate { snapshot_hz, tick_hz } => {
-                write!(f, "snapshot rate {snapshot_hz} Hz must be 1..={tick_hz} Hz (the tick rate)")
-            }
-            ConfigError::BotSkill(skill) => write!(f, "bot skill must be 0..=1, not {skill}"),
-            ConfigError::MatchLimits => f.write_str("the frag limit and the time limit must be above 0"),
-            ConfigError::MaxClients(n) => write!(f, "max clients must be 1..={max}, not {n}"),
-            ConfigError::TooManyPlayers { bots, clients } => write!(
-                f,
-                "{bots} bots and {clients} clients make more than the {max} players a server can hold; \
-                 lower --bots or --max-clients"
-            ),
-        }
-    }
 }
 
 impl std::fmt::Display for ServerError {

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arena_protocol::snapshot::Acknowledged;
-use arena_protocol::{ClientSettings, PlayerInfo};
-use arena_sim::{ArenaWorld, HitZone, PlayerId, PlayerState, Shot, UserCmd};
+use arena_protocol::{ClientSettings, HitReport, PlayerInfo};
+use arena_sim::{ArenaWorld, HitZone, Hitbox, PlayerId, PlayerState, Shot, UserCmd};
 use bevy::prelude::*;
 use bevy_renet::renet::ClientId;
 
@@ -47,10 +47,10 @@ pub struct ClientPrefs(pub ClientSettings);
 
 impl ClientPrefs {
     /// What a client uses until it says otherwise: lag compensation, and the
-    /// interpolation delay clients default to (two snapshot intervals).
+    /// interpolation delay clients default to.
     pub fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
-        let interp_ms = (2000.0 / f64::from(snapshot_rate.hz())).round().min(f64::from(arena_protocol::MAX_INTERP_MS));
-        Self(ClientSettings { lag_compensation: true, interp_ms: interp_ms as u16 })
+        let interp_ms = ClientSettings::interp_ms_of(arena_protocol::default_interp_ms(snapshot_rate));
+        Self(ClientSettings { lag_compensation: true, interp_ms })
     }
 }
 
@@ -84,6 +84,10 @@ pub struct SimWorld(pub Arc<ArenaWorld>);
 /// Lag compensation for the whole server (`--no-lag-compensation` turns it off).
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct LagCompensation(pub bool);
+
+/// Present when the server is a shooting range: nobody takes damage.
+#[derive(Resource, Debug, Clone, Copy, Default)]
+pub struct Range;
 
 /// When a player joined (real time since the server started).
 #[derive(Component, Debug, Clone, Copy)]
@@ -174,6 +178,49 @@ pub struct PendingShot {
     pub shot: Shot,
     /// How early the command came, ticks, for the render-time estimate.
     pub margin_ticks: f32,
+}
+
+/// A shot and the other players it is tested against: rewound by lag
+/// compensation to what its shooter saw, or as they are now.
+#[derive(Debug, Clone)]
+pub struct TestedShot {
+    pub pending: PendingShot,
+    /// Whether the others were rewound.
+    pub compensated: bool,
+    /// The server time the others are from, ticks.
+    pub tick: f64,
+    /// The server's own estimate of the shooter's render time, ticks.
+    pub estimate: f64,
+    /// The other players (never the shooter) at `tick`.
+    pub others: Vec<(PlayerId, Hitbox)>,
+    /// The other players as they are at the newest tick.
+    pub current: Vec<(PlayerId, Hitbox)>,
+}
+
+/// This tick's shots, with what each is tested against, for the combat rules.
+#[derive(Resource, Debug, Default)]
+pub struct TestedShots(pub Vec<TestedShot>);
+
+/// A shot the combat rules have judged: for the range's tally.
+#[derive(Message, Debug, Clone)]
+pub struct ShotResolved {
+    pub tested: TestedShot,
+    pub hit: Option<HitReport>,
+}
+
+/// Counters of the combat rules and their refusals.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct CombatStats {
+    pub shots: u64,
+    pub hits: u64,
+    pub kills: u64,
+    /// Claimed render times further than the tolerance from the estimate.
+    pub render_times_rejected: u64,
+    /// Render times outside the history, clamped into it.
+    pub render_times_clamped: u64,
+    pub fire_while_dead: u64,
+    pub reload_when_full: u64,
+    pub fire_too_soon: u64,
 }
 
 /// Counters of what the server had to reject or repair, for logs and tests.

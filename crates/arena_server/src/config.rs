@@ -1,0 +1,157 @@
+//! How a server is set up: every option of `arena server` (and of a host's
+//! listen server, and of the lab's) in one place, with its defaults and its
+//! checks, and the rules of a match.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use arena_protocol::key::Password;
+use arena_protocol::query::{ServerKind, clean_server_name};
+use arena_sim::{DEFAULT_TICK_HZ, TICK_HZ_RANGE};
+use bevy::prelude::*;
+
+use crate::range::LANES;
+
+/// How matches are played.
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct MatchRules {
+    pub frag_limit: u16,
+    pub time_limit_s: u32,
+    /// How long the results are shown before the next match, seconds.
+    pub results_s: u32,
+}
+
+impl Default for MatchRules {
+    fn default() -> Self {
+        Self { frag_limit: 20, time_limit_s: 600, results_s: 10 }
+    }
+}
+
+/// How a server is set up; the command line fills it in.
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    /// The name browsers show (`--name`); empty: see [`ServerConfig::display_name`].
+    pub name: String,
+    /// Dedicated, or a player's game (what browsers are told).
+    pub kind: ServerKind,
+    /// Address and UDP port to listen on; `0.0.0.0` listens on every interface.
+    pub bind: SocketAddr,
+    /// Extra addresses clients use to reach this server (behind NAT or port
+    /// forwarding). The addresses of this machine's interfaces are always added.
+    pub public_addrs: Vec<SocketAddr>,
+    /// Players connected at once, at most (bots not counted; bots and
+    /// clients together never exceed [`arena_protocol::MAX_PLAYERS`]).
+    pub max_clients: usize,
+    /// A private game's password: without it a client cannot even start to
+    /// connect. Open to anyone when not set.
+    pub password: Password,
+    /// Simulation rate, ticks per second.
+    pub tick_hz: u32,
+    /// Snapshots per second (at most the tick rate).
+    pub snapshot_hz: u32,
+    /// Lag compensation for everyone (each client can also turn it off for itself).
+    pub lag_compensation: bool,
+    /// Server-side bots to add, and how well they play (0-1).
+    pub bots: usize,
+    pub bot_skill: f32,
+    /// Seeds the bots' choices; `None`: a different game every time.
+    pub bot_seed: Option<u64>,
+    pub rules: MatchRules,
+    /// Stop on its own after this long (for scripts and tests).
+    pub stop_after: Option<Duration>,
+    /// A shooting range: targets on lanes that cannot die, nobody hurt.
+    pub range: bool,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            name: String::new(),
+            kind: ServerKind::Dedicated,
+            bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
+            public_addrs: Vec::new(),
+            max_clients: 16,
+            password: Password::OPEN,
+            tick_hz: DEFAULT_TICK_HZ,
+            snapshot_hz: DEFAULT_TICK_HZ,
+            lag_compensation: true,
+            bots: 0,
+            bot_skill: 0.5,
+            bot_seed: None,
+            rules: MatchRules::default(),
+            stop_after: None,
+            range: false,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The name the server announces: `name` cleaned, or the machine's name.
+    pub fn display_name(&self) -> String {
+        let name = clean_server_name(&self.name);
+        if !name.is_empty() {
+            return name;
+        }
+        let host = clean_server_name(&gethostname::gethostname().to_string_lossy());
+        if host.is_empty() { "Arena server".to_string() } else { host }
+    }
+
+    /// Range targets: players with no client, like bots.
+    pub fn targets(&self) -> usize {
+        if self.range { LANES.len() } else { 0 }
+    }
+
+    /// Checks every setting against what the server can run.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        use ConfigError as E;
+        let max = arena_protocol::MAX_PLAYERS;
+        let problem = if !TICK_HZ_RANGE.contains(&self.tick_hz) {
+            Some(E::TickRate(self.tick_hz))
+        } else if self.snapshot_hz == 0 || self.snapshot_hz > self.tick_hz {
+            Some(E::SnapshotRate { snapshot_hz: self.snapshot_hz, tick_hz: self.tick_hz })
+        } else if !(0.0..=1.0).contains(&self.bot_skill) {
+            Some(E::BotSkill(self.bot_skill))
+        } else if self.rules.frag_limit == 0 || self.rules.time_limit_s == 0 {
+            Some(E::MatchLimits)
+        } else if self.max_clients == 0 || self.max_clients > max {
+            Some(E::MaxClients(self.max_clients))
+        } else if self.bots + self.targets() + self.max_clients > max {
+            Some(E::TooManyPlayers { bots: self.bots + self.targets(), clients: self.max_clients })
+        } else {
+            None
+        };
+        problem.map_or(Ok(()), Err)
+    }
+}
+
+/// A setting the server cannot run with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConfigError {
+    TickRate(u32),
+    SnapshotRate { snapshot_hz: u32, tick_hz: u32 },
+    BotSkill(f32),
+    MatchLimits,
+    MaxClients(usize),
+    TooManyPlayers { bots: usize, clients: usize },
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let max = arena_protocol::MAX_PLAYERS;
+        let (lo, hi) = (arena_sim::TICK_HZ_RANGE.start(), arena_sim::TICK_HZ_RANGE.end());
+        match self {
+            ConfigError::TickRate(hz) => write!(f, "tick rate {hz} Hz is outside {lo}..={hi} Hz"),
+            ConfigError::SnapshotRate { snapshot_hz, tick_hz } => {
+                write!(f, "snapshot rate {snapshot_hz} Hz must be 1..={tick_hz} Hz (the tick rate)")
+            }
+            ConfigError::BotSkill(skill) => write!(f, "bot skill must be 0..=1, not {skill}"),
+            ConfigError::MatchLimits => f.write_str("the frag limit and the time limit must be above 0"),
+            ConfigError::MaxClients(n) => write!(f, "max clients must be 1..={max}, not {n}"),
+            ConfigError::TooManyPlayers { bots, clients } => write!(
+                f,
+                "{bots} bots and {clients} clients make more than the {max} players a server can hold; \
+                 lower --bots or --max-clients"
+            ),
+        }
+    }
+}
