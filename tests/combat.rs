@@ -5,57 +5,38 @@
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::time::Duration;
-
-use arena_client::{Interpolated, LinkConditions, LocalInput, LocalPlayer, LocalRender, NetcodeSettings, ThisTick};
-use arena_lab::harness::{LoopbackGame, loopback_config};
+use arena_client::{LinkConditions, LocalInput, NetcodeSettings, ThisTick};
+use arena_lab::harness::{LoopbackGame, loopback_config, test_frame, test_frames};
 use arena_server::{CombatStats, ShotLog, ShotRecord};
 use arena_sim::{Buttons, HitZone, Hitbox, PlayerState};
 use bevy::prelude::*;
 
-const FPS: f64 = 128.0;
-
-fn frames(seconds: f64) -> usize {
-    (seconds * FPS).round() as usize
-}
-
 fn game(latency_ms: f32, netcode: NetcodeSettings) -> LoopbackGame {
     let netcode = NetcodeSettings { conditions: LinkConditions { latency_ms, ..LinkConditions::OFF }, ..netcode };
-    let mut game = LoopbackGame::start(
-        &loopback_config(64),
-        &netcode,
-        11,
-        &["Shooter", "Target"],
-        Duration::from_secs_f64(1.0 / FPS),
-    )
-    .expect("joined");
-    game.step(frames(2.0));
+    let mut game =
+        LoopbackGame::start(&loopback_config(64), &netcode, 11, &["Shooter", "Target"], test_frame()).expect("joined");
+    game.step(test_frames(2.0));
     game
 }
 
 /// The target as the shooter's client draws it.
-fn drawn_target(game: &mut LoopbackGame) -> PlayerState {
-    let shooter = &mut game.clients[0];
-    let mut query = shooter.world_mut().query_filtered::<&Interpolated, Without<LocalPlayer>>();
-    query.single(shooter.world()).expect("the target is drawn").0
-}
-
-fn shooter_eye(game: &LoopbackGame) -> Vec3 {
-    game.clients[0].world().resource::<LocalRender>().state.expect("drawn").eye_pos()
-}
-
-fn aim_at(game: &mut LoopbackGame, point: Vec3) {
-    let (yaw, pitch) = arena_sim::look_at(shooter_eye(game), point);
-    let mut input = game.clients[0].world_mut().resource_mut::<LocalInput>();
-    (input.yaw, input.pitch) = (yaw, pitch);
-}
-
-fn set_fire(game: &mut LoopbackGame, on: bool) {
-    game.clients[0].world_mut().resource_mut::<LocalInput>().held = if on { Buttons::FIRE } else { Buttons::default() };
+fn drawn_target(game: &LoopbackGame) -> PlayerState {
+    game.drawn_other(0).expect("the target is drawn")
 }
 
 fn shot_log(game: &mut LoopbackGame) -> Vec<ShotRecord> {
     game.server.world_mut().resource_mut::<ShotLog>().0.drain(..).collect()
+}
+
+/// The shooter holds the trigger at `target`'s body for `seconds`; the
+/// shots the server resolved.
+fn fire_at_body(game: &mut LoopbackGame, target: &PlayerState, seconds: f64) -> Vec<ShotRecord> {
+    game.aim(0, Hitbox::of(target).body_center());
+    game.hold_fire(0, true);
+    game.step(test_frames(seconds));
+    game.hold_fire(0, false);
+    game.step(test_frames(0.3));
+    shot_log(game)
 }
 
 #[test]
@@ -64,15 +45,10 @@ fn a_wall_stops_a_shot_that_would_hit() {
     // The centre slab (x -3.5..3.5, z -0.8..0.8, 3 m high) between them.
     game.teleport("Shooter", Vec3::new(0.0, 0.0, 6.0), 0.0);
     game.teleport("Target", Vec3::new(0.0, 0.0, -6.0), std::f32::consts::PI);
-    game.step(frames(0.5));
-    let target = drawn_target(&mut game);
+    game.step(test_frames(0.5));
+    let target = drawn_target(&game);
     assert!(target.pos.distance(Vec3::new(0.0, 0.0, -6.0)) < 0.01);
-    aim_at(&mut game, Hitbox::of(&target).body_center());
-    set_fire(&mut game, true);
-    game.step(frames(0.5));
-    set_fire(&mut game, false);
-    game.step(frames(0.3));
-    let shots = shot_log(&mut game);
+    let shots = fire_at_body(&mut game, &target, 0.5);
     assert!(shots.len() >= 3, "{} shots", shots.len());
     assert!(shots.iter().all(|s| s.hit.is_none()), "no shot went through the wall");
     // The aim itself was good: the rewound target lay on every shot's line.
@@ -80,14 +56,9 @@ fn a_wall_stops_a_shot_that_would_hit() {
 
     // On the shooter's side of the slab, with a clear line, the same aim hits.
     game.teleport("Target", Vec3::new(10.0, 0.0, 5.0), 0.0);
-    game.step(frames(0.5));
-    let target = drawn_target(&mut game);
-    aim_at(&mut game, Hitbox::of(&target).body_center());
-    set_fire(&mut game, true);
-    game.step(frames(0.3));
-    set_fire(&mut game, false);
-    game.step(frames(0.3));
-    let shots = shot_log(&mut game);
+    game.step(test_frames(0.5));
+    let target = drawn_target(&game);
+    let shots = fire_at_body(&mut game, &target, 0.3);
     assert!(!shots.is_empty() && shots.iter().all(|s| s.hit.is_some()), "clear shots hit");
 }
 
@@ -96,11 +67,11 @@ fn a_wall_stops_a_shot_that_would_hit() {
 fn strafe_and_shoot(game: &mut LoopbackGame, seconds: f64) -> f64 {
     game.teleport("Shooter", Vec3::new(0.0, 3.0, 21.5), 0.0);
     game.teleport("Target", Vec3::new(0.0, 0.0, 2.5), std::f32::consts::PI);
-    game.step(frames(1.0));
+    game.step(test_frames(1.0));
     shot_log(game);
     let mut direction = 1.0f32;
-    for frame in 0..frames(seconds) {
-        if frame % frames(1.3) == 0 {
+    for frame in 0..test_frames(seconds) {
+        if frame % test_frames(1.3) == 0 {
             direction = -direction;
         }
         {
@@ -109,13 +80,13 @@ fn strafe_and_shoot(game: &mut LoopbackGame, seconds: f64) -> f64 {
             input.right = direction;
         }
         let target = drawn_target(game);
-        aim_at(game, Hitbox::of(&target).body_center());
-        set_fire(game, true);
+        game.aim(0, Hitbox::of(&target).body_center());
+        game.hold_fire(0, true);
         game.keep_alive("Target");
         game.step(1);
     }
-    set_fire(game, false);
-    game.step(frames(0.5));
+    game.hold_fire(0, false);
+    game.step(test_frames(0.5));
     let shots = shot_log(game);
     assert!(shots.len() > 20, "{} shots", shots.len());
     shots.iter().filter(|s| s.hit.is_some()).count() as f64 / shots.len() as f64
@@ -136,19 +107,19 @@ fn crouching_is_rewound_too() {
     let mut game = game(200.0, NetcodeSettings::default());
     game.teleport("Shooter", Vec3::new(0.0, 0.0, 8.0), 0.0);
     game.teleport("Target", Vec3::new(8.0, 0.0, -8.0), 0.0);
-    game.step(frames(0.5));
+    game.step(test_frames(0.5));
     // The target crouches for a second, then stands up.
     game.clients[1].world_mut().resource_mut::<LocalInput>().held = Buttons::CROUCH;
-    game.step(frames(1.0));
+    game.step(test_frames(1.0));
     game.clients[1].world_mut().resource_mut::<LocalInput>().held = Buttons::default();
     // The moment the server has it standing again, the shooter, 200 ms behind,
     // still draws it crouched and fires at where a standing head would be.
-    assert!(game.step_until(frames(1.0), |g| g.sim("Target").is_some_and(|s| !s.crouched)));
-    assert!(drawn_target(&mut game).crouched, "the shooter still sees it crouched");
+    assert!(game.step_until(test_frames(1.0), |g| g.sim("Target").is_some_and(|s| !s.crouched)));
+    assert!(drawn_target(&game).crouched, "the shooter still sees it crouched");
     let standing_head = Hitbox { crouched: false, ..Hitbox::of(&game.sim("Target").unwrap()) }.head_center();
-    aim_at(&mut game, standing_head);
-    game.clients[0].world_mut().resource_mut::<LocalInput>().press(Buttons::FIRE);
-    game.step(frames(0.6));
+    game.aim(0, standing_head);
+    game.tap_fire(0);
+    game.step(test_frames(0.6));
     let shots = shot_log(&mut game);
     let shot = shots.first().expect("one shot");
     assert!(shot.tested[0].1.crouched, "tested as the shooter saw it: crouched");
@@ -183,21 +154,19 @@ fn head_shots_kill_in_two_and_the_dead_respawn() {
     let mut game = game(0.0, NetcodeSettings::default());
     game.teleport("Shooter", Vec3::new(0.0, 0.0, 6.0), 0.0);
     game.teleport("Target", Vec3::new(10.0, 0.0, 5.0), 0.0);
-    game.step(frames(0.5));
+    game.step(test_frames(0.5));
     for _ in 0..2 {
-        let target = drawn_target(&mut game);
-        aim_at(&mut game, Hitbox::of(&target).head_center());
-        game.clients[0].world_mut().resource_mut::<LocalInput>().press(Buttons::FIRE);
-        game.step(1);
-        set_fire(&mut game, false);
-        game.step(frames(0.3));
+        let target = drawn_target(&game);
+        game.aim(0, Hitbox::of(&target).head_center());
+        game.tap_fire(0);
+        game.step(test_frames(0.3));
     }
     let shots = shot_log(&mut game);
     assert_eq!(shots.len(), 2);
     assert!(shots.iter().all(|s| s.hit.is_some_and(|h| h.zone == HitZone::Head)), "{shots:?}");
     assert!(shots[1].hit.is_some_and(|h| h.killed), "two head shots kill");
     assert!(!game.sim("Target").unwrap().alive);
-    assert!(game.step_until(frames(3.0), |g| g.sim("Target").is_some_and(|s| s.alive && s.health == 100)));
+    assert!(game.step_until(test_frames(3.0), |g| g.sim("Target").is_some_and(|s| s.alive && s.health == 100)));
 }
 
 /// Largest frame-to-frame jump of the target as the shooter draws it, while
@@ -213,17 +182,17 @@ fn largest_drawn_step(interpolation: bool) -> f32 {
         &NetcodeSettings { conditions, ..netcode },
         5,
         &["Shooter", "Target"],
-        Duration::from_secs_f64(1.0 / FPS),
+        test_frame(),
     )
     .expect("joined");
-    game.step(frames(2.0));
-    let mut last = drawn_target(&mut game).pos;
+    game.step(test_frames(2.0));
+    let mut last = drawn_target(&game).pos;
     let mut largest = 0.0f32;
-    for frame in 0..frames(4.0) {
+    for frame in 0..test_frames(4.0) {
         game.clients[1].world_mut().resource_mut::<LocalInput>().right =
             if (frame / 200) % 2 == 0 { 1.0 } else { -1.0 };
         game.step(1);
-        let now = drawn_target(&mut game).pos;
+        let now = drawn_target(&game).pos;
         largest = largest.max(now.distance(last));
         last = now;
     }

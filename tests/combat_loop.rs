@@ -7,24 +7,13 @@
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::time::Duration;
-
-use arena_client::{
-    DamageTaken, Disconnect, Interpolated, KillNotice, LocalInput, LocalPlayer, LocalRender, MatchStatus, NetPlayer,
-    NetcodeSettings, Roster, Scoreboard,
-};
-use arena_lab::harness::{LoopbackGame, loopback_config};
+use arena_client::{DamageTaken, Disconnect, KillNotice, MatchStatus, NetPlayer, NetcodeSettings, Roster, Scoreboard};
+use arena_lab::harness::{LoopbackGame, drawn_others, drawn_self, loopback_config, test_frame, test_frames};
 use arena_protocol::MatchPhase;
 use arena_server::{MatchRules, MatchState, ServerConfig};
 use arena_sim::weapon::{BODY_DAMAGE, MAX_HEALTH};
-use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState};
+use arena_sim::{Hitbox, PlayerId};
 use bevy::prelude::*;
-
-const FPS: f64 = 128.0;
-
-fn frames(seconds: f64) -> usize {
-    (seconds * FPS).round() as usize
-}
 
 /// What a client heard: kills in the feed and damage taken.
 #[derive(Resource, Default)]
@@ -41,53 +30,29 @@ fn listen(mut kills: MessageReader<KillNotice>, mut damage: MessageReader<Damage
 /// "Shooter" and "Target" on a server with these rules, no fake latency.
 fn game(rules: MatchRules) -> LoopbackGame {
     let config = ServerConfig { rules, ..loopback_config(64) };
-    let mut game = LoopbackGame::start(
-        &config,
-        &NetcodeSettings::default(),
-        3,
-        &["Shooter", "Target"],
-        Duration::from_secs_f64(1.0 / FPS),
-    )
-    .expect("joined");
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 3, &["Shooter", "Target"], test_frame())
+        .expect("joined");
     for client in &mut game.clients {
         client.init_resource::<Heard>().add_systems(Update, listen);
     }
-    game.step(frames(1.0));
+    game.step(test_frames(1.0));
     // Face to face across open floor, neither protected.
     game.teleport("Shooter", Vec3::new(0.0, 0.0, 6.0), 0.0);
     game.teleport("Target", Vec3::new(10.0, 0.0, 5.0), 0.0);
-    game.step(frames(0.5));
+    game.step(test_frames(0.5));
     game
 }
 
 fn id_of(game: &LoopbackGame, name: &str) -> PlayerId {
-    let roster = game.server.world().resource::<arena_server::Roster>();
-    roster.players.iter().find(|(_, e)| e.name == name).map(|(id, _)| *id).expect("in the roster")
+    game.id_of(name).expect("in the roster")
 }
 
-/// The target as the shooter's client draws it.
-fn drawn_target(game: &mut LoopbackGame) -> PlayerState {
-    let shooter = &mut game.clients[0];
-    let mut query = shooter.world_mut().query_filtered::<&Interpolated, Without<LocalPlayer>>();
-    query.single(shooter.world()).expect("the target is drawn").0
-}
-
-/// One body shot at the target as drawn; waits for it to land.
+/// One body shot at the target as the shooter's client draws it; waits for it to land.
 fn body_shot(game: &mut LoopbackGame) {
-    let target = Hitbox::of(&drawn_target(game)).body_center();
-    let eye = game.clients[0].world().resource::<LocalRender>().state.expect("drawn").eye_pos();
-    let (yaw, pitch) = arena_sim::look_at(eye, target);
-    let mut input = game.clients[0].world_mut().resource_mut::<LocalInput>();
-    (input.yaw, input.pitch) = (yaw, pitch);
-    tap_fire(game, 0);
-    game.step(frames(0.25));
-}
-
-/// Client `i` pulls the trigger once: pressed for one frame, then let go.
-fn tap_fire(game: &mut LoopbackGame, i: usize) {
-    game.clients[i].world_mut().resource_mut::<LocalInput>().press(Buttons::FIRE);
-    game.step(1);
-    game.clients[i].world_mut().resource_mut::<LocalInput>().held = Buttons::default();
+    let target = game.drawn_other(0).expect("the target is drawn");
+    game.aim(0, Hitbox::of(&target).body_center());
+    game.tap_fire(0);
+    game.step(test_frames(0.25));
 }
 
 fn kill_target(game: &mut LoopbackGame) {
@@ -104,15 +69,15 @@ fn body_shots_wound_then_kill_and_everyone_hears_of_it() {
     body_shot(&mut game);
     assert_eq!(game.sim("Target").unwrap().health, MAX_HEALTH - BODY_DAMAGE);
     // The target's own client shows the wound and where it came from.
-    game.step(frames(0.2));
-    let seen = game.clients[1].world().resource::<LocalRender>().state.unwrap();
+    game.step(test_frames(0.2));
+    let seen = drawn_self(&game.clients[1]).unwrap();
     assert_eq!(seen.health, MAX_HEALTH - BODY_DAMAGE);
     let damage = &game.clients[1].world().resource::<Heard>().damage;
     assert_eq!(damage.len(), 1);
     assert_eq!((damage[0].attacker, damage[0].amount), (shooter, BODY_DAMAGE));
 
     kill_target(&mut game);
-    game.step(frames(0.2));
+    game.step(test_frames(0.2));
     assert!(!game.sim("Target").unwrap().alive, "four body shots kill");
     for client in &game.clients {
         let kills = &client.world().resource::<Heard>().kills;
@@ -126,8 +91,8 @@ fn body_shots_wound_then_kill_and_everyone_hears_of_it() {
     }
     // The dead cannot act: firing does nothing.
     let ammo = game.sim("Target").unwrap().ammo;
-    tap_fire(&mut game, 1);
-    game.step(frames(0.2));
+    game.tap_fire(1);
+    game.step(test_frames(0.2));
     assert_eq!(game.sim("Target").unwrap().ammo, ammo);
 }
 
@@ -138,9 +103,9 @@ fn the_dead_respawn_after_a_delay_at_the_spawn_farthest_from_the_others() {
     let died_at = game.sim("Target").unwrap().pos;
     let shooter_at = game.sim("Shooter").unwrap().pos;
     // Not before the delay (2 s).
-    game.step(frames(arena_server::RESPAWN_DELAY_S as f64 - 0.6));
+    game.step(test_frames(arena_server::RESPAWN_DELAY_S as f64 - 0.6));
     assert!(!game.sim("Target").unwrap().alive, "still dead before the delay");
-    assert!(game.step_until(frames(1.0), |g| g.sim("Target").is_some_and(|s| s.alive)));
+    assert!(game.step_until(test_frames(1.0), |g| g.sim("Target").is_some_and(|s| s.alive)));
     let back = game.sim("Target").unwrap();
     assert_eq!(back.health, MAX_HEALTH);
     assert_eq!(back.ammo, arena_sim::weapon::MAGAZINE);
@@ -153,8 +118,8 @@ fn the_dead_respawn_after_a_delay_at_the_spawn_farthest_from_the_others() {
     assert!(back.pos.distance(farthest.pos) < 0.01, "respawned at {} not {}", back.pos, farthest.pos);
     assert!(back.pos.distance(died_at) > 5.0);
     // Its client sees itself alive there too.
-    game.step(frames(0.3));
-    let seen = game.clients[1].world().resource::<LocalRender>().state.unwrap();
+    game.step(test_frames(0.3));
+    let seen = drawn_self(&game.clients[1]).unwrap();
     assert!(seen.alive && seen.pos.distance(back.pos) < 0.5);
 }
 
@@ -162,7 +127,7 @@ fn the_dead_respawn_after_a_delay_at_the_spawn_farthest_from_the_others() {
 fn spawn_protection_stops_damage_until_it_runs_out_or_the_player_fires() {
     let mut game = game(MatchRules::default());
     kill_target(&mut game);
-    assert!(game.step_until(frames(3.0), |g| g.sim("Target").is_some_and(|s| s.alive)));
+    assert!(game.step_until(test_frames(3.0), |g| g.sim("Target").is_some_and(|s| s.alive)));
     let protected = game.sim("Target").unwrap();
     assert!(protected.protected_s > 0.0);
     // Bring it back into the line of fire, still protected.
@@ -170,20 +135,20 @@ fn spawn_protection_stops_damage_until_it_runs_out_or_the_player_fires() {
         s.pos = Vec3::new(10.0, 0.0, 5.0);
         s.spawn_count = s.spawn_count.wrapping_add(1);
     });
-    game.step(frames(0.2));
-    assert!(drawn_target(&mut game).protected_s > 0.0, "the shooter sees the protection");
+    game.step(test_frames(0.2));
+    assert!(game.drawn_other(0).expect("the target is drawn").protected_s > 0.0, "the shooter sees the protection");
     body_shot(&mut game);
     assert_eq!(game.sim("Target").unwrap().health, MAX_HEALTH, "no damage while protected");
 
     // It runs out by itself.
-    assert!(game.step_until(frames(2.0), |g| g.sim("Target").is_some_and(|s| s.protected_s == 0.0)));
+    assert!(game.step_until(test_frames(2.0), |g| g.sim("Target").is_some_and(|s| s.protected_s == 0.0)));
     body_shot(&mut game);
     assert_eq!(game.sim("Target").unwrap().health, MAX_HEALTH - BODY_DAMAGE);
 
     // And ends at once when the protected player fires.
     game.edit_sim("Target", |s| s.protected_s = arena_sim::player::SPAWN_PROTECTION_S);
-    tap_fire(&mut game, 1);
-    game.step(frames(0.2));
+    game.tap_fire(1);
+    game.step(test_frames(0.2));
     assert_eq!(game.sim("Target").unwrap().protected_s, 0.0);
     body_shot(&mut game);
     assert_eq!(game.sim("Target").unwrap().health, MAX_HEALTH - 2 * BODY_DAMAGE);
@@ -199,11 +164,11 @@ fn a_match_ends_at_the_frag_limit_shows_results_and_starts_again() {
     let shooter = id_of(&game, "Shooter");
     kill_target(&mut game);
     assert_eq!(phase(&game), MatchPhase::Playing, "one frag is not the limit");
-    assert!(game.step_until(frames(3.0), |g| g.sim("Target").is_some_and(|s| s.alive)));
+    assert!(game.step_until(test_frames(3.0), |g| g.sim("Target").is_some_and(|s| s.alive)));
     game.teleport("Target", Vec3::new(10.0, 0.0, 5.0), 0.0);
-    game.step(frames(0.3));
+    game.step(test_frames(0.3));
     kill_target(&mut game);
-    game.step(frames(0.2));
+    game.step(test_frames(0.2));
     assert_eq!(phase(&game), MatchPhase::Over { winner: Some(shooter) });
     for client in &game.clients {
         let status = client.world().resource::<MatchStatus>();
@@ -212,18 +177,18 @@ fn a_match_ends_at_the_frag_limit_shows_results_and_starts_again() {
     }
     // During the results nobody acts: the shooter's trigger does nothing.
     let ammo = game.sim("Shooter").unwrap().ammo;
-    tap_fire(&mut game, 0);
-    game.step(frames(0.3));
+    game.tap_fire(0);
+    game.step(test_frames(0.3));
     assert_eq!(game.sim("Shooter").unwrap().ammo, ammo);
 
     // Then a new match: scores cleared, everyone alive and armed.
-    assert!(game.step_until(frames(2.5), |g| phase(g) == MatchPhase::Playing));
+    assert!(game.step_until(test_frames(2.5), |g| phase(g) == MatchPhase::Playing));
     assert_eq!(game.server.world().resource::<MatchState>().number, 2);
     for name in ["Shooter", "Target"] {
         let s = game.sim(name).unwrap();
         assert!(s.alive && s.health == MAX_HEALTH && s.ammo == arena_sim::weapon::MAGAZINE, "{name}: {s:?}");
     }
-    game.step(frames(0.3));
+    game.step(test_frames(0.3));
     for client in &game.clients {
         let status = client.world().resource::<MatchStatus>();
         assert_eq!(status.info.unwrap().number, 2);
@@ -237,8 +202,8 @@ fn a_match_ends_at_the_frag_limit_shows_results_and_starts_again() {
 #[test]
 fn a_match_with_no_frags_ends_at_the_time_limit_without_a_winner() {
     let mut game = game(MatchRules { frag_limit: 20, time_limit_s: 3, results_s: 1 });
-    assert!(game.step_until(frames(4.0), |g| phase(g) == MatchPhase::Over { winner: None }));
-    assert!(game.step_until(frames(2.0), |g| phase(g) == MatchPhase::Playing));
+    assert!(game.step_until(test_frames(4.0), |g| phase(g) == MatchPhase::Over { winner: None }));
+    assert!(game.step_until(test_frames(2.0), |g| phase(g) == MatchPhase::Playing));
     assert_eq!(game.server.world().resource::<MatchState>().number, 2);
 }
 
@@ -249,10 +214,10 @@ fn a_player_who_leaves_while_dead_leaves_no_ghost() {
     kill_target(&mut game);
     assert!(!game.sim("Target").unwrap().alive);
     game.clients[1].world_mut().trigger(Disconnect);
-    game.step(frames(0.5));
+    game.step(test_frames(0.5));
     assert!(game.player("Target").is_none(), "gone from the server");
     // Past the respawn delay: nothing comes back.
-    game.step(frames(arena_server::RESPAWN_DELAY_S as f64 + 0.5));
+    game.step(test_frames(arena_server::RESPAWN_DELAY_S as f64 + 0.5));
     assert!(game.player("Target").is_none(), "not respawned as a ghost");
     let shooter = &mut game.clients[0];
     let mut players = shooter.world_mut().query::<&NetPlayer>();
@@ -266,14 +231,11 @@ fn a_player_who_leaves_while_dead_leaves_no_ghost() {
 fn server_bots_roam_fight_and_show_up_like_players() {
     let config = ServerConfig { bots: 3, bot_skill: 0.8, ..loopback_config(64) };
     let mut game =
-        LoopbackGame::start(&config, &NetcodeSettings::default(), 9, &["Watcher"], Duration::from_secs_f64(1.0 / FPS))
-            .expect("joined");
-    game.step(frames(1.0));
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 9, &["Watcher"], test_frame()).expect("joined");
+    game.step(test_frames(1.0));
     // The watcher only looks; the bots move and fight among themselves (and shoot it).
     let bot_positions = |game: &mut LoopbackGame| -> Vec<(PlayerId, Vec3)> {
-        let client = &mut game.clients[0];
-        let mut query = client.world_mut().query_filtered::<(&NetPlayer, &Interpolated), Without<LocalPlayer>>();
-        query.iter(client.world()).map(|(p, i)| (p.id, i.pos)).collect()
+        drawn_others(&game.clients[0]).into_iter().map(|(id, s)| (id, s.pos)).collect()
     };
     let start = bot_positions(&mut game);
     assert_eq!(start.len(), 3, "the client draws every bot");
@@ -283,7 +245,7 @@ fn server_bots_roam_fight_and_show_up_like_players() {
     let mut moved = std::collections::HashSet::new();
     for _ in 0..30 {
         game.keep_alive("Watcher");
-        game.step(frames(1.0));
+        game.step(test_frames(1.0));
         for (id, pos) in bot_positions(&mut game) {
             if start.iter().any(|(s, p)| *s == id && p.distance(pos) > 3.0) {
                 moved.insert(id);

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use arena_client::{LastDisconnect, LocalInput, NetcodeSettings, Session, ThisTick};
 use arena_lab::harness::{
-    HostileServer, LoopbackGame, RawClient, client_app_with, client_app_with_password, loopback_config,
-    server_app_with_frame, session, step, step_until,
+    HostileServer, LoopbackGame, RawClient, TEST_FPS, client_app_with, client_app_with_password, loopback_config,
+    server_app_with_frame, session, step, step_until, test_frame, test_frames,
 };
 use arena_protocol::bits::BitsOut;
 use arena_protocol::key::Password;
@@ -26,15 +26,6 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 const HZ: u32 = 64;
-const FPS: f64 = 128.0;
-
-fn frame() -> Duration {
-    Duration::from_secs_f64(1.0 / FPS)
-}
-
-fn frames(seconds: f64) -> usize {
-    (seconds * FPS).round() as usize
-}
 
 fn counters(server: &App) -> GuardCounters {
     server.world().resource::<ServerTransport>().guard_counters().clone()
@@ -90,15 +81,15 @@ fn hostile_datagrams(seed: u64) -> Vec<Vec<u8>> {
 
 #[test]
 fn no_datagram_from_a_pending_or_connected_address_crashes_the_server_or_drops_a_player() {
-    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), frame());
-    let mut ada = client_app_with(frame(), info.local_addr, "Ada", NetcodeSettings::default());
-    assert!(step_until(&mut [&mut server, &mut ada], frames(5.0), |apps| session(apps[1]) == Session::InGame));
+    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
+    let mut ada = client_app_with(test_frame(), info.local_addr, "Ada", NetcodeSettings::default());
+    assert!(step_until(&mut [&mut server, &mut ada], test_frames(5.0), |apps| session(apps[1]) == Session::InGame));
     let addr = server_addr(&server);
 
     // A raw client that connects honestly, then sends garbage from its address.
     let mut connected = RawClient::new(addr, 10, 300);
-    let ok = (0..frames(5.0)).any(|_| {
-        connected.pump(frame());
+    let ok = (0..test_frames(5.0)).any(|_| {
+        connected.pump(test_frame());
         step(&mut [&mut server, &mut ada], 1);
         connected.netcode.is_connected()
     });
@@ -123,14 +114,14 @@ fn no_datagram_from_a_pending_or_connected_address_crashes_the_server_or_drops_a
             pending.send_raw(d);
             sent += 2;
         }
-        connected.pump(frame());
+        connected.pump(test_frame());
         step(&mut [&mut server, &mut ada], 1);
         assert!(
             round % 512 != 0 || server.world().resource::<ServerTransport>().pending_connections() >= 1,
             "the second address stayed pending"
         );
     }
-    step(&mut [&mut server, &mut ada], frames(0.5));
+    step(&mut [&mut server, &mut ada], test_frames(0.5));
     let received = server.world().resource::<ServerTransport>().traffic.datagrams_in - received_before;
     // The honest clients' own packets come on top of the hostile ones.
     assert!(received >= sent, "every hostile datagram reached the server: {received} of {sent}");
@@ -142,7 +133,7 @@ fn no_datagram_from_a_pending_or_connected_address_crashes_the_server_or_drops_a
     // Ada still moves.
     let before = server_pos(&mut server);
     ada.world_mut().resource_mut::<LocalInput>().forward = 1.0;
-    step(&mut [&mut server, &mut ada], frames(0.5));
+    step(&mut [&mut server, &mut ada], test_frames(0.5));
     assert!(server_pos(&mut server).distance(before) > 1.0, "Ada still plays");
 }
 
@@ -156,10 +147,10 @@ fn server_pos(server: &mut App) -> Vec3 {
 /// A client joined to a server made by hand, which has welcomed it.
 fn hostile_pair() -> (HostileServer, App) {
     let mut hostile = HostileServer::bind();
-    let mut client = client_app_with(frame(), hostile.addr(), "Ada", NetcodeSettings::default());
-    let ok = (0..frames(5.0)).any(|_| {
+    let mut client = client_app_with(test_frame(), hostile.addr(), "Ada", NetcodeSettings::default());
+    let ok = (0..test_frames(5.0)).any(|_| {
         client.update();
-        hostile.pump(frame());
+        hostile.pump(test_frame());
         hostile.client_addr().is_some()
     });
     assert!(ok, "the client connected to the hand-made server");
@@ -172,8 +163,8 @@ fn hostile_pair() -> (HostileServer, App) {
         players: vec![PlayerInfo { id: PlayerId(0), name: "Ada".into(), bot: false }],
         range: false,
     }));
-    let ok = (0..frames(2.0)).any(|_| {
-        hostile.pump(frame());
+    let ok = (0..test_frames(2.0)).any(|_| {
+        hostile.pump(test_frame());
         client.update();
         session(&client) == Session::InGame
     });
@@ -190,7 +181,7 @@ fn no_datagram_from_its_server_crashes_a_client() {
         for d in chunk {
             hostile.send_raw(to, d);
         }
-        hostile.pump(frame());
+        hostile.pump(test_frame());
         client.update();
     }
     let transport = client.world().resource::<arena_client::transport::UdpTransport>();
@@ -284,7 +275,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
     ];
     for message in &messages {
         hostile.send_message(message);
-        hostile.pump(frame());
+        hostile.pump(test_frame());
         client.update();
     }
     // A flood: thousands of shots in a frame.
@@ -295,11 +286,11 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
                 trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::new(i as f32, 1.0, 0.0)),
             });
         }
-        hostile.pump(frame());
+        hostile.pump(test_frame());
         client.update();
     }
-    for _ in 0..frames(1.0) {
-        hostile.pump(frame());
+    for _ in 0..test_frames(1.0) {
+        hostile.pump(test_frame());
         client.update();
     }
     let stats = client.world().resource::<arena_client::ClientStats>();
@@ -313,11 +304,11 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
 
 #[test]
 fn a_silent_client_claiming_no_timeout_is_dropped_within_10_s() {
-    let (mut server, _) = server_app_with_frame(&loopback_config(HZ), frame());
+    let (mut server, _) = server_app_with_frame(&loopback_config(HZ), test_frame());
     let addr = server_addr(&server);
     let mut silent = RawClient::new(addr, -1, 3600 * 24 * 365);
-    let ok = (0..frames(5.0)).any(|_| {
-        silent.pump(frame());
+    let ok = (0..test_frames(5.0)).any(|_| {
+        silent.pump(test_frame());
         server.update();
         silent.netcode.is_connected()
     });
@@ -325,20 +316,20 @@ fn a_silent_client_claiming_no_timeout_is_dropped_within_10_s() {
     assert_eq!(renet_clients(&server), 1);
     // From now on it sends nothing at all.
     let mut waited = 0;
-    while renet_clients(&server) == 1 && waited < frames(30.0) {
+    while renet_clients(&server) == 1 && waited < test_frames(30.0) {
         server.update();
         waited += 1;
     }
-    let seconds = waited as f64 / FPS;
+    let seconds = waited as f64 / TEST_FPS;
     eprintln!("the silent client was dropped after {seconds:.2} s");
     assert_eq!(renet_clients(&server), 0, "dropped");
-    assert!(seconds <= SILENT_CLIENT_TIMEOUT.as_secs_f64() + 1.0 / FPS, "dropped after {seconds:.2} s of silence");
+    assert!(seconds <= SILENT_CLIENT_TIMEOUT.as_secs_f64() + 1.0 / TEST_FPS, "dropped after {seconds:.2} s of silence");
     assert_eq!(counters(&server).timed_out, 1);
 }
 
 #[test]
 fn a_flood_of_connection_requests_leaves_room_for_a_real_player() {
-    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), frame());
+    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
     let addr = server_addr(&server);
     // 5000 requests with valid, self-made tokens claiming no timeout and a
     // year of life, from 250 source ports.
@@ -363,13 +354,13 @@ fn a_flood_of_connection_requests_leaves_room_for_a_real_player() {
     let pending = server.world().resource::<ServerTransport>().pending_connections();
     assert!(pending <= 64, "{pending} pending");
     // Now a real player joins.
-    let mut ada = client_app_with(frame(), info.local_addr, "Ada", NetcodeSettings::default());
+    let mut ada = client_app_with(test_frame(), info.local_addr, "Ada", NetcodeSettings::default());
     let mut waited = 0;
-    while session(&ada) != Session::InGame && waited < frames(10.0) {
+    while session(&ada) != Session::InGame && waited < test_frames(10.0) {
         step(&mut [&mut server, &mut ada], 1);
         waited += 1;
     }
-    let seconds = waited as f64 / FPS;
+    let seconds = waited as f64 / TEST_FPS;
     eprintln!(
         "after 5000 requests ({} rate-limited, {pending} pending) a player joined in {seconds:.2} s",
         flood.dropped(DropReason::RateLimited)
@@ -380,14 +371,19 @@ fn a_flood_of_connection_requests_leaves_room_for_a_real_player() {
 
 fn private_server(password: &str) -> (App, SocketAddr) {
     let config = ServerConfig { password: Password::new(password).unwrap(), ..loopback_config(HZ) };
-    let (server, info) = server_app_with_frame(&config, frame());
+    let (server, info) = server_app_with_frame(&config, test_frame());
     (server, info.local_addr)
 }
 
 fn try_join(server: &mut App, addr: SocketAddr, password: &str) -> (Session, Option<String>, App) {
-    let mut client =
-        client_app_with_password(frame(), addr, "Ada", NetcodeSettings::default(), Password::new(password).unwrap());
-    step_until(&mut [server, &mut client], frames(10.0), |apps| session(apps[1]) != Session::Connecting);
+    let mut client = client_app_with_password(
+        test_frame(),
+        addr,
+        "Ada",
+        NetcodeSettings::default(),
+        Password::new(password).unwrap(),
+    );
+    step_until(&mut [server, &mut client], test_frames(10.0), |apps| session(apps[1]) != Session::Connecting);
     let reason = client.world().resource::<LastDisconnect>().0.clone();
     (session(&client), reason, client)
 }
@@ -408,11 +404,11 @@ fn a_private_game_refuses_a_wrong_password_with_a_message_and_takes_the_right_on
     assert_eq!(state, Session::InGame);
     let before = server_pos(&mut server);
     ada.world_mut().resource_mut::<LocalInput>().forward = 1.0;
-    step(&mut [&mut server, &mut ada], frames(0.5));
+    step(&mut [&mut server, &mut ada], test_frames(0.5));
     assert!(server_pos(&mut server).distance(before) > 1.0, "the right password plays");
 
     // And a password given to an open game is refused with its own message.
-    let (mut open, info) = server_app_with_frame(&loopback_config(HZ), frame());
+    let (mut open, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
     let (state, reason, _) = try_join(&mut open, info.local_addr, "swordfish");
     assert_eq!(state, Session::Offline);
     assert!(reason.as_deref().unwrap_or_default().contains("has no password"), "{reason:?}");
@@ -444,16 +440,16 @@ fn resident_bytes() -> u64 {
 
 #[test]
 fn zero_length_reliable_messages_after_a_gap_do_not_grow_the_server() {
-    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), frame());
-    let mut ada = client_app_with(frame(), info.local_addr, "Ada", NetcodeSettings::default());
-    assert!(step_until(&mut [&mut server, &mut ada], frames(5.0), |apps| session(apps[1]) == Session::InGame));
+    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
+    let mut ada = client_app_with(test_frame(), info.local_addr, "Ada", NetcodeSettings::default());
+    assert!(step_until(&mut [&mut server, &mut ada], test_frames(5.0), |apps| session(apps[1]) == Session::InGame));
     let mut attacker = RawClient::new(server_addr(&server), 10, 300);
-    assert!((0..frames(5.0)).any(|_| {
-        attacker.pump(frame());
+    assert!((0..test_frames(5.0)).any(|_| {
+        attacker.pump(test_frame());
         server.update();
         attacker.netcode.is_connected()
     }));
-    step(&mut [&mut server, &mut ada], frames(0.5));
+    step(&mut [&mut server, &mut ada], test_frames(0.5));
     let before = resident_bytes();
     // A million empty messages after a gap of ten in the ids, 200 a packet.
     let mut id = 10u64;
@@ -461,11 +457,11 @@ fn zero_length_reliable_messages_after_a_gap_do_not_grow_the_server() {
         attacker.send_payload(&zero_length_reliable(packet, id, 200));
         id += 200;
         if packet % 8 == 0 {
-            attacker.pump(frame());
+            attacker.pump(test_frame());
             step(&mut [&mut server, &mut ada], 1);
         }
     }
-    step(&mut [&mut server, &mut ada], frames(1.0));
+    step(&mut [&mut server, &mut ada], test_frames(1.0));
     let grown = resident_bytes().saturating_sub(before);
     eprintln!("resident memory grew by {} KiB", grown >> 10);
     assert!(grown < 16 << 20, "the server grew by {} MiB", grown >> 20);
@@ -479,15 +475,15 @@ fn zero_length_reliable_messages_after_a_gap_do_not_grow_the_server() {
 
 #[test]
 fn a_stalled_client_stops_moving_and_firing_within_half_a_second() {
-    let mut game =
-        LoopbackGame::start(&loopback_config(HZ), &NetcodeSettings::default(), 3, &["Ada"], frame()).expect("joined");
-    game.step(frames(1.0));
+    let mut game = LoopbackGame::start(&loopback_config(HZ), &NetcodeSettings::default(), 3, &["Ada"], test_frame())
+        .expect("joined");
+    game.step(test_frames(1.0));
     {
         let mut input = game.clients[0].world_mut().resource_mut::<LocalInput>();
         input.forward = 1.0;
         input.held = Buttons::FIRE;
     }
-    game.step(frames(1.0));
+    game.step(test_frames(1.0));
     let shots_before_stall = game.server.world().resource::<CombatStats>().shots;
     assert!(shots_before_stall > 3, "firing and running before the stall");
     // The client's commands stop reaching the server (its link goes dead).
@@ -497,7 +493,7 @@ fn a_stalled_client_stops_moving_and_firing_within_half_a_second() {
     let mut still_at = None;
     let mut last_pos = game.sim("Ada").unwrap().pos;
     let mut last_shots = game.server.world().resource::<CombatStats>().shots;
-    for f in 0..frames(2.0) {
+    for f in 0..test_frames(2.0) {
         game.server.update();
         let pos = game.sim("Ada").unwrap().pos;
         let shots = game.server.world().resource::<CombatStats>().shots;
@@ -510,7 +506,7 @@ fn a_stalled_client_stops_moving_and_firing_within_half_a_second() {
         last_pos = pos;
         last_shots = shots;
     }
-    let stopped_after = still_at.expect("it stopped") as f64 / FPS;
+    let stopped_after = still_at.expect("it stopped") as f64 / TEST_FPS;
     eprintln!("the stalled player stopped moving and firing {stopped_after:.3} s after its link died");
     assert!(stopped_after <= 0.5, "stopped moving and firing {stopped_after:.2} s after its commands stopped");
     let player = game.player("Ada").unwrap();
@@ -528,13 +524,13 @@ fn a_claimed_render_time_300_ms_older_than_the_estimate_is_not_believed() {
         },
         5,
         &["Shooter", "Target"],
-        frame(),
+        test_frame(),
     )
     .expect("joined");
-    game.step(frames(2.0));
+    game.step(test_frames(2.0));
     game.teleport("Shooter", Vec3::new(0.0, 0.0, 8.0), 0.0);
     game.teleport("Target", Vec3::new(0.0, 0.0, 0.0), std::f32::consts::PI);
-    game.step(frames(1.0));
+    game.step(test_frames(1.0));
     // The shooter's client claims to see the world 300 ms further back than it does.
     let back_ticks = 0.3 * f64::from(HZ);
     game.clients[0].add_systems(
@@ -552,9 +548,9 @@ fn a_claimed_render_time_300_ms_older_than_the_estimate_is_not_believed() {
     for _ in 0..10 {
         game.keep_alive("Target");
         game.clients[0].world_mut().resource_mut::<LocalInput>().press(Buttons::FIRE);
-        game.step(frames(0.25));
+        game.step(test_frames(0.25));
     }
-    game.step(frames(0.5));
+    game.step(test_frames(0.5));
     let log: Vec<_> = game.server.world_mut().resource_mut::<ShotLog>().0.drain(..).collect();
     let rejected = game.server.world().resource::<CombatStats>().render_times_rejected - rejected_before;
     assert!(log.len() >= 8, "{} shots", log.len());
@@ -566,12 +562,12 @@ fn a_claimed_render_time_300_ms_older_than_the_estimate_is_not_believed() {
 
 #[test]
 fn names_that_pose_as_bots_or_look_like_a_players_are_refused_with_a_reason() {
-    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), frame());
-    let mut ada = client_app_with(frame(), info.local_addr, "Ada", NetcodeSettings::default());
-    assert!(step_until(&mut [&mut server, &mut ada], frames(5.0), |apps| session(apps[1]) == Session::InGame));
+    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
+    let mut ada = client_app_with(test_frame(), info.local_addr, "Ada", NetcodeSettings::default());
+    assert!(step_until(&mut [&mut server, &mut ada], test_frames(5.0), |apps| session(apps[1]) == Session::InGame));
     for (name, expected) in [("Eve (bot)", "poses as a bot"), ("\u{0410}da", "looks too much like \"Ada\"")] {
-        let mut impostor = client_app_with(frame(), info.local_addr, name, NetcodeSettings::default());
-        let out = step_until(&mut [&mut server, &mut ada, &mut impostor], frames(5.0), |apps| {
+        let mut impostor = client_app_with(test_frame(), info.local_addr, name, NetcodeSettings::default());
+        let out = step_until(&mut [&mut server, &mut ada, &mut impostor], test_frames(5.0), |apps| {
             session(apps[2]) == Session::Offline
         });
         assert!(out, "{name} was sent away");
@@ -580,10 +576,9 @@ fn names_that_pose_as_bots_or_look_like_a_players_are_refused_with_a_reason() {
     }
     // Invisible characters are removed: "A\u{200B}da" becomes "Ada", a plain
     // duplicate, and is numbered rather than refused.
-    let mut twin = client_app_with(frame(), info.local_addr, "A\u{200B}da", NetcodeSettings::default());
-    assert!(
-        step_until(&mut [&mut server, &mut ada, &mut twin], frames(5.0), |apps| session(apps[2]) == Session::InGame)
-    );
+    let mut twin = client_app_with(test_frame(), info.local_addr, "A\u{200B}da", NetcodeSettings::default());
+    assert!(step_until(&mut [&mut server, &mut ada, &mut twin], test_frames(5.0), |apps| session(apps[2])
+        == Session::InGame));
     let names: Vec<String> =
         server.world().resource::<arena_server::Roster>().players.values().map(|e| e.name.clone()).collect();
     assert!(names.contains(&"Ada 2".to_string()), "{names:?}");

@@ -7,35 +7,26 @@
 
 use std::time::Duration;
 
-use arena_client::{
-    ClientTick, LinkConditions, LocalInput, LocalRender, NetcodeSettings, PredictedEvents, Prediction, Session,
+use arena_client::{ClientTick, LinkConditions, LocalInput, NetcodeSettings, PredictedEvents, Prediction, Session};
+use arena_lab::harness::{
+    TEST_FPS, client_app_with, drawn_self, loopback_config, server_app_with_frame, session, step, step_until,
+    test_frame, test_frames,
 };
-use arena_lab::harness::{client_app_with, loopback_config, server_app_with_frame, session, step, step_until};
 use arena_server::{CommandBuffer, CommandStats, ServerTick, Sim};
 use arena_sim::{Buttons, UserCmd};
 use bevy::prelude::*;
 
 const HZ: u32 = 64;
-/// Frames per second of both apps.
-const FPS: f64 = 128.0;
-
-fn frame() -> Duration {
-    Duration::from_secs_f64(1.0 / FPS)
-}
-
-fn frames(seconds: f64) -> usize {
-    (seconds * FPS).round() as usize
-}
 
 /// A server and one client with these conditions, joined and settled.
 fn joined(conditions: LinkConditions) -> (App, App) {
-    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), frame());
+    let (mut server, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
     let settings = NetcodeSettings { conditions, conditioner_seed: Some(7), ..NetcodeSettings::default() };
-    let mut client = client_app_with(frame(), info.local_addr, "Ada", settings);
-    let ok = step_until(&mut [&mut server, &mut client], frames(5.0), |apps| session(apps[1]) == Session::InGame);
+    let mut client = client_app_with(test_frame(), info.local_addr, "Ada", settings);
+    let ok = step_until(&mut [&mut server, &mut client], test_frames(5.0), |apps| session(apps[1]) == Session::InGame);
     assert!(ok, "joined within 5 s");
     // Let the clock sync settle.
-    step(&mut [&mut server, &mut client], frames(2.0));
+    step(&mut [&mut server, &mut client], test_frames(2.0));
     (server, client)
 }
 
@@ -54,7 +45,7 @@ fn predicted_pos(client: &App) -> Vec3 {
 }
 
 fn drawn_pos(client: &App) -> Vec3 {
-    client.world().resource::<LocalRender>().state.expect("drawn").pos
+    drawn_self(client).expect("drawn").pos
 }
 
 fn set_input(client: &mut App, forward: f32, right: f32) {
@@ -68,7 +59,7 @@ fn set_input(client: &mut App, forward: f32, right: f32) {
 fn settle(server: &mut App, client: &mut App) -> f32 {
     set_input(client, 0.0, 0.0);
     client.world_mut().resource_mut::<LocalInput>().held = Buttons::default();
-    step(&mut [server, client], frames(1.5));
+    step(&mut [server, client], test_frames(1.5));
     predicted_pos(client).distance(server_sim(server).pos)
 }
 
@@ -83,7 +74,7 @@ fn prediction_moves_the_player_at_once_and_agrees_with_the_server() {
     assert!(drawn_pos(&client).distance(start) > 0.005, "moved at once with prediction");
     // ...while the server, a round trip away, has not seen the command yet.
     assert!(server_sim(&mut server).pos.distance(start) < 1e-4);
-    step(&mut [&mut server, &mut client], frames(2.0));
+    step(&mut [&mut server, &mut client], test_frames(2.0));
     assert!(settle(&mut server, &mut client) < 0.01, "ends where the server has it");
     assert_eq!(client.world().resource::<Prediction>().mispredictions, 0);
     assert_eq!(server_stats(&mut server).missing, 0);
@@ -94,7 +85,7 @@ fn replay_after_a_correction_converges_without_a_snap() {
     let latency = LinkConditions { latency_ms: 100.0, ..LinkConditions::OFF };
     let (mut server, mut client) = joined(latency);
     set_input(&mut client, 1.0, 0.0);
-    step(&mut [&mut server, &mut client], frames(0.5));
+    step(&mut [&mut server, &mut client], test_frames(0.5));
 
     // Something the client could not predict: the server moves the player 60 cm.
     let mut query = server.world_mut().query::<&mut Sim>();
@@ -102,7 +93,7 @@ fn replay_after_a_correction_converges_without_a_snap() {
 
     let mut largest_step = 0.0f32;
     let mut last = drawn_pos(&client);
-    for _ in 0..frames(1.0) {
+    for _ in 0..test_frames(1.0) {
         step(&mut [&mut server, &mut client], 1);
         let now = drawn_pos(&client);
         largest_step = largest_step.max(now.distance(last));
@@ -127,7 +118,7 @@ fn redundancy_covers_lost_packets() {
     for second in 0..10 {
         set_input(&mut client, 1.0, if second % 2 == 0 { 1.0 } else { -1.0 });
         client.world_mut().resource_mut::<LocalInput>().yaw += 0.7;
-        step(&mut [&mut server, &mut client], frames(1.0));
+        step(&mut [&mut server, &mut client], test_frames(1.0));
     }
     let after = server_stats(&mut server);
     let transport = client.world().resource::<arena_client::transport::UdpTransport>();
@@ -147,7 +138,7 @@ fn a_slow_frame_sends_every_command_it_made() {
     // The game stutters to 5 frames a second: each frame makes ~13 commands.
     let slow = Duration::from_millis(200);
     client.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(slow));
-    let server_frames_per_client_frame = (slow.as_secs_f64() * FPS).round() as usize;
+    let server_frames_per_client_frame = (slow.as_secs_f64() * TEST_FPS).round() as usize;
     let run = |server: &mut App, client: &mut App, client_frames: usize| {
         for _ in 0..client_frames {
             client.update();
@@ -190,7 +181,7 @@ fn a_client_sending_too_fast_gains_nothing() {
     let start = server_sim(&mut server).pos;
     let start_tick = server.world().resource::<ServerTick>().0;
     let before = server_stats(&mut server);
-    step(&mut [&mut server, &mut client], frames(3.0));
+    step(&mut [&mut server, &mut client], test_frames(3.0));
     let ticks = server.world().resource::<ServerTick>().0 - start_tick;
     let after = server_stats(&mut server);
     let moved = server_sim(&mut server).pos.distance(start);
@@ -220,7 +211,7 @@ fn switching_prediction_and_reconciliation_at_run_time() {
         set_input(&mut client, 1.0, if i % 2 == 0 { 0.5 } else { -0.5 });
         client.world_mut().resource_mut::<LocalInput>().yaw += 1.3;
         let mut last = drawn_pos(&client);
-        for _ in 0..frames(1.0) {
+        for _ in 0..test_frames(1.0) {
             step(&mut [&mut server, &mut client], 1);
             let now = drawn_pos(&client);
             assert!(now.is_finite());
@@ -260,11 +251,11 @@ fn effects_play_once_even_when_ticks_are_replayed() {
     client.world_mut().resource_mut::<LocalInput>().held = Buttons::default();
     // Mid-jump, force corrections (and so replays of the jump's ticks).
     for _ in 0..3 {
-        step(&mut [&mut server, &mut client], frames(0.1));
+        step(&mut [&mut server, &mut client], test_frames(0.1));
         let mut query = server.world_mut().query::<&mut Sim>();
         query.single_mut(server.world_mut()).expect("one player").pos.z += 0.05;
     }
-    step(&mut [&mut server, &mut client], frames(1.5));
+    step(&mut [&mut server, &mut client], test_frames(1.5));
     let replays = client.world().resource::<Prediction>().replays;
     let effects = client.world().resource::<Effects>();
     assert!(replays >= 2, "ticks were replayed {replays} times");

@@ -5,34 +5,18 @@
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::time::Duration;
-
-use arena_client::{
-    Interpolated, LocalInput, LocalPlayer, LocalRender, NetPlayer, NetcodeSettings, RangeStats, Roster,
-};
-use arena_lab::harness::{LoopbackGame, loopback_config};
+use arena_client::{NetcodeSettings, RangeStats, Roster};
+use arena_lab::harness::{LoopbackGame, drawn_player, drawn_self, loopback_config, test_frame, test_frames};
 use arena_server::{FIRING_LINE_Z_M, LANES, RangeTarget, ServerConfig};
 use arena_sim::weapon::MAX_HEALTH;
-use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState};
+use arena_sim::{Hitbox, PlayerId, PlayerState};
 use bevy::prelude::*;
-
-const FPS: f64 = 128.0;
-
-fn frames(seconds: f64) -> usize {
-    (seconds * FPS).round() as usize
-}
 
 fn range() -> LoopbackGame {
     let config = ServerConfig { range: true, ..loopback_config(64) };
-    let mut game = LoopbackGame::start(
-        &config,
-        &NetcodeSettings::default(),
-        5,
-        &["Shooter", "Other"],
-        Duration::from_secs_f64(1.0 / FPS),
-    )
-    .expect("joined");
-    game.step(frames(1.0));
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 5, &["Shooter", "Other"], test_frame())
+        .expect("joined");
+    game.step(test_frames(1.0));
     game
 }
 
@@ -46,23 +30,14 @@ fn targets(game: &mut LoopbackGame) -> Vec<(PlayerId, usize, PlayerState)> {
 /// The nearest lane's target as the shooter's client draws it.
 fn drawn_near_target(game: &mut LoopbackGame) -> PlayerState {
     let near = targets(game).into_iter().find(|(_, lane, _)| *lane == 0).expect("lane 0").0;
-    let shooter = &mut game.clients[0];
-    let mut query = shooter.world_mut().query_filtered::<(&NetPlayer, &Interpolated), Without<LocalPlayer>>();
-    query.iter(shooter.world()).find(|(p, _)| p.id == near).expect("drawn").1.0
+    drawn_player(&game.clients[0], near).expect("drawn")
 }
 
 /// Client `i` aims at `point` and pulls the trigger once; waits for the verdict.
 fn shoot_at(game: &mut LoopbackGame, i: usize, point: Vec3) {
-    let eye = game.clients[i].world().resource::<LocalRender>().state.expect("drawn").eye_pos();
-    let (yaw, pitch) = arena_sim::look_at(eye, point);
-    {
-        let mut input = game.clients[i].world_mut().resource_mut::<LocalInput>();
-        (input.yaw, input.pitch) = (yaw, pitch);
-        input.press(Buttons::FIRE);
-    }
-    game.step(1);
-    game.clients[i].world_mut().resource_mut::<LocalInput>().held = Buttons::default();
-    game.step(frames(0.25));
+    game.aim(i, point);
+    game.tap_fire(i);
+    game.step(test_frames(0.25));
 }
 
 #[test]
@@ -73,7 +48,7 @@ fn targets_run_their_lanes_at_their_speeds_and_shooters_start_on_the_firing_line
     assert_eq!(before.len(), LANES.len());
     let shooter = game.sim("Shooter").unwrap();
     assert!((shooter.pos.z - FIRING_LINE_Z_M).abs() < 0.01, "{shooter:?}");
-    game.step(frames(0.25));
+    game.step(test_frames(0.25));
     let after = targets(&mut game);
     for ((_, lane, a), (_, _, b)) in before.iter().zip(&after) {
         let speed = b.pos.distance(a.pos) / 0.25;
@@ -102,7 +77,7 @@ fn hits_count_live_and_nobody_dies_or_is_hurt() {
     // A player shot by another player is not hurt either.
     let other = game.sim("Other").unwrap();
     game.teleport("Other", other.pos + Vec3::new(0.0, 0.0, -3.0), 0.0);
-    game.step(frames(0.3));
+    game.step(test_frames(0.3));
     game.edit_sim("Other", |s| s.protected_s = 0.0);
     let other = game.sim("Other").unwrap();
     shoot_at(&mut game, 0, Hitbox::of(&other).body_center());
@@ -123,7 +98,7 @@ fn a_miss_says_where_the_target_was() {
         let aim = centre + Vec3::new(-2.0, 0.0, 0.0);
         // The target's offset from the shot's line, seen from the eye: two
         // metres to the side, foreshortened by the angle of the line.
-        let eye = game.clients[0].world().resource::<LocalRender>().state.unwrap().eye_pos();
+        let eye = drawn_self(&game.clients[0]).unwrap().eye_pos();
         let dir = (aim - eye).normalize();
         let off = (centre - aim) - dir * (centre - aim).dot(dir);
         let expected_right = off.dot(dir.cross(Vec3::Y).normalize());

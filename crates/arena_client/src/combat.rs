@@ -6,16 +6,17 @@
 
 use std::collections::VecDeque;
 
-use arena_protocol::{ClientSettings, MAX_INTERP_MS, ShotResult, ToClient, ToServer, encode};
+use arena_protocol::{ClientSettings, ShotResult, ToClient, ToServer, encode};
 use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
-use crate::interpolation::Interpolated;
 use crate::prediction::PredictedEvents;
 use crate::settings::NetcodeSettings;
 use crate::timeline::{ServerClock, delay_ticks};
-use crate::vocabulary::{ClientStats, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, Roster};
+use crate::vocabulary::{
+    ClientStats, Drawn, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, Roster, SessionState,
+};
 
 /// How long a shot is remembered while its verdict is awaited, and how long a
 /// comparison is kept for drawing, seconds.
@@ -28,9 +29,9 @@ const MAX_REMEMBERED_SHOTS: usize = 256;
 pub const MAX_COMBAT_EVENTS_PER_FRAME: usize = 4 * arena_protocol::MAX_PLAYERS;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<ShotMemory>()
-        .init_resource::<ShotComparisons>()
-        .init_resource::<SentSettings>()
+    app.init_session_resource::<ShotMemory>()
+        .init_session_resource::<ShotComparisons>()
+        .init_session_resource::<SentSettings>()
         .add_message::<HitConfirmed>()
         .add_message::<DamageTaken>()
         .add_message::<KillNotice>()
@@ -102,23 +103,13 @@ pub struct RemoteShot {
 #[derive(Resource, Debug, Default)]
 pub(crate) struct SentSettings(Option<ClientSettings>);
 
-pub(crate) fn reset(
-    mut memory: ResMut<ShotMemory>,
-    mut comparisons: ResMut<ShotComparisons>,
-    mut sent: ResMut<SentSettings>,
-) {
-    memory.0.clear();
-    comparisons.0.clear();
-    sent.0 = None;
-}
-
 /// Remembers each shot we fire (the first time its tick is predicted) with
 /// the other players' hitboxes as drawn this frame.
 pub(crate) fn remember_shots(
     mut events: MessageReader<PredictedEvents>,
     time: Res<Time<Real>>,
     clock: Res<ServerClock>,
-    others: Query<(&NetPlayer, &Interpolated), Without<LocalPlayer>>,
+    others: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
     mut memory: ResMut<ShotMemory>,
 ) {
     let now = time.elapsed_secs_f64();
@@ -211,7 +202,7 @@ pub(crate) fn send_settings(
 ) {
     let Some(mut client) = client else { return };
     let interp_ms = if settings.interpolation {
-        roster.tick_rate().ticks_to_ms(delay_ticks(&settings, &roster)).round().min(f64::from(MAX_INTERP_MS)) as u16
+        ClientSettings::interp_ms_of(roster.tick_rate().ticks_to_ms(delay_ticks(&settings, &roster)))
     } else {
         0
     };

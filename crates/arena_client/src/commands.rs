@@ -16,7 +16,7 @@ use bevy_renet::RenetClient;
 
 use crate::settings::NetcodeSettings;
 use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
-use crate::vocabulary::{Baselines, ClientStats, MessageTally, Outbox, SnapshotApplied};
+use crate::vocabulary::{Baselines, ClientStats, MessageTally, Outbox, SessionState, SnapshotApplied};
 
 /// Commands in each packet, at least: the new ones and enough unacknowledged
 /// ones before them to make this many (94 ms of redundancy at 64 Hz).
@@ -25,9 +25,9 @@ pub const COMMANDS_PER_PACKET: usize = 6;
 pub const MAX_PENDING: usize = 256;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<LocalInput>()
-        .init_resource::<ThisTick>()
-        .init_resource::<CommandWindow>()
+    app.init_session_resource::<LocalInput>()
+        .init_session_resource::<ThisTick>()
+        .init_session_resource::<CommandWindow>()
         .init_resource::<Outbox>();
 }
 
@@ -100,12 +100,6 @@ impl CommandWindow {
     pub fn after(&self, ack: u32) -> impl Iterator<Item = &UserCmd> {
         self.pending.iter().filter(move |c| tick_after(c.tick, ack))
     }
-}
-
-pub(crate) fn reset(mut input: ResMut<LocalInput>, mut this_tick: ResMut<ThisTick>, mut window: ResMut<CommandWindow>) {
-    this_tick.0 = None;
-    input.view_initialised = false;
-    *window = CommandWindow::default();
 }
 
 /// Makes this tick's command (or none, while holding).

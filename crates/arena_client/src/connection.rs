@@ -10,9 +10,8 @@ use bevy::prelude::*;
 use bevy_renet::RenetClient;
 use renetcode::DisconnectReason;
 
-use crate::Session;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
-use crate::vocabulary::Outbox;
+use crate::vocabulary::{Outbox, Session};
 
 /// How long to wait for a server's welcome before giving up, seconds.
 pub const CONNECT_TIMEOUT_S: f32 = 8.0;

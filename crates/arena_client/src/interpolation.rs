@@ -14,7 +14,7 @@ use bevy::prelude::*;
 
 use crate::settings::NetcodeSettings;
 use crate::timeline::ServerClock;
-use crate::vocabulary::{LocalPlayer, NetPlayer, NetState, Roster};
+use crate::vocabulary::{Drawn, LocalPlayer, NetPlayer, NetState, Roster, SessionState};
 
 /// Longest extrapolation past the newest snapshot, seconds.
 pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
@@ -25,7 +25,7 @@ const HISTORY_S: f64 = 1.0;
 const TELEPORT_SPEED_MPS: f32 = 45.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<InterpStats>();
+    app.init_session_resource::<InterpStats>();
 }
 
 /// A remote player's recent states by server tick.
@@ -33,10 +33,6 @@ pub(crate) fn plugin(app: &mut App) {
 pub struct History {
     pub entries: VecDeque<(u32, PlayerState)>,
 }
-
-/// Where a remote player is drawn this frame.
-#[derive(Component, Debug, Clone, Copy, Deref)]
-pub struct Interpolated(pub PlayerState);
 
 /// How drawing went: player-frames drawn between two snapshots, extrapolated
 /// past the newest, held still, and histories cleared by a teleport.
@@ -46,10 +42,6 @@ pub struct InterpStats {
     pub extrapolated_frames: u64,
     pub held_frames: u64,
     pub history_resets: u64,
-}
-
-pub(crate) fn reset(mut stats: ResMut<InterpStats>) {
-    *stats = InterpStats::default();
 }
 
 impl History {
@@ -157,38 +149,35 @@ pub(crate) fn record_history(
             None => {
                 let mut history = History::default();
                 history.push(net.tick, net.state, roster.tick_hz);
-                commands.entity(entity).insert((history, Interpolated(net.state)));
+                commands.entity(entity).insert(history);
             }
         }
     }
 }
 
+/// Where every other player is drawn this frame: at the render time from its
+/// history, or, with interpolation off (or nothing to draw from yet), as the
+/// newest snapshot has it.
 pub(crate) fn interpolate(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
     clock: Res<ServerClock>,
     mut stats: ResMut<InterpStats>,
-    mut players: Query<(&NetState, &History, &mut Interpolated), (With<NetPlayer>, Without<LocalPlayer>)>,
+    mut players: Query<(&NetState, Option<&History>, &mut Drawn), (With<NetPlayer>, Without<LocalPlayer>)>,
 ) {
-    if !clock.started() {
-        return;
-    }
     let hz = roster.tick_rate().hz();
     for (net, history, mut drawn) in &mut players {
-        if !settings.interpolation {
+        let sampled =
+            history.filter(|_| settings.interpolation && clock.started()).and_then(|h| h.sample(clock.render_tick, hz));
+        let Some((state, how)) = sampled else {
             drawn.0 = net.state;
             continue;
-        }
-        match history.sample(clock.render_tick, hz) {
-            Some((state, how)) => {
-                drawn.0 = state;
-                match how {
-                    Sampled::Interpolated => stats.interpolated_frames += 1,
-                    Sampled::Extrapolated => stats.extrapolated_frames += 1,
-                    Sampled::Held => stats.held_frames += 1,
-                }
-            }
-            None => drawn.0 = net.state,
+        };
+        drawn.0 = state;
+        match how {
+            Sampled::Interpolated => stats.interpolated_frames += 1,
+            Sampled::Extrapolated => stats.extrapolated_frames += 1,
+            Sampled::Held => stats.held_frames += 1,
         }
     }
 }

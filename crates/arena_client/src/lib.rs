@@ -7,7 +7,8 @@
 //!
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
-//! - `vocabulary`: the shared components, resources and messages.
+//! - `vocabulary`: the session, and the shared components, resources and
+//!   messages ([`Drawn`] among them: where each player is drawn).
 //! - `conditioner`: fake latency, jitter and loss.
 //! - `transport`: the socket, the datagram guard, netcode and renet.
 //! - `settings`: the paper's switches and the conditioner's settings.
@@ -16,11 +17,13 @@
 //!   sync and the server clock remote players are drawn by.
 //! - `commands`: input into one command per tick; the window of
 //!   unacknowledged commands, and sending it.
-//! - `prediction`: the predicted states, and reconciliation.
+//! - `prediction`: the predicted states, reconciliation, and where the local
+//!   player is drawn.
 //! - `messages`: decoding, checking and routing what the server sends.
 //! - `roster`: who is on the server (the welcome, joins, leaves).
 //! - `replication`: the newest snapshot into entities.
 //! - `interpolation`: remote players drawn between snapshots.
+//! - `drawn`: the frame a drawn body dies or comes back.
 //! - `combat`: our shots and the server's verdicts, damage, kills.
 //! - `scoreboard`: the scoreboard and the match's state.
 //! - `range`: our tally and misses on a shooting range.
@@ -47,6 +50,7 @@ mod combat;
 mod commands;
 pub mod conditioner;
 mod connection;
+mod drawn;
 pub mod interpolation;
 mod messages;
 mod prediction;
@@ -73,12 +77,12 @@ pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
 pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, ThisTick};
-pub use interpolation::{History, InterpStats, Interpolated};
-pub use prediction::{LocalRender, PredictedEvents, Prediction};
+pub use interpolation::{History, InterpStats};
+pub use prediction::{PredictedEvents, Prediction};
 pub use timeline::{ClientTick, ServerClock, delay_ticks};
 pub use vocabulary::{
-    Baselines, ClientStats, ClientWorld, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, PlayerName,
-    Roster, SnapshotApplied, Welcomed,
+    Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnRespawned, GameMessage, LocalPlayer, MessageTally,
+    NetPlayer, NetState, PlayerName, Roster, Session, SnapshotApplied, Welcomed,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
@@ -91,19 +95,8 @@ pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;
 
 // The rules, each a plain type, tested and fuzzed on their own.
+pub use prediction::{Authority, Mover, Reconciled, Switches};
 pub use timeline::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
-
-/// Where the client is in its life with a server.
-#[derive(States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Session {
-    /// Not connected (the main menu).
-    #[default]
-    Offline,
-    /// Asked to connect; waiting for the server's welcome.
-    Connecting,
-    /// Welcomed: playing.
-    InGame,
-}
 
 /// The client's ordered stages (see the order at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,7 +123,8 @@ pub enum ClientSet {
     /// Send the newest commands and the unacknowledged ones, once a frame
     /// with commands (PostUpdate).
     SendCommands,
-    /// Decide where everyone is drawn this frame (Update).
+    /// Decide where everyone is drawn this frame, and which drawn bodies
+    /// died or came back (Update).
     Present,
     /// Watch the connection for failures and timeouts; gather figures (Update).
     Watch,
@@ -181,6 +175,7 @@ impl Plugin for ClientPlugin {
                 roster::plugin,
                 replication::plugin,
                 interpolation::plugin,
+                drawn::plugin,
                 combat::plugin,
                 scoreboard::plugin,
                 range::plugin,
@@ -223,7 +218,11 @@ impl Plugin for ClientPlugin {
         .add_systems(
             Update,
             (
-                (timeline::advance_render_clock, (interpolation::interpolate, prediction::present_local))
+                (
+                    timeline::advance_render_clock,
+                    (interpolation::interpolate, prediction::present_local),
+                    drawn::watch_lives,
+                )
                     .chain()
                     .in_set(ClientSet::Present),
                 (
@@ -236,21 +235,6 @@ impl Plugin for ClientPlugin {
         )
         .add_systems(PostUpdate, connection::send_packets.in_set(ClientSet::Send).run_if(connected))
         .add_systems(Last, connection::disconnect_on_exit.run_if(connected))
-        .add_systems(
-            OnEnter(Session::Connecting),
-            (
-                timeline::reset,
-                commands::reset,
-                replication::reset,
-                messages::reset,
-                range::reset,
-                prediction::reset,
-                interpolation::reset,
-                combat::reset,
-                scoreboard::reset,
-                stats::reset,
-            ),
-        )
         .add_systems(OnEnter(Session::Offline), (connection::drop_connection, roster::clear_world));
     }
 }

@@ -9,17 +9,13 @@ use bevy_renet::RenetClient;
 
 use crate::connection::{ServerConnection, end_connection};
 use crate::transport::UdpTransport;
-use crate::vocabulary::{ClientStats, GameMessage, MessageTally, RosterNews, SnapshotReceived};
-
-pub(crate) fn reset(mut tally: ResMut<MessageTally>) {
-    *tally = MessageTally::default();
-}
+use crate::vocabulary::{ClientStats, GameMessage, MessageTally, RosterNews, SessionState, SnapshotReceived};
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<RosterNews>()
         .add_message::<SnapshotReceived>()
         .add_message::<GameMessage>()
-        .init_resource::<MessageTally>();
+        .init_session_resource::<MessageTally>();
 }
 
 /// Reads, checks and routes what the server sent since the last frame.

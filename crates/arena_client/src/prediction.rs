@@ -13,12 +13,12 @@
 
 use std::collections::VecDeque;
 
-use arena_sim::{PlayerState, TickEvents, step_player, tick_after};
+use arena_sim::{ArenaWorld, PlayerState, TickEvents, UserCmd, step_player, tick_after};
 use bevy::prelude::*;
 
 use crate::commands::{CommandWindow, MAX_PENDING, ThisTick};
 use crate::settings::NetcodeSettings;
-use crate::vocabulary::{ClientWorld, LocalPlayer, NetState, Roster, SnapshotApplied};
+use crate::vocabulary::{ClientWorld, Drawn, LocalPlayer, NetState, Roster, SessionState, SnapshotApplied};
 /// Position difference that counts as a misprediction, metres.
 pub const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
 /// Velocity difference that counts as a misprediction, metres per second.
@@ -33,7 +33,7 @@ pub const SNAP_CORRECTION_M: f32 = 3.0;
 const RECENT_S: f64 = 5.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<Prediction>().init_resource::<LocalRender>().add_message::<PredictedEvents>();
+    app.init_session_resource::<Prediction>().add_message::<PredictedEvents>();
 }
 
 /// The local player's predicted state, and the states predicted after each
@@ -58,15 +58,210 @@ pub struct Prediction {
     /// Replays run (each after a misprediction or a switch being turned on).
     pub replays: u64,
     /// The settings seen last, to notice a switch being turned on.
-    seen: Option<(bool, bool)>,
+    seen: Option<Switches>,
     /// The next snapshot must rebuild the prediction (a switch was turned on).
     needs_replay: bool,
+}
+
+/// The two switches the prediction follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switches {
+    pub prediction: bool,
+    pub reconciliation: bool,
+}
+
+impl Switches {
+    pub fn of(settings: &NetcodeSettings) -> Self {
+        Self { prediction: settings.prediction, reconciliation: settings.reconciliation }
+    }
+}
+
+/// What the server said of our player in a snapshot: its state after the
+/// command `ack` (none: it has run none of ours yet).
+#[derive(Debug, Clone, Copy)]
+pub struct Authority {
+    pub ack: Option<u32>,
+    pub state: PlayerState,
+}
+
+/// What reconciling one snapshot did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Reconciled {
+    /// An acknowledgement no newer than the last: nothing to do.
+    Stale,
+    /// The server's state taken as it is: it has run none of our commands,
+    /// or a switch is off (the paper's baseline, or its rubber-banding).
+    Took,
+    /// The server agreed with what was predicted: nothing replayed.
+    Agreed,
+    /// The commands after the acknowledged one replayed on the server's
+    /// state; `correction` is how far the present moved (none after a
+    /// switch turned on with the prediction right), metres.
+    Replayed { correction: Option<f32> },
+}
+
+/// How the local player moves one tick: the shared movement code in the
+/// client's world, at the server's tick rate.
+pub struct Mover<'a> {
+    pub world: &'a ArenaWorld,
+    pub dt_s: f32,
+}
+
+impl Mover<'_> {
+    fn step(&self, state: &PlayerState, cmd: &UserCmd) -> (PlayerState, TickEvents) {
+        step_player(state, cmd, self.world, self.dt_s)
+    }
 }
 
 impl Prediction {
     /// The largest correction within the last few seconds, metres.
     pub fn recent_max_correction(&self) -> f32 {
         self.recent_corrections.iter().map(|(_, m)| *m).fold(0.0, f32::max)
+    }
+
+    /// Runs this tick's command at once (with prediction on) and keeps the
+    /// state after it until the server acknowledges the tick. Returns what
+    /// happened in it, the first and only time it is predicted.
+    pub fn predict(&mut self, cmd: &UserCmd, predicting: bool, mover: &Mover) -> Option<TickEvents> {
+        let (after, events) = match self.current {
+            Some(current) if predicting => {
+                let (after, events) = mover.step(&current, cmd);
+                self.previous = current;
+                self.current = Some(after);
+                (after, events.any().then_some(events))
+            }
+            // Not predicting (or not yet able to): the state stands, and the
+            // command (in the window) is replayed if prediction is switched on.
+            Some(current) => (current, None),
+            None => (PlayerState::default(), None),
+        };
+        self.states.push_back((cmd.tick, after));
+        while self.states.len() > MAX_PENDING {
+            self.states.pop_front();
+        }
+        events
+    }
+
+    /// A tick that made no command (holding for clock sync): nothing moves.
+    pub fn hold(&mut self) {
+        if let Some(current) = self.current {
+            self.previous = current;
+        }
+    }
+
+    /// Notes the switches as they are now: one turned on makes the next
+    /// snapshot rebuild the prediction.
+    pub fn note_switches(&mut self, switches: Switches) {
+        if self.seen.is_some_and(|seen| {
+            (!seen.prediction && switches.prediction) || (!seen.reconciliation && switches.reconciliation)
+        }) {
+            self.needs_replay = true;
+        }
+        self.seen = Some(switches);
+    }
+
+    /// Reconciliation, the paper's central client rule: the server's state
+    /// after the acknowledged command is compared with what was predicted
+    /// for that tick; on a difference (or when the server decided something
+    /// only it decides, or a switch was turned on) the prediction starts
+    /// again from the server's state and replays the commands still
+    /// unacknowledged (`pending`: the window, oldest first, acknowledged ones
+    /// skipped). The jump this makes in the present becomes a visual offset
+    /// that fades (a respawn's snaps). `now_s` dates the correction.
+    pub fn reconcile<'a>(
+        &mut self,
+        auth: Authority,
+        switches: Switches,
+        pending: impl IntoIterator<Item = &'a UserCmd>,
+        mover: &Mover,
+        now_s: f64,
+    ) -> Reconciled {
+        self.note_switches(switches);
+        let Some(ack) = auth.ack else {
+            // The server has run none of our commands yet: stand where it says.
+            self.current = Some(auth.state);
+            self.previous = auth.state;
+            return Reconciled::Took;
+        };
+        if self.last_ack.is_some_and(|last| !tick_after(ack, last)) {
+            return Reconciled::Stale;
+        }
+        self.last_ack = Some(ack);
+
+        let predicted_at_ack = self.states.iter().find(|(tick, _)| *tick == ack).map(|(_, after)| *after);
+        while self.states.front().is_some_and(|(tick, _)| !tick_after(*tick, ack)) {
+            self.states.pop_front();
+        }
+
+        if !switches.prediction || !switches.reconciliation {
+            // Prediction off: draw the server's state (the baseline). Prediction on
+            // but reconciliation off: jump back to the server's older state and
+            // predict on from there, dropping what was predicted since: the
+            // rubber-banding the paper describes.
+            self.current = Some(auth.state);
+            self.previous = auth.state;
+            return Reconciled::Took;
+        }
+
+        let error = predicted_at_ack.and_then(|predicted| misprediction(&predicted, &auth.state));
+        if let Some(size) = error {
+            self.mispredictions += 1;
+            debug!("misprediction at tick {ack}: {size:.4} m off");
+        }
+        // Nothing to replay when the prediction was right: the movement code is
+        // deterministic, so replaying would give the same states again.
+        let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth.state));
+        if error.is_none() && predicted_at_ack.is_some() && !self.needs_replay && !decided {
+            return Reconciled::Agreed;
+        }
+        self.needs_replay = false;
+        let before = self.current.unwrap_or(auth.state).pos;
+        let mut state = auth.state;
+        let mut previous = auth.state;
+        self.states.clear();
+        for cmd in pending.into_iter().filter(|c| tick_after(c.tick, ack)) {
+            previous = state;
+            // Replays never send effects: they played when the tick was first predicted.
+            state = mover.step(&state, cmd).0;
+            self.states.push_back((cmd.tick, state));
+        }
+        self.current = Some(state);
+        self.previous = previous;
+        self.replays += 1;
+
+        if error.is_none() && !decided {
+            return Reconciled::Replayed { correction: None };
+        }
+        let jump = before - state.pos;
+        let size = jump.length();
+        if size < SNAP_CORRECTION_M {
+            self.visual_offset += jump;
+        } else {
+            self.visual_offset = Vec3::ZERO;
+        }
+        if error.is_some() {
+            self.max_correction_m = self.max_correction_m.max(size);
+        }
+        self.recent_corrections.push_back((now_s, size));
+        while self.recent_corrections.front().is_some_and(|(t, _)| now_s - t > RECENT_S) {
+            self.recent_corrections.pop_front();
+        }
+        Reconciled::Replayed { correction: Some(size) }
+    }
+
+    /// Where the local player is drawn, `alpha` of the way from the previous
+    /// predicted tick to the current one, plus what is left of past
+    /// corrections after `elapsed_s` more of fading; `None` with prediction
+    /// off or nothing predicted yet.
+    pub fn present(&mut self, predicting: bool, alpha: f32, elapsed_s: f32) -> Option<PlayerState> {
+        self.visual_offset *= (-elapsed_s / CORRECTION_FADE_S).exp();
+        if self.visual_offset.length_squared() < 1.0e-8 {
+            self.visual_offset = Vec3::ZERO;
+        }
+        let current = self.current.filter(|_| predicting)?;
+        let mut drawn = current;
+        drawn.pos = self.previous.pos.lerp(current.pos, alpha) + self.visual_offset;
+        Some(drawn)
     }
 }
 
@@ -76,17 +271,6 @@ impl Prediction {
 pub struct PredictedEvents {
     pub tick: u32,
     pub events: TickEvents,
-}
-
-/// Where to draw the local player (and put the camera) this frame.
-#[derive(Resource, Debug, Default, Clone, Copy)]
-pub struct LocalRender {
-    pub state: Option<PlayerState>,
-}
-
-pub(crate) fn reset(mut prediction: ResMut<Prediction>, mut render: ResMut<LocalRender>) {
-    *prediction = Prediction::default();
-    *render = LocalRender::default();
 }
 
 /// How far apart a predicted state and the server's are, or `None` if they
@@ -117,30 +301,12 @@ pub(crate) fn predict_tick(
     mut effects: MessageWriter<PredictedEvents>,
 ) {
     let Some(cmd) = this_tick.0 else {
-        // Holding for clock sync: nothing moves this tick.
-        if let Some(current) = prediction.current {
-            prediction.previous = current;
-        }
+        prediction.hold();
         return;
     };
-    let after = match prediction.current {
-        Some(current) if settings.prediction => {
-            let (after, events) = step_player(&current, &cmd, &world, roster.tick_rate().dt_s());
-            if events.any() {
-                effects.write(PredictedEvents { tick: cmd.tick, events });
-            }
-            prediction.previous = current;
-            prediction.current = Some(after);
-            after
-        }
-        // Not predicting (or not yet able to): the state stands, and the
-        // command (in the window) is replayed if prediction is switched on.
-        Some(current) => current,
-        None => PlayerState::default(),
-    };
-    prediction.states.push_back((cmd.tick, after));
-    while prediction.states.len() > MAX_PENDING {
-        prediction.states.pop_front();
+    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s() };
+    if let Some(events) = prediction.predict(&cmd, settings.prediction, &mover) {
+        effects.write(PredictedEvents { tick: cmd.tick, events });
     }
 }
 
@@ -153,86 +319,16 @@ pub(crate) fn reconcile(
     time: Res<Time<Real>>,
     mut prediction: ResMut<Prediction>,
 ) {
-    let p = &mut *prediction;
-    let switches = (settings.prediction, settings.reconciliation);
-    if p.seen.is_some_and(|(pred, rec)| (!pred && switches.0) || (!rec && switches.1)) {
-        // A switch was turned on: rebuild the prediction at the next snapshot.
-        p.needs_replay = true;
-    }
-    p.seen = Some(switches);
-
-    let Some(snapshot) = snapshots.read().last().copied() else { return };
-    let Some(auth) = snapshot.local_state else { return };
-    let Some(ack) = snapshot.ack else {
-        // The server has run none of our commands yet: stand where it says.
-        p.current = Some(auth);
-        p.previous = auth;
+    let switches = Switches::of(&settings);
+    let newest = snapshots.read().last().copied();
+    let Some((snapshot, state)) = newest.and_then(|s| Some((s, s.local_state?))) else {
+        // Still note the switches, so that turning one on is seen.
+        prediction.note_switches(switches);
         return;
     };
-    if p.last_ack.is_some_and(|last| !tick_after(ack, last)) {
-        return;
-    }
-    p.last_ack = Some(ack);
-
-    let predicted_at_ack = p.states.iter().find(|(tick, _)| *tick == ack).map(|(_, after)| *after);
-    while p.states.front().is_some_and(|(tick, _)| !tick_after(*tick, ack)) {
-        p.states.pop_front();
-    }
-
-    if !settings.prediction || !settings.reconciliation {
-        // Prediction off: draw the server's state (the baseline). Prediction on
-        // but reconciliation off: jump back to the server's older state and
-        // predict on from there, dropping what was predicted since: the
-        // rubber-banding the paper describes.
-        p.current = Some(auth);
-        p.previous = auth;
-        return;
-    }
-
-    let error = predicted_at_ack.and_then(|predicted| misprediction(&predicted, &auth));
-    if let Some(size) = error {
-        p.mispredictions += 1;
-        debug!("misprediction at tick {ack}: {size:.4} m off");
-    }
-    // Nothing to replay when the prediction was right: the movement code is
-    // deterministic, so replaying would give the same states again.
-    let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth));
-    if error.is_none() && predicted_at_ack.is_some() && !p.needs_replay && !decided {
-        return;
-    }
-    p.needs_replay = false;
-    let before = p.current.unwrap_or(auth).pos;
-    let dt = roster.tick_rate().dt_s();
-    let mut state = auth;
-    let mut previous = auth;
-    p.states.clear();
-    for cmd in window.after(ack) {
-        previous = state;
-        // Replays never send effects: they played when the tick was first predicted.
-        state = step_player(&state, cmd, &world, dt).0;
-        p.states.push_back((cmd.tick, state));
-    }
-    p.current = Some(state);
-    p.previous = previous;
-    p.replays += 1;
-
-    if error.is_some() || decided {
-        let jump = before - state.pos;
-        let size = jump.length();
-        if size < SNAP_CORRECTION_M {
-            p.visual_offset += jump;
-        } else {
-            p.visual_offset = Vec3::ZERO;
-        }
-        if error.is_some() {
-            p.max_correction_m = p.max_correction_m.max(size);
-        }
-        let now = time.elapsed_secs_f64();
-        p.recent_corrections.push_back((now, size));
-        while p.recent_corrections.front().is_some_and(|(t, _)| now - t > RECENT_S) {
-            p.recent_corrections.pop_front();
-        }
-    }
+    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s() };
+    let auth = Authority { ack: snapshot.ack, state };
+    prediction.reconcile(auth, switches, &window.pending, &mover, time.elapsed_secs_f64());
 }
 
 /// Where the local player is drawn: between its last two predicted ticks
@@ -242,22 +338,134 @@ pub(crate) fn present_local(
     settings: Res<NetcodeSettings>,
     fixed: Res<Time<Fixed>>,
     time: Res<Time<Real>>,
-    local: Query<&NetState, With<LocalPlayer>>,
     mut prediction: ResMut<Prediction>,
-    mut render: ResMut<LocalRender>,
+    mut local: Query<(&NetState, &mut Drawn), With<LocalPlayer>>,
 ) {
-    let fade = (-time.delta_secs() / CORRECTION_FADE_S).exp();
-    prediction.visual_offset *= fade;
-    if prediction.visual_offset.length_squared() < 1.0e-8 {
-        prediction.visual_offset = Vec3::ZERO;
+    let predicted = prediction.present(settings.prediction, fixed.overstep_fraction(), time.delta_secs());
+    if let Ok((net, mut drawn)) = local.single_mut() {
+        drawn.0 = predicted.unwrap_or(net.state);
     }
-    render.state = match prediction.current {
-        Some(current) if settings.prediction => {
-            let alpha = fixed.overstep_fraction();
-            let mut drawn = current;
-            drawn.pos = prediction.previous.pos.lerp(current.pos, alpha) + prediction.visual_offset;
-            Some(drawn)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena_sim::MapDef;
+    use arena_sim::quant::snap_state;
+
+    const ON: Switches = Switches { prediction: true, reconciliation: true };
+    const DT_S: f32 = 1.0 / 64.0;
+
+    /// The arena, a start at its first spawn point, and ten commands from
+    /// tick 100 running forward and turning a little.
+    struct Rig {
+        world: ArenaWorld,
+        start: PlayerState,
+        cmds: Vec<UserCmd>,
+    }
+
+    impl Rig {
+        fn new() -> Self {
+            let world = ArenaWorld::new(MapDef::foundry());
+            let spawn = world.map().spawns[0];
+            let start = PlayerState { protected_s: 0.0, ..PlayerState::default().respawned_at(spawn.pos, spawn.yaw()) };
+            let cmds = (0..10)
+                .map(|i| {
+                    let mut c = UserCmd { tick: 100 + i, forward: 1.0, yaw: 0.02 * i as f32, ..Default::default() };
+                    c.quantize();
+                    c
+                })
+                .collect();
+            Self { world, start, cmds }
         }
-        _ => local.single().ok().map(|s| s.state),
-    };
+
+        fn mover(&self) -> Mover<'_> {
+            Mover { world: &self.world, dt_s: DT_S }
+        }
+
+        /// Commands `range` run on `state` by the shared movement code, as the server runs them.
+        fn run(&self, state: PlayerState, range: std::ops::Range<usize>) -> PlayerState {
+            self.cmds[range].iter().fold(state, |s, c| step_player(&s, c, &self.world, DT_S).0)
+        }
+
+        /// The server's state after the first `n` commands (acknowledging tick 99 + n).
+        fn server_after(&self, n: usize) -> Authority {
+            Authority { ack: Some(99 + n as u32), state: self.run(self.start, 0..n) }
+        }
+
+        /// A prediction that started at the start and predicted every command.
+        fn predicted(&self) -> Prediction {
+            let mut p = Prediction { current: Some(self.start), previous: self.start, ..Prediction::default() };
+            for c in &self.cmds {
+                p.predict(c, true, &self.mover());
+            }
+            p
+        }
+    }
+
+    #[test]
+    fn nothing_is_replayed_when_the_server_agrees() {
+        let rig = Rig::new();
+        let mut p = rig.predicted();
+        let before = p.current;
+        let outcome = p.reconcile(rig.server_after(4), ON, &rig.cmds, &rig.mover(), 0.0);
+        assert_eq!(outcome, Reconciled::Agreed);
+        assert_eq!(p.current, before, "the present stands");
+        assert_eq!((p.replays, p.mispredictions, p.visual_offset), (0, 0, Vec3::ZERO));
+        let ticks: Vec<u32> = p.states.iter().map(|(t, _)| *t).collect();
+        assert_eq!(ticks, (104..110).collect::<Vec<_>>(), "acknowledged ticks leave the prediction");
+    }
+
+    #[test]
+    fn a_correction_replays_the_unacknowledged_commands_and_fades_on_screen() {
+        let rig = Rig::new();
+        let mut p = rig.predicted();
+        let was = p.current.expect("predicting").pos;
+        // The server had us half a metre to the side after tick 103.
+        let mut server = rig.server_after(4);
+        server.state.pos.x += 0.5;
+        server.state = snap_state(&server.state);
+        let outcome = p.reconcile(server, ON, &rig.cmds, &rig.mover(), 3.0);
+        let replayed = rig.run(server.state, 4..10);
+        assert_eq!(p.current, Some(replayed), "the server's state, and the six commands after it again");
+        assert_eq!(p.states.back(), Some(&(109, replayed)));
+        assert_eq!(p.states.len(), 6);
+        let jump = was.distance(replayed.pos);
+        assert!(jump > 0.3, "a correction of {jump} m");
+        assert_eq!(outcome, Reconciled::Replayed { correction: Some(jump) });
+        assert_eq!((p.replays, p.mispredictions), (1, 1));
+        assert_eq!(p.recent_corrections.back(), Some(&(3.0, jump)));
+        // Drawn where it was at first, then sliding to the corrected place.
+        let drawn = p.present(true, 1.0, 0.0).expect("drawn").pos;
+        assert!(drawn.distance(was) < 1e-4, "no snap: {drawn} vs {was}");
+        let later = p.present(true, 1.0, 0.2).expect("drawn").pos;
+        assert!(later.distance(replayed.pos) < 0.01, "faded within 200 ms: {later}");
+    }
+
+    #[test]
+    fn an_old_acknowledgement_changes_nothing() {
+        let rig = Rig::new();
+        let mut p = rig.predicted();
+        p.reconcile(rig.server_after(6), ON, &rig.cmds, &rig.mover(), 0.0);
+        let mut old = rig.server_after(5);
+        old.state.pos = Vec3::splat(40.0);
+        assert_eq!(p.reconcile(old, ON, &rig.cmds, &rig.mover(), 0.0), Reconciled::Stale);
+        assert!(p.current.is_some_and(|c| c.pos.distance(old.state.pos) > 10.0));
+    }
+
+    #[test]
+    fn without_reconciliation_the_servers_older_state_is_taken_and_a_switch_turned_on_replays() {
+        let rig = Rig::new();
+        let mut p = rig.predicted();
+        let off = Switches { prediction: true, reconciliation: false };
+        let server = rig.server_after(4);
+        assert_eq!(p.reconcile(server, off, &rig.cmds, &rig.mover(), 0.0), Reconciled::Took);
+        assert_eq!(p.current, Some(server.state), "rubber-banding: back to the server's older state");
+        // Turned on again: the next snapshot replays even though it agrees.
+        p.note_switches(ON);
+        let server = rig.server_after(5);
+        let outcome = p.reconcile(server, ON, &rig.cmds, &rig.mover(), 0.0);
+        assert_eq!(outcome, Reconciled::Replayed { correction: None });
+        assert_eq!(p.current, Some(rig.run(server.state, 5..10)));
+    }
 }

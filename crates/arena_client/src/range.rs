@@ -7,13 +7,13 @@ use std::collections::VecDeque;
 use arena_protocol::{RangeMiss, ToClient};
 use bevy::prelude::*;
 
-use crate::vocabulary::GameMessage;
+use crate::vocabulary::{GameMessage, SessionState};
 
 /// Misses remembered for the HUD.
 pub const MAX_RANGE_MISSES: usize = 8;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<RangeStats>();
+    app.init_session_resource::<RangeStats>();
 }
 
 /// Our tally on a range, as the server counts it.
@@ -30,10 +30,6 @@ impl RangeStats {
     pub fn hit_ratio(&self) -> f64 {
         if self.shots == 0 { 0.0 } else { f64::from(self.hits) / f64::from(self.shots) }
     }
-}
-
-pub(crate) fn reset(mut stats: ResMut<RangeStats>) {
-    *stats = RangeStats::default();
 }
 
 pub(crate) fn apply_range_reports(

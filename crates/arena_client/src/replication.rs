@@ -11,16 +11,58 @@ use arena_sim::{PlayerState, tick_after};
 use bevy::prelude::*;
 
 use crate::vocabulary::{
-    Baselines, ClientStats, LocalPlayer, NetPlayer, NetState, PlayerEntities, PlayerName, Roster, SnapshotApplied,
-    SnapshotReceived,
+    Baselines, ClientStats, Drawn, LocalPlayer, NetPlayer, NetState, PlayerEntities, PlayerName, Roster, SessionState,
+    SnapshotApplied, SnapshotReceived,
 };
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<SnapshotApplied>().init_resource::<Baselines>();
+    app.add_message::<SnapshotApplied>().init_session_resource::<Baselines>();
 }
 
-pub(crate) fn reset(mut baselines: ResMut<Baselines>) {
-    *baselines = Baselines::default();
+impl Baselines {
+    /// Takes in one snapshot as it came: decoded against the baselines kept
+    /// (and counted by kind), and kept as a baseline for those to come.
+    /// `None` if it did not decode: garbage is counted as a bad message; a
+    /// delta against a baseline no longer here makes the next command
+    /// packet ask for a whole snapshot.
+    pub fn intake(&mut self, bytes: &[u8], stats: &mut ClientStats) -> Option<(Frame, snapshot::Feedback)> {
+        let decoded = snapshot::decode(bytes, |tick| self.get(tick), MAX_PLAYERS);
+        let (frame, feedback) = match decoded {
+            Ok(decoded) => decoded,
+            Err(SnapshotError::UnknownBaseline(tick)) => {
+                stats.unknown_baselines += 1;
+                debug!("a snapshot's baseline {tick} is gone: asking for a full one");
+                self.want_full = true;
+                return None;
+            }
+            Err(e) => {
+                stats.bad_messages += 1;
+                debug!("dropped a snapshot: {e}");
+                return None;
+            }
+        };
+        match snapshot::header(bytes) {
+            Ok(snapshot::Header { baseline: None, .. }) => stats.full_snapshots += 1,
+            Ok(snapshot::Header { tick, baseline: Some(base), before }) => {
+                stats.delta_snapshots += 1;
+                stats.baseline_age_ticks += u64::from(tick.wrapping_sub(base));
+                stats.deltas_with_motion += u64::from(before.is_some());
+            }
+            Err(_) => {}
+        }
+        if self.get(frame.tick).is_none() {
+            self.frames.push_back(frame.clone());
+            while self.frames.len() > Baselines::KEPT {
+                self.frames.pop_front();
+            }
+        }
+        if self.newest.is_none_or(|n| tick_after(frame.tick, n)) {
+            self.newest = Some(frame.tick);
+            // Any decodable snapshot, full or not, is a baseline the server can use.
+            self.want_full = false;
+        }
+        Some((frame, feedback))
+    }
 }
 
 /// Decodes what came (in order, each against its baseline), then applies the
@@ -37,43 +79,7 @@ pub(crate) fn apply_snapshots(
 ) {
     let mut newest: Option<(Frame, snapshot::Feedback)> = None;
     for SnapshotReceived(bytes) in received.read() {
-        let decoded = snapshot::decode(bytes, |tick| baselines.get(tick), MAX_PLAYERS);
-        let (frame, feedback) = match decoded {
-            Ok(decoded) => {
-                match snapshot::header(bytes) {
-                    Ok(snapshot::Header { baseline: None, .. }) => stats.full_snapshots += 1,
-                    Ok(snapshot::Header { tick, baseline: Some(base), before }) => {
-                        stats.delta_snapshots += 1;
-                        stats.baseline_age_ticks += u64::from(tick.wrapping_sub(base));
-                        stats.deltas_with_motion += u64::from(before.is_some());
-                    }
-                    Err(_) => {}
-                }
-                decoded
-            }
-            Err(SnapshotError::UnknownBaseline(tick)) => {
-                stats.unknown_baselines += 1;
-                debug!("a snapshot's baseline {tick} is gone: asking for a full one");
-                baselines.want_full = true;
-                continue;
-            }
-            Err(e) => {
-                stats.bad_messages += 1;
-                debug!("dropped a snapshot: {e}");
-                continue;
-            }
-        };
-        if baselines.get(frame.tick).is_none() {
-            baselines.frames.push_back(frame.clone());
-            while baselines.frames.len() > Baselines::KEPT {
-                baselines.frames.pop_front();
-            }
-        }
-        if baselines.newest.is_none_or(|n| tick_after(frame.tick, n)) {
-            baselines.newest = Some(frame.tick);
-            // Any decodable snapshot, full or not, is a baseline the server can use.
-            baselines.want_full = false;
-        }
+        let Some((frame, feedback)) = baselines.intake(bytes, &mut stats) else { continue };
         if newest.as_ref().is_none_or(|(n, _)| tick_after(frame.tick, n.tick)) {
             newest = Some((frame, feedback));
         } else {
@@ -117,6 +123,7 @@ pub(crate) fn apply_snapshots(
                 Name::new(format!("net player {}", id.0)),
                 NetPlayer { id },
                 net_state,
+                Drawn(state),
                 PlayerName(name),
             ));
             if id == local_id {
@@ -139,4 +146,61 @@ pub(crate) fn apply_snapshots(
         }
         keep
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena_protocol::snapshot::{Baseline, Feedback, RemoteState, encode};
+    use arena_sim::{PlayerId, PlayerState};
+
+    fn frame(tick: u32, x: f32) -> Frame {
+        let state = PlayerState::spawned_at(Vec3::new(x, 0.0, 0.0), 0.0);
+        Frame { tick, own: None, others: [(PlayerId(1), RemoteState::of(&state))].into() }
+    }
+
+    #[test]
+    fn snapshots_are_decoded_against_the_baselines_kept_and_kept_in_turn() {
+        let (mut baselines, mut stats) = (Baselines::default(), ClientStats::default());
+        assert_eq!(baselines.ack(), None, "nothing yet: a whole snapshot, please");
+        let a = frame(100, 1.0);
+        let full = encode(&a, &Feedback::default(), None);
+        assert_eq!(baselines.intake(&full, &mut stats).map(|(f, _)| f), Some(a.clone()));
+        assert_eq!((baselines.ack(), stats.full_snapshots), (Some(100), 1));
+        let b = frame(104, 2.0);
+        let delta = encode(&b, &Feedback::default(), Some(Baseline::still(&a)));
+        assert_eq!(baselines.intake(&delta, &mut stats).map(|(f, _)| f), Some(b));
+        assert_eq!((baselines.ack(), stats.delta_snapshots, stats.baseline_age_ticks), (Some(104), 1, 4));
+        // The same snapshot again is not kept twice; an older one does not
+        // become the newest.
+        baselines.intake(&full, &mut stats);
+        assert_eq!((baselines.frames.len(), baselines.ack()), (2, Some(104)));
+    }
+
+    #[test]
+    fn a_lost_baseline_asks_for_a_whole_snapshot_and_garbage_is_counted() {
+        let (mut baselines, mut stats) = (Baselines::default(), ClientStats::default());
+        let a = frame(100, 1.0);
+        baselines.intake(&encode(&a, &Feedback::default(), None), &mut stats);
+        let gone = frame(90, 0.0);
+        let delta = encode(&frame(110, 3.0), &Feedback::default(), Some(Baseline::still(&gone)));
+        assert!(baselines.intake(&delta, &mut stats).is_none());
+        assert_eq!((stats.unknown_baselines, baselines.ack()), (1, None), "ask for a whole one");
+        assert!(baselines.intake(&[0xFF, 0x00, 0x13], &mut stats).is_none());
+        assert_eq!(stats.bad_messages, 1);
+        // Any snapshot that decodes ends the asking.
+        let c = frame(112, 4.0);
+        baselines.intake(&encode(&c, &Feedback::default(), Some(Baseline::still(&a))), &mut stats);
+        assert_eq!(baselines.ack(), Some(112));
+    }
+
+    #[test]
+    fn the_baselines_kept_are_bounded() {
+        let (mut baselines, mut stats) = (Baselines::default(), ClientStats::default());
+        for tick in 0..3 * Baselines::KEPT as u32 {
+            baselines.intake(&encode(&frame(tick, 0.0), &Feedback::default(), None), &mut stats);
+        }
+        assert_eq!(baselines.frames.len(), Baselines::KEPT);
+        assert_eq!(baselines.frames.front().map(|f| f.tick), Some(2 * Baselines::KEPT as u32));
+    }
 }

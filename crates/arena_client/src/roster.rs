@@ -3,8 +3,7 @@
 
 use bevy::prelude::*;
 
-use crate::Session;
-use crate::vocabulary::{PlayerEntities, Roster, RosterNews, Welcomed};
+use crate::vocabulary::{PlayerEntities, Roster, RosterNews, Session, Welcomed};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>().init_resource::<PlayerEntities>().add_message::<Welcomed>();

@@ -3,15 +3,10 @@
 use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
 use bevy::prelude::*;
 
-use crate::vocabulary::GameMessage;
+use crate::vocabulary::{GameMessage, SessionState};
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<Scoreboard>().init_resource::<MatchStatus>();
-}
-
-pub(crate) fn reset(mut scoreboard: ResMut<Scoreboard>, mut status: ResMut<MatchStatus>) {
-    *scoreboard = Scoreboard::default();
-    *status = MatchStatus::default();
+    app.init_session_resource::<Scoreboard>().init_session_resource::<MatchStatus>();
 }
 
 /// Everyone's frags, deaths and ping, best first.

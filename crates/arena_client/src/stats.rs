@@ -9,17 +9,13 @@ use crate::commands::CommandWindow;
 use crate::prediction::Prediction;
 use crate::timeline::ClockSync;
 use crate::transport::UdpTransport;
-use crate::vocabulary::ClientStats;
+use crate::vocabulary::{ClientStats, SessionState};
 
 /// How often the per-second rates are recomputed, seconds.
 const RATE_WINDOW_S: f64 = 1.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<NetStats>();
-}
-
-pub(crate) fn reset(mut stats: ResMut<NetStats>) {
-    *stats = NetStats::default();
+    app.init_session_resource::<NetStats>();
 }
 
 #[derive(Resource, Debug, Default, Clone)]

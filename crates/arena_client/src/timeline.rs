@@ -25,7 +25,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::settings::NetcodeSettings;
-use crate::vocabulary::{Roster, SnapshotApplied, Welcomed};
+use crate::vocabulary::{Roster, SessionState, SnapshotApplied, Welcomed};
 
 /// The band the worst command margin is kept in, ticks: below it the clock
 /// speeds up, above it slows down.
@@ -212,13 +212,12 @@ impl ServerClock {
     }
 }
 
-/// The interpolation delay, ticks: the setting, or two snapshot intervals.
+/// The interpolation delay, ticks: the setting, or the default both ends
+/// assume ([`arena_protocol::default_interp_ms`]: two snapshot intervals).
 pub fn delay_ticks(settings: &NetcodeSettings, roster: &Roster) -> f64 {
-    let tick_rate = roster.tick_rate();
-    match settings.interp_ms {
-        Some(ms) => tick_rate.ms_to_ticks(f64::from(ms)),
-        None => 2.0 * f64::from(tick_rate.hz()) / f64::from(roster.snapshot_rate().hz()),
-    }
+    let ms =
+        settings.interp_ms.map(f64::from).unwrap_or_else(|| arena_protocol::default_interp_ms(roster.snapshot_rate()));
+    roster.tick_rate().ms_to_ticks(ms)
 }
 
 /// The next tick to make a command for, or `None` while holding (the clock
@@ -236,14 +235,8 @@ pub(crate) fn next_command_tick(tick: &mut ClientTick, sync: Option<&mut ClockSy
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<ClientTick>().init_resource::<ServerClock>();
-}
-
-/// On connecting: a fresh timeline.
-pub(crate) fn reset(mut commands: Commands, mut tick: ResMut<ClientTick>, mut clock: ResMut<ServerClock>) {
-    commands.remove_resource::<ClockSync>();
-    tick.0 = 0;
-    *clock = ServerClock::default();
+    // A fresh timeline on every connection; the clock sync comes with the welcome.
+    app.init_session_resource::<ClientTick>().init_session_resource::<ServerClock>().remove_on_connect::<ClockSync>();
 }
 
 /// On the welcome: the server's tick rate, and the clock started a round trip

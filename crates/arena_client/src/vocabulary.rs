@@ -1,5 +1,6 @@
-//! The client's shared vocabulary: the components, resources and messages
-//! its parts speak of. It imports no other module of the crate.
+//! The client's shared vocabulary: the session, and the components,
+//! resources and messages its parts speak of, [`Drawn`] first among them.
+//! It imports no other module of the crate.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
@@ -7,7 +8,40 @@ use std::sync::Arc;
 use arena_protocol::snapshot::Frame;
 use arena_protocol::{PlayerInfo, ToClient, Welcome};
 use arena_sim::{ArenaWorld, PlayerId, PlayerState, TickRate};
+use bevy::ecs::component::Mutable;
 use bevy::prelude::*;
+
+/// Where the client is in its life with a server.
+#[derive(States, Default, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Session {
+    /// Not connected (the main menu).
+    #[default]
+    Offline,
+    /// Asked to connect; waiting for the server's welcome.
+    Connecting,
+    /// Welcomed: playing.
+    InGame,
+}
+
+/// State that lasts one session with a server: each part registers its own,
+/// and it starts afresh whenever the client begins to connect, so that no
+/// list of resets has to be kept in step with the parts.
+pub(crate) trait SessionState {
+    /// `R` from its default, and back to it on every new connection.
+    fn init_session_resource<R: Resource<Mutability = Mutable> + Default>(&mut self) -> &mut Self;
+    /// `R` (made when the session needs it) removed on every new connection.
+    fn remove_on_connect<R: Resource>(&mut self) -> &mut Self;
+}
+
+impl SessionState for App {
+    fn init_session_resource<R: Resource<Mutability = Mutable> + Default>(&mut self) -> &mut Self {
+        self.init_resource::<R>().add_systems(OnEnter(Session::Connecting), |mut r: ResMut<R>| *r = R::default())
+    }
+
+    fn remove_on_connect<R: Resource>(&mut self) -> &mut Self {
+        self.add_systems(OnEnter(Session::Connecting), |mut commands: Commands| commands.remove_resource::<R>())
+    }
+}
 
 /// A player the server told us about.
 #[derive(Component, Debug, Clone, Copy)]
@@ -24,6 +58,37 @@ pub struct LocalPlayer;
 pub struct NetState {
     pub state: PlayerState,
     pub tick: u32,
+}
+
+/// Where a network player is drawn this frame: what the paper's client
+/// shows, as [`NetState`] is what the server said. Every network player has
+/// one from the moment it is spawned; prediction writes the local player's
+/// and interpolation everyone else's, in `ClientSet::Present`. The view,
+/// hit effects and ghosts read this and nothing else.
+#[derive(Component, Debug, Clone, Copy, Deref)]
+pub struct Drawn(pub PlayerState);
+
+/// A drawn body died this frame: as drawn, so for another player an
+/// interpolation delay after the server's kill, and never twice.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct DrawnDied {
+    pub entity: Entity,
+    pub id: PlayerId,
+    /// The local player's own body.
+    pub local: bool,
+    /// The body as last drawn alive.
+    pub last_alive: PlayerState,
+    /// As drawn now (dead).
+    pub state: PlayerState,
+}
+
+/// A drawn body came back this frame (a respawn).
+#[derive(Message, Debug, Clone, Copy)]
+pub struct DrawnRespawned {
+    pub entity: Entity,
+    pub id: PlayerId,
+    pub local: bool,
+    pub state: PlayerState,
 }
 
 #[derive(Component, Debug, Clone, PartialEq, Eq)]

@@ -309,13 +309,13 @@ fn roam(input: &mut LocalInput, t: f32) {
 /// `fire`, shoots when it has a clear line.
 fn engage(bot: &mut Bot, t: f32, fire: bool) {
     const RANGE_M: f32 = 12.0;
+    let Some(me) = crate::harness::drawn_self(&bot.app) else { return };
+    let others = crate::harness::drawn_others(&bot.app);
     let world = bot.app.world_mut();
-    let Some(me) = world.resource::<arena_client::LocalRender>().state else { return };
-    let mut others = world.query_filtered::<&arena_client::Interpolated, Without<arena_client::LocalPlayer>>();
     let eye = me.eye_pos();
     let nearest = others
-        .iter(world)
-        .map(|i| i.0)
+        .into_iter()
+        .map(|(_, s)| s)
         .filter(|s| s.alive)
         .min_by(|a, b| a.pos.distance_squared(me.pos).total_cmp(&b.pos.distance_squared(me.pos)));
     let Some(target) = nearest else {

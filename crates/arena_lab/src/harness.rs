@@ -8,10 +8,10 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use arena_client::{ClientPlugin, ConnectTo, NetcodeSettings, Session};
+use arena_client::{ClientPlugin, ConnectTo, Drawn, LocalInput, LocalPlayer, NetPlayer, NetcodeSettings, Session};
 use arena_protocol::key::Password;
 use arena_server::{ServerConfig, ServerInfo};
-use arena_sim::PlayerState;
+use arena_sim::{Buttons, PlayerId, PlayerState};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy::state::app::StatesPlugin;
@@ -79,6 +79,44 @@ pub fn client_app_with_password(
 /// One tick at `tick_hz`.
 pub fn tick(tick_hz: u32) -> Duration {
     Duration::from_secs_f64(1.0 / f64::from(tick_hz))
+}
+
+/// Frames per second of the apps the integration tests step: twice the
+/// default tick rate, so that some frames make no command.
+pub const TEST_FPS: f64 = 128.0;
+
+/// One test frame.
+pub fn test_frame() -> Duration {
+    Duration::from_secs_f64(1.0 / TEST_FPS)
+}
+
+/// Test frames in `seconds`.
+pub fn test_frames(seconds: f64) -> usize {
+    (seconds * TEST_FPS).round() as usize
+}
+
+/// Where `client` draws its own player this frame (predicted and smoothed,
+/// or as the server last had it with prediction off): where its camera is.
+pub fn drawn_self(client: &App) -> Option<PlayerState> {
+    let world = client.world();
+    let mut query = world.try_query_filtered::<&Drawn, With<LocalPlayer>>()?;
+    query.iter(world).next().map(|d| d.0)
+}
+
+/// Where `client` draws every other player this frame.
+pub fn drawn_others(client: &App) -> Vec<(PlayerId, PlayerState)> {
+    let world = client.world();
+    let Some(mut query) = world.try_query_filtered::<(&NetPlayer, &Drawn), Without<LocalPlayer>>() else {
+        return Vec::new();
+    };
+    query.iter(world).map(|(p, d)| (p.id, d.0)).collect()
+}
+
+/// Where `client` draws player `id` this frame.
+pub fn drawn_player(client: &App, id: PlayerId) -> Option<PlayerState> {
+    let world = client.world();
+    let mut query = world.try_query::<(&NetPlayer, &Drawn)>()?;
+    query.iter(world).find(|(p, _)| p.id == id).map(|(_, d)| d.0)
 }
 
 /// Updates every app once, in order, `frames` times. Loopback UDP delivers at
@@ -190,6 +228,39 @@ impl LoopbackGame {
     /// Keeps a player at full health (so that a target survives an experiment).
     pub fn keep_alive(&mut self, name: &str) {
         self.edit_sim(name, |s| s.health = arena_sim::weapon::MAX_HEALTH);
+    }
+
+    /// The id of the player called `name`.
+    pub fn id_of(&self, name: &str) -> Option<PlayerId> {
+        let roster = self.server.world().get_resource::<arena_server::Roster>()?;
+        roster.players.iter().find(|(_, e)| e.name == name).map(|(id, _)| *id)
+    }
+
+    /// Where client `i` draws the first other player it has (in a game of
+    /// two, the other one).
+    pub fn drawn_other(&self, i: usize) -> Option<PlayerState> {
+        drawn_others(&self.clients[i]).first().map(|(_, s)| *s)
+    }
+
+    /// Client `i` looks at `point` from its eye as drawn.
+    pub fn aim(&mut self, i: usize, point: Vec3) {
+        let Some(me) = drawn_self(&self.clients[i]) else { return };
+        let (yaw, pitch) = arena_sim::look_at(me.eye_pos(), point);
+        let mut input = self.clients[i].world_mut().resource_mut::<LocalInput>();
+        (input.yaw, input.pitch) = (yaw, pitch);
+    }
+
+    /// Client `i` holds the trigger down, or lets go.
+    pub fn hold_fire(&mut self, i: usize, on: bool) {
+        self.clients[i].world_mut().resource_mut::<LocalInput>().held =
+            if on { Buttons::FIRE } else { Buttons::default() };
+    }
+
+    /// Client `i` pulls the trigger once: pressed for one frame, then let go.
+    pub fn tap_fire(&mut self, i: usize) {
+        self.clients[i].world_mut().resource_mut::<LocalInput>().press(Buttons::FIRE);
+        self.step(1);
+        self.hold_fire(i, false);
     }
 }
 

@@ -1,15 +1,15 @@
 //! The camera: first person at the local player's eyes in a game, a slow
 //! flight around the arena behind the menus.
 
-use arena_client::{LocalInput, LocalRender, PredictedEvents, Session};
+use arena_client::{Drawn, LocalInput, LocalPlayer, PredictedEvents, Session};
 use arena_sim::player::view_rotation;
 use bevy::camera::Exposure;
 use bevy::pbr::{DistanceFog, FogFalloff};
 use bevy::prelude::*;
 
-use crate::ViewSet;
 use crate::scene::SKY;
 use crate::settings::Settings;
+use crate::vocabulary::ViewSet;
 
 /// Vertical field of view before the settings are applied, degrees (about
 /// 100° across at 16:9).
@@ -149,11 +149,11 @@ fn spawn_camera(
 /// the view direction is never delayed.
 fn first_person_camera(
     input: Res<LocalInput>,
-    local: Res<LocalRender>,
+    local: Query<&Drawn, With<LocalPlayer>>,
     mut camera: Query<&mut Transform, With<MainCamera>>,
     mut rifle: Query<&mut Visibility, With<ViewModel>>,
 ) {
-    let Some(state) = local.state else { return };
+    let Ok(Drawn(state)) = local.single() else { return };
     for mut visibility in &mut rifle {
         *visibility = if state.alive { Visibility::Inherited } else { Visibility::Hidden };
     }
@@ -199,7 +199,7 @@ struct Recoil(f32);
 fn animate_view_model(
     time: Res<Time>,
     mut shots: MessageReader<PredictedEvents>,
-    local: Res<LocalRender>,
+    local: Query<&Drawn, With<LocalPlayer>>,
     mut recoil: ResMut<Recoil>,
     mut rifle: Query<&mut Transform, With<ViewModel>>,
 ) {
@@ -208,7 +208,7 @@ fn animate_view_model(
         recoil.0 = (recoil.0 + 1.0).min(1.6);
     }
     recoil.0 *= (-time.delta_secs() * 16.0).exp();
-    let Some(state) = local.state else { return };
+    let Ok(Drawn(state)) = local.single() else { return };
     // 0 → 1 → 0 over the reload.
     let reload = if state.reload_s > 0.0 {
         (std::f32::consts::PI * (1.0 - state.reload_s / arena_sim::weapon::RELOAD_S)).sin()

@@ -5,17 +5,15 @@
 //! struck a player (ours once the server confirms it); a burst of debris in
 //! the victim's colour where a player died.
 
-use arena_client::{
-    ClientWorld, HitConfirmed, Interpolated, LocalPlayer, NetPlayer, NetState, PredictedEvents, RemoteShot,
-};
+use arena_client::{ClientWorld, Drawn, DrawnDied, HitConfirmed, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot};
 use arena_sim::rng::SplitMix64;
 use arena_sim::weapon::RANGE_M;
 use arena_sim::{HitZone, Hitbox};
-use bevy::platform::collections::HashMap;
 use bevy::prelude::*;
 
 use crate::camera::{MainCamera, Muzzle, ViewModel};
-use crate::{ViewSet, player_color};
+use crate::players::PlayerLooks;
+use crate::vocabulary::{ViewSet, player_color};
 
 /// How long a tracer is seen, seconds.
 const TRACER_S: f32 = 0.09;
@@ -177,7 +175,7 @@ fn own_shots(
     camera: Query<&Transform, With<MainCamera>>,
     rifle: Query<&Transform, (With<ViewModel>, Without<MainCamera>)>,
     muzzle: Query<&Transform, (With<Muzzle>, Without<ViewModel>, Without<MainCamera>)>,
-    others: Query<&Interpolated, (With<NetPlayer>, Without<LocalPlayer>)>,
+    others: Query<&Drawn, (With<NetPlayer>, Without<LocalPlayer>)>,
     mut commands: Commands,
 ) {
     let Some(assets) = assets else { return };
@@ -243,7 +241,7 @@ fn hit_puffs(
     mut hits: MessageReader<HitConfirmed>,
     assets: Option<Res<EffectAssets>>,
     mut rng: ResMut<EffectRng>,
-    players: Query<(&NetPlayer, &Interpolated), Without<LocalPlayer>>,
+    players: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
     mut commands: Commands,
 ) {
     let Some(assets) = assets else { return };
@@ -261,27 +259,16 @@ fn hit_puffs(
 fn death_bursts(
     assets: Option<Res<EffectAssets>>,
     mut rng: ResMut<EffectRng>,
-    players: Query<(Entity, &NetPlayer, &NetState, Option<&Interpolated>), Without<LocalPlayer>>,
-    mut was_alive: Local<HashMap<Entity, bool>>,
+    mut deaths: MessageReader<DrawnDied>,
+    mut looks: ResMut<PlayerLooks>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut commands: Commands,
 ) {
     let Some(assets) = assets else { return };
-    was_alive.retain(|e, _| players.contains(*e));
-    for (entity, player, net, interpolated) in &players {
-        let drawn = interpolated.map(|i| i.0).unwrap_or(net.state);
-        let before = was_alive.insert(entity, drawn.alive);
-        if before != Some(true) || drawn.alive {
-            continue;
-        }
-        let color = player_color(player.id);
-        let material = materials.add(StandardMaterial {
-            base_color: color,
-            emissive: LinearRgba::from(color) * 0.8,
-            perceptual_roughness: 0.6,
-            ..default()
-        });
-        let at = Hitbox::of(&drawn).body_center();
+    for death in deaths.read().filter(|d| !d.local) {
+        let color = player_color(death.id);
+        let material = looks.colours(death.id, &mut materials).burst;
+        let at = Hitbox::of(&death.state).body_center();
         let parts = (DEATH_PARTS, DEATH_SPEED_MPS, DEATH_SIZE_M, DEATH_S);
         burst(&mut commands, &assets, &mut rng.0, at, &material, parts);
         commands.spawn((

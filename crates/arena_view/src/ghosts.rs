@@ -6,15 +6,15 @@
 //! the interpolation delay and the prediction lead become visible distances;
 //! a line of text gives them in metres.
 
-use arena_client::{Interpolated, LocalPlayer, LocalRender, NetPlayer, NetState, Session};
-use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
-use arena_sim::{Hitbox, PlayerState};
+use arena_client::{Drawn, LocalPlayer, NetPlayer, NetState, Session};
+use arena_sim::Hitbox;
+use arena_sim::hitbox::BODY_RADIUS_M;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::ViewSet;
+use crate::players::PlayerLooks;
 use crate::settings::{Action, Settings};
-use crate::view_state::Ghosts;
+use crate::vocabulary::{Ghosts, ViewSet};
 
 /// The others' ghosts, and ours.
 const OTHERS_COLOR: Color = Color::srgba(1.0, 1.0, 1.0, 0.35);
@@ -22,6 +22,7 @@ const OWN_COLOR: Color = Color::srgba(0.3, 0.9, 1.0, 0.35);
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Ghosts>()
+        .add_systems(Startup, make_materials)
         .add_systems(RunFixedMainLoop, toggle.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
         .add_systems(Update, (haunt, place_ghosts).chain().in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)))
         .add_systems(EguiPrimaryContextPass, distances.run_if(in_state(Session::InGame)));
@@ -36,6 +37,20 @@ fn toggle(
     if settings.input(Action::Ghosts).just_pressed(&keys, &mouse) {
         ghosts.0 = !ghosts.0;
     }
+}
+
+/// The two ghost materials, made once.
+#[derive(Resource)]
+struct GhostMaterials {
+    others: Handle<StandardMaterial>,
+    own: Handle<StandardMaterial>,
+}
+
+fn make_materials(mut materials: ResMut<Assets<StandardMaterial>>, mut commands: Commands) {
+    let mut ghostly = |color: Color| {
+        materials.add(StandardMaterial { base_color: color, alpha_mode: AlphaMode::Blend, unlit: true, ..default() })
+    };
+    commands.insert_resource(GhostMaterials { others: ghostly(OTHERS_COLOR), own: ghostly(OWN_COLOR) });
 }
 
 /// A ghost, haunting the player entity `.0`.
@@ -53,18 +68,12 @@ fn haunt(
     players: Query<(Entity, Has<LocalPlayer>), (With<NetPlayer>, Without<Haunted>)>,
     ghosts: Query<(Entity, &Ghost)>,
     alive: Query<(), With<NetPlayer>>,
-    mut meshes: ResMut<Assets<Mesh>>,
-    mut materials: ResMut<Assets<StandardMaterial>>,
+    looks: Res<PlayerLooks>,
+    materials: Res<GhostMaterials>,
 ) {
     for (player, local) in &players {
-        let material = materials.add(StandardMaterial {
-            base_color: if local { OWN_COLOR } else { OTHERS_COLOR },
-            alpha_mode: AlphaMode::Blend,
-            unlit: true,
-            ..default()
-        });
-        let body = meshes.add(Capsule3d::new(BODY_RADIUS_M, 1.0));
-        let head = meshes.add(Sphere::new(HEAD_RADIUS_M));
+        let material = if local { materials.own.clone() } else { materials.others.clone() };
+        let (body, head) = (looks.body.clone(), looks.head.clone());
         let ghost = commands
             .spawn((Name::new("ghost"), Ghost(player), Transform::default(), Visibility::Hidden))
             .with_children(|g| {
@@ -86,30 +95,19 @@ struct GhostBody;
 #[derive(Component)]
 struct GhostHead;
 
-/// Where the server had a player: its newest snapshot state (for us, the
-/// state the server acknowledged), against where it is drawn this frame.
-fn truth_and_drawn(
-    net: &NetState,
-    interpolated: Option<&Interpolated>,
-    local: bool,
-    render: &LocalRender,
-) -> (PlayerState, Option<PlayerState>) {
-    let drawn = if local { render.state } else { interpolated.map(|i| i.0) };
-    (net.state, drawn)
-}
-
+/// Each player's ghost where the server had it (its newest snapshot state;
+/// for us, the state the server acknowledged), joined to where it is drawn.
 fn place_ghosts(
     ghosts_on: Res<Ghosts>,
-    render: Res<LocalRender>,
-    players: Query<(&NetState, Option<&Interpolated>, Has<LocalPlayer>, &Haunted)>,
+    players: Query<(&NetState, &Drawn, Has<LocalPlayer>, &Haunted)>,
     mut ghosts: Query<(&mut Transform, &mut Visibility), (With<Ghost>, Without<GhostBody>, Without<GhostHead>)>,
     mut bodies: Query<(&ChildOf, &mut Transform), (With<GhostBody>, Without<Ghost>, Without<GhostHead>)>,
     mut heads: Query<(&ChildOf, &mut Transform), (With<GhostHead>, Without<Ghost>, Without<GhostBody>)>,
     mut gizmos: Gizmos,
 ) {
-    for (net, interpolated, local, haunted) in &players {
+    for (net, drawn, local, haunted) in &players {
         let Ok((mut transform, mut visibility)) = ghosts.get_mut(haunted.0) else { continue };
-        let (truth, drawn) = truth_and_drawn(net, interpolated, local, &render);
+        let truth = net.state;
         let show = ghosts_on.0 && truth.alive;
         *visibility = if show { Visibility::Inherited } else { Visibility::Hidden };
         if !show {
@@ -131,16 +129,14 @@ fn place_ghosts(
                 t.translation = hitbox.head_center() - truth.pos;
             }
         }
-        if let Some(drawn) = drawn {
-            let color = if local { OWN_COLOR } else { OTHERS_COLOR }.with_alpha(0.9);
-            let lift = Vec3::Y * 0.03;
-            gizmos.line(truth.pos + lift, drawn.pos + lift, color);
-            gizmos.circle(
-                Isometry3d::new(truth.pos + lift, Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
-                BODY_RADIUS_M,
-                color,
-            );
-        }
+        let color = if local { OWN_COLOR } else { OTHERS_COLOR }.with_alpha(0.9);
+        let lift = Vec3::Y * 0.03;
+        gizmos.line(truth.pos + lift, drawn.pos + lift, color);
+        gizmos.circle(
+            Isometry3d::new(truth.pos + lift, Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+            BODY_RADIUS_M,
+            color,
+        );
     }
 }
 
@@ -148,22 +144,18 @@ fn place_ghosts(
 fn distances(
     mut contexts: EguiContexts,
     ghosts_on: Res<Ghosts>,
-    render: Res<LocalRender>,
-    players: Query<(&NetState, Option<&Interpolated>, Has<LocalPlayer>)>,
+    players: Query<(&NetState, &Drawn, Has<LocalPlayer>)>,
 ) -> Result {
     if !ghosts_on.0 {
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
-    let me = render.state;
-    let own = players.iter().find(|(.., local)| *local).and_then(|(net, ..)| me.map(|m| m.pos.distance(net.state.pos)));
+    let me = players.iter().find(|(.., local)| *local).map(|(net, drawn, _)| (net.state, drawn.0));
+    let own = me.map(|(truth, drawn)| drawn.pos.distance(truth.pos));
     let nearest = players
         .iter()
-        .filter(|(net, interpolated, local)| !local && net.state.alive && interpolated.is_some())
-        .filter_map(|(net, interpolated, _)| {
-            let drawn = interpolated?.0;
-            Some((me.map_or(0.0, |m| m.pos.distance(drawn.pos)), drawn.pos.distance(net.state.pos)))
-        })
+        .filter(|(net, _, local)| !local && net.state.alive)
+        .map(|(net, drawn, _)| (me.map_or(0.0, |(_, m)| m.pos.distance(drawn.pos)), drawn.pos.distance(net.state.pos)))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map(|(_, gap)| gap);
     let mut text = String::from("Ghosts (F3): white = newest snapshot, cyan = you as the server acknowledged");

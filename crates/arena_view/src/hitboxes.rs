@@ -8,7 +8,7 @@ use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
 use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 
-use crate::ViewSet;
+use crate::vocabulary::ViewSet;
 
 const SEEN: Color = Color::srgb(1.0, 0.2, 0.2);
 const TESTED: Color = Color::srgb(0.25, 0.5, 1.0);

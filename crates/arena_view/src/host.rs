@@ -7,7 +7,7 @@ use arena_client::{ConnectTo, LastDisconnect, Session};
 use arena_server::{ListenServer, ServerConfig};
 use bevy::prelude::*;
 
-use crate::PlayerProfile;
+use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_observer(on_host_game)

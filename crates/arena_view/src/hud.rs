@@ -3,12 +3,12 @@
 //! "show hitboxes", and a warning when the server has gone quiet.
 
 use arena_client::transport::UdpTransport;
-use arena_client::{DamageTaken, HitConfirmed, LocalRender, NetcodeSettings, Session, ShotComparisons};
+use arena_client::{DamageTaken, Drawn, HitConfirmed, LocalPlayer, NetcodeSettings, Session, ShotComparisons};
 use arena_sim::HitZone;
 use bevy::prelude::*;
 
-use crate::ViewSet;
 use crate::hitboxes::verdict;
+use crate::vocabulary::ViewSet;
 
 /// How long a hit marker shows, seconds.
 const HIT_MARKER_S: f32 = 0.2;
@@ -216,8 +216,8 @@ fn damage_flash(
     color.0 = Color::srgba(0.8, 0.0, 0.0, 0.35 * flash.left_s / DAMAGE_FLASH_S);
 }
 
-fn vitals(local: Res<LocalRender>, mut text: Query<&mut Text, With<Vitals>>) {
-    let Some(state) = local.state else { return };
+fn vitals(local: Query<&Drawn, With<LocalPlayer>>, mut text: Query<&mut Text, With<Vitals>>) {
+    let Ok(Drawn(state)) = local.single() else { return };
     let line = if !state.alive {
         "dead: respawning".to_string()
     } else {
@@ -254,13 +254,13 @@ fn verdicts(
 fn damage_arrows(
     time: Res<Time>,
     mut damage: MessageReader<DamageTaken>,
-    local: Res<LocalRender>,
+    local: Query<&Drawn, With<LocalPlayer>>,
     input: Res<arena_client::LocalInput>,
     huds: Query<Entity, With<Hud>>,
     mut arrows: Query<(Entity, &mut DamageArrow, &mut UiTransform, &mut BackgroundColor)>,
     mut commands: Commands,
 ) {
-    let me = local.state;
+    let me = local.single().ok().map(|d| d.0);
     if let Ok(hud) = huds.single() {
         for hit in damage.read() {
             // Placed at once: a frame at the centre would read as a hit marker.

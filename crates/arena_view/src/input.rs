@@ -14,10 +14,9 @@ use bevy::input::mouse::AccumulatedMouseMotion;
 use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions};
 
-use crate::ViewSet;
 use crate::settings::{Action, Input, Settings};
 use crate::settings_menu::SettingsWindow;
-use crate::view_state::{AutoAim, NetcodePanel, PauseMenu};
+use crate::vocabulary::{AutoAim, NetcodePanel, PauseMenu, ViewSet};
 
 /// Radians of view turn per mouse count (about Quake's default feel).
 pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
@@ -135,17 +134,17 @@ fn grab_cursor(
 fn auto_aim(
     auto: Res<AutoAim>,
     pause: Res<PauseMenu>,
-    local: Res<arena_client::LocalRender>,
     world: Res<arena_client::ClientWorld>,
-    others: Query<&arena_client::Interpolated, Without<arena_client::LocalPlayer>>,
+    players: Query<(&arena_client::Drawn, Has<arena_client::LocalPlayer>)>,
     mut input: ResMut<LocalInput>,
 ) {
-    let (true, false, Some(me)) = (auto.0, pause.open, local.state) else { return };
+    let me = players.iter().find(|(_, local)| *local).map(|(drawn, _)| drawn.0);
+    let (true, false, Some(me)) = (auto.0, pause.open, me) else { return };
     let eye = me.eye_pos();
-    let target = others
+    let target = players
         .iter()
-        .filter(|o| o.alive)
-        .map(|o| arena_sim::Hitbox::of(&o.0).body_center())
+        .filter(|(o, local)| !local && o.alive)
+        .map(|(o, _)| arena_sim::Hitbox::of(&o.0).body_center())
         .filter(|p| world.cast_ray(eye, (*p - eye).normalize_or_zero(), eye.distance(*p)).is_none())
         .min_by(|a, b| a.distance_squared(eye).total_cmp(&b.distance_squared(eye)));
     if let Some(point) = target {

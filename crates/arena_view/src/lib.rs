@@ -4,8 +4,8 @@
 //!
 //! # Modules, bottom up
 //!
-//! - `view_state`: which panels and aids are open (pause menu, netcode panel,
-//!   net graph, ghosts, auto-aim).
+//! - `vocabulary`: the stages of a frame, what the window starts with, the
+//!   profile and player colours, which panels and aids are open.
 //! - `settings`: the player's settings file, bindings and their checks.
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
@@ -13,7 +13,8 @@
 //! - `server_list`: the main menu's list of games (LAN, favourites, recent).
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.
-//! - `scene`, `players`, `camera`: the arena, the other players, the view.
+//! - `scene`, `players`, `camera`: the arena, the other players (their
+//!   meshes and materials made once), the view.
 //! - `effects`, `hitboxes`, `sound`: what shots and steps look and sound like.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
@@ -49,39 +50,15 @@ mod server_list;
 mod settings;
 mod settings_menu;
 mod sound;
-pub mod view_state;
-
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::time::Duration;
+mod vocabulary;
 
 use arena_client::ClientPlugin;
-use arena_server::ServerConfig;
 use bevy::log::LogPlugin;
 use bevy::prelude::*;
 use bevy::window::{PresentMode, WindowResolution};
 use bevy_egui::EguiPlugin;
 
-/// What the window does first.
-#[derive(Clone, Debug)]
-pub enum StartAction {
-    /// Show the main menu.
-    Menu,
-    /// Host a listen server and join it.
-    Host(ServerConfig),
-    /// Host with bots and join, on any free port if the usual one is taken.
-    QuickPlay(ServerConfig),
-    /// Join the server at this address, with this password (open: none).
-    Join(SocketAddr, arena_protocol::key::Password),
-}
-
-/// Take a screenshot and quit: for scripts, tests and the README.
-#[derive(Clone, Debug)]
-pub struct Screenshot {
-    pub path: PathBuf,
-    /// Quit after this long; the screenshot is taken a second earlier.
-    pub quit_after: Duration,
-}
+pub use vocabulary::{PlayerProfile, QUICK_PLAY_BOTS, Screenshot, StartAction, ViewSet, player_color};
 
 #[derive(Clone, Debug)]
 pub struct ViewConfig {
@@ -96,19 +73,6 @@ pub struct ViewConfig {
     pub auto_aim: bool,
 }
 
-/// The ordered stages of a frame on the view side (see the top of this file).
-#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ViewSet {
-    /// Keyboard and mouse into the local input (RunFixedMainLoop, before the fixed loop).
-    Input,
-    /// Menus and what they start or stop.
-    Menus,
-    /// Models and the camera follow the replicated world.
-    Follow,
-    /// HUD and name tags, which need the camera's final transform.
-    Overlay,
-}
-
 /// Keyboard and mouse into the local input, before the fixed loop: the
 /// view's part that runs with no window too (tests drive it with input events).
 pub struct InputPlugin;
@@ -118,15 +82,6 @@ impl Plugin for InputPlugin {
         app.configure_sets(RunFixedMainLoop, ViewSet::Input.in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop))
             .add_plugins(input::plugin);
     }
-}
-
-/// Bots a quick-play game starts with.
-pub const QUICK_PLAY_BOTS: usize = 5;
-
-/// The local player's chosen name.
-#[derive(Resource, Clone, Debug)]
-pub struct PlayerProfile {
-    pub name: String,
 }
 
 /// Opens the window and runs the game until the player quits.
@@ -146,7 +101,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     if let Some(name) = &config.name {
         user_settings.name = arena_protocol::names::clean_name(name);
     } else if user_settings.name.is_empty() {
-        user_settings.name = default_name();
+        user_settings.name = vocabulary::default_name();
     }
     let mut app = App::new();
     app.add_plugins(
@@ -168,7 +123,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .insert_resource(settings::SettingsProblem(loaded.problem))
     .insert_resource(user_settings)
     .insert_resource(config.netcode.clone())
-    .insert_resource(view_state::AutoAim(config.auto_aim))
+    .insert_resource(vocabulary::AutoAim(config.auto_aim))
     .configure_sets(
         Update,
         (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain().after(arena_client::ClientSet::Present),
@@ -206,38 +161,5 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => Err(format!("the game stopped with error code {code}")),
-    }
-}
-
-/// The login name, cleaned up, or "Player".
-pub(crate) fn default_name() -> String {
-    let raw = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default();
-    let mut name = arena_protocol::names::clean_name(&raw);
-    if let Some(first) = name.get(..1) {
-        name = first.to_uppercase() + name.get(1..).unwrap_or("");
-    }
-    name
-}
-
-/// A distinct colour for each player id: a palette ordered so that
-/// neighbouring ids contrast, then golden-ratio hues beyond it.
-pub fn player_color(id: arena_sim::PlayerId) -> Color {
-    const PALETTE: [(u8, u8, u8); 12] = [
-        (230, 57, 70),   // red
-        (29, 120, 230),  // blue
-        (250, 200, 40),  // yellow
-        (60, 180, 75),   // green
-        (160, 70, 220),  // purple
-        (255, 130, 30),  // orange
-        (40, 200, 210),  // cyan
-        (240, 80, 170),  // pink
-        (150, 210, 40),  // lime
-        (120, 90, 60),   // brown
-        (250, 250, 250), // white
-        (30, 60, 140),   // navy
-    ];
-    match PALETTE.get(usize::from(id.0)) {
-        Some(&(r, g, b)) => Color::srgb_u8(r, g, b),
-        None => Color::hsl((f32::from(id.0) * 137.508) % 360.0, 0.75, 0.5),
     }
 }

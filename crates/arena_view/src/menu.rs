@@ -18,8 +18,7 @@ use crate::server_list::{self, PasswordPrompt, ServerList};
 use crate::settings::{Settings, SettingsProblem};
 use crate::settings_menu::{SettingsWindow, save_settings};
 use crate::sound::SoundStatus;
-use crate::view_state::{NetcodePanel, PauseMenu};
-use crate::{PlayerProfile, QUICK_PLAY_BOTS, StartAction};
+use crate::vocabulary::{NetcodePanel, PauseMenu, PlayerProfile, QUICK_PLAY_BOTS, StartAction};
 
 /// Most bots the host menu offers.
 const MAX_MENU_BOTS: usize = 12;

@@ -12,9 +12,8 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
 
-use crate::ViewSet;
 use crate::settings::{Action, Settings};
-use crate::view_state::NetGraph;
+use crate::vocabulary::{NetGraph, ViewSet};
 
 /// How far back the plots reach, seconds.
 pub const GRAPH_S: f64 = 10.0;

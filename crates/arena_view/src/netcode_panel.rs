@@ -6,8 +6,7 @@ use arena_client::{InterpStats, LinkConditions, NetStats, NetcodeSettings, Roste
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::ViewSet;
-use crate::view_state::{AutoAim, Ghosts, NetGraph, NetcodePanel};
+use crate::vocabulary::{AutoAim, Ghosts, NetGraph, NetcodePanel, ViewSet};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<NetcodePanel>()

@@ -1,16 +1,20 @@
 //! Other players as the local player sees them: a body, a head with a visor
-//! and a rifle in the player's own colour, posed from their interpolated
-//! state (or the newest snapshot's, with interpolation off), with a floating
-//! name tag. Body and head are drawn exactly where their hitboxes are. A
-//! pulsing bubble shows spawn protection.
+//! and a rifle in the player's own colour, posed from where they are drawn
+//! ([`Drawn`]: interpolated, or the newest snapshot's with interpolation
+//! off), with a floating name tag. Body and head are drawn exactly where
+//! their hitboxes are. A pulsing bubble shows spawn protection. The meshes
+//! are made once for everyone and the materials once for each player
+//! ([`PlayerLooks`]); ghosts and ragdolls use them too.
 
-use arena_client::{ClientWorld, Interpolated, LocalPlayer, NetPlayer, NetState, PlayerName};
+use std::collections::HashMap;
+
+use arena_client::{ClientWorld, Drawn, LocalPlayer, NetPlayer, PlayerName};
 use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
-use arena_sim::{Hitbox, PlayerState};
+use arena_sim::{Hitbox, PlayerId};
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
-use crate::{ViewSet, player_color};
+use crate::vocabulary::{ViewSet, player_color};
 
 /// Farthest distance at which name tags are shown, metres.
 const NAME_TAG_RANGE_M: f32 = 60.0;
@@ -18,7 +22,8 @@ const NAME_TAG_RANGE_M: f32 = 60.0;
 const NAME_TAG_LIFT_M: f32 = 0.35;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Update, (dress_new_players, pose_players).chain().in_set(ViewSet::Follow))
+    app.add_systems(Startup, make_looks)
+        .add_systems(Update, (dress_new_players, pose_players).chain().in_set(ViewSet::Follow))
         .add_systems(Update, (despawn_orphan_tags, place_name_tags, update_name_tag_text).in_set(ViewSet::Overlay));
 }
 
@@ -43,70 +48,138 @@ struct NameTag {
     player: Entity,
 }
 
-/// Where a remote player is drawn this frame.
-fn drawn(net: &NetState, interpolated: Option<&Interpolated>) -> PlayerState {
-    interpolated.map(|i| i.0).unwrap_or(net.state)
+/// What every player model is made of: the meshes, made once, and each
+/// player's materials in their colour, made the first time they are needed.
+#[derive(Resource)]
+pub(crate) struct PlayerLooks {
+    /// A capsule of the body's radius around a 1 m segment (stretched to the
+    /// hitbox), and a sphere of the head's radius.
+    pub body: Handle<Mesh>,
+    pub head: Handle<Mesh>,
+    visor: Handle<Mesh>,
+    /// The rifle's body (also the rifle a ragdoll drops) and barrel.
+    pub rifle: Handle<Mesh>,
+    barrel: Handle<Mesh>,
+    /// A unit sphere, scaled around the hitboxes.
+    shield: Handle<Mesh>,
+    /// Gunmetal.
+    pub dark: Handle<StandardMaterial>,
+    colours: HashMap<PlayerId, Colours>,
 }
 
-fn dress_new_players(
-    mut commands: Commands,
-    new: Query<(Entity, &NetPlayer, &NetState, &PlayerName), (Added<NetPlayer>, Without<LocalPlayer>)>,
+/// One player's materials.
+#[derive(Clone)]
+pub(crate) struct Colours {
+    pub skin: Handle<StandardMaterial>,
+    visor: Handle<StandardMaterial>,
+    /// The spawn-protection bubble's (its alpha pulses).
+    shield: Handle<StandardMaterial>,
+    /// A fallen body's: a dimmer glow.
+    pub fallen: Handle<StandardMaterial>,
+    /// The debris of a death: a bright glow.
+    pub burst: Handle<StandardMaterial>,
+}
+
+impl PlayerLooks {
+    /// Player `id`'s materials, made on first use.
+    pub fn colours(&mut self, id: PlayerId, materials: &mut Assets<StandardMaterial>) -> Colours {
+        self.colours
+            .entry(id)
+            .or_insert_with(|| {
+                let color = player_color(id);
+                // A little glow of their own colour keeps players readable in shadow and at 30 m.
+                let glowing = |glow: f32, roughness: f32| StandardMaterial {
+                    base_color: color,
+                    emissive: LinearRgba::from(color) * glow,
+                    perceptual_roughness: roughness,
+                    ..default()
+                };
+                Colours {
+                    skin: materials.add(glowing(0.35, 0.55)),
+                    visor: materials.add(StandardMaterial {
+                        base_color: Color::srgb(0.1, 0.12, 0.14),
+                        emissive: LinearRgba::from(color) * 0.6,
+                        perceptual_roughness: 0.2,
+                        ..default()
+                    }),
+                    shield: materials.add(StandardMaterial {
+                        base_color: color.lighter(0.25).with_alpha(0.25),
+                        emissive: LinearRgba::from(color) * 0.5,
+                        alpha_mode: AlphaMode::Blend,
+                        unlit: true,
+                        cull_mode: None,
+                        ..default()
+                    }),
+                    fallen: materials.add(glowing(0.2, 0.6)),
+                    burst: materials.add(glowing(0.8, 0.6)),
+                }
+            })
+            .clone()
+    }
+}
+
+fn make_looks(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    mut commands: Commands,
 ) {
-    for (entity, player, _, name) in &new {
-        let color = player_color(player.id);
-        // A little glow of their own colour keeps players readable in shadow and at 30 m.
-        let skin = materials.add(StandardMaterial {
-            base_color: color,
-            emissive: LinearRgba::from(color) * 0.35,
-            perceptual_roughness: 0.55,
-            ..default()
-        });
-        let dark = materials.add(StandardMaterial {
+    commands.insert_resource(PlayerLooks {
+        body: meshes.add(Capsule3d::new(BODY_RADIUS_M, 1.0)),
+        head: meshes.add(Sphere::new(HEAD_RADIUS_M).mesh().uv(24, 16)),
+        visor: meshes.add(Cuboid::new(0.3, 0.1, 0.12)),
+        rifle: meshes.add(Cuboid::new(0.09, 0.13, 0.75)),
+        barrel: meshes.add(Cuboid::new(0.06, 0.06, 0.3)),
+        shield: meshes.add(Sphere::new(1.0).mesh().uv(24, 16)),
+        dark: materials.add(StandardMaterial {
             base_color: Color::srgb(0.08, 0.09, 0.1),
             perceptual_roughness: 0.3,
             metallic: 0.4,
             ..default()
-        });
-        let visor = materials.add(StandardMaterial {
-            base_color: Color::srgb(0.1, 0.12, 0.14),
-            emissive: LinearRgba::from(color) * 0.6,
-            perceptual_roughness: 0.2,
-            ..default()
-        });
+        }),
+        colours: HashMap::new(),
+    });
+}
+
+fn dress_new_players(
+    mut commands: Commands,
+    new: Query<(Entity, &NetPlayer, &PlayerName), (Added<NetPlayer>, Without<LocalPlayer>)>,
+    mut looks: ResMut<PlayerLooks>,
+    mut materials: ResMut<Assets<StandardMaterial>>,
+) {
+    for (entity, player, name) in &new {
+        let colours = looks.colours(player.id, &mut materials);
         let body = commands
             .spawn((
-                Mesh3d(meshes.add(Capsule3d::new(BODY_RADIUS_M, 1.0))),
-                MeshMaterial3d(skin.clone()),
+                Mesh3d(looks.body.clone()),
+                MeshMaterial3d(colours.skin.clone()),
                 Transform::default(),
                 ChildOf(entity),
             ))
             .id();
         let head = commands
             .spawn((
-                Mesh3d(meshes.add(Sphere::new(HEAD_RADIUS_M).mesh().uv(24, 16))),
-                MeshMaterial3d(skin),
+                Mesh3d(looks.head.clone()),
+                MeshMaterial3d(colours.skin.clone()),
                 Transform::default(),
                 ChildOf(entity),
             ))
             .with_child((
                 // The visor shows which way the player looks.
-                Mesh3d(meshes.add(Cuboid::new(0.3, 0.1, 0.12))),
-                MeshMaterial3d(visor),
+                Mesh3d(looks.visor.clone()),
+                MeshMaterial3d(colours.visor.clone()),
                 Transform::from_xyz(0.0, 0.03, -0.16),
             ))
             .id();
         let gun_pivot = commands.spawn((Transform::default(), Visibility::default(), ChildOf(entity))).id();
         commands.spawn((
-            Mesh3d(meshes.add(Cuboid::new(0.09, 0.13, 0.75))),
-            MeshMaterial3d(dark.clone()),
+            Mesh3d(looks.rifle.clone()),
+            MeshMaterial3d(looks.dark.clone()),
             Transform::from_xyz(0.0, 0.0, -0.3),
             ChildOf(gun_pivot),
         ));
         commands.spawn((
-            Mesh3d(meshes.add(Cuboid::new(0.06, 0.06, 0.3))),
-            MeshMaterial3d(dark),
+            Mesh3d(looks.barrel.clone()),
+            MeshMaterial3d(looks.dark.clone()),
             Transform::from_xyz(0.0, 0.02, -0.8),
             ChildOf(gun_pivot),
         ));
@@ -122,26 +195,18 @@ fn dress_new_players(
                 Visibility::Hidden,
             ))
             .id();
-        let shield_material = materials.add(StandardMaterial {
-            base_color: color.lighter(0.25).with_alpha(0.25),
-            emissive: LinearRgba::from(color) * 0.5,
-            alpha_mode: AlphaMode::Blend,
-            unlit: true,
-            cull_mode: None,
-            ..default()
-        });
         let shield = commands
             .spawn((
                 Name::new("spawn protection"),
-                Mesh3d(meshes.add(Sphere::new(1.0).mesh().uv(24, 16))),
-                MeshMaterial3d(shield_material.clone()),
+                Mesh3d(looks.shield.clone()),
+                MeshMaterial3d(colours.shield.clone()),
                 Transform::default(),
                 Visibility::Hidden,
                 ChildOf(entity),
             ))
             .id();
         commands.entity(entity).insert((
-            Model { body, head, gun_pivot, tag, shield, shield_material },
+            Model { body, head, gun_pivot, tag, shield, shield_material: colours.shield },
             Transform::default(),
             Visibility::default(),
         ));
@@ -153,12 +218,12 @@ fn dress_new_players(
 /// dead are not drawn.
 fn pose_players(
     time: Res<Time>,
-    mut models: Query<(&Model, &NetState, Option<&Interpolated>, &mut Transform, &mut Visibility)>,
+    mut models: Query<(&Model, &Drawn, &mut Transform, &mut Visibility)>,
     mut parts: Query<(&mut Transform, &mut Visibility), Without<Model>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    for (model, net, interpolated, mut root, mut visibility) in &mut models {
-        let s = drawn(net, interpolated);
+    for (model, drawn, mut root, mut visibility) in &mut models {
+        let s = drawn.0;
         *visibility = if s.alive { Visibility::Inherited } else { Visibility::Hidden };
         root.translation = s.pos;
         root.rotation = Quat::from_rotation_y(s.yaw);
@@ -199,14 +264,13 @@ fn pose_players(
 fn place_name_tags(
     camera: Query<(&Camera, &GlobalTransform), With<MainCamera>>,
     world: Res<ClientWorld>,
-    players: Query<(&NetState, Option<&Interpolated>)>,
+    players: Query<&Drawn>,
     mut tags: Query<(&NameTag, &mut Node, &mut Visibility, &ComputedNode)>,
 ) {
     let Ok((camera, camera_transform)) = camera.single() else { return };
     let eye = camera_transform.translation();
     for (tag, mut node, mut visibility, computed) in &mut tags {
-        let Ok((net, interpolated)) = players.get(tag.player) else { continue };
-        let state = drawn(net, interpolated);
+        let Ok(Drawn(state)) = players.get(tag.player) else { continue };
         let anchor = state.pos + Vec3::Y * (state.height() + NAME_TAG_LIFT_M);
         let to_anchor = anchor - eye;
         let distance = to_anchor.length();

@@ -7,14 +7,15 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use arena_client::{ClientWorld, Interpolated, KillNotice, LocalPlayer, NetPlayer, NetState, Session};
+use arena_client::{ClientWorld, Drawn, DrawnDied, KillNotice, NetPlayer, Session};
 use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
 use arena_sim::map::SolidShape;
 use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 
-use crate::{ViewSet, player_color};
+use crate::players::PlayerLooks;
+use crate::vocabulary::ViewSet;
 
 /// How long a body lies before it goes, seconds; most bodies at once.
 const RAGDOLL_S: f32 = 10.0;
@@ -81,62 +82,52 @@ fn note_kills(
     recent.0.retain(|_, (_, _, at)| now - *at < KILL_MEMORY_S);
 }
 
-/// A body falls the moment a player's drawn model dies.
-#[allow(clippy::too_many_arguments)]
+/// A body falls the moment another player's drawn model dies, where it
+/// was last drawn alive.
 fn fall(
     time: Res<Time<bevy::time::Real>>,
-    players: Query<(Entity, &NetPlayer, &NetState, Option<&Interpolated>), Without<LocalPlayer>>,
-    everyone: Query<(&NetPlayer, &NetState, Option<&Interpolated>)>,
-    mut last_alive: Local<HashMap<Entity, arena_sim::PlayerState>>,
+    mut deaths: MessageReader<DrawnDied>,
+    everyone: Query<(&NetPlayer, &Drawn)>,
     mut recent: ResMut<RecentKills>,
     mut ragdolls: ResMut<Ragdolls>,
+    mut looks: ResMut<PlayerLooks>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut commands: Commands,
 ) {
     let now = time.elapsed_secs_f64();
-    last_alive.retain(|e, _| players.contains(*e));
-    for (entity, player, net, interpolated) in &players {
-        let drawn = interpolated.map(|i| i.0).unwrap_or(net.state);
-        if drawn.alive {
-            last_alive.insert(entity, drawn);
-            continue;
-        }
-        // Died just now (as drawn): the body where it was last alive.
-        let Some(body) = last_alive.remove(&entity) else { continue };
-        let (push, zone) = match recent.0.remove(&player.id) {
-            Some((killer, zone, _)) if killer != player.id => {
-                let from = everyone
-                    .iter()
-                    .find(|(p, ..)| p.id == killer)
-                    .map(|(_, n, i)| i.map(|i| i.0).unwrap_or(n.state).eye_pos());
+    for death in deaths.read().filter(|d| !d.local) {
+        let body = death.last_alive;
+        let (push, zone) = match recent.0.remove(&death.id) {
+            Some((killer, zone, _)) if killer != death.id => {
+                let from = everyone.iter().find(|(p, _)| p.id == killer).map(|(_, drawn)| drawn.eye_pos());
                 let dir = from.map(|f| (body.eye_pos() - f).normalize_or_zero()).unwrap_or(Vec3::ZERO);
                 (dir, zone)
             }
             _ => (Vec3::ZERO, HitZone::Body),
         };
-        let parts = spawn_ragdoll(&mut commands, &mut meshes, &mut materials, player.id, &body, push, zone);
+        let skin = looks.colours(death.id, &mut materials).fallen;
+        let fallen = Fallen { state: &body, push, zone, skin };
+        let parts = spawn_ragdoll(&mut commands, &mut meshes, &looks, fallen);
         ragdolls.0.push_back((now, parts));
     }
+}
+
+/// A body about to fall: as last drawn, pushed the way the killing shot went.
+struct Fallen<'a> {
+    state: &'a arena_sim::PlayerState,
+    push: Vec3,
+    zone: HitZone,
+    skin: Handle<StandardMaterial>,
 }
 
 fn spawn_ragdoll(
     commands: &mut Commands,
     meshes: &mut Assets<Mesh>,
-    materials: &mut Assets<StandardMaterial>,
-    id: PlayerId,
-    state: &arena_sim::PlayerState,
-    push: Vec3,
-    zone: HitZone,
+    looks: &PlayerLooks,
+    fallen: Fallen,
 ) -> Vec<Entity> {
-    let color = player_color(id);
-    let skin = materials.add(StandardMaterial {
-        base_color: color,
-        emissive: LinearRgba::from(color) * 0.2,
-        perceptual_roughness: 0.6,
-        ..default()
-    });
-    let dark = materials.add(StandardMaterial { base_color: Color::srgb(0.08, 0.09, 0.1), ..default() });
+    let Fallen { state, push, zone, skin } = fallen;
     let hitbox = Hitbox::of(state);
     let (a, b) = hitbox.body_segment();
     let half_length = ((b - a).length() / 2.0).max(0.05);
@@ -151,6 +142,7 @@ fn spawn_ragdoll(
             Friction::coefficient(0.9),
             damping,
             Velocity { linear: state.vel + push * BODY_PUSH_MPS, angular: Vec3::ZERO },
+            // The body's own length (standing or crouched), unlike the shared mesh.
             Mesh3d(meshes.add(Capsule3d::new(BODY_RADIUS_M, 2.0 * half_length))),
             MeshMaterial3d(skin.clone()),
             Transform::from_translation(body_at).with_rotation(Quat::from_rotation_y(state.yaw)),
@@ -170,7 +162,7 @@ fn spawn_ragdoll(
             ImpulseJoint::new(body, neck),
             damping,
             Velocity { linear: state.vel + push * head_push + Vec3::Y * 0.5, angular: Vec3::ZERO },
-            Mesh3d(meshes.add(Sphere::new(HEAD_RADIUS_M))),
+            Mesh3d(looks.head.clone()),
             MeshMaterial3d(skin),
             Transform::from_translation(head_at),
         ))
@@ -181,11 +173,11 @@ fn spawn_ragdoll(
         .spawn((
             Name::new("ragdoll rifle"),
             RigidBody::Dynamic,
-            Collider::cuboid(0.04, 0.06, 0.35),
+            Collider::cuboid(0.045, 0.065, 0.375),
             damping,
             Velocity { linear: state.vel + push * 2.0 + side, angular: side * 3.0 },
-            Mesh3d(meshes.add(Cuboid::new(0.08, 0.12, 0.7))),
-            MeshMaterial3d(dark),
+            Mesh3d(looks.rifle.clone()),
+            MeshMaterial3d(looks.dark.clone()),
             Transform::from_translation(body_at + side * 0.45).with_rotation(Quat::from_rotation_y(state.yaw)),
         ))
         .id();

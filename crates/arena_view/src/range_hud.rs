@@ -8,7 +8,7 @@ use arena_sim::hitbox::BODY_RADIUS_M;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::ViewSet;
+use crate::vocabulary::ViewSet;
 
 /// Side of the miss diagram, pixels, and how many pixels a metre takes.
 const DIAGRAM_PX: f32 = 150.0;

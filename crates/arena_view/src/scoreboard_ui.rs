@@ -3,7 +3,7 @@
 //! you while you wait to respawn, and the connection at a glance.
 
 use arena_client::{
-    KillNotice, LocalRender, MatchStatus, NetStats, Roster, Scoreboard, Session, transport::UdpTransport,
+    Drawn, KillNotice, LocalPlayer, MatchStatus, NetStats, Roster, Scoreboard, Session, transport::UdpTransport,
 };
 use arena_protocol::{MatchPhase, ScoreRow};
 use arena_sim::{HitZone, PlayerId};
@@ -11,7 +11,7 @@ use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::settings::{Action, Settings};
-use crate::{ViewSet, player_color};
+use crate::vocabulary::{ViewSet, player_color};
 
 /// How long a kill stays in the feed, seconds.
 const FEED_S: f64 = 7.0;
@@ -155,12 +155,12 @@ fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster
 /// Dead: who did it, and that a respawn is coming.
 fn death_notice(
     mut contexts: EguiContexts,
-    local: Res<LocalRender>,
+    local: Query<&Drawn, With<LocalPlayer>>,
     feed: Res<KillFeed>,
     roster: Res<Roster>,
     status: Res<MatchStatus>,
 ) -> Result {
-    let dead = local.state.is_some_and(|s| !s.alive);
+    let dead = local.single().is_ok_and(|s| !s.alive);
     if !dead || status.is_over() {
         return Ok(());
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot as Capture, ScreenshotCaptured, save_to_disk};
 
-use crate::Screenshot;
+use crate::vocabulary::Screenshot;
 
 /// Longest the game waits past S for a slow renderer to deliver the image.
 const SAVE_GRACE: Duration = Duration::from_secs(20);

@@ -5,8 +5,8 @@
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::PlayerProfile;
 use crate::settings::{Action, FOV_RANGE, Input, SENSITIVITY_RANGE, Settings, SettingsProblem, save, settings_path};
+use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<SettingsWindow>()
@@ -106,7 +106,7 @@ fn show_settings(
         window.open = false;
         window.rebinding = None;
         let (clean, _) = settings.clone().repaired();
-        profile.name = if clean.name.is_empty() { crate::default_name() } else { clean.name.clone() };
+        profile.name = if clean.name.is_empty() { crate::vocabulary::default_name() } else { clean.name.clone() };
         if let Err(e) = save_settings(&clean) {
             problem.0 = Some(e);
         }

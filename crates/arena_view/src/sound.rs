@@ -1,12 +1,13 @@
 //! Sound: every sound is synthesised at start (no files to ship or lose):
 //! shots (ours, and others' in 3D), hits, head shots, kills, footsteps,
-//! jumps, landings, reloads, being hit and dying. Our own movement and
-//! shooting sounds come from predicted events, so they play the moment we
-//! act and only once, however often a tick is replayed. With no sound device
+//! jumps, landings, reloads, being hit, dying and coming back. Our own
+//! movement and shooting sounds come from predicted events, so they play the
+//! moment we act and only once, however often a tick is replayed; deaths and
+//! respawns, when the drawn body dies or comes back. With no sound device
 //! the game says so once and runs silently.
 
 use arena_client::{
-    DamageTaken, HitConfirmed, Interpolated, KillNotice, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot, Roster,
+    DamageTaken, Drawn, DrawnDied, DrawnRespawned, HitConfirmed, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot,
     Session,
 };
 use arena_sim::HitZone;
@@ -14,7 +15,7 @@ use arena_sim::rng::SplitMix64;
 use bevy::audio::{AudioSink, PlaybackMode, SpatialAudioSink, SpatialScale, Volume};
 use bevy::prelude::*;
 
-use crate::ViewSet;
+use crate::vocabulary::ViewSet;
 
 /// Samples per second of the synthesised sounds.
 const RATE_HZ: u32 = 22_050;
@@ -48,6 +49,7 @@ struct Sounds {
     reload: Handle<AudioSource>,
     hurt: Handle<AudioSource>,
     death: Handle<AudioSource>,
+    respawn: Handle<AudioSource>,
     silence: Handle<AudioSource>,
 }
 
@@ -119,6 +121,11 @@ fn synthesise(mut commands: Commands, mut sources: ResMut<Assets<AudioSource>>) 
         })),
         hurt: add(thud(0.14, 9, 150.0, 30.0, 0.6)),
         death: add(synth(0.6, 10, |t, _| 0.4 * tone(t, 420.0 * (1.0 - t) + 110.0) * (-t * 3.5).exp())),
+        // A rising shimmer, as the body comes back.
+        respawn: add(synth(0.35, 11, |t, _| {
+            let swell = (t / 0.35 * std::f32::consts::PI).sin();
+            0.22 * swell * (tone(t, 330.0 + 1400.0 * t) + 0.5 * tone(t, 660.0 + 2800.0 * t))
+        })),
         silence: add(vec![0.0; 256]),
     };
     commands.insert_resource(sounds);
@@ -213,12 +220,12 @@ fn own_sounds(
     }
 }
 
-/// Other players' shots and deaths, where they happen.
+/// Other players' shots, where they happen; every drawn death and respawn,
+/// where the body is (ours, in our ears).
 fn remote_sounds(
     mut shots: MessageReader<RemoteShot>,
-    mut kills: MessageReader<KillNotice>,
-    roster: Res<Roster>,
-    players: Query<(&NetPlayer, &Interpolated)>,
+    mut deaths: MessageReader<DrawnDied>,
+    mut respawns: MessageReader<DrawnRespawned>,
     sounds: Option<Res<Sounds>>,
     mut commands: Commands,
 ) {
@@ -226,23 +233,35 @@ fn remote_sounds(
     for shot in shots.read() {
         play_at(&mut commands, &sounds.shot, shot.from, 0.7);
     }
-    for kill in kills.read() {
-        if Some(kill.victim) == roster.local_id {
+    for death in deaths.read() {
+        if death.local {
             play(&mut commands, &sounds.death, 0.8);
-        } else if let Some((_, drawn)) = players.iter().find(|(p, _)| p.id == kill.victim) {
-            play_at(&mut commands, &sounds.death, drawn.pos, 0.8);
+        } else {
+            play_at(&mut commands, &sounds.death, death.state.pos, 0.8);
+        }
+    }
+    for back in respawns.read() {
+        if back.local {
+            play(&mut commands, &sounds.respawn, 0.5);
+        } else {
+            play_at(&mut commands, &sounds.respawn, back.state.pos, 0.5);
         }
     }
 }
 
-/// Other players' footsteps, from their drawn walk.
+/// Other players' footsteps, from their drawn walk (a respawn starts a new
+/// walk: no step is heard for the jump of its phase).
 fn footsteps_of_others(
-    players: Query<(Entity, &Interpolated), (With<NetPlayer>, Without<LocalPlayer>)>,
+    players: Query<(Entity, &Drawn), (With<NetPlayer>, Without<LocalPlayer>)>,
+    mut respawns: MessageReader<DrawnRespawned>,
     mut last_phase: Local<std::collections::HashMap<Entity, f32>>,
     sounds: Option<Res<Sounds>>,
     mut commands: Commands,
 ) {
     let Some(sounds) = sounds else { return };
+    for back in respawns.read() {
+        last_phase.remove(&back.entity);
+    }
     for (entity, drawn) in &players {
         let phase = drawn.step_phase;
         if let Some(previous) = last_phase.insert(entity, phase)

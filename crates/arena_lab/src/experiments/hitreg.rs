@@ -2,14 +2,16 @@
 //! draws it and fires; the server judges. Hit ratio, the lead one would have
 //! needed, and how far the server's rewind was from what the shooter saw.
 
-use arena_client::{LocalInput, LocalRender, NetStats};
+use arena_client::{LocalInput, NetStats};
 use arena_sim::{Buttons, Hitbox, look_at};
 use bevy::prelude::*;
 use serde::Serialize;
 
+use crate::harness::drawn_self;
+
 use super::{
-    LAB_FRAME_HZ, LANE_HALF_WIDTH_M, LabError, LabSettings, SHOOTER_AT, TARGET_AT, WARMUP_S, drawn_remote,
-    interp_ms_of, two_player_lab,
+    LAB_FRAME_HZ, LANE_HALF_WIDTH_M, LabError, LabSettings, SHOOTER_AT, TARGET_AT, WARMUP_S, interp_ms_of,
+    two_player_lab,
 };
 
 /// What `arena lab hitreg` prints.
@@ -62,7 +64,7 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         let t = frame_index as f64 / LAB_FRAME_HZ;
         // The target strafes at full speed across the shooter's view, turning
         // back at random every 1-3 s and at the ends of its lane.
-        let target_x = lab.clients[target].world().resource::<LocalRender>().state.map(|s| s.pos.x).unwrap_or(0.0);
+        let target_x = drawn_self(&lab.clients[target]).map(|s| s.pos.x).unwrap_or(0.0);
         if t >= next_change_s {
             direction = -direction;
             next_change_s = t + 1.0 + 2.0 * f64::from(rng.next_f32());
@@ -81,8 +83,8 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
             input.right = -direction;
         }
         // The shooter aims at the target's body as its own client draws it.
-        let eye = lab.clients[shooter].world().resource::<LocalRender>().state.map(|s| s.eye_pos());
-        let drawn = drawn_remote(&mut lab.clients[shooter]);
+        let eye = drawn_self(&lab.clients[shooter]).map(|s| s.eye_pos());
+        let drawn = lab.drawn_other(shooter);
         if let (Some(eye), Some(drawn)) = (eye, drawn) {
             let (yaw, pitch) = look_at(eye, Hitbox::of(&drawn).body_center());
             let mut input = lab.clients[shooter].world_mut().resource_mut::<LocalInput>();

@@ -7,7 +7,7 @@ use arena_sim::Buttons;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::{LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, WARMUP_S, drawn_remote, interp_ms_of, two_player_lab};
+use super::{LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, WARMUP_S, interp_ms_of, two_player_lab};
 
 /// What `arena lab interpolation` prints.
 #[derive(Debug, Serialize)]
@@ -82,7 +82,7 @@ pub fn interpolation(settings: LabSettings) -> Result<InterpolationReport, LabEr
             } else {
                 clock.delay_ticks
             };
-        let Some(drawn) = drawn_remote(&mut lab.clients[observer]) else { continue };
+        let Some(drawn) = lab.drawn_other(observer) else { continue };
         let (a, b) = (shown_tick.floor() as u32, shown_tick.floor() as u32 + 1);
         if let (Some(pa), Some(pb)) = (truth.get(&a), truth.get(&b)) {
             let true_pos = pa.lerp(*pb, (shown_tick - shown_tick.floor()) as f32);

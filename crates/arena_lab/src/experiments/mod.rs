@@ -154,21 +154,6 @@ impl LabSettings {
     }
 }
 
-/// The drawn state of the first remote player a client sees.
-pub(crate) fn drawn_remote(client: &mut App) -> Option<arena_sim::PlayerState> {
-    let mut query =
-        client.world_mut().query_filtered::<&arena_client::Interpolated, Without<arena_client::LocalPlayer>>();
-    let interpolated = query.iter(client.world()).next().map(|i| i.0);
-    let interpolation = client.world().resource::<NetcodeSettings>().interpolation;
-    if interpolation {
-        interpolated
-    } else {
-        let mut query =
-            client.world_mut().query_filtered::<&arena_client::NetState, Without<arena_client::LocalPlayer>>();
-        query.iter(client.world()).next().map(|n| n.state)
-    }
-}
-
 /// The interpolation delay a client uses, milliseconds (0 with interpolation off).
 pub(crate) fn interp_ms_of(client: &App) -> f64 {
     let settings = client.world().resource::<NetcodeSettings>();

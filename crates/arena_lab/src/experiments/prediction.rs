@@ -2,7 +2,7 @@
 //! mispredictions, corrections, missing and late commands, and the time from
 //! a command to visible motion.
 
-use arena_client::{ClientStats, ClockSync, LocalInput, LocalRender, NetStats, Prediction, Session, ThisTick};
+use arena_client::{ClientStats, ClockSync, LocalInput, NetStats, Prediction, Session, ThisTick};
 use arena_server::{CommandBuffer, CommandStats, ServerPlayer, Sim};
 use arena_sim::Buttons;
 use bevy::prelude::*;
@@ -71,7 +71,7 @@ fn server_position(server: &mut App) -> Option<Vec3> {
 }
 
 fn drawn_position(client: &App) -> Option<Vec3> {
-    client.world().resource::<LocalRender>().state.map(|s| s.pos)
+    crate::harness::drawn_self(client).map(|s| s.pos)
 }
 
 /// Runs `arena lab prediction`.

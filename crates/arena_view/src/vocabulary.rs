@@ -1,0 +1,132 @@
+//! The view's shared vocabulary: the ordered stages of a frame, what the
+//! window starts with, the player's profile and colours, and which panels
+//! and aids are open (the pause menu, the netcode panel, the net graph,
+//! ghosts, auto-aim). It imports no other module of the crate; every other
+//! module may import it.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use arena_server::ServerConfig;
+use bevy::prelude::*;
+
+/// The ordered stages of a frame on the view side (ordered in `lib.rs`).
+#[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ViewSet {
+    /// Keyboard and mouse into the local input (RunFixedMainLoop, before the fixed loop).
+    Input,
+    /// Menus and what they start or stop.
+    Menus,
+    /// Models and the camera follow the replicated world.
+    Follow,
+    /// HUD and name tags, which need the camera's final transform.
+    Overlay,
+}
+
+/// What the window does first.
+#[derive(Clone, Debug)]
+pub enum StartAction {
+    /// Show the main menu.
+    Menu,
+    /// Host a listen server and join it.
+    Host(ServerConfig),
+    /// Host with bots and join, on any free port if the usual one is taken.
+    QuickPlay(ServerConfig),
+    /// Join the server at this address, with this password (open: none).
+    Join(SocketAddr, arena_protocol::key::Password),
+}
+
+/// Take a screenshot and quit: for scripts, tests and the README.
+#[derive(Clone, Debug)]
+pub struct Screenshot {
+    pub path: PathBuf,
+    /// Quit after this long; the screenshot is taken a second earlier.
+    pub quit_after: Duration,
+}
+
+/// Bots a quick-play game starts with.
+pub const QUICK_PLAY_BOTS: usize = 5;
+
+/// The local player's chosen name.
+#[derive(Resource, Clone, Debug)]
+pub struct PlayerProfile {
+    pub name: String,
+}
+
+/// The login name, cleaned up (empty if there is none).
+pub(crate) fn default_name() -> String {
+    let raw = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default();
+    let mut name = arena_protocol::names::clean_name(&raw);
+    if let Some(first) = name.get(..1) {
+        name = first.to_uppercase() + name.get(1..).unwrap_or("");
+    }
+    name
+}
+
+/// A distinct colour for each player id: a palette ordered so that
+/// neighbouring ids contrast, then golden-ratio hues beyond it.
+pub fn player_color(id: arena_sim::PlayerId) -> Color {
+    const PALETTE: [(u8, u8, u8); 12] = [
+        (230, 57, 70),   // red
+        (29, 120, 230),  // blue
+        (250, 200, 40),  // yellow
+        (60, 180, 75),   // green
+        (160, 70, 220),  // purple
+        (255, 130, 30),  // orange
+        (40, 200, 210),  // cyan
+        (240, 80, 170),  // pink
+        (150, 210, 40),  // lime
+        (120, 90, 60),   // brown
+        (250, 250, 250), // white
+        (30, 60, 140),   // navy
+    ];
+    match PALETTE.get(usize::from(id.0)) {
+        Some(&(r, g, b)) => Color::srgb_u8(r, g, b),
+        None => Color::hsl((f32::from(id.0) * 137.508) % 360.0, 0.75, 0.5),
+    }
+}
+
+/// Whether the in-game pause menu is open (the game goes on; your player stands still).
+#[derive(Resource, Default, Debug)]
+pub struct PauseMenu {
+    pub open: bool,
+}
+
+/// Whether the netcode panel is open.
+#[derive(Resource, Default, Debug)]
+pub struct NetcodePanel {
+    pub open: bool,
+}
+
+/// The net graph: off, a compact overlay (like Source's `net_graph 1`), or
+/// the full panel of plots.
+#[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetGraph {
+    #[default]
+    Off,
+    Compact,
+    Full,
+}
+
+impl NetGraph {
+    pub fn next(self) -> Self {
+        match self {
+            NetGraph::Off => NetGraph::Compact,
+            NetGraph::Compact => NetGraph::Full,
+            NetGraph::Full => NetGraph::Off,
+        }
+    }
+}
+
+/// Whether server ghosts are drawn: each other player where the newest
+/// snapshot put them, and our own player where the server last had us.
+#[derive(Resource, Default, Debug)]
+pub struct Ghosts(pub bool);
+
+/// A demonstration aid (netcode panel, `--auto-aim`): the view follows the
+/// nearest player in sight, exactly as this client draws it. With lag
+/// compensation every shot then hits; without it, they trail the target by
+/// its speed times the latency.
+#[derive(Resource, Default, Debug)]
+pub struct AutoAim(pub bool);
