@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetClient;
 use renetcode::DisconnectReason;
 
+use crate::settings::NetcodeSettings;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
 use crate::vocabulary::{Outbox, Session};
 
@@ -107,7 +108,7 @@ impl std::error::Error for AddrError {}
 fn on_connect_to(
     event: On<ConnectTo>,
     mut commands: Commands,
-    settings: Res<crate::NetcodeSettings>,
+    settings: Res<NetcodeSettings>,
     time: Res<Time<Real>>,
     mut last: ResMut<LastDisconnect>,
     mut next: ResMut<NextState<Session>>,

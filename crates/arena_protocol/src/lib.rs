@@ -4,10 +4,12 @@
 //!
 //! # Modules, bottom up
 //!
+//! - `channel`: the renet channels, the same numbers both ways.
 //! - `codec`: bincode 2 with a size limit and no trailing bytes.
 //! - `key`: the netcode key (open, or derived from a password with Argon2id).
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
-//! - `messages`: the messages each way and their structural checks.
+//! - `messages`: the messages each way, their limits (players, names,
+//!   lengths) and their structural checks.
 //! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
 //! - `snapshot`: snapshots quantised, delta-coded and packed: what each
 //!   client may know (`state`), the field tables (`fields`), what a delta is
@@ -21,6 +23,7 @@
 
 pub mod bits;
 pub mod bundle;
+pub mod channel;
 pub mod codec;
 pub mod command_packet;
 pub mod datagram;
@@ -46,16 +49,6 @@ pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;
 
 /// Default UDP port of a server.
 pub const DEFAULT_PORT: u16 = 27015;
-/// Most players one server takes.
-pub const MAX_PLAYERS: usize = 64;
-
-/// renet channel ids, the same numbers in both directions.
-pub mod channel {
-    /// Join, leave, welcome: reliable and ordered.
-    pub const RELIABLE: u8 = 0;
-    /// Commands (client to server) and snapshots (server to client): newest wins.
-    pub const UNRELIABLE: u8 = 1;
-}
 
 /// How long a reliable message waits for its acknowledgement before renet
 /// sends it again. renet's timer is fixed, not measured from the round trip,

@@ -4,9 +4,9 @@ use arena_sim::{HitZone, Hitbox, PlayerId, PlayerState};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use crate::channel;
 pub use crate::names::MAX_NAME_CHARS;
 use crate::names::NameRefusal;
-use crate::{MAX_PLAYERS, channel};
 
 /// Most commands one packet may carry (the newest and the unacknowledged ones
 /// before it). More is a malformed packet.
@@ -22,6 +22,9 @@ pub const MAX_SNAPSHOT_BYTES: usize = 4096;
 pub const SHOT_RESULT_NEAR_M: f32 = 3.0;
 /// Most hitboxes in a shot's result.
 pub const MAX_SHOT_RESULT_HITBOXES: usize = 4;
+
+/// Most players one server takes.
+pub const MAX_PLAYERS: usize = 64;
 
 /// Longest interpolation delay a client may ask for, milliseconds.
 pub const MAX_INTERP_MS: u16 = 250;
