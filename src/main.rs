@@ -145,6 +145,23 @@ enum Experiment {
     /// Interpolation: a target on a known path, drawn by an observer; reports
     /// the drawn position's error against the truth at the render time.
     Interpolation(LabArgs),
+    /// Flick: a shooter drawing at --fps sweeps its view at --turn-deg-s
+    /// across a strafing target and clicks in the frames its crosshair is on
+    /// it; reports hits, the angle and time between each shot and its click
+    /// frame, and how often the foreseen hit was the verdict.
+    Flick {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// The shooter's frames per second.
+        #[arg(long, default_value_t = 144.0)]
+        fps: f64,
+        /// How fast the view sweeps, degrees per second.
+        #[arg(long, default_value_t = 1000.0)]
+        turn_deg_s: f64,
+        /// How wide each sweep is, degrees.
+        #[arg(long, default_value_t = 12.0)]
+        sweep_deg: f64,
+    },
     /// Bandwidth: a server with N moving players (server bots and one measured
     /// client); bytes and datagrams per second each way at the UDP level, and
     /// a breakdown by message kind.
@@ -156,15 +173,16 @@ enum Experiment {
         players: usize,
     },
     /// The experiments over round trips of 0-300 ms (hitreg and prediction,
-    /// each on and off) and loss of 0-30% (interpolation); writes every
-    /// report to DIR/sweep.json and four charts (SVG) beside it.
+    /// each on and off), loss of 0-30% (interpolation) and turn rates of
+    /// 0-4000 degrees a second (flick, sub-tick shots on and off); writes
+    /// every report to DIR/sweep.json and five charts (SVG) beside it.
     Sweep {
         #[command(flatten)]
         lab: LabArgs,
         /// Where the JSON and the charts go.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// Simulated seconds of each of the sweep's 34 runs (replaces --seconds).
+        /// Simulated seconds of each of the sweep's 46 runs (replaces --seconds).
         #[arg(long, default_value_t = 8.0, value_name = "S")]
         run_seconds: f64,
     },
@@ -189,6 +207,9 @@ struct LabArgs {
     /// Seed of the link conditioner's randomness.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Shots from the tick, as before sub-tick shots (server and client).
+    #[arg(long)]
+    no_subtick: bool,
 }
 
 /// The paper's techniques, each switchable.
@@ -262,6 +283,10 @@ struct GameArgs {
     /// Turn lag compensation off for everyone.
     #[arg(long)]
     no_lag_compensation: bool,
+    /// Resolve shots from the tick, as before sub-tick shots (not from the
+    /// frame fire was pressed in).
+    #[arg(long)]
+    no_subtick: bool,
     /// Most players connected at once (bots not counted).
     #[arg(long, default_value_t = 16)]
     max_clients: usize,
@@ -322,6 +347,7 @@ impl GameArgs {
             password: password(self.password.as_deref())?,
             stop_after: None,
             range: self.range,
+            subtick: !self.no_subtick,
         })
     }
 }
@@ -385,6 +411,7 @@ fn main() -> ExitCode {
             let (Experiment::Prediction(args)
             | Experiment::Hitreg(args)
             | Experiment::Interpolation(args)
+            | Experiment::Flick { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
             | Experiment::Sweep { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
@@ -396,6 +423,10 @@ fn main() -> ExitCode {
                 Experiment::Prediction(_) => print_report(arena_lab::experiments::prediction(settings)),
                 Experiment::Hitreg(_) => print_report(arena_lab::experiments::hitreg(settings)),
                 Experiment::Interpolation(_) => print_report(arena_lab::experiments::interpolation(settings)),
+                Experiment::Flick { fps, turn_deg_s, sweep_deg, .. } => {
+                    let flick = arena_lab::experiments::Flick { fps, turn_deg_s, sweep_deg };
+                    print_report(arena_lab::experiments::flick(settings, flick))
+                }
                 Experiment::Bandwidth { players, .. } => {
                     print_report(arena_lab::experiments::bandwidth(settings, players))
                 }
@@ -466,6 +497,8 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
         interpolation: args.netcode.interpolation.on(),
         interp_ms: args.netcode.interp_ms,
         lag_compensation: args.netcode.lag_compensation.on(),
+        subtick: true,
+        hit_prediction: true,
         show_hitboxes: args.show_hitboxes,
         conditions,
         conditioner_seed: None,
@@ -491,6 +524,7 @@ fn lab_settings(args: &LabArgs) -> Result<LabSettings, String> {
         reconciliation: args.netcode.reconciliation,
         interpolation: args.netcode.interpolation,
         lag_compensation: args.netcode.lag_compensation,
+        subtick: if args.no_subtick { Switch::Off } else { Switch::On },
         interp_ms: args.netcode.interp_ms,
         snapshot_rate: args.snapshot_rate,
         fake_latency_ms: conditions.latency_ms,

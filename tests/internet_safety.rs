@@ -162,6 +162,7 @@ fn hostile_pair() -> (HostileServer, App) {
         map_name: "Foundry".into(),
         players: vec![PlayerInfo { id: PlayerId(0), name: "Ada".into(), bot: false }],
         range: false,
+        subtick: true,
     }));
     let ok = (0..test_frames(2.0)).any(|_| {
         hostile.pump(test_frame());
@@ -265,6 +266,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             map_name: "x".repeat(1000),
             players: vec![],
             range: true,
+            subtick: true,
         }),
         ToClient::Range(arena_protocol::RangeReport {
             shots: 1,

@@ -288,6 +288,7 @@ fn undecodable_and_out_of_range_messages_are_dropped_or_repaired() {
         pitch: 7.0,
         buttons: Buttons(0xff),
         render_tick: f64::NAN,
+        click: None,
     };
     let packet = arena_protocol::command_packet::CommandPacket { snapshot_ack: None, cmds: vec![raw] };
     let bytes = arena_protocol::encode(&arena_protocol::ToServer::Commands(packet.encode())).unwrap();

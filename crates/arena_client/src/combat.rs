@@ -1,5 +1,6 @@
-//! Combat on the client: our shots remembered with what we saw when firing,
-//! the server's verdicts paired with them (hit markers, and the red and blue
+//! Combat on the client: our shots remembered with what we saw when firing
+//! and the hit foreseen on it (`hit_prediction.rs`), the server's verdicts
+//! paired with them (hit markers confirmed or denied, and the red and blue
 //! hitboxes of "show hitboxes"), damage taken, kills and other players' shots
 //! turned into messages for the view; and our netcode choices told to the
 //! server (lag compensation, interpolation delay).
@@ -11,11 +12,13 @@ use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::hit_prediction::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
 use crate::prediction::PredictedEvents;
 use crate::settings::NetcodeSettings;
 use crate::timeline::{ServerClock, delay_ticks};
 use crate::vocabulary::{
-    ClientStats, Drawn, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, Roster, SessionState,
+    ClickedFrame, ClientStats, ClientWorld, Drawn, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, Roster,
+    SessionState,
 };
 
 /// How long a shot is remembered while its verdict is awaited, and how long a
@@ -48,6 +51,8 @@ pub struct FiredShot {
     /// Server time we were drawing the others at, ticks.
     pub render_tick: f64,
     pub seen: Vec<(PlayerId, Hitbox)>,
+    /// The hit we foresaw on them, if any.
+    pub predicted: Option<PredictedHit>,
 }
 
 #[derive(Resource, Debug, Default)]
@@ -65,12 +70,14 @@ pub struct ShotComparison {
 #[derive(Resource, Debug, Default)]
 pub struct ShotComparisons(pub VecDeque<ShotComparison>);
 
-/// Our shot hit someone (the hit marker).
+/// Our shot hit someone, the server says (the hit marker).
 #[derive(Message, Debug, Clone, Copy)]
 pub struct HitConfirmed {
     pub victim: PlayerId,
     pub zone: HitZone,
     pub killed: bool,
+    /// It was foreseen and shown already ([`HitPredicted`]): only a kill is news.
+    pub predicted: bool,
 }
 
 /// We were hit.
@@ -104,24 +111,39 @@ pub struct RemoteShot {
 pub(crate) struct SentSettings(Option<ClientSettings>);
 
 /// Remembers each shot we fire (the first time its tick is predicted) with
-/// the other players' hitboxes as drawn this frame.
+/// the other players' hitboxes as drawn in the frame it was fired from, and
+/// the hit foreseen on them (shown at once, with hit prediction on).
 pub(crate) fn remember_shots(
     mut events: MessageReader<PredictedEvents>,
     time: Res<Time<Real>>,
     clock: Res<ServerClock>,
+    settings: Res<NetcodeSettings>,
+    world: Res<ClientWorld>,
+    clicked: Res<ClickedFrame>,
     others: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
     mut memory: ResMut<ShotMemory>,
+    mut foreseen: MessageWriter<HitPredicted>,
 ) {
     let now = time.elapsed_secs_f64();
     for event in events.read() {
         let Some(shot) = event.events.weapon.shot else { continue };
-        let seen = others.iter().map(|(p, drawn)| (p.id, Hitbox::of(&drawn.0))).collect();
+        // As drawn in the frame clicked in, or (held) in the last one.
+        let drawn: Vec<(PlayerId, arena_sim::PlayerState)> = if clicked.tick == event.tick {
+            clicked.others.clone()
+        } else {
+            others.iter().map(|(p, d)| (p.id, d.0)).collect()
+        };
+        let predicted = predict_hit(&world, shot, &drawn);
+        if let Some(hit) = predicted.filter(|_| settings.hit_prediction) {
+            foreseen.write(HitPredicted { cmd_tick: event.tick, hit });
+        }
         memory.0.push_back(FiredShot {
             cmd_tick: event.tick,
             shot,
             fired_s: now,
             render_tick: clock.render_tick,
-            seen,
+            seen: drawn.iter().map(|(id, s)| (*id, Hitbox::of(s))).collect(),
+            predicted,
         });
     }
     while memory.0.front().is_some_and(|s| now - s.fired_s > SHOT_MEMORY_S) || memory.0.len() > MAX_REMEMBERED_SHOTS {
@@ -132,9 +154,12 @@ pub(crate) fn remember_shots(
 pub(crate) fn apply_combat_messages(
     mut messages: MessageReader<GameMessage>,
     time: Res<Time<Real>>,
+    settings: Res<NetcodeSettings>,
     mut memory: ResMut<ShotMemory>,
     mut comparisons: ResMut<ShotComparisons>,
+    mut predictions: ResMut<HitPredictions>,
     mut hits: MessageWriter<HitConfirmed>,
+    mut denied: MessageWriter<HitDenied>,
     mut damage: MessageWriter<DamageTaken>,
     mut kills: MessageWriter<KillNotice>,
     mut shots: MessageWriter<RemoteShot>,
@@ -159,12 +184,21 @@ pub(crate) fn apply_combat_messages(
         }
         match message {
             ToClient::ShotResult(result) => {
+                let fired =
+                    memory.0.iter().position(|s| s.cmd_tick == result.cmd_tick).and_then(|i| memory.0.remove(i));
+                let verdict = result.hit.map(|h| (h.victim, h.zone));
+                // A verdict on a shot we no longer remember is judged as unforeseen.
+                let predicted = fired.as_ref().and_then(|f| f.predicted);
+                let judged = predictions.judge(predicted, verdict);
+                let shown = settings.hit_prediction;
                 if let Some(hit) = result.hit {
-                    hits.write(HitConfirmed { victim: hit.victim, zone: hit.zone, killed: hit.killed });
+                    let predicted = shown && judged == Judged::Confirmed;
+                    hits.write(HitConfirmed { victim: hit.victim, zone: hit.zone, killed: hit.killed, predicted });
                 }
-                if let Some(i) = memory.0.iter().position(|s| s.cmd_tick == result.cmd_tick)
-                    && let Some(fired) = memory.0.remove(i)
-                {
+                if let Some(predicted) = predicted.filter(|_| shown && judged == Judged::Denied) {
+                    denied.write(HitDenied { cmd_tick: result.cmd_tick, predicted });
+                }
+                if let Some(fired) = fired {
                     comparisons.0.push_back(ShotComparison { fired, result: result.clone(), received_s: now });
                 }
             }

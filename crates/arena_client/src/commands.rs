@@ -10,13 +10,16 @@ use std::collections::VecDeque;
 
 use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::{MAX_CMDS_PER_PACKET, ToServer, encode};
-use arena_sim::{Buttons, UserCmd, tick_after};
+use arena_sim::{Buttons, Click, PlayerId, PlayerState, UserCmd, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::settings::NetcodeSettings;
 use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
-use crate::vocabulary::{Baselines, ClientStats, MessageTally, Outbox, SessionState, SnapshotApplied};
+use crate::vocabulary::{
+    Baselines, ClickedFrame, ClientStats, Drawn, DrawnFrame, LocalPlayer, MessageTally, NetPlayer, Outbox, Roster,
+    SessionState, SnapshotApplied,
+};
 
 /// Commands in each packet, at least: the new ones and enough unacknowledged
 /// ones before them to make this many (94 ms of redundancy at 64 Hz).
@@ -26,6 +29,8 @@ pub const MAX_PENDING: usize = 256;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_session_resource::<LocalInput>()
+        .init_session_resource::<DrawnFrame>()
+        .init_session_resource::<ClickedFrame>()
         .init_session_resource::<ThisTick>()
         .init_session_resource::<CommandWindow>()
         .init_resource::<Outbox>();
@@ -51,12 +56,86 @@ pub struct LocalInput {
     pub pressed: Buttons,
     /// Whether the view angles have been taken from the server's spawn yet.
     pub view_initialised: bool,
+    /// A press of fire not yet in a command: where the view was (press
+    /// before turning the view for the frame) and the frame looked at.
+    pub click: Option<PendingClick>,
+}
+
+/// A click waiting for its command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingClick {
+    /// The view at the click, radians.
+    pub yaw: f32,
+    pub pitch: f32,
+    /// How long after the frame drawn last it came, seconds (0 for input
+    /// read once a frame, whose events carry no time).
+    pub after_s: f64,
+    /// That frame and the other players as it drew them, once a newer one
+    /// is about to be drawn (until then, the last drawn).
+    pub frame: Option<(DrawnFrame, Vec<(PlayerId, PlayerState)>)>,
+}
+
+/// What a command does with the click waiting.
+#[derive(Debug, Clone, PartialEq)]
+enum ClickFor {
+    /// None, or none that can be placed: the shot goes from the tick.
+    Nothing,
+    /// The click comes after this command's tick: it waits for a later one.
+    Later,
+    /// This command carries it: the click, its render time, and the others
+    /// as they were drawn.
+    Now(Click, f64, Vec<(PlayerId, PlayerState)>),
 }
 
 impl LocalInput {
+    /// Presses `button` now. A press of fire is a click at the frame drawn
+    /// last, seen along the view as it is (so press before turning the view
+    /// by this frame's mouse motion).
     pub fn press(&mut self, button: Buttons) {
+        self.press_after(button, 0.0);
+    }
+
+    /// Presses `button` `after_s` seconds after the frame drawn last (for
+    /// input that knows when it happened), with the view as it is then.
+    pub fn press_after(&mut self, button: Buttons, after_s: f64) {
         self.held = self.held.union(button);
         self.pressed = self.pressed.union(button);
+        if button.contains(Buttons::FIRE) && self.click.is_none() {
+            let after_s = if after_s.is_finite() { after_s.clamp(0.0, 1.0) } else { 0.0 };
+            self.click = Some(PendingClick { yaw: self.yaw, pitch: self.pitch, after_s, frame: None });
+        }
+    }
+
+    /// Where the click waiting falls for the command of `tick`: on the
+    /// timeline the local player is drawn along, its frame's place (`drawn`
+    /// if it was not stamped with an older one) plus the time after it, at
+    /// `ticks_per_s` (the fixed timestep's); its render time at
+    /// `render_ticks_per_s`. A command carries it if it lies within the two
+    /// ticks before the command's end; one after waits; one older, or with
+    /// no place (the local player not drawn between predicted ticks), goes.
+    fn click_for(
+        &mut self,
+        tick: u32,
+        drawn: &DrawnFrame,
+        (ticks_per_s, render_ticks_per_s): (f64, f64),
+        others: impl FnOnce() -> Vec<(PlayerId, PlayerState)>,
+    ) -> ClickFor {
+        let Some(click) = self.click.as_mut() else { return ClickFor::Nothing };
+        let (frame, _) = click.frame.get_or_insert_with(|| (*drawn, others()));
+        let Some(frame_tick) = frame.tick else {
+            self.click = None;
+            return ClickFor::Nothing;
+        };
+        let at = f64::from(frame_tick) - 1.0 + f64::from(frame.fraction) + click.after_s * ticks_per_s;
+        let end = f64::from(tick);
+        if at >= end {
+            return ClickFor::Later;
+        }
+        let fraction = at - (end - 2.0);
+        let Some(click) = self.click.take() else { return ClickFor::Nothing };
+        let Some((frame, seen)) = click.frame.filter(|_| fraction >= 0.0) else { return ClickFor::Nothing };
+        let render_tick = frame.render_tick + click.after_s * render_ticks_per_s;
+        ClickFor::Now(Click { fraction: fraction as f32, yaw: click.yaw, pitch: click.pitch }, render_tick, seen)
     }
 
     /// The command for `tick`, made while the other players were drawn at
@@ -72,6 +151,7 @@ impl LocalInput {
             pitch: self.pitch,
             buttons,
             render_tick,
+            click: None,
         };
         cmd.sanitize();
         // On the wire's grids before prediction: the server runs exactly this.
@@ -109,25 +189,75 @@ pub(crate) fn sample_command(
     mut this_tick: ResMut<ThisTick>,
     mut sync: Option<ResMut<ClockSync>>,
     settings: Res<NetcodeSettings>,
+    roster: Res<Roster>,
     clock: Res<ServerClock>,
+    drawn: Res<DrawnFrame>,
+    fixed: Res<Time<Fixed>>,
     window: Res<CommandWindow>,
+    others: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
+    mut clicked: ResMut<ClickedFrame>,
 ) {
     let Some(cmd_tick) = next_command_tick(&mut tick, sync.as_deref_mut()) else {
         this_tick.0 = None;
         return;
     };
+    let rates = (1.0 / fixed.timestep().as_secs_f64(), f64::from(roster.tick_rate().hz()));
+    let click = if settings.subtick && roster.subtick {
+        input.click_for(cmd_tick, &drawn, rates, || drawn_others(&others))
+    } else {
+        input.click = None;
+        ClickFor::Nothing
+    };
     // What the player saw when pressing fire: the others drawn at the
     // server clock's render time (as of the last frame), or as the newest
     // snapshot had them with interpolation off.
     let mut cmd = input.take_cmd(cmd_tick, clock.seen_tick(settings.interpolation));
+    match click {
+        ClickFor::Now(click, render_tick, seen) => {
+            // A click: the shot goes from the click's instant, and the others
+            // are rewound to what was drawn then.
+            cmd.click = Some(click);
+            cmd.render_tick = render_tick;
+            cmd.sanitize();
+            cmd.quantize();
+            *clicked = ClickedFrame { tick: cmd_tick, others: seen };
+        }
+        ClickFor::Later => {
+            // Pressed after this tick's end (several ticks in one long
+            // frame): the press belongs to a later command.
+            cmd.buttons.set(Buttons::FIRE, false);
+            cmd.sanitize();
+            cmd.quantize();
+            input.pressed = input.pressed.union(Buttons::FIRE);
+        }
+        ClickFor::Nothing => {}
+    }
     if window.last_ack.is_none() {
         // Until the server has run one of our commands, the clock is still
         // finding its lead and the server drops what comes too late: a shot
         // predicted now would flash and sound on our screen and never
         // happen on the server (a round trip of phantom shots on joining).
         cmd.buttons.set(Buttons::FIRE.union(Buttons::RELOAD), false);
+        cmd.click = None;
     }
     this_tick.0 = Some(cmd);
+}
+
+/// A click still waiting for its command is stamped with the frame it was
+/// made in, and the others as that frame drew them, before the next frame
+/// is drawn over it.
+pub(crate) fn stamp_clicks(
+    drawn: Res<DrawnFrame>,
+    others: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
+    mut input: ResMut<LocalInput>,
+) {
+    if let Some(click) = input.click.as_mut().filter(|c| c.frame.is_none()) {
+        click.frame = Some((*drawn, drawn_others(&others)));
+    }
+}
+
+fn drawn_others(others: &Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>) -> Vec<(PlayerId, PlayerState)> {
+    others.iter().map(|(p, d)| (p.id, d.0)).collect()
 }
 
 /// Puts this tick's command in the window of unacknowledged ones.

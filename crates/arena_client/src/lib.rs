@@ -24,6 +24,8 @@
 //! - `replication`: the newest snapshot into entities.
 //! - `interpolation`: remote players drawn between snapshots.
 //! - `drawn`: the frame a drawn body dies or comes back.
+//! - `hit_prediction`: the hit foreseen at the click, and its tally against
+//!   the server's verdicts.
 //! - `combat`: our shots and the server's verdicts, damage, kills.
 //! - `scoreboard`: the scoreboard and the match's state.
 //! - `range`: our tally and misses on a shooting range.
@@ -51,6 +53,7 @@ mod commands;
 pub mod conditioner;
 mod connection;
 mod drawn;
+mod hit_prediction;
 pub mod interpolation;
 mod messages;
 mod prediction;
@@ -76,13 +79,13 @@ pub use connection::{AddrError, ConnectTo, Disconnect, LastDisconnect, ServerCon
 pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
-pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, ThisTick};
+pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, PendingClick, ThisTick};
 pub use interpolation::{History, InterpStats};
 pub use prediction::{PredictedEvents, Prediction};
 pub use timeline::{ClientTick, ServerClock, delay_ticks};
 pub use vocabulary::{
-    Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnRespawned, GameMessage, LocalPlayer, MessageTally,
-    NetPlayer, NetState, PlayerName, Roster, Session, SnapshotApplied, Welcomed,
+    Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
+    MessageTally, NetPlayer, NetState, PlayerName, Roster, Session, SnapshotApplied, Welcomed,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
@@ -90,6 +93,7 @@ pub use combat::{
     DamageTaken, FiredShot, HitConfirmed, KillNotice, RemoteShot, SHOT_MEMORY_S, ShotComparison, ShotComparisons,
     ShotMemory,
 };
+pub use hit_prediction::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
 pub use range::{MAX_RANGE_MISSES, RangeStats};
 pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;
@@ -176,6 +180,7 @@ impl Plugin for ClientPlugin {
                 replication::plugin,
                 interpolation::plugin,
                 drawn::plugin,
+                hit_prediction::plugin,
                 combat::plugin,
                 scoreboard::plugin,
                 range::plugin,
@@ -219,7 +224,7 @@ impl Plugin for ClientPlugin {
             Update,
             (
                 (
-                    timeline::advance_render_clock,
+                    (timeline::advance_render_clock, commands::stamp_clicks),
                     (interpolation::interpolate, prediction::present_local),
                     drawn::watch_lives,
                 )

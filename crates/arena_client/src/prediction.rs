@@ -18,7 +18,8 @@ use bevy::prelude::*;
 
 use crate::commands::{CommandWindow, MAX_PENDING, ThisTick};
 use crate::settings::NetcodeSettings;
-use crate::vocabulary::{ClientWorld, Drawn, LocalPlayer, NetState, Roster, SessionState, SnapshotApplied};
+use crate::timeline::ServerClock;
+use crate::vocabulary::{ClientWorld, Drawn, DrawnFrame, LocalPlayer, NetState, Roster, SessionState, SnapshotApplied};
 /// Position difference that counts as a misprediction, metres.
 pub const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
 /// Velocity difference that counts as a misprediction, metres per second.
@@ -46,6 +47,11 @@ pub struct Prediction {
     pub current: Option<PlayerState>,
     /// The predicted state one tick before `current`, to draw between the two.
     pub previous: PlayerState,
+    /// The command tick `current` is the state after, when `previous` is
+    /// the state after the one before (none after a hold or when the
+    /// server's state was taken as it is): a click between them can be shot
+    /// from where it was drawn.
+    pub tick: Option<u32>,
     /// The newest tick the server has acknowledged.
     pub last_ack: Option<u32>,
     /// What is still to fade of past corrections, metres, added when drawing.
@@ -108,8 +114,8 @@ pub struct Mover<'a> {
 }
 
 impl Mover<'_> {
-    fn step(&self, state: &PlayerState, cmd: &UserCmd) -> (PlayerState, TickEvents) {
-        step_player(state, cmd, self.world, self.dt_s)
+    fn step(&self, before: &PlayerState, state: &PlayerState, cmd: &UserCmd) -> (PlayerState, TickEvents) {
+        step_player(before, state, cmd, self.world, self.dt_s)
     }
 }
 
@@ -125,9 +131,10 @@ impl Prediction {
     pub fn predict(&mut self, cmd: &UserCmd, predicting: bool, mover: &Mover) -> Option<TickEvents> {
         let (after, events) = match self.current {
             Some(current) if predicting => {
-                let (after, events) = mover.step(&current, cmd);
+                let (after, events) = mover.step(&self.previous, &current, cmd);
                 self.previous = current;
                 self.current = Some(after);
+                self.tick = Some(cmd.tick);
                 (after, events.any().then_some(events))
             }
             // Not predicting (or not yet able to): the state stands, and the
@@ -147,6 +154,7 @@ impl Prediction {
         if let Some(current) = self.current {
             self.previous = current;
         }
+        self.tick = None;
     }
 
     /// Notes the switches as they are now: one turned on makes the next
@@ -181,6 +189,7 @@ impl Prediction {
             // The server has run none of our commands yet: stand where it says.
             self.current = Some(auth.state);
             self.previous = auth.state;
+            self.tick = None;
             return Reconciled::Took;
         };
         if self.last_ack.is_some_and(|last| !tick_after(ack, last)) {
@@ -200,6 +209,7 @@ impl Prediction {
             // rubber-banding the paper describes.
             self.current = Some(auth.state);
             self.previous = auth.state;
+            self.tick = None;
             return Reconciled::Took;
         }
 
@@ -218,15 +228,21 @@ impl Prediction {
         let before = self.current.unwrap_or(auth.state).pos;
         let mut state = auth.state;
         let mut previous = auth.state;
+        let mut last = None;
         self.states.clear();
         for cmd in pending.into_iter().filter(|c| tick_after(c.tick, ack)) {
+            // Replays never send effects: they played when the tick was first
+            // predicted (nor does a shot's origin matter then).
+            let next = mover.step(&previous, &state, cmd).0;
             previous = state;
-            // Replays never send effects: they played when the tick was first predicted.
-            state = mover.step(&state, cmd).0;
+            state = next;
+            last = Some(cmd.tick);
             self.states.push_back((cmd.tick, state));
         }
         self.current = Some(state);
         self.previous = previous;
+        // With nothing replayed, there is no blend to shoot from.
+        self.tick = last;
         self.replays += 1;
 
         if error.is_none() && !decided {
@@ -259,8 +275,8 @@ impl Prediction {
             self.visual_offset = Vec3::ZERO;
         }
         let current = self.current.filter(|_| predicting)?;
-        let mut drawn = current;
-        drawn.pos = self.previous.pos.lerp(current.pos, alpha) + self.visual_offset;
+        let mut drawn = current.drawn_after(&self.previous, alpha);
+        drawn.pos += self.visual_offset;
         Some(drawn)
     }
 }
@@ -338,13 +354,21 @@ pub(crate) fn present_local(
     settings: Res<NetcodeSettings>,
     fixed: Res<Time<Fixed>>,
     time: Res<Time<Real>>,
+    clock: Res<ServerClock>,
     mut prediction: ResMut<Prediction>,
+    mut frame: ResMut<DrawnFrame>,
     mut local: Query<(&NetState, &mut Drawn), With<LocalPlayer>>,
 ) {
-    let predicted = prediction.present(settings.prediction, fixed.overstep_fraction(), time.delta_secs());
+    let alpha = fixed.overstep_fraction();
+    let predicted = prediction.present(settings.prediction, alpha, time.delta_secs());
     if let Ok((net, mut drawn)) = local.single_mut() {
         drawn.0 = predicted.unwrap_or(net.state);
     }
+    *frame = DrawnFrame {
+        tick: prediction.tick.filter(|_| predicted.is_some()),
+        fraction: alpha,
+        render_tick: clock.seen_tick(settings.interpolation),
+    };
 }
 
 #[cfg(test)]
@@ -385,7 +409,7 @@ mod tests {
 
         /// Commands `range` run on `state` by the shared movement code, as the server runs them.
         fn run(&self, state: PlayerState, range: std::ops::Range<usize>) -> PlayerState {
-            self.cmds[range].iter().fold(state, |s, c| step_player(&s, c, &self.world, DT_S).0)
+            self.cmds[range].iter().fold(state, |s, c| step_player(&s, &s, c, &self.world, DT_S).0)
         }
 
         /// The server's state after the first `n` commands (acknowledging tick 99 + n).

@@ -34,6 +34,7 @@ pub(crate) fn apply_roster_news(
                     snapshot_hz: welcome.snapshot_hz,
                     map_name: arena_protocol::names::clean_name(&welcome.map_name),
                     range: welcome.range,
+                    subtick: welcome.subtick,
                     ..Roster::default()
                 };
                 for info in &welcome.players {

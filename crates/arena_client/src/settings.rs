@@ -29,6 +29,12 @@ pub struct NetcodeSettings {
     pub interp_ms: Option<u16>,
     /// Ask the server to rewind the other players to what we saw when firing.
     pub lag_compensation: bool,
+    /// Sub-tick shots: a shot goes from the frame fire was pressed in (its
+    /// time within the tick, its view, what it drew), not from the next tick.
+    pub subtick: bool,
+    /// Show the hit marker the moment a shot hits as drawn, before the
+    /// server's verdict (which confirms or denies it).
+    pub hit_prediction: bool,
     /// Draw, for each of our shots, the target where we saw it (red) and
     /// where the server tested it (blue).
     pub show_hitboxes: bool,
@@ -46,6 +52,8 @@ impl Default for NetcodeSettings {
             interpolation: true,
             interp_ms: None,
             lag_compensation: true,
+            subtick: true,
+            hit_prediction: true,
             show_hitboxes: false,
             conditions: LinkConditions::OFF,
             conditioner_seed: None,

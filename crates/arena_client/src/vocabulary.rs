@@ -60,6 +60,29 @@ pub struct NetState {
     pub tick: u32,
 }
 
+/// The frame drawn last, as a click in the next needs it: between which two
+/// predicted ticks the local player was drawn and how far, and the server
+/// time the others were drawn at. The player clicks while looking at it.
+#[derive(Resource, Debug, Default, Clone, Copy, PartialEq)]
+pub struct DrawnFrame {
+    /// The command tick of the newer of the two predicted states (none: the
+    /// local player is not drawn between predicted ticks).
+    pub tick: Option<u32>,
+    /// How far between them, 0..1.
+    pub fraction: f32,
+    /// The server time the others were drawn at, ticks (the newest
+    /// snapshot's with interpolation off; 0: none yet).
+    pub render_tick: f64,
+}
+
+/// The other players as drawn in the frame of the click that the command
+/// of `tick` carries: what the shot is foreseen on.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ClickedFrame {
+    pub tick: u32,
+    pub others: Vec<(PlayerId, PlayerState)>,
+}
+
 /// Where a network player is drawn this frame: what the paper's client
 /// shows, as [`NetState`] is what the server said. Every network player has
 /// one from the moment it is spawned; prediction writes the local player's
@@ -109,6 +132,8 @@ pub struct Roster {
     pub last_snapshot_tick: Option<u32>,
     /// The server is a shooting range.
     pub range: bool,
+    /// The server fires from clicks within the tick (sub-tick shots).
+    pub subtick: bool,
 }
 
 impl Roster {

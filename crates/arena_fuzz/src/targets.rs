@@ -14,7 +14,7 @@ use arena_protocol::snapshot::{self, Baseline, Feedback, Frame, OwnState, Remote
 use arena_protocol::{ToClient, ToServer, decode, encode};
 use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, render_time_tolerance_ticks};
 use arena_sim::cmd::MAX_PITCH_RAD;
-use arena_sim::{ArenaWorld, Buttons, MapDef, PlayerId, PlayerState, UserCmd, step_player, tick_dt_s};
+use arena_sim::{ArenaWorld, Buttons, Click, MapDef, PlayerId, PlayerState, UserCmd, step_player, tick_dt_s};
 use glam::Vec3;
 
 use crate::network;
@@ -69,6 +69,11 @@ pub fn any_cmd(u: &mut Unstructured) -> UserCmd {
         pitch: f32_any(u),
         buttons: Buttons(u8::arbitrary(u).unwrap_or(0)),
         render_tick: f64::arbitrary(u).unwrap_or(0.0),
+        click: if bool::arbitrary(u).unwrap_or(false) {
+            Some(Click { fraction: f32_any(u), yaw: f32_any(u), pitch: f32_any(u) })
+        } else {
+            None
+        },
     }
 }
 
@@ -177,6 +182,7 @@ impl Target for DecodeToClient {
                 map_name: "Foundry".into(),
                 players: vec![arena_protocol::PlayerInfo { id: PlayerId(1), name: "Ada".into(), bot: false }],
                 range: false,
+                subtick: true,
             }),
             ToClient::Range(arena_protocol::RangeReport {
                 shots: 4,
@@ -274,6 +280,8 @@ impl Target for CommandBits {
                 pitch: -0.1,
                 buttons: b,
                 render_tick: f64::from(1000 + t) - 5.5,
+                // The newest fires with a click.
+                click: (t == 5).then_some(Click { fraction: 0.4, yaw: 0.36, pitch: -0.12 }),
             };
             c.quantize();
             c
@@ -295,6 +303,7 @@ impl Target for CommandBits {
             // sanitising leaves it in range.
             cmd.sanitize();
             assert!(cmd.forward.is_finite() && cmd.yaw.is_finite() && cmd.render_tick.is_finite());
+            assert!(cmd.click.is_none_or(|c| c.fraction.is_finite() && c.yaw.is_finite() && c.pitch.is_finite()));
         }
     }
 }
@@ -416,6 +425,12 @@ impl Target for Sanitize {
         assert!(cmd.pitch.abs() <= MAX_PITCH_RAD, "{cmd:?}");
         assert!(cmd.render_tick.is_finite() && cmd.render_tick >= 0.0);
         assert_eq!(cmd.buttons.0 & !Buttons::ALL.0, 0);
+        if let Some(click) = cmd.click {
+            assert!(cmd.held(Buttons::FIRE), "a click only with fire: {cmd:?}");
+            assert!((0.0..=arena_sim::cmd::MAX_CLICK_FRACTION).contains(&click.fraction), "{cmd:?}");
+            assert!((-std::f32::consts::PI..std::f32::consts::PI).contains(&click.yaw), "{cmd:?}");
+            assert!(click.pitch.abs() <= MAX_PITCH_RAD, "{cmd:?}");
+        }
         let once = cmd;
         assert!(!cmd.sanitize().any(), "sanitising twice changes nothing: {once:?}");
         assert_eq!(once, cmd);
@@ -479,11 +494,17 @@ impl Target for StepPlayer {
     fn run(&mut self, input: &[u8]) {
         let mut u = Unstructured::new(input);
         let mut state = sane_state(&mut u);
+        // Any state before it: a click blends the two.
+        let mut before = sane_state(&mut u);
         let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
         for _ in 0..u.int_in_range(1..=8u8).unwrap_or(1) {
             let mut cmd = any_cmd(&mut u);
             cmd.sanitize();
-            state = step_player(&state, &cmd, &self.world, tick_dt_s(tick_hz)).0;
+            let (next, events) = step_player(&before, &state, &cmd, &self.world, tick_dt_s(tick_hz));
+            if let Some(shot) = events.weapon.shot {
+                assert!(shot.origin.is_finite() && shot.dir.is_finite(), "{shot:?}");
+            }
+            (before, state) = (state, next);
             assert!(state.pos.is_finite() && state.vel.is_finite(), "{state:?}");
         }
     }

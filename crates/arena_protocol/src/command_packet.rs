@@ -11,15 +11,18 @@
 //! turn's rate wobbling from tick to tick, as mouse frames fall into ticks
 //! unevenly, costs a byte or two a copy).
 
-use arena_sim::cmd::{Buttons, UserCmd};
+use arena_sim::cmd::{Buttons, Click, UserCmd};
 use arena_sim::quant::{
-    axis_to_q, pitch_to_q, q_to_axis, q_to_pitch, q_to_yaw, render_offset_to_q, render_tick_from_q, yaw_to_q,
+    axis_to_q, click_fraction_to_q, pitch_to_q, q_to_axis, q_to_click_fraction, q_to_pitch, q_to_yaw,
+    render_offset_to_q, render_tick_from_q, yaw_to_q,
 };
 
 use crate::bits::{BitsError, BitsIn, BitsOut};
 use crate::messages::MAX_CMDS_PER_PACKET;
 
 const COUNT_BITS: u32 = 5;
+/// Bits of a click's fraction: two ticks in 1/256 steps.
+const CLICK_BITS: u32 = 9;
 /// Widths of the gap between two commands' ticks, less two (when they are
 /// not consecutive).
 const TICK_GAP: [u32; 3] = [3, 8, 32];
@@ -70,7 +73,7 @@ impl Q {
         }
     }
 
-    fn cmd(self) -> UserCmd {
+    fn cmd(self, click: Option<ClickQ>) -> UserCmd {
         UserCmd {
             tick: self.tick,
             forward: q_to_axis(self.forward),
@@ -79,8 +82,63 @@ impl Q {
             pitch: q_to_pitch(self.pitch),
             buttons: Buttons(self.buttons),
             render_tick: render_tick_from_q(self.tick, self.render),
+            click: click.map(|c| Click {
+                fraction: q_to_click_fraction(c.fraction),
+                yaw: q_to_yaw(c.yaw),
+                pitch: q_to_pitch(c.pitch),
+            }),
         }
     }
+
+    fn fires(self) -> bool {
+        self.buttons & Buttons::FIRE.0 != 0
+    }
+}
+
+/// A click as its grid integers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct ClickQ {
+    /// Two ticks in 1/256 steps: 9 bits.
+    fraction: u16,
+    yaw: u16,
+    pitch: i16,
+}
+
+impl ClickQ {
+    fn of(c: &UserCmd) -> Option<Self> {
+        let click = c.click.filter(|_| c.held(Buttons::FIRE))?;
+        Some(Self {
+            fraction: click_fraction_to_q(click.fraction),
+            yaw: yaw_to_q(click.yaw),
+            pitch: pitch_to_q(click.pitch),
+        })
+    }
+}
+
+/// A command's click, after it and only if it fires: whether there is one,
+/// then its fraction whole and its view against the command's.
+fn write_click(out: &mut BitsOut, q: Q, click: Option<ClickQ>) {
+    if !q.fires() {
+        return;
+    }
+    out.flag(click.is_some());
+    if let Some(c) = click {
+        out.unsigned(CLICK_BITS, u32::from(c.fraction));
+        out.var_signed(i32::from(c.yaw.wrapping_sub(q.yaw) as i16), &ANGLE_DELTA);
+        out.var_signed(i32::from(c.pitch) - i32::from(q.pitch), &ANGLE_DELTA);
+    }
+}
+
+fn read_click(input: &mut BitsIn, q: Q) -> Result<Option<ClickQ>, BitsError> {
+    if !q.fires() || !input.flag()? {
+        return Ok(None);
+    }
+    let fraction = input.unsigned(CLICK_BITS)? as u16;
+    let yaw = q.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
+    let pitch = i16::try_from(i32::from(q.pitch) + input.var_signed(&ANGLE_DELTA)?)
+        .map(|p| p.clamp(-i16::MAX, i16::MAX))
+        .map_err(|_| BitsError::Invalid)?;
+    Ok(Some(ClickQ { fraction, yaw, pitch }))
 }
 
 /// What the command before `newer` is expected to be, given the one after
@@ -120,7 +178,7 @@ impl CommandPacket {
     /// ```text
     /// count       5 (0: the packet ends with ack? = 0)
     /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u4
-    ///             | render? [ticks behind the command's tick × 256 v[12,15]]
+    ///             | render? [ticks behind the command's tick × 256 v[12,15]] | its click
     /// each older  next tick? [] or [ticks apart - 2 v[3,8,32]]
     ///             | as predicted? [] or [view only? | a changed bit per field said
     ///               (view only: yaw, pitch; else forward, right, yaw, pitch, buttons, render)
@@ -128,6 +186,9 @@ impl CommandPacket {
     ///                 forward s8 | right s8 | yaw turn from the prediction v[3,5,7,9,13,17]
     ///                 | pitch difference v[3,5,7,9,13,17] | buttons u4
     ///                 | render difference (none as -1) v[4,9,16,32]]
+    ///             | its click
+    /// a click     only in a command that fires: click? [fraction × 256 u9
+    ///             | yaw turn from the command's v[3,5,7,9,13,17] | pitch difference v[3,5,7,9,13,17]]
     /// ack?        [newest command's tick - the snapshot acknowledged v[8,12,32]]
     /// end         zero bits to the byte
     /// ```
@@ -137,6 +198,7 @@ impl CommandPacket {
     pub fn encode(&self) -> Vec<u8> {
         let skip = self.cmds.len().saturating_sub(MAX_CMDS_PER_PACKET);
         let newest_first: Vec<Q> = self.cmds.iter().skip(skip).rev().map(Q::of).collect();
+        let clicks: Vec<Option<ClickQ>> = self.cmds.iter().skip(skip).rev().map(ClickQ::of).collect();
         let mut out = BitsOut::new();
         out.unsigned(COUNT_BITS, newest_first.len() as u32);
         let Some(first) = newest_first.first() else {
@@ -153,6 +215,7 @@ impl CommandPacket {
         if first.render != u32::MAX {
             out.var_unsigned(first.render, &RENDER);
         }
+        write_click(&mut out, *first, clicks[0]);
         for (i, older) in newest_first.iter().enumerate().skip(1) {
             let newer = newest_first[i - 1];
             let expected = predict(newer, i.checked_sub(2).map(|j| newest_first[j]));
@@ -161,9 +224,10 @@ impl CommandPacket {
             if gap != 0 {
                 out.var_unsigned(gap - 1, &TICK_GAP);
             }
-            let older = Q { tick: expected.tick, ..*older };
+            let (click, older) = (clicks[i], Q { tick: expected.tick, ..*older });
             out.flag(older == expected);
             if older == expected {
+                write_click(&mut out, older, click);
                 continue;
             }
             // Usually only the view strays from the prediction (a turn that
@@ -204,6 +268,7 @@ impl CommandPacket {
             if changed[5] {
                 out.var_signed((render_signed(older.render) - render_signed(expected.render)) as i32, &RENDER_DELTA);
             }
+            write_click(&mut out, older, click);
         }
         out.flag(self.snapshot_ack.is_some());
         if let Some(ack) = self.snapshot_ack {
@@ -220,6 +285,7 @@ impl CommandPacket {
             return Err(BitsError::Invalid);
         }
         let mut newest_first: Vec<Q> = Vec::with_capacity(count);
+        let mut clicks: Vec<Option<ClickQ>> = Vec::with_capacity(count);
         if count > 0 {
             let pitch = |v: i32| i16::try_from(v).map(|p| p.clamp(-i16::MAX, i16::MAX)).map_err(|_| BitsError::Invalid);
             let first = Q {
@@ -236,6 +302,7 @@ impl CommandPacket {
                 },
             };
             newest_first.push(first);
+            clicks.push(read_click(&mut input, first)?);
             for i in 1..count {
                 let newer = newest_first[i - 1];
                 let expected = predict(newer, i.checked_sub(2).map(|j| newest_first[j]));
@@ -243,6 +310,7 @@ impl CommandPacket {
                 let mut older = Q { tick: newer.tick.wrapping_sub(gap).wrapping_sub(1), ..expected };
                 if input.flag()? {
                     newest_first.push(older);
+                    clicks.push(read_click(&mut input, older)?);
                     continue;
                 }
                 let mut changed = [false; 6];
@@ -270,6 +338,7 @@ impl CommandPacket {
                     older.render = render_unsigned(render_signed(expected.render) + delta)?;
                 }
                 newest_first.push(older);
+                clicks.push(read_click(&mut input, older)?);
             }
         }
         let snapshot_ack = if input.flag()? {
@@ -279,7 +348,7 @@ impl CommandPacket {
             None
         };
         input.finish()?;
-        let cmds = newest_first.into_iter().rev().map(Q::cmd).collect();
+        let cmds = newest_first.into_iter().zip(clicks).rev().map(|(q, click)| q.cmd(click)).collect();
         Ok(Self { snapshot_ack, cmds })
     }
 }
@@ -297,6 +366,7 @@ mod tests {
             pitch: -0.2,
             buttons: Buttons::FIRE,
             render_tick: f64::from(tick) - 3.25,
+            click: None,
         };
         c.sanitize();
         c.quantize();
@@ -326,8 +396,9 @@ mod tests {
         let bytes = packet.encode();
         let decoded = CommandPacket::decode(&bytes).expect("decodes");
         assert_eq!(decoded, packet);
-        // Fifteen copies: the turn's rounding wobbles a step now and then.
-        assert!(bytes.len() <= one + 8, "{} bytes for sixteen commands, {one} for one", bytes.len());
+        // Fifteen copies: the turn's rounding wobbles a step now and then;
+        // each copy that fires pays one more bit, for its click flag.
+        assert!(bytes.len() <= one + 10, "{} bytes for sixteen commands, {one} for one", bytes.len());
     }
 
     #[test]
@@ -350,6 +421,24 @@ mod tests {
     }
 
     #[test]
+    fn a_click_costs_bits_only_in_the_command_that_fires_with_one() {
+        let held: Vec<UserCmd> = (0..6).map(|i| cmd(5000 + i, 1.0, 0.5)).collect();
+        let plain = CommandPacket { snapshot_ack: Some(4990), cmds: held.clone() };
+        let mut clicked = plain.clone();
+        let last = clicked.cmds.last_mut().expect("six");
+        last.click = Some(Click { fraction: 0.37, yaw: 0.52, pitch: -0.19 });
+        last.quantize();
+        let (a, b) = (plain.encode(), clicked.encode());
+        assert_eq!(CommandPacket::decode(&b), Ok(clicked));
+        assert!(b.len() <= a.len() + 5, "a click costs {} bytes", b.len() - a.len());
+        // Without fire there is no click bit at all.
+        let walking: Vec<UserCmd> =
+            held.iter().map(|c| UserCmd { buttons: Buttons::default(), render_tick: 0.0, ..*c }).collect();
+        let walking = CommandPacket { snapshot_ack: Some(4990), cmds: walking };
+        assert!(walking.encode().len() < a.len(), "fire-held commands pay a bit each for the click flag");
+    }
+
+    #[test]
     fn anything_round_trips() {
         let mut rng = arena_sim::rng::SplitMix64::new(12);
         for _ in 0..2000 {
@@ -368,6 +457,12 @@ mod tests {
                         pitch: if rng.next_f32() < 0.3 { 1.6 } else { rng.range(-1.6, 1.6) },
                         buttons,
                         render_tick: f64::from(tick) - f64::from(rng.range(-2.0, 70.0)),
+                        // Clicks anywhere, the view at any angle from the tick's.
+                        click: (rng.next_f32() < 0.4).then(|| Click {
+                            fraction: rng.next_f32(),
+                            yaw: rng.range(-4.0, 4.0),
+                            pitch: if rng.next_f32() < 0.2 { -1.6 } else { rng.range(-1.6, 1.6) },
+                        }),
                     };
                     c.sanitize();
                     c.quantize();

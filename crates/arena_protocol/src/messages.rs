@@ -391,6 +391,8 @@ pub struct Welcome {
     pub players: Vec<PlayerInfo>,
     /// A shooting range: targets that cannot die, nobody hurt, tallies.
     pub range: bool,
+    /// Shots go from where fire was pressed within a tick (clicks are used).
+    pub subtick: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -417,6 +419,7 @@ mod tests {
                 map_name: "Foundry".into(),
                 players: vec![PlayerInfo { id: PlayerId(3), name: "Ada".into(), bot: false }],
                 range: true,
+                subtick: true,
             }),
             ToClient::Range(RangeReport {
                 shots: 9,

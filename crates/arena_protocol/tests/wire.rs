@@ -43,6 +43,12 @@ fn raw_input(rng: &mut SplitMix64, tick: u32, yaw: &mut f32, pitch: &mut f32) ->
         pitch: *pitch,
         buttons,
         render_tick: f64::from(tick) - f64::from(rng.range(2.0, 9.0)),
+        // Some presses come with a click: the frame's fraction and view.
+        click: (rng.next_f32() < 0.2).then(|| arena_sim::Click {
+            fraction: rng.next_f32(),
+            yaw: *yaw + rng.range(-0.1, 0.1),
+            pitch: (*pitch + rng.range(-0.05, 0.05)).clamp(-1.5, 1.5),
+        }),
     }
 }
 
@@ -52,6 +58,7 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
     let spawn = &world.map().spawns[0];
     let start = PlayerState::spawned_at(spawn.pos, spawn.yaw_deg.to_radians());
     let (mut client, mut server) = (start, start);
+    let (mut client_before, mut server_before) = (start, start);
     let mut rng = SplitMix64::new(21);
     let (mut yaw, mut pitch) = (start.yaw, 0.0);
     let mut window: VecDeque<UserCmd> = VecDeque::new();
@@ -61,7 +68,8 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
         let mut cmd = raw_input(&mut rng, tick, &mut yaw, &mut pitch);
         cmd.sanitize();
         cmd.quantize();
-        client = step_player(&client, &cmd, &world, DT_S).0;
+        let (predicted, predicted_events) = step_player(&client_before, &client, &cmd, &world, DT_S);
+        (client_before, client) = (client, predicted);
         window.push_back(cmd);
         if window.len() > 6 {
             window.pop_front();
@@ -73,8 +81,10 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
         let mut received = *packet.cmds.last().expect("a command");
         assert!(!received.sanitize().any(), "tick {tick}: the server had to repair {received:?}");
         assert_eq!(received, cmd, "tick {tick}: the command arrived as sent");
-        server = step_player(&server, &received, &world, DT_S).0;
+        let (run, events) = step_player(&server_before, &server, &received, &world, DT_S);
+        (server_before, server) = (server, run);
         assert!(same_bits(&client, &server), "tick {tick}: prediction {client:?} != server {server:?}");
+        assert_eq!(predicted_events.weapon.shot, events.weapon.shot, "tick {tick}: the same shot, clicked or not");
 
         // Every other tick, the server's state goes back in a snapshot and
         // lands bit for bit on what the client predicted.

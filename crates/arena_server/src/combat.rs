@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use arena_protocol::{HitReport, ShotResult, ShotTrace, ToClient};
-use arena_sim::weapon::{BODY_DAMAGE, HEAD_DAMAGE, RANGE_M};
+use arena_sim::weapon::{BODY_DAMAGE, HEAD_DAMAGE};
 use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
@@ -36,6 +36,9 @@ pub struct ShotLog(pub VecDeque<ShotRecord>);
 pub struct ShotRecord {
     pub shooter: PlayerId,
     pub cmd_tick: u32,
+    /// For a clicked shot, where within the tick before the command's it was
+    /// fired (0..1); none: fired from the tick.
+    pub click_fraction: Option<f32>,
     /// The tick during which the server resolved it.
     pub processed_tick: u32,
     pub shot: Shot,
@@ -58,6 +61,7 @@ impl ShotRecord {
         Self {
             shooter: pending.shooter,
             cmd_tick: pending.cmd.tick,
+            click_fraction: pending.cmd.click.map(|c| c.fraction),
             processed_tick,
             shot: pending.shot,
             claimed_tick: pending.cmd.render_tick,
@@ -69,19 +73,6 @@ impl ShotRecord {
             current: tested.current.clone(),
         }
     }
-}
-
-/// The nearest of `others` the shot hits before any wall: who, how far, where.
-fn first_hit(world: &SimWorld, shot: Shot, others: &[(PlayerId, Hitbox)]) -> (Option<(PlayerId, HitZone)>, Vec3) {
-    let Shot { origin, dir } = shot;
-    // Walls first: nothing behind them can be hit.
-    let wall = world.cast_ray(origin, dir, RANGE_M).unwrap_or(RANGE_M);
-    let nearest = others
-        .iter()
-        .filter_map(|(id, hitbox)| hitbox.ray_test(origin, dir, wall).map(|(t, zone)| (*id, t, zone)))
-        .min_by(|a, b| a.1.total_cmp(&b.1));
-    let end = origin + dir * nearest.map(|(_, t, _)| t).unwrap_or(wall);
-    (nearest.map(|(id, _, zone)| (id, zone)), end)
 }
 
 /// The hitboxes near a shot's line, nearest first: the few "show hitboxes"
@@ -127,7 +118,7 @@ pub(crate) fn resolve_shots(
 ) {
     for shot in tested.0.drain(..) {
         let pending = shot.pending;
-        let (nearest, end) = first_hit(&world, pending.shot, &shot.others);
+        let (nearest, end) = world.first_hit(pending.shot, &shot.others);
         // Only the living and unprotected are hurt: a player killed earlier
         // in this tick takes no more damage, a freshly spawned one none.
         let victim = nearest.and_then(|(id, zone)| {
@@ -207,12 +198,12 @@ mod tests {
         let eye = Vec3::new(0.0, near.body_center().y, 14.0);
         let shot = Shot { origin: eye, dir: Vec3::NEG_Z };
         let others = [(PlayerId(1), far), (PlayerId(2), near)];
-        let (hit, end) = first_hit(&world, shot, &others);
+        let (hit, end) = world.first_hit(shot, &others);
         assert_eq!(hit, Some((PlayerId(2), HitZone::Body)), "the nearer of the two, whatever the order");
         assert!(end.z > 11.0 && end.z < 13.0, "{end}");
         // Behind the centre slab (z -0.8..0.8) nobody is hit.
         let hidden = [(PlayerId(3), standing(0.0, -6.0))];
-        assert_eq!(first_hit(&world, Shot { origin: Vec3::new(0.0, 1.2, 6.0), dir: Vec3::NEG_Z }, &hidden).0, None);
+        assert_eq!(world.first_hit(Shot { origin: Vec3::new(0.0, 1.2, 6.0), dir: Vec3::NEG_Z }, &hidden).0, None);
     }
 
     #[test]

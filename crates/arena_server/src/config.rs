@@ -61,6 +61,9 @@ pub struct ServerConfig {
     pub stop_after: Option<Duration>,
     /// A shooting range: targets on lanes that cannot die, nobody hurt.
     pub range: bool,
+    /// Sub-tick shots: a shot goes from where fire was pressed within the
+    /// tick, along the view of that frame (`--no-subtick`: from the tick).
+    pub subtick: bool,
 }
 
 impl Default for ServerConfig {
@@ -81,6 +84,7 @@ impl Default for ServerConfig {
             rules: MatchRules::default(),
             stop_after: None,
             range: false,
+            subtick: true,
         }
     }
 }

@@ -174,7 +174,8 @@ impl CommandBuffer {
                 ..UserCmd::default()
             });
         }
-        Some(UserCmd { tick, ..last })
+        // A repeat is the same input, not the same press: no click.
+        Some(UserCmd { tick, click: None, ..last })
     }
 
     /// The most ticks in a row a missing command is repeated at `tick_hz`.

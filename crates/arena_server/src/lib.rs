@@ -136,6 +136,7 @@ pub struct ServerPlugin {
     pub tick_hz: u32,
     pub snapshot_hz: u32,
     pub lag_compensation: bool,
+    pub subtick: bool,
 }
 
 impl Plugin for ServerPlugin {
@@ -145,6 +146,7 @@ impl Plugin for ServerPlugin {
             .insert_resource(vocabulary::TickRate(arena_sim::TickRate::new(self.tick_hz)))
             .insert_resource(vocabulary::SnapshotRate(arena_sim::TickRate::new(self.snapshot_hz)))
             .insert_resource(vocabulary::LagCompensation(self.lag_compensation))
+            .insert_resource(vocabulary::SubTickShots(self.subtick))
             .init_resource::<ServerStats>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
             .configure_sets(
@@ -227,6 +229,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         tick_hz: config.tick_hz,
         snapshot_hz: config.snapshot_hz,
         lag_compensation: config.lag_compensation,
+        subtick: config.subtick,
     });
     if let Some(after) = config.stop_after {
         app.insert_resource(StopAfter(after));

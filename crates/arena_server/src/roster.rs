@@ -20,7 +20,7 @@ use crate::range::{LANES, RangeTally, RangeTarget, firing_spot};
 use crate::transport::ServerTransport;
 use crate::vocabulary::{
     ClientPrefs, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
-    SimWorld, SnapshotAck, SnapshotRate, TickRate,
+    SimWorld, SnapshotAck, SnapshotRate, SubTickShots, TickRate,
 };
 
 /// How long a refused client has to read why before it is disconnected, seconds.
@@ -56,6 +56,7 @@ pub(crate) struct Admission<'w, 's> {
     players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
     time: Res<'w, Time<Real>>,
     pub(crate) range: Option<Res<'w, Range>>,
+    subtick: Res<'w, SubTickShots>,
 }
 
 impl<'w, 's> Admission<'w, 's> {
@@ -172,6 +173,7 @@ fn on_server_event(
                 map_name: admission.world.map().name.clone(),
                 players: admission.roster.infos(),
                 range: admission.range.is_some(),
+                subtick: admission.subtick.0,
             });
             send(&mut server, client_id, &welcome);
             broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name, bot: false }), Some(client_id));

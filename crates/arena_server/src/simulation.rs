@@ -10,7 +10,8 @@ use crate::intake::CommandBuffer;
 use crate::life::kill;
 use crate::match_flow::MatchState;
 use crate::vocabulary::{
-    CombatStats, Frag, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+    CombatStats, Frag, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, SimBefore, SimWorld, SubTickShots,
+    TickRate,
 };
 
 pub(crate) fn plugin(app: &mut App) {
@@ -25,14 +26,15 @@ pub(crate) fn run_commands(
     world: Res<SimWorld>,
     rate: Res<TickRate>,
     tick: Res<ServerTick>,
-    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut CommandBuffer)>,
+    subtick: Res<SubTickShots>,
+    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut SimBefore, &mut CommandBuffer)>,
     mut shots: ResMut<PendingShots>,
     mut combat: ResMut<CombatStats>,
     match_state: Res<MatchState>,
     mut frags: MessageWriter<Frag>,
     mut commands: Commands,
 ) {
-    for (entity, player, mut sim, mut buffer) in &mut players {
+    for (entity, player, mut sim, mut before, mut buffer) in &mut players {
         // No command ever: stand still, looking where the player spawned.
         let mut cmd = buffer.take(tick.0, CommandBuffer::max_repeats(**rate)).unwrap_or(UserCmd {
             tick: tick.0,
@@ -44,7 +46,11 @@ pub(crate) fn run_commands(
             // While the results show, everyone may look around but not act.
             cmd = UserCmd { tick: cmd.tick, yaw: cmd.yaw, pitch: cmd.pitch, ..Default::default() };
         }
-        let (next, events) = step_player(&sim.0, &cmd, &world, rate.dt_s());
+        if !subtick.0 {
+            cmd.click = None;
+        }
+        let (next, events) = step_player(&before.0, &sim.0, &cmd, &world, rate.dt_s());
+        before.0 = sim.0;
         sim.0 = next;
         if let Some(shot) = events.weapon.shot {
             let margin_ticks = buffer.last_margin.unwrap_or(0.0);

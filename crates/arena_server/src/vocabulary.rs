@@ -26,7 +26,14 @@ impl ServerPlayer {
 
 /// A player's authoritative state.
 #[derive(Component, Debug, Clone, Copy, Deref, DerefMut)]
+#[require(SimBefore)]
 pub struct Sim(pub PlayerState);
+
+/// A player's state a tick before its [`Sim`]: a clicked shot leaves the eye
+/// as the shooter's client drew it between the two. (At first, nobody: no
+/// blend.)
+#[derive(Component, Debug, Default, Clone, Copy)]
+pub struct SimBefore(pub PlayerState);
 
 /// A dead player, and the tick it comes back.
 #[derive(Component, Debug, Clone, Copy)]
@@ -84,6 +91,12 @@ pub struct SimWorld(pub Arc<ArenaWorld>);
 /// Lag compensation for the whole server (`--no-lag-compensation` turns it off).
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct LagCompensation(pub bool);
+
+/// Whether shots go from where fire was pressed within a tick (the click a
+/// command carries), or from the tick, as before sub-tick shots
+/// (`--no-subtick`).
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct SubTickShots(pub bool);
 
 /// Present when the server is a shooting range: nobody takes damage.
 #[derive(Resource, Debug, Clone, Copy, Default)]

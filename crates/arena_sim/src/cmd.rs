@@ -35,6 +35,25 @@ impl Buttons {
     }
 }
 
+/// Where a press of fire happened within the ticks (the sub-tick shot, as
+/// Counter-Strike 2 has it): the instant of the click on the timeline the
+/// player is drawn along, and where the view looked then. The server fires
+/// from the eye as drawn at that instant, along these angles; movement
+/// stays on the tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Click {
+    /// When, in ticks from the state two ticks before the command's end
+    /// (1/256 steps on the wire): 0..1, drawn between the states after the
+    /// two commands before this one; 1..2, during this command's own tick.
+    pub fraction: f32,
+    /// The view at the click, radians.
+    pub yaw: f32,
+    pub pitch: f32,
+}
+
+/// Largest click fraction: the last step of the grid before 2.
+pub const MAX_CLICK_FRACTION: f32 = 511.0 / 256.0;
+
 /// One tick of input, stamped with the tick it is for.
 ///
 /// This is the paper's `usercmd_t`: view angles, intended movement and buttons.
@@ -56,8 +75,13 @@ pub struct UserCmd {
     /// The server time, in ticks, at which the client was rendering the world
     /// when it made this command (latest server tick it knew of minus its
     /// interpolation delay). Lag compensation rewinds the other players to it.
-    /// 0 when unknown.
+    /// 0 when unknown. For a command that presses fire with a [`Click`],
+    /// the render time of the frame clicked in.
     pub render_tick: f64,
+    /// Where, within the tick, fire was pressed: only with fire held, and
+    /// only in the command that presses it.
+    #[serde(default)]
+    pub click: Option<Click>,
 }
 
 /// What [`UserCmd::sanitize`] had to change, for counting misbehaving clients.
@@ -129,6 +153,25 @@ impl UserCmd {
             report.clamped = true;
             self.buttons.0 &= Buttons::ALL.0;
         }
+        if let Some(click) = self.click.as_mut() {
+            for value in [&mut click.fraction, &mut click.yaw, &mut click.pitch] {
+                if !value.is_finite() {
+                    *value = 0.0;
+                    report.non_finite = true;
+                }
+            }
+            let fraction = click.fraction.clamp(0.0, MAX_CLICK_FRACTION);
+            let pitch = click.pitch.clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
+            if fraction != click.fraction || (pitch - click.pitch).abs() > 1e-3 || click.yaw.abs() > 64.0 {
+                report.clamped = true;
+            }
+            (click.fraction, click.yaw, click.pitch) = (fraction, wrap_angle(click.yaw), pitch);
+        }
+        if self.click.is_some() && !self.held(Buttons::FIRE) {
+            // A click says where a shot went: without fire, there is none.
+            report.clamped = true;
+            self.click = None;
+        }
         report
     }
 
@@ -171,6 +214,22 @@ mod tests {
         assert_eq!(cmd.pitch, MAX_PITCH_RAD);
         assert_eq!(cmd.buttons, Buttons::ALL);
         assert_eq!(cmd.render_tick, 0.0);
+    }
+
+    #[test]
+    fn a_click_is_bounded_and_only_comes_with_fire() {
+        let wild = Click { fraction: 7.0, yaw: f32::NAN, pitch: -9.0 };
+        let mut cmd = UserCmd { buttons: Buttons::FIRE, click: Some(wild), ..Default::default() };
+        let report = cmd.sanitize();
+        assert!(report.non_finite && report.clamped);
+        assert_eq!(cmd.click, Some(Click { fraction: MAX_CLICK_FRACTION, yaw: 0.0, pitch: -MAX_PITCH_RAD }));
+        let mut cmd = UserCmd { click: Some(Click::default()), ..Default::default() };
+        assert!(cmd.sanitize().clamped);
+        assert_eq!(cmd.click, None, "no fire, no click");
+        let fine = Click { fraction: 0.5, yaw: 1.0, pitch: 0.1 };
+        let mut cmd = UserCmd { buttons: Buttons::FIRE, click: Some(fine), ..Default::default() };
+        assert!(!cmd.sanitize().any());
+        assert_eq!(cmd.click, Some(fine));
     }
 
     #[test]

@@ -31,14 +31,14 @@ pub mod time;
 pub mod weapon;
 pub mod world;
 
-pub use cmd::{Buttons, UserCmd};
+pub use cmd::{Buttons, Click, UserCmd};
 pub use hitbox::{HitZone, Hitbox};
 pub use map::{MapDef, SpawnPoint};
 pub use movement::{MoveEvents, move_player};
 pub use player::{PlayerId, PlayerState, look_at, yaw_towards};
 pub use spawn::pick_spawn;
 pub use time::{DEFAULT_TICK_HZ, TICK_HZ_RANGE, TickRate, tick_after, tick_diff, tick_dt_s};
-pub use weapon::{Shot, WeaponEvents};
+pub use weapon::{Aim, Shot, WeaponEvents};
 pub use world::ArenaWorld;
 
 /// Everything that happened to a player in one tick.
@@ -59,14 +59,33 @@ impl TickEvents {
 /// One player, one tick: movement, then the rifle, then the result snapped to
 /// the wire's grids. The dead do not move; they only look around. The server
 /// runs this for every player and the client for its own (prediction): the
-/// one function both call.
-pub fn step_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s: f32) -> (PlayerState, TickEvents) {
+/// one function both call. `before` is the player's state a tick before
+/// `state`: a clicked shot leaves the eye as drawn at the click's instant,
+/// between `before` and `state`, or between `state` and the state after
+/// this tick's movement (see [`PlayerState::drawn_after`]); without that
+/// history, pass `state` again.
+pub fn step_player(
+    before: &PlayerState,
+    state: &PlayerState,
+    cmd: &UserCmd,
+    world: &ArenaWorld,
+    dt_s: f32,
+) -> (PlayerState, TickEvents) {
     let (mut next, movement) = if state.alive {
         move_player(state, cmd, world, dt_s)
     } else {
         (PlayerState { yaw: cmd.yaw, pitch: cmd.pitch, ..*state }, MoveEvents::default())
     };
-    let weapon = weapon::update_weapon(&mut next, cmd, dt_s);
+    let click = cmd.click.map(|click| {
+        let drawn = if click.fraction < 1.0 {
+            state.drawn_after(before, click.fraction)
+        } else {
+            next.drawn_after(state, click.fraction - 1.0)
+        };
+        let dir = player::view_forward(click.yaw, click.pitch);
+        weapon::Aim { shot: Shot { origin: drawn.eye_pos(), dir }, at_s: (click.fraction - 1.0) * dt_s }
+    });
+    let weapon = weapon::update_weapon(&mut next, cmd, dt_s, click);
     // Spawn protection runs out, or ends with the first shot.
     next.protected_s = if weapon.shot.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
     // On the wire's grids, on both sides: what the server sends is exactly
@@ -92,7 +111,7 @@ mod tests {
         let ticks = (player::SPAWN_PROTECTION_S / dt).ceil() as u32;
         for tick in 0..ticks + 1 {
             assert!(state.protected_s > 0.0 || tick >= ticks - 1, "ran out early, at tick {tick}");
-            state = step_player(&state, &UserCmd { tick, ..Default::default() }, &world, dt).0;
+            state = step_player(&state, &state, &UserCmd { tick, ..Default::default() }, &world, dt).0;
         }
         assert_eq!(state.protected_s, 0.0);
     }
@@ -104,14 +123,57 @@ mod tests {
         let spawn = world.map().spawns[0];
         let state = PlayerState::default().respawned_at(spawn.pos, spawn.yaw());
         let cmd = UserCmd { tick: 1, buttons: Buttons::FIRE, ..Default::default() };
-        let (next, events) = step_player(&state, &cmd, &world, dt);
+        let (next, events) = step_player(&state, &state, &cmd, &world, dt);
         assert!(events.weapon.shot.is_some());
         assert_eq!(next.protected_s, 0.0);
         // Reloading does not end it: only firing does.
         let empty = PlayerState { ammo: 0, ..state };
         let reload = UserCmd { tick: 1, buttons: Buttons::RELOAD, ..Default::default() };
-        let (next, events) = step_player(&empty, &reload, &world, dt);
+        let (next, events) = step_player(&empty, &empty, &reload, &world, dt);
         assert!(events.weapon.reload_started);
         assert!(next.protected_s > 0.0);
+    }
+
+    #[test]
+    fn a_held_trigger_fires_ten_times_a_second_through_the_grids_at_any_tick_rate() {
+        let world = world();
+        let spawn = world.map().spawns[0];
+        for hz in [20u32, 32, 64, 100, 128] {
+            let dt = tick_dt_s(hz);
+            let mut state = PlayerState::default().respawned_at(spawn.pos, spawn.yaw());
+            let mut shots = 0;
+            for tick in 0..2 * hz {
+                let cmd = UserCmd { tick, buttons: Buttons::FIRE, ..Default::default() };
+                let (next, events) = step_player(&state, &state, &cmd, &world, dt);
+                shots += u32::from(events.weapon.shot.is_some());
+                state = PlayerState { ammo: player::MAGAZINE, ..next };
+            }
+            assert_eq!(shots, 20, "two seconds at {hz} Hz");
+        }
+    }
+
+    #[test]
+    fn a_click_fires_from_the_eye_as_drawn_between_the_two_ticks_before() {
+        let world = world();
+        let dt = tick_dt_s(DEFAULT_TICK_HZ);
+        let before = PlayerState::spawned_at(glam::Vec3::new(0.0, 0.0, 10.0), 0.0);
+        let state = PlayerState { pos: glam::Vec3::new(0.1, 0.0, 10.0), ..before };
+        let click = Click { fraction: 0.25, yaw: 0.5, pitch: -0.1 };
+        let cmd = UserCmd { tick: 1, buttons: Buttons::FIRE, yaw: 2.0, click: Some(click), ..Default::default() };
+        let shot = step_player(&before, &state, &cmd, &world, dt).1.weapon.shot.expect("fires");
+        assert!(shot.origin.distance(glam::Vec3::new(0.025, player::STAND_EYE_M, 10.0)) < 1e-6, "{}", shot.origin);
+        assert!(shot.dir.distance(player::view_forward(0.5, -0.1)) < 1e-6, "along the click's view, not the tick's");
+        // Across a respawn there is nothing to blend: from where it is now.
+        let respawned = PlayerState { spawn_count: 1, ..state };
+        let shot = step_player(&before, &respawned, &cmd, &world, dt).1.weapon.shot.expect("fires");
+        assert_eq!(shot.origin, respawned.eye_pos());
+        // A click during the command's own tick: between now and after its movement.
+        let walking = PlayerState { vel: glam::Vec3::new(0.0, 0.0, -4.0), ..state };
+        let late = Click { fraction: 1.5, ..click };
+        let cmd = UserCmd { forward: 1.0, click: Some(late), ..cmd };
+        let (after, events) = step_player(&before, &walking, &cmd, &world, dt);
+        let shot = events.weapon.shot.expect("fires");
+        let halfway = walking.pos.lerp(after.pos, 0.5) + glam::Vec3::Y * player::STAND_EYE_M;
+        assert!(shot.origin.distance(halfway) < 1e-3, "{} vs {halfway}", shot.origin);
     }
 }

@@ -44,7 +44,10 @@ pub struct PlayerState {
     pub health: u8,
     /// Rounds in the rifle.
     pub ammo: u8,
-    /// Time until the rifle can fire again, seconds.
+    /// Time from the start of the next tick until the rifle can fire again,
+    /// seconds; down to minus a tick while the trigger is held or was just
+    /// let go (the part of a tick it has been ready), so that the rate of
+    /// fire is exact at any tick rate.
     pub fire_cooldown_s: f32,
     /// Time until the reload in progress ends, seconds (0: not reloading).
     pub reload_s: f32,
@@ -63,6 +66,18 @@ impl PlayerState {
     /// A fresh, armed, healthy player standing at `pos`.
     pub fn spawned_at(pos: Vec3, yaw: f32) -> Self {
         Self { pos, yaw, on_ground: true, alive: true, health: MAX_HEALTH, ammo: MAGAZINE, ..Default::default() }
+    }
+
+    /// Where this player is drawn `fraction` (0..1) of the way from `before`
+    /// (its state a tick earlier) to it: the position blended, the rest as
+    /// it is now. The client draws its own player so between its last two
+    /// predicted ticks, and the server fires a clicked shot from the eye of
+    /// the same blend; across a death or a respawn there is nothing to blend.
+    pub fn drawn_after(&self, before: &PlayerState, fraction: f32) -> PlayerState {
+        if before.spawn_count != self.spawn_count || before.alive != self.alive || !fraction.is_finite() {
+            return *self;
+        }
+        PlayerState { pos: before.pos.lerp(self.pos, fraction.clamp(0.0, 1.0)), ..*self }
     }
 
     /// This player put back at a spawn point: a fresh state, briefly

@@ -57,6 +57,28 @@ pub fn q_to_vel(q: i32) -> f32 {
     q as f32 * VEL_STEP_MPS
 }
 
+/// A timer that may run up to a little below zero (the rifle's cooldown
+/// carries part of a tick), seconds on the timer grid, within ±8 s.
+pub fn signed_timer_to_q(t: f32) -> i16 {
+    to_grid(t, TIMER_STEP_S).clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16
+}
+
+pub fn q_to_signed_timer(q: i16) -> f32 {
+    f32::from(q) * TIMER_STEP_S
+}
+
+/// Steps of a click's fraction of a tick.
+pub const CLICK_STEPS: f32 = 256.0;
+
+/// A click's fraction on its grid: 0..=511 (two ticks in 1/256 steps).
+pub fn click_fraction_to_q(f: f32) -> u16 {
+    (if f.is_finite() { f } else { 0.0 } * CLICK_STEPS).round().clamp(0.0, 2.0 * CLICK_STEPS - 1.0) as u16
+}
+
+pub fn q_to_click_fraction(q: u16) -> f32 {
+    f32::from(q.min(511)) / CLICK_STEPS
+}
+
 /// A non-negative timer (seconds) on its grid, up to 16 s.
 pub fn timer_to_q(t: f32) -> u16 {
     to_grid(t, TIMER_STEP_S).clamp(0, i32::from(u16::MAX)) as u16
@@ -111,7 +133,7 @@ pub fn snap_state(s: &PlayerState) -> PlayerState {
         yaw: q_to_yaw(yaw_to_q(s.yaw)),
         pitch: q_to_pitch(pitch_to_q(s.pitch)),
         step_phase: q_to_dist(dist_to_q(s.step_phase)),
-        fire_cooldown_s: q_to_timer(timer_to_q(s.fire_cooldown_s)),
+        fire_cooldown_s: q_to_signed_timer(signed_timer_to_q(s.fire_cooldown_s)),
         reload_s: q_to_timer(timer_to_q(s.reload_s)),
         protected_s: q_to_timer(timer_to_q(s.protected_s)),
         ..*s
@@ -138,12 +160,16 @@ impl UserCmd {
         self.right = q_to_axis(r as i8);
         self.yaw = q_to_yaw(yaw_to_q(self.yaw));
         self.pitch = q_to_pitch(pitch_to_q(self.pitch));
-        // Only a shot needs to know what was seen: without fire, no render time.
-        self.render_tick = if self.held(crate::cmd::Buttons::FIRE) {
-            render_tick_from_q(self.tick, render_offset_to_q(self.tick, self.render_tick))
-        } else {
-            0.0
-        };
+        // Only a shot needs to know what was seen: without fire, no render
+        // time and no click.
+        let fire = self.held(crate::cmd::Buttons::FIRE);
+        self.render_tick =
+            if fire { render_tick_from_q(self.tick, render_offset_to_q(self.tick, self.render_tick)) } else { 0.0 };
+        self.click = self.click.filter(|_| fire).map(|c| crate::cmd::Click {
+            fraction: q_to_click_fraction(click_fraction_to_q(c.fraction)),
+            yaw: q_to_yaw(yaw_to_q(c.yaw)),
+            pitch: q_to_pitch(pitch_to_q(c.pitch)),
+        });
     }
 }
 
@@ -204,6 +230,11 @@ mod tests {
                 pitch: rng.range(-2.0, 2.0),
                 buttons: Buttons::FIRE,
                 render_tick: 1000.0 - f64::from(rng.range(0.0, 40.0)),
+                click: (rng.next_f32() < 0.5).then(|| crate::cmd::Click {
+                    fraction: rng.range(-0.5, 1.5),
+                    yaw: rng.range(-10.0, 10.0),
+                    pitch: rng.range(-2.0, 2.0),
+                }),
             };
             cmd.sanitize();
             cmd.quantize();

@@ -29,6 +29,15 @@ pub struct Shot {
     pub dir: Vec3,
 }
 
+/// Where and when a clicked shot goes (see [`crate::cmd::Click`]): the ray
+/// from the eye as drawn at the click, and the click's time from the start
+/// of the tick, seconds (negative: during the tick before).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Aim {
+    pub shot: Shot,
+    pub at_s: f32,
+}
+
 /// Why a weapon input was ignored (the server counts these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ignored {
@@ -51,8 +60,11 @@ pub struct WeaponEvents {
     pub ignored: Option<Ignored>,
 }
 
-/// Runs the rifle for one tick on a state whose movement for the tick is done.
-pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32) -> WeaponEvents {
+/// Runs the rifle for one tick on a state whose movement for the tick is
+/// done. A shot fired by a press with a [`Aim`] (a click) goes along it and
+/// counts from its time; any other shot leaves the eye along the view at the
+/// moment the rifle is ready.
+pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32, click: Option<Aim>) -> WeaponEvents {
     let mut events = WeaponEvents::default();
     let fire = cmd.held(Buttons::FIRE);
     let reload = cmd.held(Buttons::RELOAD);
@@ -68,9 +80,9 @@ pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32) -> WeaponEve
     }
 
     // `fire_cooldown_s` is the time from the start of this tick until the
-    // rifle is ready. It may end a tick below zero by part of a tick while the
-    // trigger is held: carrying that over keeps the rate at exactly 10 a
-    // second whatever the tick rate.
+    // rifle is ready; below zero it has been ready for that long. A shot
+    // happens at a time within the tick, and the next one can come exactly
+    // the fire interval later: 10 a second whatever the tick rate.
     if s.reload_s > 0.0 {
         s.reload_s -= dt_s;
         if s.reload_s <= 0.0 {
@@ -94,17 +106,26 @@ pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32) -> WeaponEve
             s.reload_s = RELOAD_S;
             events.reload_started = true;
         } else if s.fire_cooldown_s <= READY_EPSILON_S {
+            let ready_s = s.fire_cooldown_s;
+            // When the shot happens: at the click, held, at the moment the
+            // rifle became ready; pressed without a click, at the tick.
+            let (at_s, shot) = match click.filter(|_| fire_pressed) {
+                Some(aim) => (aim.at_s.max(ready_s), aim.shot),
+                None => {
+                    let at_s = if fire_pressed { ready_s.max(0.0) } else { ready_s };
+                    (at_s, Shot { origin: s.eye_pos(), dir: view_forward(s.yaw, s.pitch) })
+                }
+            };
             s.ammo -= 1;
-            s.fire_cooldown_s += FIRE_INTERVAL_S;
-            events.shot = Some(Shot { origin: s.eye_pos(), dir: view_forward(s.yaw, s.pitch) });
+            s.fire_cooldown_s = at_s + FIRE_INTERVAL_S;
+            events.shot = Some(shot);
         } else if fire_pressed {
             events.ignored = Some(Ignored::TooSoon);
         }
     }
-    // Held, at most one tick's worth is carried (so a trigger held through a
-    // reload does not bank a burst); released, nothing.
-    let floor = if fire { -dt_s } else { 0.0 };
-    s.fire_cooldown_s = (s.fire_cooldown_s - dt_s).max(floor);
+    // At most one tick's worth of readiness is carried (so a trigger held
+    // through a reload banks no burst).
+    s.fire_cooldown_s = (s.fire_cooldown_s - dt_s).max(-dt_s);
     events
 }
 
@@ -120,12 +141,15 @@ mod tests {
         UserCmd { buttons, ..Default::default() }
     }
 
+    fn fire(s: &mut PlayerState, buttons: Buttons, dt_s: f32) -> WeaponEvents {
+        update_weapon(s, &cmd(buttons), dt_s, None)
+    }
+
     #[test]
     fn fires_ten_times_a_second_at_any_tick_rate() {
         for hz in [20u32, 32, 64, 128] {
             let mut s = armed();
-            let shots =
-                (0..hz).filter(|_| update_weapon(&mut s, &cmd(Buttons::FIRE), 1.0 / hz as f32).shot.is_some()).count();
+            let shots = (0..hz).filter(|_| fire(&mut s, Buttons::FIRE, 1.0 / hz as f32).shot.is_some()).count();
             assert_eq!(shots, 10, "at {hz} Hz");
         }
     }
@@ -137,7 +161,7 @@ mod tests {
         let mut shots_before_reload = 0;
         let mut reload_started_at = None;
         for tick in 0..300 {
-            let e = update_weapon(&mut s, &cmd(Buttons::FIRE), dt);
+            let e = fire(&mut s, Buttons::FIRE, dt);
             if reload_started_at.is_none() {
                 shots_before_reload += usize::from(e.shot.is_some());
             }
@@ -162,8 +186,7 @@ mod tests {
         let mut s = armed();
         s.ammo = 1;
         let dt = 1.0 / 64.0;
-        let shot_ticks: Vec<u32> =
-            (0..400).filter(|_| update_weapon(&mut s, &cmd(Buttons::FIRE), dt).shot.is_some()).collect();
+        let shot_ticks: Vec<u32> = (0..400).filter(|_| fire(&mut s, Buttons::FIRE, dt).shot.is_some()).collect();
         assert!(shot_ticks.len() > 20);
         for pair in shot_ticks.windows(2) {
             assert!(pair[1] - pair[0] >= 6, "shots {pair:?} closer than the fire rate allows");
@@ -173,24 +196,63 @@ mod tests {
     #[test]
     fn pointless_inputs_are_ignored() {
         let mut s = armed();
-        let e = update_weapon(&mut s, &cmd(Buttons::RELOAD), 1.0 / 64.0);
+        let e = fire(&mut s, Buttons::RELOAD, 1.0 / 64.0);
         assert_eq!(e.ignored, Some(Ignored::FullMagazine));
         assert!(!e.reload_started);
         let mut s = armed();
-        assert!(update_weapon(&mut s, &cmd(Buttons::FIRE), 1.0 / 64.0).shot.is_some());
-        update_weapon(&mut s, &cmd(Buttons::default()), 1.0 / 64.0);
-        let e = update_weapon(&mut s, &cmd(Buttons::FIRE), 1.0 / 64.0);
+        assert!(fire(&mut s, Buttons::FIRE, 1.0 / 64.0).shot.is_some());
+        fire(&mut s, Buttons::default(), 1.0 / 64.0);
+        let e = fire(&mut s, Buttons::FIRE, 1.0 / 64.0);
         assert_eq!((e.shot, e.ignored), (None, Some(Ignored::TooSoon)), "tapping faster than the fire rate");
         s.alive = false;
-        update_weapon(&mut s, &cmd(Buttons::default()), 1.0 / 64.0);
-        assert_eq!(update_weapon(&mut s, &cmd(Buttons::FIRE), 1.0 / 64.0).ignored, Some(Ignored::Dead));
+        fire(&mut s, Buttons::default(), 1.0 / 64.0);
+        assert_eq!(fire(&mut s, Buttons::FIRE, 1.0 / 64.0).ignored, Some(Ignored::Dead));
+    }
+
+    #[test]
+    fn a_clicked_shot_goes_along_its_aim_and_counts_from_its_time() {
+        let dt = 1.0 / 64.0;
+        let mut s = armed();
+        // Released long ago: ready since a tick.
+        fire(&mut s, Buttons::default(), dt);
+        let aim = Aim { shot: Shot { origin: Vec3::new(1.0, 2.0, 3.0), dir: Vec3::X }, at_s: -0.75 * dt };
+        let e = update_weapon(&mut s, &cmd(Buttons::FIRE), dt, Some(aim));
+        assert_eq!(e.shot, Some(aim.shot));
+        // Ready again exactly 0.1 s after the click: 0.1 - 0.75 tick - the tick run.
+        assert!((s.fire_cooldown_s - (FIRE_INTERVAL_S - 1.75 * dt)).abs() < 1e-6, "{}", s.fire_cooldown_s);
+        // A held trigger's next shot is not a click: it leaves the eye.
+        let mut next = None;
+        for _ in 0..10 {
+            next = next.or(update_weapon(&mut s, &cmd(Buttons::FIRE), dt, Some(aim)).shot);
+        }
+        assert_eq!(next.map(|shot| shot.origin), Some(s.eye_pos()));
+    }
+
+    #[test]
+    fn clicking_as_early_as_possible_never_beats_the_fire_rate() {
+        for hz in [20u32, 64, 128] {
+            let dt = 1.0 / hz as f32;
+            let mut s = armed();
+            let mut shot_times = Vec::new();
+            for tick in 0..hz * 4 {
+                // A click at the very start of every other tick's interval.
+                let click = Aim { shot: Shot { origin: Vec3::ZERO, dir: Vec3::X }, at_s: -dt };
+                let buttons = if tick % 2 == 0 { Buttons::FIRE } else { Buttons::default() };
+                if update_weapon(&mut s, &cmd(buttons), dt, Some(click)).shot.is_some() {
+                    // When it went: the cooldown it left, less the interval and the tick run.
+                    shot_times.push(tick as f32 * dt + s.fire_cooldown_s - FIRE_INTERVAL_S + dt);
+                }
+            }
+            let closest = shot_times.windows(2).map(|w| w[1] - w[0]).fold(f32::MAX, f32::min);
+            assert!(closest >= FIRE_INTERVAL_S - 1e-4, "{hz} Hz: shots {closest} s apart");
+        }
     }
 
     #[test]
     fn shots_leave_the_eye_along_the_view() {
         let mut s = armed();
         s.yaw = std::f32::consts::FRAC_PI_2;
-        let shot = update_weapon(&mut s, &cmd(Buttons::FIRE), 1.0 / 64.0).shot.expect("fires");
+        let shot = fire(&mut s, Buttons::FIRE, 1.0 / 64.0).shot.expect("fires");
         assert_eq!(shot.origin, s.eye_pos());
         assert!(shot.dir.distance(Vec3::NEG_X) < 1e-6, "{}", shot.dir);
     }

@@ -5,8 +5,10 @@ use glam::{Quat, Vec3};
 use rapier3d::parry::query::DefaultQueryDispatcher;
 use rapier3d::prelude::*;
 
+use crate::hitbox::{HitZone, Hitbox};
 use crate::map::{MapDef, SolidShape};
-use crate::player::PLAYER_RADIUS_M;
+use crate::player::{PLAYER_RADIUS_M, PlayerId};
+use crate::weapon::{RANGE_M, Shot};
 
 /// Static geometry of one map, ready for scene queries.
 ///
@@ -62,6 +64,20 @@ impl ArenaWorld {
     pub fn cast_ray(&self, origin: Vec3, dir: Vec3, max_dist_m: f32) -> Option<f32> {
         let ray = Ray::new(origin, dir);
         self.queries().cast_ray(&ray, max_dist_m, true).map(|(_, toi)| toi)
+    }
+
+    /// What a shot hits first, the one rule of the server's verdict and the
+    /// client's prediction of it: nothing behind a wall; of `others`, the
+    /// nearest hitbox hit (who, and where); and where the shot ends.
+    pub fn first_hit(&self, shot: Shot, others: &[(PlayerId, Hitbox)]) -> (Option<(PlayerId, HitZone)>, Vec3) {
+        let Shot { origin, dir } = shot;
+        let wall = self.cast_ray(origin, dir, RANGE_M).unwrap_or(RANGE_M);
+        let nearest = others
+            .iter()
+            .filter_map(|(id, hitbox)| hitbox.ray_test(origin, dir, wall).map(|(t, zone)| (*id, t, zone)))
+            .min_by(|a, b| a.1.total_cmp(&b.1));
+        let end = origin + dir * nearest.map(|(_, t, _)| t).unwrap_or(wall);
+        (nearest.map(|(id, _, zone)| (id, zone)), end)
     }
 
     /// Whether a player of `height_m` with its feet at `feet` overlaps no solid

@@ -5,10 +5,12 @@
 //! struck a player (ours once the server confirms it); a burst of debris in
 //! the victim's colour where a player died.
 
-use arena_client::{ClientWorld, Drawn, DrawnDied, HitConfirmed, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot};
+use arena_client::{
+    ClientWorld, Drawn, DrawnDied, HitConfirmed, HitPredicted, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot,
+};
 use arena_sim::rng::SplitMix64;
 use arena_sim::weapon::RANGE_M;
-use arena_sim::{HitZone, Hitbox};
+use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 
 use crate::camera::{MainCamera, Muzzle, ViewModel};
@@ -175,21 +177,15 @@ fn own_shots(
     camera: Query<&Transform, With<MainCamera>>,
     rifle: Query<&Transform, (With<ViewModel>, Without<MainCamera>)>,
     muzzle: Query<&Transform, (With<Muzzle>, Without<ViewModel>, Without<MainCamera>)>,
-    others: Query<&Drawn, (With<NetPlayer>, Without<LocalPlayer>)>,
+    others: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
     mut commands: Commands,
 ) {
     let Some(assets) = assets else { return };
     for event in events.read() {
         let Some(shot) = event.events.weapon.shot else { continue };
         // Where it stops, as far as we can tell: a wall, or a player as drawn.
-        let wall = world.cast_ray(shot.origin, shot.dir, RANGE_M);
-        let player = others
-            .iter()
-            .filter_map(|drawn| Hitbox::of(&drawn.0).ray_test(shot.origin, shot.dir, wall.unwrap_or(RANGE_M)))
-            .map(|(t, _)| t)
-            .min_by(f32::total_cmp);
-        let distance = player.or(wall).unwrap_or(RANGE_M);
-        let end = shot.origin + shot.dir * distance;
+        let drawn: Vec<(PlayerId, Hitbox)> = others.iter().map(|(p, d)| (p.id, Hitbox::of(&d.0))).collect();
+        let (player, end) = world.first_hit(shot, &drawn);
         let muzzle_at = muzzle_now(&camera, &rifle, &muzzle);
         spawn_tracer(&mut commands, &assets, muzzle_at.unwrap_or(shot.origin), end);
         if let Some(at) = muzzle_at {
@@ -203,7 +199,7 @@ fn own_shots(
                 PointLight { intensity: 40_000.0, range: 6.0, color: Color::srgb(1.0, 0.8, 0.5), ..default() },
             ));
         }
-        if player.is_none() && wall.is_some() {
+        if player.is_none() && end.distance(shot.origin) < RANGE_M - 0.01 {
             spawn_impact(&mut commands, &assets, end, shot.dir);
         }
     }
@@ -235,9 +231,11 @@ fn remote_shots(
     }
 }
 
-/// Sparks on the player we hit, once the server has confirmed the hit:
-/// at the head or the body as we draw them.
+/// Sparks on the player we hit: where the shot met the body as drawn, the
+/// moment the hit is foreseen; for a hit the server found that was not
+/// foreseen, at the head or the body as we draw them, once it says so.
 fn hit_puffs(
+    mut foreseen: MessageReader<HitPredicted>,
     mut hits: MessageReader<HitConfirmed>,
     assets: Option<Res<EffectAssets>>,
     mut rng: ResMut<EffectRng>,
@@ -245,11 +243,14 @@ fn hit_puffs(
     mut commands: Commands,
 ) {
     let Some(assets) = assets else { return };
-    for hit in hits.read() {
+    let puff = (PUFF_PARTS, PUFF_SPEED_MPS, PUFF_SIZE_M, PUFF_S);
+    for hit in foreseen.read() {
+        burst(&mut commands, &assets, &mut rng.0, hit.hit.at, &assets.spark, puff);
+    }
+    for hit in hits.read().filter(|h| !h.predicted) {
         let Some((_, drawn)) = players.iter().find(|(p, _)| p.id == hit.victim) else { continue };
         let hitbox = Hitbox::of(&drawn.0);
         let at = if hit.zone == HitZone::Head { hitbox.head_center() } else { hitbox.body_center() };
-        let puff = (PUFF_PARTS, PUFF_SPEED_MPS, PUFF_SIZE_M, PUFF_S);
         burst(&mut commands, &assets, &mut rng.0, at, &assets.spark, puff);
     }
 }

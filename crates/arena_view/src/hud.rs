@@ -1,9 +1,13 @@
 //! The heads-up display: a crosshair, hit markers (bigger and red for a head
-//! shot, a kill), a red flash when hit, health and ammunition, the verdicts of
-//! "show hitboxes", and a warning when the server has gone quiet.
+//! shot, a kill; at the click when foreseen, and a struck-out grey one with
+//! "no hit" when the server denies a foreseen hit), a red flash when hit,
+//! health and ammunition, the verdicts of "show hitboxes", and a warning
+//! when the server has gone quiet.
 
 use arena_client::transport::UdpTransport;
-use arena_client::{DamageTaken, Drawn, HitConfirmed, LocalPlayer, NetcodeSettings, Session, ShotComparisons};
+use arena_client::{
+    DamageTaken, Drawn, HitConfirmed, HitDenied, HitPredicted, LocalPlayer, NetcodeSettings, Session, ShotComparisons,
+};
 use arena_sim::HitZone;
 use bevy::prelude::*;
 
@@ -12,6 +16,8 @@ use crate::vocabulary::ViewSet;
 
 /// How long a hit marker shows, seconds.
 const HIT_MARKER_S: f32 = 0.2;
+/// How long a denied hit's marker shows, seconds: longer, so it is noticed.
+const DENIED_MARKER_S: f32 = 1.0;
 /// How long the damage flash lasts, seconds.
 const DAMAGE_FLASH_S: f32 = 0.35;
 
@@ -32,6 +38,10 @@ struct HitMarker {
     /// Seconds left on screen.
     left_s: f32,
 }
+
+/// "no hit" under the crosshair when a foreseen hit is denied.
+#[derive(Component)]
+struct DeniedLabel;
 
 #[derive(Component)]
 struct DamageFlash {
@@ -127,6 +137,22 @@ fn spawn_hud(mut commands: Commands) {
         ));
     }
     commands.spawn((
+        DeniedLabel,
+        Text::new("no hit"),
+        TextFont { font_size: bevy::text::FontSize::Px(15.0), ..default() },
+        TextColor(Color::srgb(0.75, 0.75, 0.78)),
+        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        Node {
+            position_type: PositionType::Absolute,
+            left: Val::Percent(50.0),
+            top: Val::Percent(50.0),
+            margin: UiRect { left: px(-20), top: px(22), ..default() },
+            ..default()
+        },
+        Visibility::Hidden,
+        ChildOf(root),
+    ));
+    commands.spawn((
         DamageFlash { left_s: 0.0 },
         Node { width: percent(100), height: percent(100), position_type: PositionType::Absolute, ..default() },
         BackgroundColor(Color::srgba(0.8, 0.0, 0.0, 0.0)),
@@ -177,30 +203,68 @@ fn connection_warning(transport: Option<Res<UdpTransport>>, mut text: Query<&mut
     set_text(&mut text, &message);
 }
 
+/// What the hit marker shows, least important first: a denial corrects a
+/// marker already shown, so it outranks a new hit; only a kill outranks it.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Marked {
+    Body,
+    Head,
+    Denied,
+    Kill,
+}
+
 fn hit_marker(
     time: Res<Time>,
+    mut foreseen: MessageReader<HitPredicted>,
     mut hits: MessageReader<HitConfirmed>,
-    mut marker: Query<(&mut HitMarker, &mut Visibility, &Children)>,
+    mut denied: MessageReader<HitDenied>,
+    mut marker: Query<(&mut HitMarker, &mut Visibility, &Children), Without<DeniedLabel>>,
+    mut label: Query<&mut Visibility, (With<DeniedLabel>, Without<HitMarker>)>,
     mut bars: Query<(&mut BackgroundColor, &mut UiTransform)>,
 ) {
     let Ok((mut marker, mut visibility, children)) = marker.single_mut() else { return };
-    // Of this frame's hits, show the one that matters most: a kill, then a head shot.
-    if let Some(hit) = hits.read().max_by_key(|h| (h.killed, h.zone == HitZone::Head)) {
-        marker.left_s = HIT_MARKER_S;
-        let (color, size) = match (hit.killed, hit.zone) {
-            (true, _) => (Color::srgb(1.0, 0.15, 0.1), 1.6),
-            (false, HitZone::Head) => (Color::srgb(1.0, 0.35, 0.2), 1.3),
-            (false, HitZone::Body) => (Color::WHITE, 1.0),
+    let zone = |zone: HitZone| if zone == HitZone::Head { Marked::Head } else { Marked::Body };
+    // A foreseen hit at once; the server's hits that were not foreseen, and
+    // kills, when it says so; denials. Of this frame's, the one that matters most.
+    let marks = foreseen
+        .read()
+        .map(|f| zone(f.hit.zone))
+        .chain(
+            hits.read()
+                .filter(|h| !h.predicted || h.killed)
+                .map(|h| if h.killed { Marked::Kill } else { zone(h.zone) }),
+        )
+        .chain(denied.read().map(|_| Marked::Denied));
+    if let Some(mark) = marks.max() {
+        let denial = mark == Marked::Denied;
+        marker.left_s = if denial { DENIED_MARKER_S } else { HIT_MARKER_S };
+        let (color, size, turn) = match mark {
+            Marked::Kill => (Color::srgb(1.0, 0.15, 0.1), 1.6, 0.0),
+            Marked::Head => (Color::srgb(1.0, 0.35, 0.2), 1.3, 0.0),
+            Marked::Body => (Color::WHITE, 1.0, 0.0),
+            // Grey, and turned into a plus: not the hit that was shown.
+            Marked::Denied => (Color::srgba(0.7, 0.7, 0.72, 0.9), 1.2, 45.0),
         };
-        for child in children.iter() {
+        for (i, child) in children.iter().enumerate() {
             if let Ok((mut bar, mut transform)) = bars.get_mut(child) {
                 bar.0 = color;
                 transform.scale = Vec2::splat(size);
+                let base = [45.0f32, -45.0, -45.0, 45.0][i % 4];
+                transform.rotation = Rot2::degrees(base + turn);
             }
+        }
+        for mut shown in &mut label {
+            *shown = if denial { Visibility::Inherited } else { Visibility::Hidden };
         }
     }
     marker.left_s -= time.delta_secs();
-    *visibility = if marker.left_s > 0.0 { Visibility::Inherited } else { Visibility::Hidden };
+    let on = marker.left_s > 0.0;
+    *visibility = if on { Visibility::Inherited } else { Visibility::Hidden };
+    if !on {
+        for mut shown in &mut label {
+            *shown = Visibility::Hidden;
+        }
+    }
 }
 
 fn damage_flash(

@@ -2,7 +2,9 @@
 //! link conditioner, and live figures. With it open the mouse is free for the
 //! panel and the keyboard still moves you, so you can walk and watch.
 
-use arena_client::{InterpStats, LinkConditions, NetStats, NetcodeSettings, Roster, ServerClock, Session};
+use arena_client::{
+    HitPredictions, InterpStats, LinkConditions, NetStats, NetcodeSettings, Roster, ServerClock, Session,
+};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
@@ -29,7 +31,7 @@ fn show_panel(
     mut contexts: EguiContexts,
     mut panel: ResMut<NetcodePanel>,
     mut settings: ResMut<NetcodeSettings>,
-    stats: Res<NetStats>,
+    stats: (Res<NetStats>, Res<HitPredictions>),
     clock: (Res<ServerClock>, Res<InterpStats>),
     roster: Res<Roster>,
     mut auto_aim: ResMut<AutoAim>,
@@ -76,7 +78,7 @@ fn show_panel(
                 *settings = edited;
             }
             egui::CollapsingHeader::new("Live").default_open(true).show(ui, |ui| {
-                live(ui, &stats, (&clock.0, &clock.1), &roster);
+                live(ui, (&stats.0, &stats.1), (&clock.0, &clock.1), &roster);
             });
         });
     if !open {
@@ -111,6 +113,19 @@ fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster) 
     });
     ui.checkbox(&mut edited.lag_compensation, "Lag compensation")
         .on_hover_text("The server rewinds the others to what you saw when you fired. Off: lead your targets.");
+    ui.add_enabled_ui(roster.subtick, |ui| {
+        let hover = if roster.subtick {
+            "A shot goes from the frame you clicked in: its time within the tick, its view, what it showed. \
+             Off: from the next tick's view and position, up to a tick later."
+        } else {
+            "This server resolves shots on the tick (it runs with --no-subtick)."
+        };
+        ui.checkbox(&mut edited.subtick, "Sub-tick shots").on_hover_text(hover);
+    });
+    ui.checkbox(&mut edited.hit_prediction, "Predicted hit markers").on_hover_text(
+        "The hit marker the moment your shot meets a body as you see it; the server confirms it, or denies \
+         it (a grey marker, \"no hit\"). Off: the marker waits for the server. Damage is never predicted.",
+    );
     ui.checkbox(&mut edited.show_hitboxes, "Show hitboxes")
         .on_hover_text("For each shot: where you saw the target (red), where the server tested it (blue).");
 }
@@ -130,7 +145,12 @@ fn conditioner(ui: &mut egui::Ui, c: &mut LinkConditions) {
     c.loss = loss_percent / 100.0;
 }
 
-fn live(ui: &mut egui::Ui, stats: &NetStats, (clock, drawing): (&ServerClock, &InterpStats), roster: &Roster) {
+fn live(
+    ui: &mut egui::Ui,
+    (stats, hits): (&NetStats, &HitPredictions),
+    (clock, drawing): (&ServerClock, &InterpStats),
+    roster: &Roster,
+) {
     egui::Grid::new("netcode figures").num_columns(2).striped(true).show(ui, |ui| {
         let mut row = |name: &str, value: String| {
             ui.label(name);
@@ -151,6 +171,10 @@ fn live(ui: &mut egui::Ui, stats: &NetStats, (clock, drawing): (&ServerClock, &I
         row("largest correction (5 s)", format!("{:.3} m", stats.recent_max_correction_m));
         let behind_ms = roster.tick_rate().ticks_to_ms(clock.delay_ticks);
         row("interpolation", format!("{behind_ms:.0} ms behind"));
+        row(
+            "foreseen hits",
+            format!("{} confirmed, {} denied, {} unforeseen", hits.confirmed, hits.denied, hits.unforeseen),
+        );
         row(
             "extrapolated / held",
             format!(

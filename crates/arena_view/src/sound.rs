@@ -7,8 +7,8 @@
 //! the game says so once and runs silently.
 
 use arena_client::{
-    DamageTaken, Drawn, DrawnDied, DrawnRespawned, HitConfirmed, LocalPlayer, NetPlayer, PredictedEvents, RemoteShot,
-    Session,
+    DamageTaken, Drawn, DrawnDied, DrawnRespawned, HitConfirmed, HitPredicted, LocalPlayer, NetPlayer, PredictedEvents,
+    RemoteShot, Session,
 };
 use arena_sim::HitZone;
 use arena_sim::rng::SplitMix64;
@@ -183,6 +183,7 @@ fn play_at(commands: &mut Commands, sound: &Handle<AudioSource>, at: Vec3, volum
 /// Our own actions, the first time their tick is predicted; our hits and hurts.
 fn own_sounds(
     mut predicted: MessageReader<PredictedEvents>,
+    mut foreseen: MessageReader<HitPredicted>,
     mut hits: MessageReader<HitConfirmed>,
     mut hurts: MessageReader<DamageTaken>,
     sounds: Option<Res<Sounds>>,
@@ -207,8 +208,11 @@ fn own_sounds(
             play(&mut commands, &sounds.step, 0.5);
         }
     }
-    for hit in hits.read() {
-        let sound = match (hit.killed, hit.zone) {
+    // A foreseen hit sounds at once; its confirmation only if it killed.
+    let foreseen = foreseen.read().map(|f| (false, f.hit.zone));
+    let confirmed = hits.read().filter(|h| !h.predicted || h.killed).map(|h| (h.killed, h.zone));
+    for (killed, zone) in foreseen.chain(confirmed) {
+        let sound = match (killed, zone) {
             (true, _) => &sounds.kill,
             (false, HitZone::Head) => &sounds.head,
             (false, HitZone::Body) => &sounds.hit,

@@ -11,7 +11,7 @@ use arena_client::{ClientStats, LocalInput, MessageTally, NetStats, transport::U
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::{LAB_FRAME_HZ, LabError, LabSettings, WARMUP_S, frame, frames_for};
+use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, WARMUP_S, frame, frames_for};
 use crate::harness::LoopbackGame;
 
 /// IPv4 and UDP headers, bytes per datagram.

@@ -9,9 +9,8 @@ use serde::Serialize;
 
 use crate::harness::drawn_self;
 
-use super::{
-    LAB_FRAME_HZ, LANE_HALF_WIDTH_M, LabError, LabSettings, SHOOTER_AT, TARGET_AT, WARMUP_S, interp_ms_of,
-    two_player_lab,
+use super::setup::{
+    LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, Strafer, TARGET_AT, WARMUP_S, interp_ms_of, two_player_lab,
 };
 
 /// What `arena lab hitreg` prints.
@@ -54,34 +53,13 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
     lab.server.world_mut().resource_mut::<arena_server::ShotLog>().0.clear();
     let rejected_before = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected;
 
-    let mut rng = arena_client::conditioner::SplitMix64::new(settings.seed ^ 0x5eed);
-    let mut direction = 1.0f32;
-    let mut next_change_s = 1.0 + 2.0 * f64::from(rng.next_f32());
+    let mut strafer = Strafer::new(settings.seed);
     let mut speeds = Vec::new();
     let mut seen: std::collections::HashMap<u32, (Hitbox, Hitbox)> = std::collections::HashMap::new();
     let frames = (settings.seconds * LAB_FRAME_HZ).round() as usize;
     for frame_index in 0..frames {
         let t = frame_index as f64 / LAB_FRAME_HZ;
-        // The target strafes at full speed across the shooter's view, turning
-        // back at random every 1-3 s and at the ends of its lane.
-        let target_x = drawn_self(&lab.clients[target]).map(|s| s.pos.x).unwrap_or(0.0);
-        if t >= next_change_s {
-            direction = -direction;
-            next_change_s = t + 1.0 + 2.0 * f64::from(rng.next_f32());
-        }
-        if target_x > LANE_HALF_WIDTH_M {
-            direction = -1.0;
-        } else if target_x < -LANE_HALF_WIDTH_M {
-            direction = 1.0;
-        }
-        {
-            let mut input = lab.clients[target].world_mut().resource_mut::<LocalInput>();
-            // Facing south (towards the shooter), right is -x.
-            input.yaw = std::f32::consts::PI;
-            input.pitch = 0.0;
-            input.forward = 0.0;
-            input.right = -direction;
-        }
+        strafer.drive(&mut lab, target, t);
         // The shooter aims at the target's body as its own client draws it.
         let eye = drawn_self(&lab.clients[shooter]).map(|s| s.eye_pos());
         let drawn = lab.drawn_other(shooter);

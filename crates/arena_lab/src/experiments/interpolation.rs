@@ -7,7 +7,7 @@ use arena_sim::Buttons;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::{LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, WARMUP_S, interp_ms_of, two_player_lab};
+use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, WARMUP_S, interp_ms_of, two_player_lab};
 
 /// What `arena lab interpolation` prints.
 #[derive(Debug, Serialize)]

@@ -3,178 +3,24 @@
 //! latency, jitter and loss asked for, and time advances by hand at a fixed
 //! frame rate, so that a run is repeatable (same seed, same figures) and as
 //! fast as the machine allows. Each experiment prints one JSON object.
+//!
+//! - `setup`: what they share (settings, errors, the two-player lab).
+//! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`: one
+//!   experiment each.
+//! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
+mod flick;
 mod hitreg;
 mod interpolation;
 mod prediction;
+mod setup;
 mod sweep;
 
-use std::time::Duration;
-
-use arena_client::{LinkConditions, NetcodeSettings};
-use bevy::prelude::*;
-use serde::Serialize;
-
 pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
+pub use flick::{Flick, FlickReport, flick};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use prediction::{PredictionReport, prediction};
+pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
 pub use sweep::{SweepError, SweepReport, sweep};
-
-use crate::harness::LoopbackGame;
-
-/// Frames per second of the simulated client (and server loop).
-pub const LAB_FRAME_HZ: f64 = 240.0;
-/// Seconds after joining before measuring, for the clock to settle.
-pub const WARMUP_S: f64 = 2.0;
-/// Why an experiment cannot run.
-#[derive(Debug, Clone, PartialEq)]
-pub enum LabError {
-    TickRate(u32),
-    SnapshotRate(u32),
-    InterpMs(u16),
-    Seconds(f64),
-    Conditions,
-    /// The lab's clients did not get into the game.
-    NotJoined,
-    /// A number of players the server cannot hold.
-    Players(usize),
-}
-
-impl std::fmt::Display for LabError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LabError::TickRate(hz) => write!(f, "--tick {hz} must be within {:?}", arena_sim::TICK_HZ_RANGE),
-            LabError::SnapshotRate(hz) => write!(f, "--snapshot-rate {hz} must be 1..=the tick rate"),
-            LabError::InterpMs(ms) => write!(f, "--interp-ms {ms} must be 0..={}", arena_protocol::MAX_INTERP_MS),
-            LabError::Seconds(s) => write!(f, "--seconds {s} must be within 0..=3600"),
-            LabError::Conditions => write!(
-                f,
-                "--fake-latency-ms and --fake-jitter-ms must be within 0..={}, --fake-loss within 0..=1",
-                LinkConditions::MAX_MS
-            ),
-            LabError::NotJoined => f.write_str("the lab's clients did not get into the game within 10 s"),
-            LabError::Players(n) => write!(f, "--players {n} must be 1..={}", arena_protocol::MAX_PLAYERS),
-        }
-    }
-}
-
-impl std::error::Error for LabError {}
-
-pub(crate) fn frame() -> Duration {
-    Duration::from_secs_f64(1.0 / LAB_FRAME_HZ)
-}
-
-pub(crate) fn frames_for(seconds: f64) -> usize {
-    (seconds * LAB_FRAME_HZ).round() as usize
-}
-
-/// A frame-to-frame move of the drawn player above this is visible motion, metres.
-pub(crate) const VISIBLE_MOTION_M: f32 = 1.0e-3;
-
-/// The settings every experiment shares, named as their flags.
-#[derive(Clone, Debug, Serialize)]
-pub struct LabSettings {
-    pub prediction: Switch,
-    pub reconciliation: Switch,
-    pub interpolation: Switch,
-    pub lag_compensation: Switch,
-    /// Interpolation delay, ms; two snapshot intervals when not given.
-    pub interp_ms: Option<u16>,
-    /// Snapshots per second; the tick rate when not given.
-    pub snapshot_rate: Option<u32>,
-    pub fake_latency_ms: f32,
-    pub fake_jitter_ms: f32,
-    pub fake_loss: f32,
-    pub tick: u32,
-    pub seconds: f64,
-    pub seed: u64,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Switch {
-    On,
-    Off,
-}
-
-impl Switch {
-    pub fn on(self) -> bool {
-        self == Switch::On
-    }
-}
-
-impl LabSettings {
-    pub fn netcode(&self) -> NetcodeSettings {
-        NetcodeSettings {
-            prediction: self.prediction.on(),
-            reconciliation: self.reconciliation.on(),
-            interpolation: self.interpolation.on(),
-            interp_ms: self.interp_ms,
-            lag_compensation: self.lag_compensation.on(),
-            show_hitboxes: false,
-            conditions: LinkConditions {
-                latency_ms: self.fake_latency_ms,
-                jitter_ms: self.fake_jitter_ms,
-                loss: self.fake_loss,
-            },
-            conditioner_seed: Some(self.seed),
-        }
-    }
-
-    /// The lab server's configuration (on 127.0.0.1, any port).
-    pub fn server_config(&self) -> arena_server::ServerConfig {
-        arena_server::ServerConfig {
-            bind: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-            tick_hz: self.tick,
-            snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
-            ..arena_server::ServerConfig::default()
-        }
-    }
-
-    pub fn validate(&self) -> Result<(), LabError> {
-        if !arena_sim::TICK_HZ_RANGE.contains(&self.tick) {
-            return Err(LabError::TickRate(self.tick));
-        }
-        if let Some(rate) = self.snapshot_rate.filter(|r| *r == 0 || *r > self.tick) {
-            return Err(LabError::SnapshotRate(rate));
-        }
-        if let Some(ms) = self.interp_ms.filter(|ms| *ms > arena_protocol::MAX_INTERP_MS) {
-            return Err(LabError::InterpMs(ms));
-        }
-        if !(self.seconds.is_finite() && self.seconds > 0.0 && self.seconds <= 3600.0) {
-            return Err(LabError::Seconds(self.seconds));
-        }
-        let conditions = self.netcode().conditions;
-        if conditions.clamped() != conditions {
-            return Err(LabError::Conditions);
-        }
-        Ok(())
-    }
-}
-
-/// The interpolation delay a client uses, milliseconds (0 with interpolation off).
-pub(crate) fn interp_ms_of(client: &App) -> f64 {
-    let settings = client.world().resource::<NetcodeSettings>();
-    if !settings.interpolation {
-        return 0.0;
-    }
-    let roster = client.world().resource::<arena_client::Roster>();
-    roster.tick_rate().ticks_to_ms(arena_client::delay_ticks(settings, roster))
-}
-
-/// Where the shooter stands (on the south platform, looking north through
-/// the gap in its parapet) and the lane the target strafes along, about 20 m away.
-pub(crate) const SHOOTER_AT: Vec3 = Vec3::new(0.0, 3.0, 21.5);
-pub(crate) const TARGET_AT: Vec3 = Vec3::new(0.0, 0.0, 2.5);
-pub(crate) const LANE_HALF_WIDTH_M: f32 = 8.0;
-
-/// A server and two named clients with the lab's settings, joined and warmed up.
-pub(crate) fn two_player_lab(settings: &LabSettings, names: [&str; 2]) -> Result<LoopbackGame, LabError> {
-    settings.validate()?;
-    let mut lab = LoopbackGame::start(&settings.server_config(), &settings.netcode(), settings.seed, &names, frame())
-        .map_err(|_| LabError::NotJoined)?;
-    lab.step(frames_for(WARMUP_S));
-    Ok(lab)
-}

@@ -8,7 +8,7 @@ use arena_sim::Buttons;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::{LAB_FRAME_HZ, LabError, LabSettings, VISIBLE_MOTION_M, WARMUP_S, frame};
+use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, VISIBLE_MOTION_M, WARMUP_S, frame};
 use crate::harness::{client_app_with, server_app_with_frame, session, step, step_until};
 
 /// What `arena lab prediction` prints.

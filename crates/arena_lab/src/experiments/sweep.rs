@@ -1,25 +1,33 @@
-//! `arena lab sweep`: the experiments over a range of round trips and of
-//! loss, every report written as JSON, and four charts drawn with plotters
-//! (SVG): hit ratio against round trip with lag compensation on and off,
-//! the lead a shot needs against the paper's speed × (round trip +
-//! interpolation), interpolation error against loss, and input-to-motion
-//! against round trip with prediction on and off.
+//! `arena lab sweep`: the experiments over a range of round trips, of loss
+//! and of flick rates, every report written as JSON, and five charts drawn
+//! with plotters (SVG): hit ratio against round trip with lag compensation
+//! on and off, the lead a shot needs against the paper's speed times the
+//! round trip and the interpolation delay, interpolation error against
+//! loss, input-to-motion against round trip with prediction on and off, and
+//! a flick's hit ratio against how fast the view turns, with sub-tick shots
+//! on and off.
 
 use std::path::{Path, PathBuf};
 
 use plotters::prelude::*;
 use serde::Serialize;
 
-use super::{
-    HitregReport, InterpolationReport, LabError, LabSettings, PredictionReport, Switch, hitreg, interpolation,
-    prediction,
-};
+use super::flick::{Flick, FlickReport, flick};
+use super::hitreg::{HitregReport, hitreg};
+use super::interpolation::{InterpolationReport, interpolation};
+use super::prediction::{PredictionReport, prediction};
+use super::setup::{LabError, LabSettings, Switch};
 
 /// Round trips the sweep adds with the conditioner, milliseconds.
 pub const ROUND_TRIPS_MS: [f32; 7] = [0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0];
 /// Loss each way for the interpolation runs, and the round trip they run at.
 pub const LOSSES: [f32; 6] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3];
 pub const LOSS_ROUND_TRIP_MS: f32 = 100.0;
+/// How fast the view turns in the flick runs, degrees per second, and the
+/// frame rate and round trip they run at.
+pub const TURN_RATES_DEG_S: [f64; 6] = [0.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0];
+pub const FLICK_FPS: f64 = 144.0;
+pub const FLICK_ROUND_TRIP_MS: f32 = 100.0;
 
 /// Why a sweep stopped.
 #[derive(Debug)]
@@ -57,6 +65,8 @@ pub struct SweepReport {
     pub prediction_on: Vec<PredictionReport>,
     pub prediction_off: Vec<PredictionReport>,
     pub interpolation: Vec<InterpolationReport>,
+    pub flick_on: Vec<FlickReport>,
+    pub flick_off: Vec<FlickReport>,
     /// The files written.
     pub files: Vec<PathBuf>,
 }
@@ -80,6 +90,8 @@ pub fn sweep(base: LabSettings, out: &Path, progress: impl Fn(&str)) -> Result<S
         prediction_on: Vec::new(),
         prediction_off: Vec::new(),
         interpolation: Vec::new(),
+        flick_on: Vec::new(),
+        flick_off: Vec::new(),
         files: Vec::new(),
     };
     for rtt in ROUND_TRIPS_MS {
@@ -92,6 +104,13 @@ pub fn sweep(base: LabSettings, out: &Path, progress: impl Fn(&str)) -> Result<S
     for loss in LOSSES {
         progress(&format!("loss {:.0}%: interpolation", loss * 100.0));
         report.interpolation.push(interpolation(at(LOSS_ROUND_TRIP_MS, loss))?);
+    }
+    for turn_deg_s in TURN_RATES_DEG_S {
+        progress(&format!("flick at {turn_deg_s} degrees a second: sub-tick shots on and off"));
+        let rates = Flick { fps: FLICK_FPS, turn_deg_s, ..Flick::default() };
+        let at_rtt = at(FLICK_ROUND_TRIP_MS, 0.0);
+        report.flick_on.push(flick(LabSettings { subtick: Switch::On, ..at_rtt.clone() }, rates)?);
+        report.flick_off.push(flick(LabSettings { subtick: Switch::Off, ..at_rtt }, rates)?);
     }
     report.files = draw(&report, out)?;
     let json_path = out.join("sweep.json");
@@ -122,8 +141,9 @@ struct Series<'a> {
 
 fn chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Series<'_>]) -> Result<(), SweepError> {
     let fail = |e: &dyn std::fmt::Display| SweepError::Chart(path.to_path_buf(), e.to_string());
-    let x_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).fold(1.0_f64, f64::max) * 1.05;
-    let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(1e-3_f64, f64::max) * 1.15;
+    let finite = |v: f64| if v.is_finite() { v } else { 0.0 };
+    let x_max = series.iter().flat_map(|s| s.points.iter().map(|p| finite(p.0))).fold(1.0_f64, f64::max) * 1.05;
+    let y_max = series.iter().flat_map(|s| s.points.iter().map(|p| finite(p.1))).fold(1e-3_f64, f64::max) * 1.15;
     let root = SVGBackend::new(path, (WIDTH, HEIGHT)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| fail(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -135,6 +155,9 @@ fn chart(path: &Path, title: &str, x_label: &str, y_label: &str, series: &[Serie
         .map_err(|e| fail(&e))?;
     chart.configure_mesh().x_desc(x_label).y_desc(y_label).draw().map_err(|e| fail(&e))?;
     for s in series {
+        // A run with nothing to measure (no shot) has no point.
+        let finite: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.0.is_finite() && p.1.is_finite()).collect();
+        let s = &Series { points: finite, ..*s };
         let style = ShapeStyle::from(&s.color).stroke_width(2);
         let drawn = if s.dashed {
             chart.draw_series(DashedLineSeries::new(s.points.iter().copied(), 6, 4, style))
@@ -258,6 +281,26 @@ fn draw(r: &SweepReport, out: &Path) -> Result<Vec<PathBuf>, SweepError> {
                 label: "prediction off",
                 color: OFF,
                 points: r.prediction_off.iter().map(|p| (p.rtt_ms, p.input_to_motion_ms)).collect(),
+                dashed: false,
+            },
+        ],
+    )?;
+    write(
+        "hit-ratio-vs-turn-rate.svg",
+        &format!("Flick: hit ratio against turn rate ({FLICK_FPS:.0} fps, {FLICK_ROUND_TRIP_MS:.0} ms round trip)"),
+        "view turning, degrees per second",
+        "hits per shot",
+        vec![
+            Series {
+                label: "sub-tick shots on",
+                color: ON,
+                points: r.flick_on.iter().map(|f| (f.flick.turn_deg_s, f.hit_ratio)).collect(),
+                dashed: false,
+            },
+            Series {
+                label: "sub-tick shots off",
+                color: OFF,
+                points: r.flick_off.iter().map(|f| (f.flick.turn_deg_s, f.hit_ratio)).collect(),
                 dashed: false,
             },
         ],

@@ -207,7 +207,7 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// step_phase    u16   difference [6,10,17]         held
 /// health        u8    whole                        held
 /// ammo          u8    whole                        held
-/// fire_cooldown u16   difference [6,10,17]         held
+/// fire_cooldown s16   difference [6,10,17]         held
 /// reload        u16   difference [6,10,17]         held
 /// spawn_count   u8    whole                        held
 /// protected     u16   difference [6,10,17]         held

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use arena_sim::PlayerId;
 use arena_sim::player::PlayerState;
 use arena_sim::quant::{
-    dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_timer, q_to_vel, q_to_yaw, timer_to_q,
-    vel_to_q, yaw_to_q,
+    dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_signed_timer, q_to_timer, q_to_vel,
+    q_to_yaw, signed_timer_to_q, timer_to_q, vel_to_q, yaw_to_q,
 };
 
 use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
@@ -116,7 +116,8 @@ pub struct OwnState {
     pub step_phase: u16,
     pub health: u8,
     pub ammo: u8,
-    pub fire_cooldown: u16,
+    /// May be a little below zero (see `PlayerState::fire_cooldown_s`).
+    pub fire_cooldown: i16,
     pub reload: u16,
     pub spawn_count: u8,
     pub protected: u16,
@@ -147,7 +148,7 @@ impl OwnState {
             step_phase: dist_to_q(s.step_phase),
             health: s.health,
             ammo: s.ammo,
-            fire_cooldown: timer_to_q(s.fire_cooldown_s),
+            fire_cooldown: signed_timer_to_q(s.fire_cooldown_s),
             reload: timer_to_q(s.reload_s),
             spawn_count: s.spawn_count,
             protected: timer_to_q(s.protected_s),
@@ -168,7 +169,7 @@ impl OwnState {
             alive: has(Self::ALIVE),
             health: self.health,
             ammo: self.ammo,
-            fire_cooldown_s: q_to_timer(self.fire_cooldown),
+            fire_cooldown_s: q_to_signed_timer(self.fire_cooldown),
             reload_s: q_to_timer(self.reload),
             fire_held: has(Self::FIRE_HELD),
             reload_held: has(Self::RELOAD_HELD),
