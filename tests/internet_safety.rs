@@ -202,7 +202,12 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             own: None,
             others: players.into_iter().map(|(id, s)| (PlayerId(id), RemoteState::of(&s))).collect(),
         };
-        let feedback = Feedback { last_cmd_tick: newest, newest_cmd_tick: newest, margin_centiticks: Some(i16::MIN) };
+        let feedback = Feedback {
+            last_cmd_tick: newest,
+            newest_cmd_tick: newest,
+            margin_centiticks: Some(i16::MIN),
+            sent_after_256ths: u16::MAX,
+        };
         ToClient::Snapshot(snapshot::encode(&frame, &feedback, None))
     };
     // Snapshots no honest encoder makes: written bit by bit.
@@ -213,6 +218,8 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
         for _ in 0..3 {
             out.flag(false); // no feedback
         }
+        out.flag(false);
+        out.unsigned(8, 0); // sent on its tick
         out.flag(false); // no own player
         write(&mut out);
         ToClient::Snapshot(out.finish())

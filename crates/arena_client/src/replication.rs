@@ -137,6 +137,7 @@ pub(crate) fn apply_snapshots(
         ack: feedback.last_cmd_tick,
         newest_cmd_tick: feedback.newest_cmd_tick,
         margin_ticks: feedback.margin_centiticks.map(|c| f32::from(c) / 100.0),
+        sent_after_ticks: feedback.sent_after_ticks(),
         local_state,
     });
     entities.0.retain(|id, entity| {

@@ -12,15 +12,16 @@
 //! clock is far off (on joining, after a stall) it resets instead, skipping
 //! ticks forward or holding for a few, rather than drifting for seconds.
 //!
-//! The server clock: each snapshot's arrival time, smoothed, gives the
-//! server's time; remote players are drawn at that time minus the
+//! The server clock: each snapshot's arrival time, less how long after its
+//! tick the server's frame sent it (which the snapshot says), smoothed,
+//! gives the server's time; remote players are drawn at that time minus the
 //! interpolation delay (the render time, which each command also carries for
 //! lag compensation).
 
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use arena_sim::{tick_after, tick_diff};
+use arena_sim::{TickRate, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
@@ -205,6 +206,26 @@ impl ServerClock {
         self.offset_s.is_some()
     }
 
+    /// Takes a snapshot for `tick` that left the server `sent_after_ticks`
+    /// after its tick and arrived at our time `now_s`.
+    pub fn observe(&mut self, tick: u32, sent_after_ticks: f64, now_s: f64, rate: TickRate) {
+        self.newest_tick = Some(tick);
+        // The server's time when it sent the snapshot, against ours when it
+        // came: the server's frame timing is taken out, only the trip's and
+        // our frames' delays are left in.
+        let sample = rate.ticks_to_s(f64::from(tick) + sent_after_ticks) - now_s;
+        self.offset_s = Some(match self.offset_s {
+            Some(offset) if (sample - offset).abs() < CLOCK_RESET_S => offset + (sample - offset) * CLOCK_SMOOTHING,
+            _ => sample,
+        });
+    }
+
+    /// The server's time minus ours, seconds, as estimated (none before the
+    /// first snapshot).
+    pub fn offset_s(&self) -> Option<f64> {
+        self.offset_s
+    }
+
     /// The server time a command made now was seen at: the render time, or
     /// the newest snapshot's tick with interpolation off (0: none yet).
     pub fn seen_tick(&self, interpolation: bool) -> f64 {
@@ -287,12 +308,7 @@ pub(crate) fn follow_snapshots(
 ) {
     let now = time.elapsed_secs_f64();
     for snapshot in applied.read() {
-        clock.newest_tick = Some(snapshot.tick);
-        let sample = roster.tick_rate().ticks_to_s(f64::from(snapshot.tick)) - now;
-        clock.offset_s = Some(match clock.offset_s {
-            Some(offset) if (sample - offset).abs() < CLOCK_RESET_S => offset + (sample - offset) * CLOCK_SMOOTHING,
-            _ => sample,
-        });
+        clock.observe(snapshot.tick, snapshot.sent_after_ticks, now, roster.tick_rate());
     }
 }
 
@@ -318,6 +334,7 @@ pub(crate) fn advance_render_clock(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arena_protocol::snapshot::Feedback;
 
     /// Feeds `n` snapshots with the newest command `depth` ticks ahead and the
     /// given margin, starting at server tick `from`.
@@ -378,6 +395,41 @@ mod tests {
             (0..20u32).map(|t| sync.on_feedback(t, Some(t.wrapping_add(0x7fff_ffff)), Some(1e30), 0)).sum();
         assert!(sync.hold_ticks <= MAX_JUMP_TICKS && jumped <= MAX_JUMP_TICKS);
         assert!(sync.rate.is_finite());
+    }
+
+    /// A server whose frames run at `server_fps` sends each tick's snapshot
+    /// at the end of the frame that ran it, saying how late (or not, when
+    /// `says_when`); each arrives `trip_s` later. Returns the clock's
+    /// offset from the server's after 3 s.
+    fn offset_after(server_fps: f64, trip_s: f64, says_when: bool) -> f64 {
+        let rate = TickRate::new(64);
+        let mut clock = ServerClock::default();
+        let mut ticked = 0u32;
+        for frame in 1..=(3.0 * server_fps) as u32 {
+            let frame_s = f64::from(frame) / server_fps;
+            while rate.ticks_to_s(f64::from(ticked + 1)) <= frame_s {
+                ticked += 1;
+                let late = if says_when { rate.s_to_ticks(frame_s) - f64::from(ticked) } else { 0.0 };
+                let late = Feedback::sent_after_of(late);
+                let late = Feedback { sent_after_256ths: late, ..Feedback::default() }.sent_after_ticks();
+                clock.observe(ticked, late, frame_s + trip_s, rate);
+            }
+        }
+        clock.offset_s().expect("snapshots came")
+    }
+
+    #[test]
+    fn the_server_clock_does_not_carry_the_servers_frame_timing() {
+        // Our clock starts with the server's; a snapshot takes 20 ms to come:
+        // its time minus ours is -20 ms, at any server frame rate.
+        for fps in [30.0, 60.0, 144.0, 1000.0] {
+            let offset = offset_after(fps, 0.020, true);
+            assert!((offset + 0.020).abs() < 0.05 / 1000.0, "{fps} frames a second: {offset}");
+        }
+        // Not told when each left, the clock would take a slow server's
+        // frames for a longer trip.
+        let slow = offset_after(30.0, 0.020, false);
+        assert!(slow < -0.020 - 0.005, "{slow}");
     }
 
     #[test]

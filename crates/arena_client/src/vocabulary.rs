@@ -283,6 +283,8 @@ pub struct SnapshotApplied {
     pub newest_cmd_tick: Option<u32>,
     /// How early our commands reached the server at worst lately, ticks.
     pub margin_ticks: Option<f32>,
+    /// How long after its tick the snapshot left the server, ticks.
+    pub sent_after_ticks: f64,
     /// Our player's state after `ack`.
     pub local_state: Option<PlayerState>,
 }

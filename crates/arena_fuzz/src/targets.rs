@@ -12,7 +12,7 @@ use arena_protocol::names::{
 };
 use arena_protocol::snapshot::{self, Baseline, Feedback, Frame, OwnState, RemoteState};
 use arena_protocol::{ToClient, ToServer, decode, encode};
-use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, render_time_tolerance_ticks};
+use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, click_wait_ticks, render_time_tolerance_ticks};
 use arena_sim::cmd::MAX_PITCH_RAD;
 use arena_sim::{ArenaWorld, Buttons, Click, MapDef, PlayerId, PlayerState, UserCmd, step_player, tick_dt_s};
 use glam::Vec3;
@@ -226,7 +226,12 @@ impl Target for SnapshotBits {
 
     fn seeds(&self) -> Vec<Vec<u8>> {
         let (base, next) = frames();
-        let feedback = Feedback { last_cmd_tick: Some(99), newest_cmd_tick: Some(103), margin_centiticks: Some(-250) };
+        let feedback = Feedback {
+            last_cmd_tick: Some(99),
+            newest_cmd_tick: Some(103),
+            margin_centiticks: Some(-250),
+            sent_after_256ths: 300,
+        };
         let full = snapshot::encode(&base, &feedback, None);
         let delta = snapshot::encode(&next, &feedback, Some(Baseline::still(&base)));
         let mut later = next.clone();
@@ -523,6 +528,11 @@ impl Target for RenderTime {
         let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
         let tolerance = render_time_tolerance_ticks(jitter, tick_hz);
         assert!(tolerance.is_finite() && tolerance >= 0.0);
+        // A click's wait moves the floor back by at most two ticks, whatever
+        // the fraction says.
+        let click = Click { fraction: f32_any(&mut u), yaw: 0.0, pitch: 0.0 };
+        let wait = click_wait_ticks(bool::arbitrary(&mut u).unwrap_or(true).then_some(click), tick_hz);
+        assert!((0.0..=2.0).contains(&wait), "{wait} for {click:?}");
         let oldest = u32::arbitrary(&mut u).unwrap_or(0);
         let span = (oldest, oldest.saturating_add(u.int_in_range(0..=200u32).unwrap_or(80)));
         let bounds = RewindBounds {

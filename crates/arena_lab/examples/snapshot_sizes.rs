@@ -93,8 +93,12 @@ fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Resu
         let (Some(base), Some(before)) = (i.checked_sub(age), i.checked_sub(age + SNAPSHOT_EVERY)) else { continue };
         let (Some(base), Some(before)) = (frames.get(&base), frames.get(&before)) else { continue };
         let baseline = Baseline { frame: base, before: motion.then_some(before) };
-        let feedback =
-            Feedback { last_cmd_tick: Some(f.tick), newest_cmd_tick: Some(f.tick + 2), margin_centiticks: Some(150) };
+        let feedback = Feedback {
+            last_cmd_tick: Some(f.tick),
+            newest_cmd_tick: Some(f.tick + 2),
+            margin_centiticks: Some(150),
+            sent_after_256ths: 128,
+        };
         let coded = encode(f, &feedback, Some(baseline));
         let kept = |t: u32| [base, before].into_iter().find(|b| b.tick == t);
         if decode(&coded, kept, arena_protocol::MAX_PLAYERS) != Ok((f.clone(), feedback)) {

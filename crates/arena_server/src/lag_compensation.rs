@@ -13,7 +13,7 @@
 
 use std::collections::VecDeque;
 
-use arena_sim::{Hitbox, PlayerId};
+use arena_sim::{Click, Hitbox, PlayerId};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
@@ -34,6 +34,21 @@ const JITTER_SPREAD: f64 = 2.0;
 /// The tolerance never exceeds this, seconds: a client on a wildly jittery
 /// link is rewound to the server's estimate instead of its claim.
 pub const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
+/// A click waits for the frame that sends its command, up to this long
+/// counted (a frame at 30 frames a second), seconds. The oldest time a
+/// clicked shot may be rewound to moves back by its wait (the time between
+/// the click and its command's tick, which the command states and the wire
+/// bounds to two ticks), or a click at a low frame rate would count as
+/// late as its frame and be rewound less than its shooter saw.
+pub const MAX_CLICK_WAIT_S: f64 = 1.0 / 30.0;
+
+/// How much older than its command a clicked shot may be rewound, ticks:
+/// the click's wait before its command's tick, at most [`MAX_CLICK_WAIT_S`].
+pub fn click_wait_ticks(click: Option<Click>, tick_hz: u32) -> f64 {
+    let Some(click) = click.filter(|c| c.fraction.is_finite()) else { return 0.0 };
+    let wait = (2.0 - f64::from(click.fraction)).clamp(0.0, 2.0);
+    wait.min(MAX_CLICK_WAIT_S * f64::from(tick_hz))
+}
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<LagHistory>().init_resource::<PendingShots>().init_resource::<TestedShots>();
@@ -110,8 +125,9 @@ pub struct RewindBounds {
     /// How far from the estimate a claim is believed, ticks.
     pub tolerance: f64,
     /// The oldest time a rewind may reach: the tick being simulated minus
-    /// the round trip, the interpolation delay and the tolerance. No
-    /// backtracking to where someone was half a second ago.
+    /// the round trip, the interpolation delay and the tolerance (and a
+    /// click's wait, [`click_wait_ticks`]). No backtracking to where someone
+    /// was half a second ago.
     pub oldest: f64,
     /// The recorded history's oldest and newest ticks.
     pub span: (u32, u32),
@@ -169,7 +185,8 @@ impl LagHistory {
         let span = self.span().unwrap_or((tick.0, tick.0));
         let (tested_tick, hitboxes) = if compensate {
             let tolerance = render_time_tolerance_ticks(link.arrival_jitter_ticks, rate.hz());
-            let oldest = f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance;
+            let click_wait = click_wait_ticks(pending.cmd.click, rate.hz());
+            let oldest = f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance - click_wait;
             let chosen =
                 choose_tested_tick(pending.cmd.render_tick, RewindBounds { estimate, tolerance, oldest, span });
             stats.render_times_rejected += u64::from(chosen.rejected);
@@ -298,6 +315,22 @@ mod tests {
         assert_eq!(render_time_tolerance_ticks(0.5, 64), 3.0);
         assert_eq!(render_time_tolerance_ticks(f32::NAN, 64), 2.0);
         assert!((render_time_tolerance_ticks(100.0, 64) - 6.4).abs() < 1e-9, "capped at 100 ms");
+    }
+
+    #[test]
+    fn a_click_may_be_rewound_as_far_back_as_it_waited_within_a_frame_at_30_fps() {
+        let click = |fraction: f32| Some(Click { fraction, yaw: 0.0, pitch: 0.0 });
+        assert_eq!(click_wait_ticks(None, 64), 0.0, "no click, no wait");
+        assert_eq!(click_wait_ticks(click(1.75), 64), 0.25, "a quarter tick before its command's end");
+        assert_eq!(click_wait_ticks(click(0.5), 64), 1.5);
+        // At most a frame at 30 frames a second (2.13 ticks at 64 Hz: the
+        // wire's two ticks bound it first; 1.67 ticks at 50 Hz).
+        assert_eq!(click_wait_ticks(click(0.0), 64), 2.0);
+        assert!((click_wait_ticks(click(0.0), 50) - 50.0 / 30.0).abs() < 1e-9);
+        // Lies about the fraction buy nothing more.
+        for lie in [-5.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 9.0] {
+            assert!((0.0..=2.0).contains(&click_wait_ticks(click(lie), 64)), "{lie}");
+        }
     }
 
     #[test]

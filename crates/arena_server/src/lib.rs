@@ -94,8 +94,8 @@ pub use vocabulary::{
 pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
 pub use lag_compensation::{
-    HISTORY_S, LagHistory, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds, ShooterLink, TestedTick,
-    choose_tested_tick, estimate_render_tick, render_time_tolerance_ticks,
+    HISTORY_S, LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds,
+    ShooterLink, TestedTick, choose_tested_tick, click_wait_ticks, estimate_render_tick, render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
 pub use range::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane, RangeTally, RangeTarget};

@@ -56,6 +56,8 @@ pub(crate) fn send_snapshots(
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
     snapshot_rate: Res<SnapshotRate>,
+    virtual_time: Res<Time<Virtual>>,
+    fixed_time: Res<Time<Fixed>>,
     players: Query<(&ServerPlayer, &Sim)>,
     mut clients: Query<(&ServerPlayer, &CommandBuffer, &SnapshotAck, Option<&mut SentSnapshots>, Entity)>,
     mut due: ResMut<DueClients>,
@@ -66,6 +68,11 @@ pub(crate) fn send_snapshots(
         return;
     }
     let everyone: Vec<(PlayerId, &PlayerState)> = players.iter().map(|(p, sim)| (p.id, &sim.0)).collect();
+    // The frame's clock runs ahead of this tick's by what is not simulated
+    // yet: the snapshot leaves that long after its tick, at the frame's end.
+    let sent_after = virtual_time.elapsed().saturating_sub(fixed_time.elapsed()).as_secs_f64()
+        / fixed_time.timestep().as_secs_f64().max(1e-6);
+    let sent_after_256ths = Feedback::sent_after_of(sent_after);
     for (player, buffer, ack, sent, entity) in &mut clients {
         let Some(client_id) = player.client_id else { continue };
         let frame = frame_for(tick.0, player.id, everyone.iter().copied());
@@ -75,6 +82,7 @@ pub(crate) fn send_snapshots(
             margin_centiticks: buffer
                 .last_margin
                 .map(|m| (m * 100.0).round().clamp(f32::from(i16::MIN), f32::from(i16::MAX)) as i16),
+            sent_after_256ths,
         };
         let mut sent = match sent {
             Some(sent) => sent,

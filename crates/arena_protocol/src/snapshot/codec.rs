@@ -19,6 +19,8 @@ const COUNT_BITS: u32 = 7;
 /// Widths of the feedback's tick offsets and margin.
 const TICK_OFFSET: [u32; 4] = [4, 8, 16, 32];
 const MARGIN: [u32; 3] = [7, 10, 16];
+/// Widths of the time after its tick a snapshot left (a tick in 9 bits).
+const SENT_AFTER: [u32; 3] = [8, 12, 16];
 /// How far back a baseline may be, ticks.
 const BASELINE_AGE: [u32; 3] = [5, 8, 16];
 /// Widths of the span between the baseline and the older snapshot, less one.
@@ -180,7 +182,9 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// ```text
 /// header     tick 32 | delta? [tick - baseline v[5,8,16] | motion? [baseline - before - 1 v[3,4]]]
 /// feedback   last command? [v[4,8,16,32]] | newest command? [v[4,8,16,32]] | margin? [v[7,10,16]]
-///            (command ticks as offsets from the snapshot's tick, the margin in hundredths of a tick)
+///            | sent after v[8,12,16]
+///            (command ticks as offsets from the snapshot's tick, the margin in hundredths of a tick,
+///            the time after its tick the snapshot left in 1/256 tick)
 /// own        present? [id 7 | delta? [own state against the one expected] or [own state whole]]
 /// others     each player of the baseline, in id order: 0 as expected | 10 then its state against
 ///            the one expected | 11 gone
@@ -242,6 +246,7 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
     write_offset(&mut out, offset(feedback.last_cmd_tick), &TICK_OFFSET);
     write_offset(&mut out, offset(feedback.newest_cmd_tick), &TICK_OFFSET);
     write_offset(&mut out, feedback.margin_centiticks.map(i32::from), &MARGIN);
+    out.var_unsigned(u32::from(feedback.sent_after_256ths), &SENT_AFTER);
 
     out.flag(frame.own.is_some());
     if let Some((id, own)) = &frame.own {
@@ -303,7 +308,8 @@ pub fn decode<'a>(
     let margin_centiticks = read_offset(&mut input, &MARGIN)?
         .map(|m| i16::try_from(m).map_err(|_| SnapshotError::Inconsistent))
         .transpose()?;
-    let feedback = Feedback { last_cmd_tick, newest_cmd_tick, margin_centiticks };
+    let sent_after_256ths = u16::try_from(input.var_unsigned(&SENT_AFTER)?).map_err(|_| SnapshotError::Inconsistent)?;
+    let feedback = Feedback { last_cmd_tick, newest_cmd_tick, margin_centiticks, sent_after_256ths };
 
     let read_id = |input: &mut BitsIn| -> Result<PlayerId, SnapshotError> {
         let id = input.unsigned(ID_BITS)?;

@@ -200,8 +200,8 @@ pub struct Frame {
     pub others: BTreeMap<PlayerId, RemoteState>,
 }
 
-/// What the snapshot tells the client about its commands, for the
-/// reconciliation and the clock sync.
+/// What the snapshot tells the client about its commands and about when it
+/// left, for the reconciliation, the clock sync and the server clock.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Feedback {
     /// The newest of its commands the server has run.
@@ -210,6 +210,33 @@ pub struct Feedback {
     pub newest_cmd_tick: Option<u32>,
     /// How early the command run at this tick arrived, hundredths of a tick.
     pub margin_centiticks: Option<i16>,
+    /// How long after its tick's time the server's frame that sent the
+    /// snapshot began, 1/256 tick ([`SENT_AFTER_STEPS_PER_TICK`]). A server
+    /// runs its ticks in frames: at 60 frames a second a 64 Hz snapshot
+    /// leaves up to a frame after its tick, by an amount that changes every
+    /// frame. Without this a client's estimate of the server's clock (and
+    /// so the render time its shots are rewound to) would carry the
+    /// server's frame timing.
+    pub sent_after_256ths: u16,
+}
+
+/// Steps of [`Feedback::sent_after_256ths`] in a tick.
+pub const SENT_AFTER_STEPS_PER_TICK: f64 = 256.0;
+
+impl Feedback {
+    /// `sent_after` in ticks, on the wire's grid (at most 256 ticks).
+    pub fn sent_after_of(ticks: f64) -> u16 {
+        if ticks.is_finite() {
+            (ticks * SENT_AFTER_STEPS_PER_TICK).round().clamp(0.0, f64::from(u16::MAX)) as u16
+        } else {
+            0
+        }
+    }
+
+    /// How long after its tick the snapshot left, ticks.
+    pub fn sent_after_ticks(&self) -> f64 {
+        f64::from(self.sent_after_256ths) / SENT_AFTER_STEPS_PER_TICK
+    }
 }
 
 #[cfg(test)]

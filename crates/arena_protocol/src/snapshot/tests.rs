@@ -54,7 +54,12 @@ fn the_own_state_round_trips_exactly() {
 #[test]
 fn full_and_delta_snapshots_decode_to_what_was_encoded() {
     let mut rng = SplitMix64::new(5);
-    let feedback = Feedback { last_cmd_tick: Some(98), newest_cmd_tick: Some(101), margin_centiticks: Some(-40) };
+    let feedback = Feedback {
+        last_cmd_tick: Some(98),
+        newest_cmd_tick: Some(101),
+        margin_centiticks: Some(-40),
+        sent_after_256ths: 3000,
+    };
     let a = frame(100, &mut rng, 16);
     let full = encode(&a, &feedback, None);
     assert_eq!(header(&full), Ok(Header { tick: 100, baseline: None, before: None }));
@@ -76,7 +81,7 @@ fn full_and_delta_snapshots_decode_to_what_was_encoded() {
     assert_eq!(decode(&moving, |_| Some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
     // Nothing changed and nobody moving: next to nothing sent.
     let same = Frame { tick: 105, ..b.clone() };
-    assert!(encode(&same, &Feedback::default(), Some(Baseline::still(&b))).len() <= 12);
+    assert!(encode(&same, &Feedback::default(), Some(Baseline::still(&b))).len() <= 13);
 }
 
 /// Players running in straight lines at steady speeds and turning at
@@ -270,7 +275,12 @@ fn damaged(rng: &mut SplitMix64, good: &[Vec<u8>]) -> Vec<u8> {
 #[test]
 fn what_the_decoder_accepts_from_damaged_bytes_it_sends_again_unchanged() {
     let mut rng = SplitMix64::new(9);
-    let feedback = Feedback { last_cmd_tick: Some(8), newest_cmd_tick: Some(12), margin_centiticks: Some(25) };
+    let feedback = Feedback {
+        last_cmd_tick: Some(8),
+        newest_cmd_tick: Some(12),
+        margin_centiticks: Some(25),
+        sent_after_256ths: 77,
+    };
     let (a, b, c) = (frame(10, &mut rng, 8), frame(12, &mut rng, 8), frame(15, &mut rng, 8));
     let good = vec![
         encode(&a, &feedback, None),
