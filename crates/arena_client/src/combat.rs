@@ -53,6 +53,8 @@ pub struct FiredShot {
     pub seen: Vec<(PlayerId, Hitbox)>,
     /// The hit we foresaw on them, if any.
     pub predicted: Option<PredictedHit>,
+    /// Whether that foreseen hit was shown (hit prediction on when fired).
+    pub shown: bool,
 }
 
 #[derive(Resource, Debug, Default)]
@@ -78,6 +80,14 @@ pub struct HitConfirmed {
     pub killed: bool,
     /// It was foreseen and shown already ([`HitPredicted`]): only a kill is news.
     pub predicted: bool,
+}
+
+impl HitConfirmed {
+    /// Whether it tells the player something not shown yet: a hit not
+    /// foreseen, or a kill.
+    pub fn is_news(&self) -> bool {
+        !self.predicted || self.killed
+    }
 }
 
 /// We were hit.
@@ -144,6 +154,7 @@ pub(crate) fn remember_shots(
             render_tick: clock.render_tick,
             seen: drawn.iter().map(|(id, s)| (*id, Hitbox::of(s))).collect(),
             predicted,
+            shown: predicted.is_some() && settings.hit_prediction,
         });
     }
     while memory.0.front().is_some_and(|s| now - s.fired_s > SHOT_MEMORY_S) || memory.0.len() > MAX_REMEMBERED_SHOTS {
@@ -154,7 +165,6 @@ pub(crate) fn remember_shots(
 pub(crate) fn apply_combat_messages(
     mut messages: MessageReader<GameMessage>,
     time: Res<Time<Real>>,
-    settings: Res<NetcodeSettings>,
     mut memory: ResMut<ShotMemory>,
     mut comparisons: ResMut<ShotComparisons>,
     mut predictions: ResMut<HitPredictions>,
@@ -190,7 +200,8 @@ pub(crate) fn apply_combat_messages(
                 // A verdict on a shot we no longer remember is judged as unforeseen.
                 let predicted = fired.as_ref().and_then(|f| f.predicted);
                 let judged = predictions.judge(predicted, verdict);
-                let shown = settings.hit_prediction;
+                // As it was shown when fired, whatever the switch says now.
+                let shown = fired.as_ref().is_some_and(|f| f.shown);
                 if let Some(hit) = result.hit {
                     let predicted = shown && judged == Judged::Confirmed;
                     hits.write(HitConfirmed { victim: hit.victim, zone: hit.zone, killed: hit.killed, predicted });

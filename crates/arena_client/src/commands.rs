@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 
 use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::{MAX_CMDS_PER_PACKET, ToServer, encode};
-use arena_sim::{Buttons, Click, PlayerId, PlayerState, UserCmd, tick_after};
+use arena_sim::{Buttons, Click, PlayerId, PlayerState, UserCmd, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
@@ -126,12 +126,13 @@ impl LocalInput {
             self.click = None;
             return ClickFor::Nothing;
         };
-        let at = f64::from(frame_tick) - 1.0 + f64::from(frame.fraction) + click.after_s * ticks_per_s;
-        let end = f64::from(tick);
-        if at >= end {
+        // Ticks after this command's end (wrapping as ticks do).
+        let after_end =
+            f64::from(tick_diff(frame_tick, tick)) - 1.0 + f64::from(frame.fraction) + click.after_s * ticks_per_s;
+        if after_end >= 0.0 {
             return ClickFor::Later;
         }
-        let fraction = at - (end - 2.0);
+        let fraction = after_end + 2.0;
         let Some(click) = self.click.take() else { return ClickFor::Nothing };
         let Some((frame, seen)) = click.frame.filter(|_| fraction >= 0.0) else { return ClickFor::Nothing };
         let render_tick = frame.render_tick + click.after_s * render_ticks_per_s;
@@ -328,5 +329,45 @@ pub(crate) fn acknowledge(
         while window.pending.front().is_some_and(|c| !tick_after(c.tick, ack)) {
             window.pending.pop_front();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A click `after_s` after a frame drawn `fraction` of the way to the
+    /// state after command `frame_tick`, placed for the command of `tick`
+    /// at 64 ticks a second.
+    fn place(frame_tick: u32, fraction: f32, after_s: f64, tick: u32) -> ClickFor {
+        let mut input = LocalInput::default();
+        input.press_after(Buttons::FIRE, after_s);
+        let drawn = DrawnFrame { tick: Some(frame_tick), fraction, render_tick: 90.0 };
+        input.click_for(tick, &drawn, (64.0, 64.0), Vec::new)
+    }
+
+    fn fraction_of(placed: &ClickFor) -> Option<f32> {
+        if let ClickFor::Now(click, ..) = placed { Some(click.fraction) } else { None }
+    }
+
+    #[test]
+    fn a_click_goes_with_the_command_whose_two_ticks_hold_it() {
+        // Drawn a quarter of the way into command 100's tick: the command
+        // of 100 ends there, so it carries the click at 1.25 of its two ticks.
+        assert_eq!(fraction_of(&place(100, 0.25, 0.0, 100)), Some(1.25));
+        // Half a tick after that frame, as the next command's second half...
+        assert_eq!(fraction_of(&place(100, 0.25, 0.5 / 64.0, 101)), Some(0.75));
+        // ...and not yet for a command that ends before it.
+        assert_eq!(place(100, 0.25, 0.0, 99), ClickFor::Later);
+        // Older than two ticks: it goes, and the shot is from the tick.
+        assert_eq!(place(100, 0.25, 0.0, 103), ClickFor::Nothing);
+    }
+
+    #[test]
+    fn a_click_is_placed_across_the_wrap_of_ticks() {
+        assert_eq!(fraction_of(&place(u32::MAX, 0.25, 0.0, u32::MAX)), Some(1.25));
+        assert_eq!(fraction_of(&place(u32::MAX, 0.5, 0.0, 0)), Some(0.5));
+        assert_eq!(place(0, 0.5, 0.0, u32::MAX), ClickFor::Later);
+        assert_eq!(place(u32::MAX - 5, 0.5, 0.0, 1), ClickFor::Nothing);
     }
 }

@@ -31,8 +31,8 @@ pub fn predict_hit(world: &ArenaWorld, shot: Shot, drawn: &[(PlayerId, PlayerSta
     let hitboxes: Vec<(PlayerId, Hitbox)> = drawn.iter().map(|(id, s)| (*id, Hitbox::of(s))).collect();
     let (hit, at) = world.first_hit(shot, &hitboxes);
     let (victim, zone) = hit?;
-    let protected = drawn.iter().any(|(id, s)| *id == victim && s.protected_s > 0.0);
-    (!protected).then_some(PredictedHit { victim, zone, at })
+    let hurtable = drawn.iter().any(|(id, s)| *id == victim && s.hurtable());
+    hurtable.then_some(PredictedHit { victim, zone, at })
 }
 
 /// Our shot will hit, as we see it (the hit marker, now).

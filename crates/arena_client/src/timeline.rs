@@ -220,12 +220,6 @@ impl ServerClock {
         });
     }
 
-    /// The server's time minus ours, seconds, as estimated (none before the
-    /// first snapshot).
-    pub fn offset_s(&self) -> Option<f64> {
-        self.offset_s
-    }
-
     /// The server time a command made now was seen at: the render time, or
     /// the newest snapshot's tick with interpolation off (0: none yet).
     pub fn seen_tick(&self, interpolation: bool) -> f64 {
@@ -415,7 +409,7 @@ mod tests {
                 clock.observe(ticked, late, frame_s + trip_s, rate);
             }
         }
-        clock.offset_s().expect("snapshots came")
+        clock.offset_s.expect("snapshots came")
     }
 
     #[test]

@@ -121,6 +121,18 @@ struct SliceHeader {
     len: usize,
 }
 
+impl SliceHeader {
+    /// A sane slice whatever its message: one of at most [`MAX_SLICES`], a
+    /// whole [`SLICE_BYTES`] unless it is the last.
+    fn shape_ok(&self) -> bool {
+        if self.num_slices == 0 || self.num_slices > MAX_SLICES || self.index >= self.num_slices {
+            return false;
+        }
+        let last = self.index == self.num_slices - 1;
+        if last { (1..=SLICE_BYTES).contains(&self.len) } else { self.len == SLICE_BYTES }
+    }
+}
+
 impl SliceLedger {
     /// Forgets incomplete messages the way renet discards them (in order of
     /// id, stopping at the first that is still fresh: renet assumes ids come
@@ -138,12 +150,7 @@ impl SliceLedger {
 
     /// Checks a slice against its message; does not record it.
     fn judge(&self, slice: &SliceHeader) -> Result<(), PayloadReject> {
-        if slice.num_slices == 0 || slice.num_slices > MAX_SLICES || slice.index >= slice.num_slices {
-            return Err(PayloadReject::BadSlice);
-        }
-        let last = slice.index == slice.num_slices - 1;
-        let size_ok = if last { (1..=SLICE_BYTES).contains(&slice.len) } else { slice.len == SLICE_BYTES };
-        if !size_ok {
+        if !slice.shape_ok() {
             return Err(PayloadReject::BadSlice);
         }
         match self.incomplete.get(&slice.message_id) {
@@ -287,10 +294,7 @@ impl PayloadGuard {
                     if self.reliable.has(message_id) {
                         // Already whole: renet ignores it, and so may we
                         // (the shape must still be sane).
-                        let shape_ok = (1..=MAX_SLICES).contains(&num_slices)
-                            && index < num_slices
-                            && (1..=SLICE_BYTES).contains(&len);
-                        return if shape_ok { Ok(()) } else { Err(PayloadReject::BadSlice) };
+                        return if slice.shape_ok() { Ok(()) } else { Err(PayloadReject::BadSlice) };
                     }
                     self.reliable_slices.judge(&slice)?;
                     if self.reliable_slices.record(&slice, now) {

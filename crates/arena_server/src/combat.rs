@@ -123,7 +123,7 @@ pub(crate) fn resolve_shots(
         // in this tick takes no more damage, a freshly spawned one none.
         let victim = nearest.and_then(|(id, zone)| {
             let (entity, player, sim) = players.iter_mut().find(|(_, p, _)| p.id == id)?;
-            (sim.alive && sim.protected_s <= 0.0).then_some((id, entity, player.client_id, sim, zone))
+            sim.hurtable().then_some((id, entity, player.client_id, sim, zone))
         });
         let hit = victim.map(|(victim, entity, client, mut sim, zone)| {
             let damage = damage_for(zone, range.is_some());

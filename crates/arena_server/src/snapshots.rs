@@ -56,7 +56,6 @@ pub(crate) fn send_snapshots(
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
     snapshot_rate: Res<SnapshotRate>,
-    virtual_time: Res<Time<Virtual>>,
     fixed_time: Res<Time<Fixed>>,
     players: Query<(&ServerPlayer, &Sim)>,
     mut clients: Query<(&ServerPlayer, &CommandBuffer, &SnapshotAck, Option<&mut SentSnapshots>, Entity)>,
@@ -70,9 +69,7 @@ pub(crate) fn send_snapshots(
     let everyone: Vec<(PlayerId, &PlayerState)> = players.iter().map(|(p, sim)| (p.id, &sim.0)).collect();
     // The frame's clock runs ahead of this tick's by what is not simulated
     // yet: the snapshot leaves that long after its tick, at the frame's end.
-    let sent_after = virtual_time.elapsed().saturating_sub(fixed_time.elapsed()).as_secs_f64()
-        / fixed_time.timestep().as_secs_f64().max(1e-6);
-    let sent_after_256ths = Feedback::sent_after_of(sent_after);
+    let sent_after_256ths = Feedback::sent_after_of(fixed_time.overstep_fraction_f64());
     for (player, buffer, ack, sent, entity) in &mut clients {
         let Some(client_id) = player.client_id else { continue };
         let frame = frame_for(tick.0, player.id, everyone.iter().copied());

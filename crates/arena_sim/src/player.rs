@@ -98,6 +98,12 @@ impl PlayerState {
         if self.crouched { CROUCH_EYE_M } else { STAND_EYE_M }
     }
 
+    /// Whether a hit hurts this player: alive and not spawn protected (the
+    /// server's rule, which the client's foreseen hits follow).
+    pub fn hurtable(&self) -> bool {
+        self.alive && self.protected_s <= 0.0
+    }
+
     pub fn eye_pos(&self) -> Vec3 {
         self.pos + Vec3::Y * self.eye_height()
     }

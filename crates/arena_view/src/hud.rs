@@ -229,11 +229,7 @@ fn hit_marker(
     let marks = foreseen
         .read()
         .map(|f| zone(f.hit.zone))
-        .chain(
-            hits.read()
-                .filter(|h| !h.predicted || h.killed)
-                .map(|h| if h.killed { Marked::Kill } else { zone(h.zone) }),
-        )
+        .chain(hits.read().filter(|h| h.is_news()).map(|h| if h.killed { Marked::Kill } else { zone(h.zone) }))
         .chain(denied.read().map(|_| Marked::Denied));
     if let Some(mark) = marks.max() {
         let denial = mark == Marked::Denied;

@@ -210,7 +210,7 @@ fn own_sounds(
     }
     // A foreseen hit sounds at once; its confirmation only if it killed.
     let foreseen = foreseen.read().map(|f| (false, f.hit.zone));
-    let confirmed = hits.read().filter(|h| !h.predicted || h.killed).map(|h| (h.killed, h.zone));
+    let confirmed = hits.read().filter(|h| h.is_news()).map(|h| (h.killed, h.zone));
     for (killed, zone) in foreseen.chain(confirmed) {
         let sound = match (killed, zone) {
             (true, _) => &sounds.kill,

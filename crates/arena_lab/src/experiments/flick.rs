@@ -110,6 +110,9 @@ pub fn flick(settings: LabSettings, flick: Flick) -> Result<FlickReport, LabErro
     let mut strafer = Strafer::new(settings.seed);
     let mut phases = arena_client::conditioner::SplitMix64::new(settings.seed ^ 0xf11c);
     let tick_ms = 1000.0 / f64::from(settings.tick);
+    // A click's shot is in a command at most two ticks and a frame later
+    // (the frame that sends it), and a tick for the clock's nudging.
+    let stale_ticks = 3.0 + f64::from(settings.tick) / flick.fps;
     let turn_rad_per_frame = (flick.turn_deg_s / flick.fps).to_radians() as f32;
     let half_sweep = ((flick.sweep_deg / 2.0).to_radians() as f32).max(2.0 * turn_rad_per_frame);
     let (mut offset, mut direction, mut centre) = (-half_sweep, 1.0f32, 0.0f32);
@@ -177,22 +180,25 @@ pub fn flick(settings: LabSettings, flick: Flick) -> Result<FlickReport, LabErro
         }
         lab.keep_alive("Target");
         lab.step(1);
-        take_fired_ticks(&lab, shooter, &mut known_ticks, &mut pending, &mut clicks);
+        take_fired_ticks(&lab, shooter, &mut known_ticks, &mut pending, &mut clicks, stale_ticks);
     }
     // The last verdicts.
     lab.hold_fire(shooter, false);
     lab.step((0.5 * flick.fps).round() as usize);
-    take_fired_ticks(&lab, shooter, &mut known_ticks, &mut pending, &mut clicks);
+    take_fired_ticks(&lab, shooter, &mut known_ticks, &mut pending, &mut clicks, stale_ticks);
     report(&lab, settings, flick, &clicks, judged_before, tick_ms)
 }
 
-/// Each shot the client fired since the last look is its oldest click's.
+/// Each shot the client fired since the last look is its oldest click's
+/// that is not `stale_ticks` older than the shot's command (a click that
+/// never became a shot is not paired with a later one).
 fn take_fired_ticks(
     lab: &LoopbackGame,
     shooter: usize,
     known: &mut HashSet<u32>,
     pending: &mut Vec<Click>,
     clicks: &mut HashMap<u32, Click>,
+    stale_ticks: f64,
 ) {
     let world = lab.clients[shooter].world();
     let remembered = world.resource::<ShotMemory>().0.iter().map(|s| s.cmd_tick);
@@ -200,6 +206,7 @@ fn take_fired_ticks(
     let mut fired: Vec<u32> = remembered.chain(judged).filter(|t| known.insert(*t)).collect();
     fired.sort_unstable();
     for tick in fired {
+        pending.retain(|c| c.at_tick >= f64::from(tick) - stale_ticks);
         if !pending.is_empty() {
             clicks.insert(tick, pending.remove(0));
         }

@@ -29,7 +29,7 @@ mod state;
 
 pub use baseline::{Acknowledged, Baseline, MAX_CARRY_TICKS, MAX_MOTION_GAP_TICKS};
 pub use codec::{Header, SnapshotError, decode, encode, header};
-pub use state::{Feedback, Frame, OwnState, REMOTE_POS_STEP_M, RemoteState, SENT_AFTER_STEPS_PER_TICK};
+pub use state::{Feedback, Frame, OwnState, REMOTE_POS_STEP_M, RemoteState};
 
 #[cfg(test)]
 mod tests;

@@ -211,7 +211,7 @@ pub struct Feedback {
     /// How early the command run at this tick arrived, hundredths of a tick.
     pub margin_centiticks: Option<i16>,
     /// How long after its tick's time the server's frame that sent the
-    /// snapshot began, 1/256 tick ([`SENT_AFTER_STEPS_PER_TICK`]). A server
+    /// snapshot began, 1/256 tick. A server
     /// runs its ticks in frames: at 60 frames a second a 64 Hz snapshot
     /// leaves up to a frame after its tick, by an amount that changes every
     /// frame. Without this a client's estimate of the server's clock (and
@@ -221,7 +221,7 @@ pub struct Feedback {
 }
 
 /// Steps of [`Feedback::sent_after_256ths`] in a tick.
-pub const SENT_AFTER_STEPS_PER_TICK: f64 = 256.0;
+const SENT_AFTER_STEPS_PER_TICK: f64 = 256.0;
 
 impl Feedback {
     /// `sent_after` in ticks, on the wire's grid (at most 256 ticks).
