@@ -162,6 +162,17 @@ enum Experiment {
         #[arg(long, default_value_t = 12.0)]
         sweep_deg: f64,
     },
+    /// Peeker's advantage: a holder watches the edge of the centre slab, a
+    /// peeker strafes out into view and back, again and again; reports how
+    /// much sooner the peeker's screen shows the holder than the holder's
+    /// shows the peeker (mean, p50, p95), and each term of Riot's sum.
+    Peek {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Both clients' frames per second.
+        #[arg(long, default_value_t = 144.0)]
+        fps: f64,
+    },
     /// Bandwidth: a server with N moving players (server bots and one measured
     /// client); bytes and datagrams per second each way at the UDP level, and
     /// a breakdown by message kind.
@@ -412,6 +423,7 @@ fn main() -> ExitCode {
             | Experiment::Hitreg(args)
             | Experiment::Interpolation(args)
             | Experiment::Flick { lab: args, .. }
+            | Experiment::Peek { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
             | Experiment::Sweep { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
@@ -426,6 +438,9 @@ fn main() -> ExitCode {
                 Experiment::Flick { fps, turn_deg_s, sweep_deg, .. } => {
                     let flick = arena_lab::experiments::Flick { fps, turn_deg_s, sweep_deg };
                     print_report(arena_lab::experiments::flick(settings, flick))
+                }
+                Experiment::Peek { fps, .. } => {
+                    print_report(arena_lab::experiments::peek(settings, arena_lab::experiments::Peek { fps }))
                 }
                 Experiment::Bandwidth { players, .. } => {
                     print_report(arena_lab::experiments::bandwidth(settings, players))

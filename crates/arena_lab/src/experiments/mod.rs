@@ -5,14 +5,15 @@
 //! fast as the machine allows. Each experiment prints one JSON object.
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
-//! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`: one
-//!   experiment each.
+//! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`:
+//!   one experiment each.
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
 mod flick;
 mod hitreg;
 mod interpolation;
+mod peek;
 mod prediction;
 mod setup;
 mod sweep;
@@ -21,6 +22,7 @@ pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
 pub use flick::{Flick, FlickReport, flick};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
+pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
 pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
 pub use sweep::{SweepError, SweepReport, sweep};

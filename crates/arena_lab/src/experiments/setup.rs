@@ -30,6 +30,8 @@ pub enum LabError {
     Players(usize),
     /// A flick the lab cannot run.
     Flick,
+    /// A frame rate the lab cannot run.
+    Fps(f64),
 }
 
 impl std::fmt::Display for LabError {
@@ -46,6 +48,7 @@ impl std::fmt::Display for LabError {
             ),
             LabError::NotJoined => f.write_str("the lab's clients did not get into the game within 10 s"),
             LabError::Players(n) => write!(f, "--players {n} must be 1..={}", arena_protocol::MAX_PLAYERS),
+            LabError::Fps(fps) => write!(f, "--fps {fps} must be within {FPS_RANGE:?}"),
             LabError::Flick => write!(
                 f,
                 "--fps must be within {FPS_RANGE:?}, --turn-deg-s within 0..=20000 and --sweep-deg within 0.5..=90"
@@ -151,6 +154,28 @@ impl LabSettings {
         }
         Ok(())
     }
+}
+
+/// The mean, median and 95th percentile of some figures (NaN for none).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Summary {
+    pub mean: f64,
+    pub p50: f64,
+    pub p95: f64,
+}
+
+impl Summary {
+    pub(crate) fn of(values: &[f64]) -> Self {
+        let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+        sorted.sort_by(f64::total_cmp);
+        let mean = if sorted.is_empty() { f64::NAN } else { sorted.iter().sum::<f64>() / sorted.len() as f64 };
+        Self { mean, p50: percentile(&sorted, 0.5), p95: percentile(&sorted, 0.95) }
+    }
+}
+
+/// The `p` quantile (0..=1) of sorted figures, nearest rank (NaN for none).
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
 /// The interpolation delay a client uses, milliseconds (0 with interpolation off).
