@@ -68,7 +68,10 @@ struct Fired {
 fn play(fps: f64, subtick: bool) -> (Vec<Fired>, Vec3) {
     let frame = Duration::from_secs_f64(1.0 / fps);
     let config = ServerConfig { range: true, subtick, ..loopback_config(HZ) };
-    let netcode = NetcodeSettings { subtick, ..NetcodeSettings::default() };
+    // A fixed interpolation delay: the adaptive one rightly grows at low
+    // frame rates (a 30 fps client reads snapshots up to 33 ms after they
+    // came), and this test asks whether the clocks are frame-rate free.
+    let netcode = NetcodeSettings { subtick, interp_ms: Some(31), ..NetcodeSettings::default() };
     let mut game = LoopbackGame::start(&config, &netcode, 17, &["Shooter"], frame).expect("joined");
     let clock = |game: &LoopbackGame| game.clients[0].world().resource::<Time<Real>>().elapsed_secs_f64();
     let start_s = CLICKS[0].0 - 0.5;

@@ -15,7 +15,7 @@ use bevy_renet::RenetClient;
 use crate::hit_prediction::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
 use crate::prediction::PredictedEvents;
 use crate::settings::NetcodeSettings;
-use crate::timeline::{ServerClock, delay_ticks};
+use crate::timeline::ServerClock;
 use crate::vocabulary::{
     ClickedFrame, ClientStats, ClientWorld, Drawn, GameMessage, LocalPlayer, MessageTally, NetPlayer, NetState, Roster,
     SessionState,
@@ -116,9 +116,31 @@ pub struct RemoteShot {
     pub to: Vec3,
 }
 
-/// The settings last sent to the server.
+/// The settings last sent to the server, and when (seconds of our clock).
 #[derive(Resource, Debug, Default)]
-pub(crate) struct SentSettings(Option<ClientSettings>);
+pub(crate) struct SentSettings {
+    last: Option<ClientSettings>,
+    at_s: f64,
+}
+
+/// The adaptive interpolation delay moves a little all the time; the server
+/// (which bounds rewinds by it, with ticks of slack) hears of a move of at
+/// least this many milliseconds...
+const DELAY_NEWS_MS: u16 = 3;
+/// ...at most this often, seconds.
+const DELAY_NEWS_EVERY_S: f64 = 0.25;
+
+impl SentSettings {
+    /// Whether `current` is worth a message now: a switch flipped at once,
+    /// a delay that moved far enough not too often.
+    fn worth_sending(&self, current: ClientSettings, now_s: f64) -> bool {
+        let Some(last) = self.last else { return true };
+        let switched =
+            last.lag_compensation != current.lag_compensation || (last.interp_ms == 0) != (current.interp_ms == 0);
+        let moved = last.interp_ms.abs_diff(current.interp_ms) >= DELAY_NEWS_MS;
+        switched || (moved && now_s - self.at_s >= DELAY_NEWS_EVERY_S)
+    }
+}
 
 /// Remembers each shot we fire (the first time its tick is predicted) with
 /// the other players' hitboxes as drawn in the frame it was fired from, and
@@ -237,22 +259,26 @@ pub(crate) fn apply_combat_messages(
 }
 
 /// Tells the server our lag-compensation choice and interpolation delay
-/// whenever they change (and on joining).
+/// when they change (and on joining).
 pub(crate) fn send_settings(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
+    clock: Res<ServerClock>,
+    time: Res<Time<Real>>,
     client: Option<ResMut<RenetClient>>,
     mut sent: ResMut<SentSettings>,
     mut tally: ResMut<MessageTally>,
 ) {
     let Some(mut client) = client else { return };
-    let interp_ms = if settings.interpolation {
-        ClientSettings::interp_ms_of(roster.tick_rate().ticks_to_ms(delay_ticks(&settings, &roster)))
+    let delay_ms = if clock.started() {
+        clock.delay_ms(roster.tick_rate())
     } else {
-        0
+        arena_protocol::default_interp_ms(roster.snapshot_rate())
     };
+    let interp_ms = if settings.interpolation { ClientSettings::interp_ms_of(delay_ms).max(1) } else { 0 };
     let current = ClientSettings { lag_compensation: settings.lag_compensation, interp_ms };
-    if sent.0 == Some(current) {
+    let now_s = time.elapsed_secs_f64();
+    if sent.last == Some(current) || !sent.worth_sending(current, now_s) {
         return;
     }
     let message = ToServer::Settings(current);
@@ -260,7 +286,7 @@ pub(crate) fn send_settings(
         Ok(bytes) => {
             tally.count_up(message.kind(), bytes.len());
             client.send_message(message.channel(), bytes);
-            sent.0 = Some(current);
+            *sent = SentSettings { last: Some(current), at_s: now_s };
         }
         Err(e) => error!("could not encode settings: {e}"),
     }

@@ -13,6 +13,8 @@
 //! - `transport`: the socket, the datagram guard, netcode and renet.
 //! - `settings`: the paper's switches and the conditioner's settings.
 //! - `connection`: connecting, leaving, and every way a connection ends.
+//! - `interp_delay`: the adaptive interpolation delay (the need of each gap
+//!   between snapshots, and the delay that covers nearly all of them).
 //! - `timeline`: the client tick, the hold, the fixed timestep, the clock
 //!   sync and the server clock remote players are drawn by.
 //! - `commands`: input into one command per tick; the window of
@@ -54,6 +56,7 @@ pub mod conditioner;
 mod connection;
 mod drawn;
 mod hit_prediction;
+mod interp_delay;
 pub mod interpolation;
 mod messages;
 mod prediction;
@@ -80,9 +83,10 @@ pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
 pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, PendingClick, ThisTick};
+pub use interp_delay::InterpDelay;
 pub use interpolation::{History, InterpStats};
 pub use prediction::{PredictedEvents, Prediction};
-pub use timeline::{ClientTick, ServerClock, delay_ticks};
+pub use timeline::{ClientTick, ServerClock};
 pub use vocabulary::{
     Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
     MessageTally, NetPlayer, NetState, PlayerName, Roster, Session, SnapshotApplied, Welcomed,

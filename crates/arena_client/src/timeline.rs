@@ -25,6 +25,7 @@ use arena_sim::{TickRate, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::interp_delay::InterpDelay;
 use crate::settings::NetcodeSettings;
 use crate::vocabulary::{Roster, SessionState, SnapshotApplied, Welcomed};
 
@@ -220,19 +221,25 @@ impl ServerClock {
         });
     }
 
+    /// How long after the server's clock passed the newest snapshot so far a
+    /// newer snapshot for `tick` came at our time `now_s`, seconds: the
+    /// interpolation delay that gap needed (see `interp_delay`). `None` for
+    /// the first snapshot, or one not newer.
+    pub fn gap_need_s(&self, tick: u32, now_s: f64, rate: TickRate) -> Option<f64> {
+        let (offset, newest) = (self.offset_s?, self.newest_tick?);
+        tick_after(tick, newest).then(|| now_s + offset - rate.ticks_to_s(f64::from(newest)))
+    }
+
+    /// The interpolation delay in use, milliseconds.
+    pub fn delay_ms(&self, rate: TickRate) -> f64 {
+        rate.ticks_to_ms(self.delay_ticks)
+    }
+
     /// The server time a command made now was seen at: the render time, or
     /// the newest snapshot's tick with interpolation off (0: none yet).
     pub fn seen_tick(&self, interpolation: bool) -> f64 {
         if interpolation { self.render_tick } else { self.newest_tick.map(f64::from).unwrap_or(0.0) }
     }
-}
-
-/// The interpolation delay, ticks: the setting, or the default both ends
-/// assume ([`arena_protocol::default_interp_ms`]: two snapshot intervals).
-pub fn delay_ticks(settings: &NetcodeSettings, roster: &Roster) -> f64 {
-    let ms =
-        settings.interp_ms.map(f64::from).unwrap_or_else(|| arena_protocol::default_interp_ms(roster.snapshot_rate()));
-    roster.tick_rate().ms_to_ticks(ms)
 }
 
 /// The next tick to make a command for, or `None` while holding (the clock
@@ -251,7 +258,10 @@ pub(crate) fn next_command_tick(tick: &mut ClientTick, sync: Option<&mut ClockSy
 
 pub(crate) fn plugin(app: &mut App) {
     // A fresh timeline on every connection; the clock sync comes with the welcome.
-    app.init_session_resource::<ClientTick>().init_session_resource::<ServerClock>().remove_on_connect::<ClockSync>();
+    app.init_session_resource::<ClientTick>()
+        .init_session_resource::<ServerClock>()
+        .init_session_resource::<InterpDelay>()
+        .remove_on_connect::<ClockSync>();
 }
 
 /// On the welcome: the server's tick rate, and the clock started a round trip
@@ -293,15 +303,20 @@ pub(crate) fn follow_server(
     }
 }
 
-/// On each snapshot: the server clock's estimate.
+/// On each snapshot: what the gap before it needed of the interpolation
+/// delay, and the server clock's estimate.
 pub(crate) fn follow_snapshots(
     mut applied: MessageReader<SnapshotApplied>,
     roster: Res<Roster>,
     time: Res<Time<Real>>,
     mut clock: ResMut<ServerClock>,
+    mut delay: ResMut<InterpDelay>,
 ) {
     let now = time.elapsed_secs_f64();
     for snapshot in applied.read() {
+        if let Some(need) = clock.gap_need_s(snapshot.tick, now, roster.tick_rate()) {
+            delay.observe(now, need);
+        }
         clock.observe(snapshot.tick, snapshot.sent_after_ticks, now, roster.tick_rate());
     }
 }
@@ -312,10 +327,12 @@ pub(crate) fn advance_render_clock(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
     mut clock: ResMut<ServerClock>,
+    mut delay: ResMut<InterpDelay>,
 ) {
     let Some(offset) = clock.offset_s else { return };
     let rate = roster.tick_rate();
-    clock.delay_ticks = delay_ticks(&settings, &roster);
+    let interval_s = roster.snapshot_rate().dt_s() as f64;
+    clock.delay_ticks = rate.s_to_ticks(delay.delay_s(&settings, time.elapsed_secs_f64(), interval_s));
     let wanted = rate.s_to_ticks(time.elapsed_secs_f64() + offset) - clock.delay_ticks;
     // Never backwards by a little (the estimate wobbles); by a lot, follow.
     clock.render_tick = if wanted < clock.render_tick && clock.render_tick - wanted < rate.s_to_ticks(CLOCK_RESET_S) {

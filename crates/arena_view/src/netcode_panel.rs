@@ -53,7 +53,7 @@ fn show_panel(
             let mut edited = settings.clone();
             // Sections fold, for small windows.
             egui::CollapsingHeader::new("Techniques").default_open(true).show(ui, |ui| {
-                techniques(ui, &mut edited, &roster);
+                techniques(ui, &mut edited, &roster, &clock.0);
                 ui.checkbox(&mut auto_aim.0, "Auto-aim (demonstration)").on_hover_text(
                     "Your view follows the nearest player as you see them. With lag compensation every \
                      shot hits; without, shots trail by the target's speed times your latency.",
@@ -87,7 +87,7 @@ fn show_panel(
     Ok(())
 }
 
-fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster) {
+fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster, clock: &ServerClock) {
     ui.checkbox(&mut edited.prediction, "Client-side prediction")
         .on_hover_text("Run your own commands at once instead of waiting a round trip for the server.");
     ui.add_enabled_ui(edited.prediction, |ui| {
@@ -99,15 +99,23 @@ fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster) 
     ui.checkbox(&mut edited.interpolation, "Entity interpolation")
         .on_hover_text("Draw other players smoothly, a little in the past. Off: as each snapshot arrives.");
     ui.add_enabled_ui(edited.interpolation, |ui| {
-        let two_snapshots = NetcodeSettings { interp_ms: None, ..edited.clone() };
-        let default_ms =
-            roster.tick_rate().ticks_to_ms(arena_client::delay_ticks(&two_snapshots, roster)).round() as u16;
-        let mut ms = edited.interp_ms.unwrap_or(default_ms);
+        let now_ms = clock.delay_ms(roster.tick_rate()).round().clamp(0.0, f64::from(u16::MAX)) as u16;
+        let mut ms = edited.interp_ms.unwrap_or(now_ms);
         let slider = egui::Slider::new(&mut ms, 0..=arena_protocol::MAX_INTERP_MS).suffix(" ms").text("delay");
         if ui.add(slider).changed() {
             edited.interp_ms = Some(ms);
         }
-        if ui.small_button(format!("two snapshots ({default_ms} ms)")).clicked() {
+        let adaptive = edited.interp_ms.is_none();
+        let label = if adaptive { format!("adaptive (now {now_ms} ms)") } else { "adaptive".to_string() };
+        if ui
+            .selectable_label(adaptive, label)
+            .on_hover_text(
+                "About one snapshot interval plus what the lateness of the last two seconds' snapshots needs: \
+             longer at once when snapshots come late, shorter within seconds once the link is clean. \
+             Dragging the slider fixes the delay instead.",
+            )
+            .clicked()
+        {
             edited.interp_ms = None;
         }
     });
@@ -169,8 +177,7 @@ fn live(
         row("clock", format!("{:+.1} % ({} resets)", (stats.clock_rate - 1.0) * 100.0, stats.clock_resets));
         row("mispredictions", format!("{:.1} /s", stats.mispredictions_per_s));
         row("largest correction (5 s)", format!("{:.3} m", stats.recent_max_correction_m));
-        let behind_ms = roster.tick_rate().ticks_to_ms(clock.delay_ticks);
-        row("interpolation", format!("{behind_ms:.0} ms behind"));
+        row("interpolation delay", format!("{:.1} ms", clock.delay_ms(roster.tick_rate())));
         row(
             "foreseen hits",
             format!("{} confirmed, {} denied, {} unforeseen", hits.confirmed, hits.denied, hits.unforeseen),

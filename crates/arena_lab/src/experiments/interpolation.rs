@@ -24,6 +24,8 @@ pub struct InterpolationReport {
     pub interp_ms: f64,
     pub extrapolated_frames: u64,
     pub held_frames: u64,
+    /// Extrapolated player-frames among all drawn from a history.
+    pub extrapolated_share: f64,
     pub history_resets: u64,
     pub rtt_ms: f64,
     pub frame_hz: f64,
@@ -109,6 +111,11 @@ pub fn interpolation(settings: LabSettings) -> Result<InterpolationReport, LabEr
         frames: errors.len(),
         interp_ms: interp_ms_of(&lab.clients[observer]),
         extrapolated_frames: end.extrapolated_frames - start.extrapolated_frames,
+        extrapolated_share: {
+            let drawn = (end.interpolated_frames + end.extrapolated_frames + end.held_frames)
+                - (start.interpolated_frames + start.extrapolated_frames + start.held_frames);
+            (end.extrapolated_frames - start.extrapolated_frames) as f64 / drawn.max(1) as f64
+        },
         held_frames: end.held_frames - start.held_frames,
         history_resets: end.history_resets - start.history_resets,
         rtt_ms: lab.clients[observer].world().resource::<NetStats>().rtt_ms,

@@ -326,7 +326,7 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
                     }
                 }
                 last_made = made;
-                let frame = lab.clients[peeker].world().resource::<DrawnFrame>().clone();
+                let frame = *lab.clients[peeker].world().resource::<DrawnFrame>();
                 if let Some(newest) = frame.tick {
                     // Drawn between the states of ticks newest-1 and newest.
                     let shown = (f64::from(newest) - 1.0 + f64::from(frame.fraction)).floor().max(0.0) as u32;

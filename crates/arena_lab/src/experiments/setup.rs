@@ -178,14 +178,14 @@ pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
-/// The interpolation delay a client uses, milliseconds (0 with interpolation off).
+/// The interpolation delay a client uses now, milliseconds (0 with interpolation off).
 pub(crate) fn interp_ms_of(client: &App) -> f64 {
     let settings = client.world().resource::<NetcodeSettings>();
     if !settings.interpolation {
         return 0.0;
     }
     let roster = client.world().resource::<arena_client::Roster>();
-    roster.tick_rate().ticks_to_ms(arena_client::delay_ticks(settings, roster))
+    client.world().resource::<arena_client::ServerClock>().delay_ms(roster.tick_rate())
 }
 
 /// Where the shooter stands (on the south platform, looking north through
