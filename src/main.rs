@@ -173,6 +173,28 @@ enum Experiment {
         #[arg(long, default_value_t = 144.0)]
         fps: f64,
     },
+    /// The rewind cap: a target runs between the open and cover, a shooter
+    /// fires whenever it draws it in sight; for each cap (a fresh server
+    /// each), the hit ratio and how long victims had been behind cover on
+    /// the server when hit (mean, p95, max).
+    Unlag {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// The caps to try, milliseconds, comma-separated.
+        #[arg(long, value_delimiter = ',', value_name = "MS,MS,...", default_values_t = arena_lab::experiments::DEFAULT_CAPS_MS)]
+        caps: Vec<u16>,
+    },
+    /// Server cost: a server with --players network clients fighting (bot
+    /// clients that strafe, aim and fire; every shot lag-compensated) in one
+    /// process; the server's wall time per tick (p50, p99), its share of a
+    /// core, and where a tick's time goes, stage by stage.
+    Servercost {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Players in all, each a network client.
+        #[arg(long, default_value_t = 16)]
+        players: usize,
+    },
     /// Bandwidth: a server with N moving players (server bots and one measured
     /// client); bytes and datagrams per second each way at the UDP level, and
     /// a breakdown by message kind.
@@ -221,6 +243,9 @@ struct LabArgs {
     /// Shots from the tick, as before sub-tick shots (server and client).
     #[arg(long)]
     no_subtick: bool,
+    /// The server's rewind cap, milliseconds (0-1000).
+    #[arg(long, value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
+    max_unlag_ms: u16,
 }
 
 /// The paper's techniques, each switchable.
@@ -294,6 +319,11 @@ struct GameArgs {
     /// Turn lag compensation off for everyone.
     #[arg(long)]
     no_lag_compensation: bool,
+    /// How far back lag compensation rewinds at most, milliseconds (0-1000):
+    /// a shooter whose round trip and interpolation delay add up to more
+    /// must lead, and nobody is hit further behind cover than this.
+    #[arg(long, value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
+    max_unlag_ms: u16,
     /// Resolve shots from the tick, as before sub-tick shots (not from the
     /// frame fire was pressed in).
     #[arg(long)]
@@ -347,6 +377,7 @@ impl GameArgs {
             tick_hz: self.tick,
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
             lag_compensation: !self.no_lag_compensation,
+            max_unlag_ms: self.max_unlag_ms,
             bots: self.bots.unwrap_or(if self.range { 0 } else { default_bots }),
             bot_skill: self.bot_skill,
             bot_seed: self.bot_seed,
@@ -424,6 +455,8 @@ fn main() -> ExitCode {
             | Experiment::Interpolation(args)
             | Experiment::Flick { lab: args, .. }
             | Experiment::Peek { lab: args, .. }
+            | Experiment::Unlag { lab: args, .. }
+            | Experiment::Servercost { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
             | Experiment::Sweep { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
@@ -441,6 +474,10 @@ fn main() -> ExitCode {
                 }
                 Experiment::Peek { fps, .. } => {
                     print_report(arena_lab::experiments::peek(settings, arena_lab::experiments::Peek { fps }))
+                }
+                Experiment::Unlag { caps, .. } => print_report(arena_lab::experiments::unlag(settings, &caps)),
+                Experiment::Servercost { players, .. } => {
+                    print_report(arena_lab::experiments::servercost(settings, players))
                 }
                 Experiment::Bandwidth { players, .. } => {
                     print_report(arena_lab::experiments::bandwidth(settings, players))
@@ -542,6 +579,7 @@ fn lab_settings(args: &LabArgs) -> Result<LabSettings, String> {
         subtick: if args.no_subtick { Switch::Off } else { Switch::On },
         interp_ms: args.netcode.interp_ms,
         snapshot_rate: args.snapshot_rate,
+        max_unlag_ms: args.max_unlag_ms,
         fake_latency_ms: conditions.latency_ms,
         fake_jitter_ms: conditions.jitter_ms,
         fake_loss: conditions.loss,

@@ -131,9 +131,29 @@ struct Bot {
     failures: Vec<String>,
     rng: arena_sim::rng::SplitMix64,
     phase: f32,
-    /// +1 or -1: which way it strafes.
+    steering: Steering,
+}
+
+/// How a fighting bot strafes: which way (+1 or -1), and when it turns.
+#[derive(Clone, Copy, Debug)]
+pub struct Steering {
     strafe: f32,
     next_turn_s: f32,
+}
+
+impl Default for Steering {
+    fn default() -> Self {
+        Self { strafe: 1.0, next_turn_s: 1.0 }
+    }
+}
+
+/// A headless network client with the game's client plugin (no window),
+/// asked to join `server` as `name`.
+pub fn headless_client(server: SocketAddr, name: &str, password: arena_protocol::key::Password) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password });
+    app
 }
 
 /// Runs the bots for `config.seconds` and reports on each.
@@ -141,10 +161,8 @@ pub fn run(config: &BotsConfig) -> Report {
     let mut bots: Vec<Bot> = (0..config.count)
         .map(|i| {
             let name = format!("{}{}", config.name_prefix, i + 1);
-            let mut app = App::new();
-            app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+            let mut app = headless_client(config.server, &name, config.password.clone());
             app.init_resource::<Tally>().add_systems(Update, tally);
-            app.world_mut().trigger(connect_to(config, &name));
             Bot {
                 app,
                 name,
@@ -156,8 +174,7 @@ pub fn run(config: &BotsConfig) -> Report {
                 failures: Vec::new(),
                 rng: arena_sim::rng::SplitMix64::new(0x5EED + i as u64),
                 phase: i as f32 * 1.7,
-                strafe: 1.0,
-                next_turn_s: 1.0,
+                steering: Steering::default(),
             }
         })
         .collect();
@@ -194,7 +211,9 @@ pub fn run(config: &BotsConfig) -> Report {
                 let t = start.elapsed().as_secs_f32() + bot.phase;
                 match config.behavior {
                     Behavior::Roam => roam(&mut bot.app.world_mut().resource_mut::<LocalInput>(), t),
-                    Behavior::Strafe | Behavior::Aim => engage(bot, t, config.behavior == Behavior::Aim),
+                    Behavior::Strafe | Behavior::Aim => {
+                        engage(&mut bot.app, &mut bot.steering, t, config.behavior == Behavior::Aim)
+                    }
                     Behavior::Idle => {}
                 }
             }
@@ -307,11 +326,11 @@ fn roam(input: &mut LocalInput, t: f32) {
 /// Keeps about 12 m from the nearest living player, facing it, strafing and
 /// changing direction every second or two (standing still on a range); with
 /// `fire`, shoots when it has a clear line.
-fn engage(bot: &mut Bot, t: f32, fire: bool) {
+pub fn engage(app: &mut App, steering: &mut Steering, t: f32, fire: bool) {
     const RANGE_M: f32 = 12.0;
-    let Some(me) = crate::harness::drawn_self(&bot.app) else { return };
-    let others = crate::harness::drawn_others(&bot.app);
-    let world = bot.app.world_mut();
+    let Some(me) = crate::harness::drawn_self(app) else { return };
+    let others = crate::harness::drawn_others(app);
+    let world = app.world_mut();
     let eye = me.eye_pos();
     let nearest = others
         .into_iter()
@@ -331,14 +350,14 @@ fn engage(bot: &mut Bot, t: f32, fire: bool) {
     // joined, facing the lanes, as a person there would: the targets cross
     // its view, and the lead they need is their speed times the delay.
     let on_range = world.resource::<Roster>().range;
-    if t >= bot.next_turn_s {
-        bot.strafe = -bot.strafe;
-        bot.next_turn_s = t + 1.0 + (t * 7.3).sin().abs();
+    if t >= steering.next_turn_s {
+        steering.strafe = -steering.strafe;
+        steering.next_turn_s = t + 1.0 + (t * 7.3).sin().abs();
     }
     let mut input = world.resource_mut::<LocalInput>();
     input.yaw = yaw;
     input.pitch = pitch;
     input.forward = if on_range { 0.0 } else { ((distance - RANGE_M) / 4.0).clamp(-1.0, 1.0) };
-    input.right = if on_range { 0.0 } else { bot.strafe };
+    input.right = if on_range { 0.0 } else { steering.strafe };
     input.held = if fire && in_sight { Buttons::FIRE } else { Buttons::default() };
 }

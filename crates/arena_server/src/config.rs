@@ -12,6 +12,12 @@ use bevy::prelude::*;
 
 use crate::range::LANES;
 
+/// How far back lag compensation rewinds at most by default, milliseconds:
+/// chosen from `arena lab unlag` (see the README's "The rewind cap").
+pub const DEFAULT_MAX_UNLAG_MS: u16 = 1000;
+/// The largest rewind cap, milliseconds: the hitbox history is a little longer.
+pub const MAX_UNLAG_MS: u16 = 1000;
+
 /// How matches are played.
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct MatchRules {
@@ -51,6 +57,9 @@ pub struct ServerConfig {
     pub snapshot_hz: u32,
     /// Lag compensation for everyone (each client can also turn it off for itself).
     pub lag_compensation: bool,
+    /// How far back lag compensation rewinds at most, milliseconds: a shooter
+    /// whose round trip and interpolation add up to more must lead.
+    pub max_unlag_ms: u16,
     /// Server-side bots to add, and how well they play (0-1).
     pub bots: usize,
     pub bot_skill: f32,
@@ -78,6 +87,7 @@ impl Default for ServerConfig {
             tick_hz: DEFAULT_TICK_HZ,
             snapshot_hz: DEFAULT_TICK_HZ,
             lag_compensation: true,
+            max_unlag_ms: DEFAULT_MAX_UNLAG_MS,
             bots: 0,
             bot_skill: 0.5,
             bot_seed: None,
@@ -113,6 +123,8 @@ impl ServerConfig {
             Some(E::TickRate(self.tick_hz))
         } else if self.snapshot_hz == 0 || self.snapshot_hz > self.tick_hz {
             Some(E::SnapshotRate { snapshot_hz: self.snapshot_hz, tick_hz: self.tick_hz })
+        } else if self.max_unlag_ms > MAX_UNLAG_MS {
+            Some(E::MaxUnlag(self.max_unlag_ms))
         } else if !(0.0..=1.0).contains(&self.bot_skill) {
             Some(E::BotSkill(self.bot_skill))
         } else if self.rules.frag_limit == 0 || self.rules.time_limit_s == 0 {
@@ -134,6 +146,7 @@ pub enum ConfigError {
     TickRate(u32),
     SnapshotRate { snapshot_hz: u32, tick_hz: u32 },
     BotSkill(f32),
+    MaxUnlag(u16),
     MatchLimits,
     MaxClients(usize),
     TooManyPlayers { bots: usize, clients: usize },
@@ -148,6 +161,7 @@ impl std::fmt::Display for ConfigError {
             ConfigError::SnapshotRate { snapshot_hz, tick_hz } => {
                 write!(f, "snapshot rate {snapshot_hz} Hz must be 1..={tick_hz} Hz (the tick rate)")
             }
+            ConfigError::MaxUnlag(ms) => write!(f, "the rewind cap must be 0..={MAX_UNLAG_MS} ms, not {ms}"),
             ConfigError::BotSkill(skill) => write!(f, "bot skill must be 0..=1, not {skill}"),
             ConfigError::MatchLimits => f.write_str("the frag limit and the time limit must be above 0"),
             ConfigError::MaxClients(n) => write!(f, "max clients must be 1..={max}, not {n}"),

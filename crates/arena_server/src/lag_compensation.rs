@@ -156,6 +156,15 @@ pub fn choose_tested_tick(claimed: f64, bounds: RewindBounds) -> TestedTick {
     TestedTick { tick, rejected, clamped: tick != wanted }
 }
 
+/// Whether a shot is rewound, and how far back at most (the server's rewind
+/// cap: the favour the shooter gets ends there; past it the victim, safe
+/// behind cover in the present, is not hit for what a laggy shooter saw).
+#[derive(Debug, Clone, Copy)]
+pub struct Unlag {
+    pub compensate: bool,
+    pub max_unlag_s: f64,
+}
+
 /// What the server knows of a shooter's link when it resolves a shot.
 #[derive(Debug, Clone, Copy)]
 pub struct ShooterLink {
@@ -174,7 +183,7 @@ impl LagHistory {
     pub fn tested_for(
         &self,
         pending: PendingShot,
-        compensate: bool,
+        unlag: Unlag,
         link: ShooterLink,
         (tick, rate): (ServerTick, TickRate),
         stats: &mut CombatStats,
@@ -183,14 +192,18 @@ impl LagHistory {
         let interp_ticks = rate.ms_to_ticks(f64::from(link.interp_ms));
         let estimate = estimate_render_tick(pending.cmd.tick, pending.margin_ticks, rtt_ticks, interp_ticks);
         let span = self.span().unwrap_or((tick.0, tick.0));
+        let compensate = unlag.compensate;
         let (tested_tick, hitboxes) = if compensate {
             let tolerance = render_time_tolerance_ticks(link.arrival_jitter_ticks, rate.hz());
             let click_wait = click_wait_ticks(pending.cmd.click, rate.hz());
-            let oldest = f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance - click_wait;
+            let trusted = f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance - click_wait;
+            let cap = f64::from(tick.0) - rate.s_to_ticks(unlag.max_unlag_s.max(0.0));
+            let oldest = trusted.max(cap);
             let chosen =
                 choose_tested_tick(pending.cmd.render_tick, RewindBounds { estimate, tolerance, oldest, span });
             stats.render_times_rejected += u64::from(chosen.rejected);
             stats.render_times_clamped += u64::from(chosen.clamped);
+            stats.rewinds_capped += u64::from(chosen.clamped && cap > trusted && chosen.tick <= cap);
             (chosen.tick, self.rewind(chosen.tick))
         } else {
             (f64::from(span.1), self.latest())
@@ -230,9 +243,10 @@ pub(crate) fn rewind_shots(
             interp_ms: prefs.0.interp_ms,
             arrival_jitter_ticks: buffer.arrival_jitter_ticks(),
         };
-        let compensate = switch.0 && prefs.0.lag_compensation && shooter.client_id.is_some();
+        let compensate = switch.on && prefs.0.lag_compensation && shooter.client_id.is_some();
+        let unlag = Unlag { compensate, max_unlag_s: switch.max_unlag_s };
         stats.shots += 1;
-        tested.0.push(history.tested_for(shot, compensate, link, (*tick, *rate), &mut stats));
+        tested.0.push(history.tested_for(shot, unlag, link, (*tick, *rate), &mut stats));
     }
 }
 

@@ -78,7 +78,7 @@ use bevy_renet::RenetReceive;
 
 // What running a server needs.
 pub use bots::BotSettings;
-pub use config::{ConfigError, MatchRules, ServerConfig};
+pub use config::{ConfigError, DEFAULT_MAX_UNLAG_MS, MAX_UNLAG_MS, MatchRules, ServerConfig};
 pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 
 // What a game, a test or an experiment reads of a running server.
@@ -95,7 +95,8 @@ pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIME
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
 pub use lag_compensation::{
     HISTORY_S, LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds,
-    ShooterLink, TestedTick, choose_tested_tick, click_wait_ticks, estimate_render_tick, render_time_tolerance_ticks,
+    ShooterLink, TestedTick, Unlag, choose_tested_tick, click_wait_ticks, estimate_render_tick,
+    render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
 pub use range::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane, RangeTally, RangeTarget};
@@ -136,6 +137,8 @@ pub struct ServerPlugin {
     pub tick_hz: u32,
     pub snapshot_hz: u32,
     pub lag_compensation: bool,
+    /// The rewind cap, milliseconds.
+    pub max_unlag_ms: u16,
     pub subtick: bool,
 }
 
@@ -145,7 +148,10 @@ impl Plugin for ServerPlugin {
             .insert_resource(Time::<Fixed>::from_hz(f64::from(self.tick_hz)))
             .insert_resource(vocabulary::TickRate(arena_sim::TickRate::new(self.tick_hz)))
             .insert_resource(vocabulary::SnapshotRate(arena_sim::TickRate::new(self.snapshot_hz)))
-            .insert_resource(vocabulary::LagCompensation(self.lag_compensation))
+            .insert_resource(vocabulary::LagCompensation {
+                on: self.lag_compensation,
+                max_unlag_s: f64::from(self.max_unlag_ms) / 1000.0,
+            })
             .insert_resource(vocabulary::SubTickShots(self.subtick))
             .init_resource::<ServerStats>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
@@ -229,6 +235,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         tick_hz: config.tick_hz,
         snapshot_hz: config.snapshot_hz,
         lag_compensation: config.lag_compensation,
+        max_unlag_ms: config.max_unlag_ms,
         subtick: config.subtick,
     });
     if let Some(after) = config.stop_after {

@@ -88,9 +88,13 @@ pub struct SnapshotRate(pub arena_sim::TickRate);
 #[derive(Resource, Clone, Deref)]
 pub struct SimWorld(pub Arc<ArenaWorld>);
 
-/// Lag compensation for the whole server (`--no-lag-compensation` turns it off).
+/// Lag compensation for the whole server (`--no-lag-compensation` turns it
+/// off), and how far back it rewinds at most (`--max-unlag-ms`), seconds.
 #[derive(Resource, Debug, Clone, Copy)]
-pub struct LagCompensation(pub bool);
+pub struct LagCompensation {
+    pub on: bool,
+    pub max_unlag_s: f64,
+}
 
 /// Whether shots go from where fire was pressed within a tick (the click a
 /// command carries), or from the tick, as before sub-tick shots
@@ -231,6 +235,8 @@ pub struct CombatStats {
     pub render_times_rejected: u64,
     /// Render times outside the history, clamped into it.
     pub render_times_clamped: u64,
+    /// Of those, rewinds cut short by the rewind cap (`--max-unlag-ms`).
+    pub rewinds_capped: u64,
     pub fire_while_dead: u64,
     pub reload_when_full: u64,
     pub fire_too_soon: u64,

@@ -46,6 +46,8 @@ struct MenuForm {
     /// Bots to add when hosting, and their skill (0-1).
     bots: usize,
     bot_skill: f32,
+    /// The hosted game's rewind cap, milliseconds.
+    max_unlag_ms: u16,
     /// A problem with what was typed (not a connection error).
     problem: Option<String>,
 }
@@ -60,6 +62,7 @@ impl Default for MenuForm {
             join_password: String::new(),
             bots: QUICK_PLAY_BOTS,
             bot_skill: 0.5,
+            max_unlag_ms: arena_server::DEFAULT_MAX_UNLAG_MS,
             problem: None,
         }
     }
@@ -169,6 +172,14 @@ fn main_menu(
                         .on_hover_text("How quickly and accurately bots aim");
                 });
                 ui.end_row();
+                ui.label("Rewind cap");
+                ui.add(egui::Slider::new(&mut form.max_unlag_ms, 0..=arena_server::MAX_UNLAG_MS).suffix(" ms"))
+                    .on_hover_text(
+                        "How far back lag compensation rewinds at most when you host. Players whose round trip \
+                         and interpolation delay add up to more must lead their targets, and nobody is hit \
+                         further behind cover than this.",
+                    );
+                ui.end_row();
                 ui.label("Host on port");
                 ui.horizontal(|ui| {
                     ui.add(egui::TextEdit::singleline(&mut form.port).desired_width(70.0));
@@ -184,6 +195,7 @@ fn main_menu(
                                         bind: SocketAddr::from(([0, 0, 0, 0], port)),
                                         bots: form.bots,
                                         bot_skill: form.bot_skill,
+                                        max_unlag_ms: form.max_unlag_ms,
                                         password,
                                         ..ServerConfig::default()
                                     },

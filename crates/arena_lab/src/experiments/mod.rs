@@ -5,8 +5,8 @@
 //! fast as the machine allows. Each experiment prints one JSON object.
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
-//! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`:
-//!   one experiment each.
+//! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
+//!   `unlag`, `servercost`: one experiment each.
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
@@ -15,8 +15,10 @@ mod hitreg;
 mod interpolation;
 mod peek;
 mod prediction;
+mod servercost;
 mod setup;
 mod sweep;
+mod unlag;
 
 pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
 pub use flick::{Flick, FlickReport, flick};
@@ -24,5 +26,7 @@ pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
+pub use servercost::{ServerCostReport, StageCost, servercost};
 pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
 pub use sweep::{SweepError, SweepReport, sweep};
+pub use unlag::{DEFAULT_CAPS_MS, UnlagReport, UnlagRow, unlag};

@@ -32,6 +32,7 @@ pub enum LabError {
     Flick,
     /// A frame rate the lab cannot run.
     Fps(f64),
+    MaxUnlag(u16),
 }
 
 impl std::fmt::Display for LabError {
@@ -48,6 +49,7 @@ impl std::fmt::Display for LabError {
             ),
             LabError::NotJoined => f.write_str("the lab's clients did not get into the game within 10 s"),
             LabError::Players(n) => write!(f, "--players {n} must be 1..={}", arena_protocol::MAX_PLAYERS),
+            LabError::MaxUnlag(ms) => write!(f, "--max-unlag-ms {ms} must be 0..={}", arena_server::MAX_UNLAG_MS),
             LabError::Fps(fps) => write!(f, "--fps {fps} must be within {FPS_RANGE:?}"),
             LabError::Flick => write!(
                 f,
@@ -83,6 +85,8 @@ pub struct LabSettings {
     pub interp_ms: Option<u16>,
     /// Snapshots per second; the tick rate when not given.
     pub snapshot_rate: Option<u32>,
+    /// The server's rewind cap, milliseconds.
+    pub max_unlag_ms: u16,
     pub fake_latency_ms: f32,
     pub fake_jitter_ms: f32,
     pub fake_loss: f32,
@@ -131,6 +135,7 @@ impl LabSettings {
             tick_hz: self.tick,
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
             subtick: self.subtick.on(),
+            max_unlag_ms: self.max_unlag_ms,
             ..arena_server::ServerConfig::default()
         }
     }
@@ -141,6 +146,9 @@ impl LabSettings {
         }
         if let Some(rate) = self.snapshot_rate.filter(|r| *r == 0 || *r > self.tick) {
             return Err(LabError::SnapshotRate(rate));
+        }
+        if self.max_unlag_ms > arena_server::MAX_UNLAG_MS {
+            return Err(LabError::MaxUnlag(self.max_unlag_ms));
         }
         if let Some(ms) = self.interp_ms.filter(|ms| *ms > arena_protocol::MAX_INTERP_MS) {
             return Err(LabError::InterpMs(ms));
