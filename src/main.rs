@@ -206,16 +206,21 @@ enum Experiment {
         players: usize,
     },
     /// The experiments over round trips of 0-300 ms (hitreg and prediction,
-    /// each on and off), loss of 0-30% (interpolation) and turn rates of
-    /// 0-4000 degrees a second (flick, sub-tick shots on and off); writes
-    /// every report to DIR/sweep.json and five charts (SVG) beside it.
+    /// each on and off; peek at 32, 64 and 128 Hz; unlag with six rewind
+    /// caps), loss of 0-30% (interpolation) and turn rates of 0-4000 degrees
+    /// a second (flick, sub-tick shots on and off); writes every report to
+    /// DIR/sweep.json (DIR/sweep-PARTS.json for some parts) and eight
+    /// charts (SVG) beside it.
     Sweep {
         #[command(flatten)]
         lab: LabArgs,
         /// Where the JSON and the charts go.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// Simulated seconds of each of the sweep's 46 runs (replaces --seconds).
+        /// The parts to run (default: all), comma-separated.
+        #[arg(long, value_enum, value_delimiter = ',', default_values_t = arena_lab::experiments::SweepPart::ALL)]
+        parts: Vec<arena_lab::experiments::SweepPart>,
+        /// Simulated seconds of each of the sweep's runs (replaces --seconds).
         #[arg(long, default_value_t = 8.0, value_name = "S")]
         run_seconds: f64,
     },
@@ -482,10 +487,10 @@ fn main() -> ExitCode {
                 Experiment::Bandwidth { players, .. } => {
                     print_report(arena_lab::experiments::bandwidth(settings, players))
                 }
-                Experiment::Sweep { out, run_seconds, .. } => {
+                Experiment::Sweep { out, run_seconds, parts, .. } => {
                     let settings = arena_lab::experiments::LabSettings { seconds: run_seconds, ..settings };
                     let progress = |step: &str| eprintln!("sweep: {step}");
-                    match arena_lab::experiments::sweep(settings, &out, progress) {
+                    match arena_lab::experiments::sweep(settings, &parts, &out, progress) {
                         Ok(report) => {
                             for file in &report.files {
                                 eprintln!("wrote {}", file.display());

@@ -585,9 +585,19 @@ impl Target for InterpolationHistory {
         let mut u = Unstructured::new(input);
         let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
         let mut history = History::default();
+        // The adaptive delay takes what a server's ticks and our clock make
+        // of each gap: anything at all from a hostile server.
+        let mut delay = arena_client::InterpDelay::default();
+        let interval_s = 1.0 / f64::from(tick_hz);
+        let max_s = f64::from(arena_protocol::MAX_INTERP_MS) / 1000.0;
         let mut tick = u32::arbitrary(&mut u).unwrap_or(0);
         while !u.is_empty() {
-            if bool::arbitrary(&mut u).unwrap_or(true) {
+            if u8::arbitrary(&mut u).unwrap_or(0).is_multiple_of(4) {
+                let (now_s, need_s) = (f64::arbitrary(&mut u).unwrap_or(0.0), f64::arbitrary(&mut u).unwrap_or(0.0));
+                delay.observe(now_s, need_s);
+                let d = delay.update(now_s, interval_s);
+                assert!(d.is_finite() && (0.0..=max_s.max(2.0 * interval_s)).contains(&d), "delay {d}");
+            } else if bool::arbitrary(&mut u).unwrap_or(true) {
                 tick = tick.wrapping_add_signed(i32::from(i8::arbitrary(&mut u).unwrap_or(1)));
                 history.push(tick, sane_state(&mut u), tick_hz);
                 assert!(history.entries.len() <= 2 * tick_hz as usize + 2, "bounded: {}", history.entries.len());

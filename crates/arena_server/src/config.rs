@@ -14,7 +14,7 @@ use crate::range::LANES;
 
 /// How far back lag compensation rewinds at most by default, milliseconds:
 /// chosen from `arena lab unlag` (see the README's "The rewind cap").
-pub const DEFAULT_MAX_UNLAG_MS: u16 = 1000;
+pub const DEFAULT_MAX_UNLAG_MS: u16 = 400;
 /// The largest rewind cap, milliseconds: the hitbox history is a little longer.
 pub const MAX_UNLAG_MS: u16 = 1000;
 

@@ -52,11 +52,36 @@ struct Sample {
     /// How far the newest snapshot is ahead of the time others are drawn
     /// at: what interpolation has in hand (negative: extrapolating).
     buffer_ms: f64,
+    /// The interpolation delay in use, milliseconds.
+    delay_ms: f64,
+    /// How much sooner someone peeking you sees you than you see them,
+    /// estimated from your own link as both players': see [`Peek`].
+    peek: Peek,
     /// The prediction error still being smoothed away, centimetres.
     error_cm: f64,
     pending: f64,
     kbit_in: f64,
     kbit_out: f64,
+}
+
+/// The terms of the peeker's advantage (Riot's sum, as `arena lab peek`
+/// measures it), estimated live from this client's own link standing in for
+/// both players': the peeker's command's trip (half the round trip), its
+/// wait for its tick (the server buffer), the snapshot's trip to you (half
+/// the round trip), your interpolation delay, less the tick the peeker's
+/// own screen draws behind its commands. Milliseconds.
+#[derive(Debug, Clone, Copy, Default)]
+struct Peek {
+    trips_ms: f64,
+    buffer_ms: f64,
+    delay_ms: f64,
+    own_view_ms: f64,
+}
+
+impl Peek {
+    fn total_ms(&self) -> f64 {
+        self.trips_ms + self.buffer_ms + self.delay_ms - self.own_view_ms
+    }
 }
 
 /// The last [`GRAPH_S`] seconds of figures.
@@ -100,12 +125,21 @@ fn sample(
         }
     }
     let buffer_ms = clock.newest_tick.map_or(0.0, |tick| rate.ticks_to_ms(f64::from(tick) - clock.render_tick));
+    let delay_ms = clock.delay_ms(rate);
+    let peek = Peek {
+        trips_ms: stats.rtt_ms,
+        buffer_ms: stats.command_margin_ticks.map_or(0.0, |m| rate.ticks_to_ms(f64::from(m.max(0.0)))),
+        delay_ms,
+        own_view_ms: rate.ticks_to_ms(1.0),
+    };
     let sample = Sample {
         t: now,
         rtt_ms: stats.rtt_ms,
         jitter_ms: data.jitter_ms,
         loss_pct: stats.packet_loss * 100.0,
         buffer_ms,
+        delay_ms,
+        peek,
         error_cm: f64::from(prediction.visual_offset.length()) * 100.0,
         pending: stats.commands_pending as f64,
         kbit_in: stats.bytes_in_per_s * 8.0 / 1000.0,
@@ -181,6 +215,19 @@ fn compact(ctx: &egui::Context, data: &GraphData, latest: Option<Sample>, stats:
                     "buffer {:>4.0} ms  pending {:>3.0}  err {:>4.1} cm",
                     s.buffer_ms, s.pending, s.error_cm
                 )));
+                let p = s.peek;
+                ui.label(small(format!(
+                    "peek ~{:>3.0} = trips {:.0} + wait {:.0} + delay {:.0} - tick {:.0} ms",
+                    p.total_ms(),
+                    p.trips_ms,
+                    p.buffer_ms,
+                    p.delay_ms,
+                    p.own_view_ms
+                )))
+                .on_hover_text(
+                    "The peeker's advantage over you, estimated from your link as both players': how much \
+                     sooner someone stepping out sees you than you see them (arena lab peek measures it).",
+                );
                 Plot::new("net graph compact plot")
                     .height(56.0)
                     .show_axes([false, true])
@@ -232,6 +279,13 @@ fn full(ctx: &egui::Context, data: &GraphData, prediction: &Prediction, now: f64
                 let arrivals: PlotPoints<'_> = data.arrivals.iter().map(|(t, ms)| [t - now, *ms]).collect();
                 p.points(Points::new("snapshot arrival gap", arrivals).color(ARRIVAL).radius(1.5));
                 p.line(Line::new("interpolation buffer", data.line(now, |s| s.buffer_ms)).color(BUFFER));
+                p.line(Line::new("interpolation delay", data.line(now, |s| s.delay_ms)).color(RTT));
+            });
+            plot(ui, "graph peek", "ms", |p| {
+                p.line(Line::new("peeker's advantage (est.)", data.line(now, |s| s.peek.total_ms())).color(LOSS));
+                p.line(Line::new("trips", data.line(now, |s| s.peek.trips_ms)).color(RTT));
+                p.line(Line::new("server wait", data.line(now, |s| s.peek.buffer_ms)).color(JITTER));
+                p.line(Line::new("your delay", data.line(now, |s| s.peek.delay_ms)).color(BUFFER));
             });
             plot(ui, "graph loss", "%", |p| {
                 p.line(Line::new("packet loss", data.line(now, |s| s.loss_pct)).color(LOSS));

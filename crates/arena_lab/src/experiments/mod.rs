@@ -28,5 +28,5 @@ pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
 pub use servercost::{ServerCostReport, StageCost, servercost};
 pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
-pub use sweep::{SweepError, SweepReport, sweep};
+pub use sweep::{SweepError, SweepPart, SweepReport, sweep};
 pub use unlag::{DEFAULT_CAPS_MS, UnlagReport, UnlagRow, unlag};

@@ -7,6 +7,7 @@
 //! the cap bounds.
 
 use arena_client::{LocalInput, NetStats};
+use arena_sim::hitbox::BODY_RADIUS_M;
 use arena_sim::{ArenaWorld, Buttons, Hitbox, MapDef, PlayerState, look_at};
 use bevy::prelude::*;
 use serde::Serialize;
@@ -36,8 +37,9 @@ pub struct UnlagRow {
     pub hit_ratio: f64,
     /// This cap's hit ratio over the largest cap's (the hits it keeps).
     pub hits_kept: f64,
-    /// How long the victim had been out of the shooter's sight on the
-    /// server when each hit landed (0 when in sight), milliseconds.
+    /// How long the victim had been wholly out of the shooter's sight (no
+    /// part of its body or head) on the server when each hit landed (0 when
+    /// in sight), milliseconds.
     pub behind_cover_mean_ms: f64,
     pub behind_cover_p95_ms: f64,
     pub behind_cover_max_ms: f64,
@@ -60,15 +62,21 @@ pub struct UnlagReport {
     pub warmup_s: f64,
 }
 
-/// The point of `to` in sight of `from`'s eye past the map (its body, else
-/// its head; the crates by the slab hide legs and body first), if any.
+/// The points of `to` in sight of `from`'s eye past the map, body first:
+/// its body's centre, its head, then its body's sides (nine tenths of its
+/// radius out, across the line of sight) at the top and the middle.
 fn in_sight(world: &ArenaWorld, from: &PlayerState, to: &PlayerState) -> Option<Vec3> {
     let eye = from.eye_pos();
     let hitbox = Hitbox::of(to);
-    [hitbox.body_center(), hitbox.head_center()].into_iter().find(|point| {
-        let distance = eye.distance(*point);
-        (*point - eye).try_normalize().is_none_or(|dir| world.cast_ray(eye, dir, distance).is_none())
-    })
+    let (_, top) = hitbox.body_segment();
+    let centre = hitbox.body_center();
+    let across = (centre - eye).cross(Vec3::Y).normalize_or_zero() * BODY_RADIUS_M * 0.9;
+    [centre, hitbox.head_center(), centre + across, centre - across, top + across, top - across].into_iter().find(
+        |point| {
+            let distance = eye.distance(*point);
+            (*point - eye).try_normalize().is_none_or(|dir| world.cast_ray(eye, dir, distance).is_none())
+        },
+    )
 }
 
 /// Runs `arena lab unlag` for each cap in `caps_ms`.
