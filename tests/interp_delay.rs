@@ -1,7 +1,8 @@
 //! The adaptive interpolation delay over real UDP on 127.0.0.1 with the link
 //! conditioner: a jittery, lossy link still draws a running player between
 //! snapshots in nearly every frame, a clean link gets about one snapshot
-//! interval, and an outage does not leave the delay long behind it.
+//! interval, and an outage (0.5, 1.5 or 3 s) does not leave the delay long
+//! behind it.
 
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -66,6 +67,12 @@ fn jitter_and_loss_rarely_extrapolate() {
 
 #[test]
 fn a_clean_link_draws_a_snapshot_interval_behind_and_an_outage_does_not_stay() {
+    for outage_s in [0.5, 1.5, 3.0] {
+        outage(outage_s);
+    }
+}
+
+fn outage(outage_s: f64) {
     let mut game = game(LinkConditions::OFF, 4);
     let clean: f64 = (0..128)
         .map(|_| {
@@ -74,14 +81,15 @@ fn a_clean_link_draws_a_snapshot_interval_behind_and_an_outage_does_not_stay() {
         })
         .sum::<f64>()
         / 128.0;
-    // One snapshot interval at 64 Hz, and a frame's worth of wobble (128 fps).
-    assert!((15.6..=15.6 + 9.0).contains(&clean), "clean delay {clean} ms");
+    // One snapshot interval at 64 Hz, and a frame's worth of wobble (128
+    // fps): well below the two intervals (31 ms) it starts from.
+    assert!(clean <= 15.6 + 9.0, "clean delay {clean} ms");
     // Nothing gets through for half a second, each way.
     let set = |game: &mut LoopbackGame, conditions: LinkConditions| {
         game.clients[0].world_mut().resource_mut::<NetcodeSettings>().conditions = conditions;
     };
     set(&mut game, LinkConditions { loss: 1.0, ..LinkConditions::OFF });
-    run(&mut game, 0.5);
+    run(&mut game, outage_s);
     set(&mut game, LinkConditions::OFF);
     let mut back_after = None;
     for frame in 0..test_frames(2.0) {
@@ -93,8 +101,10 @@ fn a_clean_link_draws_a_snapshot_interval_behind_and_an_outage_does_not_stay() {
             _ => {}
         }
     }
-    let back_after = back_after.expect("the delay is back within 10% of its clean value within 2 s, and stays");
+    let back_after = back_after.unwrap_or_else(|| {
+        panic!("{outage_s} s outage: the delay is back within 10% of {clean} ms within 2 s, and stays")
+    });
     let end = delay_ms(&game);
-    assert!((end - clean).abs() <= 0.1 * clean, "{end} ms against {clean} ms");
-    eprintln!("clean {clean:.1} ms; back within 10% {:.2} s after the outage", back_after as f64 / 128.0);
+    assert!((end - clean).abs() <= 0.1 * clean, "{outage_s} s outage: {end} ms against {clean} ms");
+    eprintln!("{outage_s} s outage: clean {clean:.1} ms; back within 10% {:.2} s after it", back_after as f64 / 128.0);
 }

@@ -127,18 +127,21 @@ pub(crate) struct SentSettings {
 /// (which bounds rewinds by it, with ticks of slack) hears of a move of at
 /// least this many milliseconds...
 const DELAY_NEWS_MS: u16 = 3;
-/// ...at most this often, seconds.
+/// ...at once when it grew, and of a shrinking one at most this often, seconds.
 const DELAY_NEWS_EVERY_S: f64 = 0.25;
 
 impl SentSettings {
-    /// Whether `current` is worth a message now: a switch flipped at once,
-    /// a delay that moved far enough not too often.
+    /// Whether `current` is worth a message now: a switch flipped, or a
+    /// delay grown by enough, at once (the server's estimate and rewind
+    /// bound must not lag a delay that grew); one shrunk by enough, not too
+    /// often.
     fn worth_sending(&self, current: ClientSettings, now_s: f64) -> bool {
         let Some(last) = self.last else { return true };
         let switched =
             last.lag_compensation != current.lag_compensation || (last.interp_ms == 0) != (current.interp_ms == 0);
         let moved = last.interp_ms.abs_diff(current.interp_ms) >= DELAY_NEWS_MS;
-        switched || (moved && now_s - self.at_s >= DELAY_NEWS_EVERY_S)
+        let grew = current.interp_ms > last.interp_ms;
+        switched || (moved && (grew || now_s - self.at_s >= DELAY_NEWS_EVERY_S))
     }
 }
 

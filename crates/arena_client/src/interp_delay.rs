@@ -31,8 +31,9 @@ pub const DELAY_MARGIN_S: f64 = 0.001;
 /// How fast a delay larger than needed shrinks, seconds per second: the
 /// render clock then runs 5% fast, which the eye does not catch.
 pub const SHRINK_PER_S: f64 = 0.05;
-/// Needs counted before the delay follows them; until then it is the old
-/// default, two snapshot intervals.
+/// Needs counted before the delay follows them (or two seconds' worth at a
+/// snapshot rate below 8 Hz); until then it is the old default, two
+/// snapshot intervals.
 const MIN_NEEDS: usize = 16;
 /// Needs kept at most (two seconds at the highest snapshot rate, with room).
 const MAX_NEEDS: usize = 512;
@@ -42,6 +43,9 @@ const MAX_NEEDS: usize = 512;
 pub struct InterpDelay {
     /// (when, need), seconds of our clock and seconds of delay, oldest first.
     needs: VecDeque<(f64, f64)>,
+    /// What the needs ask for, seconds (kept from the last need: sorting a
+    /// window's worth every frame would be waste).
+    target_s: Option<f64>,
     /// The adaptive delay in use, seconds (none before the first frame).
     adaptive_s: Option<f64>,
     /// When it was last updated, seconds of our clock.
@@ -50,38 +54,48 @@ pub struct InterpDelay {
 
 impl InterpDelay {
     /// At `now_s`, a newer snapshot came `need_s` after the server clock
-    /// passed the previous newest one (the delay that gap needed).
-    pub fn observe(&mut self, now_s: f64, need_s: f64) {
-        if !(need_s.is_finite() && now_s.is_finite()) {
+    /// passed the previous newest one (the delay that gap needed), with
+    /// snapshots `interval_s` apart.
+    ///
+    /// A gap as long as the longest delay there is (250 ms) is an outage,
+    /// not jitter: no delay could have covered it, and counting it would
+    /// hold the delay there for seconds after the link came back. Of the
+    /// rest, the largest (and the top 1%) are left out too, so that one
+    /// late snapshot alone never sets the delay, at any snapshot rate.
+    pub fn observe(&mut self, now_s: f64, need_s: f64, interval_s: f64) {
+        if !(need_s.is_finite() && now_s.is_finite() && interval_s.is_finite() && interval_s > 0.0) {
             return;
         }
-        self.needs.push_back((now_s, need_s.clamp(0.0, max_delay_s())));
+        if need_s < max_delay_s() {
+            self.needs.push_back((now_s, need_s.max(0.0)));
+        }
         while self.needs.len() > MAX_NEEDS || self.needs.front().is_some_and(|(at, _)| now_s - at > NEED_WINDOW_S) {
             self.needs.pop_front();
         }
+        let enough = MIN_NEEDS.min((NEED_WINDOW_S / interval_s).floor().max(2.0) as usize);
+        self.target_s = (self.needs.len() >= enough).then(|| {
+            let mut needs: Vec<f64> = self.needs.iter().map(|(_, need)| *need).collect();
+            needs.sort_by(f64::total_cmp);
+            let left_out = ((needs.len() as f64 * (1.0 - NEED_QUANTILE)).ceil() as usize).max(1);
+            let quantile = needs[needs.len().saturating_sub(1 + left_out)];
+            (quantile + DELAY_MARGIN_S).clamp(interval_s.min(max_delay_s()), max_delay_s())
+        });
     }
 
-    /// What the recent needs ask for, seconds, at snapshots `interval_s`
-    /// apart: at least one interval; `None` until enough have been seen.
-    pub fn target_s(&self, interval_s: f64) -> Option<f64> {
-        if self.needs.len() < MIN_NEEDS {
-            return None;
-        }
-        let mut needs: Vec<f64> = self.needs.iter().map(|(_, need)| *need).collect();
-        needs.sort_by(f64::total_cmp);
-        let rank = ((needs.len() - 1) as f64 * NEED_QUANTILE).round() as usize;
-        let quantile = needs.get(rank).copied().unwrap_or(interval_s);
-        Some((quantile + DELAY_MARGIN_S).clamp(interval_s.min(max_delay_s()), max_delay_s()))
+    /// What the recent needs ask for, seconds: at least one snapshot
+    /// interval; `None` until enough have been seen.
+    pub fn target_s(&self) -> Option<f64> {
+        self.target_s
     }
 
     /// The adaptive delay at `now_s`, seconds: up to the target at once,
     /// down to it at [`SHRINK_PER_S`].
     pub fn update(&mut self, now_s: f64, interval_s: f64) -> f64 {
-        let start = 2.0 * interval_s;
+        let start = (2.0 * interval_s).min(max_delay_s());
         let current = self.adaptive_s.unwrap_or(start);
         let elapsed = self.updated_s.map_or(0.0, |then| (now_s - then).clamp(0.0, 1.0));
         self.updated_s = Some(now_s);
-        let target = self.target_s(interval_s).unwrap_or(start);
+        let target = self.target_s.unwrap_or(start);
         let next = if target >= current { target } else { (current - SHRINK_PER_S * elapsed).max(target) };
         self.adaptive_s = Some(next);
         next
@@ -115,7 +129,7 @@ mod tests {
         for frame in 0..frames {
             let now = from_s + frame as f64 / 144.0;
             while next_snapshot <= now {
-                delay.observe(now, need(n));
+                delay.observe(now, need(n), INTERVAL_S);
                 n += 1;
                 next_snapshot += INTERVAL_S;
             }
@@ -147,19 +161,51 @@ mod tests {
     }
 
     #[test]
-    fn one_outage_does_not_move_it() {
+    fn an_outage_of_any_length_does_not_move_it() {
+        for outage_s in [0.3, 0.5, 1.5, 3.0] {
+            let mut delay = InterpDelay::default();
+            let clean = run(&mut delay, 0.0, 3.0, |_| INTERVAL_S);
+            // Nothing for the outage, then one snapshot after the long gap.
+            let back_s = 3.0 + outage_s;
+            delay.observe(back_s, outage_s, INTERVAL_S);
+            let after = run(&mut delay, back_s, 1.0, |_| INTERVAL_S);
+            assert!((after - clean).abs() < 1e-9, "{outage_s} s outage: {after} vs {clean}");
+        }
+    }
+
+    #[test]
+    fn one_late_snapshot_alone_does_not_set_it_at_a_low_rate() {
+        // 20 snapshots a second: two seconds hold 40 needs.
+        let interval_s = 0.05;
         let mut delay = InterpDelay::default();
-        let clean = run(&mut delay, 0.0, 3.0, |_| INTERVAL_S);
-        delay.observe(3.5, 0.5);
-        let after = run(&mut delay, 3.5, 1.0, |_| INTERVAL_S);
-        assert!((after - clean).abs() < 1e-9, "{after} vs {clean}");
+        let mut last = 0.0;
+        for n in 0..80 {
+            let now = f64::from(n) * interval_s;
+            let need = if n == 60 { interval_s + 0.1 } else { interval_s };
+            delay.observe(now, need, interval_s);
+            last = delay.update(now, interval_s);
+        }
+        assert!((last - (interval_s + DELAY_MARGIN_S)).abs() < 1e-9, "{last}");
+    }
+
+    #[test]
+    fn a_very_low_snapshot_rate_still_adapts_and_the_start_is_bounded() {
+        // 4 snapshots a second: two seconds hold 8 needs, fewer than 16.
+        let interval_s = 0.25;
+        let mut delay = InterpDelay::default();
+        assert!(delay.update(0.0, interval_s) <= max_delay_s());
+        for n in 0..12 {
+            delay.observe(f64::from(n) * interval_s, interval_s * 0.9, interval_s);
+        }
+        assert!(delay.target_s().is_some(), "adapts with two seconds' worth");
     }
 
     #[test]
     fn absurd_needs_stay_within_bounds() {
         let mut delay = InterpDelay::default();
         for (i, need) in [f64::NAN, f64::INFINITY, -5.0, 1e30].into_iter().cycle().take(100).enumerate() {
-            delay.observe(i as f64 * 0.01, need);
+            delay.observe(i as f64 * 0.01, need, INTERVAL_S);
+            delay.observe(i as f64 * 0.01, 0.01, [f64::NAN, 0.0, -1.0, 1e-300][i % 4]);
         }
         let d = delay.update(1.0, INTERVAL_S);
         assert!(d.is_finite() && d <= max_delay_s(), "{d}");

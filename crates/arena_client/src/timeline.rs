@@ -315,7 +315,7 @@ pub(crate) fn follow_snapshots(
     let now = time.elapsed_secs_f64();
     for snapshot in applied.read() {
         if let Some(need) = clock.gap_need_s(snapshot.tick, now, roster.tick_rate()) {
-            delay.observe(now, need);
+            delay.observe(now, need, f64::from(roster.snapshot_rate().dt_s()));
         }
         clock.observe(snapshot.tick, snapshot.sent_after_ticks, now, roster.tick_rate());
     }

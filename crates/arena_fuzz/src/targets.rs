@@ -594,7 +594,7 @@ impl Target for InterpolationHistory {
         while !u.is_empty() {
             if u8::arbitrary(&mut u).unwrap_or(0).is_multiple_of(4) {
                 let (now_s, need_s) = (f64::arbitrary(&mut u).unwrap_or(0.0), f64::arbitrary(&mut u).unwrap_or(0.0));
-                delay.observe(now_s, need_s);
+                delay.observe(now_s, need_s, interval_s);
                 let d = delay.update(now_s, interval_s);
                 assert!(d.is_finite() && (0.0..=max_s.max(2.0 * interval_s)).contains(&d), "delay {d}");
             } else if bool::arbitrary(&mut u).unwrap_or(true) {

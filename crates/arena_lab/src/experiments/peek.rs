@@ -80,8 +80,14 @@ pub struct PeekReport {
     pub holder_one_way_ms: f64,
     /// From the snapshot's arrival to the holder's first frame that draws its tick.
     pub holder_interp_delay_ms: f64,
-    /// The five terms' sum.
+    /// The five terms' sum. It telescopes to the mean, over ticks, of the
+    /// time between the peeker's screen and the holder's first showing the
+    /// same tick: the check is that the eye-to-eye peeks agree with it.
     pub formula_ms: f64,
+    /// Riot's sum from the figures one would usually plug in: a frame at
+    /// `fps`, half of each player's round trip, a whole tick for the server
+    /// and the interpolation delay in use.
+    pub riot_estimate_ms: f64,
     /// The interpolation delay the holder used, milliseconds (mean over frames).
     pub interp_ms: f64,
     /// The holder's drawn frames whose peeker was extrapolated past the newest snapshot.
@@ -408,6 +414,14 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
         holder_one_way_ms,
         holder_interp_delay_ms,
         formula_ms: peeker_frame_ms + peeker_one_way_ms + server_frame_ms + holder_one_way_ms + holder_interp_delay_ms,
+        riot_estimate_ms: {
+            let rtt = |i: usize| lab.clients[i].world().resource::<NetStats>().rtt_ms;
+            1000.0 / peek.fps
+                + rtt(peeker) / 2.0
+                + rate.ticks_to_ms(1.0)
+                + rtt(holder) / 2.0
+                + tick_rate_ms(delay_sum_ticks / holder_frames.max(1) as f64)
+        },
         interp_ms: tick_rate_ms(delay_sum_ticks / holder_frames.max(1) as f64),
         holder_extrapolated_share: extrapolated as f64 / holder_frames.max(1) as f64,
         peeker_rtt_ms: lab.clients[peeker].world().resource::<NetStats>().rtt_ms,

@@ -40,7 +40,8 @@ pub struct ServerCostReport {
     pub cpu_share: f64,
     /// Where a tick's time goes: each stage's mean per tick, busiest first.
     pub stages: Vec<StageCost>,
-    /// Shots the server resolved, and how many were rewound.
+    /// Shots the server resolved (every one from a client that asks for lag
+    /// compensation, on a server that gives it).
     pub shots: u64,
     pub clients_in_game: usize,
 }

@@ -157,13 +157,23 @@ pub fn sweep(
         if has(SweepPart::Peek) {
             for tick in PEEK_TICK_HZ {
                 progress(&format!("round trip {rtt} ms: peek at {tick} Hz"));
-                let settings = LabSettings { tick, snapshot_rate: Some(tick), ..at(rtt, 0.0) };
+                // A peek takes about 2 s: three times the run for enough of them.
+                let settings = LabSettings {
+                    tick,
+                    snapshot_rate: Some(tick),
+                    seconds: (3.0 * base.seconds).min(3600.0),
+                    ..at(rtt, 0.0)
+                };
                 report.peek.push(peek(settings, Peek::default())?);
             }
         }
         if has(SweepPart::Unlag) {
             progress(&format!("round trip {rtt} ms: unlag with caps {UNLAG_CAPS_MS:?} ms"));
-            report.unlag.push(unlag(at(rtt, 0.0), &UNLAG_CAPS_MS)?);
+            // Hits near cover are a few a peek: twice the run for the tail.
+            report.unlag.push(unlag(
+                LabSettings { seconds: (2.0 * base.seconds).min(3600.0), ..at(rtt, 0.0) },
+                &UNLAG_CAPS_MS,
+            )?);
         }
     }
     if has(SweepPart::Interpolation) {

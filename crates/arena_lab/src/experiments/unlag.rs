@@ -55,6 +55,7 @@ pub struct UnlagReport {
     pub experiment: &'static str,
     #[serde(flatten)]
     pub settings: LabSettings,
+    /// The shooter's round trip and interpolation delay (in the last cap's run).
     pub rtt_ms: f64,
     pub interp_ms: f64,
     pub caps: Vec<UnlagRow>,
@@ -119,8 +120,9 @@ fn one_cap(settings: &LabSettings) -> Result<(UnlagRow, f64, f64), LabError> {
     let world = ArenaWorld::new(MapDef::foundry());
     let rate = arena_sim::TickRate::new(settings.tick);
     let mut east = true;
-    let mut last_in_sight: Option<u32> = None;
     let mut last_tick = lab.server.world().resource::<arena_server::ServerTick>().0;
+    // Out of sight since the start until seen (it starts behind the slab).
+    let mut last_in_sight = last_tick;
     let (mut shots, mut hits, mut behind_ms) = (0usize, 0usize, Vec::new());
     for _ in 0..frames_for(settings.seconds) {
         // The target runs east into the open and back west behind the slab.
@@ -155,7 +157,7 @@ fn one_cap(settings: &LabSettings) -> Result<(UnlagRow, f64, f64), LabError> {
             && let (Some(from), Some(to)) = (lab.sim("Shooter"), lab.sim("Target"))
             && in_sight(&world, &from, &to).is_some()
         {
-            last_in_sight = Some(tick);
+            last_in_sight = tick;
         }
         last_tick = tick;
         let records: Vec<arena_server::ShotRecord> =
@@ -167,10 +169,7 @@ fn one_cap(settings: &LabSettings) -> Result<(UnlagRow, f64, f64), LabError> {
             }
             hits += 1;
             // Resolved in this tick, against the present just computed.
-            let out_of_sight_ticks = match last_in_sight {
-                Some(seen) => arena_sim::tick_diff(record.processed_tick, seen).max(0),
-                None => 0,
-            };
+            let out_of_sight_ticks = arena_sim::tick_diff(record.processed_tick, last_in_sight).max(0);
             behind_ms.push(rate.ticks_to_ms(f64::from(out_of_sight_ticks)));
         }
     }
