@@ -324,6 +324,12 @@ struct GameArgs {
     /// Turn lag compensation off for everyone.
     #[arg(long)]
     no_lag_compensation: bool,
+    /// The UDP port players reach this server on when it is not the bound
+    /// one (a mapped container port, a forwarded port): what server queries
+    /// and the LAN browser are told (default: the first --public-addr's
+    /// port, else the bound port).
+    #[arg(long, value_name = "PORT")]
+    public_port: Option<u16>,
     /// How far back lag compensation rewinds at most, milliseconds (0-1000):
     /// a shooter whose round trip and interpolation delay add up to more
     /// must lead, and nobody is hit further behind cover than this.
@@ -378,6 +384,7 @@ impl GameArgs {
             kind: arena_protocol::query::ServerKind::Dedicated,
             bind,
             public_addrs,
+            public_port: self.public_port,
             max_clients: self.max_clients,
             tick_hz: self.tick,
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),

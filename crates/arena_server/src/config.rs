@@ -45,6 +45,11 @@ pub struct ServerConfig {
     /// Extra addresses clients use to reach this server (behind NAT or port
     /// forwarding). The addresses of this machine's interfaces are always added.
     pub public_addrs: Vec<SocketAddr>,
+    /// The UDP port players reach this server on, when it is not the bound
+    /// one (a mapped container port, a forwarded port): what server queries
+    /// (A2S) and the LAN browser are told. Not given: the first public
+    /// address's port, else the bound port.
+    pub public_port: Option<u16>,
     /// Players connected at once, at most (bots not counted; bots and
     /// clients together never exceed [`arena_protocol::MAX_PLAYERS`]).
     pub max_clients: usize,
@@ -82,6 +87,7 @@ impl Default for ServerConfig {
             kind: ServerKind::Dedicated,
             bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
             public_addrs: Vec::new(),
+            public_port: None,
             max_clients: 16,
             password: Password::OPEN,
             tick_hz: DEFAULT_TICK_HZ,
@@ -108,6 +114,11 @@ impl ServerConfig {
         }
         let host = clean_server_name(&gethostname::gethostname().to_string_lossy());
         if host.is_empty() { "Arena server".to_string() } else { host }
+    }
+
+    /// The port server queries advertise, for a server bound to `bound_port`.
+    pub fn advertised_port(&self, bound_port: u16) -> u16 {
+        self.public_port.or_else(|| self.public_addrs.first().map(SocketAddr::port)).unwrap_or(bound_port)
     }
 
     /// Range targets: players with no client, like bots.
@@ -171,5 +182,22 @@ impl std::fmt::Display for ConfigError {
                  lower --bots or --max-clients"
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_advertised_port_is_the_public_one_when_given() {
+        let bound = 27015;
+        let plain = ServerConfig::default();
+        assert_eq!(plain.advertised_port(bound), bound);
+        let forwarded =
+            ServerConfig { public_addrs: vec![SocketAddr::from(([203, 0, 113, 7], 30001))], ..ServerConfig::default() };
+        assert_eq!(forwarded.advertised_port(bound), 30001);
+        let mapped = ServerConfig { public_port: Some(31000), ..forwarded };
+        assert_eq!(mapped.advertised_port(bound), 31000, "--public-port wins over the address's port");
     }
 }

@@ -216,7 +216,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         kind: config.kind,
         max_players: config.bots + config.targets() + config.max_clients,
         max_clients: config.max_clients,
-        port: info.local_addr.port(),
+        port: config.advertised_port(info.local_addr.port()),
     });
     app.insert_resource(vocabulary::SimWorld(Arc::new(ArenaWorld::new(map))))
         .insert_resource(BotSettings {
@@ -257,13 +257,11 @@ pub fn headless_app(config: &ServerConfig) -> Result<(App, ServerInfo), ServerEr
     Ok((app, info))
 }
 
-/// Runs a dedicated server until Ctrl+C (or `stop_after`).
+/// Runs a dedicated server until SIGTERM or SIGINT (Ctrl+C), or `stop_after`.
 pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
     let (mut app, info) = headless_app(config)?;
-    app.add_plugins((
-        bevy::app::TerminalCtrlCHandlerPlugin,
-        bevy::log::LogPlugin { filter: LOG_FILTER.into(), ..Default::default() },
-    ));
+    app.add_plugins(bevy::log::LogPlugin { filter: LOG_FILTER.into(), ..Default::default() });
+    stop_on_signals(&mut app)?;
     info.print_banner();
     match app.run() {
         AppExit::Success => Ok(()),
@@ -301,6 +299,31 @@ struct StopFlag(Arc<AtomicBool>);
 fn stop_when_flagged(flag: Res<StopFlag>, mut exit: MessageWriter<AppExit>) {
     if flag.0.load(Ordering::Relaxed) {
         exit.write(AppExit::Success);
+    }
+}
+
+/// SIGTERM (Docker, systemd, Kubernetes) and SIGINT (Ctrl+C) both stop the
+/// server cleanly: the flag ends the loop in `First`, so that `Last` of the
+/// same frame tells every client it is closing (they leave at once, with
+/// the reason, instead of timing out) and the process exits 0. A second
+/// signal while stopping exits at once (status 1).
+fn stop_on_signals(app: &mut App) -> Result<(), ServerError> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [SIGTERM, SIGINT] {
+        // In this order: the second signal finds the flag already set.
+        signal_hook::flag::register_conditional_shutdown(signal, 1, flag.clone()).map_err(ServerError::Signals)?;
+        signal_hook::flag::register(signal, flag.clone()).map_err(ServerError::Signals)?;
+    }
+    app.insert_resource(StopFlag(flag)).add_systems(First, (announce_stop, stop_when_flagged).chain());
+    Ok(())
+}
+
+/// Says once why the server is stopping.
+fn announce_stop(flag: Res<StopFlag>, mut said: Local<bool>) {
+    if flag.0.load(Ordering::Relaxed) && !*said {
+        *said = true;
+        info!("stopping: a stop signal came (SIGTERM or SIGINT); telling every client");
     }
 }
 

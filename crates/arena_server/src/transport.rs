@@ -58,6 +58,8 @@ pub enum ServerError {
     ThreadEnded,
     /// The server's loop ended with this error code.
     Stopped(u8),
+    /// The stop signals' handlers could not be installed.
+    Signals(io::Error),
 }
 
 impl std::fmt::Display for ServerError {
@@ -75,6 +77,7 @@ impl std::fmt::Display for ServerError {
                 write!(f, "cannot listen on UDP {addr}: {error}{hint}")
             }
             ServerError::Password(e) => write!(f, "{e}"),
+            ServerError::Signals(e) => write!(f, "cannot handle SIGTERM and SIGINT: {e}"),
             ServerError::Config(e) => write!(f, "{e}"),
             ServerError::Thread(e) => write!(f, "cannot start the server thread: {e}"),
             ServerError::ThreadEnded => f.write_str("the server thread ended before it started listening"),

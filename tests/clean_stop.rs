@@ -1,0 +1,83 @@
+//! A dedicated server, the real `arena server` process, stopped the way
+//! Docker, systemd and Kubernetes stop it (SIGTERM): its players are told at
+//! once, with the reason, and it exits 0.
+
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use arena_client::{LastDisconnect, NetcodeSettings, Session};
+use arena_lab::harness::{client_app_with, session, test_frame};
+use bevy::prelude::*;
+
+/// Updates the clients in real time (a frame, then a frame's sleep) until
+/// `done` holds or `limit` passes; returns whether it held.
+fn run_until(clients: &mut [App], limit: Duration, mut done: impl FnMut(&[App]) -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        for client in clients.iter_mut() {
+            client.update();
+        }
+        if done(clients) {
+            return true;
+        }
+        std::thread::sleep(test_frame());
+    }
+    false
+}
+
+/// Waits up to `limit` for the process to end.
+fn wait_for(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+#[test]
+fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
+    let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut server = Command::new(env!("CARGO_BIN_EXE_arena"))
+        .args(["server", "--bind", &addr.to_string(), "--seconds", "60"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("arena server starts");
+    let mut clients: Vec<App> = ["Ada", "Bob"]
+        .iter()
+        .map(|name| client_app_with(test_frame(), addr, name, NetcodeSettings::default()))
+        .collect();
+    let joined = run_until(&mut clients, Duration::from_secs(15), |c| c.iter().all(|c| session(c) == Session::InGame));
+    if !joined {
+        let _ = server.kill();
+        panic!("both clients joined the server");
+    }
+    run_until(&mut clients, Duration::from_millis(500), |_| false);
+
+    let status = Command::new("kill").args(["-TERM", &server.id().to_string()]).status().expect("kill runs");
+    assert!(status.success(), "SIGTERM sent");
+    let sent = Instant::now();
+    let told = run_until(&mut clients, Duration::from_secs(3), |c| c.iter().all(|c| session(c) == Session::Offline));
+    let after = sent.elapsed();
+    let reasons: Vec<String> =
+        clients.iter().map(|c| c.world().resource::<LastDisconnect>().0.clone().unwrap_or_default()).collect();
+    let exit = wait_for(&mut server, Duration::from_secs(5));
+    if exit.is_none() {
+        let _ = server.kill();
+    }
+    assert!(told && after < Duration::from_secs(1), "both clients back within 1 s: {after:?} {reasons:?}");
+    for reason in &reasons {
+        assert!(reason.contains("closed the connection"), "the server's reason: {reason}");
+    }
+    let exit = exit.expect("the server exits within 5 s of SIGTERM");
+    assert_eq!(exit.code(), Some(0), "a clean stop exits 0");
+    eprintln!("both clients told {:.0} ms after SIGTERM: {:?}", after.as_secs_f64() * 1000.0, reasons);
+}
