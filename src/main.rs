@@ -14,6 +14,7 @@ use arena_server::ServerConfig;
 use arena_view::{Screenshot, StartAction, ViewConfig};
 use clap::{Args, Parser, Subcommand};
 
+mod server_file;
 mod servers;
 
 #[derive(Parser, Debug)]
@@ -67,20 +68,28 @@ enum Mode {
         window: WindowArgs,
     },
     /// Run a dedicated server: no window, no GPU, no player of its own.
+    /// Every option can also come from the environment (ARENA_ and the
+    /// flag's name: ARENA_TICK, ARENA_MAX_UNLAG_MS, ...) and from a RON
+    /// config file (--config); the command line wins, then the environment.
     Server {
+        /// Options from a RON file, keyed like the flags (`(bots: 4, tick: 128)`);
+        /// an unknown key is refused.
+        #[arg(long, value_name = "FILE", env = "ARENA_CONFIG")]
+        config: Option<PathBuf>,
         /// The name server browsers show (default: this machine's name).
-        #[arg(long, value_name = "TEXT")]
+        #[arg(long, value_name = "TEXT", env = "ARENA_NAME")]
         name: Option<String>,
         /// Address and UDP port to listen on; 0.0.0.0 takes every interface.
-        #[arg(long, default_value_t = SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)))]
+        #[arg(long, env = "ARENA_BIND", default_value_t = SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)))]
         bind: SocketAddr,
-        /// An address players use to reach this server from outside (NAT, port forwarding); repeatable.
-        #[arg(long = "public-addr", value_name = "ADDR")]
+        /// An address players use to reach this server from outside (NAT, port forwarding); repeatable
+        /// (comma-separated in the environment).
+        #[arg(long = "public-addr", value_name = "ADDR", env = "ARENA_PUBLIC_ADDR", value_delimiter = ',')]
         public_addrs: Vec<SocketAddr>,
         #[command(flatten)]
         game: GameArgs,
         /// Stop after this many seconds (for scripts and tests).
-        #[arg(long)]
+        #[arg(long, env = "ARENA_SECONDS")]
         seconds: Option<f64>,
     },
     /// List servers: the LAN's (by broadcast) and those at ADDR..., with their
@@ -316,59 +325,63 @@ impl LinkArgs {
 #[derive(Args, Debug, Clone)]
 struct GameArgs {
     /// Simulation rate, ticks per second.
-    #[arg(long, default_value_t = arena_sim::DEFAULT_TICK_HZ)]
+    #[arg(long, env = "ARENA_TICK", default_value_t = arena_sim::DEFAULT_TICK_HZ)]
     tick: u32,
     /// Snapshots per second (default: the tick rate).
-    #[arg(long)]
+    #[arg(long, env = "ARENA_SNAPSHOT_RATE")]
     snapshot_rate: Option<u32>,
     /// Turn lag compensation off for everyone.
-    #[arg(long)]
+    #[arg(long, env = "ARENA_NO_LAG_COMPENSATION")]
     no_lag_compensation: bool,
     /// The UDP port players reach this server on when it is not the bound
     /// one (a mapped container port, a forwarded port): what server queries
     /// and the LAN browser are told (default: the first --public-addr's
     /// port, else the bound port).
-    #[arg(long, value_name = "PORT")]
+    #[arg(long, env = "ARENA_PUBLIC_PORT", value_name = "PORT")]
     public_port: Option<u16>,
     /// How far back lag compensation rewinds at most, milliseconds (0-1000):
     /// a shooter whose round trip and interpolation delay add up to more
     /// must lead, and nobody is hit further behind cover than this.
-    #[arg(long, value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
+    #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
     max_unlag_ms: u16,
     /// Resolve shots from the tick, as before sub-tick shots (not from the
     /// frame fire was pressed in).
-    #[arg(long)]
+    #[arg(long, env = "ARENA_NO_SUBTICK")]
     no_subtick: bool,
     /// Most players connected at once (bots not counted).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, env = "ARENA_MAX_CLIENTS", default_value_t = 16)]
     max_clients: usize,
     /// Server-side bots (default: 5 for play, 0 otherwise).
-    #[arg(long)]
+    #[arg(long, env = "ARENA_BOTS")]
     bots: Option<usize>,
     /// How well the bots play, 0-1.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, env = "ARENA_BOT_SKILL", default_value_t = 0.5)]
     bot_skill: f32,
     /// Seed the bots' choices, to replay the same game (default: different every time).
-    #[arg(long, value_name = "N")]
+    #[arg(long, env = "ARENA_BOT_SEED", value_name = "N")]
     bot_seed: Option<u64>,
     /// A match ends when someone reaches this many frags.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, env = "ARENA_FRAG_LIMIT", default_value_t = 20)]
     frag_limit: u16,
     /// A match ends after this many minutes.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, env = "ARENA_TIME_LIMIT_MIN", default_value_t = 10.0)]
     time_limit_min: f64,
     /// Make the game private: players need this password to join.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, env = "ARENA_PASSWORD", value_name = "TEXT")]
     password: Option<String>,
+    /// Read the password from the first line of FILE (so that `ps` does not
+    /// show it, as with --password).
+    #[arg(long, env = "ARENA_PASSWORD_FILE", value_name = "FILE", conflicts_with = "password")]
+    password_file: Option<PathBuf>,
     /// The name server browsers show (default: "NAME's game" when hosting,
     /// where `--name` is your player's; the machine's name for a dedicated
     /// server, whose `--name` is this).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(long, env = "ARENA_SERVER_NAME", value_name = "TEXT")]
     server_name: Option<String>,
     /// A shooting range: targets strafing across lanes at known speeds and
     /// distances that cannot die, nobody hurt, hits and misses counted
     /// (no bots unless --bots says so).
-    #[arg(long)]
+    #[arg(long, env = "ARENA_RANGE")]
     range: bool,
 }
 
@@ -398,12 +411,22 @@ impl GameArgs {
                 time_limit_s: (self.time_limit_min * 60.0).round().clamp(0.0, 86_400.0) as u32,
                 ..arena_server::MatchRules::default()
             },
-            password: password(self.password.as_deref())?,
+            password: match &self.password_file {
+                Some(path) => password_from_file(path)?,
+                None => password(self.password.as_deref())?,
+            },
             stop_after: None,
             range: self.range,
             subtick: !self.no_subtick,
         })
     }
+}
+
+/// The password in the first line of `path` (its line end not counted).
+fn password_from_file(path: &std::path::Path) -> Result<Password, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--password-file {}: {e}", path.display()))?;
+    let line = text.lines().next().unwrap_or_default();
+    Password::new(line).map_err(|e| format!("--password-file {}: {e}", path.display()))
 }
 
 /// A `--password` flag's value (none: an open game).
@@ -439,9 +462,13 @@ struct WindowArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let args = match server_file::with_file_options(std::env::args().collect(), |key| std::env::var(key).ok()) {
+        Ok(args) => args,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let cli = Cli::parse_from(args);
     match cli.mode {
-        Some(Mode::Server { name, bind, public_addrs, game, seconds }) => {
+        Some(Mode::Server { config: _, name, bind, public_addrs, game, seconds }) => {
             let stop_after = match seconds.map(positive_duration).transpose() {
                 Ok(d) => d,
                 Err(e) => return fail(&e),

@@ -1,0 +1,182 @@
+//! `arena server --config FILE`: a dedicated server's options from a RON
+//! file, keyed like the flags (`bots: 4`, `tick: 128`, `password_file:
+//! "/run/secrets/arena"`). An unknown key is refused, named. The command
+//! line wins over the environment (`ARENA_...`), which wins over the file:
+//! the file's options become flags added after the command line's, for each
+//! option given neither there nor in the environment.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Largest config file read, bytes.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
+
+/// Every option of `arena server`, each optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerFile {
+    name: Option<String>,
+    bind: Option<SocketAddr>,
+    public_addr: Option<Vec<SocketAddr>>,
+    public_port: Option<u16>,
+    tick: Option<u32>,
+    snapshot_rate: Option<u32>,
+    no_lag_compensation: Option<bool>,
+    max_unlag_ms: Option<u16>,
+    no_subtick: Option<bool>,
+    max_clients: Option<usize>,
+    bots: Option<usize>,
+    bot_skill: Option<f32>,
+    bot_seed: Option<u64>,
+    frag_limit: Option<u16>,
+    time_limit_min: Option<f64>,
+    password: Option<String>,
+    password_file: Option<PathBuf>,
+    range: Option<bool>,
+    seconds: Option<f64>,
+}
+
+/// Why a config file cannot be used.
+#[derive(Debug)]
+pub enum FileError {
+    Read(PathBuf, std::io::Error),
+    TooLarge(PathBuf),
+    Parse(PathBuf, String),
+}
+
+impl std::fmt::Display for FileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FileError::Read(path, e) => write!(f, "cannot read the config file {}: {e}", path.display()),
+            FileError::TooLarge(path) => {
+                write!(f, "the config file {} is larger than {MAX_FILE_BYTES} bytes", path.display())
+            }
+            FileError::Parse(path, e) => write!(f, "the config file {} is not valid: {e}", path.display()),
+        }
+    }
+}
+
+/// The environment variable of a flag: `--max-unlag-ms` is `ARENA_MAX_UNLAG_MS`.
+pub fn env_name(flag: &str) -> String {
+    format!("ARENA_{}", flag.trim_start_matches('-').replace('-', "_").to_uppercase())
+}
+
+/// The command line with the file's options added, if `args` is `arena
+/// server ... --config FILE ...`; `args` as they are otherwise.
+pub fn with_file_options(args: Vec<String>, env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, FileError> {
+    if args.get(1).map(String::as_str) != Some("server") {
+        return Ok(args);
+    }
+    let config = args.iter().enumerate().find_map(|(i, a)| {
+        if a == "--config" { args.get(i + 1).cloned() } else { a.strip_prefix("--config=").map(str::to_string) }
+    });
+    let Some(path) = config.or_else(|| env("ARENA_CONFIG")) else { return Ok(args) };
+    let file = read(Path::new(&path))?;
+    let given = |flag: &str| {
+        args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}="))) || env(&env_name(flag)).is_some()
+    };
+    let mut added: Vec<String> = Vec::new();
+    let mut add = |flag: &str, value: Option<String>| {
+        if let Some(value) = value
+            && !given(flag)
+        {
+            added.push(flag.to_string());
+            added.push(value);
+        }
+    };
+    add("--name", file.name);
+    add("--bind", file.bind.map(|a| a.to_string()));
+    add("--public-port", file.public_port.map(|p| p.to_string()));
+    add("--tick", file.tick.map(|v| v.to_string()));
+    add("--snapshot-rate", file.snapshot_rate.map(|v| v.to_string()));
+    add("--max-unlag-ms", file.max_unlag_ms.map(|v| v.to_string()));
+    add("--max-clients", file.max_clients.map(|v| v.to_string()));
+    add("--bots", file.bots.map(|v| v.to_string()));
+    add("--bot-skill", file.bot_skill.map(|v| v.to_string()));
+    add("--bot-seed", file.bot_seed.map(|v| v.to_string()));
+    add("--frag-limit", file.frag_limit.map(|v| v.to_string()));
+    add("--time-limit-min", file.time_limit_min.map(|v| v.to_string()));
+    add("--password", file.password);
+    add("--password-file", file.password_file.map(|p| p.display().to_string()));
+    add("--seconds", file.seconds.map(|v| v.to_string()));
+    if !given("--public-addr") {
+        for addr in file.public_addr.unwrap_or_default() {
+            added.push("--public-addr".into());
+            added.push(addr.to_string());
+        }
+    }
+    for (flag, on) in [
+        ("--no-lag-compensation", file.no_lag_compensation),
+        ("--no-subtick", file.no_subtick),
+        ("--range", file.range),
+    ] {
+        if on == Some(true) && !given(flag) {
+            added.push(flag.to_string());
+        }
+    }
+    let mut args = args;
+    args.extend(added);
+    Ok(args)
+}
+
+fn read(path: &Path) -> Result<ServerFile, FileError> {
+    let meta = std::fs::metadata(path).map_err(|e| FileError::Read(path.to_path_buf(), e))?;
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(FileError::TooLarge(path.to_path_buf()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| FileError::Read(path.to_path_buf(), e))?;
+    // Keys are written bare (`bots: 4`), not `bots: Some(4)`.
+    ron::Options::default()
+        .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
+        .from_str(&text)
+        .map_err(|e| FileError::Parse(path.to_path_buf(), e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_string).collect()
+    }
+
+    fn write(text: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("arena-config-{}-{}.ron", std::process::id(), text.len()));
+        std::fs::write(&path, text).unwrap_or_default();
+        path
+    }
+
+    #[test]
+    fn the_command_line_wins_over_the_environment_which_wins_over_the_file() {
+        let path = write("(name: \"From file\", bots: 4, tick: 128, no_subtick: true)");
+        let line = format!("arena server --config {} --tick 32", path.display());
+        let env = |key: &str| (key == "ARENA_BOTS").then(|| "2".to_string());
+        let got = with_file_options(args(&line), env).map_err(|e| e.to_string());
+        let _ = std::fs::remove_file(path);
+        let mut want = args(&line);
+        want.extend(["--name".to_string(), "From file".to_string(), "--no-subtick".to_string()]);
+        assert_eq!(got, Ok(want));
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_by_name() {
+        let path = write("(bots: 4, tickrate: 128)");
+        let line = format!("arena server --config {}", path.display());
+        let error = with_file_options(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
+        let _ = std::fs::remove_file(path);
+        let message = error.err().unwrap_or_default();
+        assert!(message.contains("tickrate"), "{message}");
+    }
+
+    #[test]
+    fn other_modes_and_no_file_are_left_alone() {
+        assert_eq!(with_file_options(args("arena play --bots 2"), |_| None).ok(), Some(args("arena play --bots 2")));
+        assert_eq!(
+            with_file_options(args("arena server --bots 2"), |_| None).ok(),
+            Some(args("arena server --bots 2"))
+        );
+        assert_eq!(env_name("--max-unlag-ms"), "ARENA_MAX_UNLAG_MS");
+    }
+}
