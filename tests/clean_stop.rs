@@ -48,7 +48,7 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
     let mut server = Command::new(env!("CARGO_BIN_EXE_arena"))
         .args(["server", "--bind", &addr.to_string(), "--seconds", "60"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("arena server starts");
     let mut clients: Vec<App> = ["Ada", "Bob"]
@@ -79,5 +79,11 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
     }
     let exit = exit.expect("the server exits within 5 s of SIGTERM");
     assert_eq!(exit.code(), Some(0), "a clean stop exits 0");
+    // Its log, written to a pipe (as into a file, journald or a container
+    // log), says why it stopped and carries no colour codes.
+    let mut log = String::new();
+    std::io::Read::read_to_string(&mut server.stderr.take().expect("stderr piped"), &mut log).unwrap();
+    assert!(log.contains("stopping: a stop signal came"), "{log}");
+    assert!(!log.contains('\u{1b}'), "no ANSI codes when not a terminal: {log}");
     eprintln!("both clients told {:.0} ms after SIGTERM: {:?}", after.as_secs_f64() * 1000.0, reasons);
 }

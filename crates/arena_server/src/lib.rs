@@ -260,7 +260,19 @@ pub fn headless_app(config: &ServerConfig) -> Result<(App, ServerInfo), ServerEr
 /// Runs a dedicated server until SIGTERM or SIGINT (Ctrl+C), or `stop_after`.
 pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
     let (mut app, info) = headless_app(config)?;
-    app.add_plugins(bevy::log::LogPlugin { filter: LOG_FILTER.into(), ..Default::default() });
+    app.add_plugins(bevy::log::LogPlugin {
+        // RUST_LOG, when set, replaces this filter (Bevy's rule).
+        filter: LOG_FILTER.into(),
+        // No colour codes into files, journald or container logs.
+        fmt_layer: |_| {
+            use std::io::IsTerminal;
+            let layer = bevy::log::tracing_subscriber::fmt::Layer::default()
+                .with_writer(std::io::stderr)
+                .with_ansi(std::io::stderr().is_terminal());
+            Some(Box::new(layer))
+        },
+        ..Default::default()
+    });
     stop_on_signals(&mut app)?;
     info.print_banner();
     match app.run() {
