@@ -14,7 +14,6 @@ use arena_server::ServerConfig;
 use arena_view::{Screenshot, StartAction, ViewConfig};
 use clap::{Args, Parser, Subcommand};
 
-mod server_file;
 mod servers;
 
 #[derive(Parser, Debug)]
@@ -462,7 +461,7 @@ struct WindowArgs {
 }
 
 fn main() -> ExitCode {
-    let args = match server_file::with_file_options(std::env::args().collect(), |key| std::env::var(key).ok()) {
+    let args = match arena_server::with_config_file(std::env::args().collect(), |key| std::env::var(key).ok()) {
         Ok(args) => args,
         Err(e) => return fail(&e.to_string()),
     };

@@ -48,6 +48,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(ClockSyncTarget),
         Box::new(InterpolationHistory),
         Box::new(Names),
+        Box::new(ConfigFile),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),
@@ -608,6 +609,32 @@ impl Target for InterpolationHistory {
                 }
             }
         }
+    }
+}
+
+struct ConfigFile;
+
+impl Target for ConfigFile {
+    fn name(&self) -> &'static str {
+        "config_file"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        [
+            "(name: \"Friday\", bind: \"0.0.0.0:27015\", public_addr: [\"203.0.113.7:27015\"], bots: 4, tick: 64)",
+            "(no_subtick: true, max_unlag_ms: 300, password_file: \"/run/secrets/arena\", time_limit_min: 12.5)",
+            "(tickrate: 128)",
+            "((((((((((((((((((((",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        // The reader refuses more than this before parsing.
+        let input = &input[..input.len().min(arena_server::MAX_CONFIG_FILE_BYTES as usize)];
+        let _ = arena_server::check_config_file(&String::from_utf8_lossy(input));
     }
 }
 

@@ -12,6 +12,7 @@
 //! - `net`: sending a message to one client or to all.
 //! - `range`: the shooting range's lanes, targets, tallies and misses.
 //! - `config`: every server option, its defaults and checks; match rules.
+//! - `config_file`: `--config FILE`, the options from a RON file.
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
 //!   connections, issued ids, per-client tallies, the log summary).
 //! - `transport`: the socket, netcode and renet behind the guard.
@@ -53,6 +54,7 @@
 mod bots;
 mod combat;
 mod config;
+mod config_file;
 mod guard;
 mod intake;
 mod lag_compensation;
@@ -79,6 +81,7 @@ use bevy_renet::RenetReceive;
 // What running a server needs.
 pub use bots::BotSettings;
 pub use config::{ConfigError, DEFAULT_MAX_UNLAG_MS, MAX_UNLAG_MS, MatchRules, ServerConfig};
+pub use config_file::{ConfigFileError, MAX_CONFIG_FILE_BYTES, check_config_file, env_name, with_config_file};
 pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 
 // What a game, a test or an experiment reads of a running server.

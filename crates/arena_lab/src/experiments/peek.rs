@@ -192,11 +192,6 @@ fn sees(world: &ArenaWorld, from: &PlayerState, to: &PlayerState) -> bool {
     world.cast_ray(a, dir, distance).is_none()
 }
 
-/// Where client `i` draws the other player.
-fn drawn_other(lab: &LoopbackGame, i: usize) -> Option<PlayerState> {
-    lab.drawn_other(i)
-}
-
 /// Marks the ticks after `*drawn_to` up to `shown` as first drawn `now`.
 fn mark_drawn(
     stages: &mut BTreeMap<u32, Stages>,
@@ -340,7 +335,7 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
                 }
                 if peeking
                     && peeker_saw.is_none()
-                    && let (Some(me), Some(them)) = (drawn_self(&lab.clients[peeker]), drawn_other(&lab, peeker))
+                    && let (Some(me), Some(them)) = (drawn_self(&lab.clients[peeker]), lab.drawn_other(peeker))
                     && sees(&world, &me, &them)
                 {
                     peeker_saw = Some(now);
@@ -364,7 +359,7 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
                 if peeking
                     && peeker_saw.is_some()
                     && holder_saw.is_none()
-                    && let (Some(me), Some(them)) = (drawn_self(&lab.clients[holder]), drawn_other(&lab, holder))
+                    && let (Some(me), Some(them)) = (drawn_self(&lab.clients[holder]), lab.drawn_other(holder))
                     && sees(&world, &me, &them)
                 {
                     holder_saw = Some(now);

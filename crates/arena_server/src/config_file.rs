@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 /// Largest config file read, bytes.
-const MAX_FILE_BYTES: u64 = 64 * 1024;
+pub const MAX_CONFIG_FILE_BYTES: u64 = 64 * 1024;
 
 /// Every option of `arena server`, each optional.
 #[derive(Debug, Default, Deserialize)]
@@ -40,20 +40,20 @@ struct ServerFile {
 
 /// Why a config file cannot be used.
 #[derive(Debug)]
-pub enum FileError {
+pub enum ConfigFileError {
     Read(PathBuf, std::io::Error),
     TooLarge(PathBuf),
     Parse(PathBuf, String),
 }
 
-impl std::fmt::Display for FileError {
+impl std::fmt::Display for ConfigFileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            FileError::Read(path, e) => write!(f, "cannot read the config file {}: {e}", path.display()),
-            FileError::TooLarge(path) => {
-                write!(f, "the config file {} is larger than {MAX_FILE_BYTES} bytes", path.display())
+            ConfigFileError::Read(path, e) => write!(f, "cannot read the config file {}: {e}", path.display()),
+            ConfigFileError::TooLarge(path) => {
+                write!(f, "the config file {} is larger than {MAX_CONFIG_FILE_BYTES} bytes", path.display())
             }
-            FileError::Parse(path, e) => write!(f, "the config file {} is not valid: {e}", path.display()),
+            ConfigFileError::Parse(path, e) => write!(f, "the config file {} is not valid: {e}", path.display()),
         }
     }
 }
@@ -65,7 +65,10 @@ pub fn env_name(flag: &str) -> String {
 
 /// The command line with the file's options added, if `args` is `arena
 /// server ... --config FILE ...`; `args` as they are otherwise.
-pub fn with_file_options(args: Vec<String>, env: impl Fn(&str) -> Option<String>) -> Result<Vec<String>, FileError> {
+pub fn with_config_file(
+    args: Vec<String>,
+    env: impl Fn(&str) -> Option<String>,
+) -> Result<Vec<String>, ConfigFileError> {
     if args.get(1).map(String::as_str) != Some("server") {
         return Ok(args);
     }
@@ -121,17 +124,32 @@ pub fn with_file_options(args: Vec<String>, env: impl Fn(&str) -> Option<String>
     Ok(args)
 }
 
-fn read(path: &Path) -> Result<ServerFile, FileError> {
-    let meta = std::fs::metadata(path).map_err(|e| FileError::Read(path.to_path_buf(), e))?;
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(FileError::TooLarge(path.to_path_buf()));
+fn read(path: &Path) -> Result<ServerFile, ConfigFileError> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| ConfigFileError::Read(path.to_path_buf(), e))?;
+    // Read one byte past the limit: a longer file is refused, not cut short.
+    let mut text = String::new();
+    file.take(MAX_CONFIG_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| ConfigFileError::Read(path.to_path_buf(), e))?;
+    if text.len() as u64 > MAX_CONFIG_FILE_BYTES {
+        return Err(ConfigFileError::TooLarge(path.to_path_buf()));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| FileError::Read(path.to_path_buf(), e))?;
+    parse_config_file(&text).map_err(|e| ConfigFileError::Parse(path.to_path_buf(), e))
+}
+
+/// Checks a config file's text: `Ok` when every key is known and every
+/// value has its type (what the fuzz harness drives).
+pub fn check_config_file(text: &str) -> Result<(), String> {
+    parse_config_file(text).map(|_| ())
+}
+
+fn parse_config_file(text: &str) -> Result<ServerFile, String> {
     // Keys are written bare (`bots: 4`), not `bots: Some(4)`.
     ron::Options::default()
         .with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME)
-        .from_str(&text)
-        .map_err(|e| FileError::Parse(path.to_path_buf(), e.to_string()))
+        .from_str(text)
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -153,7 +171,7 @@ mod tests {
         let path = write("(name: \"From file\", bots: 4, tick: 128, no_subtick: true)");
         let line = format!("arena server --config {} --tick 32", path.display());
         let env = |key: &str| (key == "ARENA_BOTS").then(|| "2".to_string());
-        let got = with_file_options(args(&line), env).map_err(|e| e.to_string());
+        let got = with_config_file(args(&line), env).map_err(|e| e.to_string());
         let _ = std::fs::remove_file(path);
         let mut want = args(&line);
         want.extend(["--name".to_string(), "From file".to_string(), "--no-subtick".to_string()]);
@@ -164,19 +182,25 @@ mod tests {
     fn an_unknown_key_is_refused_by_name() {
         let path = write("(bots: 4, tickrate: 128)");
         let line = format!("arena server --config {}", path.display());
-        let error = with_file_options(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
+        let error = with_config_file(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
         let _ = std::fs::remove_file(path);
         let message = error.err().unwrap_or_default();
         assert!(message.contains("tickrate"), "{message}");
     }
 
     #[test]
+    fn a_file_too_large_is_refused() {
+        let path = write(&format!("(name: \"{}\")", "x".repeat(MAX_CONFIG_FILE_BYTES as usize)));
+        let line = format!("arena server --config {}", path.display());
+        let error = with_config_file(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
+        let _ = std::fs::remove_file(path);
+        assert!(error.err().unwrap_or_default().contains("larger than"));
+    }
+
+    #[test]
     fn other_modes_and_no_file_are_left_alone() {
-        assert_eq!(with_file_options(args("arena play --bots 2"), |_| None).ok(), Some(args("arena play --bots 2")));
-        assert_eq!(
-            with_file_options(args("arena server --bots 2"), |_| None).ok(),
-            Some(args("arena server --bots 2"))
-        );
+        assert_eq!(with_config_file(args("arena play --bots 2"), |_| None).ok(), Some(args("arena play --bots 2")));
+        assert_eq!(with_config_file(args("arena server --bots 2"), |_| None).ok(), Some(args("arena server --bots 2")));
         assert_eq!(env_name("--max-unlag-ms"), "ARENA_MAX_UNLAG_MS");
     }
 }
