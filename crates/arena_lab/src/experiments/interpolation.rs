@@ -7,7 +7,9 @@ use arena_sim::Buttons;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, WARMUP_S, interp_ms_of, two_player_lab};
+use super::setup::{
+    LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, WARMUP_S, interp_ms_of, percentile, two_player_lab,
+};
 
 /// What `arena lab interpolation` prints.
 #[derive(Debug, Serialize)]
@@ -97,8 +99,7 @@ pub fn interpolation(settings: LabSettings) -> Result<InterpolationReport, LabEr
     let end = lab.clients[observer].world().resource::<InterpStats>().clone();
     let mut sorted = errors.clone();
     sorted.sort_by(f64::total_cmp);
-    let percentile =
-        |p: f64| sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN);
+    let percentile = |p: f64| percentile(&sorted, p);
     Ok(InterpolationReport {
         experiment: "interpolation",
         render_error_mean_m: if errors.is_empty() {

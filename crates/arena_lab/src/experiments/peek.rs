@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::harness::{LoopbackGame, client_app_with, drawn_self, server_app_with_frame, session};
 
-use super::setup::{FPS_RANGE, LabError, LabSettings, Summary, WARMUP_S};
+use super::setup::{FPS_RANGE, LabError, LabSettings, Summary, WARMUP_S, line_clear};
 
 /// Where the holder stands (south of the centre slab, looking north at its
 /// east edge) and where the peeker waits behind the slab, out of sight.
@@ -186,10 +186,7 @@ struct Stages {
 
 /// Whether `to` can be seen from `from`, eye to eye, past the map.
 fn sees(world: &ArenaWorld, from: &PlayerState, to: &PlayerState) -> bool {
-    let (a, b) = (from.eye_pos(), to.eye_pos());
-    let distance = a.distance(b);
-    let Some(dir) = (b - a).try_normalize() else { return true };
-    world.cast_ray(a, dir, distance).is_none()
+    line_clear(world, from.eye_pos(), to.eye_pos())
 }
 
 /// Marks the ticks after `*drawn_to` up to `shown` as first drawn `now`.

@@ -181,6 +181,11 @@ impl Summary {
     }
 }
 
+/// Whether nothing of the map stands between `a` and `b`.
+pub(crate) fn line_clear(world: &arena_sim::ArenaWorld, a: Vec3, b: Vec3) -> bool {
+    (b - a).try_normalize().is_none_or(|dir| world.cast_ray(a, dir, a.distance(b)).is_none())
+}
+
 /// The `p` quantile (0..=1) of sorted figures, nearest rank (NaN for none).
 pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     sorted.get(((sorted.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)

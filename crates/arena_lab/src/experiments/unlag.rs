@@ -14,7 +14,9 @@ use serde::Serialize;
 
 use crate::harness::drawn_self;
 
-use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, Summary, WARMUP_S, frames_for, interp_ms_of, two_player_lab};
+use super::setup::{
+    LAB_FRAME_HZ, LabError, LabSettings, Summary, WARMUP_S, frames_for, interp_ms_of, line_clear, two_player_lab,
+};
 
 /// The caps `arena lab unlag` tries by default, milliseconds (the last is
 /// the largest the server takes: no cap within its history).
@@ -72,12 +74,9 @@ fn in_sight(world: &ArenaWorld, from: &PlayerState, to: &PlayerState) -> Option<
     let (_, top) = hitbox.body_segment();
     let centre = hitbox.body_center();
     let across = (centre - eye).cross(Vec3::Y).normalize_or_zero() * BODY_RADIUS_M * 0.9;
-    [centre, hitbox.head_center(), centre + across, centre - across, top + across, top - across].into_iter().find(
-        |point| {
-            let distance = eye.distance(*point);
-            (*point - eye).try_normalize().is_none_or(|dir| world.cast_ray(eye, dir, distance).is_none())
-        },
-    )
+    [centre, hitbox.head_center(), centre + across, centre - across, top + across, top - across]
+        .into_iter()
+        .find(|point| line_clear(world, eye, *point))
 }
 
 /// Runs `arena lab unlag` for each cap in `caps_ms`.
