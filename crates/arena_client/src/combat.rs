@@ -279,7 +279,11 @@ pub(crate) fn send_settings(
         arena_protocol::default_interp_ms(roster.snapshot_rate())
     };
     let interp_ms = if settings.interpolation { ClientSettings::interp_ms_of(delay_ms).max(1) } else { 0 };
-    let current = ClientSettings { lag_compensation: settings.lag_compensation, interp_ms };
+    let current = ClientSettings {
+        lag_compensation: settings.lag_compensation,
+        interp_ms,
+        projectile_compensation: settings.projectile_compensation,
+    };
     let now_s = time.elapsed_secs_f64();
     if sent.last == Some(current) || !sent.worth_sending(current, now_s) {
         return;

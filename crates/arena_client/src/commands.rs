@@ -59,6 +59,8 @@ pub struct LocalInput {
     /// A press of fire not yet in a command: where the view was (press
     /// before turning the view for the frame) and the frame looked at.
     pub click: Option<PendingClick>,
+    /// Counts the clicks made (presses of fire that became a click).
+    pub clicks: u64,
 }
 
 /// A click waiting for its command.
@@ -103,6 +105,7 @@ impl LocalInput {
         if button.contains(Buttons::FIRE) && self.click.is_none() {
             let after_s = if after_s.is_finite() { after_s.clamp(0.0, 1.0) } else { 0.0 };
             self.click = Some(PendingClick { yaw: self.yaw, pitch: self.pitch, after_s, frame: None });
+            self.clicks += 1;
         }
     }
 

@@ -29,6 +29,8 @@
 //! - `hit_prediction`: the hit foreseen at the click, and its tally against
 //!   the server's verdicts.
 //! - `combat`: our shots and the server's verdicts, damage, kills.
+//! - `rockets`: our rockets predicted and matched, others' drawn, blasts,
+//!   our own splash into the prediction.
 //! - `scoreboard`: the scoreboard and the match's state.
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
@@ -62,6 +64,7 @@ mod messages;
 mod prediction;
 mod range;
 mod replication;
+mod rockets;
 mod roster;
 mod scoreboard;
 mod settings;
@@ -89,7 +92,7 @@ pub use prediction::{PredictedEvents, Prediction};
 pub use timeline::{ClientTick, ServerClock};
 pub use vocabulary::{
     Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
-    MessageTally, NetPlayer, NetState, PlayerName, Roster, Session, SnapshotApplied, Welcomed,
+    MessageTally, NetPlayer, NetState, OwnSplashSchedule, PlayerName, Roster, Session, SnapshotApplied, Welcomed,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
@@ -99,6 +102,10 @@ pub use combat::{
 };
 pub use hit_prediction::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
 pub use range::{MAX_RANGE_MISSES, RangeStats};
+pub use rockets::{
+    BlastDrawn, CONFIRM_WAIT_S, ClientRockets, DrawnRocket, DrawnRockets, OwnBlast, OwnRocket, RemoteRocket,
+    RocketStats,
+};
 pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;
 
@@ -185,7 +192,7 @@ impl Plugin for ClientPlugin {
                 interpolation::plugin,
                 drawn::plugin,
                 hit_prediction::plugin,
-                combat::plugin,
+                (combat::plugin, rockets::plugin),
                 scoreboard::plugin,
                 range::plugin,
                 stats::plugin,
@@ -209,6 +216,7 @@ impl Plugin for ClientPlugin {
                     prediction::reconcile,
                     interpolation::record_history,
                     combat::apply_combat_messages,
+                    rockets::apply_rocket_messages.after(prediction::reconcile),
                     scoreboard::follow,
                     range::apply_range_reports,
                 )
@@ -220,7 +228,7 @@ impl Plugin for ClientPlugin {
             (
                 commands::sample_command.in_set(ClientSet::Sample),
                 prediction::predict_tick.in_set(ClientSet::Predict),
-                (commands::record_command, combat::remember_shots).in_set(ClientSet::Record),
+                (commands::record_command, combat::remember_shots, rockets::launch_own).in_set(ClientSet::Record),
             ),
         )
         .add_systems(PostUpdate, commands::send_commands.in_set(ClientSet::SendCommands))
@@ -230,7 +238,7 @@ impl Plugin for ClientPlugin {
                 (
                     (timeline::advance_render_clock, commands::stamp_clicks),
                     (interpolation::interpolate, prediction::present_local),
-                    drawn::watch_lives,
+                    (drawn::watch_lives, rockets::draw_rockets),
                 )
                     .chain()
                     .in_set(ClientSet::Present),

@@ -75,7 +75,9 @@ pub(crate) fn route_messages(
                 | ToClient::Killed { .. }
                 | ToClient::Scores(_)
                 | ToClient::Match(_)
-                | ToClient::Range(_)) => {
+                | ToClient::Range(_)
+                | ToClient::RocketFired { .. }
+                | ToClient::RocketExploded { .. }) => {
                     game.write(GameMessage(message));
                 }
             }

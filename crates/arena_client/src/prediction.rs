@@ -19,7 +19,9 @@ use bevy::prelude::*;
 use crate::commands::{CommandWindow, MAX_PENDING, ThisTick};
 use crate::settings::NetcodeSettings;
 use crate::timeline::ServerClock;
-use crate::vocabulary::{ClientWorld, Drawn, DrawnFrame, LocalPlayer, NetState, Roster, SessionState, SnapshotApplied};
+use crate::vocabulary::{
+    ClientWorld, Drawn, DrawnFrame, LocalPlayer, NetState, OwnSplashSchedule, Roster, SessionState, SnapshotApplied,
+};
 /// Position difference that counts as a misprediction, metres.
 pub const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
 /// Velocity difference that counts as a misprediction, metres per second.
@@ -111,11 +113,20 @@ pub enum Reconciled {
 pub struct Mover<'a> {
     pub world: &'a ArenaWorld,
     pub dt_s: f32,
+    /// Our own rockets' splashes: the tick each lands after, and where
+    /// (the server lands them at the same tick by the same rule).
+    pub splashes: &'a [(u32, Vec3)],
 }
 
 impl Mover<'_> {
     fn step(&self, before: &PlayerState, state: &PlayerState, cmd: &UserCmd) -> (PlayerState, TickEvents) {
-        step_player(before, state, cmd, self.world, self.dt_s)
+        let (mut next, events) = step_player(before, state, cmd, self.world, self.dt_s);
+        for (_, point) in self.splashes.iter().filter(|(tick, _)| *tick == cmd.tick) {
+            if let Some((kicked, _damage)) = arena_sim::rocket::own_splash(self.world, *point, &next) {
+                next = kicked;
+            }
+        }
+        (next, events)
     }
 }
 
@@ -298,6 +309,7 @@ fn misprediction(predicted: &PlayerState, actual: &PlayerState) -> Option<f32> {
         || predicted.on_ground != actual.on_ground
         || predicted.crouched != actual.crouched
         || predicted.ammo != actual.ammo
+        || predicted.weapon != actual.weapon
         || (predicted.reload_s - actual.reload_s).abs() > 1e-4;
     differs.then_some(distance)
 }
@@ -313,6 +325,7 @@ pub(crate) fn predict_tick(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
     world: Res<ClientWorld>,
+    splashes: Res<OwnSplashSchedule>,
     mut prediction: ResMut<Prediction>,
     mut effects: MessageWriter<PredictedEvents>,
 ) {
@@ -320,7 +333,7 @@ pub(crate) fn predict_tick(
         prediction.hold();
         return;
     };
-    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s() };
+    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0 };
     if let Some(events) = prediction.predict(&cmd, settings.prediction, &mover) {
         effects.write(PredictedEvents { tick: cmd.tick, events });
     }
@@ -333,6 +346,7 @@ pub(crate) fn reconcile(
     world: Res<ClientWorld>,
     window: Res<CommandWindow>,
     time: Res<Time<Real>>,
+    splashes: Res<OwnSplashSchedule>,
     mut prediction: ResMut<Prediction>,
 ) {
     let switches = Switches::of(&settings);
@@ -342,7 +356,7 @@ pub(crate) fn reconcile(
         prediction.note_switches(switches);
         return;
     };
-    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s() };
+    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0 };
     let auth = Authority { ack: snapshot.ack, state };
     prediction.reconcile(auth, switches, &window.pending, &mover, time.elapsed_secs_f64());
 }
@@ -404,7 +418,7 @@ mod tests {
         }
 
         fn mover(&self) -> Mover<'_> {
-            Mover { world: &self.world, dt_s: DT_S }
+            Mover { world: &self.world, dt_s: DT_S, splashes: &[] }
         }
 
         /// Commands `range` run on `state` by the shared movement code, as the server runs them.

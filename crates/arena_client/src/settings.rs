@@ -29,6 +29,8 @@ pub struct NetcodeSettings {
     pub interp_ms: Option<u16>,
     /// Ask the server to rewind the other players to what we saw when firing.
     pub lag_compensation: bool,
+    /// Ask the server to bring our rockets up to the time we fired them.
+    pub projectile_compensation: bool,
     /// Sub-tick shots: a shot goes from the frame fire was pressed in (its
     /// time within the tick, its view, what it drew), not from the next tick.
     pub subtick: bool,
@@ -52,6 +54,7 @@ impl Default for NetcodeSettings {
             interpolation: true,
             interp_ms: None,
             lag_compensation: true,
+            projectile_compensation: true,
             subtick: true,
             hit_prediction: true,
             show_hitboxes: false,

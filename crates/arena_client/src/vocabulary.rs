@@ -171,6 +171,11 @@ pub(crate) struct PlayerEntities(pub HashMap<PlayerId, Entity>);
 #[derive(Resource, Clone, Deref)]
 pub struct ClientWorld(pub Arc<ArenaWorld>);
 
+/// Where our own rockets' splashes land on us, for the prediction: the
+/// tick of our timeline and the blast's centre.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct OwnSplashSchedule(pub Vec<(u32, Vec3)>);
+
 /// Counters of what the client had to drop, for logs and tests.
 #[derive(Resource, Default, Debug, Clone)]
 pub struct ClientStats {

@@ -10,11 +10,15 @@ use arena_protocol::messages::state_is_sane;
 use arena_protocol::names::{
     MAX_NAME_CHARS, USER_DATA_BYTES, clean_name, is_invisible, name_from_user_data, refuse_name, unique_name,
 };
+use arena_protocol::rocket::{BlastInfo, RocketBlast, RocketLaunch};
 use arena_protocol::snapshot::{self, Baseline, Feedback, Frame, OwnState, RemoteState};
 use arena_protocol::{ToClient, ToServer, decode, encode};
 use arena_server::{CommandBuffer, RewindBounds, choose_tested_tick, click_wait_ticks, render_time_tolerance_ticks};
 use arena_sim::cmd::MAX_PITCH_RAD;
-use arena_sim::{ArenaWorld, Buttons, Click, MapDef, PlayerId, PlayerState, UserCmd, step_player, tick_dt_s};
+use arena_sim::rocket::{self, Launch};
+use arena_sim::{
+    ArenaWorld, Buttons, Click, Hitbox, MapDef, PlayerId, PlayerState, UserCmd, Weapon, step_player, tick_dt_s,
+};
 use glam::Vec3;
 
 use crate::network;
@@ -49,6 +53,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(InterpolationHistory),
         Box::new(Names),
         Box::new(ConfigFile),
+        Box::new(Rockets),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),
@@ -93,6 +98,7 @@ pub fn any_state(u: &mut Unstructured) -> PlayerState {
         alive: bool::arbitrary(u).unwrap_or(true),
         health: u8::arbitrary(u).unwrap_or(100),
         ammo: u8::arbitrary(u).unwrap_or(30),
+        weapon: if bool::arbitrary(u).unwrap_or(false) { Weapon::Rocket } else { Weapon::Rifle },
         fire_cooldown_s: f32_any(u),
         reload_s: f32_any(u),
         fire_held: bool::arbitrary(u).unwrap_or(false),
@@ -130,7 +136,11 @@ impl Target for DecodeToServer {
         let cmds = (0..6).map(|t| UserCmd { tick: 1000 + t, forward: 1.0, yaw: 0.3, ..Default::default() }).collect();
         [
             ToServer::Commands(CommandPacket { snapshot_ack: Some(990), cmds }.encode()),
-            ToServer::Settings(arena_protocol::ClientSettings { lag_compensation: true, interp_ms: 31 }),
+            ToServer::Settings(arena_protocol::ClientSettings {
+                lag_compensation: true,
+                interp_ms: 31,
+                projectile_compensation: true,
+            }),
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -190,6 +200,16 @@ impl Target for DecodeToClient {
                 hits: 3,
                 miss: Some(arena_protocol::RangeMiss { target: PlayerId(2), right_m: 0.5, up_m: -0.1 }),
             }),
+            ToClient::RocketFired { shooter: PlayerId(3), launch: RocketLaunch::new(&seed_launch(), 1.0 / 64.0, 120) },
+            ToClient::RocketExploded {
+                owner: PlayerId(3),
+                blast: RocketBlast::new(&BlastInfo {
+                    tick_low: 1000,
+                    point: Vec3::new(4.0, 0.05, 10.0),
+                    own_ticks: 12,
+                    direct: Some(PlayerId(2)),
+                }),
+            },
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -198,6 +218,17 @@ impl Target for DecodeToClient {
 
     fn run(&mut self, input: &[u8]) {
         let Ok(message) = decode::<ToClient>(input) else { return };
+        if message.validate().is_ok() {
+            match &message {
+                ToClient::RocketFired { launch, .. } => fly(&launch.read().launch(1000, 1.0 / 64.0)),
+                ToClient::RocketExploded { blast, .. } => {
+                    let b = blast.read();
+                    assert!(b.point.is_finite());
+                    splash_around(b.point, &PlayerState::spawned_at(Vec3::ZERO, 0.0));
+                }
+                _ => {}
+            }
+        }
         if message.validate().is_ok()
             && let ToClient::Snapshot(bytes) = &message
         {
@@ -668,5 +699,78 @@ impl Target for Names {
         data[..n].copy_from_slice(&input[..n]);
         let from_data = name_from_user_data(&data);
         assert_eq!(clean_name(&from_data), from_data);
+    }
+}
+
+fn seed_launch() -> Launch {
+    Launch { origin: Vec3::new(1.0, 1.6, 20.0), dir: Vec3::NEG_Z, tick: 1000, at_s: -0.004 }
+}
+
+/// The arena, built once: rockets are tested against its walls.
+fn arena() -> &'static ArenaWorld {
+    static WORLD: std::sync::OnceLock<ArenaWorld> = std::sync::OnceLock::new();
+    WORLD.get_or_init(|| ArenaWorld::new(MapDef::foundry()))
+}
+
+/// A rocket from a launch as a client reads one: its flight, its wall, the
+/// tick it gets there, a player in its way; every figure finite.
+fn fly(launch: &Launch) {
+    let dt = 1.0 / 64.0;
+    assert!(launch.origin.is_finite() && launch.dir.is_finite() && launch.at_s.is_finite());
+    let wall = launch.wall_distance(arena());
+    assert!(wall.is_finite() && wall >= 0.0);
+    let tick = launch.tick_reaching(wall, dt);
+    assert!(arena_sim::tick_diff(tick, launch.tick) >= 0);
+    assert!(launch.pos(launch.flown_s(tick, dt)).is_finite());
+    let someone = [(PlayerId(1), Hitbox::of(&PlayerState::spawned_at(launch.blast_point(wall), 0.0)))];
+    if let Some((_, at)) = rocket::player_hit(launch, PlayerId(0), (0.0, wall), &someone) {
+        assert!(at.is_finite() && at <= wall + 1e-3);
+    }
+}
+
+/// A blast at `point` on `state`: the splash and its kick stay finite and bounded.
+fn splash_around(point: Vec3, state: &PlayerState) {
+    if let Some(hit) = rocket::splash(arena(), point, &Hitbox::of(state), false, true) {
+        assert!(hit.kick.is_finite() && hit.kick.length() <= rocket::KNOCKBACK_MPS + 1e-3);
+        assert!((0.0..=1.0).contains(&hit.falloff));
+    }
+    if let Some((kicked, _)) = rocket::own_splash(arena(), point, state) {
+        assert!(!state_is_sane(state) || state_is_sane(&kicked));
+    }
+}
+
+/// Rockets from hostile bytes: launches and blasts packed by anyone, and
+/// the shared flight and splash rules on any launch and any state (a
+/// client's own rocket comes from its own, sanitised, command).
+struct Rockets;
+
+impl Target for Rockets {
+    fn name(&self) -> &'static str {
+        "rockets"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let mut u = Unstructured::new(input);
+        let launch_bytes: [u8; 16] = <[u8; 16]>::arbitrary(&mut u).unwrap_or([0; 16]);
+        let blast_bytes: [u8; 12] = <[u8; 12]>::arbitrary(&mut u).unwrap_or([0; 12]);
+        let near = u32::arbitrary(&mut u).unwrap_or(0);
+        let launch = arena_protocol::decode::<RocketLaunch>(&launch_bytes).map(|l| l.read().launch(near, 1.0 / 64.0));
+        if let Ok(launch) = launch {
+            fly(&launch);
+        }
+        if let Ok(blast) = arena_protocol::decode::<RocketBlast>(&blast_bytes) {
+            let state = sane_state(&mut u);
+            splash_around(blast.read().point, &state);
+        }
+        // A launch from a command: the eye of a sane state along any view.
+        let state = sane_state(&mut u);
+        let dir = arena_sim::player::view_forward(f32_any(&mut u), f32_any(&mut u));
+        if dir.is_finite() {
+            let at_s = f32_any(&mut u);
+            let at_s = if at_s.is_finite() { at_s.clamp(-1.0 / 64.0, 1.0 / 64.0) } else { 0.0 };
+            fly(&Launch { origin: state.eye_pos(), dir, tick: near, at_s });
+        }
+        let point = Vec3::new(f32_any(&mut u), f32_any(&mut u), f32_any(&mut u));
+        splash_around(point, &state);
     }
 }

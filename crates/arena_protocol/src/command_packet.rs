@@ -177,14 +177,14 @@ impl CommandPacket {
     ///
     /// ```text
     /// count       5 (0: the packet ends with ack? = 0)
-    /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u4
+    /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u5
     ///             | render? [ticks behind the command's tick × 256 v[12,15]] | its click
     /// each older  next tick? [] or [ticks apart - 2 v[3,8,32]]
     ///             | as predicted? [] or [view only? | a changed bit per field said
     ///               (view only: yaw, pitch; else forward, right, yaw, pitch, buttons, render)
     ///               | each changed field, in that order:
     ///                 forward s8 | right s8 | yaw turn from the prediction v[3,5,7,9,13,17]
-    ///                 | pitch difference v[3,5,7,9,13,17] | buttons u4
+    ///                 | pitch difference v[3,5,7,9,13,17] | buttons u5
     ///                 | render difference (none as -1) v[4,9,16,32]]
     ///             | its click
     /// a click     only in a command that fires: click? [fraction × 256 u9
@@ -210,7 +210,7 @@ impl CommandPacket {
         out.signed(8, i32::from(first.right));
         out.unsigned(16, u32::from(first.yaw));
         out.signed(16, i32::from(first.pitch));
-        out.unsigned(4, u32::from(first.buttons));
+        out.unsigned(Buttons::BITS, u32::from(first.buttons));
         out.flag(first.render != u32::MAX);
         if first.render != u32::MAX {
             out.var_unsigned(first.render, &RENDER);
@@ -263,7 +263,7 @@ impl CommandPacket {
                 out.var_signed(i32::from(older.pitch) - i32::from(expected.pitch), &ANGLE_DELTA);
             }
             if changed[4] {
-                out.unsigned(4, u32::from(older.buttons));
+                out.unsigned(Buttons::BITS, u32::from(older.buttons));
             }
             if changed[5] {
                 out.var_signed((render_signed(older.render) - render_signed(expected.render)) as i32, &RENDER_DELTA);
@@ -294,7 +294,7 @@ impl CommandPacket {
                 right: input.signed(8)? as i8,
                 yaw: input.unsigned(16)? as u16,
                 pitch: pitch(input.signed(16)?)?,
-                buttons: input.unsigned(4)? as u8,
+                buttons: input.unsigned(Buttons::BITS)? as u8,
                 render: if input.flag()? {
                     render_unsigned(i64::from(input.var_unsigned(&RENDER)?))?
                 } else {
@@ -331,7 +331,7 @@ impl CommandPacket {
                     older.pitch = pitch(i32::from(expected.pitch) + input.var_signed(&ANGLE_DELTA)?)?;
                 }
                 if changed[4] {
-                    older.buttons = input.unsigned(4)? as u8;
+                    older.buttons = input.unsigned(Buttons::BITS)? as u8;
                 }
                 if changed[5] {
                     let delta = i64::from(input.var_signed(&RENDER_DELTA)?);
@@ -448,7 +448,7 @@ mod tests {
                 .map(|_| {
                     // Gaps of any size, wrapping included; pitch at its limits.
                     tick = tick.wrapping_add(1 + if rng.next_f32() < 0.2 { rng.below(1 << 20) as u32 } else { 0 });
-                    let buttons = Buttons(rng.below(16) as u8);
+                    let buttons = Buttons(rng.below(32) as u8);
                     let mut c = UserCmd {
                         tick,
                         forward: rng.range(-1.0, 1.0),

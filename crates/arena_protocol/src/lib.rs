@@ -20,6 +20,7 @@
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
 //! - `query`: server queries (Valve's A2S), for browsers and trackers.
+//! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
 
 pub mod bits;
 pub mod bundle;
@@ -32,6 +33,7 @@ pub mod messages;
 pub mod names;
 pub mod payload_guard;
 pub mod query;
+pub mod rocket;
 pub mod snapshot;
 
 pub use codec::{DecodeError, decode, encode};
@@ -42,7 +44,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 8;
+pub const PROTOCOL_VERSION: u64 = 9;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -46,6 +46,9 @@ pub struct ClientSettings {
     pub lag_compensation: bool,
     /// This client's interpolation delay, milliseconds (0 with interpolation off).
     pub interp_ms: u16,
+    /// Bring this client's rockets up to the time it fired them (catch-up
+    /// against the others as it saw them).
+    pub projectile_compensation: bool,
 }
 
 /// The interpolation delay a client uses unless its player chooses one, in
@@ -140,6 +143,17 @@ pub enum ToClient {
     /// On a shooting range, to the shooter after each shot: its tally, and
     /// for a miss where the nearest target was.
     Range(RangeReport),
+    /// To everyone (its shooter too, to match it to the rocket it drew): a
+    /// rocket fired.
+    RocketFired {
+        shooter: PlayerId,
+        launch: crate::rocket::RocketLaunch,
+    },
+    /// To everyone: a rocket exploded (its damage comes as `Damaged`).
+    RocketExploded {
+        owner: PlayerId,
+        blast: crate::rocket::RocketBlast,
+    },
 }
 
 /// Farthest a range miss is reported from the shot's line, metres.
@@ -258,6 +272,8 @@ impl ToClient {
             ToClient::Match(_) => "match",
             ToClient::Refused(_) => "refused",
             ToClient::Range(_) => "range",
+            ToClient::RocketFired { .. } => "rocket_fired",
+            ToClient::RocketExploded { .. } => "rocket_exploded",
         }
     }
 
@@ -318,7 +334,10 @@ impl ToClient {
             | ToClient::PlayerLeft { .. }
             | ToClient::Killed { .. }
             | ToClient::Match(_)
-            | ToClient::Refused(_) => Ok(()),
+            | ToClient::Refused(_)
+            // Bit packs whose every reading is finite and bounded.
+            | ToClient::RocketFired { .. }
+            | ToClient::RocketExploded { .. } => Ok(()),
         }
     }
 }

@@ -7,11 +7,14 @@
 //! (through doors, up ramps and stairs). In a fight it strafes, jumps now and
 //! then, keeps its distance, and aims like a person: it reacts after a delay,
 //! turns at a limited speed and aims with an error, all scaled by its skill.
+//! At middle distances it takes the rocket launcher and aims at the feet,
+//! ahead of where the target runs.
 
 use arena_sim::nav::NavGraph;
 use arena_sim::rng::SplitMix64;
+use arena_sim::rocket::ROCKET_SPEED_MPS;
 use arena_sim::weapon::MAGAZINE;
-use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, look_at, yaw_towards};
+use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, Weapon, look_at, yaw_towards};
 use bevy::prelude::*;
 
 use crate::intake::CommandBuffer;
@@ -35,6 +38,10 @@ const TOO_FAR_M: f32 = 18.0;
 const TOO_CLOSE_M: f32 = 7.0;
 /// Within this distance of a waypoint, it counts as reached, metres.
 const WAYPOINT_REACHED_M: f32 = 1.2;
+/// Distances at which a bot takes the rocket launcher, metres (wider once
+/// it holds it, so it does not switch back and forth at the edges).
+const ROCKET_TAKE_M: std::ops::Range<f32> = 5.0..16.0;
+const ROCKET_KEEP_M: std::ops::Range<f32> = 3.5..19.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, (build_navigation, add_bots).chain());
@@ -49,6 +56,8 @@ pub struct BotSettings {
     /// Seeds the bots' choices (routes, aim error, strafing): the same seed
     /// plays the same game against the same inputs.
     pub seed: u64,
+    /// Bots take the rocket launcher at middle distances (else the rifle only).
+    pub rockets: bool,
 }
 
 /// The walkable spots of the arena and the links between them.
@@ -59,6 +68,8 @@ pub struct Navigation(pub NavGraph);
 #[derive(Component, Debug)]
 pub struct BotBrain {
     skill: f32,
+    /// Takes the rocket launcher at middle distances.
+    rockets: bool,
     rng: SplitMix64,
     /// Waypoints still to walk to, next first.
     path: Vec<Vec3>,
@@ -78,9 +89,10 @@ pub struct BotBrain {
 }
 
 impl BotBrain {
-    fn new(skill: f32, seed: u64) -> Self {
+    fn new(skill: f32, seed: u64, rockets: bool) -> Self {
         Self {
             skill: skill.clamp(0.0, 1.0),
+            rockets,
             rng: SplitMix64::new(seed),
             path: Vec::new(),
             target: None,
@@ -128,6 +140,7 @@ fn add_bots(settings: Option<Res<BotSettings>>, mut admission: Admission) {
                 admission.commands().entity(entity).insert(BotBrain::new(
                     settings.skill,
                     settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    settings.rockets,
                 ));
             }
             None => warn!("no player id left for bot {name}"),
@@ -212,7 +225,18 @@ fn decide(
             brain.aim_error = Vec2::new(brain.rng.range(-spread, spread), brain.rng.range(-spread, spread) * 0.5);
             brain.next_error_tick = tick.wrapping_add(seconds(brain.rng.range(0.3, 0.8)));
         }
-        let aim_point = Hitbox::of(&target).body_center();
+        let distance = (target.pos - me.pos).length();
+        let band = if me.weapon == Weapon::Rocket { ROCKET_KEEP_M } else { ROCKET_TAKE_M };
+        let rocket = brain.rockets && band.contains(&distance);
+        cmd.buttons.set(Buttons::ROCKET, rocket);
+        let aim_point = if rocket {
+            // At the feet, where the target will be when the rocket gets there.
+            let flight_s = distance / ROCKET_SPEED_MPS;
+            let ahead = Vec3::new(target.vel.x, 0.0, target.vel.z) * flight_s;
+            target.pos + ahead + Vec3::Y * if target.on_ground { 0.1 } else { 0.6 }
+        } else {
+            Hitbox::of(&target).body_center()
+        };
         let to = aim_point - eye;
         let (yaw, pitch) = look_at(eye, aim_point);
         desired_yaw = yaw + brain.aim_error.x;
@@ -235,7 +259,7 @@ fn decide(
         }
         let reacted = arena_sim::tick_diff(tick, brain.noticed_tick) as f32 >= brain.reaction_s() * tick_hz as f32;
         let on_target = angle_between(brain.yaw, brain.pitch, desired_yaw, desired_pitch) < 4f32.to_radians();
-        if reacted && on_target && me.ammo > 0 {
+        if reacted && on_target && (rocket || me.ammo > 0) {
             cmd.buttons.set(Buttons::FIRE, true);
         } else if me.ammo == 0 && me.reload_s == 0.0 {
             // Empty in a fight: reload at once rather than stare.
@@ -263,6 +287,8 @@ fn decide(
             None => desired_yaw = brain.yaw,
         }
         desired_pitch = 0.0;
+        // Out of a fight, the weapon in hand stays.
+        cmd.buttons.set(Buttons::ROCKET, me.weapon == Weapon::Rocket);
         if me.ammo < MAGAZINE / 3 && me.reload_s == 0.0 {
             cmd.buttons.set(Buttons::RELOAD, true);
         }

@@ -78,6 +78,12 @@ pub struct ServerConfig {
     /// Sub-tick shots: a shot goes from where fire was pressed within the
     /// tick, along the view of that frame (`--no-subtick`: from the tick).
     pub subtick: bool,
+    /// Rockets brought up to the time their shooter fired them, at most the
+    /// rewind cap (`--no-projectile-compensation`: from the tick the
+    /// command ran, the shooter leads).
+    pub projectile_compensation: bool,
+    /// Bots take the rocket launcher at middle distances (`--bot-rifle-only`: never).
+    pub bot_rockets: bool,
 }
 
 impl Default for ServerConfig {
@@ -101,6 +107,8 @@ impl Default for ServerConfig {
             stop_after: None,
             range: false,
             subtick: true,
+            projectile_compensation: true,
+            bot_rockets: true,
         }
     }
 }

@@ -26,6 +26,8 @@ struct ServerFile {
     no_lag_compensation: Option<bool>,
     max_unlag_ms: Option<u16>,
     no_subtick: Option<bool>,
+    no_projectile_compensation: Option<bool>,
+    bot_rifle_only: Option<bool>,
     max_clients: Option<usize>,
     bots: Option<usize>,
     bot_skill: Option<f32>,
@@ -113,6 +115,8 @@ pub fn with_config_file(
     for (flag, on) in [
         ("--no-lag-compensation", file.no_lag_compensation),
         ("--no-subtick", file.no_subtick),
+        ("--no-projectile-compensation", file.no_projectile_compensation),
+        ("--bot-rifle-only", file.bot_rifle_only),
         ("--range", file.range),
     ] {
         if on == Some(true) && !given(flag) {

@@ -22,6 +22,7 @@
 //!   shooter saw (the render-time estimate, the bounds, the rewind).
 //! - `combat`: the shot rules (walls, hitboxes, damage) on what lag
 //!   compensation gave each shot.
+//! - `rockets`: rockets launched (the catch-up), flown, and their splash.
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
@@ -47,9 +48,11 @@
 //!    shooter saw them (lag compensation).
 //! 6. [`ServerSet::Combat`]: the shots are judged: damage and deaths; then
 //!    the range's tallies.
-//! 7. [`ServerSet::Respawn`]: the dead whose time has come are back.
-//! 8. [`ServerSet::Match`]: frags, the clock, the scoreboard.
-//! 9. [`ServerSet::Snapshot`]: the result goes out.
+//! 7. [`ServerSet::Rockets`]: rockets in flight move on; this tick's are
+//!    launched (caught up to their shooters' time); blasts splash.
+//! 8. [`ServerSet::Respawn`]: the dead whose time has come are back.
+//! 9. [`ServerSet::Match`]: frags, the clock, the scoreboard.
+//! 10. [`ServerSet::Snapshot`]: the result goes out.
 
 mod bots;
 mod combat;
@@ -63,6 +66,7 @@ mod match_flow;
 mod net;
 mod queries;
 mod range;
+mod rockets;
 mod roster;
 mod simulation;
 mod snapshots;
@@ -89,6 +93,7 @@ pub use combat::{ShotLog, ShotRecord};
 pub use guard::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
+pub use rockets::{BlastRecord, CatchUp, Flying, MAX_ROCKETS, RocketLog, RocketRecord, Rockets, catch_up};
 pub use vocabulary::{
     CombatStats, Dead, Joined, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
 };
@@ -126,6 +131,8 @@ pub enum ServerSet {
     Rewind,
     /// Resolve this tick's shots: damage and deaths, then the range's tallies.
     Combat,
+    /// Rockets fly on, this tick's launch, blasts splash.
+    Rockets,
     /// Bring back the dead whose time has come.
     Respawn,
     /// Frags, the match clock, the scoreboard.
@@ -143,6 +150,8 @@ pub struct ServerPlugin {
     /// The rewind cap, milliseconds.
     pub max_unlag_ms: u16,
     pub subtick: bool,
+    /// Rockets caught up to their shooters' time.
+    pub projectile_compensation: bool,
 }
 
 impl Plugin for ServerPlugin {
@@ -156,6 +165,7 @@ impl Plugin for ServerPlugin {
                 max_unlag_s: f64::from(self.max_unlag_ms) / 1000.0,
             })
             .insert_resource(vocabulary::SubTickShots(self.subtick))
+            .insert_resource(vocabulary::ProjectileCompensation(self.projectile_compensation))
             .init_resource::<ServerStats>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
             .configure_sets(
@@ -167,6 +177,7 @@ impl Plugin for ServerPlugin {
                     ServerSet::Record,
                     ServerSet::Rewind,
                     ServerSet::Combat,
+                    ServerSet::Rockets,
                     ServerSet::Respawn,
                     ServerSet::Match,
                     ServerSet::Snapshot,
@@ -180,6 +191,7 @@ impl Plugin for ServerPlugin {
                 lag_compensation::plugin,
                 life::plugin,
                 combat::plugin,
+                rockets::plugin,
                 match_flow::plugin,
                 bots::plugin,
             ))
@@ -195,6 +207,12 @@ impl Plugin for ServerPlugin {
             .add_systems(FixedUpdate, lag_compensation::record_history.in_set(ServerSet::Record))
             .add_systems(FixedUpdate, lag_compensation::rewind_shots.in_set(ServerSet::Rewind))
             .add_systems(FixedUpdate, (combat::resolve_shots, range::tally_shots).chain().in_set(ServerSet::Combat))
+            .add_systems(
+                FixedUpdate,
+                (rockets::fly_rockets, rockets::launch_rockets, rockets::splash_blasts)
+                    .chain()
+                    .in_set(ServerSet::Rockets),
+            )
             .add_systems(FixedUpdate, life::respawn_the_dead.in_set(ServerSet::Respawn))
             .add_systems(
                 FixedUpdate,
@@ -229,6 +247,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
                 // Any varying number will do: the clock's nanoseconds.
                 std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
             }),
+            rockets: config.bot_rockets,
         })
         .insert_resource(config.rules);
     if config.range {
@@ -240,6 +259,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         lag_compensation: config.lag_compensation,
         max_unlag_ms: config.max_unlag_ms,
         subtick: config.subtick,
+        projectile_compensation: config.projectile_compensation,
     });
     if let Some(after) = config.stop_after {
         app.insert_resource(StopAfter(after));

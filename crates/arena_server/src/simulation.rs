@@ -1,6 +1,8 @@
 //! The authoritative tick: every player's command for the tick through the
-//! shared movement code. A shot becomes a pending shot for the combat rules;
-//! a fall out of the world is a death.
+//! shared movement code. A shot becomes a pending shot for the combat rules,
+//! a rocket a pending launch; a rocket's splash on its own shooter lands
+//! after the shooter's tick it was due in (as its client predicts); a fall
+//! out of the world is a death.
 
 use arena_sim::weapon::Ignored;
 use arena_sim::{HitZone, UserCmd, step_player};
@@ -9,9 +11,10 @@ use bevy::prelude::*;
 use crate::intake::CommandBuffer;
 use crate::life::kill;
 use crate::match_flow::MatchState;
+use crate::rockets::{OwnSplashes, land};
 use crate::vocabulary::{
-    CombatStats, Frag, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, SimBefore, SimWorld, SubTickShots,
-    TickRate,
+    CombatStats, Frag, PendingRockets, PendingShot, PendingShots, Range, ServerPlayer, ServerTick, Sim, SimBefore,
+    SimWorld, SubTickShots, TickRate,
 };
 
 pub(crate) fn plugin(app: &mut App) {
@@ -28,7 +31,8 @@ pub(crate) fn run_commands(
     tick: Res<ServerTick>,
     subtick: Res<SubTickShots>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut SimBefore, &mut CommandBuffer)>,
-    mut shots: ResMut<PendingShots>,
+    (mut shots, mut rockets, mut own_splashes): (ResMut<PendingShots>, ResMut<PendingRockets>, ResMut<OwnSplashes>),
+    range: Option<Res<Range>>,
     mut combat: ResMut<CombatStats>,
     match_state: Res<MatchState>,
     mut frags: MessageWriter<Frag>,
@@ -52,9 +56,16 @@ pub(crate) fn run_commands(
         let (next, events) = step_player(&before.0, &sim.0, &cmd, &world, rate.dt_s());
         before.0 = sim.0;
         sim.0 = next;
+        let margin_ticks = buffer.last_margin.unwrap_or(0.0);
         if let Some(shot) = events.weapon.shot {
-            let margin_ticks = buffer.last_margin.unwrap_or(0.0);
             shots.0.push(PendingShot { shooter: player.id, cmd, shot, margin_ticks });
+        }
+        if let Some(aim) = events.weapon.rocket {
+            rockets.0.push((PendingShot { shooter: player.id, cmd, shot: aim.shot, margin_ticks }, aim.at_s));
+        }
+        for point in own_splashes.take(player.id, cmd.tick) {
+            let at = (player.id, entity);
+            land(&world, point, &mut sim.0, at, (*tick, *rate), range.is_some(), &mut frags, &mut commands);
         }
         match events.weapon.ignored {
             Some(Ignored::Dead) => combat.fire_while_dead += 1,

@@ -57,7 +57,7 @@ impl ClientPrefs {
     /// interpolation delay clients default to.
     pub fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
         let interp_ms = ClientSettings::interp_ms_of(arena_protocol::default_interp_ms(snapshot_rate));
-        Self(ClientSettings { lag_compensation: true, interp_ms })
+        Self(ClientSettings { lag_compensation: true, interp_ms, projectile_compensation: true })
     }
 }
 
@@ -197,6 +197,15 @@ pub struct PendingShot {
     pub margin_ticks: f32,
 }
 
+/// Rockets fired this tick (the shot and its instant within the tick),
+/// launched after everyone has moved.
+#[derive(Resource, Debug, Default)]
+pub struct PendingRockets(pub Vec<(PendingShot, f32)>);
+
+/// Whether rockets are brought up to the time their shooter fired them.
+#[derive(Resource, Debug, Clone, Copy)]
+pub struct ProjectileCompensation(pub bool);
+
 /// A shot and the other players it is tested against: rewound by lag
 /// compensation to what its shooter saw, or as they are now.
 #[derive(Debug, Clone)]
@@ -240,6 +249,16 @@ pub struct CombatStats {
     pub fire_while_dead: u64,
     pub reload_when_full: u64,
     pub fire_too_soon: u64,
+    pub rockets_fired: u64,
+    pub rocket_blasts: u64,
+    /// Rockets that met a player (a direct hit).
+    pub rocket_direct_hits: u64,
+    /// Players hurt or pushed by a splash (each player each blast).
+    pub splash_hits: u64,
+    /// Rockets whose catch-up the cap cut short.
+    pub catch_ups_capped: u64,
+    /// Rockets not launched because too many were in flight.
+    pub rockets_dropped: u64,
 }
 
 /// Counters of what the server had to reject or repair, for logs and tests.

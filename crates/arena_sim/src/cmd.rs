@@ -15,8 +15,13 @@ impl Buttons {
     pub const JUMP: Buttons = Buttons(1 << 1);
     pub const CROUCH: Buttons = Buttons(1 << 2);
     pub const RELOAD: Buttons = Buttons(1 << 3);
+    /// Not a press but a choice held every tick: the rocket launcher in hand
+    /// (else the rifle). A change is a weapon switch.
+    pub const ROCKET: Buttons = Buttons(1 << 4);
     /// Every bit that means something; anything else is dropped on intake.
-    pub const ALL: Buttons = Buttons(0b1111);
+    pub const ALL: Buttons = Buttons(0b1_1111);
+    /// Bits of [`Buttons::ALL`], as the command packet carries them.
+    pub const BITS: u32 = 5;
 
     pub const fn contains(self, other: Buttons) -> bool {
         self.0 & other.0 == other.0

@@ -70,14 +70,45 @@ impl Hitbox {
     /// The nearest hit of a ray (unit `dir`) on this player within `max_dist_m`:
     /// distance and zone. A dead player cannot be hit.
     pub fn ray_test(&self, origin: Vec3, dir: Vec3, max_dist_m: f32) -> Option<(f32, HitZone)> {
+        self.inflated_test(origin, dir, max_dist_m, 0.0)
+    }
+
+    /// The nearest hit of a sphere of `radius_m` swept along a ray (unit
+    /// `dir`) on this player within `max_dist_m`: how far it went.
+    pub fn sweep_test(&self, origin: Vec3, dir: Vec3, max_dist_m: f32, radius_m: f32) -> Option<f32> {
+        self.inflated_test(origin, dir, max_dist_m, radius_m).map(|(t, _)| t)
+    }
+
+    fn inflated_test(&self, origin: Vec3, dir: Vec3, max_dist_m: f32, extra_m: f32) -> Option<(f32, HitZone)> {
         if !self.alive {
             return None;
         }
-        let head = ray_sphere(origin, dir, self.head_center(), HEAD_RADIUS_M).map(|t| (t, HitZone::Head));
+        let head = ray_sphere(origin, dir, self.head_center(), HEAD_RADIUS_M + extra_m).map(|t| (t, HitZone::Head));
         let (a, b) = self.body_segment();
-        let body = ray_capsule(origin, dir, a, b, BODY_RADIUS_M).map(|t| (t, HitZone::Body));
+        let body = ray_capsule(origin, dir, a, b, BODY_RADIUS_M + extra_m).map(|t| (t, HitZone::Body));
         [head, body].into_iter().flatten().filter(|(t, _)| *t <= max_dist_m).min_by(|x, y| x.0.total_cmp(&y.0))
     }
+
+    /// The point of the body or head nearest `p` (`p` itself if inside).
+    pub fn nearest_point(&self, p: Vec3) -> Vec3 {
+        let (a, b) = self.body_segment();
+        let axis = b - a;
+        let s = if axis.length_squared() > 1e-12 {
+            ((p - a).dot(axis) / axis.length_squared()).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let on_body = surface_towards(a + axis * s, BODY_RADIUS_M, p);
+        let on_head = surface_towards(self.head_center(), HEAD_RADIUS_M, p);
+        if on_head.distance_squared(p) < on_body.distance_squared(p) { on_head } else { on_body }
+    }
+}
+
+/// The point of a sphere's surface nearest `p` (`p` itself if inside).
+fn surface_towards(center: Vec3, radius: f32, p: Vec3) -> Vec3 {
+    let to = p - center;
+    let d = to.length();
+    if d <= radius { p } else { center + to * (radius / d) }
 }
 
 /// Distance along a ray (unit `dir`) to a sphere, if it hits; 0 if it starts inside.

@@ -12,7 +12,8 @@
 //! - `cmd`: the user command and its sanitising.
 //! - `player`: the player's state, sizes and view angles.
 //! - `hitbox`: body and head, and rays against them.
-//! - `weapon`: the rifle's rules.
+//! - `weapon`: the two weapons' rules (rate, magazine, switching).
+//! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
 //! - `map`, `world`: the arena's data and its collision world.
 //! - `movement`: the shared movement function.
 //! - `quant`: the grids states and commands travel on.
@@ -26,6 +27,7 @@ pub mod nav;
 pub mod player;
 pub mod quant;
 pub mod rng;
+pub mod rocket;
 pub mod spawn;
 pub mod time;
 pub mod weapon;
@@ -35,7 +37,7 @@ pub use cmd::{Buttons, Click, UserCmd};
 pub use hitbox::{HitZone, Hitbox};
 pub use map::{MapDef, SpawnPoint};
 pub use movement::{MoveEvents, move_player};
-pub use player::{PlayerId, PlayerState, look_at, yaw_towards};
+pub use player::{PlayerId, PlayerState, Weapon, look_at, yaw_towards};
 pub use spawn::pick_spawn;
 pub use time::{DEFAULT_TICK_HZ, TICK_HZ_RANGE, TickRate, tick_after, tick_diff, tick_dt_s};
 pub use weapon::{Aim, Shot, WeaponEvents};
@@ -52,7 +54,13 @@ impl TickEvents {
     /// Whether anything happened that could make a sound or an effect.
     pub fn any(&self) -> bool {
         let w = &self.weapon;
-        self.movement != MoveEvents::default() || w.shot.is_some() || w.reload_started || w.reloaded || w.dry_fire
+        self.movement != MoveEvents::default()
+            || w.shot.is_some()
+            || w.rocket.is_some()
+            || w.switched
+            || w.reload_started
+            || w.reloaded
+            || w.dry_fire
     }
 }
 
@@ -87,7 +95,8 @@ pub fn step_player(
     });
     let weapon = weapon::update_weapon(&mut next, cmd, dt_s, click);
     // Spawn protection runs out, or ends with the first shot.
-    next.protected_s = if weapon.shot.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
+    next.protected_s =
+        if weapon.shot.is_some() || weapon.rocket.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
     // On the wire's grids, on both sides: what the server sends is exactly
     // what it has, and the client's prediction from it stays exact.
     (quant::snap_state(&next), TickEvents { movement, weapon })

@@ -24,6 +24,16 @@ pub const MAGAZINE: u8 = 30;
 /// How long a respawned player cannot be hurt, seconds (unless it fires).
 pub const SPAWN_PROTECTION_S: f32 = 1.5;
 
+/// The weapon in a player's hands.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Weapon {
+    /// The hitscan rifle (slot 1).
+    #[default]
+    Rifle,
+    /// The rocket launcher (slot 2).
+    Rocket,
+}
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlayerState {
     /// Position of the feet (bottom of the collision cylinder), metres.
@@ -44,6 +54,8 @@ pub struct PlayerState {
     pub health: u8,
     /// Rounds in the rifle.
     pub ammo: u8,
+    /// The weapon in hand (a switch makes it wait [`crate::weapon::SWITCH_S`]).
+    pub weapon: Weapon,
     /// Time from the start of the next tick until the rifle can fire again,
     /// seconds; down to minus a tick while the trigger is held or was just
     /// let go (the part of a tick it has been ready), so that the rate of
@@ -86,6 +98,8 @@ impl PlayerState {
         Self {
             spawn_count: self.spawn_count.wrapping_add(1),
             protected_s: SPAWN_PROTECTION_S,
+            // Back with the weapon it had: no switch to wait for.
+            weapon: self.weapon,
             ..Self::spawned_at(pos, yaw)
         }
     }

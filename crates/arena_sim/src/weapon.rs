@@ -1,13 +1,16 @@
-//! The hitscan rifle: fire rate, magazine and reload, as shared rules. The
-//! server runs them for every player; the client runs them for its own player
-//! to predict shots (muzzle flash, tracer, sound) at once. Whether a shot hits
-//! is decided by the server alone.
+//! The two weapons' rules, shared: the hitscan rifle (fire rate, magazine,
+//! reload), the rocket launcher (its rate; the rocket itself is
+//! `rocket.rs`) and switching between them. The server runs them for every
+//! player; the client runs them for its own player to predict shots (muzzle
+//! flash, tracer, rocket, sound) at once. Whether a shot hits is decided by
+//! the server alone.
 
 use glam::Vec3;
 
 use crate::cmd::{Buttons, UserCmd};
 pub use crate::player::{MAGAZINE, MAX_HEALTH};
-use crate::player::{PlayerState, view_forward};
+use crate::player::{PlayerState, Weapon, view_forward};
+use crate::rocket::ROCKET_INTERVAL_S;
 
 /// Time between shots, seconds (10 shots a second).
 pub const FIRE_INTERVAL_S: f32 = 0.1;
@@ -19,6 +22,8 @@ pub const RANGE_M: f32 = 250.0;
 pub const BODY_DAMAGE: u8 = 25;
 /// Damage of a head hit: two to kill.
 pub const HEAD_DAMAGE: u8 = 55;
+/// Time a weapon switch takes before the new weapon fires, seconds.
+pub const SWITCH_S: f32 = 0.35;
 /// Rounding allowance when deciding the rifle is ready, seconds.
 const READY_EPSILON_S: f32 = 1.0e-6;
 
@@ -52,7 +57,12 @@ pub enum Ignored {
 /// What the weapon did this tick.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct WeaponEvents {
+    /// A rifle shot (hitscan).
     pub shot: Option<Shot>,
+    /// A rocket fired: from where, along what, and when within the tick.
+    pub rocket: Option<Aim>,
+    /// The other weapon came into the hands this tick.
+    pub switched: bool,
     pub reload_started: bool,
     pub reloaded: bool,
     /// Fire held with an empty magazine.
@@ -76,6 +86,34 @@ pub fn update_weapon(s: &mut PlayerState, cmd: &UserCmd, dt_s: f32, click: Optio
         if fire_pressed {
             events.ignored = Some(Ignored::Dead);
         }
+        return events;
+    }
+
+    // A switch cancels a reload and makes the new weapon wait.
+    let wanted = if cmd.held(Buttons::ROCKET) { Weapon::Rocket } else { Weapon::Rifle };
+    if wanted != s.weapon {
+        s.weapon = wanted;
+        s.reload_s = 0.0;
+        s.fire_cooldown_s = s.fire_cooldown_s.max(SWITCH_S);
+        events.switched = true;
+    }
+    if s.weapon == Weapon::Rocket {
+        // The launcher has no magazine: reload does nothing.
+        if fire && s.fire_cooldown_s <= READY_EPSILON_S {
+            let ready_s = s.fire_cooldown_s;
+            let aim = match click.filter(|_| fire_pressed) {
+                Some(aim) => Aim { at_s: aim.at_s.max(ready_s), ..aim },
+                None => Aim {
+                    shot: Shot { origin: s.eye_pos(), dir: view_forward(s.yaw, s.pitch) },
+                    at_s: if fire_pressed { ready_s.max(0.0) } else { ready_s },
+                },
+            };
+            s.fire_cooldown_s = aim.at_s + ROCKET_INTERVAL_S;
+            events.rocket = Some(aim);
+        } else if fire_pressed {
+            events.ignored = Some(Ignored::TooSoon);
+        }
+        s.fire_cooldown_s = (s.fire_cooldown_s - dt_s).max(-dt_s);
         return events;
     }
 
@@ -246,6 +284,36 @@ mod tests {
             let closest = shot_times.windows(2).map(|w| w[1] - w[0]).fold(f32::MAX, f32::min);
             assert!(closest >= FIRE_INTERVAL_S - 1e-4, "{hz} Hz: shots {closest} s apart");
         }
+    }
+
+    #[test]
+    fn switching_weapons_waits_and_the_launcher_fires_slowly() {
+        let dt = 1.0 / 64.0;
+        let mut s = armed();
+        let rocket = |b: Buttons| b.union(Buttons::ROCKET);
+        // Mid-reload, switch: the reload is dropped and the launcher waits.
+        s.ammo = 3;
+        fire(&mut s, Buttons::RELOAD, dt);
+        assert!(s.reload_s > 0.0);
+        let e = fire(&mut s, rocket(Buttons::FIRE), dt);
+        assert!(e.switched && e.rocket.is_none() && e.shot.is_none());
+        assert_eq!((s.weapon, s.reload_s), (Weapon::Rocket, 0.0));
+        let mut fired_at = Vec::new();
+        for tick in 1..200u32 {
+            if fire(&mut s, rocket(Buttons::FIRE), dt).rocket.is_some() {
+                fired_at.push(tick);
+            }
+        }
+        assert_eq!(fired_at[0], (SWITCH_S / dt).ceil() as u32, "first rocket once the switch is done");
+        for pair in fired_at.windows(2) {
+            let apart = (pair[1] - pair[0]) as f32 * dt;
+            assert!((apart - ROCKET_INTERVAL_S).abs() <= dt, "{apart} s apart");
+        }
+        assert_eq!(s.ammo, 3, "rockets do not use the rifle's rounds");
+        // And back: the rifle waits for the switch too.
+        let e = fire(&mut s, Buttons::FIRE, dt);
+        assert!(e.switched && e.shot.is_none());
+        assert_eq!(s.weapon, Weapon::Rifle);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
-//!   `unlag`, `servercost`: one experiment each.
+//!   `unlag`, `servercost`, `rockets`: one experiment each.
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
@@ -15,6 +15,7 @@ mod hitreg;
 mod interpolation;
 mod peek;
 mod prediction;
+mod rockets;
 mod servercost;
 mod setup;
 mod sweep;
@@ -26,6 +27,7 @@ pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
+pub use rockets::{RocketFigures, RocketsReport, rockets};
 pub use servercost::{ServerCostReport, StageCost, servercost};
 pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
 pub use sweep::{SweepError, SweepPart, SweepReport, sweep};

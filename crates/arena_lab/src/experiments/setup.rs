@@ -81,6 +81,10 @@ pub struct LabSettings {
     pub lag_compensation: Switch,
     /// Sub-tick shots (off: `--no-subtick`, shots from the tick).
     pub subtick: Switch,
+    /// Rockets caught up to their shooter's time (off: `--no-projectile-compensation`).
+    pub projectile_compensation: Switch,
+    /// Server bots take the rocket launcher too (off: `--bot-rifle-only`).
+    pub bot_rockets: Switch,
     /// Interpolation delay, ms; two snapshot intervals when not given.
     pub interp_ms: Option<u16>,
     /// Snapshots per second; the tick rate when not given.
@@ -116,6 +120,7 @@ impl LabSettings {
             interpolation: self.interpolation.on(),
             interp_ms: self.interp_ms,
             lag_compensation: self.lag_compensation.on(),
+            projectile_compensation: self.projectile_compensation.on(),
             subtick: self.subtick.on(),
             hit_prediction: true,
             show_hitboxes: false,
@@ -136,6 +141,8 @@ impl LabSettings {
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
             subtick: self.subtick.on(),
             max_unlag_ms: self.max_unlag_ms,
+            projectile_compensation: self.projectile_compensation.on(),
+            bot_rockets: self.bot_rockets.on(),
             ..arena_server::ServerConfig::default()
         }
     }

@@ -207,7 +207,7 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// vel.z         s20   difference [5,9,13,21]       held
 /// yaw           u16   turn [5,8,11,17]             turns
 /// pitch         s16   difference [5,8,11,17]       held
-/// flags         u6    whole                        held
+/// flags         u7    whole                        held
 /// step_phase    u16   difference [6,10,17]         held
 /// health        u8    whole                        held
 /// ammo          u8    whole                        held
@@ -222,7 +222,7 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// pos.z         s26   difference [4,6,8,10,12,25]  moves
 /// yaw           u10   turn [3,5,7,10]              turns
 /// pitch         s9    difference [3,5,7,10]        held
-/// flags         u4    whole                        held
+/// flags         u5    whole                        held
 /// spawn_count   u8    whole                        held
 /// ```
 pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use arena_sim::PlayerId;
-use arena_sim::player::PlayerState;
+use arena_sim::player::{PlayerState, Weapon};
 use arena_sim::quant::{
     dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_signed_timer, q_to_timer, q_to_vel,
     q_to_yaw, signed_timer_to_q, timer_to_q, vel_to_q, yaw_to_q,
@@ -52,7 +52,9 @@ impl RemoteState {
     pub const ON_GROUND: u8 = 4;
     /// Spawn protection on (drawn as a bubble); how long it lasts is not said.
     pub const PROTECTED: u8 = 8;
-    pub(super) const FLAG_BITS: u32 = 4;
+    /// The rocket launcher in hand (else the rifle).
+    pub const ROCKET: u8 = 16;
+    pub(super) const FLAG_BITS: u32 = 5;
 
     pub fn of(s: &PlayerState) -> Self {
         let flag = |on: bool, f: u8| if on { f } else { 0 };
@@ -65,7 +67,8 @@ impl RemoteState {
             flags: flag(s.alive, Self::ALIVE)
                 | flag(s.crouched, Self::CROUCHED)
                 | flag(s.on_ground, Self::ON_GROUND)
-                | flag(s.protected_s > 0.0, Self::PROTECTED),
+                | flag(s.protected_s > 0.0, Self::PROTECTED)
+                | flag(s.weapon == Weapon::Rocket, Self::ROCKET),
             spawn_count: s.spawn_count,
         }
     }
@@ -85,6 +88,7 @@ impl RemoteState {
             on_ground: self.flags & Self::ON_GROUND != 0,
             protected_s: if self.flags & Self::PROTECTED != 0 { arena_sim::quant::TIMER_STEP_S } else { 0.0 },
             health: if alive { arena_sim::player::MAX_HEALTH } else { 0 },
+            weapon: if self.flags & Self::ROCKET != 0 { Weapon::Rocket } else { Weapon::Rifle },
             spawn_count: self.spawn_count,
             ..PlayerState::default()
         }
@@ -130,7 +134,8 @@ impl OwnState {
     pub(super) const ALIVE: u8 = 8;
     const FIRE_HELD: u8 = 16;
     const RELOAD_HELD: u8 = 32;
-    pub(super) const FLAG_BITS: u32 = 6;
+    const ROCKET: u8 = 64;
+    pub(super) const FLAG_BITS: u32 = 7;
 
     pub fn of(s: &PlayerState) -> Self {
         let flag = |on: bool, f: u8| if on { f } else { 0 };
@@ -144,7 +149,8 @@ impl OwnState {
                 | flag(s.jump_held, Self::JUMP_HELD)
                 | flag(s.alive, Self::ALIVE)
                 | flag(s.fire_held, Self::FIRE_HELD)
-                | flag(s.reload_held, Self::RELOAD_HELD),
+                | flag(s.reload_held, Self::RELOAD_HELD)
+                | flag(s.weapon == Weapon::Rocket, Self::ROCKET),
             step_phase: dist_to_q(s.step_phase),
             health: s.health,
             ammo: s.ammo,
@@ -169,6 +175,7 @@ impl OwnState {
             alive: has(Self::ALIVE),
             health: self.health,
             ammo: self.ammo,
+            weapon: if has(Self::ROCKET) { Weapon::Rocket } else { Weapon::Rifle },
             fire_cooldown_s: q_to_signed_timer(self.fire_cooldown),
             reload_s: q_to_timer(self.reload),
             fire_held: has(Self::FIRE_HELD),
