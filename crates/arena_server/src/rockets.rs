@@ -225,7 +225,11 @@ pub(crate) fn launch_rockets(
             &mut stats,
         );
         let catch = if compensate {
-            catch_up(tick.0, at_s, seen.tick, switch.max_unlag_s, dt)
+            let mut catch = catch_up(tick.0, at_s, seen.tick, switch.max_unlag_s, dt);
+            // The rewind stopped at the cap's floor: the catch-up stops there too.
+            let floor = f64::from(tick.0) - rate.s_to_ticks(switch.max_unlag_s.max(0.0));
+            catch.capped |= (seen.tick - floor).abs() < 1e-3;
+            catch
         } else {
             CatchUp { head_start_s: 0.0, capped: false }
         };
