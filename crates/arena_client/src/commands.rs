@@ -61,6 +61,9 @@ pub struct LocalInput {
     pub click: Option<PendingClick>,
     /// Counts the clicks made (presses of fire that became a click).
     pub clicks: u64,
+    /// The weapon wanted in hand (every command says it), and the one before.
+    pub weapon: arena_sim::Weapon,
+    pub last_weapon: arena_sim::Weapon,
 }
 
 /// A click waiting for its command.
@@ -90,6 +93,15 @@ enum ClickFor {
 }
 
 impl LocalInput {
+    /// Takes `weapon` in hand (from the next command); the one in hand
+    /// becomes the last weapon.
+    pub fn choose_weapon(&mut self, weapon: arena_sim::Weapon) {
+        if weapon != self.weapon {
+            self.last_weapon = self.weapon;
+            self.weapon = weapon;
+        }
+    }
+
     /// Presses `button` now. A press of fire is a click at the frame drawn
     /// last, seen along the view as it is (so press before turning the view
     /// by this frame's mouse motion).
@@ -145,7 +157,10 @@ impl LocalInput {
     /// The command for `tick`, made while the other players were drawn at
     /// server time `render_tick`; consumes the latched presses.
     pub fn take_cmd(&mut self, tick: u32, render_tick: f64) -> UserCmd {
-        let buttons = self.held.union(self.pressed);
+        let mut buttons = self.held.union(self.pressed);
+        if self.weapon == arena_sim::Weapon::Rocket {
+            buttons = buttons.union(Buttons::ROCKET);
+        }
         self.pressed = Buttons::default();
         let mut cmd = UserCmd {
             tick,

@@ -106,6 +106,9 @@ pub struct ClientRockets {
     pub remote: VecDeque<RemoteRocket>,
     /// The number of clicks seen (from [`LocalInput::clicks`]).
     clicks_seen: u64,
+    /// Our timeline as last drawn (ticks) and when (real seconds): a frame
+    /// that holds the prediction carries it on by the clock.
+    last_own_time: Option<(f64, f64)>,
 }
 
 /// How our rockets' predictions fared, since joining.
@@ -142,6 +145,8 @@ pub struct DrawnRocket {
     /// 1, down to 0 while fading.
     pub alpha: f32,
     pub own: bool,
+    /// How far it has flown, metres (its smoke trail is as long, at most a few metres).
+    pub flown_m: f32,
 }
 
 /// Every rocket drawn this frame.
@@ -394,8 +399,14 @@ pub(crate) fn draw_rockets(
     }
     let drawn_others: Vec<(PlayerId, PlayerState)> = others.iter().map(|(p, d)| (p.id, d.0)).collect();
     let hitboxes: Vec<(PlayerId, Hitbox)> = drawn_others.iter().map(|(id, s)| (*id, Hitbox::of(s))).collect();
-    // Our timeline as drawn: between the last two predicted ticks.
-    let own_time = frame.tick.map(|t| f64::from(t) + f64::from(frame.fraction));
+    // Our timeline as drawn: between the last two predicted ticks; in a
+    // frame that held the prediction, carried on by the clock.
+    let tick_hz = f64::from(roster.tick_rate().hz());
+    let own_time = frame
+        .tick
+        .map(|t| f64::from(t) + f64::from(frame.fraction))
+        .or_else(|| rockets.last_own_time.map(|(t, at)| t + (now - at).clamp(0.0, 0.25) * tick_hz));
+    rockets.last_own_time = own_time.map(|t| (t, now));
     let mut fly_own = |r: &mut OwnRocket| -> bool {
         if r.launch.is_none() && now - r.since_s > CLICK_WAIT_S {
             stats.clicks_not_fired += 1;
@@ -468,6 +479,7 @@ pub(crate) fn draw_rockets(
             dir,
             alpha: alpha.clamp(0.0, 1.0),
             own: true,
+            flown_m: flown.max(0.0) * ROCKET_SPEED_MPS,
         });
         true
     };
@@ -506,6 +518,7 @@ pub(crate) fn draw_rockets(
                 dir: r.launch.dir,
                 alpha: 1.0,
                 own: false,
+                flown_m: flown * ROCKET_SPEED_MPS,
             });
         }
         true

@@ -75,6 +75,15 @@ pub struct ViewModel;
 #[derive(Component)]
 pub struct Muzzle;
 
+/// The first-person rocket launcher, a child of the camera.
+#[derive(Component)]
+pub struct LauncherModel;
+
+/// Where the launcher rests relative to the camera, metres.
+pub const LAUNCHER_AT: Vec3 = Vec3::new(0.2, -0.2, -0.55);
+/// How far a weapon dips out of view while switching, metres.
+const SWITCH_DIP_M: f32 = 0.3;
+
 fn spawn_camera(
     mut commands: Commands,
     mut meshes: ResMut<Assets<Mesh>>,
@@ -142,6 +151,56 @@ fn spawn_camera(
         Visibility::default(),
         ChildOf(rifle),
     ));
+    // The launcher: a fat tube on the right shoulder, a sight, a grip.
+    let launcher = commands
+        .spawn((
+            Name::new("launcher view model"),
+            LauncherModel,
+            Transform::from_translation(LAUNCHER_AT),
+            Visibility::Hidden,
+            ChildOf(camera),
+        ))
+        .id();
+    let olive = materials.add(StandardMaterial {
+        base_color: Color::srgb(0.24, 0.27, 0.2),
+        perceptual_roughness: 0.6,
+        metallic: 0.2,
+        ..default()
+    });
+    let tube = meshes.add(Cylinder::new(0.06, 0.8));
+    commands.spawn((
+        Mesh3d(tube),
+        MeshMaterial3d(olive),
+        Transform::from_xyz(0.0, 0.0, -0.1).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+        ChildOf(launcher),
+    ));
+    // A dark mouth ring, the grip below, the sight on the left.
+    let mouth = meshes.add(Torus::new(0.045, 0.07));
+    commands.spawn((
+        Mesh3d(mouth),
+        MeshMaterial3d(materials.add(StandardMaterial { base_color: Color::srgb(0.05, 0.05, 0.05), ..default() })),
+        Transform::from_xyz(0.0, 0.0, -0.5).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+        ChildOf(launcher),
+    ));
+    for (size, offset) in [
+        (Vec3::new(0.035, 0.12, 0.05), Vec3::new(0.0, -0.1, 0.05)),
+        (Vec3::new(0.02, 0.05, 0.1), Vec3::new(-0.06, 0.06, -0.2)),
+    ] {
+        commands.spawn((
+            Mesh3d(meshes.add(Cuboid::from_size(size))),
+            MeshMaterial3d(accent_for_launcher(&mut materials)),
+            Transform::from_translation(offset),
+            ChildOf(launcher),
+        ));
+    }
+}
+
+fn accent_for_launcher(materials: &mut Assets<StandardMaterial>) -> Handle<StandardMaterial> {
+    materials.add(StandardMaterial {
+        base_color: Color::srgb(0.95, 0.62, 0.15),
+        perceptual_roughness: 0.5,
+        ..default()
+    })
 }
 
 /// At the local player's eyes as drawn this frame (predicted and smoothed, or
@@ -151,11 +210,26 @@ fn first_person_camera(
     input: Res<LocalInput>,
     local: Query<&Drawn, With<LocalPlayer>>,
     mut camera: Query<&mut Transform, With<MainCamera>>,
-    mut rifle: Query<&mut Visibility, With<ViewModel>>,
+    mut rifle: Query<&mut Visibility, (With<ViewModel>, Without<LauncherModel>)>,
+    mut launcher: Query<(&mut Visibility, &mut Transform), (With<LauncherModel>, Without<MainCamera>)>,
+    time: Res<Time>,
+    mut switched: Local<(Option<arena_sim::Weapon>, f32)>,
 ) {
     let Ok(Drawn(state)) = local.single() else { return };
+    let rockets = state.weapon == arena_sim::Weapon::Rocket;
+    let shown = |on: bool| if on { Visibility::Inherited } else { Visibility::Hidden };
     for mut visibility in &mut rifle {
-        *visibility = if state.alive { Visibility::Inherited } else { Visibility::Hidden };
+        *visibility = shown(state.alive && !rockets);
+    }
+    // The weapon in hand rises into view over the switch.
+    if switched.0 != Some(state.weapon) {
+        *switched = (Some(state.weapon), 0.0);
+    }
+    switched.1 += time.delta_secs();
+    let dip = (1.0 - switched.1 / arena_sim::weapon::SWITCH_S).clamp(0.0, 1.0) * SWITCH_DIP_M;
+    for (mut visibility, mut transform) in &mut launcher {
+        *visibility = shown(state.alive && rockets);
+        transform.translation = LAUNCHER_AT - Vec3::Y * dip;
     }
     let Ok(mut transform) = camera.single_mut() else { return };
     trace!("camera at {:.3}", state.eye_pos());

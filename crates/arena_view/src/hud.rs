@@ -281,10 +281,17 @@ fn vitals(local: Query<&Drawn, With<LocalPlayer>>, mut text: Query<&mut Text, Wi
     let line = if !state.alive {
         "dead: respawning".to_string()
     } else {
-        let weapon = if state.reload_s > 0.0 {
-            "reloading".to_string()
+        let weapon = if state.weapon == arena_sim::Weapon::Rocket {
+            // No magazine: whether the next rocket is ready.
+            if state.fire_cooldown_s > 0.05 {
+                "[2] launcher  loading".to_string()
+            } else {
+                "[2] launcher  ready".to_string()
+            }
+        } else if state.reload_s > 0.0 {
+            "[1] rifle  reloading".to_string()
         } else {
-            format!("{} / {}", state.ammo, arena_sim::weapon::MAGAZINE)
+            format!("[1] rifle  {} / {}", state.ammo, arena_sim::weapon::MAGAZINE)
         };
         let protection = if state.protected_s > 0.0 { "   (spawn protection)" } else { "" };
         format!("{} +   {weapon}{protection}", state.health)

@@ -1,6 +1,7 @@
 //! Keyboard and mouse into the local input, every frame, through the player's
 //! bindings (by default WASD, Space jump, Ctrl crouch, left mouse fire, R
-//! reload); mouse look while the cursor is grabbed. Esc opens the pause menu
+//! reload, 1 rifle, 2 rocket launcher, Q the last weapon, the wheel either
+//! way); mouse look while the cursor is grabbed. Esc opens the pause menu
 //! and releases the mouse.
 //!
 //! Input is read before the fixed loop (as in Bevy's
@@ -8,9 +9,9 @@
 //! make their commands from this frame's keys and mouse, not last frame's.
 
 use arena_client::{LocalInput, Session};
-use arena_sim::Buttons;
 use arena_sim::cmd::MAX_PITCH_RAD;
-use bevy::input::mouse::AccumulatedMouseMotion;
+use arena_sim::{Buttons, Weapon};
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll};
 use bevy::prelude::*;
 use bevy::window::{CursorGrabMode, CursorOptions};
 
@@ -65,6 +66,7 @@ fn read_input(
     keys: Res<ButtonInput<KeyCode>>,
     buttons: Res<ButtonInput<MouseButton>>,
     motion: Res<AccumulatedMouseMotion>,
+    wheel: Res<AccumulatedMouseScroll>,
     pause: Res<PauseMenu>,
     panel: Res<NetcodePanel>,
     settings_window: Res<SettingsWindow>,
@@ -102,6 +104,18 @@ fn read_input(
         }
     }
     input.held = held;
+
+    // Weapons: by slot, the last one, or the wheel (two weapons: either way switches).
+    if just(Action::Rifle) {
+        input.choose_weapon(Weapon::Rifle);
+    } else if just(Action::Launcher) {
+        input.choose_weapon(Weapon::Rocket);
+    } else if just(Action::LastWeapon) || (wheel.delta.y != 0.0 && !panel.open) {
+        let other = if input.weapon == Weapon::Rifle { Weapon::Rocket } else { Weapon::Rifle };
+        let next =
+            if just(Action::LastWeapon) && input.last_weapon != input.weapon { input.last_weapon } else { other };
+        input.choose_weapon(next);
+    }
 
     // Mouse look: every frame, never waiting for a tick.
     let delta = motion.delta;

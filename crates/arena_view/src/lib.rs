@@ -43,6 +43,7 @@ mod netcode_panel;
 mod players;
 mod ragdolls;
 mod range_hud;
+mod rockets;
 mod scene;
 mod scoreboard_ui;
 mod screenshot;
@@ -147,7 +148,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         server_list::plugin,
         range_hud::plugin,
     ));
-    app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin));
+    app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((

@@ -121,6 +121,11 @@ fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster, 
     });
     ui.checkbox(&mut edited.lag_compensation, "Lag compensation")
         .on_hover_text("The server rewinds the others to what you saw when you fired. Off: lead your targets.");
+    ui.checkbox(&mut edited.projectile_compensation, "Projectile compensation").on_hover_text(
+        "The server brings your rocket up to the time you fired it (at most the rewind cap), its first metres \
+         tested against the others as you saw them. Off: it flies from the tick your command ran; lead moving \
+         targets by your round trip.",
+    );
     ui.add_enabled_ui(roster.subtick, |ui| {
         let hover = if roster.subtick {
             "A shot goes from the frame you clicked in: its time within the tick, its view, what it showed. \

@@ -1,5 +1,5 @@
 //! Other players as the local player sees them: a body, a head with a visor
-//! and a rifle in the player's own colour, posed from where they are drawn
+//! and a rifle (or a rocket launcher) in the player's own colour, posed from where they are drawn
 //! ([`Drawn`]: interpolated, or the newest snapshot's with interpolation
 //! off), with a floating name tag. Body and head are drawn exactly where
 //! their hitboxes are. A pulsing bubble shows spawn protection. The meshes
@@ -33,6 +33,9 @@ struct Model {
     body: Entity,
     head: Entity,
     gun_pivot: Entity,
+    /// The rifle's parts and the launcher: whichever is in hand is shown.
+    rifle_parts: [Entity; 2],
+    launcher: Entity,
     tag: Entity,
     /// The spawn-protection bubble, and its own material (its alpha pulses).
     shield: Entity,
@@ -60,6 +63,8 @@ pub(crate) struct PlayerLooks {
     /// The rifle's body (also the rifle a ragdoll drops) and barrel.
     pub rifle: Handle<Mesh>,
     barrel: Handle<Mesh>,
+    /// The rocket launcher: a fat tube.
+    launcher: Handle<Mesh>,
     /// A unit sphere, scaled around the hitboxes.
     shield: Handle<Mesh>,
     /// Gunmetal.
@@ -129,6 +134,7 @@ fn make_looks(
         visor: meshes.add(Cuboid::new(0.3, 0.1, 0.12)),
         rifle: meshes.add(Cuboid::new(0.09, 0.13, 0.75)),
         barrel: meshes.add(Cuboid::new(0.06, 0.06, 0.3)),
+        launcher: meshes.add(Cylinder::new(0.09, 1.0)),
         shield: meshes.add(Sphere::new(1.0).mesh().uv(24, 16)),
         dark: materials.add(StandardMaterial {
             base_color: Color::srgb(0.08, 0.09, 0.1),
@@ -171,18 +177,37 @@ fn dress_new_players(
             ))
             .id();
         let gun_pivot = commands.spawn((Transform::default(), Visibility::default(), ChildOf(entity))).id();
-        commands.spawn((
-            Mesh3d(looks.rifle.clone()),
-            MeshMaterial3d(looks.dark.clone()),
-            Transform::from_xyz(0.0, 0.0, -0.3),
-            ChildOf(gun_pivot),
-        ));
-        commands.spawn((
-            Mesh3d(looks.barrel.clone()),
-            MeshMaterial3d(looks.dark.clone()),
-            Transform::from_xyz(0.0, 0.02, -0.8),
-            ChildOf(gun_pivot),
-        ));
+        let rifle = commands
+            .spawn((
+                Mesh3d(looks.rifle.clone()),
+                MeshMaterial3d(looks.dark.clone()),
+                Transform::from_xyz(0.0, 0.0, -0.3),
+                ChildOf(gun_pivot),
+            ))
+            .id();
+        let barrel = commands
+            .spawn((
+                Mesh3d(looks.barrel.clone()),
+                MeshMaterial3d(looks.dark.clone()),
+                Transform::from_xyz(0.0, 0.02, -0.8),
+                ChildOf(gun_pivot),
+            ))
+            .id();
+        // The launcher, on the shoulder, in the player's colour at the mouth.
+        let launcher = commands
+            .spawn((
+                Mesh3d(looks.launcher.clone()),
+                MeshMaterial3d(looks.dark.clone()),
+                Transform::from_xyz(0.0, 0.12, -0.25).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+                Visibility::Hidden,
+                ChildOf(gun_pivot),
+            ))
+            .with_child((
+                Mesh3d(looks.head.clone()),
+                MeshMaterial3d(colours.skin.clone()),
+                Transform::from_xyz(0.0, 0.5, 0.0).with_scale(Vec3::splat(0.45)),
+            ))
+            .id();
         let tag = commands
             .spawn((
                 Name::new("name tag"),
@@ -206,7 +231,16 @@ fn dress_new_players(
             ))
             .id();
         commands.entity(entity).insert((
-            Model { body, head, gun_pivot, tag, shield, shield_material: colours.shield },
+            Model {
+                body,
+                head,
+                gun_pivot,
+                rifle_parts: [rifle, barrel],
+                launcher,
+                tag,
+                shield,
+                shield_material: colours.shield,
+            },
             Transform::default(),
             Visibility::default(),
         ));
@@ -257,6 +291,16 @@ fn pose_players(
         if let Ok((mut t, _)) = parts.get_mut(model.gun_pivot) {
             t.translation = Vec3::new(0.4, s.eye_height() - 0.4, -0.1);
             t.rotation = Quat::from_rotation_x(s.pitch);
+        }
+        let rockets = s.weapon == arena_sim::Weapon::Rocket;
+        let shown = |on: bool| if on { Visibility::Inherited } else { Visibility::Hidden };
+        for part in model.rifle_parts {
+            if let Ok((_, mut v)) = parts.get_mut(part) {
+                *v = shown(!rockets);
+            }
+        }
+        if let Ok((_, mut v)) = parts.get_mut(model.launcher) {
+            *v = shown(rockets);
         }
     }
 }

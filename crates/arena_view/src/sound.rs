@@ -1,17 +1,18 @@
 //! Sound: every sound is synthesised at start (no files to ship or lose):
-//! shots (ours, and others' in 3D), hits, head shots, kills, footsteps,
-//! jumps, landings, reloads, being hit, dying and coming back. Our own
+//! shots (ours, and others' in 3D), rockets leaving and exploding, weapon
+//! switches, hits, head shots, kills, footsteps, jumps, landings, reloads,
+//! being hit, dying and coming back. Our own
 //! movement and shooting sounds come from predicted events, so they play the
 //! moment we act and only once, however often a tick is replayed; deaths and
 //! respawns, when the drawn body dies or comes back. With no sound device
 //! the game says so once and runs silently.
 
 use arena_client::{
-    DamageTaken, Drawn, DrawnDied, DrawnRespawned, HitConfirmed, HitPredicted, LocalPlayer, NetPlayer, PredictedEvents,
-    RemoteShot, Session,
+    BlastDrawn, DamageTaken, Drawn, DrawnDied, DrawnRespawned, DrawnRockets, HitConfirmed, HitPredicted, LocalPlayer,
+    NetPlayer, PredictedEvents, RemoteShot, Session,
 };
-use arena_sim::HitZone;
 use arena_sim::rng::SplitMix64;
+use arena_sim::{HitZone, PlayerId};
 use bevy::audio::{AudioSink, PlaybackMode, SpatialAudioSink, SpatialScale, Volume};
 use bevy::prelude::*;
 
@@ -26,7 +27,9 @@ pub(crate) fn plugin(app: &mut App) {
         .add_systems(Update, check_device)
         .add_systems(
             Update,
-            (own_sounds, remote_sounds, footsteps_of_others).in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)),
+            (own_sounds, remote_sounds, rocket_sounds, footsteps_of_others)
+                .in_set(ViewSet::Overlay)
+                .run_if(in_state(Session::InGame)),
         );
 }
 
@@ -50,7 +53,42 @@ struct Sounds {
     hurt: Handle<AudioSource>,
     death: Handle<AudioSource>,
     respawn: Handle<AudioSource>,
+    launch: Handle<AudioSource>,
+    blast: Handle<AudioSource>,
+    switch: Handle<AudioSource>,
     silence: Handle<AudioSource>,
+}
+
+/// A rocket leaving: a hollow thump and a hiss that trails off.
+fn launch_samples() -> Vec<f32> {
+    let mut low = 0.0f32;
+    synth(0.55, 12, move |t, noise| {
+        low += (noise - low) * 0.2;
+        let thump = tone(t, 70.0 - 30.0 * t) * (-t * 14.0).exp();
+        let hiss = low * (-t * 4.5).exp() * (t / 0.03).min(1.0);
+        0.7 * (0.9 * thump + 1.6 * hiss)
+    })
+}
+
+/// An explosion: a crack, a deep boom and a long rumble.
+fn blast_samples() -> Vec<f32> {
+    let (mut low, mut lower) = (0.0f32, 0.0f32);
+    synth(1.3, 13, move |t, noise| {
+        low += (noise - low) * 0.12;
+        lower += (noise - lower) * 0.03;
+        let crack = noise * (-t * 40.0).exp();
+        let boom = tone(t, 55.0 - 25.0 * t) * (-t * 5.0).exp();
+        let rumble = (2.5 * low + 6.0 * lower) * (-t * 2.6).exp();
+        0.45 * (0.6 * crack + boom + 0.5 * rumble)
+    })
+}
+
+/// A weapon coming into the hands: two metal clicks.
+fn switch_samples() -> Vec<f32> {
+    synth(0.25, 14, |t, noise| {
+        let click = |at: f32| if t >= at { (-(t - at) * 120.0).exp() } else { 0.0 };
+        0.5 * (noise * 0.6 + tone(t, 2300.0) * 0.4) * (click(0.0) + 0.8 * click(0.14))
+    })
 }
 
 /// 16-bit mono PCM WAV bytes.
@@ -126,6 +164,9 @@ fn synthesise(mut commands: Commands, mut sources: ResMut<Assets<AudioSource>>) 
             let swell = (t / 0.35 * std::f32::consts::PI).sin();
             0.22 * swell * (tone(t, 330.0 + 1400.0 * t) + 0.5 * tone(t, 660.0 + 2800.0 * t))
         })),
+        launch: add(launch_samples()),
+        blast: add(blast_samples()),
+        switch: add(switch_samples()),
         silence: add(vec![0.0; 256]),
     };
     commands.insert_resource(sounds);
@@ -198,6 +239,12 @@ fn own_sounds(
         if w.reload_started {
             play(&mut commands, &sounds.reload, 0.6);
         }
+        if w.rocket.is_some() {
+            play(&mut commands, &sounds.launch, 0.7);
+        }
+        if w.switched {
+            play(&mut commands, &sounds.switch, 0.5);
+        }
         if m.jumped {
             play(&mut commands, &sounds.jump, 0.6);
         }
@@ -253,6 +300,30 @@ fn remote_sounds(
     }
 }
 
+/// Everyone else's rockets leaving, where they are first drawn; every blast,
+/// where it is drawn.
+fn rocket_sounds(
+    drawn: Res<DrawnRockets>,
+    mut blasts: MessageReader<BlastDrawn>,
+    sounds: Option<Res<Sounds>>,
+    mut heard: Local<Vec<(PlayerId, u32)>>,
+    mut commands: Commands,
+) {
+    let Some(sounds) = sounds else { return };
+    for rocket in drawn.0.iter().filter(|r| !r.own) {
+        let Some(tick) = rocket.tick else { continue };
+        if !heard.contains(&(rocket.owner, tick)) {
+            heard.push((rocket.owner, tick));
+            play_at(&mut commands, &sounds.launch, rocket.pos, 0.8);
+        }
+    }
+    // Only rockets still drawn can be heard again.
+    heard.retain(|key| drawn.0.iter().any(|r| (r.owner, r.tick) == (key.0, Some(key.1))));
+    for blast in blasts.read() {
+        play_at(&mut commands, &sounds.blast, blast.point, 1.0);
+    }
+}
+
 /// Other players' footsteps, from their drawn walk (a respawn starts a new
 /// walk: no step is heard for the jump of its phase).
 fn footsteps_of_others(
@@ -276,4 +347,39 @@ fn footsteps_of_others(
         }
     }
     last_phase.retain(|e, _| players.contains(*e));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sound as a file: its length from the WAV header, its peak and RMS level.
+    fn file_figures(samples: &[f32]) -> (f32, f32, f32) {
+        let bytes = wav(samples);
+        assert_eq!(&bytes[..4], b"RIFF");
+        let data_len = u32::from_le_bytes([bytes[40], bytes[41], bytes[42], bytes[43]]);
+        let pcm: Vec<f32> =
+            bytes[44..].chunks(2).map(|c| f32::from(i16::from_le_bytes([c[0], c[1]])) / 32_768.0).collect();
+        let peak = pcm.iter().fold(0.0f32, |m, s| m.max(s.abs()));
+        let rms = (pcm.iter().map(|s| s * s).sum::<f32>() / pcm.len().max(1) as f32).sqrt();
+        (data_len as f32 / 2.0 / RATE_HZ as f32, peak, rms)
+    }
+
+    #[test]
+    fn rocket_sounds_are_the_right_length_and_loud_without_clipping() {
+        for (name, samples, (min_s, max_s)) in [
+            ("launch", launch_samples(), (0.4, 0.7)),
+            ("blast", blast_samples(), (1.0, 1.6)),
+            ("switch", switch_samples(), (0.15, 0.35)),
+        ] {
+            let (seconds, peak, rms) = file_figures(&samples);
+            eprintln!("{name}: {seconds:.2} s, peak {peak:.2}, rms {rms:.3}");
+            assert!((min_s..=max_s).contains(&seconds), "{name}: {seconds} s");
+            assert!(peak > 0.3 && peak < 0.98, "{name}: peak {peak}");
+            assert!(rms > 0.01, "{name}: rms {rms}");
+            // Not clipped: few samples at the rails.
+            let clipped = samples.iter().filter(|s| s.abs() >= 1.0).count();
+            assert!(clipped * 1000 < samples.len(), "{name}: {clipped} clipped samples");
+        }
+    }
 }
