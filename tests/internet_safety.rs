@@ -252,7 +252,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
         }),
         ToClient::Snapshot({
             let (before, base) = (Frame { tick: 499, ..Frame::default() }, Frame { tick: 500, ..Frame::default() });
-            let baseline = snapshot::Baseline { frame: &base, before: Some(&before) };
+            let baseline = snapshot::Baseline { frame: &base, before: Some(&before), tick_hz: 64 };
             snapshot::encode(&Frame { tick: 501, ..Frame::default() }, &Feedback::default(), Some(baseline))
         }),
         ToClient::Snapshot(vec![0xFF; 37]),

@@ -21,12 +21,18 @@ pub(crate) fn plugin(app: &mut App) {
 
 impl Baselines {
     /// Takes in one snapshot as it came: decoded against the baselines kept
-    /// (and counted by kind), and kept as a baseline for those to come.
+    /// (and counted by kind) at the server's `tick_hz`, and kept as a
+    /// baseline for those to come.
     /// `None` if it did not decode: garbage is counted as a bad message; a
     /// delta against a baseline no longer here makes the next command
     /// packet ask for a whole snapshot.
-    pub fn intake(&mut self, bytes: &[u8], stats: &mut ClientStats) -> Option<(Frame, snapshot::Feedback)> {
-        let decoded = snapshot::decode(bytes, |tick| self.get(tick), MAX_PLAYERS);
+    pub fn intake(
+        &mut self,
+        bytes: &[u8],
+        tick_hz: u32,
+        stats: &mut ClientStats,
+    ) -> Option<(Frame, snapshot::Feedback)> {
+        let decoded = snapshot::decode(bytes, |tick| self.get(tick), MAX_PLAYERS, tick_hz);
         let (frame, feedback) = match decoded {
             Ok(decoded) => decoded,
             Err(SnapshotError::UnknownBaseline(tick)) => {
@@ -78,8 +84,9 @@ pub(crate) fn apply_snapshots(
     mut commands: Commands,
 ) {
     let mut newest: Option<(Frame, snapshot::Feedback)> = None;
+    let tick_hz = roster.tick_hz;
     for SnapshotReceived(bytes) in received.read() {
-        let Some((frame, feedback)) = baselines.intake(bytes, &mut stats) else { continue };
+        let Some((frame, feedback)) = baselines.intake(bytes, tick_hz, &mut stats) else { continue };
         if newest.as_ref().is_none_or(|(n, _)| tick_after(frame.tick, n.tick)) {
             newest = Some((frame, feedback));
         } else {
@@ -166,15 +173,15 @@ mod tests {
         assert_eq!(baselines.ack(), None, "nothing yet: a whole snapshot, please");
         let a = frame(100, 1.0);
         let full = encode(&a, &Feedback::default(), None);
-        assert_eq!(baselines.intake(&full, &mut stats).map(|(f, _)| f), Some(a.clone()));
+        assert_eq!(baselines.intake(&full, 64, &mut stats).map(|(f, _)| f), Some(a.clone()));
         assert_eq!((baselines.ack(), stats.full_snapshots), (Some(100), 1));
         let b = frame(104, 2.0);
         let delta = encode(&b, &Feedback::default(), Some(Baseline::still(&a)));
-        assert_eq!(baselines.intake(&delta, &mut stats).map(|(f, _)| f), Some(b));
+        assert_eq!(baselines.intake(&delta, 64, &mut stats).map(|(f, _)| f), Some(b));
         assert_eq!((baselines.ack(), stats.delta_snapshots, stats.baseline_age_ticks), (Some(104), 1, 4));
         // The same snapshot again is not kept twice; an older one does not
         // become the newest.
-        baselines.intake(&full, &mut stats);
+        baselines.intake(&full, 64, &mut stats);
         assert_eq!((baselines.frames.len(), baselines.ack()), (2, Some(104)));
     }
 
@@ -182,16 +189,16 @@ mod tests {
     fn a_lost_baseline_asks_for_a_whole_snapshot_and_garbage_is_counted() {
         let (mut baselines, mut stats) = (Baselines::default(), ClientStats::default());
         let a = frame(100, 1.0);
-        baselines.intake(&encode(&a, &Feedback::default(), None), &mut stats);
+        baselines.intake(&encode(&a, &Feedback::default(), None), 64, &mut stats);
         let gone = frame(90, 0.0);
         let delta = encode(&frame(110, 3.0), &Feedback::default(), Some(Baseline::still(&gone)));
-        assert!(baselines.intake(&delta, &mut stats).is_none());
+        assert!(baselines.intake(&delta, 64, &mut stats).is_none());
         assert_eq!((stats.unknown_baselines, baselines.ack()), (1, None), "ask for a whole one");
-        assert!(baselines.intake(&[0xFF, 0x00, 0x13], &mut stats).is_none());
+        assert!(baselines.intake(&[0xFF, 0x00, 0x13], 64, &mut stats).is_none());
         assert_eq!(stats.bad_messages, 1);
         // Any snapshot that decodes ends the asking.
         let c = frame(112, 4.0);
-        baselines.intake(&encode(&c, &Feedback::default(), Some(Baseline::still(&a))), &mut stats);
+        baselines.intake(&encode(&c, &Feedback::default(), Some(Baseline::still(&a))), 64, &mut stats);
         assert_eq!(baselines.ack(), Some(112));
     }
 
@@ -199,7 +206,7 @@ mod tests {
     fn the_baselines_kept_are_bounded() {
         let (mut baselines, mut stats) = (Baselines::default(), ClientStats::default());
         for tick in 0..3 * Baselines::KEPT as u32 {
-            baselines.intake(&encode(&frame(tick, 0.0), &Feedback::default(), None), &mut stats);
+            baselines.intake(&encode(&frame(tick, 0.0), &Feedback::default(), None), 64, &mut stats);
         }
         assert_eq!(baselines.frames.len(), Baselines::KEPT);
         assert_eq!(baselines.frames.front().map(|f| f.tick), Some(2 * Baselines::KEPT as u32));

@@ -234,13 +234,16 @@ impl Target for DecodeToClient {
         {
             let (base, _) = frames();
             if let Ok((frame, _)) =
-                snapshot::decode(bytes, |t| (t == base.tick).then_some(&base), arena_protocol::MAX_PLAYERS)
+                snapshot::decode(bytes, |t| (t == base.tick).then_some(&base), arena_protocol::MAX_PLAYERS, 64)
             {
                 assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
                 assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
                 // What decodes encodes back to a frame that decodes the same.
                 let again = snapshot::encode(&frame, &Feedback::default(), None);
-                assert_eq!(snapshot::decode(&again, |_| None, arena_protocol::MAX_PLAYERS).map(|(f, _)| f), Ok(frame));
+                assert_eq!(
+                    snapshot::decode(&again, |_| None, arena_protocol::MAX_PLAYERS, 64).map(|(f, _)| f),
+                    Ok(frame)
+                );
             }
         }
     }
@@ -268,14 +271,15 @@ impl Target for SnapshotBits {
         let delta = snapshot::encode(&next, &feedback, Some(Baseline::still(&base)));
         let mut later = next.clone();
         later.tick = 110;
-        let carried = snapshot::encode(&later, &feedback, Some(Baseline { frame: &next, before: Some(&base) }));
+        let carried =
+            snapshot::encode(&later, &feedback, Some(Baseline { frame: &next, before: Some(&base), tick_hz: 64 }));
         vec![full, delta, carried]
     }
 
     fn run(&mut self, input: &[u8]) {
         let (base, next) = frames();
         let baseline_of = |t: u32| [&base, &next].into_iter().find(|f| f.tick == t);
-        let Ok((frame, feedback)) = snapshot::decode(input, baseline_of, arena_protocol::MAX_PLAYERS) else {
+        let Ok((frame, feedback)) = snapshot::decode(input, baseline_of, arena_protocol::MAX_PLAYERS, 64) else {
             return;
         };
         assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
@@ -286,15 +290,16 @@ impl Target for SnapshotBits {
         assert_eq!(header.tick, frame.tick);
         // Whatever decodes is a frame the encoder can say, whole or as a
         // delta against the same baselines, and it reads back the same.
-        let baseline = header
-            .baseline
-            .and_then(baseline_of)
-            .map(|frame| Baseline { frame, before: header.before.and_then(baseline_of) });
+        let baseline = header.baseline.and_then(baseline_of).map(|frame| Baseline {
+            frame,
+            before: header.before.and_then(baseline_of),
+            tick_hz: 64,
+        });
         let bytes = snapshot::encode(&frame, &feedback, None);
-        let again = snapshot::decode(&bytes, |_| None, arena_protocol::MAX_PLAYERS);
+        let again = snapshot::decode(&bytes, |_| None, arena_protocol::MAX_PLAYERS, 64);
         assert_eq!(again, Ok((frame.clone(), feedback)));
         let bytes = snapshot::encode(&frame, &feedback, baseline);
-        let again = snapshot::decode(&bytes, baseline_of, arena_protocol::MAX_PLAYERS);
+        let again = snapshot::decode(&bytes, baseline_of, arena_protocol::MAX_PLAYERS, 64);
         assert_eq!(again, Ok((frame, feedback)));
     }
 }

@@ -24,6 +24,8 @@ use arena_protocol::snapshot::{Baseline, Feedback, Frame, OwnState, RemoteState,
 use arena_server::{ServerConfig, ServerPlayer, ServerTick, Sim};
 use arena_sim::{PlayerId, PlayerState};
 
+/// The recorded server's tick rate (the default).
+const TICK_HZ: u32 = arena_sim::DEFAULT_TICK_HZ;
 /// Ticks between snapshots (32 a second at 64 Hz).
 const SNAPSHOT_EVERY: usize = 2;
 const AGES: [usize; 7] = [2, 4, 6, 8, 10, 12, 16];
@@ -92,7 +94,7 @@ fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Resu
     for (i, f) in &frames {
         let (Some(base), Some(before)) = (i.checked_sub(age), i.checked_sub(age + SNAPSHOT_EVERY)) else { continue };
         let (Some(base), Some(before)) = (frames.get(&base), frames.get(&before)) else { continue };
-        let baseline = Baseline { frame: base, before: motion.then_some(before) };
+        let baseline = Baseline { frame: base, before: motion.then_some(before), tick_hz: TICK_HZ };
         let feedback = Feedback {
             last_cmd_tick: Some(f.tick),
             newest_cmd_tick: Some(f.tick + 2),
@@ -101,7 +103,7 @@ fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Resu
         };
         let coded = encode(f, &feedback, Some(baseline));
         let kept = |t: u32| [base, before].into_iter().find(|b| b.tick == t);
-        if decode(&coded, kept, arena_protocol::MAX_PLAYERS) != Ok((f.clone(), feedback)) {
+        if decode(&coded, kept, arena_protocol::MAX_PLAYERS, TICK_HZ) != Ok((f.clone(), feedback)) {
             return Err(format!("tick {}: the snapshot did not decode to what was coded", f.tick));
         }
         bytes += coded.len();

@@ -91,7 +91,7 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
         if tick % 2 == 0 {
             let frame = Frame { tick, own: Some((PlayerId(0), OwnState::of(&server))), ..Frame::default() };
             let bytes = snapshot::encode(&frame, &Feedback::default(), None);
-            let (decoded, _) = snapshot::decode(&bytes, |_| None, 64).expect("decodes");
+            let (decoded, _) = snapshot::decode(&bytes, |_| None, 64, 64).expect("decodes");
             let own = decoded.own.expect("own state").1.to_state();
             assert!(same_bits(&own, &client), "tick {tick}: snapshot {own:?} != prediction {client:?}");
             snapshots += 1;
@@ -215,7 +215,7 @@ impl Client {
 
     fn receive(&mut self, bytes: &[u8]) -> Option<Frame> {
         let frames = &self.frames;
-        match snapshot::decode(bytes, |t| frames.iter().find(|f| f.tick == t), 64) {
+        match snapshot::decode(bytes, |t| frames.iter().find(|f| f.tick == t), 64, 64) {
             Ok((frame, _)) => {
                 match snapshot::header(bytes) {
                     Ok(Header { baseline: None, .. }) => self.fulls += 1,
@@ -267,7 +267,7 @@ fn run_chain(seed: u64, loss: f32, forget_at: &[u32]) -> Client {
         world.step();
         if tick % 2 == 0 {
             let frame = world.frame_for(tick, viewer);
-            let bytes = snapshot::encode(&frame, &Feedback::default(), acked.baseline(&sent));
+            let bytes = snapshot::encode(&frame, &Feedback::default(), acked.baseline(&sent, 64));
             truth.insert(tick, frame.clone());
             sent.push_back(frame);
             while sent.len() > 64 {

@@ -92,7 +92,7 @@ pub(crate) fn send_snapshots(
                 continue;
             }
         };
-        let baseline = ack.0.baseline(&sent.0);
+        let baseline = ack.0.baseline(&sent.0, tick_rate.hz());
         if baseline.is_none() {
             stats.full_snapshots += 1;
             if let Some(acked) = ack.0.newest() {
@@ -186,11 +186,11 @@ mod tests {
         // The same with motion measured between two of them.
         let (ha, hb) = (view(&wa, 104), view(&wb, 104));
         assert_eq!(
-            encode(&ha, &feedback, Some(Baseline { frame: &gb, before: Some(&fb) })),
-            encode(&hb, &feedback, Some(Baseline { frame: &ga, before: Some(&fa) }))
+            encode(&ha, &feedback, Some(Baseline { frame: &gb, before: Some(&fb), tick_hz: 64 })),
+            encode(&hb, &feedback, Some(Baseline { frame: &ga, before: Some(&fa), tick_hz: 64 }))
         );
         // And what the client decodes holds nothing of them.
-        let (decoded, _) = decode(&full_b, |_| None, 64).expect("decodes");
+        let (decoded, _) = decode(&full_b, |_| None, 64, 64).expect("decodes");
         for (id, remote) in &decoded.others {
             let seen = remote.to_state();
             let truth = &b[usize::from(id.0)];

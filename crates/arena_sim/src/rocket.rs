@@ -19,8 +19,6 @@ pub const ROCKET_SPEED_MPS: f32 = 25.0;
 pub const ROCKET_RADIUS_M: f32 = 0.12;
 /// Longest a rocket flies, seconds (100 m: farther than any wall).
 pub const MAX_FLIGHT_S: f32 = 4.0;
-/// Time between two rockets, seconds.
-pub const ROCKET_INTERVAL_S: f32 = 0.8;
 /// Radius of an explosion's splash, metres.
 pub const SPLASH_RADIUS_M: f32 = 3.0;
 /// Splash damage at the centre, falling off linearly to 0 at the radius.

@@ -10,7 +10,6 @@ use glam::Vec3;
 use crate::cmd::{Buttons, UserCmd};
 pub use crate::player::{MAGAZINE, MAX_HEALTH};
 use crate::player::{PlayerState, Weapon, view_forward};
-use crate::rocket::ROCKET_INTERVAL_S;
 
 /// Time between shots, seconds (10 shots a second).
 pub const FIRE_INTERVAL_S: f32 = 0.1;
@@ -22,6 +21,8 @@ pub const RANGE_M: f32 = 250.0;
 pub const BODY_DAMAGE: u8 = 25;
 /// Damage of a head hit: two to kill.
 pub const HEAD_DAMAGE: u8 = 55;
+/// Time between two rockets, seconds (the rocket itself is `rocket.rs`).
+pub const ROCKET_INTERVAL_S: f32 = 0.8;
 /// Time a weapon switch takes before the new weapon fires, seconds.
 pub const SWITCH_S: f32 = 0.35;
 /// Rounding allowance when deciding the rifle is ready, seconds.

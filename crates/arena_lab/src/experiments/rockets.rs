@@ -61,8 +61,13 @@ pub struct RocketFigures {
     pub bytes_per_blast: f64,
     /// What a rocket in flight adds to each snapshot, bytes per rocket per
     /// snapshot (the still phase's snapshots with rockets flying less those
-    /// without, per rocket): nothing travels per rocket per tick.
+    /// without, per rocket). Rockets are not in snapshots; what differs is
+    /// the players' motion (the target is still while a rocket flies, and
+    /// knocked about after it lands), so this comes out below zero.
     pub bytes_per_rocket_per_tick: f64,
+    /// Rocket messages the target's client received per rocket fired: a
+    /// launch and a blast, whatever the flight's length.
+    pub rocket_messages_per_rocket: f64,
     pub snapshot_bytes_rockets_flying: f64,
     pub snapshot_bytes_none_flying: f64,
     /// The server's catch-up, mean, milliseconds; catch-ups the cap cut.
@@ -277,6 +282,11 @@ fn one_run(settings: &LabSettings) -> Result<RocketFigures, LabError> {
         bytes_per_shot: per(fired),
         bytes_per_blast: per(blasts),
         bytes_per_rocket_per_tick: per_rocket_tick,
+        rocket_messages_per_rocket: if log.is_empty() {
+            f64::NAN
+        } else {
+            (fired.0 + blasts.0) as f64 / log.len() as f64
+        },
         snapshot_bytes_rockets_flying: per((flight.0, flight.1)),
         snapshot_bytes_none_flying: per((idle.0, idle.1)),
         catch_up_mean_ms: Summary::of(&catch_ups).mean,

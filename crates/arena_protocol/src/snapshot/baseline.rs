@@ -30,12 +30,15 @@ pub const MAX_MOTION_GAP_TICKS: u32 = 16;
 pub struct Baseline<'a> {
     pub frame: &'a Frame,
     pub before: Option<&'a Frame>,
+    /// The simulation's ticks per second, for the fall of players in the
+    /// air (0: carried on in a straight line). Both ends must use the same.
+    pub tick_hz: u32,
 }
 
 impl<'a> Baseline<'a> {
     /// A baseline with no motion known (everyone is expected where they were).
     pub fn still(frame: &'a Frame) -> Self {
-        Self { frame, before: None }
+        Self { frame, before: None, tick_hz: 0 }
     }
 
     /// Ticks from the older snapshot to the baseline (0 without one).
@@ -49,7 +52,7 @@ impl<'a> Baseline<'a> {
         let own = |f: &Frame| f.own.filter(|(own_id, _)| *own_id == id).map(|(_, s)| s);
         let base = own(self.frame)?;
         let before = self.before.and_then(own);
-        Some(carried(&base, before.as_ref(), self.gap(), tick.wrapping_sub(self.frame.tick)))
+        Some(carried(&base, before.as_ref(), (self.gap(), tick.wrapping_sub(self.frame.tick)), self.tick_hz))
     }
 
     /// Where a delta for `tick` expects each of the others.
@@ -58,7 +61,7 @@ impl<'a> Baseline<'a> {
         self.frame
             .others
             .iter()
-            .map(|(id, s)| (*id, carried(s, self.before.and_then(|b| b.others.get(id)), gap, age)))
+            .map(|(id, s)| (*id, carried(s, self.before.and_then(|b| b.others.get(id)), (gap, age), self.tick_hz)))
             .collect()
     }
 }
@@ -105,8 +108,9 @@ impl Acknowledged {
 
     /// What the next snapshot is coded against, among the frames `sent` (and
     /// still kept): the newest acknowledged, and the newest acknowledged
-    /// before it within [`MAX_MOTION_GAP_TICKS`]. `None`: a whole snapshot.
-    pub fn baseline<'a>(&self, sent: &'a VecDeque<Frame>) -> Option<Baseline<'a>> {
+    /// before it within [`MAX_MOTION_GAP_TICKS`], at `tick_hz` ticks a
+    /// second. `None`: a whole snapshot.
+    pub fn baseline<'a>(&self, sent: &'a VecDeque<Frame>, tick_hz: u32) -> Option<Baseline<'a>> {
         let find = |t: u32| sent.iter().rev().find(|f| f.tick == t);
         let frame = find(self.newest()?)?;
         let before = self
@@ -116,9 +120,12 @@ impl Acknowledged {
             .skip(1)
             .take_while(|t| frame.tick.wrapping_sub(**t) <= MAX_MOTION_GAP_TICKS)
             .find_map(|t| find(*t));
-        Some(Baseline { frame, before })
+        Some(Baseline { frame, before, tick_hz })
     }
 }
+
+/// The game's gravity, m/s² (a whole number, for integer arithmetic).
+const GRAVITY_MPS2: i64 = arena_sim::movement::GRAVITY_MPS2 as i64;
 
 /// `v * num / den`, rounded to the nearest (halves away from zero); `den > 0`.
 fn scale_rounded(v: i64, num: i64, den: i64) -> i64 {
@@ -129,11 +136,13 @@ fn scale_rounded(v: i64, num: i64, den: i64) -> i64 {
 /// The carry rule: where a delta expects a player `age` ticks after the
 /// baseline (`base`), given its state `gap` ticks before that (`before`).
 /// Every field the table marks as moving or turning goes on at the rate it
-/// changed over the gap; the rest stay as they were. Nothing is carried
+/// changed over the gap; the rest stay as they were. A player in the air at
+/// both (`tick_hz` known) also falls: the parabola through the two heights
+/// under the game's gravity, so a jump or a rocket's kick costs little. Nothing is carried
 /// without an older snapshot, over a gap out of range, from a baseline older
 /// than [`MAX_CARRY_TICKS`], or for a player dead at either end or respawned
 /// in between. Integer arithmetic only: both ends get the same answer.
-pub(super) fn carried<S: Fields>(base: &S, before: Option<&S>, gap: u32, age: u32) -> S {
+pub(super) fn carried<S: Fields>(base: &S, before: Option<&S>, (gap, age): (u32, u32), tick_hz: u32) -> S {
     let Some(before) = before else { return *base };
     let (mut now, then) = (base.values(), before.values());
     let (flags, alive) = S::ALIVE;
@@ -146,6 +155,14 @@ pub(super) fn carried<S: Fields>(base: &S, before: Option<&S>, gap: u32, age: u3
         return *base;
     }
     let (age, gap) = (i64::from(age), i64::from(gap));
+    let airborne = now[flags] & S::ON_GROUND == 0 && then[flags] & S::ON_GROUND == 0;
+    let hz = i64::from(tick_hz.min(*arena_sim::TICK_HZ_RANGE.end()));
+    // g·t²/2 in grid steps, t = age ticks on from a parabola through `before` and `base`.
+    let fall = if airborne && hz > 0 {
+        scale_rounded(GRAVITY_MPS2 * S::STEPS_PER_M * age * (age + gap), 1, 2 * hz * hz)
+    } else {
+        0
+    };
     for (i, field) in S::TABLE.iter().enumerate() {
         let (v, was) = (now[i], then[i]);
         now[i] = match field.motion {
@@ -153,7 +170,8 @@ pub(super) fn carried<S: Fields>(base: &S, before: Option<&S>, gap: u32, age: u3
             Motion::Moves => {
                 let limit = S::move_limit();
                 let moved = i64::from(v) - i64::from(was);
-                (i64::from(v) + scale_rounded(moved, age, gap)).clamp(-limit, limit) as i32
+                let fell = if i == S::HEIGHT { fall } else { 0 };
+                (i64::from(v) + scale_rounded(moved, age, gap) - fell).clamp(-limit, limit) as i32
             }
             Motion::Turns => turned(v, scale_rounded(i64::from(turn(v, was, field.bits)), age, gap), field.bits),
         };
@@ -187,12 +205,12 @@ mod tests {
         let (base_r, base_o) = runner(104, true, 2);
         for age in [1, 4, 9, MAX_CARRY_TICKS] {
             let (truth_r, _) = runner(104 + age as i32, true, 2);
-            let expected = carried(&base_r, Some(&before_r), 4, age);
+            let expected = carried(&base_r, Some(&before_r), (4, age), 0);
             assert_eq!(expected.pos, truth_r.pos, "{age} ticks on");
             assert_eq!(expected.yaw, truth_r.yaw, "{age} ticks on");
             assert_eq!(expected.pitch, base_r.pitch, "pitch is not carried");
             // The owner's state follows the same rule on its own grids.
-            let own = carried(&base_o, Some(&before_o), 4, age);
+            let own = carried(&base_o, Some(&before_o), (4, age), 0);
             let moved = |k: usize| base_o.pos[k] + (base_o.pos[k] - before_o.pos[k]) * age as i32 / 4;
             assert_eq!(own.pos, [moved(0), moved(1), moved(2)]);
             let turned_by = i64::from(turn(i32::from(base_o.yaw), i32::from(before_o.yaw), 16)) * i64::from(age) / 4;
@@ -202,13 +220,42 @@ mod tests {
     }
 
     #[test]
+    fn a_player_in_the_air_is_expected_to_fall_under_gravity() {
+        // A jump at 64 Hz: up at 7 m/s, 20 m/s² down, heights on the 1/256 m grid.
+        let hz = 64u32;
+        let height = |t: f64| (((7.0 * t - 10.0 * t * t) * 256.0) as f64).round() as i32;
+        let at = |tick: u32| RemoteState {
+            pos: [0, height(f64::from(tick) / f64::from(hz)), 0],
+            flags: RemoteState::ALIVE,
+            ..Default::default()
+        };
+        let (before, base) = (at(2), at(6));
+        for age in [2u32, 6, 10] {
+            let expected = carried(&base, Some(&before), (4, age), hz);
+            let truth = at(6 + age).pos[1];
+            assert!((expected.pos[1] - truth).abs() <= 2, "age {age}: {} vs {truth}", expected.pos[1]);
+            let straight = carried(&base, Some(&before), (4, age), 0);
+            assert!(
+                (straight.pos[1] - truth).abs() > 2 * (expected.pos[1] - truth).abs() + 5,
+                "a line misses the fall"
+            );
+        }
+        // On the ground, nothing falls.
+        let grounded = |s: RemoteState| RemoteState { flags: s.flags | RemoteState::ON_GROUND, ..s };
+        assert_eq!(
+            carried(&grounded(base), Some(&grounded(before)), (4, 6), hz),
+            carried(&grounded(base), Some(&grounded(before)), (4, 6), 0)
+        );
+    }
+
+    #[test]
     fn turns_are_carried_across_the_seam_of_the_circle() {
         let before = RemoteState { yaw: 1020, flags: RemoteState::ALIVE, ..RemoteState::default() };
         let base = RemoteState { yaw: 2, ..before };
         // 6 steps in 2 ticks: 6 more in 2 ticks more.
-        assert_eq!(carried(&base, Some(&before), 2, 2).yaw, 8);
+        assert_eq!(carried(&base, Some(&before), (2, 2), 0).yaw, 8);
         let back = RemoteState { yaw: 1016, ..before };
-        assert_eq!(carried(&back, Some(&before), 2, 4).yaw, 1008);
+        assert_eq!(carried(&back, Some(&before), (2, 4), 0).yaw, 1008);
     }
 
     #[test]
@@ -224,10 +271,10 @@ mod tests {
             ("respawned between", Some(RemoteState { spawn_count: 0, ..before }), 4, 4),
         ];
         for (why, before, gap, age) in cases {
-            assert_eq!(carried(&base, before.as_ref(), gap, age), base, "{why}");
+            assert_eq!(carried(&base, before.as_ref(), (gap, age), 0), base, "{why}");
         }
         let dead = RemoteState { flags: 0, ..base };
-        assert_eq!(carried(&dead, Some(&before), 4, 4), dead, "dead at the baseline");
+        assert_eq!(carried(&dead, Some(&before), (4, 4), 0), dead, "dead at the baseline");
     }
 
     #[test]
@@ -236,7 +283,7 @@ mod tests {
         let before =
             RemoteState { pos: [limit - 100, 0, -limit + 100], flags: RemoteState::ALIVE, ..Default::default() };
         let base = RemoteState { pos: [limit, 0, -limit], ..before };
-        let expected = carried(&base, Some(&before), 1, MAX_CARRY_TICKS);
+        let expected = carried(&base, Some(&before), (1, MAX_CARRY_TICKS), 0);
         assert_eq!(expected.pos, [limit, 0, -limit]);
     }
 
@@ -244,16 +291,16 @@ mod tests {
     fn acknowledgements_choose_the_baseline_and_the_span_before_it() {
         let sent: VecDeque<Frame> = (0..40).map(|i| Frame { tick: 1000 + 2 * i, ..Frame::default() }).collect();
         let mut acked = Acknowledged::default();
-        assert!(acked.baseline(&sent).is_none(), "nothing acknowledged: a whole snapshot");
+        assert!(acked.baseline(&sent, 64).is_none(), "nothing acknowledged: a whole snapshot");
         // Out of order, and twice.
         for t in [1004, 1010, 1006, 1010, 1008] {
             acked.note(Some(t));
         }
-        let b = acked.baseline(&sent).expect("a baseline");
+        let b = acked.baseline(&sent, 64).expect("a baseline");
         assert_eq!((b.frame.tick, b.before.map(|f| f.tick)), (1010, Some(1008)));
         // Far ahead: the older ones are beyond a motion span.
         acked.note(Some(1060));
-        let b = acked.baseline(&sent).expect("a baseline");
+        let b = acked.baseline(&sent, 64).expect("a baseline");
         assert_eq!((b.frame.tick, b.before.map(|f| f.tick)), (1060, None));
         // Bounded, oldest forgotten first.
         for t in (1062..1078).step_by(2) {
@@ -264,7 +311,7 @@ mod tests {
         assert!(!acked.ticks.contains(&1002), "too old to remember");
         // An acknowledgement of something not sent (or no longer kept) is no baseline.
         acked.note(Some(5000));
-        assert!(acked.baseline(&sent).is_none());
+        assert!(acked.baseline(&sent, 64).is_none());
         // "I lost my baselines": whole snapshots until it acknowledges again.
         acked.note(None);
         assert_eq!(acked.newest(), None);

@@ -288,18 +288,24 @@ pub fn header(bytes: &[u8]) -> Result<Header, SnapshotError> {
 }
 
 /// Decodes a snapshot, finding the snapshots it is coded against (if it is
-/// a delta) with `baseline_of`. Every player id is below `max_players`.
+/// a delta) with `baseline_of`. Every player id is below `max_players`;
+/// `tick_hz` is the server's tick rate (the carry rule's fall), as the
+/// encoder's baseline had it.
 pub fn decode<'a>(
     bytes: &[u8],
     baseline_of: impl Fn(u32) -> Option<&'a Frame>,
     max_players: usize,
+    tick_hz: u32,
 ) -> Result<(Frame, Feedback), SnapshotError> {
     let mut input = BitsIn::new(bytes);
     let header = read_header(&mut input)?;
     let tick = header.tick;
     let find = |t: u32| baseline_of(t).filter(|f| f.tick == t).ok_or(SnapshotError::UnknownBaseline(t));
     let baseline = match header.baseline {
-        Some(base) => Some(Baseline { frame: find(base)?, before: header.before.map(find).transpose()? }),
+        // Without the tick rate the fall cannot be expected as the server
+        // expected it: ask for a whole snapshot rather than guess.
+        Some(base) if header.before.is_some() && tick_hz == 0 => return Err(SnapshotError::UnknownBaseline(base)),
+        Some(base) => Some(Baseline { frame: find(base)?, before: header.before.map(find).transpose()?, tick_hz }),
         None => None,
     };
     let back = |v: Option<i32>| v.map(|v| tick.wrapping_add(v as u32));

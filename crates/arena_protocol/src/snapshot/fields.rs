@@ -83,6 +83,12 @@ pub(super) trait Fields: Copy + Sized {
     const ALIVE: (usize, i32);
     /// The spawn counter's field: a respawn changes it.
     const LIFE: usize;
+    /// The flag (in the field of flags) that says the player stands on the
+    /// ground, and the height's field and its grid steps per metre: a
+    /// player in the air is expected to fall.
+    const ON_GROUND: i32;
+    const HEIGHT: usize = 1;
+    const STEPS_PER_M: i64;
     fn values(&self) -> Values;
     /// The state from untrusted values: `None` if any is out of its range.
     fn from_values(v: &Values) -> Option<Self>;
@@ -102,6 +108,8 @@ impl Fields for RemoteState {
     ];
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
+    const ON_GROUND: i32 = RemoteState::ON_GROUND as i32;
+    const STEPS_PER_M: i64 = 256;
 
     fn values(&self) -> Values {
         let mut v = [0; MAX_FIELDS];
@@ -158,6 +166,8 @@ impl Fields for OwnState {
     ];
     const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
     const LIFE: usize = 14;
+    const ON_GROUND: i32 = OwnState::ON_GROUND as i32;
+    const STEPS_PER_M: i64 = 512;
 
     fn values(&self) -> Values {
         [

@@ -128,7 +128,7 @@ pub struct OwnState {
 }
 
 impl OwnState {
-    const ON_GROUND: u8 = 1;
+    pub(super) const ON_GROUND: u8 = 1;
     const CROUCHED: u8 = 2;
     const JUMP_HELD: u8 = 4;
     pub(super) const ALIVE: u8 = 8;

@@ -63,22 +63,22 @@ fn full_and_delta_snapshots_decode_to_what_was_encoded() {
     let a = frame(100, &mut rng, 16);
     let full = encode(&a, &feedback, None);
     assert_eq!(header(&full), Ok(Header { tick: 100, baseline: None, before: None }));
-    assert_eq!(decode(&full, |_| None, 64), Ok((a.clone(), feedback)));
+    assert_eq!(decode(&full, |_| None, 64, 64), Ok((a.clone(), feedback)));
     let mut b = frame(103, &mut rng, 16);
     b.others.remove(&PlayerId(5));
     let delta = encode(&b, &feedback, Some(Baseline::still(&a)));
     assert_eq!(header(&delta), Ok(Header { tick: 103, baseline: Some(100), before: None }));
-    assert_eq!(decode(&delta, |t| (t == 100).then_some(&a), 64), Ok((b.clone(), feedback)));
-    assert_eq!(decode(&delta, |_| None, 64), Err(SnapshotError::UnknownBaseline(100)));
+    assert_eq!(decode(&delta, |t| (t == 100).then_some(&a), 64, 64), Ok((b.clone(), feedback)));
+    assert_eq!(decode(&delta, |_| None, 64, 64), Err(SnapshotError::UnknownBaseline(100)));
     // With motion from an older snapshot: both are needed.
     let c = frame(107, &mut rng, 16);
-    let moving = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) }));
+    let moving = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a), tick_hz: 64 }));
     assert_eq!(header(&moving), Ok(Header { tick: 107, baseline: Some(103), before: Some(100) }));
     let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
-    assert_eq!(decode(&moving, kept, 64), Ok((c.clone(), feedback)));
-    assert_eq!(decode(&moving, |t| (t == 103).then_some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
+    assert_eq!(decode(&moving, kept, 64, 64), Ok((c.clone(), feedback)));
+    assert_eq!(decode(&moving, |t| (t == 103).then_some(&b), 64, 64), Err(SnapshotError::UnknownBaseline(100)));
     // A baseline found under the wrong tick is not used.
-    assert_eq!(decode(&moving, |_| Some(&b), 64), Err(SnapshotError::UnknownBaseline(100)));
+    assert_eq!(decode(&moving, |_| Some(&b), 64, 64), Err(SnapshotError::UnknownBaseline(100)));
     // Nothing changed and nobody moving: next to nothing sent.
     let same = Frame { tick: 105, ..b.clone() };
     assert!(encode(&same, &Feedback::default(), Some(Baseline::still(&b))).len() <= 13);
@@ -97,7 +97,7 @@ fn runners(tick: u32) -> Frame {
                 let s = RemoteState {
                     pos: [vx * tick as i32, 0, vz * tick as i32],
                     yaw: (turn * tick as i32).rem_euclid(1 << REMOTE_YAW_BITS) as u16,
-                    flags: RemoteState::ALIVE,
+                    flags: RemoteState::ALIVE | RemoteState::ON_GROUND,
                     ..RemoteState::default()
                 };
                 (PlayerId(id), s)
@@ -115,9 +115,9 @@ fn players_running_straight_cost_a_bit_each_however_old_the_baseline() {
     assert!(first_delta > 30, "without motion every runner is news ({first_delta} bytes)");
     for age in [2, 8, 16, 30] {
         let c = runners(102 + age);
-        let bytes = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) }));
+        let bytes = encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a), tick_hz: 64 }));
         let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
-        assert_eq!(decode(&bytes, kept, 64).map(|(f, _)| f), Ok(c));
+        assert_eq!(decode(&bytes, kept, 64, 64).map(|(f, _)| f), Ok(c));
         assert!(bytes.len() <= 10, "{} bytes, {age} ticks on", bytes.len());
     }
 }
@@ -132,14 +132,14 @@ fn the_dead_and_the_respawned_are_not_carried_on() {
     let respawned = c.others.get_mut(&PlayerId(4)).expect("player 4");
     respawned.pos = [9000, 0, -9000];
     respawned.spawn_count = 1;
-    let bytes = encode(&c, &Feedback::default(), Some(Baseline { frame: &b, before: Some(&a) }));
+    let bytes = encode(&c, &Feedback::default(), Some(Baseline { frame: &b, before: Some(&a), tick_hz: 64 }));
     let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
-    assert_eq!(decode(&bytes, kept, 64).map(|(f, _)| f), Ok(c.clone()));
+    assert_eq!(decode(&bytes, kept, 64, 64).map(|(f, _)| f), Ok(c.clone()));
     // And from that baseline on, they are expected to stay put.
     let d = Frame { tick: 114, ..c.clone() };
-    let bytes = encode(&d, &Feedback::default(), Some(Baseline { frame: &c, before: Some(&b) }));
+    let bytes = encode(&d, &Feedback::default(), Some(Baseline { frame: &c, before: Some(&b), tick_hz: 64 }));
     let kept = |t: u32| [&b, &c].into_iter().find(|f| f.tick == t);
-    let (decoded, _) = decode(&bytes, kept, 64).expect("decodes");
+    let (decoded, _) = decode(&bytes, kept, 64, 64).expect("decodes");
     assert_eq!(decoded.others[&PlayerId(3)], c.others[&PlayerId(3)]);
     assert_eq!(decoded.others[&PlayerId(4)], c.others[&PlayerId(4)]);
 }
@@ -149,9 +149,9 @@ fn a_motion_span_out_of_range_is_not_used() {
     let (a, b) = (runners(100), runners(102));
     let too_old = runners(100 - MAX_MOTION_GAP_TICKS - 1);
     for before in [&too_old, &b] {
-        let bytes = encode(&b, &Feedback::default(), Some(Baseline { frame: &a, before: Some(before) }));
+        let bytes = encode(&b, &Feedback::default(), Some(Baseline { frame: &a, before: Some(before), tick_hz: 64 }));
         assert_eq!(header(&bytes).map(|h| h.before), Ok(None));
-        assert_eq!(decode(&bytes, |t| (t == 100).then_some(&a), 64).map(|(f, _)| f), Ok(b.clone()));
+        assert_eq!(decode(&bytes, |t| (t == 100).then_some(&a), 64, 64).map(|(f, _)| f), Ok(b.clone()));
     }
 }
 
@@ -285,21 +285,22 @@ fn what_the_decoder_accepts_from_damaged_bytes_it_sends_again_unchanged() {
     let good = vec![
         encode(&a, &feedback, None),
         encode(&b, &feedback, Some(Baseline::still(&a))),
-        encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a) })),
+        encode(&c, &feedback, Some(Baseline { frame: &b, before: Some(&a), tick_hz: 64 })),
     ];
     let kept = |t: u32| [&a, &b].into_iter().find(|f| f.tick == t);
     let (mut accepted, mut rejected) = (0, 0);
     for _ in 0..20_000 {
         let bytes = damaged(&mut rng, &good);
-        let Ok((frame, said)) = decode(&bytes, kept, 64) else {
+        let Ok((frame, said)) = decode(&bytes, kept, 64, 64) else {
             rejected += 1;
             continue;
         };
         accepted += 1;
         let h = header(&bytes).expect("a decoded snapshot has a header");
-        let baseline = h.baseline.and_then(kept).map(|frame| Baseline { frame, before: h.before.and_then(kept) });
+        let baseline =
+            h.baseline.and_then(kept).map(|frame| Baseline { frame, before: h.before.and_then(kept), tick_hz: 64 });
         let again = encode(&frame, &said, baseline);
-        assert_eq!(decode(&again, kept, 64), Ok((frame, said)), "accepted {bytes:?}");
+        assert_eq!(decode(&again, kept, 64, 64), Ok((frame, said)), "accepted {bytes:?}");
     }
     // Both outcomes are common: the property is not vacuous, and damage is
     // caught more often than not.
@@ -316,12 +317,12 @@ fn acknowledged_baselines_in_a_stream_of_snapshots_decode_in_order() {
     let mut decoded: Vec<Frame> = Vec::new();
     for tick in (100..300).step_by(2) {
         let f = frame(tick, &mut rng, 6);
-        let bytes = encode(&f, &Feedback::default(), acked.baseline(&sent));
+        let bytes = encode(&f, &Feedback::default(), acked.baseline(&sent, 64));
         sent.push_back(f.clone());
         if tick % 3 == 0 {
             continue;
         }
-        let (got, _) = decode(&bytes, |t| decoded.iter().find(|d| d.tick == t), 64).expect("decodes");
+        let (got, _) = decode(&bytes, |t| decoded.iter().find(|d| d.tick == t), 64, 64).expect("decodes");
         assert_eq!(got, f);
         decoded.push(got);
         // The acknowledgement reaches the server a tick later.
