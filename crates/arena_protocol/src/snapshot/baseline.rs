@@ -223,7 +223,7 @@ mod tests {
     fn a_player_in_the_air_is_expected_to_fall_under_gravity() {
         // A jump at 64 Hz: up at 7 m/s, 20 m/s² down, heights on the 1/256 m grid.
         let hz = 64u32;
-        let height = |t: f64| (((7.0 * t - 10.0 * t * t) * 256.0) as f64).round() as i32;
+        let height = |t: f64| ((7.0 * t - 10.0 * t * t) * 256.0).round() as i32;
         let at = |tick: u32| RemoteState {
             pos: [0, height(f64::from(tick) / f64::from(hz)), 0],
             flags: RemoteState::ALIVE,
