@@ -151,7 +151,7 @@ impl ServerConfig {
         } else if self.max_clients == 0 || self.max_clients > max {
             Some(E::MaxClients(self.max_clients))
         } else if self.bots + self.targets() + self.max_clients > max {
-            Some(E::TooManyPlayers { bots: self.bots + self.targets(), clients: self.max_clients })
+            Some(E::TooManyPlayers { bots: self.bots, targets: self.targets(), clients: self.max_clients })
         } else {
             None
         };
@@ -168,7 +168,7 @@ pub enum ConfigError {
     MaxUnlag(u16),
     MatchLimits,
     MaxClients(usize),
-    TooManyPlayers { bots: usize, clients: usize },
+    TooManyPlayers { bots: usize, targets: usize, clients: usize },
 }
 
 impl std::fmt::Display for ConfigError {
@@ -184,10 +184,15 @@ impl std::fmt::Display for ConfigError {
             ConfigError::BotSkill(skill) => write!(f, "bot skill must be 0..=1, not {skill}"),
             ConfigError::MatchLimits => f.write_str("the frag limit and the time limit must be above 0"),
             ConfigError::MaxClients(n) => write!(f, "max clients must be 1..={max}, not {n}"),
-            ConfigError::TooManyPlayers { bots, clients } => write!(
+            ConfigError::TooManyPlayers { bots, targets: 0, clients } => write!(
                 f,
                 "{bots} bots and {clients} clients make more than the {max} players a server can hold; \
                  lower --bots or --max-clients"
+            ),
+            ConfigError::TooManyPlayers { bots, targets, clients } => write!(
+                f,
+                "{bots} bots, {targets} range targets and {clients} clients make more than the {max} players \
+                 a server can hold; lower --bots or --max-clients"
             ),
         }
     }
@@ -207,5 +212,23 @@ mod tests {
         assert_eq!(forwarded.advertised_port(bound), 30001);
         let mapped = ServerConfig { public_port: Some(31000), ..forwarded };
         assert_eq!(mapped.advertised_port(bound), 31000, "--public-port wins over the address's port");
+    }
+
+    #[test]
+    fn too_many_players_counts_range_targets_apart_from_bots() {
+        let full = ServerConfig { bots: 10, max_clients: 60, ..ServerConfig::default() };
+        let error = full.check().expect_err("74 players");
+        assert_eq!(
+            error.to_string(),
+            "10 bots and 60 clients make more than the 64 players a server can hold; lower --bots or --max-clients"
+        );
+        let range = ServerConfig { bots: 2, max_clients: 60, range: true, ..ServerConfig::default() };
+        let error = range.check().expect_err("66 players");
+        assert_eq!(error, ConfigError::TooManyPlayers { bots: 2, targets: LANES.len(), clients: 60 });
+        assert!(
+            error.to_string().starts_with(&format!("2 bots, {} range targets and 60 clients", LANES.len())),
+            "{error}"
+        );
+        assert!(ServerConfig { bots: 2, max_clients: 50, range: true, ..ServerConfig::default() }.check().is_ok());
     }
 }

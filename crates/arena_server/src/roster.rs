@@ -2,7 +2,8 @@
 //! target) gets a player at a free spawn point (on a range, a client stands
 //! on the firing line) and, for a client, a welcome; everyone else
 //! hears about it. A name the rules refuse gets a reason and a disconnect. A
-//! leaving or timed-out client's player disappears at once.
+//! leaving or timed-out client's player disappears at once. Joins and leaves
+//! are logged a line each, and under a flood once a second in sum.
 
 use std::collections::BTreeMap;
 
@@ -30,9 +31,62 @@ pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>()
         .init_resource::<Refused>()
         .init_resource::<JustJoined>()
+        .init_resource::<ArrivalLog>()
         .add_observer(on_server_event)
         .add_systems(Startup, add_range_targets)
-        .add_systems(Update, send_away_the_refused);
+        .add_systems(Update, (send_away_the_refused, sum_up_arrivals));
+}
+
+/// Joins and leaves logged a line each in a second, at most.
+pub const ARRIVAL_LINES_PER_S: u32 = 5;
+
+/// The log of joins and leaves: a line each, up to [`ARRIVAL_LINES_PER_S`]
+/// in a second; past that they are counted, and said once, in sum, when the
+/// second is over (a flood of players must not flood the log).
+#[derive(Resource, Debug, Default, Clone, PartialEq)]
+pub struct ArrivalLog {
+    /// When the current second began, real seconds.
+    since_s: f64,
+    /// Lines written in it.
+    lines: u32,
+    /// Joins and leaves not written in it.
+    pub quiet_joins: u32,
+    pub quiet_leaves: u32,
+}
+
+impl ArrivalLog {
+    /// Whether a join or leave at `now_s` gets its own line (else it is counted).
+    pub fn note(&mut self, now_s: f64, join: bool) -> bool {
+        if now_s - self.since_s >= 1.0 && self.quiet_joins + self.quiet_leaves == 0 {
+            (self.since_s, self.lines) = (now_s, 0);
+        }
+        if self.lines < ARRIVAL_LINES_PER_S {
+            self.lines += 1;
+            return true;
+        }
+        if join {
+            self.quiet_joins += 1;
+        } else {
+            self.quiet_leaves += 1;
+        }
+        false
+    }
+
+    /// Once the second is over: the joins and leaves not written, taken.
+    pub fn sum_up(&mut self, now_s: f64) -> Option<(u32, u32)> {
+        if now_s - self.since_s < 1.0 || self.quiet_joins + self.quiet_leaves == 0 {
+            return None;
+        }
+        let sum = (self.quiet_joins, self.quiet_leaves);
+        (self.since_s, self.lines, self.quiet_joins, self.quiet_leaves) = (now_s, 0, 0, 0);
+        Some(sum)
+    }
+}
+
+fn sum_up_arrivals(time: Res<Time<Real>>, mut log: ResMut<ArrivalLog>, roster: Res<Roster>) {
+    if let Some((joins, leaves)) = log.sum_up(time.elapsed_secs_f64()) {
+        info!("and {joins} more joined, {leaves} more left in the last second ({} players now)", roster.players.len());
+    }
 }
 
 /// Clients told why they may not play, and when (real time, seconds) they go.
@@ -145,7 +199,9 @@ fn on_server_event(
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
     mut stats: ResMut<ServerStats>,
+    mut arrivals: ResMut<ArrivalLog>,
 ) {
+    let now = time.elapsed_secs_f64();
     match event.event().0 {
         ServerEvent::ClientConnected { client_id } => {
             let wanted = transport.user_data(client_id).map(|d| name_from_user_data(&d)).unwrap_or_default();
@@ -164,7 +220,9 @@ fn on_server_event(
             stats.joins += 1;
             let name = admission.roster.name(id).to_string();
             let addr = transport.client_addr(client_id).map(|a| a.to_string()).unwrap_or_else(|| "?".into());
-            info!("{name} joined from {addr} as player {}", id.0);
+            if arrivals.note(now, true) {
+                info!("{name} joined from {addr} as player {}", id.0);
+            }
             let welcome = ToClient::Welcome(Welcome {
                 your_id: id,
                 tick_hz: tick_rate.hz(),
@@ -187,9 +245,34 @@ fn on_server_event(
             admission.roster.players.remove(&id);
             admission.commands().entity(entry.entity).despawn();
             stats.leaves += 1;
-            info!("{} (player {}) left: {reason}", entry.name, id.0);
+            if arrivals.note(now, false) {
+                info!("{} (player {}) left: {reason}", entry.name, id.0);
+            }
             broadcast(&mut server, &ToClient::PlayerLeft { id }, Some(client_id));
             admission.commands().trigger(PlayersChanged);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_of_arrivals_is_summed_up_once_a_second() {
+        let mut log = ArrivalLog::default();
+        // A quiet server: every join and leave has its line.
+        assert!(log.note(10.0, true) && log.note(12.0, false));
+        assert_eq!(log.sum_up(13.5), None);
+        // A hundred joins and fifty leaves within half a second.
+        let written = (0..150).filter(|i| log.note(20.0 + f64::from(*i) * 0.003, *i < 100)).count();
+        assert_eq!(written, ARRIVAL_LINES_PER_S as usize);
+        assert_eq!(log.sum_up(20.6), None, "not before the second is over");
+        let (joins, leaves) = log.sum_up(21.0).expect("summed up");
+        assert_eq!(joins + leaves, 150 - ARRIVAL_LINES_PER_S);
+        assert_eq!(leaves, 50);
+        // Then lines again, a few a second.
+        assert!(log.note(21.1, true));
+        assert_eq!(log.sum_up(25.0), None);
     }
 }

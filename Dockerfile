@@ -1,0 +1,33 @@
+# The Arena dedicated server as a container image.
+#
+#   docker build -t arena-server .
+#   docker run --rm -p 27015:27015/udp arena-server --name "My server" --bots 4
+#
+# Options also come from the environment (ARENA_NAME, ARENA_BOTS, ...; see
+# `arena server --help`) or a mounted config file (--config /etc/arena/server.ron).
+# The server stops cleanly on SIGTERM (docker stop): every player is told at once.
+
+# Build stage: the release binary. rustc 1.95, as the workspace pins.
+FROM rust:1.95-bookworm AS build
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends pkg-config libasound2-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY . .
+RUN cargo build --release --locked --bin arena \
+ && cp target/release/arena /usr/local/bin/arena
+
+# Run stage: only what the binary loads (`ldd arena`: libasound, libc, libgcc).
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libasound2 \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin arena
+COPY --from=build /usr/local/bin/arena /usr/local/bin/arena
+USER 10001
+EXPOSE 27015/udp
+# Healthy while the server answers a server query (A2S) on its own port.
+HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
+  CMD ["arena", "servers", "127.0.0.1:27015", "--wait-ms", "2000"]
+# It listens on 0.0.0.0:27015 unless told otherwise (--bind, ARENA_BIND).
+ENTRYPOINT ["arena", "server"]
