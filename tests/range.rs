@@ -116,3 +116,36 @@ fn a_miss_says_where_the_target_was() {
     }
     panic!("every miss named another target");
 }
+
+#[test]
+fn rockets_count_on_the_tally_when_their_splash_reaches_a_target_and_hurt_nobody() {
+    let mut game = range();
+    game.clients[0].world_mut().resource_mut::<arena_client::LocalInput>().held = arena_sim::Buttons::ROCKET;
+    game.step(test_frames(0.5));
+    // At the floor just in front of the nearest target, as drawn: its splash reaches it.
+    for _ in 0..2 {
+        let target = drawn_near_target(&mut game);
+        let shooter = drawn_self(&game.clients[0]).expect("drawn");
+        let toward = (shooter.pos - target.pos).with_y(0.0).normalize_or_zero();
+        game.aim(0, target.pos + toward * 0.8);
+        let mut input = game.clients[0].world_mut().resource_mut::<arena_client::LocalInput>();
+        input.press(arena_sim::Buttons::FIRE);
+        game.step(1);
+        game.clients[0].world_mut().resource_mut::<arena_client::LocalInput>().held = arena_sim::Buttons::ROCKET;
+        game.step(test_frames(1.0));
+    }
+    // And one straight up into the sky: a shot, no hit, once its flight is over.
+    let shooter = drawn_self(&game.clients[0]).expect("drawn");
+    game.aim(0, shooter.eye_pos() + Vec3::new(0.0, 10.0, -0.1));
+    game.clients[0].world_mut().resource_mut::<arena_client::LocalInput>().press(arena_sim::Buttons::FIRE);
+    game.step(1);
+    game.clients[0].world_mut().resource_mut::<arena_client::LocalInput>().held = arena_sim::Buttons::ROCKET;
+    game.step(test_frames(4.5));
+    let stats = game.clients[0].world().resource::<RangeStats>().clone();
+    assert_eq!((stats.shots, stats.hits), (3, 2), "two at the target, one into the sky: {stats:?}");
+    for (_, lane, state) in targets(&mut game) {
+        assert!(state.alive && state.health == MAX_HEALTH, "lane {lane}: {state:?}");
+    }
+    let me = game.sim("Shooter").unwrap();
+    assert_eq!(me.health, MAX_HEALTH);
+}

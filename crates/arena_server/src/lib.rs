@@ -49,7 +49,8 @@
 //! 6. [`ServerSet::Combat`]: the shots are judged: damage and deaths; then
 //!    the range's tallies.
 //! 7. [`ServerSet::Rockets`]: rockets in flight move on; this tick's are
-//!    launched (caught up to their shooters' time); blasts splash.
+//!    launched (caught up to their shooters' time); blasts splash; then
+//!    the range's tallies of rockets.
 //! 8. [`ServerSet::Respawn`]: the dead whose time has come are back.
 //! 9. [`ServerSet::Match`]: frags, the clock, the scoreboard.
 //! 10. [`ServerSet::Snapshot`]: the result goes out.
@@ -209,7 +210,7 @@ impl Plugin for ServerPlugin {
             .add_systems(FixedUpdate, (combat::resolve_shots, range::tally_shots).chain().in_set(ServerSet::Combat))
             .add_systems(
                 FixedUpdate,
-                (rockets::fly_rockets, rockets::launch_rockets, rockets::splash_blasts)
+                (rockets::fly_rockets, rockets::launch_rockets, rockets::splash_blasts, range::tally_rockets)
                     .chain()
                     .in_set(ServerSet::Rockets),
             )

@@ -16,7 +16,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::net::send;
-use crate::vocabulary::{Roster, ServerPlayer, ServerTick, ShotResolved, Sim, TickRate};
+use crate::vocabulary::{RocketResolved, Roster, ServerPlayer, ServerTick, ShotResolved, Sim, TickRate};
 
 /// The firing line: shooters stand at this z (on the ground in front of the
 /// south platform), facing north down the lanes, metres.
@@ -133,6 +133,24 @@ pub(crate) fn tally_shots(
             );
         }
         send(&mut server, client, &ToClient::Range(RangeReport { shots: tally.shots, hits: tally.hits, miss: missed }));
+    }
+}
+
+/// Each of a shooter's rockets is a shot on its tally, a hit when its
+/// splash reached a target (nobody is hurt on a range; the kick is felt).
+pub(crate) fn tally_rockets(
+    mut resolved: MessageReader<RocketResolved>,
+    targets: Query<&ServerPlayer, With<RangeTarget>>,
+    mut tallies: Query<(&ServerPlayer, &mut RangeTally)>,
+    mut server: ResMut<RenetServer>,
+) {
+    for RocketResolved { owner, reached } in resolved.read() {
+        let Some((shooter, mut tally)) = tallies.iter_mut().find(|(p, _)| p.id == *owner) else { continue };
+        let Some(client) = shooter.client_id else { continue };
+        let on_target = reached.iter().any(|id| targets.iter().any(|t| t.id == *id));
+        tally.shots = tally.shots.saturating_add(1);
+        tally.hits = tally.hits.saturating_add(u32::from(on_target));
+        send(&mut server, client, &ToClient::Range(RangeReport { shots: tally.shots, hits: tally.hits, miss: None }));
     }
 }
 

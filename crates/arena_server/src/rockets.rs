@@ -20,8 +20,8 @@ use crate::lag_compensation::{LagHistory, ShooterLink, Unlag};
 use crate::life::kill;
 use crate::net::{broadcast, send};
 use crate::vocabulary::{
-    ClientPrefs, CombatStats, Frag, LagCompensation, PendingRockets, ProjectileCompensation, Range, ServerPlayer,
-    ServerTick, Sim, SimWorld, TickRate,
+    ClientPrefs, CombatStats, Frag, LagCompensation, PendingRockets, ProjectileCompensation, Range, RocketResolved,
+    ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
 };
 
 /// Most rockets in flight at once (a rocket a player each 0.8 s, each
@@ -35,7 +35,8 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<Rockets>()
         .init_resource::<Blasts>()
         .init_resource::<OwnSplashes>()
-        .init_resource::<RocketLog>();
+        .init_resource::<RocketLog>()
+        .add_message::<RocketResolved>();
 }
 
 /// A rocket in flight.
@@ -172,6 +173,7 @@ pub(crate) fn fly_rockets(
     history: Res<LagHistory>,
     mut rockets: ResMut<Rockets>,
     mut blasts: ResMut<Blasts>,
+    mut resolved: MessageWriter<RocketResolved>,
 ) {
     let present = history.latest();
     let dt = rate.dt_s();
@@ -184,7 +186,12 @@ pub(crate) fn fly_rockets(
             blasts.0.push(Blast { owner: flying.owner, launch: flying.launch, distance_m, direct, others });
             return false;
         }
-        !Launch::spent(to_s)
+        if Launch::spent(to_s) {
+            // Gone into the sky: a shot that reached nobody.
+            resolved.write(RocketResolved { owner: flying.owner, reached: Vec::new() });
+            return false;
+        }
+        true
     });
 }
 
@@ -289,7 +296,7 @@ pub(crate) fn splash_blasts(
     mut server: ResMut<RenetServer>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim)>,
     mut stats: ResMut<CombatStats>,
-    mut frags: MessageWriter<Frag>,
+    (mut frags, mut resolved): (MessageWriter<Frag>, MessageWriter<RocketResolved>),
     mut commands: Commands,
 ) {
     let dt = rate.dt_s();
@@ -338,6 +345,7 @@ pub(crate) fn splash_blasts(
         let own_ticks = arena_sim::tick_diff(own_tick, blast.launch.tick).clamp(0, i32::from(u16::MAX)) as u16;
         let info = BlastInfo { tick_low: blast.launch.tick as u16, point, own_ticks, direct: blast.direct };
         broadcast(&mut server, &ToClient::RocketExploded { owner: blast.owner, blast: RocketBlast::new(&info) }, None);
+        resolved.write(RocketResolved { owner: blast.owner, reached: victims.iter().map(|(id, _)| *id).collect() });
         if let Some(record) =
             log.0.iter_mut().rev().find(|r| r.owner == blast.owner && r.launch.tick == blast.launch.tick)
         {

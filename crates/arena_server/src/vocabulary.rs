@@ -202,6 +202,14 @@ pub struct PendingShot {
 #[derive(Resource, Debug, Default)]
 pub struct PendingRockets(pub Vec<(PendingShot, f32)>);
 
+/// A rocket's end, judged: whom its splash reached (none for one that flew
+/// its whole flight into the sky), for the range's tally.
+#[derive(Message, Debug, Clone)]
+pub struct RocketResolved {
+    pub owner: PlayerId,
+    pub reached: Vec<PlayerId>,
+}
+
 /// Whether rockets are brought up to the time their shooter fired them.
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct ProjectileCompensation(pub bool);
