@@ -79,7 +79,7 @@ fn blast_samples() -> Vec<f32> {
         let crack = noise * (-t * 40.0).exp();
         let boom = tone(t, 55.0 - 25.0 * t) * (-t * 5.0).exp();
         let rumble = (2.5 * low + 6.0 * lower) * (-t * 2.6).exp();
-        0.45 * (0.6 * crack + boom + 0.5 * rumble)
+        0.32 * (0.6 * crack + boom + 0.5 * rumble)
     })
 }
 
@@ -375,11 +375,12 @@ mod tests {
             let (seconds, peak, rms) = file_figures(&samples);
             eprintln!("{name}: {seconds:.2} s, peak {peak:.2}, rms {rms:.3}");
             assert!((min_s..=max_s).contains(&seconds), "{name}: {seconds} s");
-            assert!(peak > 0.3 && peak < 0.98, "{name}: peak {peak}");
+            // Loud enough, and below the rails (0.977 is a clamped sample).
+            assert!(peak > 0.3 && peak < 0.95, "{name}: peak {peak}");
             assert!(rms > 0.01, "{name}: rms {rms}");
-            // Not clipped: few samples at the rails.
+            // Not clipped: no sample at the rails.
             let clipped = samples.iter().filter(|s| s.abs() >= 1.0).count();
-            assert!(clipped * 1000 < samples.len(), "{name}: {clipped} clipped samples");
+            assert_eq!(clipped, 0, "{name}: {clipped} clipped samples");
         }
     }
 }
