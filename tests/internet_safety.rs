@@ -298,11 +298,36 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
         hostile.pump(test_frame());
         client.update();
     }
+    // Rockets: packed launches and blasts of any bytes (ours and others'), a
+    // flood of them in a frame.
+    let flood_before = client.world().resource::<arena_client::ClientStats>().flood_dropped;
+    for round in 0..10u8 {
+        for i in 0..300u32 {
+            let bytes: Vec<u8> =
+                (0..16u32).map(|k| (i.wrapping_mul(2_654_435_761) >> (k % 24)) as u8 ^ round).collect();
+            let mut launch_bytes = vec![0u8];
+            launch_bytes.extend(&bytes);
+            let shooter = PlayerId((i % 3) as u8);
+            if let Ok(launch) = arena_protocol::decode::<arena_protocol::rocket::RocketLaunch>(&bytes) {
+                hostile.send_message(&ToClient::RocketFired { shooter, launch });
+            }
+            if let Ok(blast) = arena_protocol::decode::<arena_protocol::rocket::RocketBlast>(&bytes[..12]) {
+                hostile.send_message(&ToClient::RocketExploded { owner: shooter, blast });
+            }
+        }
+        hostile.pump(test_frame());
+        client.update();
+    }
     for _ in 0..test_frames(1.0) {
         hostile.pump(test_frame());
         client.update();
     }
+    let rockets = client.world().resource::<arena_client::ClientRockets>();
+    assert!(
+        rockets.remote.len() <= arena_client::MAX_REMOTE_ROCKETS && rockets.own.len() <= arena_client::MAX_OWN_ROCKETS
+    );
     let stats = client.world().resource::<arena_client::ClientStats>();
+    assert!(stats.flood_dropped > flood_before, "the rocket flood was cut too");
     assert!(stats.bad_messages >= 4, "NaN, duplicates and the bad welcome were refused: {}", stats.bad_messages);
     assert!(stats.unknown_baselines >= 1, "the delta against nothing was refused");
     assert!(stats.flood_dropped > 0, "the flood was cut: {}", stats.flood_dropped);

@@ -103,8 +103,8 @@ pub use combat::{
 pub use hit_prediction::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
 pub use range::{MAX_RANGE_MISSES, RangeStats};
 pub use rockets::{
-    BlastDrawn, CONFIRM_WAIT_S, ClientRockets, DrawnRocket, DrawnRockets, OwnBlast, OwnRocket, RemoteRocket,
-    RocketStats,
+    BlastDrawn, CONFIRM_WAIT_S, ClientRockets, DrawnRocket, DrawnRockets, MAX_OWN_ROCKETS, MAX_REMOTE_ROCKETS,
+    MAX_ROCKET_MESSAGES_PER_FRAME, OwnBlast, OwnRocket, RemoteRocket, RocketStats,
 };
 pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;

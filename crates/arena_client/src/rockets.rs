@@ -18,7 +18,8 @@ use bevy::prelude::*;
 use crate::commands::LocalInput;
 use crate::prediction::{PredictedEvents, Prediction};
 use crate::vocabulary::{
-    ClientWorld, Drawn, DrawnFrame, GameMessage, LocalPlayer, NetPlayer, OwnSplashSchedule, Roster, SessionState,
+    ClientStats, ClientWorld, Drawn, DrawnFrame, GameMessage, LocalPlayer, NetPlayer, OwnSplashSchedule, Roster,
+    SessionState,
 };
 
 /// Most of our own rockets remembered, and of everyone else's in flight.
@@ -35,6 +36,9 @@ const CLICK_WAIT_S: f64 = 0.25;
 pub const FADE_S: f32 = 0.3;
 /// A server blast this far from ours is drawn too (ours was wrong), metres.
 const BLAST_MISMATCH_M: f32 = 1.0;
+/// Most rocket messages taken in one frame; past them a hostile server's
+/// flood is counted and dropped (each costs a ray cast).
+pub const MAX_ROCKET_MESSAGES_PER_FRAME: usize = 128;
 /// Impact errors kept for the figures.
 const MAX_ERRORS: usize = 4096;
 /// Rockets done with kept for the figures.
@@ -249,14 +253,23 @@ pub(crate) fn apply_rocket_messages(
     mut rockets: ResMut<ClientRockets>,
     mut stats: ResMut<RocketStats>,
     mut schedule: ResMut<OwnSplashSchedule>,
+    mut client_stats: ResMut<ClientStats>,
 ) {
     let dt = roster.tick_rate().dt_s();
     let now = time.elapsed_secs_f64();
+    let mut taken = 0usize;
     // Ticks near which a launch's low bits are read: ours by our newest
     // command, others' by the newest snapshot.
     let ours_near = prediction.tick.or(prediction.last_ack).or(roster.last_snapshot_tick).unwrap_or(0);
     let theirs_near = roster.last_snapshot_tick.unwrap_or(ours_near);
     for GameMessage(message) in messages.read() {
+        if matches!(message, ToClient::RocketFired { .. } | ToClient::RocketExploded { .. }) {
+            taken += 1;
+            if taken > MAX_ROCKET_MESSAGES_PER_FRAME {
+                client_stats.flood_dropped += 1;
+                continue;
+            }
+        }
         match message {
             ToClient::RocketFired { shooter, launch } => {
                 let info = launch.read();
