@@ -139,9 +139,18 @@ fn game_with(latency_ms: f32) -> LoopbackGame {
     )
 }
 
+/// Hit markers the shooter's client showed.
+#[derive(Resource, Default)]
+struct Marked(Vec<arena_client::HitConfirmed>);
+
+fn mark(mut hits: MessageReader<arena_client::HitConfirmed>, mut marked: ResMut<Marked>) {
+    marked.0.extend(hits.read().copied());
+}
+
 #[test]
 fn a_splash_hurts_in_the_open_and_not_behind_the_slab() {
     let mut game = game(loopback_config(64), LinkConditions::OFF, 3);
+    game.clients[0].init_resource::<Marked>().add_systems(Update, mark);
     // In the open: at the floor a metre from the target.
     let target = game.drawn_other(0).expect("drawn");
     fire_at(&mut game, target.pos + Vec3::new(1.0, 0.0, 0.0));
@@ -150,6 +159,10 @@ fn a_splash_hurts_in_the_open_and_not_behind_the_slab() {
     assert!(hurt < arena_sim::player::MAX_HEALTH, "the splash reached it: {hurt}");
     let blast = game.server.world().resource::<RocketLog>().0.back().and_then(|r| r.blast.clone()).expect("blew up");
     assert_eq!(blast.direct, None);
+    // The shooter sees its hit marker.
+    let target_id = game.id_of("Target").unwrap();
+    let marked = &game.clients[0].world().resource::<Marked>().0;
+    assert!(marked.iter().any(|h| h.victim == target_id && !h.predicted), "{} markers", marked.len());
     assert_eq!(blast.victims.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![game.id_of("Target").unwrap()]);
     // Crouched behind the centre slab (z -0.8..0.8), the blast on its far side.
     game.teleport("Target", Vec3::new(0.0, 0.0, -1.3), 0.0);

@@ -207,7 +207,7 @@ pub(crate) fn apply_combat_messages(
     for GameMessage(message) in messages.read() {
         let kind = match message {
             ToClient::ShotResult(_) => 0,
-            ToClient::Damaged { .. } => 1,
+            ToClient::Damaged { .. } | ToClient::RocketHit(_) => 1,
             ToClient::Killed { .. } => 2,
             ToClient::ShotFired { .. } => 3,
             _ => continue,
@@ -243,6 +243,10 @@ pub(crate) fn apply_combat_messages(
             }
             ToClient::Killed { killer, victim, zone } => {
                 kills.write(KillNotice { killer: *killer, victim: *victim, zone: *zone });
+            }
+            // Our rocket's splash hurt someone: the hit marker (never foreseen).
+            ToClient::RocketHit(hit) => {
+                hits.write(HitConfirmed { victim: hit.victim, zone: hit.zone, killed: hit.killed, predicted: false });
             }
             ToClient::ShotFired { shooter, trace } => {
                 // From the shooter's eye as the snapshot of the same tick has it.

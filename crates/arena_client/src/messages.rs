@@ -77,7 +77,8 @@ pub(crate) fn route_messages(
                 | ToClient::Match(_)
                 | ToClient::Range(_)
                 | ToClient::RocketFired { .. }
-                | ToClient::RocketExploded { .. }) => {
+                | ToClient::RocketExploded { .. }
+                | ToClient::RocketHit(_)) => {
                     game.write(GameMessage(message));
                 }
             }

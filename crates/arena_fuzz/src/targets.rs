@@ -201,6 +201,12 @@ impl Target for DecodeToClient {
                 miss: Some(arena_protocol::RangeMiss { target: PlayerId(2), right_m: 0.5, up_m: -0.1 }),
             }),
             ToClient::RocketFired { shooter: PlayerId(3), launch: RocketLaunch::new(&seed_launch(), 1.0 / 64.0, 120) },
+            ToClient::RocketHit(arena_protocol::HitReport {
+                victim: PlayerId(2),
+                zone: arena_sim::HitZone::Body,
+                damage: 55,
+                killed: false,
+            }),
             ToClient::RocketExploded {
                 owner: PlayerId(3),
                 blast: RocketBlast::new(&BlastInfo {

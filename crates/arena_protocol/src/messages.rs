@@ -154,6 +154,8 @@ pub enum ToClient {
         owner: PlayerId,
         blast: crate::rocket::RocketBlast,
     },
+    /// To a rocket's shooter: one player its splash hurt (the hit marker).
+    RocketHit(HitReport),
 }
 
 /// Farthest a range miss is reported from the shot's line, metres.
@@ -274,6 +276,7 @@ impl ToClient {
             ToClient::Range(_) => "range",
             ToClient::RocketFired { .. } => "rocket_fired",
             ToClient::RocketExploded { .. } => "rocket_exploded",
+            ToClient::RocketHit(_) => "rocket_hit",
         }
     }
 
@@ -337,7 +340,8 @@ impl ToClient {
             | ToClient::Refused(_)
             // Bit packs whose every reading is finite and bounded.
             | ToClient::RocketFired { .. }
-            | ToClient::RocketExploded { .. } => Ok(()),
+            | ToClient::RocketExploded { .. }
+            | ToClient::RocketHit(_) => Ok(()),
         }
     }
 }

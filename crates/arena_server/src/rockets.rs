@@ -8,8 +8,8 @@
 
 use std::collections::VecDeque;
 
-use arena_protocol::ToClient;
 use arena_protocol::rocket::{BlastInfo, MAX_CATCH_UP_MS, RocketBlast, RocketLaunch};
+use arena_protocol::{HitReport, ToClient};
 use arena_sim::rocket::{self, Launch, ROCKET_SPEED_MPS};
 use arena_sim::{ArenaWorld, Hitbox, PlayerId, PlayerState, tick_after};
 use bevy::prelude::*;
@@ -306,6 +306,7 @@ pub(crate) fn splash_blasts(
         stats.rocket_blasts += 1;
         stats.rocket_direct_hits += u64::from(blast.direct.is_some());
         let mut victims = Vec::new();
+        let mut hits = Vec::new();
         for (id, hitbox) in &blast.others {
             let Some(splash) = rocket::splash(&world, point, hitbox, false, blast.direct == Some(*id)) else {
                 continue;
@@ -319,13 +320,22 @@ pub(crate) fn splash_blasts(
             sim.0 = rocket::knock(&sim.0, splash.kick);
             let damage = if range.is_some() { 0 } else { splash.damage };
             hurt(&mut sim.0, damage, (blast.owner, *id), entity, (*tick, *rate), &mut frags, &mut commands);
+            let zone = rocket::SPLASH_ZONE;
             if let (Some(client), true) = (player.client_id, damage > 0) {
-                let zone = rocket::SPLASH_ZONE;
                 send(
                     &mut server,
                     client,
                     &ToClient::Damaged { attacker: blast.owner, amount: damage, zone, from: point },
                 );
+            }
+            if damage > 0 {
+                hits.push(HitReport { victim: *id, zone, damage, killed: !sim.alive });
+            }
+        }
+        // The shooter's hit marker, for each player its splash hurt.
+        if let Some(client) = players.iter().find(|(_, p, _)| p.id == blast.owner).and_then(|(_, p, _)| p.client_id) {
+            for report in hits {
+                send(&mut server, client, &ToClient::RocketHit(report));
             }
         }
         if tick_after(own_tick, tick.0) {
