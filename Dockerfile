@@ -1,4 +1,6 @@
-# The Arena dedicated server as a container image.
+# The Arena dedicated server as a container image, with the arena-agones
+# sidecar beside it (for Agones fleets: deploy/agones/; the pod runs the same
+# image twice, the sidecar with `command: ["arena-agones"]`).
 #
 #   docker build -t arena-server .
 #   docker run --rm -p 27015:27015/udp arena-server --name "My server" --bots 4
@@ -7,15 +9,18 @@
 # `arena server --help`) or a mounted config file (--config /etc/arena/server.ron).
 # The server stops cleanly on SIGTERM (docker stop): every player is told at once.
 
-# Build stage: the release binary. rustc 1.95, as the workspace pins.
+# Build stage: the release binaries. rustc 1.95, as the workspace pins;
+# protoc for the Agones SDK's gRPC code (the sidecar has its own lock file).
 FROM rust:1.95-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends pkg-config libasound2-dev \
+ && apt-get install -y --no-install-recommends pkg-config libasound2-dev protobuf-compiler \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN cargo build --release --locked --bin arena \
- && cp target/release/arena /usr/local/bin/arena
+ && cp target/release/arena /usr/local/bin/arena \
+ && cargo build --release --locked --manifest-path crates/arena_agones/Cargo.toml --bin arena-agones \
+ && cp crates/arena_agones/target/release/arena-agones /usr/local/bin/arena-agones
 
 # Run stage: only what the binary loads (`ldd arena`: libasound, libc, libgcc).
 FROM debian:bookworm-slim
@@ -23,7 +28,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends libasound2 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin arena
-COPY --from=build /usr/local/bin/arena /usr/local/bin/arena
+COPY --from=build /usr/local/bin/arena /usr/local/bin/arena-agones /usr/local/bin/
 USER 10001
 EXPOSE 27015/udp
 # Healthy while the server answers a server query (A2S) on its own port.

@@ -3,6 +3,9 @@
 #
 #   build    what compiling needs: a C toolchain and pkg-config for the -sys
 #            crates, ALSA headers for audio
+#   agones   what the arena-agones sidecar's build needs: protoc for the
+#            Agones SDK's gRPC code, OpenSSL headers for dummy-agones' test
+#            client
 #   runtime  what the window needs: X11 client libraries, xkbcommon, a Vulkan
 #            loader and Mesa's drivers (a desktop usually has them all)
 
@@ -12,6 +15,7 @@ arena_packages() {
   for kind in "$@"; do
     case "$kind" in
       build) wanted+=(build-essential pkg-config libasound2-dev) ;;
+      agones) wanted+=(protobuf-compiler libssl-dev pkg-config) ;;
       runtime) wanted+=(libx11-6 libxcursor1 libxrandr2 libxi6 libx11-xcb1 libxkbcommon-x11-0 libvulkan1 mesa-vulkan-drivers) ;;
     esac
   done

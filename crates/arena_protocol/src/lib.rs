@@ -19,7 +19,9 @@
 //!   connection tokens opened and resealed; the refusal a server sends.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
-//! - `query`: server queries (Valve's A2S), for browsers and trackers.
+//! - `query`: server queries (Valve's A2S), for browsers and trackers: the
+//!   `arena_query` crate (std only), which the `arena-agones` sidecar reads
+//!   servers with too, without building the game.
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
 
 pub mod bits;
@@ -32,7 +34,7 @@ pub mod key;
 pub mod messages;
 pub mod names;
 pub mod payload_guard;
-pub mod query;
+pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
 

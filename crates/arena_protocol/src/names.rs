@@ -12,36 +12,7 @@ pub const USER_DATA_BYTES: usize = 256;
 /// spills over the lines around it).
 const MAX_MARKS_PER_CHAR: usize = 2;
 
-/// Characters that draw nothing or change the direction of the text around
-/// them: zero-width spaces and joiners, direction marks, embeddings,
-/// overrides and isolates, fillers, variation selectors, tags, and the like.
-/// A name with them could look like another or reverse the scoreboard's line.
-pub fn is_invisible(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            u32::from(c),
-            0x00AD
-                | 0x034F
-                | 0x061C
-                | 0x115F
-                | 0x1160
-                | 0x17B4
-                | 0x17B5
-                | 0x180B..=0x180F
-                | 0x200B..=0x200F
-                | 0x202A..=0x202E
-                | 0x2060..=0x206F
-                | 0x2800
-                | 0x3164
-                | 0xFE00..=0xFE0F
-                | 0xFEFF
-                | 0xFFA0
-                | 0xFFF0..=0xFFFB
-                | 0x1BCA0..=0x1BCA3
-                | 0x1D173..=0x1D17A
-                | 0xE0000..=0xE0FFF
-        )
-}
+pub use arena_query::is_invisible;
 
 /// Cleans a name someone typed or sent: invisible and direction-changing
 /// characters removed, piles of combining marks cut down, runs of whitespace

@@ -61,16 +61,19 @@ pub(crate) fn publish_answers(
         port: Some(identity.port),
         keywords: Some(format!("arena,tick{},snap{}", tick_rate.hz(), snapshot_rate.hz())),
     };
-    let mut entries: Vec<(i16, PlayerEntry)> = players
+    let mut entries: Vec<((bool, std::cmp::Reverse<i16>), PlayerEntry)> = players
         .iter()
         .filter_map(|(player, score, joined)| {
-            let name = roster.players.get(&player.id)?.name.clone();
+            let entry = roster.players.get(&player.id)?;
             let duration_s = now.saturating_sub(joined.0).as_secs_f32();
-            Some((score.frags, PlayerEntry { name, score: i32::from(score.frags), duration_s }))
+            let order = (entry.is_bot(), std::cmp::Reverse(score.frags));
+            Some((order, PlayerEntry { name: entry.name.clone(), score: i32::from(score.frags), duration_s }))
         })
         .collect();
-    // Best first, as a scoreboard.
-    entries.sort_by_key(|(frags, _)| std::cmp::Reverse(*frags));
+    // People first, then the server's bots, each best first: A2S has no bot
+    // flag, so a tool that wants the people (the arena-agones sidecar's
+    // player tracking) takes the first `players - bots` entries.
+    entries.sort_by_key(|(order, _)| *order);
     let yes_no = |b: bool| if b { "1" } else { "0" }.to_string();
     let game_rules = vec![
         ("protocol".to_string(), arena_protocol::PROTOCOL_VERSION.to_string()),

@@ -7,6 +7,9 @@
 //! sockets. Everything parsed is untrusted: lengths, counts and strings are
 //! bounded, and a bad datagram is an error, never a panic.
 //!
+//! Its own crate, with nothing but std, so that tools outside the game's
+//! build (the `arena-agones` sidecar) read servers with this same parser.
+//!
 //! Every A2S datagram starts with `FF FF FF FF` (or `FE FF FF FF` for a part
 //! of a long reply). The game's own connectionless packets (the server's
 //! refusals) use the same prefix but another type byte, and netcode's packets
@@ -486,13 +489,44 @@ impl Reassembly {
     }
 }
 
+/// Characters that draw nothing or change the direction of the text around
+/// them: zero-width spaces and joiners, direction marks, embeddings,
+/// overrides and isolates, fillers, variation selectors, tags, and the like.
+/// A name with them could look like another or reverse the scoreboard's line.
+pub fn is_invisible(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            u32::from(c),
+            0x00AD
+                | 0x034F
+                | 0x061C
+                | 0x115F
+                | 0x1160
+                | 0x17B4
+                | 0x17B5
+                | 0x180B..=0x180F
+                | 0x200B..=0x200F
+                | 0x202A..=0x202E
+                | 0x2060..=0x206F
+                | 0x2800
+                | 0x3164
+                | 0xFE00..=0xFE0F
+                | 0xFEFF
+                | 0xFFA0
+                | 0xFFF0..=0xFFFB
+                | 0x1BCA0..=0x1BCA3
+                | 0x1D173..=0x1D17A
+                | 0xE0000..=0xE0FFF
+        )
+}
+
 /// A server name fit to announce: cleaned like a player's (no invisible or
 /// control characters, spaces collapsed), at most [`MAX_SERVER_NAME_CHARS`].
 pub fn clean_server_name(raw: &str) -> String {
     let words: Vec<String> = raw
         .split(char::is_whitespace)
         .filter(|w| !w.is_empty())
-        .map(|w| w.chars().filter(|c| !c.is_control() && !crate::names::is_invisible(*c)).collect::<String>())
+        .map(|w| w.chars().filter(|c| !c.is_control() && !is_invisible(*c)).collect::<String>())
         .filter(|w| !w.is_empty())
         .collect();
     words.join(" ").chars().take(MAX_SERVER_NAME_CHARS).collect::<String>().trim_end().to_string()
