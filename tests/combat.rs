@@ -6,9 +6,10 @@
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 use arena_client::{LinkConditions, LocalInput, NetcodeSettings, ThisTick};
-use arena_lab::harness::{LoopbackGame, loopback_config, test_frame, test_frames};
+use arena_lab::harness::{LoopbackGame, drawn_self, loopback_config, test_frame, test_frames};
 use arena_server::{CombatStats, ShotLog, ShotRecord};
-use arena_sim::{Buttons, HitZone, Hitbox, PlayerState};
+use arena_sim::pose::Side;
+use arena_sim::{BodyPart, Buttons, HitZone, Hitbox, PlayerState};
 use bevy::prelude::*;
 
 fn game(latency_ms: f32, netcode: NetcodeSettings) -> LoopbackGame {
@@ -208,4 +209,105 @@ fn interpolation_is_smooth_and_its_absence_is_jerky() {
     let jerky = largest_drawn_step(false);
     assert!(smooth < 0.12, "interpolated: largest step {smooth} m");
     assert!(jerky > 0.3, "not interpolated: largest step {jerky} m");
+}
+
+/// A point on `part` of `state`'s hitboxes: `along` its axis, moved
+/// `across` (right, up) of its radius as seen from `eye`.
+fn point_on(state: &PlayerState, part: BodyPart, eye: Vec3, (along, across): (f32, Vec2)) -> Vec3 {
+    let c = Hitbox::of(state).parts()[part.index()];
+    let on_axis = c.a + (c.b - c.a) * along;
+    let view = (on_axis - eye).normalize_or_zero();
+    let right = view.cross(Vec3::Y).normalize_or_zero();
+    let up = right.cross(view);
+    on_axis + (right * across.x + up * across.y) * c.radius
+}
+
+/// Where on `part` a player at `eye` can see it (the ray there meets that
+/// part first), as a player aims at the part of it in view; None if it is
+/// hidden behind the others.
+fn visible_on(state: &PlayerState, part: BodyPart, eye: Vec3) -> Option<(f32, Vec2)> {
+    let hitbox = Hitbox::of(state);
+    let offsets = [Vec2::ZERO, Vec2::new(0.0, 0.5), Vec2::new(0.0, -0.5), Vec2::new(0.5, 0.0), Vec2::new(-0.5, 0.0)];
+    [0.5, 0.3, 0.7, 0.15, 0.85].into_iter().flat_map(|along| offsets.map(|across| (along, across))).find(|&at| {
+        let dir = (point_on(state, part, eye, at) - eye).normalize_or_zero();
+        hitbox.ray_part(eye, dir, 250.0).map(|(_, p)| p) == Some(part)
+    })
+}
+
+#[test]
+fn a_crouching_running_target_aiming_up_is_hit_on_the_part_aimed_at_200_ms() {
+    let mut game = game(200.0, NetcodeSettings::default());
+    // Both on the north side of the centre slab, 10 m apart.
+    game.teleport("Shooter", Vec3::new(0.0, 0.0, 10.0), 0.0);
+    // Facing the shooter, so the arms held up are in front of the body.
+    let facing = arena_sim::yaw_towards(Vec3::new(-8.0, 0.0, 6.0));
+    game.teleport("Target", Vec3::new(8.0, 0.0, 4.0), facing);
+    game.step(test_frames(0.5));
+    let aimed = [
+        BodyPart::Head,
+        BodyPart::Torso,
+        BodyPart::Pelvis,
+        BodyPart::Thigh(Side::Left),
+        BodyPart::Shin(Side::Right),
+        BodyPart::UpperArm(Side::Right),
+        BodyPart::Forearm(Side::Left),
+        BodyPart::Thigh(Side::Right),
+    ];
+    let (mut hits, mut hidden) = (Vec::new(), Vec::new());
+    for (i, part) in aimed.into_iter().enumerate() {
+        // The target crouches, runs across the shooter's view (left, then
+        // right) and looks up, the whole time, from the same place each shot.
+        game.teleport("Target", Vec3::new(8.0, 0.0, 4.0), facing);
+        {
+            let mut input = game.clients[1].world_mut().resource_mut::<LocalInput>();
+            input.held = Buttons::CROUCH;
+            input.right = if i % 2 == 0 { 1.0 } else { -1.0 };
+            (input.yaw, input.pitch) = (facing, 0.8);
+        }
+        game.step(test_frames(0.6));
+        let drawn = drawn_target(&game);
+        assert!(drawn.crouched && drawn.ground_speed() > 2.0 && drawn.pitch > 0.7, "{drawn:?}");
+        // Aim at the part where it is in view (an arm raised in front of
+        // the face hides the head's middle), where it will be drawn next
+        // frame (it moves on between frames as the interpolation does).
+        let eye = drawn_self(&game.clients[0]).expect("the shooter is drawn").eye_pos();
+        let Some(at) = visible_on(&drawn, part, eye) else {
+            hidden.push(part);
+            continue;
+        };
+        let before = point_on(&drawn, part, eye, at);
+        game.step(1);
+        let now = point_on(&drawn_target(&game), part, eye, at);
+        game.aim(0, now + (now - before));
+        game.tap_fire(0);
+        game.step(test_frames(0.6));
+        let shot = shot_log(&mut game).pop().expect("the shot was resolved");
+        // What the shooter's client drew at the click.
+        let fired = game.clients[0]
+            .world()
+            .resource::<arena_client::ShotComparisons>()
+            .0
+            .back()
+            .map(|c| c.fired.clone())
+            .expect("the shot's comparison");
+        let seen = fired.seen.first().expect("the target was drawn").1;
+        let drawn_part = seen.ray_part(fired.shot.origin, fired.shot.dir, 250.0).map(|(_, p)| p);
+        let tested_part = shot.tested[0].1.ray_part(shot.shot.origin, shot.shot.dir, 250.0).map(|(_, p)| p);
+        assert!(shot.tested[0].1.crouched && shot.tested[0].1.pitch > 0.7, "rewound crouched, aiming up");
+        assert_eq!(tested_part, drawn_part, "the server tested the pose the shooter drew ({part:?})");
+        assert_eq!(
+            shot.hit.map(|h| h.zone),
+            tested_part.map(|p| p.zone()),
+            "{part:?}: the verdict is that part's: {shot:?}"
+        );
+        hits.push((part, tested_part));
+    }
+    let on_aimed = hits.iter().filter(|(aimed, hit)| Some(*aimed) == *hit).count();
+    assert_eq!(on_aimed, hits.len(), "each shot hit the part aimed at: {hits:?} (hidden: {hidden:?})");
+    // Head, body and limbs were all shot at.
+    for zone in [HitZone::Head, HitZone::Body, HitZone::Limb] {
+        assert!(hits.iter().any(|(part, _)| part.zone() == zone), "{zone:?}: {hits:?} (hidden: {hidden:?})");
+    }
+    assert!(hits.len() >= 6, "{hits:?} (hidden: {hidden:?})");
+    println!("hit on the part aimed at: {hits:?}; hidden behind other parts: {hidden:?}");
 }

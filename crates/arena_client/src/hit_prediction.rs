@@ -121,7 +121,8 @@ mod tests {
         let shot = Shot { origin: eye, dir: Vec3::NEG_Z };
         let hit = predict_hit(&world, shot, &[(PlayerId(2), target)]).expect("a hit");
         assert_eq!((hit.victim, hit.zone), (PlayerId(2), HitZone::Body));
-        assert!((hit.at.z - 10.36).abs() < 0.01, "on the capsule's surface: {}", hit.at);
+        let surface = 10.0 + arena_sim::hitbox::TORSO_RADIUS_M;
+        assert!((hit.at.z - surface).abs() < 0.01, "on the torso's surface: {}", hit.at);
         let protected = PlayerState { protected_s: 0.5, ..target };
         assert_eq!(predict_hit(&world, shot, &[(PlayerId(2), protected)]), None);
         let dead = PlayerState { alive: false, ..target };

@@ -110,7 +110,8 @@ impl History {
         let (t0, a) = self.entries[i - 1];
         let (t1, b) = self.entries[i];
         let f = ((tick - f64::from(t0)) / f64::from(tick_diff(t1, t0)).max(1e-9)) as f32;
-        Some((blend(&a, &b, f), Sampled::Interpolated))
+        // The shared rule, which the server's rewind follows too.
+        Some((PlayerState::blend(&a, &b, f), Sampled::Interpolated))
     }
 }
 
@@ -120,17 +121,6 @@ pub enum Sampled {
     Interpolated,
     Extrapolated,
     Held,
-}
-
-/// Position and view blended (yaw the short way round); the rest from the
-/// nearer state.
-pub fn blend(a: &PlayerState, b: &PlayerState, t: f32) -> PlayerState {
-    let mut s = if t < 0.5 { *a } else { *b };
-    s.pos = a.pos.lerp(b.pos, t);
-    s.vel = a.vel.lerp(b.vel, t);
-    s.yaw = arena_sim::cmd::wrap_angle(a.yaw + arena_sim::cmd::wrap_angle(b.yaw - a.yaw) * t);
-    s.pitch = a.pitch + (b.pitch - a.pitch) * t;
-    s
 }
 
 pub(crate) fn record_history(
@@ -217,7 +207,7 @@ mod tests {
     fn yaw_blends_the_short_way_round() {
         let a = PlayerState { yaw: 3.0, ..PlayerState::default() };
         let b = PlayerState { yaw: -3.0, ..PlayerState::default() };
-        let mid = blend(&a, &b, 0.5);
+        let mid = PlayerState::blend(&a, &b, 0.5);
         assert!(mid.yaw.abs() > 3.1, "through ±π, not through 0: {}", mid.yaw);
     }
 

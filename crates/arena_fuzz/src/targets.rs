@@ -54,6 +54,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(Names),
         Box::new(ConfigFile),
         Box::new(Rockets),
+        Box::new(Poses),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),
@@ -783,5 +784,37 @@ impl Target for Rockets {
         }
         let point = Vec3::new(f32_any(&mut u), f32_any(&mut u), f32_any(&mut u));
         splash_around(point, &state);
+    }
+}
+
+/// Poses and hitboxes from any state: a state through the wire's grids for
+/// others gives the same bits on a second trip (so the server and a client
+/// pose it alike) and a finite pose; hitboxes with any fields (a hostile
+/// server's shot result), their blends and rays never panic.
+struct Poses;
+
+impl Target for Poses {
+    fn name(&self) -> &'static str {
+        "poses"
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_protocol::snapshot::RemoteState;
+        let mut u = Unstructured::new(input);
+        let (a, b) = (any_state(&mut u), any_state(&mut u));
+        let t = f32_any(&mut u);
+        let seen = RemoteState::of(&a).to_state();
+        assert_eq!(RemoteState::of(&seen), RemoteState::of(&a), "the wire's grids are stable");
+        let parts = Hitbox::of(&seen).parts();
+        assert!(parts.iter().all(|c| c.a.is_finite() && c.b.is_finite()), "{seen:?}");
+        let blended = Hitbox::of(&a).lerp(&Hitbox::of(&b), t);
+        let origin = Vec3::new(f32_any(&mut u), f32_any(&mut u), f32_any(&mut u));
+        let dir = Vec3::new(f32_any(&mut u), f32_any(&mut u), f32_any(&mut u)).normalize_or_zero();
+        for hitbox in [Hitbox::of(&seen), blended] {
+            if let Some((d, _)) = hitbox.ray_part(origin, dir, arena_sim::weapon::RANGE_M) {
+                assert!(d <= arena_sim::weapon::RANGE_M, "{d}");
+            }
+            let _ = hitbox.nearest_point(origin);
+        }
     }
 }

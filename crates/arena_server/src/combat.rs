@@ -8,7 +8,7 @@
 use std::collections::VecDeque;
 
 use arena_protocol::{HitReport, ShotResult, ShotTrace, ToClient};
-use arena_sim::weapon::{BODY_DAMAGE, HEAD_DAMAGE};
+use arena_sim::weapon::{BODY_DAMAGE, HEAD_DAMAGE, LIMB_DAMAGE};
 use arena_sim::{HitZone, Hitbox, PlayerId, Shot};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
@@ -98,6 +98,7 @@ fn damage_for(zone: HitZone, range: bool) -> u8 {
         (true, _) => 0,
         (false, HitZone::Head) => HEAD_DAMAGE,
         (false, HitZone::Body) => BODY_DAMAGE,
+        (false, HitZone::Limb) => LIMB_DAMAGE,
     }
 }
 

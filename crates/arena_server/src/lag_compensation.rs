@@ -250,6 +250,14 @@ pub(crate) fn rewind_shots(
     }
 }
 
+/// A player's hitboxes as every other client is told of it: its state
+/// through the wire's grids for others (position, view, pace and gait
+/// phase), so the pose the server tests is the pose a client draws, to the
+/// bit at each snapshot's tick.
+pub fn seen_hitbox(state: &arena_sim::PlayerState) -> Hitbox {
+    Hitbox::of(&arena_protocol::snapshot::RemoteState::of(state).to_state())
+}
+
 /// Records every player's hitbox as it is now (see `lib.rs` for why after
 /// movement and before shots).
 pub(crate) fn record_history(
@@ -258,7 +266,7 @@ pub(crate) fn record_history(
     players: Query<(&ServerPlayer, &Sim)>,
     mut history: ResMut<LagHistory>,
 ) {
-    let mut hitboxes: Vec<(PlayerId, Hitbox)> = players.iter().map(|(p, s)| (p.id, Hitbox::of(&s.0))).collect();
+    let mut hitboxes: Vec<(PlayerId, Hitbox)> = players.iter().map(|(p, s)| (p.id, seen_hitbox(&s.0))).collect();
     hitboxes.sort_by_key(|(id, _)| *id);
     let keep = (HISTORY_S * f64::from(rate.hz())).ceil() as usize + 1;
     history.push(tick.0, hitboxes, keep);
@@ -269,7 +277,7 @@ mod tests {
     use super::*;
 
     fn at(x: f32) -> Hitbox {
-        Hitbox { feet: Vec3::new(x, 0.0, 0.0), crouched: false, alive: true, spawn_count: 0 }
+        Hitbox::standing_at(Vec3::new(x, 0.0, 0.0))
     }
 
     fn history() -> LagHistory {

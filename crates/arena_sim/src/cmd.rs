@@ -196,6 +196,11 @@ pub fn wrap_angle(angle: f32) -> f32 {
     if wrapped >= PI { wrapped - TAU } else { wrapped }
 }
 
+/// An angle `t` (0..1) of the way from `a` to `b`, the short way round.
+pub fn lerp_angle(a: f32, b: f32, t: f32) -> f32 {
+    wrap_angle(a + wrap_angle(b - a) * t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,31 +1,138 @@
-//! Hitboxes: a body capsule and a head sphere per player, whose heights follow
-//! crouching, and exact ray tests against them.
+//! Hitboxes: a few capsules per body on its pose (`pose.rs`) — head,
+//! torso, pelvis, upper and lower arms and legs — and exact ray tests
+//! against them. A [`Hitbox`] is what the pose depends on, so lag
+//! compensation records and blends it, and rewinds the pose with the
+//! player.
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
-use crate::player::PlayerState;
+use crate::cmd::lerp_angle;
+use crate::player::{PlayerState, lerp_gait};
+use crate::pose::{Pose, PoseInput, Side, pose};
 
-/// Radius of the body capsule, metres.
-pub const BODY_RADIUS_M: f32 = 0.36;
-/// Radius of the head sphere, metres.
-pub const HEAD_RADIUS_M: f32 = 0.21;
-/// Gap between the top of the body capsule and the bottom of the head, metres.
-const NECK_M: f32 = 0.03;
+pub use crate::pose::HEAD_RADIUS_M;
+/// Radius of the torso's capsule, metres.
+pub const TORSO_RADIUS_M: f32 = 0.19;
+/// Radius of the pelvis's capsule (lying across the hips), metres.
+pub const PELVIS_RADIUS_M: f32 = 0.15;
+/// Radii of the limbs' capsules, metres.
+pub const UPPER_ARM_RADIUS_M: f32 = 0.065;
+pub const FOREARM_RADIUS_M: f32 = 0.055;
+pub const THIGH_RADIUS_M: f32 = 0.09;
+pub const SHIN_RADIUS_M: f32 = 0.07;
 
-/// Where a shot hit.
+/// Where a shot hit: what the damage depends on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum HitZone {
     Head,
+    /// Torso or pelvis.
     Body,
+    /// An arm or a leg.
+    Limb,
 }
 
-/// What a player's hitboxes depend on: everything lag compensation rewinds.
+/// One capsule of a body.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BodyPart {
+    Head,
+    Torso,
+    Pelvis,
+    UpperArm(Side),
+    Forearm(Side),
+    Thigh(Side),
+    Shin(Side),
+}
+
+/// How many capsules a body has.
+pub const PARTS: usize = 11;
+
+impl BodyPart {
+    /// Every part, in the order [`Hitbox::parts`] gives them.
+    pub const ALL: [BodyPart; PARTS] = [
+        BodyPart::Head,
+        BodyPart::Torso,
+        BodyPart::Pelvis,
+        BodyPart::UpperArm(Side::Left),
+        BodyPart::UpperArm(Side::Right),
+        BodyPart::Forearm(Side::Left),
+        BodyPart::Forearm(Side::Right),
+        BodyPart::Thigh(Side::Left),
+        BodyPart::Thigh(Side::Right),
+        BodyPart::Shin(Side::Left),
+        BodyPart::Shin(Side::Right),
+    ];
+
+    pub fn zone(self) -> HitZone {
+        match self {
+            BodyPart::Head => HitZone::Head,
+            BodyPart::Torso | BodyPart::Pelvis => HitZone::Body,
+            _ => HitZone::Limb,
+        }
+    }
+
+    /// A name for reports, snake_case.
+    pub fn name(self) -> &'static str {
+        match self {
+            BodyPart::Head => "head",
+            BodyPart::Torso => "torso",
+            BodyPart::Pelvis => "pelvis",
+            BodyPart::UpperArm(Side::Left) => "upper_arm_left",
+            BodyPart::UpperArm(Side::Right) => "upper_arm_right",
+            BodyPart::Forearm(Side::Left) => "forearm_left",
+            BodyPart::Forearm(Side::Right) => "forearm_right",
+            BodyPart::Thigh(Side::Left) => "thigh_left",
+            BodyPart::Thigh(Side::Right) => "thigh_right",
+            BodyPart::Shin(Side::Left) => "shin_left",
+            BodyPart::Shin(Side::Right) => "shin_right",
+        }
+    }
+
+    pub fn index(self) -> usize {
+        BodyPart::ALL.iter().position(|p| *p == self).unwrap_or(0)
+    }
+}
+
+/// A capsule: the segment `a`-`b` grown by `radius` (a sphere when `a == b`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Capsule {
+    pub a: Vec3,
+    pub b: Vec3,
+    pub radius: f32,
+}
+
+impl Capsule {
+    pub fn center(&self) -> Vec3 {
+        (self.a + self.b) * 0.5
+    }
+
+    /// The point of the capsule nearest `p` (`p` itself if inside).
+    pub fn nearest_point(&self, p: Vec3) -> Vec3 {
+        let axis = self.b - self.a;
+        let s = if axis.length_squared() > 1e-12 {
+            ((p - self.a).dot(axis) / axis.length_squared()).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        surface_towards(self.a + axis * s, self.radius, p)
+    }
+}
+
+/// What a player's hitboxes depend on: everything lag compensation rewinds
+/// (the pose's inputs, alive, the spawn counter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hitbox {
     /// Position of the feet, metres.
     pub feet: Vec3,
+    /// View yaw and pitch, radians.
+    pub yaw: f32,
+    pub pitch: f32,
+    /// Horizontal velocity (x, z), metres per second.
+    pub vel: Vec2,
+    /// Distance into the gait cycle, metres.
+    pub gait_m: f32,
     pub crouched: bool,
+    pub on_ground: bool,
     pub alive: bool,
     /// The player's spawn counter: blending never crosses a respawn.
     pub spawn_count: u8,
@@ -33,43 +140,86 @@ pub struct Hitbox {
 
 impl Hitbox {
     pub fn of(state: &PlayerState) -> Self {
-        Self { feet: state.pos, crouched: state.crouched, alive: state.alive, spawn_count: state.spawn_count }
+        Self {
+            feet: state.pos,
+            yaw: state.yaw,
+            pitch: state.pitch,
+            vel: Vec2::new(state.vel.x, state.vel.z),
+            gait_m: state.step_phase,
+            crouched: state.crouched,
+            on_ground: state.on_ground,
+            alive: state.alive,
+            spawn_count: state.spawn_count,
+        }
+    }
+
+    /// A living player standing still at `feet`, facing -Z.
+    pub fn standing_at(feet: Vec3) -> Self {
+        Self { feet, on_ground: true, alive: true, ..Default::default() }
+    }
+
+    pub fn pose_input(&self) -> PoseInput {
+        PoseInput {
+            feet: self.feet,
+            yaw: self.yaw,
+            pitch: self.pitch,
+            vel: self.vel,
+            gait_m: self.gait_m,
+            crouched: self.crouched,
+            on_ground: self.on_ground,
+        }
+    }
+
+    pub fn pose(&self) -> Pose {
+        pose(&self.pose_input())
     }
 
     pub fn height(&self) -> f32 {
         if self.crouched { crate::player::CROUCH_HEIGHT_M } else { crate::player::STAND_HEIGHT_M }
     }
 
-    /// Centre of the head sphere.
+    /// The capsules of the body, in [`BodyPart::ALL`]'s order.
+    pub fn parts(&self) -> [Capsule; PARTS] {
+        parts_of(&self.pose())
+    }
+
+    /// Centre of the head.
     pub fn head_center(&self) -> Vec3 {
-        self.feet + Vec3::Y * (self.height() - HEAD_RADIUS_M)
+        self.pose().head
     }
 
-    /// The body capsule's segment (bottom and top centres of its end spheres).
-    pub fn body_segment(&self) -> (Vec3, Vec3) {
-        let top = self.height() - 2.0 * HEAD_RADIUS_M - NECK_M - BODY_RADIUS_M;
-        (self.feet + Vec3::Y * BODY_RADIUS_M, self.feet + Vec3::Y * top.max(BODY_RADIUS_M))
-    }
-
-    /// Centre of the body: where an aimbot (or a lab) aims.
+    /// Centre of the torso: where an aimbot (or a lab) aims.
     pub fn body_center(&self) -> Vec3 {
-        let (a, b) = self.body_segment();
-        (a + b) * 0.5
+        self.parts()[BodyPart::Torso.index()].center()
     }
 
-    /// Blends two hitboxes: position linearly, the rest from the nearer one;
-    /// across a respawn, no blending at all.
+    /// Blends two hitboxes as interpolation blends two states
+    /// ([`PlayerState::blend`]): position, view, velocity and gait; the rest
+    /// from the nearer one; across a respawn, no blending at all.
     pub fn lerp(&self, other: &Hitbox, t: f32) -> Hitbox {
         let nearer = if t < 0.5 { self } else { other };
         if self.spawn_count != other.spawn_count {
             return *nearer;
         }
-        Hitbox { feet: self.feet.lerp(other.feet, t), alive: self.alive && other.alive, ..*nearer }
+        Hitbox {
+            feet: self.feet.lerp(other.feet, t),
+            yaw: lerp_angle(self.yaw, other.yaw, t),
+            pitch: self.pitch + (other.pitch - self.pitch) * t,
+            vel: self.vel.lerp(other.vel, t),
+            gait_m: lerp_gait(self.gait_m, other.gait_m, t),
+            alive: self.alive && other.alive,
+            ..*nearer
+        }
     }
 
     /// The nearest hit of a ray (unit `dir`) on this player within `max_dist_m`:
     /// distance and zone. A dead player cannot be hit.
     pub fn ray_test(&self, origin: Vec3, dir: Vec3, max_dist_m: f32) -> Option<(f32, HitZone)> {
+        self.ray_part(origin, dir, max_dist_m).map(|(t, part)| (t, part.zone()))
+    }
+
+    /// The nearest hit of a ray (unit `dir`): distance and the part it hit.
+    pub fn ray_part(&self, origin: Vec3, dir: Vec3, max_dist_m: f32) -> Option<(f32, BodyPart)> {
         self.inflated_test(origin, dir, max_dist_m, 0.0)
     }
 
@@ -79,29 +229,56 @@ impl Hitbox {
         self.inflated_test(origin, dir, max_dist_m, radius_m).map(|(t, _)| t)
     }
 
-    fn inflated_test(&self, origin: Vec3, dir: Vec3, max_dist_m: f32, extra_m: f32) -> Option<(f32, HitZone)> {
+    fn inflated_test(&self, origin: Vec3, dir: Vec3, max_dist_m: f32, extra_m: f32) -> Option<(f32, BodyPart)> {
         if !self.alive {
             return None;
         }
-        let head = ray_sphere(origin, dir, self.head_center(), HEAD_RADIUS_M + extra_m).map(|t| (t, HitZone::Head));
-        let (a, b) = self.body_segment();
-        let body = ray_capsule(origin, dir, a, b, BODY_RADIUS_M + extra_m).map(|t| (t, HitZone::Body));
-        [head, body].into_iter().flatten().filter(|(t, _)| *t <= max_dist_m).min_by(|x, y| x.0.total_cmp(&y.0))
+        // Nothing within reach of the ray's line can be skipped cheaply:
+        // the whole body is inside a sphere of 1.5 m round its middle.
+        let middle = self.feet + glam::Vec3::Y * (self.height() * 0.5);
+        let to = middle - origin;
+        let along = to.dot(dir);
+        let reach = 1.5 + extra_m;
+        if along < -reach || along > max_dist_m + reach || (to - dir * along).length_squared() > reach * reach {
+            return None;
+        }
+        self.parts()
+            .iter()
+            .zip(BodyPart::ALL)
+            .filter_map(|(c, part)| ray_capsule(origin, dir, c.a, c.b, c.radius + extra_m).map(|t| (t, part)))
+            .filter(|(t, _)| *t <= max_dist_m)
+            .min_by(|x, y| x.0.total_cmp(&y.0))
     }
 
-    /// The point of the body or head nearest `p` (`p` itself if inside).
+    /// The point of the body nearest `p` (`p` itself if inside).
     pub fn nearest_point(&self, p: Vec3) -> Vec3 {
-        let (a, b) = self.body_segment();
-        let axis = b - a;
-        let s = if axis.length_squared() > 1e-12 {
-            ((p - a).dot(axis) / axis.length_squared()).clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let on_body = surface_towards(a + axis * s, BODY_RADIUS_M, p);
-        let on_head = surface_towards(self.head_center(), HEAD_RADIUS_M, p);
-        if on_head.distance_squared(p) < on_body.distance_squared(p) { on_head } else { on_body }
+        self.parts()
+            .iter()
+            .map(|c| c.nearest_point(p))
+            .min_by(|x, y| x.distance_squared(p).total_cmp(&y.distance_squared(p)))
+            .unwrap_or(p)
     }
+}
+
+/// The capsules on a pose, in [`BodyPart::ALL`]'s order.
+pub fn parts_of(p: &Pose) -> [Capsule; PARTS] {
+    let right = p.facing * Vec3::X;
+    let capsule = |a: Vec3, b: Vec3, radius: f32| Capsule { a, b, radius };
+    let (al, ar, ll, lr) = (p.arm(Side::Left), p.arm(Side::Right), p.leg(Side::Left), p.leg(Side::Right));
+    let spine = (p.chest - p.pelvis).normalize_or_zero();
+    [
+        capsule(p.head, p.head, HEAD_RADIUS_M),
+        capsule(p.pelvis + spine * 0.16, p.chest - spine * 0.02, TORSO_RADIUS_M),
+        capsule(p.pelvis - right * 0.06, p.pelvis + right * 0.06, PELVIS_RADIUS_M),
+        capsule(al.root, al.middle, UPPER_ARM_RADIUS_M),
+        capsule(ar.root, ar.middle, UPPER_ARM_RADIUS_M),
+        capsule(al.middle, al.end, FOREARM_RADIUS_M),
+        capsule(ar.middle, ar.end, FOREARM_RADIUS_M),
+        capsule(ll.root, ll.middle, THIGH_RADIUS_M),
+        capsule(lr.root, lr.middle, THIGH_RADIUS_M),
+        capsule(ll.middle, ll.end, SHIN_RADIUS_M),
+        capsule(lr.middle, lr.end, SHIN_RADIUS_M),
+    ]
 }
 
 /// The point of a sphere's surface nearest `p` (`p` itself if inside).
@@ -180,32 +357,52 @@ mod tests {
     use super::*;
 
     fn standing_at(x: f32, z: f32) -> Hitbox {
-        Hitbox { feet: Vec3::new(x, 0.0, z), crouched: false, alive: true, spawn_count: 0 }
+        Hitbox::standing_at(Vec3::new(x, 0.0, z))
+    }
+
+    /// A ray from the shooter at z = 0 straight down -Z at `point`'s height
+    /// and side: what it hits first.
+    fn shot_at(target: &Hitbox, point: Vec3) -> Option<(f32, BodyPart)> {
+        target.ray_part(Vec3::new(point.x, point.y, 0.0), Vec3::NEG_Z, 100.0)
     }
 
     #[test]
-    fn rays_hit_the_body_and_the_head_at_the_right_distance() {
-        let target = standing_at(0.0, -10.0);
-        let body = target.body_center();
-        let from = Vec3::new(0.0, body.y, 0.0);
-        let (t, zone) = target.ray_test(from, Vec3::NEG_Z, 100.0).expect("hits the body");
-        assert_eq!(zone, HitZone::Body);
-        assert!((t - (10.0 - BODY_RADIUS_M)).abs() < 1e-4, "{t}");
-        let head = target.head_center();
-        let (t, zone) = target.ray_test(Vec3::new(0.0, head.y, 0.0), Vec3::NEG_Z, 100.0).expect("hits the head");
-        assert_eq!(zone, HitZone::Head);
-        assert!((t - (10.0 - HEAD_RADIUS_M)).abs() < 1e-4, "{t}");
+    fn rays_hit_the_part_they_aim_at_at_the_right_distance() {
+        // Facing the shooter (yaw pi: -Z turned round), arms held forward.
+        let target = Hitbox { yaw: std::f32::consts::PI, ..standing_at(0.0, -10.0) };
+        let parts = target.parts();
+        let head = parts[BodyPart::Head.index()];
+        let (t, part) = shot_at(&target, head.center()).expect("hits the head");
+        assert_eq!(part, BodyPart::Head);
+        assert!((t - (-head.a.z - HEAD_RADIUS_M)).abs() < 1e-4, "{t}");
+        // The torso, below the arms, and each leg.
+        let torso = parts[BodyPart::Torso.index()];
+        let (t, part) = shot_at(&target, torso.a).expect("hits the torso");
+        assert_eq!(part, BodyPart::Torso);
+        assert!((t - (-torso.a.z - TORSO_RADIUS_M)).abs() < 1e-3, "{t}");
+        for side in Side::BOTH {
+            let shin = parts[BodyPart::Shin(side).index()];
+            assert_eq!(shot_at(&target, shin.center()).map(|(_, p)| p), Some(BodyPart::Shin(side)));
+            let thigh = parts[BodyPart::Thigh(side).index()];
+            assert_eq!(shot_at(&target, thigh.center()).map(|(_, p)| p.zone()), Some(HitZone::Limb));
+        }
+        // Zones: head, body, limb.
+        assert_eq!(BodyPart::Head.zone(), HitZone::Head);
+        assert_eq!(BodyPart::Pelvis.zone(), HitZone::Body);
+        assert_eq!(BodyPart::Forearm(Side::Left).zone(), HitZone::Limb);
     }
 
     #[test]
     fn near_misses_miss_and_edges_hit() {
         let target = standing_at(0.0, -10.0);
+        let head = target.head_center();
+        let graze = HEAD_RADIUS_M - 0.01;
+        assert!(shot_at(&target, head + Vec3::X * graze).is_some());
+        assert!(shot_at(&target, head + Vec3::X * (HEAD_RADIUS_M + 0.01)).is_none());
+        // Between the legs, over the head, and short of the target.
+        assert!(shot_at(&target, Vec3::new(0.0, 0.3, 0.0)).is_none());
+        assert!(shot_at(&target, Vec3::new(0.0, 1.85, 0.0)).is_none());
         let y = target.body_center().y;
-        let graze = BODY_RADIUS_M - 0.01;
-        assert!(target.ray_test(Vec3::new(graze, y, 0.0), Vec3::NEG_Z, 100.0).is_some());
-        assert!(target.ray_test(Vec3::new(BODY_RADIUS_M + 0.01, y, 0.0), Vec3::NEG_Z, 100.0).is_none());
-        // Over the head, and short of the target.
-        assert!(target.ray_test(Vec3::new(0.0, 1.85, 0.0), Vec3::NEG_Z, 100.0).is_none());
         assert!(target.ray_test(Vec3::new(0.0, y, 0.0), Vec3::NEG_Z, 5.0).is_none());
         // Pointing away.
         assert!(target.ray_test(Vec3::new(0.0, y, 0.0), Vec3::Z, 100.0).is_none());
@@ -214,14 +411,57 @@ mod tests {
     #[test]
     fn crouching_lowers_the_head_and_the_dead_cannot_be_hit() {
         let mut target = standing_at(0.0, -10.0);
-        let standing_head_y = target.head_center().y;
+        let standing_head = target.head_center();
         target.crouched = true;
-        assert!(target.ray_test(Vec3::new(0.0, standing_head_y, 0.0), Vec3::NEG_Z, 100.0).is_none());
-        let (_, zone) =
-            target.ray_test(Vec3::new(0.0, target.head_center().y, 0.0), Vec3::NEG_Z, 100.0).expect("crouched head");
-        assert_eq!(zone, HitZone::Head);
+        assert!(shot_at(&target, standing_head).is_none());
+        let (_, part) = shot_at(&target, target.head_center()).expect("crouched head");
+        assert_eq!(part, BodyPart::Head);
         target.alive = false;
-        assert!(target.ray_test(Vec3::new(0.0, target.body_center().y, 0.0), Vec3::NEG_Z, 100.0).is_none());
+        assert!(shot_at(&target, target.body_center()).is_none());
+    }
+
+    #[test]
+    fn hitboxes_blend_as_drawn_states_blend() {
+        // What the server rewinds between two ticks is what a client draws
+        // between the same two snapshots: one rule.
+        let a = PlayerState {
+            pos: Vec3::new(1.0, 0.0, 2.0),
+            vel: Vec3::new(6.0, 0.0, -2.0),
+            yaw: 3.0,
+            pitch: -0.4,
+            step_phase: 3.0,
+            on_ground: true,
+            alive: true,
+            ..Default::default()
+        };
+        let b = PlayerState {
+            pos: Vec3::new(1.2, 0.0, 1.9),
+            vel: Vec3::new(5.0, 0.0, -3.0),
+            yaw: -3.0,
+            pitch: 0.3,
+            step_phase: 0.1,
+            crouched: true,
+            ..a
+        };
+        for t in [0.0, 0.2, 0.5, 0.9, 1.0] {
+            let drawn = Hitbox::of(&PlayerState::blend(&a, &b, t));
+            let rewound = Hitbox::of(&a).lerp(&Hitbox::of(&b), t);
+            for (x, y) in drawn.parts().iter().zip(rewound.parts()) {
+                assert!(x.a.distance(y.a) < 1e-5 && x.b.distance(y.b) < 1e-5, "t {t}: {x:?} vs {y:?}");
+            }
+        }
+        // The gait goes forward across the cycle's end, not back through it.
+        let mid = Hitbox::of(&a).lerp(&Hitbox::of(&b), 0.5).gait_m;
+        assert!((mid - 0.15).abs() < 1e-4 || (mid - 3.15).abs() < 1e-4, "{mid}");
+    }
+
+    #[test]
+    fn the_nearest_point_is_on_the_nearest_part() {
+        let target = standing_at(0.0, 0.0);
+        let above = target.nearest_point(Vec3::new(0.0, 3.0, 0.0));
+        assert!((above.y - (target.head_center().y + HEAD_RADIUS_M)).abs() < 1e-4, "{above}");
+        let inside = target.body_center();
+        assert_eq!(target.nearest_point(inside), inside);
     }
 
     #[test]

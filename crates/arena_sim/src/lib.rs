@@ -11,7 +11,9 @@
 //! - `rng`: a small seeded random number generator.
 //! - `cmd`: the user command and its sanitising.
 //! - `player`: the player's state, sizes and view angles.
-//! - `hitbox`: body and head, and rays against them.
+//! - `pose`: the body's joints as a pure function of a player's state.
+//! - `hitbox`: capsules on the pose (head, torso, pelvis, limbs), and rays
+//!   against them.
 //! - `weapon`: the two weapons' rules (rate, magazine, switching).
 //! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
 //! - `map`, `world`: the arena's data and its collision world.
@@ -25,6 +27,7 @@ pub mod map;
 pub mod movement;
 pub mod nav;
 pub mod player;
+pub mod pose;
 pub mod quant;
 pub mod rng;
 pub mod rocket;
@@ -34,7 +37,7 @@ pub mod weapon;
 pub mod world;
 
 pub use cmd::{Buttons, Click, UserCmd};
-pub use hitbox::{HitZone, Hitbox};
+pub use hitbox::{BodyPart, HitZone, Hitbox};
 pub use map::{MapDef, SpawnPoint};
 pub use movement::{MoveEvents, move_player};
 pub use player::{PlayerId, PlayerState, Weapon, look_at, yaw_towards};

@@ -19,7 +19,7 @@ use crate::player::{PlayerState, STAND_HEIGHT_M};
 use crate::world::{ArenaWorld, player_shape};
 
 /// Top running speed on the ground, metres per second.
-pub const MAX_GROUND_SPEED_MPS: f32 = 7.0;
+pub const MAX_GROUND_SPEED_MPS: f32 = crate::player::RUN_SPEED_MPS;
 /// Crouched speed as a fraction of the running speed.
 pub const CROUCH_SPEED_FACTOR: f32 = 0.45;
 /// Ground acceleration, per second (Quake's `sv_accelerate`): the share of the
@@ -46,7 +46,7 @@ const SKIN_M: f32 = 0.01;
 /// Steepest slope a player can walk up, degrees.
 pub const MAX_SLOPE_DEG: f32 = 46.0;
 /// Distance walked between two footsteps, metres.
-pub const FOOTSTEP_DISTANCE_M: f32 = 2.4;
+pub const FOOTSTEP_DISTANCE_M: f32 = crate::player::GAIT_CYCLE_M / 2.0;
 /// Below this height a player has fallen out of the world, metres.
 pub const KILL_PLANE_Y_M: f32 = -30.0;
 
@@ -145,13 +145,12 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
             events.landed = Some(-state.vel.y.min(0.0));
             s.step_phase = 0.0;
         }
-        if !s.crouched {
-            s.step_phase += step_h.length();
-            if s.step_phase >= FOOTSTEP_DISTANCE_M {
-                s.step_phase -= FOOTSTEP_DISTANCE_M;
-                events.footstep = true;
-            }
-        }
+        // The gait goes on in a crouch too (the legs walk), silently.
+        let before = s.step_phase;
+        s.step_phase = (s.step_phase + step_h.length()).rem_euclid(crate::player::GAIT_CYCLE_M);
+        // A footstep where the cycle starts again and half way round.
+        let stepped = (before < FOOTSTEP_DISTANCE_M && s.step_phase >= FOOTSTEP_DISTANCE_M) || s.step_phase < before;
+        events.footstep = stepped && !s.crouched;
     }
     events.fell_out = s.pos.y < KILL_PLANE_Y_M;
     (s, events)
@@ -425,7 +424,8 @@ mod tests {
             s = n;
             steps += usize::from(ev.footstep);
         }
-        assert!((4..=6).contains(&steps), "{steps} footsteps in 2 s of running");
+        // About 12.5 m run (from standing), a footstep each 1.6 m.
+        assert!((7..=8).contains(&steps), "{steps} footsteps in 2 s of running");
     }
 
     #[test]

@@ -21,6 +21,13 @@ pub const CROUCH_EYE_M: f32 = 1.05;
 pub const MAX_HEALTH: u8 = 100;
 /// Rounds in a full magazine: a fresh player's rifle is full.
 pub const MAGAZINE: u8 = 30;
+/// One gait cycle (a step of each foot), metres walked: the movement counts
+/// it in [`PlayerState::step_phase`], a footstep each half, and the pose
+/// (`pose.rs`) swings the legs on it.
+pub const GAIT_CYCLE_M: f32 = 3.2;
+/// Top speed on the ground, metres per second: the movement's limit, and
+/// the speed of a full stride.
+pub const RUN_SPEED_MPS: f32 = 7.0;
 /// How long a respawned player cannot be hurt, seconds (unless it fires).
 pub const SPAWN_PROTECTION_S: f32 = 1.5;
 
@@ -48,7 +55,8 @@ pub struct PlayerState {
     pub crouched: bool,
     /// Jump was held on the previous tick: a new jump needs a new press.
     pub jump_held: bool,
-    /// Metres walked since the last footstep.
+    /// Metres into the gait cycle ([`GAIT_CYCLE_M`]): a footstep at its
+    /// start and half way. It keeps its value when the player stands still.
     pub step_phase: f32,
     pub alive: bool,
     pub health: u8,
@@ -90,6 +98,22 @@ impl PlayerState {
             return *self;
         }
         PlayerState { pos: before.pos.lerp(self.pos, fraction.clamp(0.0, 1.0)), ..*self }
+    }
+
+    /// Two states `t` (0..1) of the way from `a` to `b`, as a remote player
+    /// is drawn between two snapshots: position, velocity, view (yaw the
+    /// short way round) and gait (the short way round its cycle) blended;
+    /// the rest from the nearer state. Lag compensation blends hitboxes by
+    /// the same rule ([`crate::Hitbox::lerp`]), so what a client draws and
+    /// what the server rewinds agree between ticks as well.
+    pub fn blend(a: &PlayerState, b: &PlayerState, t: f32) -> PlayerState {
+        let mut s = if t < 0.5 { *a } else { *b };
+        s.pos = a.pos.lerp(b.pos, t);
+        s.vel = a.vel.lerp(b.vel, t);
+        s.yaw = crate::cmd::lerp_angle(a.yaw, b.yaw, t);
+        s.pitch = a.pitch + (b.pitch - a.pitch) * t;
+        s.step_phase = lerp_gait(a.step_phase, b.step_phase, t);
+        s
     }
 
     /// This player put back at a spawn point: a fresh state, briefly
@@ -136,6 +160,14 @@ impl PlayerState {
     pub fn ground_speed(&self) -> f32 {
         Vec3::new(self.vel.x, 0.0, self.vel.z).length()
     }
+}
+
+/// A gait distance blended the short way round the cycle.
+pub fn lerp_gait(a: f32, b: f32, t: f32) -> f32 {
+    let half = GAIT_CYCLE_M * 0.5;
+    let d = (b - a + half).rem_euclid(GAIT_CYCLE_M) - half;
+    let g = (a + d * t).rem_euclid(GAIT_CYCLE_M);
+    if g.is_finite() { g } else { 0.0 }
 }
 
 /// The view orientation for a yaw and pitch: Bevy's cameras look along -Z.

@@ -228,7 +228,9 @@ mod tests {
         ];
         let (who, at) = player_hit(&l, PlayerId(1), (0.0, 20.0), &players).expect("hits");
         assert_eq!(who, PlayerId(3));
-        assert!((at - (6.0 - crate::hitbox::BODY_RADIUS_M - ROCKET_RADIUS_M)).abs() < 0.01, "{at}");
+        // Its back (it faces away), a torso's and a rocket's radius short of its spine.
+        let reach = crate::hitbox::TORSO_RADIUS_M + ROCKET_RADIUS_M;
+        assert!(at > 6.0 - reach - 0.05 && at < 6.0 - reach + 0.05, "{at}");
         assert_eq!(player_hit(&l, PlayerId(1), (0.0, 5.0), &players), None, "not yet there");
         assert_eq!(player_hit(&l, PlayerId(1), (7.0, 20.0), &players).map(|h| h.0), Some(PlayerId(2)));
         // Its own shooter stands where it starts: never hit.

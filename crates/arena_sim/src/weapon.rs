@@ -21,6 +21,8 @@ pub const RANGE_M: f32 = 250.0;
 pub const BODY_DAMAGE: u8 = 25;
 /// Damage of a head hit: two to kill.
 pub const HEAD_DAMAGE: u8 = 55;
+/// Damage of a rifle hit on an arm or a leg.
+pub const LIMB_DAMAGE: u8 = 18;
 /// Time between two rockets, seconds (the rocket itself is `rocket.rs`).
 pub const ROCKET_INTERVAL_S: f32 = 0.8;
 /// Time a weapon switch takes before the new weapon fires, seconds.

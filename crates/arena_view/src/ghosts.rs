@@ -8,13 +8,13 @@
 
 use arena_client::{Drawn, LocalPlayer, NetPlayer, NetState, Session};
 use arena_sim::Hitbox;
-use arena_sim::hitbox::BODY_RADIUS_M;
+use arena_sim::hitbox::TORSO_RADIUS_M;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::players::PlayerLooks;
 use crate::settings::{Action, Settings};
-use crate::vocabulary::{Ghosts, ViewSet};
+use crate::vocabulary::{Ghosts, ViewSet, capsule_transform};
 
 /// The others' ghosts, and ours.
 const OTHERS_COLOR: Color = Color::srgba(1.0, 1.0, 1.0, 0.35);
@@ -73,12 +73,17 @@ fn haunt(
 ) {
     for (player, local) in &players {
         let material = if local { materials.own.clone() } else { materials.others.clone() };
-        let (body, head) = (looks.body.clone(), looks.head.clone());
         let ghost = commands
             .spawn((Name::new("ghost"), Ghost(player), Transform::default(), Visibility::Hidden))
             .with_children(|g| {
-                g.spawn((GhostBody, Mesh3d(body), MeshMaterial3d(material.clone()), Transform::default()));
-                g.spawn((GhostHead, Mesh3d(head), MeshMaterial3d(material), Transform::default()));
+                for (i, mesh) in looks.parts.iter().enumerate() {
+                    g.spawn((
+                        GhostPart(i),
+                        Mesh3d(mesh.clone()),
+                        MeshMaterial3d(material.clone()),
+                        Transform::default(),
+                    ));
+                }
             })
             .id();
         commands.entity(player).insert(Haunted(ghost));
@@ -90,19 +95,17 @@ fn haunt(
     }
 }
 
+/// One body part of a ghost (its index in `BodyPart::ALL`).
 #[derive(Component)]
-struct GhostBody;
-#[derive(Component)]
-struct GhostHead;
+struct GhostPart(usize);
 
 /// Each player's ghost where the server had it (its newest snapshot state;
 /// for us, the state the server acknowledged), joined to where it is drawn.
 fn place_ghosts(
     ghosts_on: Res<Ghosts>,
     players: Query<(&NetState, &Drawn, Has<LocalPlayer>, &Haunted)>,
-    mut ghosts: Query<(&mut Transform, &mut Visibility), (With<Ghost>, Without<GhostBody>, Without<GhostHead>)>,
-    mut bodies: Query<(&ChildOf, &mut Transform), (With<GhostBody>, Without<Ghost>, Without<GhostHead>)>,
-    mut heads: Query<(&ChildOf, &mut Transform), (With<GhostHead>, Without<Ghost>, Without<GhostBody>)>,
+    mut ghosts: Query<(&mut Transform, &mut Visibility), (With<Ghost>, Without<GhostPart>)>,
+    mut parts: Query<(&ChildOf, &GhostPart, &mut Transform), Without<Ghost>>,
     mut gizmos: Gizmos,
 ) {
     for (net, drawn, local, haunted) in &players {
@@ -114,19 +117,11 @@ fn place_ghosts(
             continue;
         }
         transform.translation = truth.pos;
-        // Body and head where the hitboxes are (crouching lowers both).
-        let hitbox = Hitbox::of(&truth);
-        let (a, b) = hitbox.body_segment();
-        let length = (b - a).length();
-        for (parent, mut t) in &mut bodies {
-            if parent.parent() == haunted.0 {
-                t.translation = (a + b) / 2.0 - truth.pos;
-                t.scale = Vec3::new(1.0, (length + 2.0 * BODY_RADIUS_M) / (1.0 + 2.0 * BODY_RADIUS_M), 1.0);
-            }
-        }
-        for (parent, mut t) in &mut heads {
-            if parent.parent() == haunted.0 {
-                t.translation = hitbox.head_center() - truth.pos;
+        // Every part where its hitbox is: the pose the server had.
+        let capsules = Hitbox::of(&truth).parts();
+        for (parent, part, mut t) in &mut parts {
+            if let (true, Some(capsule)) = (parent.parent() == haunted.0, capsules.get(part.0)) {
+                *t = capsule_transform(capsule, truth.pos);
             }
         }
         let color = if local { OWN_COLOR } else { OTHERS_COLOR }.with_alpha(0.9);
@@ -134,7 +129,7 @@ fn place_ghosts(
         gizmos.line(truth.pos + lift, drawn.pos + lift, color);
         gizmos.circle(
             Isometry3d::new(truth.pos + lift, Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
-            BODY_RADIUS_M,
+            TORSO_RADIUS_M,
             color,
         );
     }

@@ -4,11 +4,10 @@
 //! and the server's verdict. Source's `sv_showimpacts`, for this game.
 
 use arena_client::{NetcodeSettings, Session, ShotComparison, ShotComparisons};
-use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
 use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 
-use crate::vocabulary::ViewSet;
+use crate::vocabulary::{ViewSet, capsule_transform};
 
 const SEEN: Color = Color::srgb(1.0, 0.2, 0.2);
 const TESTED: Color = Color::srgb(0.25, 0.5, 1.0);
@@ -50,20 +49,26 @@ pub fn verdict(c: &ShotComparison) -> String {
     match c.result.hit {
         Some(hit) => format!(
             "HIT {}{} ({how})",
-            if hit.zone == HitZone::Head { "head" } else { "body" },
+            match hit.zone {
+                HitZone::Head => "head",
+                HitZone::Body => "body",
+                HitZone::Limb => "limb",
+            },
             if hit.killed { ", kill" } else { "" }
         ),
         None => format!("MISS ({how})"),
     }
 }
 
-/// Draws a hitbox, `grow` metres larger all round (so that the server's,
-/// drawn a little larger, stays visible when it matches ours exactly).
+/// Draws a hitbox, every part of it, `grow` metres larger all round (so that
+/// the server's, drawn a little larger, stays visible when it matches ours
+/// exactly).
 fn draw_hitbox(gizmos: &mut Gizmos, hitbox: &Hitbox, grow: f32, color: Color) {
-    let (a, b) = hitbox.body_segment();
-    let body = Capsule3d::new(BODY_RADIUS_M + grow, (b - a).length());
-    gizmos.primitive_3d(&body, Isometry3d::from_translation((a + b) * 0.5), color);
-    gizmos.sphere(Isometry3d::from_translation(hitbox.head_center()), HEAD_RADIUS_M + grow, color);
+    for part in hitbox.parts() {
+        let place = capsule_transform(&part, Vec3::ZERO);
+        let shape = Capsule3d::new(part.radius + grow, part.a.distance(part.b));
+        gizmos.primitive_3d(&shape, Isometry3d::new(place.translation, place.rotation), color);
+    }
 }
 
 fn draw_comparisons(settings: Res<NetcodeSettings>, comparisons: Res<ShotComparisons>, mut gizmos: Gizmos) {

@@ -1,20 +1,23 @@
-//! Other players as the local player sees them: a body, a head with a visor
-//! and a rifle (or a rocket launcher) in the player's own colour, posed from where they are drawn
-//! ([`Drawn`]: interpolated, or the newest snapshot's with interpolation
-//! off), with a floating name tag. Body and head are drawn exactly where
-//! their hitboxes are. A pulsing bubble shows spawn protection. The meshes
-//! are made once for everyone and the materials once for each player
-//! ([`PlayerLooks`]); ghosts and ragdolls use them too.
+//! Other players as the local player sees them: an articulated body (head
+//! with a visor, torso, pelvis, arms holding a rifle or a rocket launcher,
+//! legs in their gait) in the player's own colour, posed by the shared pose
+//! function from where they are drawn ([`Drawn`]: interpolated, or the
+//! newest snapshot's with interpolation off), with a floating name tag.
+//! Every part is drawn exactly where its hitbox is. A pulsing bubble shows
+//! spawn protection. The meshes are made once for everyone and the
+//! materials once for each player ([`PlayerLooks`]); ghosts and ragdolls
+//! use them too.
 
 use std::collections::HashMap;
 
 use arena_client::{ClientWorld, Drawn, LocalPlayer, NetPlayer, PlayerName};
-use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
+use arena_sim::hitbox::{BodyPart, HEAD_RADIUS_M, PARTS};
+use arena_sim::pose::Side;
 use arena_sim::{Hitbox, PlayerId};
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
-use crate::vocabulary::{ViewSet, player_color};
+use crate::vocabulary::{ViewSet, capsule_transform, player_color};
 
 /// Farthest distance at which name tags are shown, metres.
 const NAME_TAG_RANGE_M: f32 = 60.0;
@@ -30,8 +33,8 @@ pub(crate) fn plugin(app: &mut App) {
 /// The visible model of a remote player; lives on the player's entity.
 #[derive(Component)]
 struct Model {
-    body: Entity,
-    head: Entity,
+    /// One entity a body part, in [`BodyPart::ALL`]'s order (the head first).
+    parts: [Entity; PARTS],
     gun_pivot: Entity,
     /// The rifle's parts and the launcher: whichever is in hand is shown.
     rifle_parts: [Entity; 2],
@@ -55,9 +58,8 @@ struct NameTag {
 /// player's materials in their colour, made the first time they are needed.
 #[derive(Resource)]
 pub(crate) struct PlayerLooks {
-    /// A capsule of the body's radius around a 1 m segment (stretched to the
-    /// hitbox), and a sphere of the head's radius.
-    pub body: Handle<Mesh>,
+    /// Each body part's capsule, its hitbox's size (the head a sphere).
+    pub parts: [Handle<Mesh>; PARTS],
     pub head: Handle<Mesh>,
     visor: Handle<Mesh>,
     /// The rifle's body (also the rifle a ragdoll drops) and barrel.
@@ -128,9 +130,16 @@ fn make_looks(
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut commands: Commands,
 ) {
+    let head = meshes.add(Sphere::new(HEAD_RADIUS_M).mesh().uv(24, 16));
+    // Bones keep their lengths in every pose, so one mesh a part fits all.
+    let rest = Hitbox::standing_at(Vec3::ZERO).parts();
+    let parts = std::array::from_fn(|i| match BodyPart::ALL[i] {
+        BodyPart::Head => head.clone(),
+        _ => meshes.add(Capsule3d::new(rest[i].radius, rest[i].a.distance(rest[i].b)).mesh().rings(4).longitudes(12)),
+    });
     commands.insert_resource(PlayerLooks {
-        body: meshes.add(Capsule3d::new(BODY_RADIUS_M, 1.0)),
-        head: meshes.add(Sphere::new(HEAD_RADIUS_M).mesh().uv(24, 16)),
+        parts,
+        head,
         visor: meshes.add(Cuboid::new(0.3, 0.1, 0.12)),
         rifle: meshes.add(Cuboid::new(0.09, 0.13, 0.75)),
         barrel: meshes.add(Cuboid::new(0.06, 0.06, 0.3)),
@@ -154,34 +163,29 @@ fn dress_new_players(
 ) {
     for (entity, player, name) in &new {
         let colours = looks.colours(player.id, &mut materials);
-        let body = commands
-            .spawn((
-                Mesh3d(looks.body.clone()),
+        let parts = std::array::from_fn(|i| {
+            let mut part = commands.spawn((
+                Mesh3d(looks.parts[i].clone()),
                 MeshMaterial3d(colours.skin.clone()),
                 Transform::default(),
                 ChildOf(entity),
-            ))
-            .id();
-        let head = commands
-            .spawn((
-                Mesh3d(looks.head.clone()),
-                MeshMaterial3d(colours.skin.clone()),
-                Transform::default(),
-                ChildOf(entity),
-            ))
-            .with_child((
+            ));
+            if BodyPart::ALL[i] == BodyPart::Head {
                 // The visor shows which way the player looks.
-                Mesh3d(looks.visor.clone()),
-                MeshMaterial3d(colours.visor.clone()),
-                Transform::from_xyz(0.0, 0.03, -0.16),
-            ))
-            .id();
+                part.with_child((
+                    Mesh3d(looks.visor.clone()),
+                    MeshMaterial3d(colours.visor.clone()),
+                    Transform::from_xyz(0.0, 0.02, -HEAD_RADIUS_M + 0.03),
+                ));
+            }
+            part.id()
+        });
         let gun_pivot = commands.spawn((Transform::default(), Visibility::default(), ChildOf(entity))).id();
         let rifle = commands
             .spawn((
                 Mesh3d(looks.rifle.clone()),
                 MeshMaterial3d(looks.dark.clone()),
-                Transform::from_xyz(0.0, 0.0, -0.3),
+                Transform::from_xyz(0.0, 0.02, -0.2),
                 ChildOf(gun_pivot),
             ))
             .id();
@@ -189,7 +193,7 @@ fn dress_new_players(
             .spawn((
                 Mesh3d(looks.barrel.clone()),
                 MeshMaterial3d(looks.dark.clone()),
-                Transform::from_xyz(0.0, 0.02, -0.8),
+                Transform::from_xyz(0.0, 0.04, -0.7),
                 ChildOf(gun_pivot),
             ))
             .id();
@@ -198,7 +202,7 @@ fn dress_new_players(
             .spawn((
                 Mesh3d(looks.launcher.clone()),
                 MeshMaterial3d(looks.dark.clone()),
-                Transform::from_xyz(0.0, 0.12, -0.25).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
+                Transform::from_xyz(0.0, 0.14, -0.15).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
                 Visibility::Hidden,
                 ChildOf(gun_pivot),
             ))
@@ -232,8 +236,7 @@ fn dress_new_players(
             .id();
         commands.entity(entity).insert((
             Model {
-                body,
-                head,
+                parts,
                 gun_pivot,
                 rifle_parts: [rifle, barrel],
                 launcher,
@@ -247,9 +250,10 @@ fn dress_new_players(
     }
 }
 
-/// Poses every model from its drawn state: position and yaw on the root,
-/// body and head where the hitboxes are, pitch on the head and the gun. The
-/// dead are not drawn.
+/// Poses every model from its drawn state: the root at the feet, every
+/// part where the shared pose puts its hitbox (the same function the server
+/// tests shots with), the head and the gun along the view. The dead are not
+/// drawn (their ragdoll is).
 fn pose_players(
     time: Res<Time>,
     mut models: Query<(&Model, &Drawn, &mut Transform, &mut Visibility)>,
@@ -259,11 +263,22 @@ fn pose_players(
     for (model, drawn, mut root, mut visibility) in &mut models {
         let s = drawn.0;
         *visibility = if s.alive { Visibility::Inherited } else { Visibility::Hidden };
+        if !s.alive {
+            continue;
+        }
         root.translation = s.pos;
-        root.rotation = Quat::from_rotation_y(s.yaw);
-        // Hitbox geometry relative to the feet.
-        let hitbox = Hitbox { feet: Vec3::ZERO, ..Hitbox::of(&s) };
-        let (bottom, top) = hitbox.body_segment();
+        root.rotation = Quat::IDENTITY;
+        let hitbox = Hitbox::of(&s);
+        let pose = hitbox.pose();
+        let view = arena_sim::player::view_rotation(s.yaw, s.pitch);
+        for ((entity, capsule), part) in model.parts.iter().zip(arena_sim::hitbox::parts_of(&pose)).zip(BodyPart::ALL) {
+            if let Ok((mut t, _)) = parts.get_mut(*entity) {
+                *t = capsule_transform(&capsule, s.pos);
+                if part == BodyPart::Head {
+                    t.rotation = view;
+                }
+            }
+        }
         if let Ok((mut t, mut shown)) = parts.get_mut(model.shield) {
             let protected = s.protected_s > 0.0;
             *shown = if protected { Visibility::Inherited } else { Visibility::Hidden };
@@ -277,20 +292,10 @@ fn pose_players(
                 }
             }
         }
-        if let Ok((mut t, _)) = parts.get_mut(model.body) {
-            // The body mesh is a capsule with a 1 m segment: stretch the whole
-            // of it to span the hitbox capsule from end to end.
-            t.translation = (bottom + top) * 0.5;
-            let height = (top.y - bottom.y) + 2.0 * BODY_RADIUS_M;
-            t.scale = Vec3::new(1.0, height / (1.0 + 2.0 * BODY_RADIUS_M), 1.0);
-        }
-        if let Ok((mut t, _)) = parts.get_mut(model.head) {
-            t.translation = hitbox.head_center();
-            t.rotation = Quat::from_rotation_x(s.pitch * 0.5);
-        }
         if let Ok((mut t, _)) = parts.get_mut(model.gun_pivot) {
-            t.translation = Vec3::new(0.4, s.eye_height() - 0.4, -0.1);
-            t.rotation = Quat::from_rotation_x(s.pitch);
+            // In the trigger hand, along the view.
+            t.translation = pose.arm(Side::Right).end - s.pos;
+            t.rotation = view;
         }
         let rockets = s.weapon == arena_sim::Weapon::Rocket;
         let shown = |on: bool| if on { Visibility::Inherited } else { Visibility::Hidden };

@@ -1,6 +1,8 @@
 //! Ragdolls with bevy_rapier3d, on this client only: a player who dies falls
-//! as a body and a head joined at the neck, pushed the way the killing shot
-//! went, and settles against the arena; the rifle drops beside. Cosmetic,
+//! from the pose it was last drawn in, every body part a capsule joined to
+//! the next at the neck, waist, shoulders, elbows, hips and knees, pushed the
+//! way the killing shot went, and settles against the arena; the rifle
+//! drops beside. Cosmetic,
 //! never authoritative (like Source's client ragdolls): the movement rules
 //! stay the pure function in `arena_sim`, and the server and headless runs
 //! have no physics at all (only this crate adds the plugin).
@@ -8,14 +10,15 @@
 use std::collections::{HashMap, VecDeque};
 
 use arena_client::{ClientWorld, Drawn, DrawnDied, KillNotice, NetPlayer, Session};
-use arena_sim::hitbox::{BODY_RADIUS_M, HEAD_RADIUS_M};
+use arena_sim::hitbox::{BodyPart, PARTS};
 use arena_sim::map::SolidShape;
+use arena_sim::pose::Side;
 use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 use bevy_rapier3d::prelude::*;
 
 use crate::players::PlayerLooks;
-use crate::vocabulary::ViewSet;
+use crate::vocabulary::{ViewSet, capsule_transform};
 
 /// How long a body lies before it goes, seconds; most bodies at once.
 const RAGDOLL_S: f32 = 10.0;
@@ -91,7 +94,6 @@ fn fall(
     mut recent: ResMut<RecentKills>,
     mut ragdolls: ResMut<Ragdolls>,
     mut looks: ResMut<PlayerLooks>,
-    mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut commands: Commands,
 ) {
@@ -108,7 +110,7 @@ fn fall(
         };
         let skin = looks.colours(death.id, &mut materials).fallen;
         let fallen = Fallen { state: &body, push, zone, skin };
-        let parts = spawn_ragdoll(&mut commands, &mut meshes, &looks, fallen);
+        let parts = spawn_ragdoll(&mut commands, &looks, fallen);
         ragdolls.0.push_back((now, parts));
     }
 }
@@ -121,52 +123,67 @@ struct Fallen<'a> {
     skin: Handle<StandardMaterial>,
 }
 
-fn spawn_ragdoll(
-    commands: &mut Commands,
-    meshes: &mut Assets<Mesh>,
-    looks: &PlayerLooks,
-    fallen: Fallen,
-) -> Vec<Entity> {
+/// Where each part hangs from its parent: (part, parent, the joint).
+fn joints(pose: &arena_sim::pose::Pose, torso_bottom: Vec3) -> Vec<(BodyPart, BodyPart, Vec3)> {
+    let mut joints =
+        vec![(BodyPart::Head, BodyPart::Torso, pose.neck), (BodyPart::Pelvis, BodyPart::Torso, torso_bottom)];
+    for side in Side::BOTH {
+        let (arm, leg) = (pose.arm(side), pose.leg(side));
+        joints.push((BodyPart::UpperArm(side), BodyPart::Torso, arm.root));
+        joints.push((BodyPart::Forearm(side), BodyPart::UpperArm(side), arm.middle));
+        joints.push((BodyPart::Thigh(side), BodyPart::Pelvis, leg.root));
+        joints.push((BodyPart::Shin(side), BodyPart::Thigh(side), leg.middle));
+    }
+    joints
+}
+
+fn spawn_ragdoll(commands: &mut Commands, looks: &PlayerLooks, fallen: Fallen) -> Vec<Entity> {
     let Fallen { state, push, zone, skin } = fallen;
     let hitbox = Hitbox::of(state);
-    let (a, b) = hitbox.body_segment();
-    let half_length = ((b - a).length() / 2.0).max(0.05);
-    let body_at = (a + b) / 2.0;
-    let head_at = hitbox.head_center();
+    let pose = hitbox.pose();
+    let capsules = arena_sim::hitbox::parts_of(&pose);
     let damping = Damping { linear_damping: 0.3, angular_damping: 1.0 };
-    let body = commands
-        .spawn((
-            Name::new("ragdoll body"),
-            RigidBody::Dynamic,
-            Collider::capsule_y(half_length, BODY_RADIUS_M),
-            Friction::coefficient(0.9),
-            damping,
-            Velocity { linear: state.vel + push * BODY_PUSH_MPS, angular: Vec3::ZERO },
-            // The body's own length (standing or crouched), unlike the shared mesh.
-            Mesh3d(meshes.add(Capsule3d::new(BODY_RADIUS_M, 2.0 * half_length))),
-            MeshMaterial3d(skin.clone()),
-            Transform::from_translation(body_at).with_rotation(Quat::from_rotation_y(state.yaw)),
-        ))
-        .id();
-    // The neck: a ball joint from the top of the body to the bottom of the head.
-    let neck = SphericalJointBuilder::new()
-        .local_anchor1(Vec3::Y * (half_length + BODY_RADIUS_M))
-        .local_anchor2(Vec3::NEG_Y * HEAD_RADIUS_M)
-        .build();
-    let head_push = if zone == HitZone::Head { HEADSHOT_PUSH_MPS } else { HEAD_PUSH_MPS };
-    let head = commands
-        .spawn((
-            Name::new("ragdoll head"),
-            RigidBody::Dynamic,
-            Collider::ball(HEAD_RADIUS_M),
-            ImpulseJoint::new(body, neck),
-            damping,
-            Velocity { linear: state.vel + push * head_push + Vec3::Y * 0.5, angular: Vec3::ZERO },
-            Mesh3d(looks.head.clone()),
-            MeshMaterial3d(skin),
-            Transform::from_translation(head_at),
-        ))
-        .id();
+    // The parts pass through each other (the joints hold them together);
+    // they fall against the arena only.
+    let groups = CollisionGroups::new(Group::GROUP_2, Group::GROUP_1);
+    let places: [Transform; PARTS] = std::array::from_fn(|i| capsule_transform(&capsules[i], Vec3::ZERO));
+    let bodies: [Entity; PARTS] = std::array::from_fn(|i| {
+        let capsule = capsules[i];
+        let part = BodyPart::ALL[i];
+        let half = capsule.a.distance(capsule.b) * 0.5;
+        let collider =
+            if half > 1e-3 { Collider::capsule_y(half, capsule.radius) } else { Collider::ball(capsule.radius) };
+        let kick = match (part, zone) {
+            (BodyPart::Head, HitZone::Head) => HEADSHOT_PUSH_MPS,
+            (BodyPart::Head, _) => HEAD_PUSH_MPS,
+            _ => BODY_PUSH_MPS,
+        };
+        commands
+            .spawn((
+                Name::new(format!("ragdoll {}", part.name())),
+                RigidBody::Dynamic,
+                collider,
+                groups,
+                Friction::coefficient(0.9),
+                damping,
+                Velocity { linear: state.vel + push * kick, angular: Vec3::ZERO },
+                Mesh3d(looks.parts[i].clone()),
+                MeshMaterial3d(skin.clone()),
+                places[i],
+            ))
+            .id()
+    });
+    let torso = BodyPart::Torso.index();
+    for (part, parent, at) in joints(&pose, capsules[torso].a) {
+        let (child, parent) = (part.index(), parent.index());
+        let local = |t: &Transform| t.rotation.inverse() * (at - t.translation);
+        let joint = SphericalJointBuilder::new()
+            .local_anchor1(local(&places[parent]))
+            .local_anchor2(local(&places[child]))
+            .build();
+        commands.entity(bodies[child]).insert(ImpulseJoint::new(bodies[parent], joint));
+    }
+    let body_at = capsules[torso].center();
     // The rifle drops from the hands and tumbles.
     let side = Quat::from_rotation_y(state.yaw) * Vec3::X;
     let rifle = commands
@@ -181,7 +198,9 @@ fn spawn_ragdoll(
             Transform::from_translation(body_at + side * 0.45).with_rotation(Quat::from_rotation_y(state.yaw)),
         ))
         .id();
-    vec![body, head, rifle]
+    let mut parts = bodies.to_vec();
+    parts.push(rifle);
+    parts
 }
 
 /// Old bodies go, and the oldest when there are too many.

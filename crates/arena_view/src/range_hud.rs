@@ -4,7 +4,7 @@
 //! shot and written out.
 
 use arena_client::{NetStats, NetcodeSettings, RangeStats, Roster, Session};
-use arena_sim::hitbox::BODY_RADIUS_M;
+use arena_sim::hitbox::TORSO_RADIUS_M;
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
@@ -126,7 +126,7 @@ fn miss_diagram(ui: &mut egui::Ui, stats: &RangeStats, now: f64) {
     }
     painter.circle_stroke(
         centre,
-        BODY_RADIUS_M * PX_PER_M,
+        TORSO_RADIUS_M * PX_PER_M,
         egui::Stroke::new(1.0, egui::Color32::from_white_alpha(90)),
     );
     let cross = egui::Stroke::new(1.5, egui::Color32::WHITE);

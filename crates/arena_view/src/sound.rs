@@ -262,7 +262,7 @@ fn own_sounds(
         let sound = match (killed, zone) {
             (true, _) => &sounds.kill,
             (false, HitZone::Head) => &sounds.head,
-            (false, HitZone::Body) => &sounds.hit,
+            (false, HitZone::Body | HitZone::Limb) => &sounds.hit,
         };
         play(&mut commands, sound, 0.8);
     }

@@ -130,3 +130,11 @@ pub struct Ghosts(pub bool);
 /// its speed times the latency.
 #[derive(Resource, Default, Debug)]
 pub struct AutoAim(pub bool);
+
+/// Where a body part's mesh goes: a capsule mesh (Bevy's stand along Y)
+/// centred on the part and turned onto its axis, relative to `origin`.
+pub fn capsule_transform(capsule: &arena_sim::hitbox::Capsule, origin: Vec3) -> Transform {
+    let axis = capsule.b - capsule.a;
+    let rotation = axis.try_normalize().map_or(Quat::IDENTITY, |dir| Quat::from_rotation_arc(Vec3::Y, dir));
+    Transform::from_translation(capsule.center() - origin).with_rotation(rotation)
+}

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use arena_client::{DrawnFrame, HitPredictions, LocalInput, NetStats, Prediction, ShotComparisons, ShotMemory};
-use arena_sim::hitbox::{BODY_RADIUS_M, ray_capsule};
+use arena_sim::hitbox::{BodyPart, ray_capsule};
 use arena_sim::player::view_forward;
 use arena_sim::{Buttons, Hitbox, look_at};
 use bevy::prelude::*;
@@ -141,8 +141,8 @@ pub fn flick(settings: LabSettings, flick: Flick) -> Result<FlickReport, LabErro
             .is_some_and(|s| s.alive && s.ammo > 0 && s.reload_s == 0.0 && s.fire_cooldown_s <= 0.0 && !s.fire_held);
         let empty = rifle.is_some_and(|s| s.ammo == 0 && s.reload_s == 0.0);
         // Well inside the body as this frame drew it.
-        let (a, b) = Hitbox::of(&them).body_segment();
-        let on_target = them.alive && ray_capsule(eye, crosshair, a, b, BODY_RADIUS_M - INSIDE_M).is_some();
+        let torso = Hitbox::of(&them).parts()[BodyPart::Torso.index()];
+        let on_target = them.alive && ray_capsule(eye, crosshair, torso.a, torso.b, torso.radius - INSIDE_M).is_some();
         if clicked_last_frame {
             lab.hold_fire(shooter, false);
             clicked_last_frame = false;

@@ -1,8 +1,12 @@
 //! `arena lab hitreg`: a shooter aims at a strafing target as its client
 //! draws it and fires; the server judges. Hit ratio, the lead one would have
-//! needed, and how far the server's rewind was from what the shooter saw.
+//! needed, and how far the server's rewind was from what the shooter saw,
+//! body part by body part (the pose is rewound with the player).
 
 use arena_client::{LocalInput, NetStats};
+use std::collections::BTreeMap;
+
+use arena_sim::hitbox::BodyPart;
 use arena_sim::{Buttons, Hitbox, look_at};
 use bevy::prelude::*;
 use serde::Serialize;
@@ -10,7 +14,8 @@ use serde::Serialize;
 use crate::harness::drawn_self;
 
 use super::setup::{
-    LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, Strafer, TARGET_AT, WARMUP_S, interp_ms_of, two_player_lab,
+    LAB_FRAME_HZ, LabError, LabSettings, SHOOTER_AT, Strafer, TARGET_AT, WARMUP_S, interp_ms_of, percentile,
+    two_player_lab,
 };
 
 /// What `arena lab hitreg` prints.
@@ -36,10 +41,45 @@ pub struct HitregReport {
     /// Mean distance between the target as the shooter drew it and as the
     /// server tested it.
     pub rewind_error_m: f64,
+    /// Per body part, how far its capsule as the shooter's client drew it at
+    /// the click was from the capsule the server tested (the larger of its
+    /// two ends' distances), over the shots: mean, 95th percentile, largest.
+    pub hitbox_part_error_m: BTreeMap<&'static str, PartError>,
+    /// The largest of the parts' 95th percentiles, and of their largest, metres.
+    pub hitbox_part_error_p95_max_m: f64,
+    pub hitbox_part_error_max_m: f64,
     /// Claimed render times the server did not believe.
     pub render_times_rejected: u64,
     pub frame_hz: f64,
     pub warmup_s: f64,
+}
+
+/// One body part's drawn-versus-tested distances, metres.
+#[derive(Debug, Serialize)]
+pub struct PartError {
+    pub mean: f64,
+    pub p95: f64,
+    pub max: f64,
+}
+
+/// Per part, the drawn-versus-tested distances over every shot's pair.
+fn part_errors(pairs: &[(Hitbox, Hitbox)]) -> BTreeMap<&'static str, PartError> {
+    BodyPart::ALL
+        .iter()
+        .map(|part| {
+            let mut d: Vec<f64> = pairs
+                .iter()
+                .map(|(drawn, tested)| {
+                    let (a, b) = (drawn.parts()[part.index()], tested.parts()[part.index()]);
+                    f64::from(a.a.distance(b.a).max(a.b.distance(b.b)))
+                })
+                .collect();
+            d.sort_by(f64::total_cmp);
+            let mean = if d.is_empty() { f64::NAN } else { d.iter().sum::<f64>() / d.len() as f64 };
+            let max = d.last().copied().unwrap_or(f64::NAN);
+            (part.name(), PartError { mean, p95: percentile(&d, 0.95), max })
+        })
+        .collect()
 }
 
 /// Runs `arena lab hitreg`: a shooter aims at the centre of a strafing
@@ -102,6 +142,9 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         .filter_map(|r| r.current.first().map(|(_, h)| f64::from(h.body_center().distance(r.shot.origin))))
         .collect();
     let errors: Vec<f64> = seen.values().map(|(drawn, tested)| f64::from(drawn.feet.distance(tested.feet))).collect();
+    let pairs: Vec<(Hitbox, Hitbox)> = seen.values().copied().collect();
+    let part_errors = part_errors(&pairs);
+    let worst = |f: fn(&PartError) -> f64| part_errors.values().map(f).fold(f64::NAN, f64::max);
     let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
     let rtt_ms = lab.clients[shooter].world().resource::<NetStats>().rtt_ms;
     let interp_ms = interp_ms_of(&lab.clients[shooter]);
@@ -118,6 +161,9 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         interp_ms,
         lead_needed_m: mean(&leads),
         rewind_error_m: mean(&errors),
+        hitbox_part_error_p95_max_m: worst(|e| e.p95),
+        hitbox_part_error_max_m: worst(|e| e.max),
+        hitbox_part_error_m: part_errors,
         render_times_rejected: rejected,
         frame_hz: LAB_FRAME_HZ,
         warmup_s: WARMUP_S,

@@ -7,7 +7,7 @@
 //! the cap bounds.
 
 use arena_client::{LocalInput, NetStats};
-use arena_sim::hitbox::BODY_RADIUS_M;
+use arena_sim::hitbox::BodyPart;
 use arena_sim::{ArenaWorld, Buttons, Hitbox, MapDef, PlayerState, look_at};
 use bevy::prelude::*;
 use serde::Serialize;
@@ -66,14 +66,14 @@ pub struct UnlagReport {
 }
 
 /// The points of `to` in sight of `from`'s eye past the map, body first:
-/// its body's centre, its head, then its body's sides (nine tenths of its
+/// its torso's centre, its head, then its torso's sides (nine tenths of its
 /// radius out, across the line of sight) at the top and the middle.
 fn in_sight(world: &ArenaWorld, from: &PlayerState, to: &PlayerState) -> Option<Vec3> {
     let eye = from.eye_pos();
     let hitbox = Hitbox::of(to);
-    let (_, top) = hitbox.body_segment();
-    let centre = hitbox.body_center();
-    let across = (centre - eye).cross(Vec3::Y).normalize_or_zero() * BODY_RADIUS_M * 0.9;
+    let torso = hitbox.parts()[BodyPart::Torso.index()];
+    let (top, centre) = (torso.b, torso.center());
+    let across = (centre - eye).cross(Vec3::Y).normalize_or_zero() * torso.radius * 0.9;
     [centre, hitbox.head_center(), centre + across, centre - across, top + across, top - across]
         .into_iter()
         .find(|point| line_clear(world, eye, *point))

@@ -194,6 +194,8 @@ mod tests {
             pitch: (tick / 2) as i16,
             flags: if alive { RemoteState::ALIVE } else { 0 },
             spawn_count: life,
+            vel: [3, -1],
+            gait: (tick * 3).rem_euclid(64) as u8,
         };
         let own = OwnState::of(&remote.to_state());
         (remote, own)
@@ -208,6 +210,7 @@ mod tests {
             let expected = carried(&base_r, Some(&before_r), (4, age), 0);
             assert_eq!(expected.pos, truth_r.pos, "{age} ticks on");
             assert_eq!(expected.yaw, truth_r.yaw, "{age} ticks on");
+            assert_eq!(expected.gait, truth_r.gait, "{age} ticks on: the gait goes round at its rate");
             assert_eq!(expected.pitch, base_r.pitch, "pitch is not carried");
             // The owner's state follows the same rule on its own grids.
             let own = carried(&base_o, Some(&before_o), (4, age), 0);

@@ -224,6 +224,9 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// pitch         s9    difference [3,5,7,10]        held
 /// flags         u5    whole                        held
 /// spawn_count   u8    whole                        held
+/// vel.x         s7    difference [3,5,8]           held
+/// vel.z         s7    difference [3,5,8]           held
+/// gait          u6    turn [2,4,6]                 turns
 /// ```
 pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
     let baseline = baseline.map(|b| Baseline {

@@ -6,7 +6,9 @@
 //! carry rule for both (`baseline.rs`) read them, so the two ends cannot
 //! disagree about a field.
 
-use super::state::{OwnState, REMOTE_PITCH_BITS, REMOTE_YAW_BITS, RemoteState};
+use super::state::{
+    OwnState, REMOTE_GAIT_BITS, REMOTE_PITCH_BITS, REMOTE_VEL_BITS, REMOTE_VEL_MAX_Q, REMOTE_YAW_BITS, RemoteState,
+};
 
 /// Bits of an absolute position coordinate: ±32 km on the owner's grid.
 const POS_BITS: u32 = 26;
@@ -20,6 +22,11 @@ const REMOTE_POS_DELTA: &[u32] = &[4, 6, 8, 10, 12, 25];
 /// Widths of another player's yaw or pitch difference, remote angle steps
 /// (0.35°): up to 1.4°, 5.6°, 22°, any.
 const REMOTE_ANGLE_DELTA: &[u32] = &[3, 5, 7, 10];
+/// Widths of another player's velocity difference, remote steps (0.25 m/s):
+/// up to 1 m/s, 4 m/s, any.
+const REMOTE_VEL_DELTA: &[u32] = &[3, 5, 8];
+/// Widths of another player's gait phase difference, steps (1/64 cycle).
+const REMOTE_GAIT_DELTA: &[u32] = &[2, 4, 6];
 /// A velocity component, grid steps (1/256 m/s), and its differences.
 const VEL_BITS: u32 = 20;
 /// The last holds the largest change there can be (from -1024 to 1024 m/s).
@@ -105,6 +112,9 @@ impl Fields for RemoteState {
         field("pitch", REMOTE_PITCH_BITS, true, Delta::Difference(REMOTE_ANGLE_DELTA), Motion::Held),
         field("flags", RemoteState::FLAG_BITS, false, Delta::Whole, Motion::Held),
         field("spawn_count", 8, false, Delta::Whole, Motion::Held),
+        field("vel.x", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
+        field("vel.z", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
+        field("gait", REMOTE_GAIT_BITS, false, Delta::Turn(REMOTE_GAIT_DELTA), Motion::Turns),
     ];
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
@@ -113,7 +123,7 @@ impl Fields for RemoteState {
 
     fn values(&self) -> Values {
         let mut v = [0; MAX_FIELDS];
-        v[..7].copy_from_slice(&[
+        v[..10].copy_from_slice(&[
             self.pos[0],
             self.pos[1],
             self.pos[2],
@@ -121,6 +131,9 @@ impl Fields for RemoteState {
             i32::from(self.pitch),
             i32::from(self.flags),
             i32::from(self.spawn_count),
+            i32::from(self.vel[0]),
+            i32::from(self.vel[1]),
+            i32::from(self.gait),
         ]);
         v
     }
@@ -131,12 +144,15 @@ impl Fields for RemoteState {
             return None;
         }
         let pitch = i16::try_from(v[4]).ok()?;
+        let vel = |q: i32| i8::try_from(q).ok().map(|q| q.clamp(-REMOTE_VEL_MAX_Q, REMOTE_VEL_MAX_Q));
         Some(Self {
             pos: [v[0], v[1], v[2]],
             yaw: (u16::try_from(v[3]).ok()?) % (1 << REMOTE_YAW_BITS),
             pitch: pitch.clamp(-Self::max_pitch(), Self::max_pitch()),
             flags: u8::try_from(v[5]).ok()?,
             spawn_count: u8::try_from(v[6]).ok()?,
+            vel: [vel(v[7])?, vel(v[8])?],
+            gait: (u8::try_from(v[9]).ok()?) % (1 << REMOTE_GAIT_BITS),
         })
     }
 
@@ -262,12 +278,12 @@ mod tests {
                 }
             }
         }
-        // Only positions move and only yaw turns, on both.
+        // Only positions move, and only yaw (and another player's gait) turns.
         for table in [RemoteState::TABLE, OwnState::TABLE] {
             for f in table {
                 let expected = match f.name {
                     "pos.x" | "pos.y" | "pos.z" => Motion::Moves,
-                    "yaw" => Motion::Turns,
+                    "yaw" | "gait" => Motion::Turns,
                     _ => Motion::Held,
                 };
                 assert_eq!(f.motion, expected, "{}", f.name);
@@ -309,7 +325,15 @@ mod tests {
 
     #[test]
     fn values_round_trip_and_out_of_range_values_are_refused() {
-        let remote = RemoteState { pos: [10, -20, 30], yaw: 1000, pitch: -200, flags: 5, spawn_count: 9 };
+        let remote = RemoteState {
+            pos: [10, -20, 30],
+            yaw: 1000,
+            pitch: -200,
+            flags: 5,
+            spawn_count: 9,
+            vel: [-7, 12],
+            gait: 41,
+        };
         assert_eq!(RemoteState::from_values(&remote.values()), Some(remote));
         let own = OwnState {
             pos: [1, 2, 3],

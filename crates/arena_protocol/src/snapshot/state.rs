@@ -1,14 +1,15 @@
 //! What a client may know of the world after a tick: its own player whole
 //! ([`OwnState`], it predicts it) and everyone else only as drawing and hit
 //! effects need them ([`RemoteState`]: position, view angles, alive,
-//! crouched, on the ground, spawn-protected, the spawn counter), each on its
+//! crouched, on the ground, spawn-protected, the spawn counter, and what
+//! its pose needs: the pace and the gait's phase), each on its
 //! grid; a [`Frame`] of them; and the [`Feedback`] about the client's own
 //! commands. Nobody's ammo, health or timers but its own.
 
 use std::collections::BTreeMap;
 
 use arena_sim::PlayerId;
-use arena_sim::player::{PlayerState, Weapon};
+use arena_sim::player::{GAIT_CYCLE_M, PlayerState, Weapon};
 use arena_sim::quant::{
     dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_signed_timer, q_to_timer, q_to_vel,
     q_to_yaw, signed_timer_to_q, timer_to_q, vel_to_q, yaw_to_q,
@@ -28,6 +29,26 @@ const REMOTE_PITCH_SHIFT: u32 = 7;
 pub(super) const REMOTE_YAW_BITS: u32 = 16 - REMOTE_YAW_SHIFT;
 pub(super) const REMOTE_PITCH_BITS: u32 = 16 - REMOTE_PITCH_SHIFT;
 
+/// Another player's horizontal velocity grid, metres per second (the pose's
+/// pace and direction; nothing else uses it), and its largest step either
+/// way (±15.75 m/s: past a run, a stride is a stride).
+pub const REMOTE_VEL_STEP_MPS: f32 = 0.25;
+pub(super) const REMOTE_VEL_MAX_Q: i8 = 63;
+pub(super) const REMOTE_VEL_BITS: u32 = 7;
+/// Another player's gait phase: 64 steps a gait cycle (5 cm of walking).
+pub(super) const REMOTE_GAIT_BITS: u32 = 6;
+const REMOTE_GAIT_STEPS: f32 = (1u32 << REMOTE_GAIT_BITS) as f32;
+
+fn remote_vel_to_q(v: f32) -> i8 {
+    let q = if v.is_finite() { (v / REMOTE_VEL_STEP_MPS).round() } else { 0.0 };
+    q.clamp(-f32::from(REMOTE_VEL_MAX_Q), f32::from(REMOTE_VEL_MAX_Q)) as i8
+}
+
+fn remote_gait_to_q(gait_m: f32) -> u8 {
+    let steps = if gait_m.is_finite() { (gait_m / GAIT_CYCLE_M * REMOTE_GAIT_STEPS).round() } else { 0.0 };
+    (steps.clamp(-1e6, 1e6) as i32).rem_euclid(1 << REMOTE_GAIT_BITS) as u8
+}
+
 fn remote_pos_to_q(v: f32) -> i32 {
     if v.is_finite() { (v / REMOTE_POS_STEP_M).round() as i32 } else { 0 }
 }
@@ -44,6 +65,10 @@ pub struct RemoteState {
     /// [`RemoteState::ALIVE`] and friends.
     pub flags: u8,
     pub spawn_count: u8,
+    /// Horizontal velocity (x, z), steps of [`REMOTE_VEL_STEP_MPS`].
+    pub vel: [i8; 2],
+    /// Where in its gait cycle, 64 steps a cycle.
+    pub gait: u8,
 }
 
 impl RemoteState {
@@ -70,11 +95,15 @@ impl RemoteState {
                 | flag(s.protected_s > 0.0, Self::PROTECTED)
                 | flag(s.weapon == Weapon::Rocket, Self::ROCKET),
             spawn_count: s.spawn_count,
+            vel: [remote_vel_to_q(s.vel.x), remote_vel_to_q(s.vel.z)],
+            gait: remote_gait_to_q(s.step_phase),
         }
     }
 
     /// A player state for drawing: what is not said is left at its default
-    /// (no velocity, ammo or timers; full health if alive).
+    /// (no vertical velocity, ammo or timers; full health if alive). The
+    /// server tests shots against hitboxes of exactly this state (its pose
+    /// included), so what a client draws and what the server tests agree.
     pub fn to_state(&self) -> PlayerState {
         let alive = self.is_alive();
         let pos = |q: i32| q as f32 * REMOTE_POS_STEP_M;
@@ -90,6 +119,12 @@ impl RemoteState {
             health: if alive { arena_sim::player::MAX_HEALTH } else { 0 },
             weapon: if self.flags & Self::ROCKET != 0 { Weapon::Rocket } else { Weapon::Rifle },
             spawn_count: self.spawn_count,
+            vel: glam::Vec3::new(
+                f32::from(self.vel[0]) * REMOTE_VEL_STEP_MPS,
+                0.0,
+                f32::from(self.vel[1]) * REMOTE_VEL_STEP_MPS,
+            ),
+            step_phase: f32::from(self.gait) * (GAIT_CYCLE_M / REMOTE_GAIT_STEPS),
             ..PlayerState::default()
         }
     }
