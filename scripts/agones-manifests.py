@@ -97,6 +97,9 @@ def check(manifest, found, checker):
 
 def main():
     install_yaml, checker, manifest_dir = sys.argv[1:4]
+    if not pathlib.Path(install_yaml).is_file():
+        sys.exit(f"agones-manifests: no Agones install manifest at {install_yaml} (shared/ beside the checkout, "
+                 "or ARENA_AGONES_INSTALL_YAML): the manifests cannot be checked")
     manifest_dir = pathlib.Path(manifest_dir)
     with tempfile.TemporaryDirectory() as tmp:
         found = schemas(install_yaml, tmp)

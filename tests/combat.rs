@@ -117,14 +117,14 @@ fn crouching_is_rewound_too() {
     // still draws it crouched and fires at where a standing head would be.
     assert!(game.step_until(test_frames(1.0), |g| g.sim("Target").is_some_and(|s| !s.crouched)));
     assert!(drawn_target(&game).crouched, "the shooter still sees it crouched");
-    let standing_head = Hitbox { crouched: false, ..Hitbox::of(&game.sim("Target").unwrap()) }.head_center();
+    let standing_head = Hitbox::of(&PlayerState { crouched: false, ..game.sim("Target").unwrap() }).head_center();
     game.aim(0, standing_head);
     game.tap_fire(0);
     game.step(test_frames(0.6));
     let shots = shot_log(&mut game);
     let shot = shots.first().expect("one shot");
-    assert!(shot.tested[0].1.crouched, "tested as the shooter saw it: crouched");
-    assert!(!shot.current[0].1.crouched, "though standing on the server by then");
+    assert!(shot.tested[0].1.input.crouched, "tested as the shooter saw it: crouched");
+    assert!(!shot.current[0].1.input.crouched, "though standing on the server by then");
     assert!(shot.hit.is_none(), "so the head shot at a standing height misses");
 }
 
@@ -293,7 +293,7 @@ fn a_crouching_running_target_aiming_up_is_hit_on_the_part_aimed_at_200_ms() {
         let seen = fired.seen.first().expect("the target was drawn").1;
         let drawn_part = seen.ray_part(fired.shot.origin, fired.shot.dir, 250.0).map(|(_, p)| p);
         let tested_part = shot.tested[0].1.ray_part(shot.shot.origin, shot.shot.dir, 250.0).map(|(_, p)| p);
-        assert!(shot.tested[0].1.crouched && shot.tested[0].1.pitch > 0.7, "rewound crouched, aiming up");
+        assert!(shot.tested[0].1.input.crouched && shot.tested[0].1.input.pitch > 0.7, "rewound crouched, aiming up");
         assert_eq!(tested_part, drawn_part, "the server tested the pose the shooter drew ({part:?})");
         assert_eq!(
             shot.hit.map(|h| h.zone),

@@ -319,10 +319,11 @@ impl ToClient {
                     return Err(format!("{} hitboxes in a shot result", r.hitboxes.len()));
                 }
                 for (_, h) in &r.hitboxes {
-                    finite(h.feet, "a hitbox")?;
+                    finite(h.input.feet, "a hitbox")?;
                     // The pose's inputs: a pose never sees a NaN, and
                     // an absurd pace or gait is not drawn.
-                    let pose = [h.yaw, h.pitch, h.vel.x, h.vel.y, h.gait_m];
+                    let p = h.input;
+                    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m];
                     if !pose.iter().all(|v| v.is_finite() && v.abs() <= MAX_SPEED_MPS) {
                         return Err("a hitbox's pose out of bounds".into());
                     }

@@ -276,6 +276,11 @@ pub(crate) fn record_history(
 mod tests {
     use super::*;
 
+    fn crouched(mut h: Hitbox, crouched: bool) -> Hitbox {
+        h.input.crouched = crouched;
+        h
+    }
+
     fn at(x: f32) -> Hitbox {
         Hitbox::standing_at(Vec3::new(x, 0.0, 0.0))
     }
@@ -284,7 +289,7 @@ mod tests {
         let mut h = LagHistory::default();
         for tick in 100..=110u32 {
             let x = (tick - 100) as f32;
-            h.push(tick, vec![(PlayerId(1), at(x)), (PlayerId(2), Hitbox { crouched: tick >= 105, ..at(-x) })], 8);
+            h.push(tick, vec![(PlayerId(1), at(x)), (PlayerId(2), crouched(at(-x), tick >= 105))], 8);
         }
         h
     }
@@ -294,11 +299,11 @@ mod tests {
         let h = history();
         assert_eq!(h.span(), Some((103, 110)));
         let rewound = h.rewind(104.25);
-        assert!((rewound[0].1.feet.x - 4.25).abs() < 1e-5, "{:?}", rewound[0]);
-        assert!((rewound[1].1.feet.x + 4.25).abs() < 1e-5);
-        assert!(!rewound[1].1.crouched, "crouch from the nearer tick");
-        assert!(h.rewind(104.75)[1].1.crouched);
-        assert_eq!(h.rewind(110.0)[0].1.feet.x, 10.0);
+        assert!((rewound[0].1.feet().x - 4.25).abs() < 1e-5, "{:?}", rewound[0]);
+        assert!((rewound[1].1.feet().x + 4.25).abs() < 1e-5);
+        assert!(!rewound[1].1.input.crouched, "crouch from the nearer tick");
+        assert!(h.rewind(104.75)[1].1.input.crouched);
+        assert_eq!(h.rewind(110.0)[0].1.feet().x, 10.0);
     }
 
     fn bounds(estimate: f64) -> RewindBounds {

@@ -4,11 +4,10 @@
 //! compensation records and blends it, and rewinds the pose with the
 //! player.
 
-use glam::{Vec2, Vec3};
+use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::cmd::lerp_angle;
-use crate::player::{PlayerState, lerp_gait};
+use crate::player::PlayerState;
 use crate::pose::{Pose, PoseInput, Side, pose};
 
 pub use crate::pose::HEAD_RADIUS_M;
@@ -122,17 +121,8 @@ impl Capsule {
 /// (the pose's inputs, alive, the spawn counter).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Hitbox {
-    /// Position of the feet, metres.
-    pub feet: Vec3,
-    /// View yaw and pitch, radians.
-    pub yaw: f32,
-    pub pitch: f32,
-    /// Horizontal velocity (x, z), metres per second.
-    pub vel: Vec2,
-    /// Distance into the gait cycle, metres.
-    pub gait_m: f32,
-    pub crouched: bool,
-    pub on_ground: bool,
+    /// What the pose is made from.
+    pub input: PoseInput,
     pub alive: bool,
     /// The player's spawn counter: blending never crosses a respawn.
     pub spawn_count: u8,
@@ -140,42 +130,25 @@ pub struct Hitbox {
 
 impl Hitbox {
     pub fn of(state: &PlayerState) -> Self {
-        Self {
-            feet: state.pos,
-            yaw: state.yaw,
-            pitch: state.pitch,
-            vel: Vec2::new(state.vel.x, state.vel.z),
-            gait_m: state.step_phase,
-            crouched: state.crouched,
-            on_ground: state.on_ground,
-            alive: state.alive,
-            spawn_count: state.spawn_count,
-        }
+        Self { input: PoseInput::of(state), alive: state.alive, spawn_count: state.spawn_count }
     }
 
     /// A living player standing still at `feet`, facing -Z.
     pub fn standing_at(feet: Vec3) -> Self {
-        Self { feet, on_ground: true, alive: true, ..Default::default() }
+        Self { input: PoseInput { feet, on_ground: true, ..Default::default() }, alive: true, spawn_count: 0 }
     }
 
-    pub fn pose_input(&self) -> PoseInput {
-        PoseInput {
-            feet: self.feet,
-            yaw: self.yaw,
-            pitch: self.pitch,
-            vel: self.vel,
-            gait_m: self.gait_m,
-            crouched: self.crouched,
-            on_ground: self.on_ground,
-        }
+    /// Position of the feet.
+    pub fn feet(&self) -> Vec3 {
+        self.input.feet
     }
 
     pub fn pose(&self) -> Pose {
-        pose(&self.pose_input())
+        pose(&self.input)
     }
 
     pub fn height(&self) -> f32 {
-        if self.crouched { crate::player::CROUCH_HEIGHT_M } else { crate::player::STAND_HEIGHT_M }
+        if self.input.crouched { crate::player::CROUCH_HEIGHT_M } else { crate::player::STAND_HEIGHT_M }
     }
 
     /// The capsules of the body, in [`BodyPart::ALL`]'s order.
@@ -201,15 +174,7 @@ impl Hitbox {
         if self.spawn_count != other.spawn_count {
             return *nearer;
         }
-        Hitbox {
-            feet: self.feet.lerp(other.feet, t),
-            yaw: lerp_angle(self.yaw, other.yaw, t),
-            pitch: self.pitch + (other.pitch - self.pitch) * t,
-            vel: self.vel.lerp(other.vel, t),
-            gait_m: lerp_gait(self.gait_m, other.gait_m, t),
-            alive: self.alive && other.alive,
-            ..*nearer
-        }
+        Hitbox { input: self.input.lerp(&other.input, t), alive: self.alive && other.alive, ..*nearer }
     }
 
     /// The nearest hit of a ray (unit `dir`) on this player within `max_dist_m`:
@@ -235,7 +200,7 @@ impl Hitbox {
         }
         // Nothing within reach of the ray's line can be skipped cheaply:
         // the whole body is inside a sphere of 1.5 m round its middle.
-        let middle = self.feet + glam::Vec3::Y * (self.height() * 0.5);
+        let middle = self.input.feet + glam::Vec3::Y * (self.height() * 0.5);
         let to = middle - origin;
         let along = to.dot(dir);
         let reach = 1.5 + extra_m;
@@ -369,7 +334,8 @@ mod tests {
     #[test]
     fn rays_hit_the_part_they_aim_at_at_the_right_distance() {
         // Facing the shooter (yaw pi: -Z turned round), arms held forward.
-        let target = Hitbox { yaw: std::f32::consts::PI, ..standing_at(0.0, -10.0) };
+        let mut target = standing_at(0.0, -10.0);
+        target.input.yaw = std::f32::consts::PI;
         let parts = target.parts();
         let head = parts[BodyPart::Head.index()];
         let (t, part) = shot_at(&target, head.center()).expect("hits the head");
@@ -412,7 +378,7 @@ mod tests {
     fn crouching_lowers_the_head_and_the_dead_cannot_be_hit() {
         let mut target = standing_at(0.0, -10.0);
         let standing_head = target.head_center();
-        target.crouched = true;
+        target.input.crouched = true;
         assert!(shot_at(&target, standing_head).is_none());
         let (_, part) = shot_at(&target, target.head_center()).expect("crouched head");
         assert_eq!(part, BodyPart::Head);
@@ -451,7 +417,7 @@ mod tests {
             }
         }
         // The gait goes forward across the cycle's end, not back through it.
-        let mid = Hitbox::of(&a).lerp(&Hitbox::of(&b), 0.5).gait_m;
+        let mid = Hitbox::of(&a).lerp(&Hitbox::of(&b), 0.5).input.gait_m;
         assert!((mid - 0.15).abs() < 1e-4 || (mid - 3.15).abs() < 1e-4, "{mid}");
     }
 

@@ -14,10 +14,13 @@
 //! forward, and the knees bend to reach it (two-bone inverse kinematics).
 
 use glam::{Quat, Vec2, Vec3};
+use serde::{Deserialize, Serialize};
 
-use crate::cmd::MAX_PITCH_RAD;
+use crate::cmd::{MAX_PITCH_RAD, lerp_angle};
 pub use crate::player::GAIT_CYCLE_M;
-use crate::player::{CROUCH_EYE_M, CROUCH_HEIGHT_M, RUN_SPEED_MPS, STAND_EYE_M, STAND_HEIGHT_M};
+use crate::player::{
+    CROUCH_EYE_M, CROUCH_HEIGHT_M, PlayerState, RUN_SPEED_MPS, STAND_EYE_M, STAND_HEIGHT_M, lerp_gait,
+};
 /// Radius of the head, metres: its top is the player's height.
 pub const HEAD_RADIUS_M: f32 = 0.14;
 /// Neck base to the head's centre, metres.
@@ -61,7 +64,7 @@ const CROUCH_FEET_AHEAD_M: f32 = 0.22;
 const AIR_TUCK_M: f32 = 0.30;
 
 /// What a pose depends on: the state every client is told of a player.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PoseInput {
     /// Position of the feet, metres.
     pub feet: Vec3,
@@ -74,6 +77,35 @@ pub struct PoseInput {
     pub gait_m: f32,
     pub crouched: bool,
     pub on_ground: bool,
+}
+
+impl PoseInput {
+    pub fn of(state: &PlayerState) -> Self {
+        Self {
+            feet: state.pos,
+            yaw: state.yaw,
+            pitch: state.pitch,
+            vel: Vec2::new(state.vel.x, state.vel.z),
+            gait_m: state.step_phase,
+            crouched: state.crouched,
+            on_ground: state.on_ground,
+        }
+    }
+
+    /// Blends two inputs as interpolation blends two states
+    /// ([`PlayerState::blend`]): position, view, velocity and gait; the rest
+    /// from the nearer one.
+    pub fn lerp(&self, other: &PoseInput, t: f32) -> PoseInput {
+        let nearer = if t < 0.5 { self } else { other };
+        PoseInput {
+            feet: self.feet.lerp(other.feet, t),
+            yaw: lerp_angle(self.yaw, other.yaw, t),
+            pitch: self.pitch + (other.pitch - self.pitch) * t,
+            vel: self.vel.lerp(other.vel, t),
+            gait_m: lerp_gait(self.gait_m, other.gait_m, t),
+            ..*nearer
+        }
+    }
 }
 
 /// A side of the body.

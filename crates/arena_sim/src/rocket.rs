@@ -253,7 +253,8 @@ mod tests {
         let direct = splash(&world, at_feet, &target, false, true).expect("direct");
         assert_eq!(direct.damage, near.damage + DIRECT_HIT_BONUS);
         // The centre slab (z -0.8..0.8, 1.2 m high) shields a crouching player behind it.
-        let hidden = Hitbox { crouched: true, ..standing(0.0, -1.4) };
+        let mut hidden = standing(0.0, -1.4);
+        hidden.input.crouched = true;
         assert_eq!(splash(&world, Vec3::new(0.0, 0.5, 1.0), &hidden, false, false), None, "behind the slab");
         let dead = Hitbox { alive: false, ..target };
         assert_eq!(splash(&world, at_feet, &dead, false, false), None);

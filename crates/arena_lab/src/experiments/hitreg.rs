@@ -141,7 +141,8 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         .iter()
         .filter_map(|r| r.current.first().map(|(_, h)| f64::from(h.body_center().distance(r.shot.origin))))
         .collect();
-    let errors: Vec<f64> = seen.values().map(|(drawn, tested)| f64::from(drawn.feet.distance(tested.feet))).collect();
+    let errors: Vec<f64> =
+        seen.values().map(|(drawn, tested)| f64::from(drawn.feet().distance(tested.feet()))).collect();
     let pairs: Vec<(Hitbox, Hitbox)> = seen.values().copied().collect();
     let part_errors = part_errors(&pairs);
     let worst = |f: fn(&PartError) -> f64| part_errors.values().map(f).fold(f64::NAN, f64::max);
