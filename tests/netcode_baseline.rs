@@ -289,6 +289,7 @@ fn undecodable_and_out_of_range_messages_are_dropped_or_repaired() {
         buttons: Buttons(0xff),
         render_tick: f64::NAN,
         click: None,
+        drawn_between: None,
     };
     let packet = arena_protocol::command_packet::CommandPacket { snapshot_ack: None, cmds: vec![raw] };
     let bytes = arena_protocol::encode(&arena_protocol::ToServer::Commands(packet.encode())).unwrap();

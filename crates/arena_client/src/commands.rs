@@ -171,6 +171,7 @@ impl LocalInput {
             buttons,
             render_tick,
             click: None,
+            drawn_between: None,
         };
         cmd.sanitize();
         // On the wire's grids before prediction: the server runs exactly this.
@@ -214,6 +215,7 @@ pub(crate) fn sample_command(
     fixed: Res<Time<Fixed>>,
     window: Res<CommandWindow>,
     others: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
+    histories: Query<&crate::interpolation::History, Without<LocalPlayer>>,
     mut clicked: ResMut<ClickedFrame>,
 ) {
     let Some(cmd_tick) = next_command_tick(&mut tick, sync.as_deref_mut()) else {
@@ -250,6 +252,15 @@ pub(crate) fn sample_command(
             input.pressed = input.pressed.union(Buttons::FIRE);
         }
         ClickFor::Nothing => {}
+    }
+    // A shot says which two snapshots the others were drawn between at its
+    // render time (interpolation's own choice; with it off, the newest and
+    // the one before), so the server blends those same two.
+    if cmd.held(Buttons::FIRE) {
+        let render = if settings.interpolation { cmd.render_tick } else { f64::from(u32::MAX) };
+        cmd.drawn_between = histories.iter().find_map(|h| h.between(render));
+        cmd.sanitize();
+        cmd.quantize();
     }
     if window.last_ack.is_none() {
         // Until the server has run one of our commands, the clock is still

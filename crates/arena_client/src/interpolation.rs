@@ -86,6 +86,24 @@ impl History {
         }
     }
 
+    /// The two entries a draw at server time `tick` blends (older, newer),
+    /// or carries on from (the last two, past the newest); none before the
+    /// first or with only one.
+    pub fn between(&self, tick: f64) -> Option<(u32, u32)> {
+        let (last_tick, _) = *self.entries.back()?;
+        if tick < f64::from(self.entries.front()?.0) {
+            return None;
+        }
+        let i = if tick >= f64::from(last_tick) {
+            self.entries.len().checked_sub(1)?
+        } else {
+            self.entries.iter().position(|(t, _)| f64::from(*t) > tick)?
+        };
+        let (older, _) = *self.entries.get(i.checked_sub(1)?)?;
+        let (newer, _) = self.entries[i];
+        Some((older, newer))
+    }
+
     /// The state at server time `tick` (fractional), and how it was obtained.
     pub fn sample(&self, tick: f64, tick_hz: u32) -> Option<(PlayerState, Sampled)> {
         let (first_tick, first) = *self.entries.front()?;

@@ -81,6 +81,7 @@ pub fn any_cmd(u: &mut Unstructured) -> UserCmd {
         } else {
             None
         },
+        drawn_between: <Option<(u32, u32)>>::arbitrary(u).unwrap_or(None),
     }
 }
 
@@ -331,6 +332,8 @@ impl Target for CommandBits {
                 render_tick: f64::from(1000 + t) - 5.5,
                 // The newest fires with a click.
                 click: (t == 5).then_some(Click { fraction: 0.4, yaw: 0.36, pitch: -0.12 }),
+                // Drawn between the usual two, and once between others.
+                drawn_between: Some(if t == 3 { (992, 995) } else { (995 + t, 996 + t) }),
             };
             c.quantize();
             c

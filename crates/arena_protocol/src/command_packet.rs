@@ -11,7 +11,7 @@
 //! turn's rate wobbling from tick to tick, as mouse frames fall into ticks
 //! unevenly, costs a byte or two a copy).
 
-use arena_sim::cmd::{Buttons, Click, UserCmd};
+use arena_sim::cmd::{Buttons, Click, MAX_DRAWN_BACK_TICKS, MAX_DRAWN_SPAN_TICKS, UserCmd};
 use arena_sim::quant::{
     axis_to_q, click_fraction_to_q, pitch_to_q, q_to_axis, q_to_click_fraction, q_to_pitch, q_to_yaw,
     render_offset_to_q, render_tick_from_q, yaw_to_q,
@@ -36,6 +36,11 @@ const RENDER: [u32; 2] = [12, 15];
 const RENDER_DELTA: [u32; 4] = [4, 9, 16, 32];
 /// Widths of the acknowledged snapshot's distance behind the newest command.
 const ACK_OFFSET: [u32; 3] = [8, 12, 32];
+/// Bits of how far the older of a shot's two drawn snapshots lies before
+/// its command's tick (at most [`MAX_DRAWN_BACK_TICKS`]), and widths of the
+/// ticks between the two, less one.
+const DRAWN_BACK_BITS: u32 = 8;
+const DRAWN_SPAN: [u32; 3] = [2, 4, 7];
 
 /// What a client sends each tick, as the game sees it.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -73,7 +78,7 @@ impl Q {
         }
     }
 
-    fn cmd(self, click: Option<ClickQ>) -> UserCmd {
+    fn cmd(self, (click, between): Shot) -> UserCmd {
         UserCmd {
             tick: self.tick,
             forward: q_to_axis(self.forward),
@@ -87,12 +92,35 @@ impl Q {
                 yaw: q_to_yaw(c.yaw),
                 pitch: q_to_pitch(c.pitch),
             }),
+            drawn_between: between.map(|(back, span)| {
+                let older = self.tick.wrapping_sub(back);
+                (older, older.wrapping_add(span))
+            }),
         }
+    }
+
+    /// The snapshots a shot at this command's render time is usually drawn
+    /// between: the whole tick at or before it and the next (`back`, `span`).
+    fn usual_between(self) -> (u32, u32) {
+        (self.render.div_ceil(256), 1)
     }
 
     fn fires(self) -> bool {
         self.buttons & Buttons::FIRE.0 != 0
     }
+}
+
+/// What a command that fires says of its shot: its click, and the two
+/// snapshots it was drawn between (ticks the older lies before the
+/// command's tick, and ticks between the two).
+type Shot = (Option<ClickQ>, Option<(u32, u32)>);
+
+fn shot_of(c: &UserCmd) -> Shot {
+    let between = c.drawn_between.filter(|_| c.held(Buttons::FIRE)).and_then(|(older, newer)| {
+        let (back, span) = (c.tick.wrapping_sub(older), newer.wrapping_sub(older));
+        ((1..=MAX_DRAWN_SPAN_TICKS).contains(&span) && back <= MAX_DRAWN_BACK_TICKS).then_some((back, span))
+    });
+    (ClickQ::of(c), between)
 }
 
 /// A click as its grid integers.
@@ -115,9 +143,11 @@ impl ClickQ {
     }
 }
 
-/// A command's click, after it and only if it fires: whether there is one,
-/// then its fraction whole and its view against the command's.
-fn write_click(out: &mut BitsOut, q: Q, click: Option<ClickQ>) {
+/// A command's shot, after it and only if it fires: whether there is a
+/// click, then its fraction whole and its view against the command's; then
+/// whether it was drawn between the usual two snapshots, and if not which
+/// (none, or how far from the usual).
+fn write_click(out: &mut BitsOut, q: Q, (click, between): Shot) {
     if !q.fires() {
         return;
     }
@@ -127,18 +157,45 @@ fn write_click(out: &mut BitsOut, q: Q, click: Option<ClickQ>) {
         out.var_signed(i32::from(c.yaw.wrapping_sub(q.yaw) as i16), &ANGLE_DELTA);
         out.var_signed(i32::from(c.pitch) - i32::from(q.pitch), &ANGLE_DELTA);
     }
+    let usual = q.usual_between();
+    out.flag(between == Some(usual));
+    if between != Some(usual) {
+        out.flag(between.is_some());
+        if let Some((back, span)) = between {
+            out.unsigned(DRAWN_BACK_BITS, back);
+            out.var_unsigned(span - 1, &DRAWN_SPAN);
+        }
+    }
 }
 
-fn read_click(input: &mut BitsIn, q: Q) -> Result<Option<ClickQ>, BitsError> {
-    if !q.fires() || !input.flag()? {
-        return Ok(None);
+fn read_click(input: &mut BitsIn, q: Q) -> Result<Shot, BitsError> {
+    if !q.fires() {
+        return Ok((None, None));
     }
-    let fraction = input.unsigned(CLICK_BITS)? as u16;
-    let yaw = q.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
-    let pitch = i16::try_from(i32::from(q.pitch) + input.var_signed(&ANGLE_DELTA)?)
-        .map(|p| p.clamp(-i16::MAX, i16::MAX))
-        .map_err(|_| BitsError::Invalid)?;
-    Ok(Some(ClickQ { fraction, yaw, pitch }))
+    let click = if input.flag()? {
+        let fraction = input.unsigned(CLICK_BITS)? as u16;
+        let yaw = q.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
+        let pitch = i16::try_from(i32::from(q.pitch) + input.var_signed(&ANGLE_DELTA)?)
+            .map(|p| p.clamp(-i16::MAX, i16::MAX))
+            .map_err(|_| BitsError::Invalid)?;
+        Some(ClickQ { fraction, yaw, pitch })
+    } else {
+        None
+    };
+    let usual = q.usual_between();
+    let between = if input.flag()? {
+        Some(usual)
+    } else if input.flag()? {
+        let back = input.unsigned(DRAWN_BACK_BITS)?;
+        let span = input.var_unsigned(&DRAWN_SPAN)?.saturating_add(1);
+        if span > MAX_DRAWN_SPAN_TICKS {
+            return Err(BitsError::Invalid);
+        }
+        Some((back, span))
+    } else {
+        None
+    };
+    Ok((click, between))
 }
 
 /// What the command before `newer` is expected to be, given the one after
@@ -189,6 +246,9 @@ impl CommandPacket {
     ///             | its click
     /// a click     only in a command that fires: click? [fraction × 256 u9
     ///             | yaw turn from the command's v[3,5,7,9,13,17] | pitch difference v[3,5,7,9,13,17]]
+    ///             | drawn between the usual two? [] or [any? [older's ticks before the command's
+    ///               u8 | span - 1 v[2,4,7]]] (usual: the whole tick at or before the render time
+    ///               and the next)
     /// ack?        [newest command's tick - the snapshot acknowledged v[8,12,32]]
     /// end         zero bits to the byte
     /// ```
@@ -198,7 +258,7 @@ impl CommandPacket {
     pub fn encode(&self) -> Vec<u8> {
         let skip = self.cmds.len().saturating_sub(MAX_CMDS_PER_PACKET);
         let newest_first: Vec<Q> = self.cmds.iter().skip(skip).rev().map(Q::of).collect();
-        let clicks: Vec<Option<ClickQ>> = self.cmds.iter().skip(skip).rev().map(ClickQ::of).collect();
+        let clicks: Vec<Shot> = self.cmds.iter().skip(skip).rev().map(shot_of).collect();
         let mut out = BitsOut::new();
         out.unsigned(COUNT_BITS, newest_first.len() as u32);
         let Some(first) = newest_first.first() else {
@@ -285,7 +345,7 @@ impl CommandPacket {
             return Err(BitsError::Invalid);
         }
         let mut newest_first: Vec<Q> = Vec::with_capacity(count);
-        let mut clicks: Vec<Option<ClickQ>> = Vec::with_capacity(count);
+        let mut clicks: Vec<Shot> = Vec::with_capacity(count);
         if count > 0 {
             let pitch = |v: i32| i16::try_from(v).map(|p| p.clamp(-i16::MAX, i16::MAX)).map_err(|_| BitsError::Invalid);
             let first = Q {
@@ -367,6 +427,8 @@ mod tests {
             buttons: Buttons::FIRE,
             render_tick: f64::from(tick) - 3.25,
             click: None,
+            // Drawn between the usual two snapshots: a bit a copy.
+            drawn_between: Some((tick - 4, tick - 3)),
         };
         c.sanitize();
         c.quantize();
@@ -397,8 +459,9 @@ mod tests {
         let decoded = CommandPacket::decode(&bytes).expect("decodes");
         assert_eq!(decoded, packet);
         // Fifteen copies: the turn's rounding wobbles a step now and then;
-        // each copy that fires pays one more bit, for its click flag.
-        assert!(bytes.len() <= one + 10, "{} bytes for sixteen commands, {one} for one", bytes.len());
+        // each copy that fires pays two more bits, for its click flag and
+        // its usual pair of snapshots.
+        assert!(bytes.len() <= one + 12, "{} bytes for sixteen commands, {one} for one", bytes.len());
     }
 
     #[test]
@@ -417,7 +480,7 @@ mod tests {
         let packet = CommandPacket { snapshot_ack: Some(3990), cmds };
         let bytes = packet.encode();
         assert_eq!(CommandPacket::decode(&bytes), Ok(packet));
-        assert!(bytes.len() <= one + 24, "{} bytes for sixteen commands, {one} for one", bytes.len());
+        assert!(bytes.len() <= one + 26, "{} bytes for sixteen commands, {one} for one", bytes.len());
     }
 
     #[test]
@@ -462,6 +525,11 @@ mod tests {
                             fraction: rng.next_f32(),
                             yaw: rng.range(-4.0, 4.0),
                             pitch: if rng.next_f32() < 0.2 { -1.6 } else { rng.range(-1.6, 1.6) },
+                        }),
+                        // Pairs anywhere within the bounds, wrapping included.
+                        drawn_between: (rng.next_f32() < 0.6).then(|| {
+                            let older = tick.wrapping_sub(rng.below(256) as u32);
+                            (older, older.wrapping_add(1 + rng.below(64) as u32))
                         }),
                     };
                     c.sanitize();

@@ -49,6 +49,13 @@ fn raw_input(rng: &mut SplitMix64, tick: u32, yaw: &mut f32, pitch: &mut f32) ->
             yaw: *yaw + rng.range(-0.1, 0.1),
             pitch: (*pitch + rng.range(-0.05, 0.05)).clamp(-1.5, 1.5),
         }),
+        // Shots say which snapshots they were drawn between: mostly the
+        // usual two, sometimes others.
+        drawn_between: (rng.next_f32() < 0.8).then(|| {
+            let render = f64::from(tick) - f64::from(rng.range(2.0, 9.0));
+            let older = render.floor() as u32 - if rng.next_f32() < 0.7 { 0 } else { rng.range(0.0, 5.0) as u32 };
+            (older, older + if rng.next_f32() < 0.7 { 1 } else { 1 + rng.range(0.0, 6.0) as u32 })
+        }),
     }
 }
 

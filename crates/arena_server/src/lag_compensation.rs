@@ -23,6 +23,14 @@ use crate::vocabulary::{
     TestedShots, TickRate,
 };
 
+/// Longest a client carries a player on past its newest snapshot, seconds
+/// (the client's interpolation's limit, as QuakeWorld had it).
+pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
+/// Most of a command's head start the rewind window counts, seconds.
+pub const MAX_HEAD_START_IN_WINDOW_S: f64 = 0.2;
+/// How far before the rewind window the older of a shot's two drawn
+/// snapshots may lie, seconds.
+pub const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;
 /// How much history is kept, seconds (Source keeps one).
 pub const HISTORY_S: f64 = 1.25;
 /// A claimed render time is believed if it is within this many ticks of the
@@ -93,6 +101,58 @@ impl LagHistory {
                 (*id, blended)
             })
             .collect()
+    }
+
+    /// The hitboxes recorded at `tick`, if they still are.
+    fn at_tick(&self, tick: u32) -> Option<&Vec<(PlayerId, Hitbox)>> {
+        self.frames.iter().find(|(t, _)| *t == tick).map(|(_, h)| h)
+    }
+
+    /// Every player at server time `tick` as a client draws it from the two
+    /// snapshots `older` and `newer` (interpolation's rule: blended between
+    /// them, or past the newer carried on at its velocity for at most
+    /// [`MAX_EXTRAPOLATION_S`], then held), not from the two recorded ticks
+    /// around `tick`: where a snapshot was lost or late, what the shooter
+    /// drew. None if either is no longer recorded.
+    pub fn rewind_between(
+        &self,
+        (older, newer): (u32, u32),
+        tick: f64,
+        rate: TickRate,
+    ) -> Option<Vec<(PlayerId, Hitbox)>> {
+        let (a, b) = (self.at_tick(older)?, self.at_tick(newer)?);
+        let span = f64::from(arena_sim::tick_diff(newer, older));
+        if span <= 0.0 || !tick.is_finite() {
+            return None;
+        }
+        let t = ((tick - f64::from(older)) / span).max(0.0);
+        let span_s = rate.ticks_to_s(span) as f32;
+        let ahead_s = rate.ticks_to_s(tick - f64::from(newer)).clamp(0.0, MAX_EXTRAPOLATION_S) as f32;
+        Some(
+            b.iter()
+                .map(|(id, nb)| {
+                    let Some((_, na)) = a.iter().find(|(other, _)| other == id) else { return (*id, *nb) };
+                    if t <= 1.0 {
+                        return (*id, na.lerp(nb, t as f32));
+                    }
+                    // Carried on as the client's interpolation does: at the
+                    // velocity the snapshot says, else the one between the two.
+                    let mut h = *nb;
+                    let told = Vec3::new(nb.input.vel.x, 0.0, nb.input.vel.y);
+                    let velocity = if told != Vec3::ZERO {
+                        told
+                    } else if na.alive && na.spawn_count == nb.spawn_count && span_s > 0.0 {
+                        (nb.feet() - na.feet()) / span_s
+                    } else {
+                        Vec3::ZERO
+                    };
+                    if h.alive {
+                        h.input.feet += velocity * ahead_s;
+                    }
+                    (*id, h)
+                })
+                .collect(),
+        )
     }
 
     /// The newest recorded hitboxes.
@@ -196,7 +256,13 @@ impl LagHistory {
         let (tested_tick, hitboxes) = if compensate {
             let tolerance = render_time_tolerance_ticks(link.arrival_jitter_ticks, rate.hz());
             let click_wait = click_wait_ticks(pending.cmd.click, rate.hz());
-            let trusted = f64::from(tick.0) - rtt_ticks - interp_ticks - tolerance - click_wait;
+            // The window counts the command's head start as the estimate
+            // does (how early it came, measured here, at most
+            // MAX_HEAD_START_IN_WINDOW_S): without it an honest claim near the
+            // estimate fell outside the window whenever the head start
+            // outgrew the tolerance (jitter makes the client run further ahead).
+            let head_start = f64::from(pending.margin_ticks.max(0.0)).min(rate.s_to_ticks(MAX_HEAD_START_IN_WINDOW_S));
+            let trusted = f64::from(tick.0) - head_start - rtt_ticks - interp_ticks - tolerance - click_wait;
             let cap = f64::from(tick.0) - rate.s_to_ticks(unlag.max_unlag_s.max(0.0));
             let oldest = trusted.max(cap);
             let chosen =
@@ -204,7 +270,25 @@ impl LagHistory {
             stats.render_times_rejected += u64::from(chosen.rejected);
             stats.render_times_clamped += u64::from(chosen.clamped);
             stats.rewinds_capped += u64::from(chosen.clamped && cap > trusted && chosen.tick <= cap);
-            (chosen.tick, self.rewind(chosen.tick))
+            // The two snapshots the shooter drew between, when its render
+            // time was believed: the newer recorded, the older at most
+            // MAX_DRAWN_BEFORE_WINDOW_S before what may be rewound to (a lost
+            // snapshot leaves a gap before the render time, which stays within
+            // the window: the blend lies between the two at that time).
+            let before_window = rate.s_to_ticks(MAX_DRAWN_BEFORE_WINDOW_S);
+            let drawn = pending
+                .cmd
+                .drawn_between
+                .filter(|(older, newer)| {
+                    let (older, newer) = (f64::from(*older), f64::from(*newer));
+                    !chosen.rejected
+                        && !chosen.clamped
+                        && older >= (oldest - before_window).floor()
+                        && newer <= f64::from(span.1)
+                })
+                .and_then(|pair| self.rewind_between(pair, chosen.tick, rate));
+            stats.rewinds_as_drawn += u64::from(drawn.is_some());
+            (chosen.tick, drawn.unwrap_or_else(|| self.rewind(chosen.tick)))
         } else {
             (f64::from(span.1), self.latest())
         };
@@ -358,6 +442,39 @@ mod tests {
         for lie in [-5.0, f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 9.0] {
             assert!((0.0..=2.0).contains(&click_wait_ticks(click(lie), 64)), "{lie}");
         }
+    }
+
+    #[test]
+    fn a_shot_is_tested_between_the_two_snapshots_it_was_drawn_between() {
+        // Player 1 runs at 1 m a tick but stops dead at tick 106; the shooter
+        // lost the snapshot of 105 and drew 104..106 at 105.0: half way,
+        // 5.0 m (the two recorded ticks around 105.0 say 5.0 too, but at
+        // 105.5 they say 5.5 where the drawing said 5.25).
+        let mut h = LagHistory::default();
+        for tick in 100..=110u32 {
+            h.push(tick, vec![(PlayerId(1), at((tick.min(106) - 100) as f32))], 32);
+        }
+        let rate = TickRate(arena_sim::TickRate::new(64));
+        let x = |v: Option<Vec<(PlayerId, Hitbox)>>| v.expect("both recorded")[0].1.feet().x;
+        assert!((x(h.rewind_between((104, 106), 105.5, rate)) - 5.5).abs() < 1e-5);
+        assert!((x(h.rewind_between((104, 106), 105.0, rate)) - 5.0).abs() < 1e-5);
+        assert!((h.rewind(105.5)[0].1.feet().x - 5.5).abs() < 1e-5);
+        // Past the newer of the two: carried on at the pace between them
+        // (1 m a tick, no velocity told) for at most 100 ms (6.4 ticks).
+        assert!((x(h.rewind_between((103, 104), 106.0, rate)) - 6.0).abs() < 1e-4);
+        assert!((x(h.rewind_between((103, 104), 130.0, rate)) - 10.4).abs() < 1e-3, "held after 100 ms");
+        // Told its velocity, that instead.
+        let mut told = LagHistory::default();
+        for tick in 100..=102u32 {
+            let mut hitbox = at(0.0);
+            hitbox.input.vel = Vec2::new(-2.0, 0.0);
+            told.push(tick, vec![(PlayerId(1), hitbox)], 8);
+        }
+        assert!((x(told.rewind_between((100, 101), 102.0, rate)) + 2.0 / 64.0).abs() < 1e-5);
+        // Ticks no longer recorded, or nonsense: none (the usual rewind then).
+        assert!(h.rewind_between((50, 51), 50.5, rate).is_none());
+        assert!(h.rewind_between((106, 104), 105.0, rate).is_none());
+        assert!(h.rewind_between((104, 106), f64::NAN, rate).is_none());
     }
 
     #[test]

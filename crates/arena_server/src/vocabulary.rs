@@ -254,6 +254,9 @@ pub struct CombatStats {
     pub render_times_clamped: u64,
     /// Of those, rewinds cut short by the rewind cap (`--max-unlag-ms`).
     pub rewinds_capped: u64,
+    /// Shots tested against the two snapshots their shooter drew between
+    /// (the rest: the two recorded ticks around the render time).
+    pub rewinds_as_drawn: u64,
     pub fire_while_dead: u64,
     pub reload_when_full: u64,
     pub fire_too_soon: u64,

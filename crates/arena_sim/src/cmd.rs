@@ -87,7 +87,19 @@ pub struct UserCmd {
     /// only in the command that presses it.
     #[serde(default)]
     pub click: Option<Click>,
+    /// The two snapshot ticks the others were drawn between at
+    /// `render_tick` (older, newer; past the newer, drawn carried on from it):
+    /// the server blends (or carries on) those same two, so that what it
+    /// tests is what was drawn even where a snapshot was lost or late. Only
+    /// with fire held.
+    #[serde(default)]
+    pub drawn_between: Option<(u32, u32)>,
 }
+
+/// Most ticks between the two snapshots a shot was drawn between.
+pub const MAX_DRAWN_SPAN_TICKS: u32 = 64;
+/// Most ticks the older of them may lie before the command's tick.
+pub const MAX_DRAWN_BACK_TICKS: u32 = 255;
 
 /// What [`UserCmd::sanitize`] had to change, for counting misbehaving clients.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -172,6 +184,13 @@ impl UserCmd {
             }
             (click.fraction, click.yaw, click.pitch) = (fraction, wrap_angle(click.yaw), pitch);
         }
+        if let Some((older, newer)) = self.drawn_between {
+            let (back, span) = (self.tick.wrapping_sub(older), newer.wrapping_sub(older));
+            if !(1..=MAX_DRAWN_SPAN_TICKS).contains(&span) || back > MAX_DRAWN_BACK_TICKS || !self.held(Buttons::FIRE) {
+                report.clamped |= self.held(Buttons::FIRE);
+                self.drawn_between = None;
+            }
+        }
         if self.click.is_some() && !self.held(Buttons::FIRE) {
             // A click says where a shot went: without fire, there is none.
             report.clamped = true;
@@ -204,6 +223,25 @@ pub fn lerp_angle(a: f32, b: f32, t: f32) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shots_drawn_snapshots_are_kept_only_within_their_bounds() {
+        let shot = |pair| {
+            let mut c = UserCmd { tick: 1000, buttons: Buttons::FIRE, drawn_between: Some(pair), ..Default::default() };
+            let report = c.sanitize();
+            (c.drawn_between, report.clamped)
+        };
+        assert_eq!(shot((990, 991)), (Some((990, 991)), false));
+        assert_eq!(shot((745, 809)), (Some((745, 809)), false), "255 back, 64 apart: the bounds");
+        assert_eq!(shot((744, 745)), (None, true), "older than 255 ticks");
+        assert_eq!(shot((990, 990)), (None, true), "no span");
+        assert_eq!(shot((991, 990)), (None, true), "the wrong way round");
+        assert_eq!(shot((900, 965)), (None, true), "65 apart");
+        // Without fire, dropped quietly.
+        let mut c = UserCmd { tick: 1000, drawn_between: Some((990, 991)), ..Default::default() };
+        assert!(!c.sanitize().clamped);
+        assert_eq!(c.drawn_between, None);
+    }
 
     #[test]
     fn sanitize_replaces_nan_and_clamps() {

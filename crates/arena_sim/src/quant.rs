@@ -165,6 +165,7 @@ impl UserCmd {
         let fire = self.held(crate::cmd::Buttons::FIRE);
         self.render_tick =
             if fire { render_tick_from_q(self.tick, render_offset_to_q(self.tick, self.render_tick)) } else { 0.0 };
+        self.drawn_between = self.drawn_between.filter(|_| fire);
         self.click = self.click.filter(|_| fire).map(|c| crate::cmd::Click {
             fraction: q_to_click_fraction(click_fraction_to_q(c.fraction)),
             yaw: q_to_yaw(yaw_to_q(c.yaw)),
@@ -234,6 +235,11 @@ mod tests {
                     fraction: rng.range(-0.5, 1.5),
                     yaw: rng.range(-10.0, 10.0),
                     pitch: rng.range(-2.0, 2.0),
+                }),
+                // Sometimes a pair out of bounds (dropped), mostly a fair one.
+                drawn_between: (rng.next_f32() < 0.7).then(|| {
+                    let older = 1000 - (rng.range(0.0, 300.0) as u32);
+                    (older, older + rng.range(0.0, 80.0) as u32)
                 }),
             };
             cmd.sanitize();

@@ -50,6 +50,11 @@ pub struct HitregReport {
     pub hitbox_part_error_max_m: f64,
     /// Claimed render times the server did not believe.
     pub render_times_rejected: u64,
+    /// Claimed render times the server moved into its rewind window.
+    pub render_times_clamped: u64,
+    /// Shots the server tested against the two snapshots the shooter drew
+    /// between (the rest: the two recorded ticks around the render time).
+    pub rewinds_as_drawn: u64,
     pub frame_hz: f64,
     pub warmup_s: f64,
 }
@@ -91,7 +96,7 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
     lab.teleport("Target", TARGET_AT, std::f32::consts::PI);
     lab.step(LAB_FRAME_HZ as usize);
     lab.server.world_mut().resource_mut::<arena_server::ShotLog>().0.clear();
-    let rejected_before = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected;
+    let stats_before = lab.server.world().resource::<arena_server::CombatStats>().clone();
 
     let mut strafer = Strafer::new(settings.seed);
     let mut speeds = Vec::new();
@@ -149,7 +154,9 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
     let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
     let rtt_ms = lab.clients[shooter].world().resource::<NetStats>().rtt_ms;
     let interp_ms = interp_ms_of(&lab.clients[shooter]);
-    let rejected = lab.server.world().resource::<arena_server::CombatStats>().render_times_rejected - rejected_before;
+    let stats = lab.server.world().resource::<arena_server::CombatStats>();
+    let rejected = stats.render_times_rejected - stats_before.render_times_rejected;
+    let as_drawn = stats.rewinds_as_drawn - stats_before.rewinds_as_drawn;
     Ok(HitregReport {
         experiment: "hitreg",
         settings,
@@ -166,6 +173,8 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         hitbox_part_error_max_m: worst(|e| e.max),
         hitbox_part_error_m: part_errors,
         render_times_rejected: rejected,
+        render_times_clamped: stats.render_times_clamped - stats_before.render_times_clamped,
+        rewinds_as_drawn: as_drawn,
         frame_hz: LAB_FRAME_HZ,
         warmup_s: WARMUP_S,
     })
