@@ -4,9 +4,12 @@
 //! as they were at the time the shooter was looking at (the render time its
 //! command claims, believed only within about two ticks plus the shooter's
 //! jitter of the server's own estimate, and never further back than the
-//! round trip, the interpolation delay and that margin), blended between
-//! the two recorded ticks around it; without lag compensation (the
-//! server's switch, the shooter's, or a bot's shot), as they are now.
+//! round trip, the command's head start, the interpolation delay and that
+//! margin), blended between the two snapshots the shot says its shooter
+//! drew between (or, without them, the two recorded ticks around it), so
+//! that a lost or late snapshot is rewound as it was drawn; without lag
+//! compensation (the server's switch, the shooter's, or a bot's shot), as
+//! they are now.
 //! Nothing live is moved: rewound hitboxes are computed from the history, so
 //! "restore" is free and the order of players does not matter. The combat
 //! rules then test each shot against what this module gave it.
