@@ -90,18 +90,25 @@ impl History {
     /// or carries on from (the last two, past the newest); none before the
     /// first or with only one.
     pub fn between(&self, tick: f64) -> Option<(u32, u32)> {
+        let i = self.newer_index(tick)?;
+        let (older, _) = *self.entries.get(i.checked_sub(1)?)?;
+        let (newer, _) = *self.entries.get(i)?;
+        Some((older, newer))
+    }
+
+    /// The one choice of entries that drawing ([`Self::sample`]) and the
+    /// pair a shot names ([`Self::between`]) share: the index of the newer
+    /// of the two a draw at `tick` uses (the older is the one before it),
+    /// the newest past it; none before the first.
+    fn newer_index(&self, tick: f64) -> Option<usize> {
         let (last_tick, _) = *self.entries.back()?;
         if tick < f64::from(self.entries.front()?.0) {
             return None;
         }
-        let i = if tick >= f64::from(last_tick) {
-            self.entries.len().checked_sub(1)?
-        } else {
-            self.entries.iter().position(|(t, _)| f64::from(*t) > tick)?
-        };
-        let (older, _) = *self.entries.get(i.checked_sub(1)?)?;
-        let (newer, _) = self.entries[i];
-        Some((older, newer))
+        if tick >= f64::from(last_tick) {
+            return self.entries.len().checked_sub(1);
+        }
+        self.entries.iter().position(|(t, _)| f64::from(*t) > tick)
     }
 
     /// The state at server time `tick` (fractional), and how it was obtained.
@@ -124,9 +131,9 @@ impl History {
             let how = if ahead_s <= MAX_EXTRAPOLATION_S { Sampled::Extrapolated } else { Sampled::Held };
             return Some((state, how));
         }
-        let i = self.entries.iter().position(|(t, _)| f64::from(*t) > tick)?;
-        let (t0, a) = self.entries[i - 1];
-        let (t1, b) = self.entries[i];
+        let i = self.newer_index(tick)?;
+        let (t0, a) = *self.entries.get(i.checked_sub(1)?)?;
+        let (t1, b) = *self.entries.get(i)?;
         let f = ((tick - f64::from(t0)) / f64::from(tick_diff(t1, t0)).max(1e-9)) as f32;
         // The shared rule, which the server's rewind follows too.
         Some((PlayerState::blend(&a, &b, f), Sampled::Interpolated))
@@ -219,6 +226,16 @@ mod tests {
         assert!((s.pos.x - 0.45).abs() < 1e-5, "{}", s.pos.x);
         let (s, _) = h.sample(6.0, 64).expect("sample");
         assert!((s.pos.x - 0.6).abs() < 1e-5);
+    }
+
+    #[test]
+    fn a_shot_names_the_entries_the_draw_used() {
+        let h = history();
+        assert_eq!(h.between(4.5), Some((3, 6)), "the two around it");
+        assert_eq!(h.between(6.0), Some((6, 9)), "on an entry: from it to the next");
+        assert_eq!(h.between(27.0), Some((24, 27)), "the newest");
+        assert_eq!(h.between(31.0), Some((24, 27)), "carried on past the newest");
+        assert_eq!(h.between(-1.0), None, "held before the first");
     }
 
     #[test]
