@@ -49,6 +49,9 @@ pub struct ShotRecord {
     /// The time the other players were tested at, ticks.
     pub tested_tick: f64,
     pub lag_compensated: bool,
+    /// Fired from a repeat of the shooter's last command (its own had not
+    /// come in time): tested where the server guessed it was drawn.
+    pub on_repeat: bool,
     pub hit: Option<HitReport>,
     /// Other players as tested, and as they were at the newest tick.
     pub tested: Vec<(PlayerId, Hitbox)>,
@@ -68,6 +71,7 @@ impl ShotRecord {
             estimated_tick: tested.estimate,
             tested_tick: tested.tick,
             lag_compensated: tested.compensated,
+            on_repeat: pending.repeated,
             hit,
             tested: tested.others.clone(),
             current: tested.current.clone(),

@@ -65,6 +65,9 @@ pub struct CommandBuffer {
     pub last_margin: Option<f32>,
     /// The command run last, repeated when the next one is missing.
     last: Option<UserCmd>,
+    /// Whether the command run last was a stand-in (a repeat or a neutral
+    /// one) for one that had not come.
+    pub last_repeated: bool,
     /// The tick simulated last for this player, if any of its commands has run.
     pub last_run_tick: Option<u32>,
     /// The newest command tick received, run or not.
@@ -149,6 +152,7 @@ impl CommandBuffer {
         }
         if let Some((cmd, margin)) = self.queue.remove(&tick) {
             self.missing_in_a_row = 0;
+            self.last_repeated = false;
             self.last_margin = Some(margin);
             self.stats.run += 1;
             self.last = Some(cmd);
@@ -156,6 +160,7 @@ impl CommandBuffer {
             return Some(cmd);
         }
         let last = self.last?;
+        self.last_repeated = true;
         self.last_margin = Some(MISSING_MARGIN_TICKS);
         self.stats.missing += 1;
         self.repeated.push_back(tick);
@@ -174,8 +179,16 @@ impl CommandBuffer {
                 ..UserCmd::default()
             });
         }
-        // A repeat is the same input, not the same press: no click.
-        Some(UserCmd { tick, click: None, ..last })
+        // A repeat is the same input, not the same press: no click. Its
+        // client drew the others later by as many ticks as it stands for (the
+        // render clock runs at the tick rate): a held trigger firing on a
+        // repeat is tested there, not at the last command's instant. The two
+        // snapshots the last command named still hold while that time lies
+        // between them; past the newer, the client may well have had the next
+        // one, so the server's own recorded ticks are the better guess.
+        let render_tick = last.render_tick + f64::from(tick_diff(tick, last.tick).max(0));
+        let drawn_between = last.drawn_between.filter(|&(_, newer)| render_tick <= f64::from(newer));
+        Some(UserCmd { tick, click: None, render_tick, drawn_between, ..last })
     }
 
     /// The most ticks in a row a missing command is repeated at `tick_hz`.
@@ -320,7 +333,9 @@ mod tests {
         b.offer(firing, 0, 0.0, 64);
         assert_eq!(b.take(1, 3), Some(firing));
         for tick in 2..=4 {
-            assert_eq!(b.take(tick, 3), Some(UserCmd { tick, ..firing }), "repeated at {tick}");
+            let render_tick = f64::from(tick - 1);
+            assert_eq!(b.take(tick, 3), Some(UserCmd { tick, render_tick, ..firing }), "repeated at {tick}");
+            assert!(b.last_repeated);
         }
         let neutral = b.take(5, 3).expect("a command");
         assert_eq!((neutral.forward, neutral.buttons, neutral.yaw), (0.0, arena_sim::Buttons::default(), 0.5));
@@ -328,7 +343,8 @@ mod tests {
         // Commands coming again are run as they are.
         b.offer(UserCmd { tick: 6, ..firing }, 5, 0.0, 64);
         assert_eq!(b.take(6, 3), Some(UserCmd { tick: 6, ..firing }));
-        assert_eq!(b.take(7, 3), Some(UserCmd { tick: 7, ..firing }), "and repeated afresh");
+        assert!(!b.last_repeated);
+        assert_eq!(b.take(7, 3), Some(UserCmd { tick: 7, render_tick: 1.0, ..firing }), "and repeated afresh");
     }
 
     #[test]

@@ -57,11 +57,12 @@ pub(crate) fn run_commands(
         before.0 = sim.0;
         sim.0 = next;
         let margin_ticks = buffer.last_margin.unwrap_or(0.0);
+        let repeated = buffer.last_repeated;
         if let Some(shot) = events.weapon.shot {
-            shots.0.push(PendingShot { shooter: player.id, cmd, shot, margin_ticks });
+            shots.0.push(PendingShot { shooter: player.id, cmd, shot, margin_ticks, repeated });
         }
         if let Some(aim) = events.weapon.rocket {
-            rockets.0.push((PendingShot { shooter: player.id, cmd, shot: aim.shot, margin_ticks }, aim.at_s));
+            rockets.0.push((PendingShot { shooter: player.id, cmd, shot: aim.shot, margin_ticks, repeated }, aim.at_s));
         }
         for point in own_splashes.take(player.id, cmd.tick) {
             let at = (player.id, entity);

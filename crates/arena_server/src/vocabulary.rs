@@ -195,6 +195,9 @@ pub struct PendingShot {
     pub shot: Shot,
     /// How early the command came, ticks, for the render-time estimate.
     pub margin_ticks: f32,
+    /// Fired from a stand-in for a command that had not come: the render
+    /// time is the server's guess, not what the shooter drew.
+    pub repeated: bool,
 }
 
 /// Rockets fired this tick (the shot and its instant within the tick),

@@ -43,11 +43,19 @@ pub struct HitregReport {
     pub rewind_error_m: f64,
     /// Per body part, how far its capsule as the shooter's client drew it at
     /// the click was from the capsule the server tested (the larger of its
-    /// two ends' distances), over the shots: mean, 95th percentile, largest.
+    /// two ends' distances), over the shots the server ran from their own
+    /// command: mean, 95th percentile, largest.
     pub hitbox_part_error_m: BTreeMap<&'static str, PartError>,
     /// The largest of the parts' 95th percentiles, and of their largest, metres.
     pub hitbox_part_error_p95_max_m: f64,
     pub hitbox_part_error_max_m: f64,
+    /// Shots fired from a repeat of the shooter's last command, because its
+    /// own had not come in time (the trigger held): the server cannot know
+    /// what was drawn for them and guesses (the last command's render time,
+    /// moved on by the ticks since).
+    pub shots_on_repeats: usize,
+    /// The largest drawn-versus-tested part distance over those, metres.
+    pub hitbox_part_error_on_repeats_max_m: f64,
     /// Claimed render times the server did not believe.
     pub render_times_rejected: u64,
     /// Claimed render times the server moved into its rewind window.
@@ -68,7 +76,7 @@ pub struct PartError {
 }
 
 /// Per part, the drawn-versus-tested distances over every shot's pair.
-fn part_errors(pairs: &[(Hitbox, Hitbox)]) -> BTreeMap<&'static str, PartError> {
+fn part_errors_of(pairs: &[(Hitbox, Hitbox)]) -> BTreeMap<&'static str, PartError> {
     BodyPart::ALL
         .iter()
         .map(|part| {
@@ -148,8 +156,13 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         .collect();
     let errors: Vec<f64> =
         seen.values().map(|(drawn, tested)| f64::from(drawn.feet().distance(tested.feet()))).collect();
-    let pairs: Vec<(Hitbox, Hitbox)> = seen.values().copied().collect();
-    let part_errors = part_errors(&pairs);
+    let on_repeat: std::collections::HashSet<u32> =
+        records.iter().filter(|r| r.on_repeat).map(|r| r.cmd_tick).collect();
+    let (repeats, pairs): (Vec<_>, Vec<_>) = seen.iter().partition(|(tick, _)| on_repeat.contains(tick));
+    let pairs: Vec<(Hitbox, Hitbox)> = pairs.into_iter().map(|(_, p)| *p).collect();
+    let repeats: Vec<(Hitbox, Hitbox)> = repeats.into_iter().map(|(_, p)| *p).collect();
+    let part_errors = part_errors_of(&pairs);
+    let repeat_max = part_errors_of(&repeats).values().map(|e| e.max).fold(f64::NAN, f64::max);
     let worst = |f: fn(&PartError) -> f64| part_errors.values().map(f).fold(f64::NAN, f64::max);
     let mean = |v: &[f64]| if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 };
     let rtt_ms = lab.clients[shooter].world().resource::<NetStats>().rtt_ms;
@@ -172,6 +185,8 @@ pub fn hitreg(settings: LabSettings) -> Result<HitregReport, LabError> {
         hitbox_part_error_p95_max_m: worst(|e| e.p95),
         hitbox_part_error_max_m: worst(|e| e.max),
         hitbox_part_error_m: part_errors,
+        shots_on_repeats: on_repeat.len(),
+        hitbox_part_error_on_repeats_max_m: repeat_max,
         render_times_rejected: rejected,
         render_times_clamped: stats.render_times_clamped - stats_before.render_times_clamped,
         rewinds_as_drawn: as_drawn,
