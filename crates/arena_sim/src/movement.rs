@@ -148,9 +148,7 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
         // The gait goes on in a crouch too (the legs walk), silently.
         let before = s.step_phase;
         s.step_phase = (s.step_phase + step_h.length()).rem_euclid(crate::player::GAIT_CYCLE_M);
-        // A footstep where the cycle starts again and half way round.
-        let stepped = (before < FOOTSTEP_DISTANCE_M && s.step_phase >= FOOTSTEP_DISTANCE_M) || s.step_phase < before;
-        events.footstep = stepped && !s.crouched;
+        events.footstep = crate::player::footstep_between(before, s.step_phase) && !s.crouched;
     }
     events.fell_out = s.pos.y < KILL_PLANE_Y_M;
     (s, events)

@@ -170,6 +170,18 @@ pub fn lerp_gait(a: f32, b: f32, t: f32) -> f32 {
     if g.is_finite() { g } else { 0.0 }
 }
 
+/// Whether the gait passed a footstep (the cycle's start, or half way
+/// round) going forward from `before` to `after`, metres into the cycle, the
+/// short way round: what the movement reports as a footstep, and what the
+/// view hears in another player's drawn gait.
+pub fn footstep_between(before: f32, after: f32) -> bool {
+    let half = GAIT_CYCLE_M * 0.5;
+    let d = (after - before + half).rem_euclid(GAIT_CYCLE_M) - half;
+    // The cycle's halves are numbered 0, 1 (2 is the next cycle's start).
+    let half_of = |g: f32| (g / half).floor();
+    d > 0.0 && half_of(before) != half_of(before + d)
+}
+
 /// The view orientation for a yaw and pitch: Bevy's cameras look along -Z.
 pub fn view_rotation(yaw: f32, pitch: f32) -> Quat {
     Quat::from_rotation_y(yaw) * Quat::from_rotation_x(pitch)
@@ -205,5 +217,26 @@ mod tests {
             let (y, p) = look_at(eye, eye + view_forward(yaw, pitch) * 7.0);
             assert!((y - yaw).abs() < 1e-5 && (p - pitch).abs() < 1e-5, "{yaw},{pitch} -> {y},{p}");
         }
+    }
+
+    #[test]
+    fn a_footstep_falls_on_each_half_of_the_gait_going_forward_only() {
+        // Walked in small pieces, two footsteps a cycle, whatever the piece.
+        for piece in [0.01, 0.07, 0.13, 0.9] {
+            let (mut g, mut steps) = (0.05f32, 0);
+            for _ in 0..((GAIT_CYCLE_M * 5.0 / piece) as usize) {
+                let next = (g + piece).rem_euclid(GAIT_CYCLE_M);
+                steps += usize::from(footstep_between(g, next));
+                g = next;
+            }
+            assert!((9..=10).contains(&steps), "{steps} footsteps in 5 cycles in {piece} m pieces");
+        }
+        // Across the cycle's start and its half; not backwards; not standing.
+        assert!(footstep_between(3.1, 0.1));
+        assert!(footstep_between(1.5, 1.7));
+        assert!(!footstep_between(1.7, 1.5));
+        assert!(!footstep_between(0.1, 3.1));
+        assert!(!footstep_between(1.0, 1.0));
+        assert!(!footstep_between(0.2, 1.4));
     }
 }

@@ -13,8 +13,9 @@ use arena_sim::weapon::RANGE_M;
 use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 
-use crate::camera::{MainCamera, Muzzle, ViewModel};
+use crate::camera::MainCamera;
 use crate::players::PlayerLooks;
+use crate::view_model::{Muzzle, ViewModel};
 use crate::vocabulary::{ViewSet, player_color};
 
 /// How long a tracer is seen, seconds.

@@ -38,6 +38,7 @@ mod host;
 mod hud;
 mod input;
 mod menu;
+mod name_tags;
 mod net_graph;
 mod netcode_panel;
 mod players;
@@ -51,6 +52,7 @@ mod server_list;
 mod settings;
 mod settings_menu;
 mod sound;
+mod view_model;
 mod vocabulary;
 
 use arena_client::ClientPlugin;
@@ -132,6 +134,8 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .add_plugins((
         scene::plugin,
         players::plugin,
+        name_tags::plugin,
+        view_model::plugin,
         camera::plugin,
         InputPlugin,
         menu::plugin,

@@ -2,7 +2,7 @@
 //! with a visor, torso, pelvis, arms holding a rifle or a rocket launcher,
 //! legs in their gait) in the player's own colour, posed by the shared pose
 //! function from where they are drawn ([`Drawn`]: interpolated, or the
-//! newest snapshot's with interpolation off), with a floating name tag.
+//! newest snapshot's with interpolation off).
 //! Every part is drawn exactly where its hitbox is. A pulsing bubble shows
 //! spawn protection. The meshes are made once for everyone and the
 //! materials once for each player ([`PlayerLooks`]); ghosts and ragdolls
@@ -10,24 +10,17 @@
 
 use std::collections::HashMap;
 
-use arena_client::{ClientWorld, Drawn, LocalPlayer, NetPlayer, PlayerName};
+use arena_client::{Drawn, LocalPlayer, NetPlayer};
 use arena_sim::hitbox::{BodyPart, HEAD_RADIUS_M, PARTS};
 use arena_sim::pose::Side;
 use arena_sim::{Hitbox, PlayerId};
 use bevy::prelude::*;
 
-use crate::camera::MainCamera;
 use crate::vocabulary::{ViewSet, capsule_transform, player_color};
-
-/// Farthest distance at which name tags are shown, metres.
-const NAME_TAG_RANGE_M: f32 = 60.0;
-/// Height of the name tag above the top of the head, metres.
-const NAME_TAG_LIFT_M: f32 = 0.35;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, make_looks)
-        .add_systems(Update, (dress_new_players, pose_players).chain().in_set(ViewSet::Follow))
-        .add_systems(Update, (despawn_orphan_tags, place_name_tags, update_name_tag_text).in_set(ViewSet::Overlay));
+        .add_systems(Update, (dress_new_players, pose_players).chain().in_set(ViewSet::Follow));
 }
 
 /// The visible model of a remote player; lives on the player's entity.
@@ -39,7 +32,6 @@ struct Model {
     /// The rifle's parts and the launcher: whichever is in hand is shown.
     rifle_parts: [Entity; 2],
     launcher: Entity,
-    tag: Entity,
     /// The spawn-protection bubble, and its own material (its alpha pulses).
     shield: Entity,
     shield_material: Handle<StandardMaterial>,
@@ -47,12 +39,6 @@ struct Model {
 
 /// Pulses of the spawn-protection bubble per second.
 const SHIELD_PULSE_HZ: f32 = 2.5;
-
-/// A name tag, a UI node that follows a player on screen.
-#[derive(Component)]
-struct NameTag {
-    player: Entity,
-}
 
 /// What every player model is made of: the meshes, made once, and each
 /// player's materials in their colour, made the first time they are needed.
@@ -157,11 +143,11 @@ fn make_looks(
 
 fn dress_new_players(
     mut commands: Commands,
-    new: Query<(Entity, &NetPlayer, &PlayerName), (Added<NetPlayer>, Without<LocalPlayer>)>,
+    new: Query<(Entity, &NetPlayer), (Added<NetPlayer>, Without<LocalPlayer>)>,
     mut looks: ResMut<PlayerLooks>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    for (entity, player, name) in &new {
+    for (entity, player) in &new {
         let colours = looks.colours(player.id, &mut materials);
         let parts = std::array::from_fn(|i| {
             let mut part = commands.spawn((
@@ -212,18 +198,6 @@ fn dress_new_players(
                 Transform::from_xyz(0.0, 0.5, 0.0).with_scale(Vec3::splat(0.45)),
             ))
             .id();
-        let tag = commands
-            .spawn((
-                Name::new("name tag"),
-                NameTag { player: entity },
-                Text::new(name.0.clone()),
-                TextFont { font_size: bevy::text::FontSize::Px(16.0), ..default() },
-                TextColor(Color::WHITE),
-                TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
-                Node { position_type: PositionType::Absolute, ..default() },
-                Visibility::Hidden,
-            ))
-            .id();
         let shield = commands
             .spawn((
                 Name::new("spawn protection"),
@@ -235,15 +209,7 @@ fn dress_new_players(
             ))
             .id();
         commands.entity(entity).insert((
-            Model {
-                parts,
-                gun_pivot,
-                rifle_parts: [rifle, barrel],
-                launcher,
-                tag,
-                shield,
-                shield_material: colours.shield,
-            },
+            Model { parts, gun_pivot, rifle_parts: [rifle, barrel], launcher, shield, shield_material: colours.shield },
             Transform::default(),
             Visibility::default(),
         ));
@@ -306,55 +272,6 @@ fn pose_players(
         }
         if let Ok((_, mut v)) = parts.get_mut(model.launcher) {
             *v = shown(rockets);
-        }
-    }
-}
-
-fn place_name_tags(
-    camera: Query<(&Camera, &GlobalTransform), With<MainCamera>>,
-    world: Res<ClientWorld>,
-    players: Query<&Drawn>,
-    mut tags: Query<(&NameTag, &mut Node, &mut Visibility, &ComputedNode)>,
-) {
-    let Ok((camera, camera_transform)) = camera.single() else { return };
-    let eye = camera_transform.translation();
-    for (tag, mut node, mut visibility, computed) in &mut tags {
-        let Ok(Drawn(state)) = players.get(tag.player) else { continue };
-        let anchor = state.pos + Vec3::Y * (state.height() + NAME_TAG_LIFT_M);
-        let to_anchor = anchor - eye;
-        let distance = to_anchor.length();
-        // Hidden for the dead, and when far, behind the camera, or behind a wall.
-        let visible = state.alive
-            && distance < NAME_TAG_RANGE_M
-            && world.cast_ray(eye, to_anchor / distance.max(1e-3), distance).is_none();
-        match camera.world_to_viewport(camera_transform, anchor) {
-            Ok(screen) if visible => {
-                let size = computed.size() * computed.inverse_scale_factor();
-                node.left = px(screen.x - size.x * 0.5);
-                node.top = px(screen.y - size.y);
-                *visibility = Visibility::Inherited;
-            }
-            _ => *visibility = Visibility::Hidden,
-        }
-    }
-}
-
-fn update_name_tag_text(
-    names: Query<(&PlayerName, &Model), Changed<PlayerName>>,
-    mut texts: Query<&mut Text, With<NameTag>>,
-) {
-    for (name, model) in &names {
-        if let Ok(mut text) = texts.get_mut(model.tag) {
-            text.0.clone_from(&name.0);
-        }
-    }
-}
-
-/// Removes the name tag when its player goes away.
-fn despawn_orphan_tags(mut commands: Commands, tags: Query<(Entity, &NameTag)>, players: Query<(), With<NetPlayer>>) {
-    for (entity, tag) in &tags {
-        if players.get(tag.player).is_err() {
-            commands.entity(entity).despawn();
         }
     }
 }

@@ -8,7 +8,8 @@ use arena_client::{BlastDrawn, DrawnRockets};
 use arena_sim::rng::SplitMix64;
 use bevy::prelude::*;
 
-use crate::camera::{LAUNCHER_AT, MainCamera};
+use crate::camera::MainCamera;
+use crate::view_model::LAUNCHER_AT;
 use crate::vocabulary::ViewSet;
 
 /// Over this much flight our rocket joins its true line from the launcher's mouth, metres.

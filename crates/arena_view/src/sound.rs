@@ -324,8 +324,10 @@ fn rocket_sounds(
     }
 }
 
-/// Other players' footsteps, from their drawn walk (a respawn starts a new
-/// walk: no step is heard for the jump of its phase).
+/// Other players' footsteps, in time with their legs: a step each time the
+/// drawn gait (the one their body is posed with) passes a foot's touch-down,
+/// by the rule the movement reports our own with; none in a crouch, in the
+/// air or dead. A respawn starts a new walk: no step for the jump of its phase.
 fn footsteps_of_others(
     players: Query<(Entity, &Drawn), (With<NetPlayer>, Without<LocalPlayer>)>,
     mut respawns: MessageReader<DrawnRespawned>,
@@ -341,7 +343,9 @@ fn footsteps_of_others(
         let phase = drawn.step_phase;
         if let Some(previous) = last_phase.insert(entity, phase)
             && drawn.on_ground
-            && phase + 0.5 < previous
+            && drawn.alive
+            && !drawn.crouched
+            && arena_sim::player::footstep_between(previous, phase)
         {
             play_at(&mut commands, &sounds.step, drawn.pos, 0.5);
         }
