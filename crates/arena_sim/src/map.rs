@@ -1,7 +1,7 @@
 //! The arena map as data: loaded from RON, checked, and turned into a list of
 //! solids that both the collision world and the client's meshes are built from.
 
-use glam::{Quat, Vec3};
+use glam::{Quat, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
 /// The built-in map, compiled into the binary so that a server and a client of
@@ -72,6 +72,43 @@ impl SpawnPoint {
     }
 }
 
+/// A named part of the map, for call-outs ("two in North Ramp"): a
+/// rectangle on the ground plan, a colour the view marks it with, and where
+/// its name is put up.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AreaDef {
+    pub name: String,
+    /// The rectangle's smallest and largest x and z, metres.
+    pub min: Vec2,
+    pub max: Vec2,
+    /// sRGB, each 0..1.
+    pub color: Vec3,
+    /// Signs with the name: each a point on a wall's face and the direction
+    /// (yaw, degrees, as for spawns) the sign faces.
+    #[serde(default)]
+    pub signs: Vec<SignDef>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SignDef {
+    /// The sign's centre, metres.
+    pub at: Vec3,
+    pub yaw_deg: f32,
+}
+
+impl SignDef {
+    /// The way the sign's face looks (horizontal, unit).
+    pub fn facing(&self) -> Vec3 {
+        let yaw = self.yaw_deg.to_radians();
+        Vec3::new(-yaw.sin(), 0.0, -yaw.cos())
+    }
+}
+
+/// Longest area name, characters (it is painted on signs and shown on the HUD).
+pub const MAX_AREA_NAME_CHARS: usize = 16;
+/// Most signs an area may put up.
+pub const MAX_SIGNS_PER_AREA: usize = 4;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct MapDef {
     pub name: String,
@@ -83,6 +120,9 @@ pub struct MapDef {
     #[serde(default)]
     pub pillars: Vec<PillarDef>,
     pub spawns: Vec<SpawnPoint>,
+    /// Call-out areas; where they overlap, the first listed wins.
+    #[serde(default)]
+    pub areas: Vec<AreaDef>,
 }
 
 /// A piece of static geometry, ready for a collider or a mesh.
@@ -151,6 +191,7 @@ impl MapDef {
             stairs: vec![],
             pillars: vec![],
             spawns: vec![SpawnPoint { pos: Vec3::ZERO, yaw_deg: 0.0 }],
+            areas: vec![],
         }
     }
 
@@ -192,6 +233,24 @@ impl MapDef {
                 return bad(format!("spawn {i} is not a finite position"));
             }
         }
+        for (i, a) in self.areas.iter().enumerate() {
+            let name_ok = !a.name.trim().is_empty()
+                && a.name.chars().count() <= MAX_AREA_NAME_CHARS
+                && a.name.chars().all(|c| c.is_ascii_alphanumeric() || c == ' ');
+            if !name_ok {
+                return bad(format!("area {i}'s name must be 1 to {MAX_AREA_NAME_CHARS} letters, digits and spaces"));
+            }
+            if !(a.min.is_finite() && a.max.is_finite() && a.min.x < a.max.x && a.min.y < a.max.y) {
+                return bad(format!("area {} ({i}) must have min below max", a.name));
+            }
+            if !a.color.is_finite() || a.color.min_element() < 0.0 || a.color.max_element() > 1.0 {
+                return bad(format!("area {}'s colour must be three numbers from 0 to 1", a.name));
+            }
+            if a.signs.len() > MAX_SIGNS_PER_AREA || a.signs.iter().any(|s| !s.at.is_finite() || !s.yaw_deg.is_finite())
+            {
+                return bad(format!("area {} may have up to {MAX_SIGNS_PER_AREA} signs at finite places", a.name));
+            }
+        }
         Ok(())
     }
 
@@ -222,6 +281,11 @@ impl MapDef {
             });
         }
         solids
+    }
+
+    /// The call-out area `pos` is in, if any (the first listed that holds it).
+    pub fn area_at(&self, pos: Vec3) -> Option<&AreaDef> {
+        self.areas.iter().find(|a| (a.min.x..=a.max.x).contains(&pos.x) && (a.min.y..=a.max.y).contains(&pos.z))
     }
 
     /// Horizontal extent of the map: the smallest and largest x and z of any block.
@@ -291,6 +355,46 @@ mod tests {
         let (min, max) = map.bounds();
         let across = (max - min).max_element();
         assert!((50.0..=70.0).contains(&across), "map is {across} m across");
+    }
+
+    #[test]
+    fn every_place_on_the_builtin_map_has_one_call_out_name() {
+        let map = MapDef::from_ron(FOUNDRY_RON).expect("foundry.ron");
+        assert!(map.areas.len() >= 8, "{} areas", map.areas.len());
+        // Every spawn, and a grid over the whole floor, is in exactly one area.
+        for spawn in &map.spawns {
+            assert!(map.area_at(spawn.pos).is_some(), "spawn at {} has no area", spawn.pos);
+        }
+        for x in -29..=29 {
+            for z in -29..=29 {
+                let p = Vec3::new(x as f32 + 0.5, 0.0, z as f32 + 0.5);
+                let holding = map.areas.iter().filter(|a| map.area_at(p) == Some(*a)).count();
+                let overlapping = map
+                    .areas
+                    .iter()
+                    .filter(|a| a.min.x < p.x && p.x < a.max.x && a.min.y < p.z && p.z < a.max.y)
+                    .count();
+                assert_eq!((holding, overlapping), (1, 1), "{p}: {holding} areas hold it, {overlapping} overlap");
+            }
+        }
+        // Names differ, and every area puts its name up somewhere.
+        let names: std::collections::HashSet<&str> = map.areas.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names.len(), map.areas.len());
+        assert!(map.areas.iter().all(|a| !a.signs.is_empty()), "an area without a sign");
+        assert_eq!(map.area_at(Vec3::new(0.0, 3.0, -25.0)).map(|a| a.name.as_str()), Some("North Deck"));
+    }
+
+    #[test]
+    fn bad_areas_are_refused_by_name() {
+        let mut map = MapDef::foundry();
+        map.areas[0].name = "<script>".into();
+        assert!(matches!(map.validate(), Err(MapError::Invalid(e)) if e.contains("letters")));
+        let mut map = MapDef::foundry();
+        map.areas[0].max = map.areas[0].min;
+        assert!(matches!(map.validate(), Err(MapError::Invalid(e)) if e.contains("min below max")));
+        let mut map = MapDef::foundry();
+        map.areas[0].color = Vec3::new(2.0, 0.0, f32::NAN);
+        assert!(matches!(map.validate(), Err(MapError::Invalid(e)) if e.contains("colour")));
     }
 
     #[test]

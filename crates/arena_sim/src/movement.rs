@@ -263,6 +263,7 @@ mod tests {
             }],
             pillars: vec![],
             spawns: vec![SpawnPoint { pos: Vec3::ZERO, yaw_deg: 0.0 }],
+            areas: vec![],
         })
     }
 

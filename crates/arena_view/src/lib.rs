@@ -30,6 +30,7 @@
 //! where everyone is drawn ([`arena_client::ClientSet::Present`]):
 //! [`ViewSet::Menus`], [`ViewSet::Follow`], [`ViewSet::Overlay`].
 
+mod callouts;
 mod camera;
 mod effects;
 mod ghosts;
@@ -42,6 +43,7 @@ mod name_tags;
 mod net_graph;
 mod netcode_panel;
 mod players;
+mod quality;
 mod ragdolls;
 mod range_hud;
 mod rockets;
@@ -52,6 +54,7 @@ mod server_list;
 mod settings;
 mod settings_menu;
 mod sound;
+mod surfaces;
 mod view_model;
 mod vocabulary;
 
@@ -151,6 +154,8 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         scoreboard_ui::plugin,
         server_list::plugin,
         range_hud::plugin,
+        callouts::plugin,
+        quality::plugin,
     ));
     app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));

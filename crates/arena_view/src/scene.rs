@@ -1,18 +1,18 @@
 //! The arena as the player sees it: meshes built from the same map data as
-//! the collision world, a material per surface kind with a world-aligned
-//! metre grid, sunlight with shadows, ambient light, and a sky dome that
+//! the collision world, a material per surface kind (its texture from
+//! `surfaces`, laid in world metres or once a face), sunlight with shadows
+//! (how good is the quality setting's), ambient light, and a sky dome that
 //! fades from the fog's colour at the horizon to deep blue overhead, with a
 //! glow where the sun is.
 
-use arena_sim::map::{SolidShape, SurfaceKind};
-use bevy::asset::RenderAssetUsages;
-use bevy::image::{ImageAddressMode, ImageSampler, ImageSamplerDescriptor};
-use bevy::light::{CascadeShadowConfig, CascadeShadowConfigBuilder};
+use arena_sim::map::SolidShape;
+use bevy::light::CascadeShadowConfigBuilder;
 use bevy::mesh::VertexAttributeValues;
 use bevy::prelude::*;
-use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 
 use arena_client::ClientWorld;
+
+use crate::surfaces::{Mapping, TILE_M, surface};
 
 /// Sky colour at the horizon, which is also the fog's, so that distant
 /// walls fade into the sky.
@@ -24,38 +24,17 @@ const ZENITH: Color = Color::srgb(0.22, 0.42, 0.78);
 const SKY_RADIUS_M: f32 = 400.0;
 /// Where the sunlight comes from.
 const TO_SUN: Vec3 = Vec3::new(0.45, 0.8, 0.35);
-/// Size of one repeat of the grid texture, metres.
-const GRID_TILE_M: f32 = 4.0;
+/// Largest size (metres, along any side) of a cover block drawn as a crate.
+const CRATE_MAX_M: f32 = 3.0;
+
+/// The sunlight (the one light that casts shadows).
+#[derive(Component)]
+pub struct Sun;
 
 pub(crate) fn plugin(app: &mut App) {
     app.insert_resource(ClearColor(SKY))
         .insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness: 700.0, ..default() })
-        .add_systems(Startup, (spawn_arena, spawn_sun, spawn_sky))
-        .add_systems(PostStartup, lighten_for_software_rendering);
-}
-
-/// With a software renderer (no GPU: a virtual display, a VM), trade the
-/// costly parts of the picture for frames: no multisampling, one small
-/// shadow cascade. A game at 2 frames a second teaches nothing about netcode.
-fn lighten_for_software_rendering(
-    adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>,
-    mut commands: Commands,
-    cameras: Query<Entity, With<Camera3d>>,
-    mut suns: Query<&mut CascadeShadowConfig, With<DirectionalLight>>,
-) {
-    // wgpu's `DeviceType` is not re-exported by Bevy; its Debug name is stable.
-    let Some(adapter) = adapter else { return };
-    if format!("{:?}", adapter.0.device_type) != "Cpu" {
-        return;
-    }
-    info!("software rendering ({}): multisampling off, shadows reduced", adapter.0.name);
-    for camera in &cameras {
-        commands.entity(camera).insert(Msaa::Off);
-    }
-    for mut cascades in &mut suns {
-        *cascades = CascadeShadowConfigBuilder { num_cascades: 1, maximum_distance: 40.0, ..default() }.build();
-    }
-    commands.insert_resource(bevy::light::DirectionalLightShadowMap { size: 1024 });
+        .add_systems(Startup, (spawn_arena, spawn_sun, spawn_sky));
 }
 
 fn spawn_arena(
@@ -65,29 +44,29 @@ fn spawn_arena(
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut images: ResMut<Assets<Image>>,
 ) {
-    let grid = images.add(grid_texture());
-    let material = |kind: SurfaceKind| {
-        let (color, roughness) = match kind {
-            SurfaceKind::Floor => (Color::srgb(0.46, 0.48, 0.5), 0.95),
-            SurfaceKind::Wall => (Color::srgb(0.72, 0.66, 0.58), 0.9),
-            SurfaceKind::Platform => (Color::srgb(0.36, 0.5, 0.66), 0.7),
-            SurfaceKind::Ramp => (Color::srgb(0.42, 0.57, 0.72), 0.7),
-            SurfaceKind::Cover => (Color::srgb(0.86, 0.52, 0.2), 0.8),
-            SurfaceKind::Pillar => (Color::srgb(0.8, 0.8, 0.82), 0.6),
-            SurfaceKind::Trim => (Color::srgb(0.95, 0.8, 0.22), 0.6),
-        };
-        StandardMaterial {
-            base_color: color,
-            base_color_texture: Some(grid.clone()),
-            perceptual_roughness: roughness,
-            reflectance: 0.3,
-            ..default()
-        }
-    };
-    let mut by_kind = std::collections::HashMap::new();
+    // One material (and texture) for each kind of surface and size.
+    let mut looks = std::collections::HashMap::new();
     let root = commands.spawn((Name::new("arena"), Transform::default(), Visibility::default())).id();
     for solid in world.map().solids() {
-        let handle = by_kind.entry(solid.kind).or_insert_with(|| materials.add(material(solid.kind))).clone();
+        let small = match solid.shape {
+            SolidShape::Cuboid { half_extents } => half_extents.max_element() * 2.0 <= CRATE_MAX_M,
+            SolidShape::Cylinder { .. } => false,
+        };
+        let (handle, mapping) = looks
+            .entry((solid.kind, small))
+            .or_insert_with(|| {
+                let look = surface(solid.kind, small);
+                let material = StandardMaterial {
+                    base_color: look.tint,
+                    base_color_texture: Some(images.add(look.image)),
+                    perceptual_roughness: look.roughness,
+                    metallic: look.metallic,
+                    reflectance: 0.3,
+                    ..default()
+                };
+                (materials.add(material), look.mapping)
+            })
+            .clone();
         let transform = Transform::from_translation(solid.center).with_rotation(solid.rotation);
         let mut mesh = match solid.shape {
             SolidShape::Cuboid { half_extents } => Mesh::from(Cuboid::from_size(half_extents * 2.0)),
@@ -95,7 +74,9 @@ fn spawn_arena(
                 Cylinder::new(radius, half_height * 2.0).mesh().resolution(24).build()
             }
         };
-        world_grid_uvs(&mut mesh, &transform);
+        if mapping == Mapping::World {
+            world_grid_uvs(&mut mesh, &transform);
+        }
         commands.spawn((
             Name::new(format!("{:?}", solid.kind)),
             Mesh3d(meshes.add(mesh)),
@@ -119,7 +100,7 @@ fn world_grid_uvs(mesh: &mut Mesh, transform: &Transform) {
         .iter()
         .zip(normals)
         .map(|(p, n)| {
-            let p = transform.transform_point(Vec3::from(*p)) / GRID_TILE_M;
+            let p = transform.transform_point(Vec3::from(*p)) / TILE_M;
             let n = (transform.rotation * Vec3::from(*n)).abs();
             if n.y >= n.x && n.y >= n.z {
                 [p.x, p.z]
@@ -133,74 +114,10 @@ fn world_grid_uvs(mesh: &mut Mesh, transform: &Transform) {
     mesh.insert_attribute(Mesh::ATTRIBUTE_UV_0, uvs);
 }
 
-/// A light tile with fine lines every metre and a stronger line at its edge,
-/// repeated: it gives every surface a sense of scale and of speed.
-fn grid_texture() -> Image {
-    const SIZE: u32 = 256;
-    let per_metre = SIZE as f32 / GRID_TILE_M;
-    let mut data = Vec::with_capacity((SIZE * SIZE * 4) as usize);
-    for y in 0..SIZE {
-        for x in 0..SIZE {
-            let on_line = |v: u32, every: f32, width: f32| (v as f32 % every) < width;
-            let shade: u8 = if on_line(x, SIZE as f32, 3.0) || on_line(y, SIZE as f32, 3.0) {
-                150
-            } else if on_line(x, per_metre, 1.5) || on_line(y, per_metre, 1.5) {
-                205
-            } else {
-                // A faint irregular mottle so large walls do not look flat.
-                let noise = ((x.wrapping_mul(73) ^ y.wrapping_mul(151)).wrapping_mul(2654435761) >> 28) as u8;
-                238 - noise
-            };
-            data.extend_from_slice(&[shade, shade, shade, 255]);
-        }
-    }
-    let mut image = Image::new(
-        Extent3d { width: SIZE, height: SIZE, depth_or_array_layers: 1 },
-        TextureDimension::D2,
-        data.clone(),
-        TextureFormat::Rgba8UnormSrgb,
-        RenderAssetUsages::RENDER_WORLD,
-    );
-    // Mipmaps, box-filtered, so the grid fades evenly into the distance
-    // instead of shimmering.
-    let mut levels = data_levels(&data, SIZE);
-    image.texture_descriptor.mip_level_count = levels.len() as u32;
-    image.data = Some(levels.drain(..).flatten().collect());
-    image.sampler = ImageSampler::Descriptor(ImageSamplerDescriptor {
-        address_mode_u: ImageAddressMode::Repeat,
-        address_mode_v: ImageAddressMode::Repeat,
-        anisotropy_clamp: 8,
-        ..ImageSamplerDescriptor::linear()
-    });
-    image
-}
-
-/// The full mip chain of a square RGBA8 image, level 0 first.
-fn data_levels(level0: &[u8], size: u32) -> Vec<Vec<u8>> {
-    let mut levels = vec![level0.to_vec()];
-    let mut size = size as usize;
-    while size > 1 {
-        let previous = levels.last().map(Vec::as_slice).unwrap_or_default();
-        let half = size / 2;
-        let mut next = Vec::with_capacity(half * half * 4);
-        for y in 0..half {
-            for x in 0..half {
-                for channel in 0..4 {
-                    let at =
-                        |dx: usize, dy: usize| u32::from(previous[((2 * y + dy) * size + 2 * x + dx) * 4 + channel]);
-                    next.push(((at(0, 0) + at(1, 0) + at(0, 1) + at(1, 1) + 2) / 4) as u8);
-                }
-            }
-        }
-        levels.push(next);
-        size = half;
-    }
-    levels
-}
-
 fn spawn_sun(mut commands: Commands) {
     commands.spawn((
         Name::new("sun"),
+        Sun,
         DirectionalLight { illuminance: 9_000.0, shadow_maps_enabled: true, ..default() },
         Transform::from_xyz(0.0, 0.0, 0.0).looking_to(-TO_SUN, Vec3::Y),
         CascadeShadowConfigBuilder { first_cascade_far_bound: 12.0, maximum_distance: 90.0, ..default() }.build(),

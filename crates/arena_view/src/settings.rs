@@ -1,4 +1,4 @@
-//! Player settings: name, mouse, field of view, volume and key bindings,
+//! Player settings: name, mouse, field of view, volume, graphics quality and key bindings,
 //! saved in the user's configuration directory and loaded at start. A file
 //! that does not parse is reported, kept aside as `settings.ron.bad`, and
 //! replaced with the defaults; the game never fails to start because of it.
@@ -234,6 +234,8 @@ pub struct Settings {
     pub fov_deg: f32,
     /// 0 (silent) to 1.
     pub volume: f32,
+    /// How good the picture is against how fast it comes.
+    pub quality: Quality,
     pub forward: String,
     pub back: String,
     pub left: String,
@@ -263,6 +265,7 @@ impl Default for Settings {
             invert_y: false,
             fov_deg: 100.0,
             volume: 0.7,
+            quality: Quality::Auto,
             forward: "W".into(),
             back: "S".into(),
             left: "A".into(),
@@ -280,6 +283,43 @@ impl Default for Settings {
             ghosts: "F3".into(),
             favourites: Vec::new(),
             recent: Vec::new(),
+        }
+    }
+}
+
+/// Graphics quality.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Quality {
+    /// Medium on a software renderer (no GPU), high otherwise.
+    #[default]
+    Auto,
+    /// No shadows, no multisampling: for slow machines.
+    Low,
+    /// Sun shadows near the player, no multisampling.
+    Medium,
+    /// Sun shadows far out in four cascades, 4x multisampling, the
+    /// call-out signs' coloured lamps.
+    High,
+}
+
+impl Quality {
+    pub const ALL: [Quality; 4] = [Quality::Auto, Quality::Low, Quality::Medium, Quality::High];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Quality::Auto => "Auto",
+            Quality::Low => "Low",
+            Quality::Medium => "Medium",
+            Quality::High => "High",
+        }
+    }
+
+    /// The level meant: Auto chooses by the renderer.
+    pub fn resolved(self, software_rendering: bool) -> Quality {
+        match self {
+            Quality::Auto if software_rendering => Quality::Medium,
+            Quality::Auto => Quality::High,
+            level => level,
         }
     }
 }

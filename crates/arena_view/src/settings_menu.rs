@@ -1,11 +1,13 @@
 //! The settings window (from the main menu and the Esc menu): name, mouse,
-//! field of view, volume and key bindings. Changes apply at once and are
+//! field of view, volume, graphics quality and key bindings. Changes apply at once and are
 //! saved when the window closes.
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::settings::{Action, FOV_RANGE, Input, SENSITIVITY_RANGE, Settings, SettingsProblem, save, settings_path};
+use crate::settings::{
+    Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsProblem, save, settings_path,
+};
 use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
@@ -67,6 +69,13 @@ fn show_settings(
                 ui.end_row();
                 ui.label("Volume");
                 ui.add(egui::Slider::new(&mut edited.volume, 0.0..=1.0));
+                ui.end_row();
+                ui.label("Graphics quality");
+                egui::ComboBox::from_id_salt("quality").selected_text(edited.quality.label()).show_ui(ui, |ui| {
+                    for quality in Quality::ALL {
+                        ui.selectable_value(&mut edited.quality, quality, quality.label());
+                    }
+                });
                 ui.end_row();
             });
             ui.separator();
