@@ -118,7 +118,7 @@ fn diamond_plate(x: u32, y: u32) -> [u8; 3] {
     let cell = PX_PER_M / 4;
     let (cx, cy) = ((x % cell) as f32 / cell as f32 - 0.5, (y % cell) as f32 / cell as f32 - 0.5);
     // Alternate cells' diamonds lean either way.
-    let flip = if (x / cell + y / cell) % 2 == 0 { 1.0 } else { -1.0 };
+    let flip = if (x / cell + y / cell).is_multiple_of(2) { 1.0 } else { -1.0 };
     let (u, v) = (cx + flip * cy, cx - flip * cy);
     let on_diamond = u.abs() < 0.32 && v.abs() < 0.08;
     let brushed = 0.04 * (hash(0, y as i32, 8) - 0.5) + 0.05 * (noise(x, y, 8, 9) - 0.5);
@@ -133,7 +133,7 @@ fn diamond_plate(x: u32, y: u32) -> [u8; 3] {
 /// A wooden crate's side: a frame, horizontal boards, a diagonal brace.
 fn crate_side(x: u32, y: u32) -> [u8; 3] {
     let (u, v) = (x as f32 / SIZE_PX as f32, y as f32 / SIZE_PX as f32);
-    let frame = u < 0.1 || u > 0.9 || v < 0.1 || v > 0.9;
+    let frame = !(0.1..=0.9).contains(&u) || !(0.1..=0.9).contains(&v);
     let brace = ((u - v).abs() < 0.06) && !frame;
     let board = ((v * 6.0) as u32) % 6;
     let seam = (v * 6.0).fract() < 0.03;
@@ -160,7 +160,7 @@ fn banded_concrete(x: u32, y: u32) -> [u8; 3] {
 
 /// Yellow and black diagonal stripes, a quarter metre wide, a little worn.
 fn hazard_stripes(x: u32, y: u32) -> [u8; 3] {
-    let stripe = ((x + y) / (PX_PER_M / 4)) % 2 == 0;
+    let stripe = ((x + y) / (PX_PER_M / 4)).is_multiple_of(2);
     let wear = noise(x, y, 32, 14);
     let shade = 0.85 + 0.15 * (hash(x as i32, y as i32, 15) - 0.5);
     if stripe && wear < 0.8 { rgb([0.95 * shade, 0.76 * shade, 0.1]) } else { rgb([0.09, 0.09, 0.09]) }
