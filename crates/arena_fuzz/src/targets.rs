@@ -107,6 +107,7 @@ pub fn any_state(u: &mut Unstructured) -> PlayerState {
         reload_held: bool::arbitrary(u).unwrap_or(false),
         spawn_count: u8::arbitrary(u).unwrap_or(0),
         protected_s: f32_any(u),
+        twist: f32_any(u),
     }
 }
 

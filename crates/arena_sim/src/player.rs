@@ -80,6 +80,29 @@ pub struct PlayerState {
     /// Spawn protection left, seconds: no damage is taken while it lasts; it
     /// ends early when the player fires.
     pub protected_s: f32,
+    /// How far the view is turned from the hips (yaw minus the lower body's
+    /// yaw), radians, within ±[`MAX_TWIST_RAD`]: standing, the feet stay
+    /// planted while the view turns less than that, and are dragged round
+    /// past it; moving or in the air, the hips turn back to the view.
+    pub twist: f32,
+}
+
+/// The most the upper body turns from the hips, radians (about 46°).
+pub const MAX_TWIST_RAD: f32 = 0.8;
+/// How fast the hips turn back under the view when the player moves, rad/s.
+pub const TWIST_UNWIND_RAD_PER_S: f32 = 8.0;
+/// Slower than this on the ground (m/s), the feet stay where they are.
+pub const PLANTED_BELOW_MPS: f32 = 0.5;
+
+/// The twist after a tick in which the view turned by `turned` radians:
+/// planted feet keep their direction (the twist takes up the turn, up to its
+/// limit); moving, the hips follow the view at [`TWIST_UNWIND_RAD_PER_S`].
+pub fn twist_after(twist: f32, turned: f32, planted: bool, dt_s: f32) -> f32 {
+    let mut t = if twist.is_finite() { twist } else { 0.0 } + if turned.is_finite() { turned } else { 0.0 };
+    if !planted {
+        t -= t.signum() * t.abs().min(TWIST_UNWIND_RAD_PER_S * dt_s.max(0.0));
+    }
+    t.clamp(-MAX_TWIST_RAD, MAX_TWIST_RAD)
 }
 
 impl PlayerState {
@@ -113,6 +136,7 @@ impl PlayerState {
         s.yaw = crate::cmd::lerp_angle(a.yaw, b.yaw, t);
         s.pitch = a.pitch + (b.pitch - a.pitch) * t;
         s.step_phase = lerp_gait(a.step_phase, b.step_phase, t);
+        s.twist = a.twist + (b.twist - a.twist) * t;
         s
     }
 
@@ -217,6 +241,26 @@ mod tests {
             let (y, p) = look_at(eye, eye + view_forward(yaw, pitch) * 7.0);
             assert!((y - yaw).abs() < 1e-5 && (p - pitch).abs() < 1e-5, "{yaw},{pitch} -> {y},{p}");
         }
+    }
+
+    #[test]
+    fn planted_feet_hold_until_the_twist_runs_out_and_moving_hips_follow_the_view() {
+        let dt = 1.0 / 64.0;
+        // Small turns standing: the hips stay, the twist takes them up.
+        let t = twist_after(0.0, 0.3, true, dt);
+        assert_eq!(t, 0.3);
+        assert!((twist_after(t, -0.5, true, dt) + 0.2).abs() < 1e-6);
+        // A big turn drags the feet round: never more than the limit.
+        assert_eq!(twist_after(0.7, 0.4, true, dt), MAX_TWIST_RAD);
+        assert_eq!(twist_after(-0.7, -3.0, true, dt), -MAX_TWIST_RAD);
+        // Moving: back under the view within a tenth of a second from the limit.
+        let mut t = MAX_TWIST_RAD;
+        for _ in 0..7 {
+            t = twist_after(t, 0.0, false, dt);
+        }
+        assert_eq!(t, 0.0);
+        // Garbage in, a twist within bounds out.
+        assert_eq!(twist_after(f32::NAN, f32::INFINITY, false, dt), 0.0);
     }
 
     #[test]

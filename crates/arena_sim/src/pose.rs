@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::cmd::{MAX_PITCH_RAD, lerp_angle};
 pub use crate::player::GAIT_CYCLE_M;
 use crate::player::{
-    CROUCH_EYE_M, CROUCH_HEIGHT_M, PlayerState, RUN_SPEED_MPS, STAND_EYE_M, STAND_HEIGHT_M, lerp_gait,
+    CROUCH_EYE_M, CROUCH_HEIGHT_M, MAX_TWIST_RAD, PlayerState, RUN_SPEED_MPS, STAND_EYE_M, STAND_HEIGHT_M, lerp_gait,
 };
 /// Radius of the head, metres: its top is the player's height.
 pub const HEAD_RADIUS_M: f32 = 0.14;
@@ -77,6 +77,9 @@ pub struct PoseInput {
     pub gait_m: f32,
     pub crouched: bool,
     pub on_ground: bool,
+    /// The view's turn from the hips, radians ([`PlayerState::twist`]).
+    #[serde(default)]
+    pub twist: f32,
 }
 
 impl PoseInput {
@@ -89,6 +92,7 @@ impl PoseInput {
             gait_m: state.step_phase,
             crouched: state.crouched,
             on_ground: state.on_ground,
+            twist: state.twist,
         }
     }
 
@@ -103,6 +107,7 @@ impl PoseInput {
             pitch: self.pitch + (other.pitch - self.pitch) * t,
             vel: self.vel.lerp(other.vel, t),
             gait_m: lerp_gait(self.gait_m, other.gait_m, t),
+            twist: self.twist + (other.twist - self.twist) * t,
             ..*nearer
         }
     }
@@ -146,7 +151,7 @@ pub struct Pose {
     /// Left and right arms (shoulder, elbow, hand) and legs (hip, knee, ankle).
     pub arms: [Limb; 2],
     pub legs: [Limb; 2],
-    /// The body's orientation (the view's yaw).
+    /// The hips' orientation (the view's yaw less the twist).
     pub facing: Quat,
 }
 
@@ -175,10 +180,15 @@ pub fn pose(input: &PoseInput) -> Pose {
     let feet = if input.feet.is_finite() { input.feet } else { Vec3::ZERO };
     let yaw = finite(input.yaw);
     let pitch = finite(input.pitch).clamp(-MAX_PITCH_RAD, MAX_PITCH_RAD);
-    let facing = Quat::from_rotation_y(yaw);
-    let forward = facing * Vec3::NEG_Z;
-    let right = facing * Vec3::X;
     let up = Vec3::Y;
+    // The upper body faces the view; the hips and legs face the lower
+    // body's way, turned back from it by the twist.
+    let view_facing = Quat::from_rotation_y(yaw);
+    let forward = view_facing * Vec3::NEG_Z;
+    let right = view_facing * Vec3::X;
+    let twist = finite(input.twist).clamp(-MAX_TWIST_RAD, MAX_TWIST_RAD);
+    let facing = Quat::from_rotation_y(yaw - twist);
+    let (hips_forward, hips_right) = (facing * Vec3::NEG_Z, facing * Vec3::X);
 
     // The spine, from the head down: the head stays at the eye; looking down
     // (negative pitch) and crouching lean the spine forward, so the chest
@@ -209,29 +219,29 @@ pub fn pose(input: &PoseInput) -> Pose {
     let longest = if input.crouched { CROUCH_STRIDE_SHARE } else { 1.0 };
     let amplitude = if speed.is_finite() { (speed / RUN_SPEED_MPS).clamp(0.0, longest) } else { 0.0 };
     let moving =
-        if speed > 1e-3 && speed.is_finite() { Vec3::new(input.vel.x, 0.0, input.vel.y) / speed } else { forward };
+        if speed > 1e-3 && speed.is_finite() { Vec3::new(input.vel.x, 0.0, input.vel.y) / speed } else { hips_forward };
     let cycle = finite(input.gait_m).rem_euclid(GAIT_CYCLE_M) / GAIT_CYCLE_M * std::f32::consts::TAU;
     let legs = Side::BOTH.map(|side| {
-        let hip = pelvis + right * (side.sign() * HIP_HALF_WIDTH_M) - up * HIP_DROP_M;
+        let hip = pelvis + hips_right * (side.sign() * HIP_HALF_WIDTH_M) - up * HIP_DROP_M;
         // Feet under the hips (a lean moves both back), a crouch's ahead of them.
         let under_hips = Vec3::new(pelvis.x, feet.y, pelvis.z);
-        let planted = under_hips + right * (side.sign() * (HIP_HALF_WIDTH_M + 0.02)) + up * ANKLE_M;
+        let planted = under_hips + hips_right * (side.sign() * (HIP_HALF_WIDTH_M + 0.02)) + up * ANKLE_M;
         let ankle = if input.on_ground {
             // The left foot touches down at the cycle's start, the right
             // half a cycle later (the footsteps); a foot swings forward,
             // lifted, while the other carries the body.
             let angle = cycle + if side == Side::Right { std::f32::consts::PI } else { 0.0 };
-            let crouch_set = if input.crouched { forward * CROUCH_FEET_AHEAD_M } else { Vec3::ZERO };
+            let crouch_set = if input.crouched { hips_forward * CROUCH_FEET_AHEAD_M } else { Vec3::ZERO };
             planted
                 + crouch_set
                 + moving * (STRIDE_HALF_M * amplitude * angle.cos())
                 + up * (LIFT_M * amplitude * (-angle.sin()).max(0.0))
         } else {
             // In the air: knees up, one foot ahead of the other.
-            planted + up * AIR_TUCK_M + forward * (if side == Side::Left { 0.18 } else { -0.08 })
+            planted + up * AIR_TUCK_M + hips_forward * (if side == Side::Left { 0.18 } else { -0.08 })
         };
         // Knees forward, and up when the foot is far ahead: never into the floor.
-        two_bone(hip, ankle, THIGH_M, SHIN_M, forward + up)
+        two_bone(hip, ankle, THIGH_M, SHIN_M, hips_forward + up)
     });
 
     Pose { pelvis, chest, neck, head, arms, legs, facing }
@@ -417,6 +427,22 @@ mod tests {
     }
 
     #[test]
+    fn a_twist_turns_the_hips_and_legs_and_leaves_the_upper_body_on_the_view() {
+        let straight = pose(&standing());
+        let twisted = pose(&PoseInput { twist: MAX_TWIST_RAD, ..standing() });
+        // Head, chest and hands as before: the view did not move.
+        assert_eq!((straight.head, straight.chest, straight.arms), (twisted.head, twisted.chest, twisted.arms));
+        // The hips and feet are turned back by the twist about the pelvis.
+        let hip_line = |p: &Pose| (p.legs[1].root - p.legs[0].root).normalize();
+        let turned = hip_line(&straight).angle_between(hip_line(&twisted));
+        assert!((turned - MAX_TWIST_RAD).abs() < 1e-3, "the hips turned {turned} rad");
+        let feet_line = |p: &Pose| (p.legs[1].end - p.legs[0].end).normalize();
+        assert!((feet_line(&straight).angle_between(feet_line(&twisted)) - MAX_TWIST_RAD).abs() < 1e-3);
+        // A twist past the limit is the limit.
+        assert_eq!(pose(&PoseInput { twist: 5.0, ..standing() }), twisted);
+    }
+
+    #[test]
     fn garbage_in_gives_a_finite_pose() {
         for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30] {
             let input = PoseInput {
@@ -427,6 +453,7 @@ mod tests {
                 gait_m: bad,
                 crouched: false,
                 on_ground: true,
+                twist: bad,
             };
             assert!(joints(&pose(&input)).iter().all(|j| j.is_finite()), "{bad}");
         }

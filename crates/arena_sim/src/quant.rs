@@ -124,6 +124,20 @@ pub fn q_to_axis(q: i8) -> f32 {
 }
 
 /// A player's state with every float on its grid.
+/// Steps of the hips' twist either way of straight ([`crate::player::MAX_TWIST_RAD`]
+/// at the last: 0.7° a step).
+pub const TWIST_STEPS: i8 = 63;
+
+pub fn twist_to_q(twist: f32) -> i8 {
+    let q =
+        if twist.is_finite() { (twist / crate::player::MAX_TWIST_RAD * f32::from(TWIST_STEPS)).round() } else { 0.0 };
+    q.clamp(-f32::from(TWIST_STEPS), f32::from(TWIST_STEPS)) as i8
+}
+
+pub fn q_to_twist(q: i8) -> f32 {
+    f32::from(q.clamp(-TWIST_STEPS, TWIST_STEPS)) / f32::from(TWIST_STEPS) * crate::player::MAX_TWIST_RAD
+}
+
 pub fn snap_state(s: &PlayerState) -> PlayerState {
     let pos = |v: f32| q_to_pos(pos_to_q(v));
     let vel = |v: f32| q_to_vel(vel_to_q(v));
@@ -136,6 +150,7 @@ pub fn snap_state(s: &PlayerState) -> PlayerState {
         fire_cooldown_s: q_to_signed_timer(signed_timer_to_q(s.fire_cooldown_s)),
         reload_s: q_to_timer(timer_to_q(s.reload_s)),
         protected_s: q_to_timer(timer_to_q(s.protected_s)),
+        twist: q_to_twist(twist_to_q(s.twist)),
         ..*s
     }
 }

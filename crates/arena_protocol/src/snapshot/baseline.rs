@@ -196,6 +196,7 @@ mod tests {
             spawn_count: life,
             vel: [3, -1],
             gait: (tick * 3).rem_euclid(64) as u8,
+            twist: (tick % 40) as i8,
         };
         let own = OwnState::of(&remote.to_state());
         (remote, own)

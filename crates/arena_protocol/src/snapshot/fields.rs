@@ -7,7 +7,8 @@
 //! disagree about a field.
 
 use super::state::{
-    OwnState, REMOTE_GAIT_BITS, REMOTE_PITCH_BITS, REMOTE_VEL_BITS, REMOTE_VEL_MAX_Q, REMOTE_YAW_BITS, RemoteState,
+    OwnState, REMOTE_GAIT_BITS, REMOTE_PITCH_BITS, REMOTE_TWIST_BITS, REMOTE_VEL_BITS, REMOTE_VEL_MAX_Q,
+    REMOTE_YAW_BITS, RemoteState,
 };
 
 /// Bits of an absolute position coordinate: ±32 km on the owner's grid.
@@ -27,6 +28,9 @@ const REMOTE_ANGLE_DELTA: &[u32] = &[3, 5, 7, 10];
 const REMOTE_VEL_DELTA: &[u32] = &[3, 5, 8];
 /// Widths of another player's gait phase difference, steps (1/64 cycle).
 const REMOTE_GAIT_DELTA: &[u32] = &[2, 4, 6];
+/// Widths of another player's twist difference, steps (1/63 of the limit):
+/// up to a step (settling), 7 steps (a tick's turn), any (126 steps).
+const REMOTE_TWIST_DELTA: &[u32] = &[2, 4, 8];
 /// A velocity component, grid steps (1/256 m/s), and its differences.
 const VEL_BITS: u32 = 20;
 /// The last holds the largest change there can be (from -1024 to 1024 m/s).
@@ -37,7 +41,7 @@ const ANGLE_DELTA: &[u32] = &[5, 8, 11, 17];
 const TIMER_DELTA: &[u32] = &[6, 10, 17];
 
 /// Most fields a state has.
-pub(super) const MAX_FIELDS: usize = 16;
+pub(super) const MAX_FIELDS: usize = 17;
 /// A state's fields as numbers, in table order (the rest zero).
 pub(super) type Values = [i32; MAX_FIELDS];
 
@@ -78,6 +82,12 @@ pub enum Motion {
     Turns,
 }
 
+/// A twist from an untrusted value: an i8, kept within its steps.
+fn twist_of(v: i32) -> Option<i8> {
+    let steps = arena_sim::quant::TWIST_STEPS;
+    i8::try_from(v).ok().map(|t| t.clamp(-steps, steps))
+}
+
 const fn field(name: &'static str, bits: u32, signed: bool, delta: Delta, motion: Motion) -> Field {
     Field { name, bits, signed, delta, motion }
 }
@@ -115,6 +125,7 @@ impl Fields for RemoteState {
         field("vel.x", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
         field("vel.z", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
         field("gait", REMOTE_GAIT_BITS, false, Delta::Turn(REMOTE_GAIT_DELTA), Motion::Turns),
+        field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
     ];
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
@@ -123,7 +134,7 @@ impl Fields for RemoteState {
 
     fn values(&self) -> Values {
         let mut v = [0; MAX_FIELDS];
-        v[..10].copy_from_slice(&[
+        v[..11].copy_from_slice(&[
             self.pos[0],
             self.pos[1],
             self.pos[2],
@@ -134,6 +145,7 @@ impl Fields for RemoteState {
             i32::from(self.vel[0]),
             i32::from(self.vel[1]),
             i32::from(self.gait),
+            i32::from(self.twist),
         ]);
         v
     }
@@ -153,6 +165,7 @@ impl Fields for RemoteState {
             spawn_count: u8::try_from(v[6]).ok()?,
             vel: [vel(v[7])?, vel(v[8])?],
             gait: (u8::try_from(v[9]).ok()?) % (1 << REMOTE_GAIT_BITS),
+            twist: twist_of(v[10])?,
         })
     }
 
@@ -179,6 +192,7 @@ impl Fields for OwnState {
         field("reload", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
         field("spawn_count", 8, false, Delta::Whole, Motion::Held),
         field("protected", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
+        field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
     ];
     const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
     const LIFE: usize = 14;
@@ -203,6 +217,7 @@ impl Fields for OwnState {
             i32::from(self.reload),
             i32::from(self.spawn_count),
             i32::from(self.protected),
+            i32::from(self.twist),
         ]
     }
 
@@ -226,6 +241,7 @@ impl Fields for OwnState {
             reload: u16_of(v[13])?,
             spawn_count: u8_of(v[14])?,
             protected: u16_of(v[15])?,
+            twist: twist_of(v[16])?,
         })
     }
 
@@ -333,6 +349,7 @@ mod tests {
             spawn_count: 9,
             vel: [-7, 12],
             gait: 41,
+            twist: -30,
         };
         assert_eq!(RemoteState::from_values(&remote.values()), Some(remote));
         let own = OwnState {
@@ -348,6 +365,7 @@ mod tests {
             reload: 9,
             spawn_count: 255,
             protected: 10,
+            twist: 11,
         };
         assert_eq!(OwnState::from_values(&own.values()), Some(own));
         let mut far = own.values();

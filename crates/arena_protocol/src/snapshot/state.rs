@@ -2,7 +2,7 @@
 //! ([`OwnState`], it predicts it) and everyone else only as drawing and hit
 //! effects need them ([`RemoteState`]: position, view angles, alive,
 //! crouched, on the ground, spawn-protected, the spawn counter, and what
-//! its pose needs: the pace and the gait's phase), each on its
+//! its pose needs: the pace, the gait's phase and the hips' twist), each on its
 //! grid; a [`Frame`] of them; and the [`Feedback`] about the client's own
 //! commands. Nobody's ammo, health or timers but its own.
 
@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use arena_sim::PlayerId;
 use arena_sim::player::{GAIT_CYCLE_M, PlayerState, Weapon};
 use arena_sim::quant::{
-    dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_signed_timer, q_to_timer, q_to_vel,
-    q_to_yaw, signed_timer_to_q, timer_to_q, vel_to_q, yaw_to_q,
+    dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_signed_timer, q_to_timer, q_to_twist,
+    q_to_vel, q_to_yaw, signed_timer_to_q, timer_to_q, twist_to_q, vel_to_q, yaw_to_q,
 };
 
 use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
@@ -37,6 +37,8 @@ pub(super) const REMOTE_VEL_MAX_Q: i8 = 63;
 pub(super) const REMOTE_VEL_BITS: u32 = 7;
 /// Another player's gait phase: 64 steps a gait cycle (5 cm of walking).
 pub(super) const REMOTE_GAIT_BITS: u32 = 6;
+/// The hips' twist: 63 steps either way.
+pub(super) const REMOTE_TWIST_BITS: u32 = 7;
 const REMOTE_GAIT_STEPS: f32 = (1u32 << REMOTE_GAIT_BITS) as f32;
 
 fn remote_vel_to_q(v: f32) -> i8 {
@@ -69,6 +71,9 @@ pub struct RemoteState {
     pub vel: [i8; 2],
     /// Where in its gait cycle, 64 steps a cycle.
     pub gait: u8,
+    /// The view's turn from the hips, on the owner's grid
+    /// ([`arena_sim::quant::twist_to_q`]).
+    pub twist: i8,
 }
 
 impl RemoteState {
@@ -97,6 +102,7 @@ impl RemoteState {
             spawn_count: s.spawn_count,
             vel: [remote_vel_to_q(s.vel.x), remote_vel_to_q(s.vel.z)],
             gait: remote_gait_to_q(s.step_phase),
+            twist: twist_to_q(s.twist),
         }
     }
 
@@ -125,6 +131,7 @@ impl RemoteState {
                 f32::from(self.vel[1]) * REMOTE_VEL_STEP_MPS,
             ),
             step_phase: f32::from(self.gait) * (GAIT_CYCLE_M / REMOTE_GAIT_STEPS),
+            twist: q_to_twist(self.twist),
             ..PlayerState::default()
         }
     }
@@ -160,6 +167,8 @@ pub struct OwnState {
     pub reload: u16,
     pub spawn_count: u8,
     pub protected: u16,
+    /// The hips' twist ([`arena_sim::quant::twist_to_q`]).
+    pub twist: i8,
 }
 
 impl OwnState {
@@ -193,6 +202,7 @@ impl OwnState {
             reload: timer_to_q(s.reload_s),
             spawn_count: s.spawn_count,
             protected: timer_to_q(s.protected_s),
+            twist: twist_to_q(s.twist),
         }
     }
 
@@ -217,6 +227,7 @@ impl OwnState {
             reload_held: has(Self::RELOAD_HELD),
             spawn_count: self.spawn_count,
             protected_s: q_to_timer(self.protected),
+            twist: q_to_twist(self.twist),
         }
     }
 

@@ -182,6 +182,7 @@ fn edges_of_own() -> [OwnState; 3] {
         reload: 0,
         spawn_count: 0,
         protected: 0,
+        twist: -63,
     };
     let high = OwnState {
         pos: [p; 3],
@@ -196,6 +197,7 @@ fn edges_of_own() -> [OwnState; 3] {
         reload: u16::MAX,
         spawn_count: u8::MAX,
         protected: u16::MAX,
+        twist: 63,
     };
     [low, high, OwnState { pos: [1, -1, 0], yaw: 32768, ..low }]
 }
@@ -210,6 +212,7 @@ fn edges_of_remote() -> [RemoteState; 3] {
         spawn_count: 0,
         vel: [-63; 2],
         gait: 0,
+        twist: -63,
     };
     let high = RemoteState {
         pos: [p; 3],
@@ -219,6 +222,7 @@ fn edges_of_remote() -> [RemoteState; 3] {
         spawn_count: u8::MAX,
         vel: [63; 2],
         gait: 63,
+        twist: 63,
     };
     [low, high, RemoteState { yaw: 512, ..low }]
 }
