@@ -108,6 +108,7 @@ pub fn any_state(u: &mut Unstructured) -> PlayerState {
         spawn_count: u8::arbitrary(u).unwrap_or(0),
         protected_s: f32_any(u),
         twist: f32_any(u),
+        landing: f32_any(u),
     }
 }
 

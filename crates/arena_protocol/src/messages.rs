@@ -323,7 +323,7 @@ impl ToClient {
                     // The pose's inputs: a pose never sees a NaN, and
                     // an absurd pace or gait is not drawn.
                     let p = h.input;
-                    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m, p.twist];
+                    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m, p.twist, p.landing];
                     if !pose.iter().all(|v| v.is_finite() && v.abs() <= MAX_SPEED_MPS) {
                         return Err("a hitbox's pose out of bounds".into());
                     }
@@ -368,7 +368,7 @@ pub fn state_is_sane(s: &PlayerState) -> bool {
         && s.vel.is_finite()
         && s.pos.abs().max_element() <= MAX_COORDINATE_M
         && s.vel.abs().max_element() <= MAX_SPEED_MPS
-        && [s.yaw, s.pitch, s.step_phase, s.fire_cooldown_s, s.reload_s, s.protected_s, s.twist]
+        && [s.yaw, s.pitch, s.step_phase, s.fire_cooldown_s, s.reload_s, s.protected_s, s.twist, s.landing]
             .iter()
             .all(|v| v.is_finite())
 }

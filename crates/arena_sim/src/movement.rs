@@ -150,6 +150,7 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
         s.step_phase = (s.step_phase + step_h.length()).rem_euclid(crate::player::GAIT_CYCLE_M);
         events.footstep = crate::player::footstep_between(before, s.step_phase) && !s.crouched;
     }
+    s.landing = crate::player::landing_after(state.landing, events.landed, dt_s);
     // The hips: planted while standing on the ground, following the view otherwise.
     let planted = s.on_ground && s.ground_speed() < crate::player::PLANTED_BELOW_MPS;
     s.twist = crate::player::twist_after(state.twist, crate::cmd::wrap_angle(s.yaw - state.yaw), planted, dt_s);

@@ -85,6 +85,24 @@ pub struct PlayerState {
     /// planted while the view turns less than that, and are dragged round
     /// past it; moving or in the air, the hips turn back to the view.
     pub twist: f32,
+    /// How deep the knees are still bent by the last landing, 0..1 (1 for
+    /// a fall of [`LANDING_FULL_MPS`] or more); it eases off over [`LANDING_S`].
+    pub landing: f32,
+}
+
+/// How long the knees take to straighten after a landing, seconds.
+pub const LANDING_S: f32 = 0.3;
+/// A landing at this downward speed (m/s) or faster bends the knees fully.
+pub const LANDING_FULL_MPS: f32 = 10.0;
+/// The least a landing bends them (a hop), 0..1.
+pub const LANDING_LEAST: f32 = 0.25;
+
+/// The landing's depth after a tick: a fresh landing at `impact_mps`
+/// (downward speed) sets it; otherwise it eases off.
+pub fn landing_after(landing: f32, impact_mps: Option<f32>, dt_s: f32) -> f32 {
+    let eased = if landing.is_finite() { landing - dt_s.max(0.0) / LANDING_S } else { 0.0 };
+    let fresh = impact_mps.map(|v| if v.is_finite() { (v / LANDING_FULL_MPS).max(LANDING_LEAST) } else { 0.0 });
+    fresh.unwrap_or(eased).clamp(0.0, 1.0)
 }
 
 /// The most the upper body turns from the hips, radians (about 46°).
@@ -137,6 +155,7 @@ impl PlayerState {
         s.pitch = a.pitch + (b.pitch - a.pitch) * t;
         s.step_phase = lerp_gait(a.step_phase, b.step_phase, t);
         s.twist = a.twist + (b.twist - a.twist) * t;
+        s.landing = a.landing + (b.landing - a.landing) * t;
         s
     }
 
@@ -261,6 +280,22 @@ mod tests {
         assert_eq!(t, 0.0);
         // Garbage in, a twist within bounds out.
         assert_eq!(twist_after(f32::NAN, f32::INFINITY, false, dt), 0.0);
+    }
+
+    #[test]
+    fn a_landing_bends_the_knees_by_the_fall_and_they_straighten() {
+        let dt = 1.0 / 64.0;
+        assert_eq!(landing_after(0.0, Some(5.0), dt), 0.5);
+        assert_eq!(landing_after(0.0, Some(30.0), dt), 1.0);
+        assert_eq!(landing_after(0.0, Some(0.5), dt), LANDING_LEAST);
+        let mut l = 1.0;
+        let mut ticks = 0;
+        while l > 0.0 {
+            l = landing_after(l, None, dt);
+            ticks += 1;
+        }
+        assert_eq!(ticks, (LANDING_S / dt).ceil() as usize);
+        assert_eq!(landing_after(f32::NAN, Some(f32::NAN), dt), 0.0);
     }
 
     #[test]

@@ -62,6 +62,8 @@ const CROUCH_STRIDE_SHARE: f32 = 0.45;
 const CROUCH_FEET_AHEAD_M: f32 = 0.22;
 /// Feet and knees pulled up in the air, metres.
 const AIR_TUCK_M: f32 = 0.30;
+/// How far the hardest landing lowers the body, metres.
+const LANDING_DROP_M: f32 = 0.22;
 
 /// What a pose depends on: the state every client is told of a player.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -80,6 +82,9 @@ pub struct PoseInput {
     /// The view's turn from the hips, radians ([`PlayerState::twist`]).
     #[serde(default)]
     pub twist: f32,
+    /// How deep the knees are bent by a landing, 0..1 ([`PlayerState::landing`]).
+    #[serde(default)]
+    pub landing: f32,
 }
 
 impl PoseInput {
@@ -93,6 +98,7 @@ impl PoseInput {
             crouched: state.crouched,
             on_ground: state.on_ground,
             twist: state.twist,
+            landing: state.landing,
         }
     }
 
@@ -108,6 +114,7 @@ impl PoseInput {
             vel: self.vel.lerp(other.vel, t),
             gait_m: lerp_gait(self.gait_m, other.gait_m, t),
             twist: self.twist + (other.twist - self.twist) * t,
+            landing: self.landing + (other.landing - self.landing) * t,
             ..*nearer
         }
     }
@@ -197,7 +204,9 @@ pub fn pose(input: &PoseInput) -> Pose {
     let neck_lean = lean - pitch * NECK_PITCH_SHARE;
     let along = |angle: f32| up * angle.cos() + forward * angle.sin();
     let height = if input.crouched { CROUCH_HEIGHT_M } else { STAND_HEIGHT_M };
-    let head = feet + up * (height - HEAD_RADIUS_M);
+    // A landing lowers the whole body on bent knees (on the ground only).
+    let landing = if input.on_ground { finite(input.landing).clamp(0.0, 1.0) } else { 0.0 };
+    let head = feet + up * (height - HEAD_RADIUS_M - LANDING_DROP_M * landing);
     let neck = head - along(neck_lean) * NECK_M;
     let chest = neck - along(lean) * UPPER_SPINE_M;
     let pelvis = chest - along(lean) * SPINE_M;
@@ -443,6 +452,26 @@ mod tests {
     }
 
     #[test]
+    fn a_landing_bends_the_knees_and_lowers_the_body_within_reach() {
+        let stand = pose(&standing());
+        let landed = pose(&PoseInput { landing: 1.0, ..standing() });
+        let drop = stand.head.y - landed.head.y;
+        assert!((drop - LANDING_DROP_M).abs() < 1e-4, "the head dropped {drop}");
+        assert!((stand.pelvis.y - landed.pelvis.y - LANDING_DROP_M).abs() < 1e-4);
+        // Feet stay on the floor; knees bend forward, and the limbs keep their lengths.
+        for side in 0..2 {
+            let (a, b) = (stand.legs[side], landed.legs[side]);
+            assert!((a.end.y - b.end.y).abs() < 1e-4, "a foot left the floor");
+            assert!(b.middle.distance(b.root) - THIGH_M < 1e-3 && b.end.distance(b.middle) - SHIN_M < 1e-3);
+            let ahead = |l: Limb| (l.middle - (l.root + l.end) * 0.5).dot(Vec3::NEG_Z);
+            assert!(ahead(b) > ahead(a) + 0.05, "knee {side} bends forward");
+        }
+        // Only on the ground: in the air there is no landing to show.
+        let air = PoseInput { on_ground: false, ..standing() };
+        assert_eq!(pose(&PoseInput { landing: 1.0, ..air }), pose(&air));
+    }
+
+    #[test]
     fn garbage_in_gives_a_finite_pose() {
         for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 1e30] {
             let input = PoseInput {
@@ -454,6 +483,7 @@ mod tests {
                 crouched: false,
                 on_ground: true,
                 twist: bad,
+                landing: bad,
             };
             assert!(joints(&pose(&input)).iter().all(|j| j.is_finite()), "{bad}");
         }

@@ -138,6 +138,18 @@ pub fn q_to_twist(q: i8) -> f32 {
     f32::from(q.clamp(-TWIST_STEPS, TWIST_STEPS)) / f32::from(TWIST_STEPS) * crate::player::MAX_TWIST_RAD
 }
 
+/// Steps of a landing's depth ([`PlayerState::landing`]), 0 to this.
+pub const LANDING_STEPS: u8 = 15;
+
+pub fn landing_to_q(landing: f32) -> u8 {
+    let q = if landing.is_finite() { (landing * f32::from(LANDING_STEPS)).round() } else { 0.0 };
+    q.clamp(0.0, f32::from(LANDING_STEPS)) as u8
+}
+
+pub fn q_to_landing(q: u8) -> f32 {
+    f32::from(q.min(LANDING_STEPS)) / f32::from(LANDING_STEPS)
+}
+
 pub fn snap_state(s: &PlayerState) -> PlayerState {
     let pos = |v: f32| q_to_pos(pos_to_q(v));
     let vel = |v: f32| q_to_vel(vel_to_q(v));
@@ -151,6 +163,7 @@ pub fn snap_state(s: &PlayerState) -> PlayerState {
         reload_s: q_to_timer(timer_to_q(s.reload_s)),
         protected_s: q_to_timer(timer_to_q(s.protected_s)),
         twist: q_to_twist(twist_to_q(s.twist)),
+        landing: q_to_landing(landing_to_q(s.landing)),
         ..*s
     }
 }

@@ -197,6 +197,7 @@ mod tests {
             vel: [3, -1],
             gait: (tick * 3).rem_euclid(64) as u8,
             twist: (tick % 40) as i8,
+            landing: (tick % 16) as u8,
         };
         let own = OwnState::of(&remote.to_state());
         (remote, own)

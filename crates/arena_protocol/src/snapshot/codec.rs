@@ -216,6 +216,7 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// spawn_count   u8    whole                        held
 /// protected     u16   difference [6,10,17]         held
 /// twist         s7    difference [2,4,8]           held
+/// landing       u4    whole                        held
 ///
 /// remote state  whole delta                        carried
 /// pos.x         s26   difference [4,6,8,10,12,25]  moves
@@ -229,6 +230,7 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// vel.z         s7    difference [3,5,8]           held
 /// gait          u6    turn [2,4,6]                 turns
 /// twist         s7    difference [2,4,8]           held
+/// landing       u4    whole                        held
 /// ```
 pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
     let baseline = baseline.map(|b| Baseline {

@@ -41,7 +41,7 @@ const ANGLE_DELTA: &[u32] = &[5, 8, 11, 17];
 const TIMER_DELTA: &[u32] = &[6, 10, 17];
 
 /// Most fields a state has.
-pub(super) const MAX_FIELDS: usize = 17;
+pub(super) const MAX_FIELDS: usize = 18;
 /// A state's fields as numbers, in table order (the rest zero).
 pub(super) type Values = [i32; MAX_FIELDS];
 
@@ -88,6 +88,14 @@ fn twist_of(v: i32) -> Option<i8> {
     i8::try_from(v).ok().map(|t| t.clamp(-steps, steps))
 }
 
+/// A landing's depth from an untrusted value, within its steps.
+fn landing_of(v: i32) -> Option<u8> {
+    u8::try_from(v).ok().map(|l| l.min(arena_sim::quant::LANDING_STEPS))
+}
+
+/// Bits of a landing's depth (0 to 15).
+const LANDING_BITS: u32 = 4;
+
 const fn field(name: &'static str, bits: u32, signed: bool, delta: Delta, motion: Motion) -> Field {
     Field { name, bits, signed, delta, motion }
 }
@@ -126,6 +134,7 @@ impl Fields for RemoteState {
         field("vel.z", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
         field("gait", REMOTE_GAIT_BITS, false, Delta::Turn(REMOTE_GAIT_DELTA), Motion::Turns),
         field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
+        field("landing", LANDING_BITS, false, Delta::Whole, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
@@ -134,7 +143,7 @@ impl Fields for RemoteState {
 
     fn values(&self) -> Values {
         let mut v = [0; MAX_FIELDS];
-        v[..11].copy_from_slice(&[
+        v[..12].copy_from_slice(&[
             self.pos[0],
             self.pos[1],
             self.pos[2],
@@ -146,6 +155,7 @@ impl Fields for RemoteState {
             i32::from(self.vel[1]),
             i32::from(self.gait),
             i32::from(self.twist),
+            i32::from(self.landing),
         ]);
         v
     }
@@ -166,6 +176,7 @@ impl Fields for RemoteState {
             vel: [vel(v[7])?, vel(v[8])?],
             gait: (u8::try_from(v[9]).ok()?) % (1 << REMOTE_GAIT_BITS),
             twist: twist_of(v[10])?,
+            landing: landing_of(v[11])?,
         })
     }
 
@@ -193,6 +204,7 @@ impl Fields for OwnState {
         field("spawn_count", 8, false, Delta::Whole, Motion::Held),
         field("protected", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
         field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
+        field("landing", LANDING_BITS, false, Delta::Whole, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
     const LIFE: usize = 14;
@@ -218,6 +230,7 @@ impl Fields for OwnState {
             i32::from(self.spawn_count),
             i32::from(self.protected),
             i32::from(self.twist),
+            i32::from(self.landing),
         ]
     }
 
@@ -242,6 +255,7 @@ impl Fields for OwnState {
             spawn_count: u8_of(v[14])?,
             protected: u16_of(v[15])?,
             twist: twist_of(v[16])?,
+            landing: landing_of(v[17])?,
         })
     }
 
@@ -350,6 +364,7 @@ mod tests {
             vel: [-7, 12],
             gait: 41,
             twist: -30,
+            landing: 9,
         };
         assert_eq!(RemoteState::from_values(&remote.values()), Some(remote));
         let own = OwnState {
@@ -366,6 +381,7 @@ mod tests {
             spawn_count: 255,
             protected: 10,
             twist: 11,
+            landing: 3,
         };
         assert_eq!(OwnState::from_values(&own.values()), Some(own));
         let mut far = own.values();

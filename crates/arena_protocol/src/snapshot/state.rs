@@ -2,7 +2,7 @@
 //! ([`OwnState`], it predicts it) and everyone else only as drawing and hit
 //! effects need them ([`RemoteState`]: position, view angles, alive,
 //! crouched, on the ground, spawn-protected, the spawn counter, and what
-//! its pose needs: the pace, the gait's phase and the hips' twist), each on its
+//! its pose needs: the pace, the gait's phase, the hips' twist and a landing's bent knees), each on its
 //! grid; a [`Frame`] of them; and the [`Feedback`] about the client's own
 //! commands. Nobody's ammo, health or timers but its own.
 
@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use arena_sim::PlayerId;
 use arena_sim::player::{GAIT_CYCLE_M, PlayerState, Weapon};
 use arena_sim::quant::{
-    dist_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_pitch, q_to_pos, q_to_signed_timer, q_to_timer, q_to_twist,
-    q_to_vel, q_to_yaw, signed_timer_to_q, timer_to_q, twist_to_q, vel_to_q, yaw_to_q,
+    dist_to_q, landing_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_landing, q_to_pitch, q_to_pos, q_to_signed_timer,
+    q_to_timer, q_to_twist, q_to_vel, q_to_yaw, signed_timer_to_q, timer_to_q, twist_to_q, vel_to_q, yaw_to_q,
 };
 
 use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
@@ -74,6 +74,8 @@ pub struct RemoteState {
     /// The view's turn from the hips, on the owner's grid
     /// ([`arena_sim::quant::twist_to_q`]).
     pub twist: i8,
+    /// How deep a landing bends the knees ([`arena_sim::quant::landing_to_q`]).
+    pub landing: u8,
 }
 
 impl RemoteState {
@@ -103,6 +105,7 @@ impl RemoteState {
             vel: [remote_vel_to_q(s.vel.x), remote_vel_to_q(s.vel.z)],
             gait: remote_gait_to_q(s.step_phase),
             twist: twist_to_q(s.twist),
+            landing: landing_to_q(s.landing),
         }
     }
 
@@ -132,6 +135,7 @@ impl RemoteState {
             ),
             step_phase: f32::from(self.gait) * (GAIT_CYCLE_M / REMOTE_GAIT_STEPS),
             twist: q_to_twist(self.twist),
+            landing: q_to_landing(self.landing),
             ..PlayerState::default()
         }
     }
@@ -169,6 +173,8 @@ pub struct OwnState {
     pub protected: u16,
     /// The hips' twist ([`arena_sim::quant::twist_to_q`]).
     pub twist: i8,
+    /// A landing's depth ([`arena_sim::quant::landing_to_q`]).
+    pub landing: u8,
 }
 
 impl OwnState {
@@ -203,6 +209,7 @@ impl OwnState {
             spawn_count: s.spawn_count,
             protected: timer_to_q(s.protected_s),
             twist: twist_to_q(s.twist),
+            landing: landing_to_q(s.landing),
         }
     }
 
@@ -228,6 +235,7 @@ impl OwnState {
             spawn_count: self.spawn_count,
             protected_s: q_to_timer(self.protected),
             twist: q_to_twist(self.twist),
+            landing: q_to_landing(self.landing),
         }
     }
 

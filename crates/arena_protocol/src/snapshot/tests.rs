@@ -183,6 +183,7 @@ fn edges_of_own() -> [OwnState; 3] {
         spawn_count: 0,
         protected: 0,
         twist: -63,
+        landing: 0,
     };
     let high = OwnState {
         pos: [p; 3],
@@ -198,6 +199,7 @@ fn edges_of_own() -> [OwnState; 3] {
         spawn_count: u8::MAX,
         protected: u16::MAX,
         twist: 63,
+        landing: 15,
     };
     [low, high, OwnState { pos: [1, -1, 0], yaw: 32768, ..low }]
 }
@@ -213,6 +215,7 @@ fn edges_of_remote() -> [RemoteState; 3] {
         vel: [-63; 2],
         gait: 0,
         twist: -63,
+        landing: 0,
     };
     let high = RemoteState {
         pos: [p; 3],
@@ -223,6 +226,7 @@ fn edges_of_remote() -> [RemoteState; 3] {
         vel: [63; 2],
         gait: 63,
         twist: 63,
+        landing: 15,
     };
     [low, high, RemoteState { yaw: 512, ..low }]
 }
