@@ -468,6 +468,10 @@ struct WindowArgs {
     /// With --screenshot: quit after this many seconds.
     #[arg(long, value_name = "S")]
     seconds: Option<f64>,
+    /// With --screenshot: take it just after the first kill in view instead
+    /// (a body falling), or one second before --seconds if there is none.
+    #[arg(long, requires = "screenshot")]
+    screenshot_after_kill: bool,
     #[command(flatten)]
     netcode: NetcodeArgs,
     /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
@@ -592,7 +596,9 @@ fn main() -> ExitCode {
 fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
     let screenshot = match (args.screenshot, args.seconds) {
         (Some(path), Some(seconds)) => match positive_duration(seconds) {
-            Ok(quit_after) if seconds >= 1.0 => Some(Screenshot { path, quit_after }),
+            Ok(quit_after) if seconds >= 1.0 => {
+                Some(Screenshot { path, quit_after, after_kill: args.screenshot_after_kill })
+            }
             Ok(_) => return fail("--seconds must be at least 1 with --screenshot"),
             Err(e) => return fail(&e),
         },

@@ -153,12 +153,16 @@ fn lay_out_tags(wanted: &[WantedTag], screen: Vec2) -> Vec<Option<TagRect>> {
 }
 
 fn place_name_tags(
-    camera: Query<(&Camera, &GlobalTransform), With<MainCamera>>,
+    camera: Query<(&Camera, &Transform), With<MainCamera>>,
     world: Res<ClientWorld>,
     players: Query<&Drawn>,
     mut tags: Query<(Entity, &NameTag, &mut Node, &mut Visibility, &ComputedNode, &mut TextColor, &mut TextShadow)>,
 ) {
-    let Ok((camera, camera_transform)) = camera.single() else { return };
+    let Ok((camera, transform)) = camera.single() else { return };
+    // This frame's camera (it has no parent): its global transform is last
+    // frame's until propagation, and at a few frames a second the view turns
+    // a long way in between.
+    let camera_transform = &GlobalTransform::from(*transform);
     let Some(screen) = camera.logical_viewport_size() else { return };
     let eye = camera_transform.translation();
     let seen = |point: Vec3| {

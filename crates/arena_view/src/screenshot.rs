@@ -1,19 +1,25 @@
-//! `--screenshot FILE --seconds S`: save a screenshot one second before S, then
-//! quit at S (or as soon after as the file is written).
+//! `--screenshot FILE --seconds S`: save a screenshot one second before S
+//! (with `--screenshot-after-kill`, just after the first kill in view,
+//! as the body falls), then quit at S (or as soon after as the file is written).
 
 use std::time::Duration;
 
+use arena_client::{ClientWorld, Drawn, KillNotice, LocalPlayer, NetPlayer};
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot as Capture, ScreenshotCaptured, save_to_disk};
 
+use crate::camera::MainCamera;
 use crate::vocabulary::Screenshot;
 
 /// Longest the game waits past S for a slow renderer to deliver the image.
 const SAVE_GRACE: Duration = Duration::from_secs(20);
+/// How long after a kill the picture is taken: the body has started to fall.
+const AFTER_KILL: Duration = Duration::from_millis(700);
 
 pub(crate) fn plugin(shot: Screenshot) -> impl Fn(&mut App) {
     move |app: &mut App| {
-        app.insert_resource(Plan { shot: shot.clone(), requested: false, saved: false }).add_systems(Update, run_plan);
+        app.insert_resource(Plan { shot: shot.clone(), requested: false, saved: false, killed_at: None })
+            .add_systems(Update, (watch_kills, run_plan).chain());
     }
 }
 
@@ -22,11 +28,46 @@ struct Plan {
     shot: Screenshot,
     requested: bool,
     saved: bool,
+    /// When the local player first killed someone.
+    killed_at: Option<Duration>,
+}
+
+/// A kill is "in view" nearer than this, metres.
+const KILL_IN_VIEW_M: f32 = 20.0;
+
+fn watch_kills(
+    time: Res<Time<Real>>,
+    mut kills: MessageReader<KillNotice>,
+    players: Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>,
+    camera: Query<(&Camera, &Transform), With<MainCamera>>,
+    world: Res<ClientWorld>,
+    mut plan: ResMut<Plan>,
+) {
+    let Ok((camera, transform)) = camera.single() else { return };
+    let eye = transform.translation;
+    for kill in kills.read() {
+        if !plan.shot.after_kill || plan.killed_at.is_some() {
+            continue;
+        }
+        // Someone else's death, near, on the screen and not behind a wall.
+        let Some((_, Drawn(victim))) = players.iter().find(|(p, _)| p.id == kill.victim) else { continue };
+        let chest = victim.pos + Vec3::Y * victim.height() * 0.6;
+        let to = chest - eye;
+        let on_screen = camera
+            .world_to_ndc(&GlobalTransform::from(*transform), chest)
+            .is_some_and(|ndc| ndc.x.abs() < 0.8 && ndc.y.abs() < 0.8 && (0.0..1.0).contains(&ndc.z));
+        let seen = to.length() < KILL_IN_VIEW_M && world.cast_ray(eye, to.normalize_or_zero(), to.length()).is_none();
+        if on_screen && seen {
+            info!("a kill in view: the screenshot follows");
+            plan.killed_at = Some(time.elapsed());
+        }
+    }
 }
 
 fn run_plan(mut commands: Commands, time: Res<Time<Real>>, mut plan: ResMut<Plan>, mut exit: MessageWriter<AppExit>) {
     let now = time.elapsed();
-    let take_at = plan.shot.quit_after.saturating_sub(Duration::from_secs(1));
+    let last_chance = plan.shot.quit_after.saturating_sub(Duration::from_secs(1));
+    let take_at = plan.killed_at.map_or(last_chance, |at| (at + AFTER_KILL).min(last_chance));
     if !plan.requested && now >= take_at {
         plan.requested = true;
         let path = plan.shot.path.clone();

@@ -43,6 +43,8 @@ pub struct Screenshot {
     pub path: PathBuf,
     /// Quit after this long; the screenshot is taken a second earlier.
     pub quit_after: Duration,
+    /// Take it just after the first kill in view instead, if any.
+    pub after_kill: bool,
 }
 
 /// Bots a quick-play game starts with.
