@@ -114,6 +114,48 @@ mod tests {
     }
 
     #[test]
+    fn a_landing_straightens_in_its_time_and_a_slow_turn_twists_the_hips_at_any_tick_rate() {
+        let world = world();
+        let spawn = world.map().spawns[0];
+        for hz in [10, 64, 128] {
+            let dt = tick_dt_s(hz);
+            // Jump, come down, and count the ticks the knees stay bent.
+            let mut state = PlayerState::spawned_at(spawn.pos, spawn.yaw());
+            let jump = UserCmd { yaw: spawn.yaw(), buttons: Buttons::JUMP, ..Default::default() };
+            state = step_player(&state, &state, &jump, &world, dt).0;
+            let still = UserCmd { yaw: spawn.yaw(), ..Default::default() };
+            let (mut bent, mut depth) = (0, None);
+            for _ in 0..(3.0 / dt) as usize {
+                let (next, events) = step_player(&state, &state, &still, &world, dt);
+                if events.movement.landed.is_some() {
+                    depth = Some(next.landing);
+                }
+                bent += usize::from(depth.is_some() && next.landing > 0.0);
+                state = next;
+            }
+            // Eased by a tick's share of LANDING_S from its depth at landing
+            // (the grid rounds each tick's share a little: within a tenth).
+            let depth = depth.expect("lands");
+            assert!(depth > player::LANDING_LEAST, "{hz} Hz: a jump's landing {depth}");
+            let expected = (depth * player::LANDING_S / dt).ceil() as usize;
+            assert!(bent.abs_diff(expected) <= 1 + expected / 10, "{hz} Hz: bent {bent} ticks, not {expected}");
+            assert_eq!(state.landing, 0.0);
+            // Standing, a view turning at 10°/s turns the hips not at all:
+            // the twist takes the turn up, tick by tick, to its limit.
+            let rate = 10f32.to_radians();
+            let mut yaw = spawn.yaw();
+            for tick in 1..=(2.0 / dt) as u32 {
+                yaw += rate * dt;
+                let turn = UserCmd { tick, yaw, ..Default::default() };
+                state = step_player(&state, &state, &turn, &world, dt).0;
+            }
+            let turned = crate::cmd::wrap_angle(state.yaw - spawn.yaw());
+            assert!((state.twist - turned).abs() < 2e-3, "{hz} Hz: twist {} for a turn of {turned}", state.twist);
+            assert!(state.twist > 0.3, "{hz} Hz: {}", state.twist);
+        }
+    }
+
+    #[test]
     fn spawn_protection_runs_out_with_time() {
         let world = world();
         let dt = tick_dt_s(DEFAULT_TICK_HZ);

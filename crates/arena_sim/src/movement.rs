@@ -148,7 +148,10 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
         // The gait goes on in a crouch too (the legs walk), silently.
         let before = s.step_phase;
         s.step_phase = (s.step_phase + step_h.length()).rem_euclid(crate::player::GAIT_CYCLE_M);
-        events.footstep = crate::player::footstep_between(before, s.step_phase) && !s.crouched;
+        // A tick that walks half a cycle or more (fast, at a low tick rate)
+        // passed a footstep whichever way the phase seems to have gone.
+        let stepped = step_h.length() >= FOOTSTEP_DISTANCE_M || crate::player::footstep_between(before, s.step_phase);
+        events.footstep = stepped && !s.crouched;
     }
     s.landing = crate::player::landing_after(state.landing, events.landed, dt_s);
     // The hips: planted while standing on the ground, following the view otherwise.

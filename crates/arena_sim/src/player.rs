@@ -96,6 +96,13 @@ pub const LANDING_S: f32 = 0.3;
 pub const LANDING_FULL_MPS: f32 = 10.0;
 /// The least a landing bends them (a hop), 0..1.
 pub const LANDING_LEAST: f32 = 0.25;
+/// How far the hardest landing lowers the body (and the eyes), metres.
+pub const LANDING_DROP_M: f32 = 0.22;
+
+/// How far a landing of `landing` (0..1) lowers the body, metres: none in the air.
+pub fn landing_drop(landing: f32, on_ground: bool) -> f32 {
+    if on_ground && landing.is_finite() { LANDING_DROP_M * landing.clamp(0.0, 1.0) } else { 0.0 }
+}
 
 /// The landing's depth after a tick: a fresh landing at `impact_mps`
 /// (downward speed) sets it; otherwise it eases off.
@@ -185,8 +192,14 @@ impl PlayerState {
         self.alive && self.protected_s <= 0.0
     }
 
+    /// Where the eyes are: a landing lowers them with the head.
     pub fn eye_pos(&self) -> Vec3 {
-        self.pos + Vec3::Y * self.eye_height()
+        self.pos + Vec3::Y * (self.eye_height() - self.landing_drop())
+    }
+
+    /// How far a landing lowers the body now, metres (on the ground only).
+    pub fn landing_drop(&self) -> f32 {
+        landing_drop(self.landing, self.on_ground)
     }
 
     /// Orientation of the body (yaw only).

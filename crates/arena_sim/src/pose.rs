@@ -62,8 +62,6 @@ const CROUCH_STRIDE_SHARE: f32 = 0.45;
 const CROUCH_FEET_AHEAD_M: f32 = 0.22;
 /// Feet and knees pulled up in the air, metres.
 const AIR_TUCK_M: f32 = 0.30;
-/// How far the hardest landing lowers the body, metres.
-const LANDING_DROP_M: f32 = 0.22;
 
 /// What a pose depends on: the state every client is told of a player.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -204,15 +202,16 @@ pub fn pose(input: &PoseInput) -> Pose {
     let neck_lean = lean - pitch * NECK_PITCH_SHARE;
     let along = |angle: f32| up * angle.cos() + forward * angle.sin();
     let height = if input.crouched { CROUCH_HEIGHT_M } else { STAND_HEIGHT_M };
-    // A landing lowers the whole body on bent knees (on the ground only).
-    let landing = if input.on_ground { finite(input.landing).clamp(0.0, 1.0) } else { 0.0 };
-    let head = feet + up * (height - HEAD_RADIUS_M - LANDING_DROP_M * landing);
+    // A landing lowers the whole body on bent knees (on the ground only),
+    // the eyes with it (`PlayerState::eye_pos`).
+    let drop = crate::player::landing_drop(input.landing, input.on_ground);
+    let head = feet + up * (height - HEAD_RADIUS_M - drop);
     let neck = head - along(neck_lean) * NECK_M;
     let chest = neck - along(lean) * UPPER_SPINE_M;
     let pelvis = chest - along(lean) * SPINE_M;
 
     // The arms hold the weapon along the view.
-    let eye = feet + up * eye_height(input.crouched);
+    let eye = feet + up * (eye_height(input.crouched) - drop);
     let view = crate::player::view_rotation(yaw, pitch);
     let hold = |local: Vec3| eye + view * Vec3::new(local.x, local.y, -local.z);
     let arms = Side::BOTH.map(|side| {
@@ -456,8 +455,8 @@ mod tests {
         let stand = pose(&standing());
         let landed = pose(&PoseInput { landing: 1.0, ..standing() });
         let drop = stand.head.y - landed.head.y;
-        assert!((drop - LANDING_DROP_M).abs() < 1e-4, "the head dropped {drop}");
-        assert!((stand.pelvis.y - landed.pelvis.y - LANDING_DROP_M).abs() < 1e-4);
+        assert!((drop - crate::player::LANDING_DROP_M).abs() < 1e-4, "the head dropped {drop}");
+        assert!((stand.pelvis.y - landed.pelvis.y - crate::player::LANDING_DROP_M).abs() < 1e-4);
         // Feet stay on the floor; knees bend forward, and the limbs keep their lengths.
         for side in 0..2 {
             let (a, b) = (stand.legs[side], landed.legs[side]);

@@ -123,23 +123,25 @@ pub fn q_to_axis(q: i8) -> f32 {
     f32::from(q.max(-(AXIS_STEPS as i8))) / AXIS_STEPS as f32
 }
 
-/// A player's state with every float on its grid.
-/// Steps of the hips' twist either way of straight ([`crate::player::MAX_TWIST_RAD`]
-/// at the last: 0.7° a step).
-pub const TWIST_STEPS: i8 = 63;
+/// The hips' twist grid: the yaw's step (2π/65536), so that a view turning
+/// however slowly moves it (a coarser grid rounds slow turns away, and
+/// overshoots a little faster ones); ±8344 steps at the limit.
+pub const TWIST_STEP_RAD: f32 = std::f32::consts::TAU / YAW_STEPS as f32;
 
-pub fn twist_to_q(twist: f32) -> i8 {
-    let q =
-        if twist.is_finite() { (twist / crate::player::MAX_TWIST_RAD * f32::from(TWIST_STEPS)).round() } else { 0.0 };
-    q.clamp(-f32::from(TWIST_STEPS), f32::from(TWIST_STEPS)) as i8
+pub fn twist_to_q(twist: f32) -> i16 {
+    let max = (crate::player::MAX_TWIST_RAD / TWIST_STEP_RAD).round();
+    let q = if twist.is_finite() { (twist / TWIST_STEP_RAD).round() } else { 0.0 };
+    q.clamp(-max, max) as i16
 }
 
-pub fn q_to_twist(q: i8) -> f32 {
-    f32::from(q.clamp(-TWIST_STEPS, TWIST_STEPS)) / f32::from(TWIST_STEPS) * crate::player::MAX_TWIST_RAD
+pub fn q_to_twist(q: i16) -> f32 {
+    (f32::from(q) * TWIST_STEP_RAD).clamp(-crate::player::MAX_TWIST_RAD, crate::player::MAX_TWIST_RAD)
 }
 
-/// Steps of a landing's depth ([`PlayerState::landing`]), 0 to this.
-pub const LANDING_STEPS: u8 = 15;
+/// A landing's depth grid ([`PlayerState::landing`]): 255 steps, so that it
+/// eases off by whole steps every tick at any tick rate (at 128 Hz a tick
+/// takes 6.6 steps off).
+pub const LANDING_STEPS: u8 = 255;
 
 pub fn landing_to_q(landing: f32) -> u8 {
     let q = if landing.is_finite() { (landing * f32::from(LANDING_STEPS)).round() } else { 0.0 };
@@ -147,9 +149,10 @@ pub fn landing_to_q(landing: f32) -> u8 {
 }
 
 pub fn q_to_landing(q: u8) -> f32 {
-    f32::from(q.min(LANDING_STEPS)) / f32::from(LANDING_STEPS)
+    f32::from(q) / f32::from(LANDING_STEPS)
 }
 
+/// A player's state with every float on its grid.
 pub fn snap_state(s: &PlayerState) -> PlayerState {
     let pos = |v: f32| q_to_pos(pos_to_q(v));
     let vel = |v: f32| q_to_vel(vel_to_q(v));
@@ -239,12 +242,15 @@ mod tests {
             fire_cooldown_s: 0.0937,
             reload_s: 1.2,
             protected_s: 0.5,
+            twist: -0.3217,
+            landing: 0.61,
             ..PlayerState::default()
         };
         let once = snap_state(&s);
         assert_eq!(snap_state(&once), once, "on the grid it stays put");
         assert!(once.pos.distance(s.pos) <= POS_STEP_M, "{:?}", once.pos);
         assert!((once.yaw - s.yaw).abs() < 1e-4 && (once.pitch - s.pitch).abs() < 1e-4);
+        assert!((once.twist - s.twist).abs() <= TWIST_STEP_RAD && (once.landing - s.landing).abs() < 0.002);
     }
 
     #[test]

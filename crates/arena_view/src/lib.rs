@@ -1,5 +1,5 @@
 //! Everything a person sees and hears: the window, the arena's meshes and
-//! lights, player models with name tags, the first-person camera, keyboard and
+//! lights, player models with name tags, the first-person camera and arms, keyboard and
 //! mouse, the menus and the HUD. The only crate that needs a window and a GPU.
 //!
 //! # Modules, bottom up
@@ -13,14 +13,19 @@
 //! - `server_list`: the main menu's list of games (LAN, favourites, recent).
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.
+//! - `surfaces`: the arena's textures, made at start.
 //! - `scene`, `players`, `camera`: the arena, the other players (their
 //!   meshes and materials made once), the view.
+//! - `view_model`: first-person arms and weapon (recoil, reload, switch).
+//! - `name_tags`: names over other players, laid out so none pile up.
+//! - `callouts`: the map's named areas: signs, wall bands, lamps, the HUD line.
+//! - `quality`: the graphics quality setting applied (shadows, MSAA, lamps).
 //! - `effects`, `hitboxes`, `sound`: what shots and steps look and sound like.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
 //!   server last had everyone).
 //! - `ragdolls`: bodies that fall (bevy_rapier3d, this client only).
-//! - `screenshot`: `--screenshot FILE --seconds S`.
+//! - `screenshot`: `--screenshot FILE --seconds S [--screenshot-after-kill]`.
 //!
 //! # The order of a frame
 //!

@@ -9,7 +9,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot as Capture, ScreenshotCaptured, save_to_disk};
 
 use crate::camera::MainCamera;
-use crate::vocabulary::Screenshot;
+use crate::vocabulary::{Screenshot, ViewSet};
 
 /// Longest the game waits past S for a slow renderer to deliver the image.
 const SAVE_GRACE: Duration = Duration::from_secs(20);
@@ -19,7 +19,8 @@ const AFTER_KILL: Duration = Duration::from_millis(700);
 pub(crate) fn plugin(shot: Screenshot) -> impl Fn(&mut App) {
     move |app: &mut App| {
         app.insert_resource(Plan { shot: shot.clone(), requested: false, saved: false, killed_at: None })
-            .add_systems(Update, (watch_kills, run_plan).chain());
+            // After the camera has moved this frame.
+            .add_systems(Update, (watch_kills, run_plan).chain().in_set(ViewSet::Overlay));
     }
 }
 
@@ -28,7 +29,7 @@ struct Plan {
     shot: Screenshot,
     requested: bool,
     saved: bool,
-    /// When the local player first killed someone.
+    /// When the first kill in view happened.
     killed_at: Option<Duration>,
 }
 

@@ -215,8 +215,8 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// reload        u16   difference [6,10,17]         held
 /// spawn_count   u8    whole                        held
 /// protected     u16   difference [6,10,17]         held
-/// twist         s7    difference [2,4,8]           held
-/// landing       u4    whole                        held
+/// twist         s15   difference [5,9,13,16]       held
+/// landing       u8    whole                        held
 ///
 /// remote state  whole delta                        carried
 /// pos.x         s26   difference [4,6,8,10,12,25]  moves

@@ -7,8 +7,8 @@
 //! disagree about a field.
 
 use super::state::{
-    OwnState, REMOTE_GAIT_BITS, REMOTE_PITCH_BITS, REMOTE_TWIST_BITS, REMOTE_VEL_BITS, REMOTE_VEL_MAX_Q,
-    REMOTE_YAW_BITS, RemoteState,
+    OwnState, REMOTE_GAIT_BITS, REMOTE_LANDING_BITS, REMOTE_LANDING_STEPS, REMOTE_PITCH_BITS, REMOTE_TWIST_BITS,
+    REMOTE_TWIST_STEPS, REMOTE_VEL_BITS, REMOTE_VEL_MAX_Q, REMOTE_YAW_BITS, RemoteState,
 };
 
 /// Bits of an absolute position coordinate: ±32 km on the owner's grid.
@@ -29,8 +29,12 @@ const REMOTE_VEL_DELTA: &[u32] = &[3, 5, 8];
 /// Widths of another player's gait phase difference, steps (1/64 cycle).
 const REMOTE_GAIT_DELTA: &[u32] = &[2, 4, 6];
 /// Widths of another player's twist difference, steps (1/63 of the limit):
-/// up to a step (settling), 7 steps (a tick's turn), any (126 steps).
+/// up to a step, 7 steps, any (126 steps; unwinding takes about 10 a tick).
 const REMOTE_TWIST_DELTA: &[u32] = &[2, 4, 8];
+/// The owner's twist, yaw steps: whole (±8344 fits 15 bits), and its
+/// differences: a slow turn, a tick of a fast one, a tick's unwinding, any.
+const TWIST_BITS: u32 = 15;
+const TWIST_DELTA: &[u32] = &[5, 9, 13, 16];
 /// A velocity component, grid steps (1/256 m/s), and its differences.
 const VEL_BITS: u32 = 20;
 /// The last holds the largest change there can be (from -1024 to 1024 m/s).
@@ -82,20 +86,6 @@ pub enum Motion {
     Turns,
 }
 
-/// A twist from an untrusted value: an i8, kept within its steps.
-fn twist_of(v: i32) -> Option<i8> {
-    let steps = arena_sim::quant::TWIST_STEPS;
-    i8::try_from(v).ok().map(|t| t.clamp(-steps, steps))
-}
-
-/// A landing's depth from an untrusted value, within its steps.
-fn landing_of(v: i32) -> Option<u8> {
-    u8::try_from(v).ok().map(|l| l.min(arena_sim::quant::LANDING_STEPS))
-}
-
-/// Bits of a landing's depth (0 to 15).
-const LANDING_BITS: u32 = 4;
-
 const fn field(name: &'static str, bits: u32, signed: bool, delta: Delta, motion: Motion) -> Field {
     Field { name, bits, signed, delta, motion }
 }
@@ -134,7 +124,7 @@ impl Fields for RemoteState {
         field("vel.z", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
         field("gait", REMOTE_GAIT_BITS, false, Delta::Turn(REMOTE_GAIT_DELTA), Motion::Turns),
         field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
-        field("landing", LANDING_BITS, false, Delta::Whole, Motion::Held),
+        field("landing", REMOTE_LANDING_BITS, false, Delta::Whole, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
@@ -175,8 +165,8 @@ impl Fields for RemoteState {
             spawn_count: u8::try_from(v[6]).ok()?,
             vel: [vel(v[7])?, vel(v[8])?],
             gait: (u8::try_from(v[9]).ok()?) % (1 << REMOTE_GAIT_BITS),
-            twist: twist_of(v[10])?,
-            landing: landing_of(v[11])?,
+            twist: i8::try_from(v[10]).ok()?.clamp(-REMOTE_TWIST_STEPS, REMOTE_TWIST_STEPS),
+            landing: u8::try_from(v[11]).ok()?.min(REMOTE_LANDING_STEPS),
         })
     }
 
@@ -203,8 +193,8 @@ impl Fields for OwnState {
         field("reload", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
         field("spawn_count", 8, false, Delta::Whole, Motion::Held),
         field("protected", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
-        field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
-        field("landing", LANDING_BITS, false, Delta::Whole, Motion::Held),
+        field("twist", TWIST_BITS, true, Delta::Difference(TWIST_DELTA), Motion::Held),
+        field("landing", 8, false, Delta::Whole, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
     const LIFE: usize = 14;
@@ -254,8 +244,8 @@ impl Fields for OwnState {
             reload: u16_of(v[13])?,
             spawn_count: u8_of(v[14])?,
             protected: u16_of(v[15])?,
-            twist: twist_of(v[16])?,
-            landing: landing_of(v[17])?,
+            twist: arena_sim::quant::twist_to_q(arena_sim::quant::q_to_twist(i16::try_from(v[16]).ok()?)),
+            landing: u8::try_from(v[17]).ok()?,
         })
     }
 

@@ -37,8 +37,25 @@ pub(super) const REMOTE_VEL_MAX_Q: i8 = 63;
 pub(super) const REMOTE_VEL_BITS: u32 = 7;
 /// Another player's gait phase: 64 steps a gait cycle (5 cm of walking).
 pub(super) const REMOTE_GAIT_BITS: u32 = 6;
-/// The hips' twist: 63 steps either way.
+/// Another player's hips' twist: 63 steps either way of the limit (0.7°
+/// a step), and a landing's depth in 15 steps: drawing and the hitboxes the
+/// server records both use these coarse values (the owner's are exact).
 pub(super) const REMOTE_TWIST_BITS: u32 = 7;
+pub(super) const REMOTE_TWIST_STEPS: i8 = 63;
+pub(super) const REMOTE_LANDING_BITS: u32 = 4;
+pub(super) const REMOTE_LANDING_STEPS: u8 = 15;
+
+fn remote_twist_to_q(twist: f32) -> i8 {
+    let steps = f32::from(REMOTE_TWIST_STEPS);
+    let q = if twist.is_finite() { (twist / arena_sim::player::MAX_TWIST_RAD * steps).round() } else { 0.0 };
+    q.clamp(-steps, steps) as i8
+}
+
+fn remote_landing_to_q(landing: f32) -> u8 {
+    let steps = f32::from(REMOTE_LANDING_STEPS);
+    let q = if landing.is_finite() { (landing * steps).round() } else { 0.0 };
+    q.clamp(0.0, steps) as u8
+}
 const REMOTE_GAIT_STEPS: f32 = (1u32 << REMOTE_GAIT_BITS) as f32;
 
 fn remote_vel_to_q(v: f32) -> i8 {
@@ -71,10 +88,9 @@ pub struct RemoteState {
     pub vel: [i8; 2],
     /// Where in its gait cycle, 64 steps a cycle.
     pub gait: u8,
-    /// The view's turn from the hips, on the owner's grid
-    /// ([`arena_sim::quant::twist_to_q`]).
+    /// The view's turn from the hips, [`REMOTE_TWIST_STEPS`] either way.
     pub twist: i8,
-    /// How deep a landing bends the knees ([`arena_sim::quant::landing_to_q`]).
+    /// How deep a landing bends the knees, 0 to [`REMOTE_LANDING_STEPS`].
     pub landing: u8,
 }
 
@@ -104,8 +120,8 @@ impl RemoteState {
             spawn_count: s.spawn_count,
             vel: [remote_vel_to_q(s.vel.x), remote_vel_to_q(s.vel.z)],
             gait: remote_gait_to_q(s.step_phase),
-            twist: twist_to_q(s.twist),
-            landing: landing_to_q(s.landing),
+            twist: remote_twist_to_q(s.twist),
+            landing: remote_landing_to_q(s.landing),
         }
     }
 
@@ -134,8 +150,9 @@ impl RemoteState {
                 f32::from(self.vel[1]) * REMOTE_VEL_STEP_MPS,
             ),
             step_phase: f32::from(self.gait) * (GAIT_CYCLE_M / REMOTE_GAIT_STEPS),
-            twist: q_to_twist(self.twist),
-            landing: q_to_landing(self.landing),
+            twist: f32::from(self.twist.clamp(-REMOTE_TWIST_STEPS, REMOTE_TWIST_STEPS)) / f32::from(REMOTE_TWIST_STEPS)
+                * arena_sim::player::MAX_TWIST_RAD,
+            landing: f32::from(self.landing.min(REMOTE_LANDING_STEPS)) / f32::from(REMOTE_LANDING_STEPS),
             ..PlayerState::default()
         }
     }
@@ -172,7 +189,7 @@ pub struct OwnState {
     pub spawn_count: u8,
     pub protected: u16,
     /// The hips' twist ([`arena_sim::quant::twist_to_q`]).
-    pub twist: i8,
+    pub twist: i16,
     /// A landing's depth ([`arena_sim::quant::landing_to_q`]).
     pub landing: u8,
 }

@@ -182,7 +182,7 @@ fn edges_of_own() -> [OwnState; 3] {
         reload: 0,
         spawn_count: 0,
         protected: 0,
-        twist: -63,
+        twist: -arena_sim::quant::twist_to_q(arena_sim::player::MAX_TWIST_RAD),
         landing: 0,
     };
     let high = OwnState {
@@ -198,8 +198,8 @@ fn edges_of_own() -> [OwnState; 3] {
         reload: u16::MAX,
         spawn_count: u8::MAX,
         protected: u16::MAX,
-        twist: 63,
-        landing: 15,
+        twist: arena_sim::quant::twist_to_q(arena_sim::player::MAX_TWIST_RAD),
+        landing: u8::MAX,
     };
     [low, high, OwnState { pos: [1, -1, 0], yaw: 32768, ..low }]
 }
