@@ -55,6 +55,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(ConfigFile),
         Box::new(Rockets),
         Box::new(Poses),
+        Box::new(DemoFiles),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),
@@ -821,5 +822,52 @@ impl Target for Poses {
             }
             let _ = hitbox.nearest_point(origin);
         }
+    }
+}
+
+/// Demo files as read from disk: any bytes, and (through the seeds' mutations)
+/// real demos damaged anywhere, are opened and every chunk read; an error is
+/// fine, a panic or an allocation past the limits is not.
+struct DemoFiles;
+
+impl Target for DemoFiles {
+    fn name(&self) -> &'static str {
+        "demo_files"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        use arena_protocol::demo::{DemoHeader, DemoWriter};
+        let header = DemoHeader {
+            protocol: arena_protocol::PROTOCOL_VERSION,
+            tick_hz: 64,
+            map: "Foundry".into(),
+            server_name: "fuzz".into(),
+            started_unix_s: 0,
+        };
+        [1u32, 40, 400]
+            .iter()
+            .filter_map(|&frames| {
+                let mut w = DemoWriter::new(Vec::new(), &header).ok()?;
+                for tick in 0..frames {
+                    w.push(tick, &[tick as u8; 24]).ok()?;
+                    if tick % 150 == 149 {
+                        w.flush_chunk().ok()?;
+                    }
+                }
+                w.finish().ok()
+            })
+            .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_protocol::demo::{DemoReader, MAX_CHUNK_BYTES, MAX_FRAME_BYTES};
+        let Ok(reader) = DemoReader::open(input) else { return };
+        for i in 0..reader.chunks.len() {
+            if let Ok(frames) = reader.read_chunk(i) {
+                let bytes: usize = frames.iter().map(|(_, b)| b.len()).sum();
+                assert!(bytes <= MAX_CHUNK_BYTES && frames.iter().all(|(_, b)| b.len() <= MAX_FRAME_BYTES));
+            }
+        }
+        let _ = reader.chunk_for(u32::MAX);
     }
 }

@@ -23,6 +23,8 @@
 //!   `arena_query` crate (std only), which the `arena-agones` sidecar reads
 //!   servers with too, without building the game.
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
+//! - `demo`: the demo file: frames in compressed, checked chunks with an
+//!   index for seeking; read with limits.
 
 pub mod bits;
 pub mod bundle;
@@ -30,6 +32,7 @@ pub mod channel;
 pub mod codec;
 pub mod command_packet;
 pub mod datagram;
+pub mod demo;
 pub mod key;
 pub mod messages;
 pub mod names;

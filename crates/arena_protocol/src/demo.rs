@@ -1,0 +1,533 @@
+//! The demo file: a recorded match as frames (a tick and its bytes), in
+//! chunks compressed with DEFLATE (`flate2`), each checked by a CRC-32, and
+//! an index of the chunks' ticks at the end for seeking. The writer keeps
+//! at most one chunk in memory; the reader trusts nothing: every length is
+//! bounded before anything is allocated, a chunk inflates to at most its
+//! stated size, and a damaged file is an error that says what is wrong and
+//! where, never a panic. What the frames hold is the recorder's business.
+//!
+//! ```text
+//! file    "ARENADEMO\0" u16 format  u32 n  header (bincode, n bytes)
+//!         u32 crc32(header)  chunk*  index  footer
+//! chunk   "CHNK" u32 compressed  u32 raw  u32 first_tick  u32 last_tick
+//!         u32 frames  u32 crc32(compressed)  compressed bytes
+//!         raw = frames x (u32 tick, u32 n, n bytes)
+//! index   "INDX" u32 chunks  chunks x (u64 offset, u32 first_tick, u32 last_tick)
+//! footer  u64 index offset  "ARENAEND"
+//! ```
+//! All integers little-endian.
+
+use std::io::{Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+/// The first bytes of every demo.
+pub const DEMO_MAGIC: &[u8; 10] = b"ARENADEMO\0";
+const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
+const INDEX_MAGIC: &[u8; 4] = b"INDX";
+const END_MAGIC: &[u8; 8] = b"ARENAEND";
+/// This layout's version; a reader refuses others by name.
+pub const DEMO_FORMAT: u16 = 1;
+/// A chunk is closed once its frames reach this many bytes (raw).
+pub const CHUNK_TARGET_BYTES: usize = 64 * 1024;
+/// Largest frame, bytes.
+pub const MAX_FRAME_BYTES: usize = 256 * 1024;
+/// Largest chunk, raw or compressed, bytes: a full chunk plus one frame.
+pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_FRAME_BYTES + 8;
+/// Largest header, bytes, and most chunks a file may have (at 64 KiB a
+/// chunk, 4 GiB of frames).
+pub const MAX_HEADER_BYTES: usize = 4096;
+pub const MAX_CHUNKS: usize = 1 << 16;
+/// Bytes of a chunk's head, an index entry, the footer.
+const CHUNK_HEAD_BYTES: usize = 4 + 6 * 4;
+const INDEX_ENTRY_BYTES: usize = 8 + 4 + 4;
+const FOOTER_BYTES: usize = 8 + 8;
+
+/// What a demo says of itself before its frames.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DemoHeader {
+    /// The wire protocol the recording server spoke.
+    pub protocol: u64,
+    pub tick_hz: u16,
+    pub map: String,
+    pub server_name: String,
+    /// When the recording started, seconds since 1970.
+    pub started_unix_s: u64,
+}
+
+/// What went wrong reading or writing a demo.
+#[derive(Debug)]
+pub enum DemoError {
+    Io(std::io::Error),
+    /// The file does not start as a demo does.
+    NotADemo,
+    /// A demo of another layout version.
+    UnsupportedFormat(u16),
+    /// The file ends inside `what`, which starts at byte `at`.
+    Truncated {
+        what: &'static str,
+        at: u64,
+    },
+    /// `what` at byte `at` is not as it must be.
+    Corrupt {
+        what: String,
+        at: u64,
+    },
+    /// `what` is `size` bytes (or items), over the limit.
+    TooLarge {
+        what: &'static str,
+        size: u64,
+        limit: u64,
+    },
+}
+
+impl std::fmt::Display for DemoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DemoError::Io(e) => write!(f, "{e}"),
+            DemoError::NotADemo => write!(f, "not an Arena demo (it does not start with ARENADEMO)"),
+            DemoError::UnsupportedFormat(v) => {
+                write!(f, "a demo of format {v}; this build reads format {DEMO_FORMAT}")
+            }
+            DemoError::Truncated { what, at } => {
+                write!(f, "the file ends inside the {what} that starts at byte {at} (cut short?)")
+            }
+            DemoError::Corrupt { what, at } => write!(f, "damaged: {what} (at byte {at})"),
+            DemoError::TooLarge { what, size, limit } => write!(f, "the {what} is {size}, over the limit of {limit}"),
+        }
+    }
+}
+
+impl std::error::Error for DemoError {}
+
+impl From<std::io::Error> for DemoError {
+    fn from(e: std::io::Error) -> Self {
+        DemoError::Io(e)
+    }
+}
+
+/// Where a chunk is and which ticks it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkEntry {
+    /// Byte offset of the chunk's head in the file.
+    pub offset: u64,
+    pub first_tick: u32,
+    pub last_tick: u32,
+}
+
+/// Writes a demo: frames go into the open chunk, which is compressed and
+/// written out when it reaches [`CHUNK_TARGET_BYTES`] (or on
+/// [`DemoWriter::flush_chunk`]); [`DemoWriter::finish`] writes the index.
+pub struct DemoWriter<W: Write> {
+    out: W,
+    written: u64,
+    raw: Vec<u8>,
+    frames: u32,
+    ticks: Option<(u32, u32)>,
+    index: Vec<ChunkEntry>,
+}
+
+impl<W: Write> DemoWriter<W> {
+    pub fn new(mut out: W, header: &DemoHeader) -> Result<Self, DemoError> {
+        let head = bincode::serde::encode_to_vec(header, bincode::config::standard())
+            .map_err(|e| DemoError::Corrupt { what: format!("the header would not encode: {e}"), at: 0 })?;
+        if head.len() > MAX_HEADER_BYTES {
+            return Err(DemoError::TooLarge {
+                what: "header",
+                size: head.len() as u64,
+                limit: MAX_HEADER_BYTES as u64,
+            });
+        }
+        out.write_all(DEMO_MAGIC)?;
+        out.write_all(&DEMO_FORMAT.to_le_bytes())?;
+        out.write_all(&(head.len() as u32).to_le_bytes())?;
+        out.write_all(&head)?;
+        let mut crc = flate2::Crc::new();
+        crc.update(&head);
+        out.write_all(&crc.sum().to_le_bytes())?;
+        let written = (DEMO_MAGIC.len() + 2 + 4 + head.len() + 4) as u64;
+        Ok(Self { out, written, raw: Vec::new(), frames: 0, ticks: None, index: Vec::new() })
+    }
+
+    /// Adds a frame: tick `tick`'s bytes. Ticks must not go backwards.
+    pub fn push(&mut self, tick: u32, bytes: &[u8]) -> Result<(), DemoError> {
+        if bytes.len() > MAX_FRAME_BYTES {
+            return Err(DemoError::TooLarge { what: "frame", size: bytes.len() as u64, limit: MAX_FRAME_BYTES as u64 });
+        }
+        let last = self.ticks.map(|(_, last)| last).or_else(|| self.index.last().map(|c| c.last_tick));
+        if last.is_some_and(|last| tick < last) {
+            return Err(DemoError::Corrupt { what: format!("tick {tick} after tick {last:?}"), at: self.written });
+        }
+        self.raw.extend_from_slice(&tick.to_le_bytes());
+        self.raw.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        self.raw.extend_from_slice(bytes);
+        self.frames += 1;
+        self.ticks = Some((self.ticks.map_or(tick, |(first, _)| first), tick));
+        if self.raw.len() >= CHUNK_TARGET_BYTES {
+            self.flush_chunk()?;
+        }
+        Ok(())
+    }
+
+    /// Compresses and writes the open chunk, if it has frames.
+    pub fn flush_chunk(&mut self) -> Result<(), DemoError> {
+        let Some((first_tick, last_tick)) = self.ticks.take() else { return Ok(()) };
+        let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        deflate.write_all(&self.raw)?;
+        let compressed = deflate.finish()?;
+        let mut crc = flate2::Crc::new();
+        crc.update(&compressed);
+        self.out.write_all(CHUNK_MAGIC)?;
+        for n in [compressed.len() as u32, self.raw.len() as u32, first_tick, last_tick, self.frames, crc.sum()] {
+            self.out.write_all(&n.to_le_bytes())?;
+        }
+        self.out.write_all(&compressed)?;
+        self.out.flush()?;
+        self.index.push(ChunkEntry { offset: self.written, first_tick, last_tick });
+        self.written += (CHUNK_HEAD_BYTES + compressed.len()) as u64;
+        self.raw.clear();
+        self.frames = 0;
+        Ok(())
+    }
+
+    /// Writes the last chunk, the index and the footer.
+    pub fn finish(mut self) -> Result<W, DemoError> {
+        self.flush_chunk()?;
+        let index_offset = self.written;
+        self.out.write_all(INDEX_MAGIC)?;
+        self.out.write_all(&(self.index.len() as u32).to_le_bytes())?;
+        for c in &self.index {
+            self.out.write_all(&c.offset.to_le_bytes())?;
+            self.out.write_all(&c.first_tick.to_le_bytes())?;
+            self.out.write_all(&c.last_tick.to_le_bytes())?;
+        }
+        self.out.write_all(&index_offset.to_le_bytes())?;
+        self.out.write_all(END_MAGIC)?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Bytes held in memory for the open chunk.
+    pub fn buffered_bytes(&self) -> usize {
+        self.raw.len()
+    }
+}
+
+/// A demo read from bytes: its header and index checked, its chunks read
+/// one at a time.
+#[derive(Debug)]
+pub struct DemoReader<'a> {
+    bytes: &'a [u8],
+    pub header: DemoHeader,
+    pub chunks: Vec<ChunkEntry>,
+    /// Where the frames end (the index's offset).
+    frames_end: u64,
+}
+
+fn u32_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u32, DemoError> {
+    let b = bytes.get(at..at + 4).ok_or(DemoError::Truncated { what, at: at as u64 })?;
+    Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+fn u64_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u64, DemoError> {
+    let lo = u64::from(u32_at(bytes, at, what)?);
+    let hi = u64::from(u32_at(bytes, at + 4, what)?);
+    Ok(lo | hi << 32)
+}
+
+impl<'a> DemoReader<'a> {
+    pub fn open(bytes: &'a [u8]) -> Result<Self, DemoError> {
+        if bytes.len() < DEMO_MAGIC.len() || &bytes[..DEMO_MAGIC.len()] != DEMO_MAGIC {
+            return Err(DemoError::NotADemo);
+        }
+        let at = DEMO_MAGIC.len();
+        let format = bytes.get(at..at + 2).ok_or(DemoError::Truncated { what: "header", at: 0 })?;
+        let format = u16::from_le_bytes([format[0], format[1]]);
+        if format != DEMO_FORMAT {
+            return Err(DemoError::UnsupportedFormat(format));
+        }
+        let head_len = u32_at(bytes, at + 2, "header")? as usize;
+        if head_len > MAX_HEADER_BYTES {
+            return Err(DemoError::TooLarge { what: "header", size: head_len as u64, limit: MAX_HEADER_BYTES as u64 });
+        }
+        let head_at = at + 6;
+        let head = bytes.get(head_at..head_at + head_len).ok_or(DemoError::Truncated { what: "header", at: 0 })?;
+        let mut crc = flate2::Crc::new();
+        crc.update(head);
+        if u32_at(bytes, head_at + head_len, "header")? != crc.sum() {
+            return Err(DemoError::Corrupt { what: "the header fails its CRC".into(), at: head_at as u64 });
+        }
+        let config = bincode::config::standard().with_limit::<MAX_HEADER_BYTES>();
+        let (header, used): (DemoHeader, usize) = bincode::serde::decode_from_slice(head, config)
+            .map_err(|e| DemoError::Corrupt { what: format!("the header does not decode: {e}"), at: head_at as u64 })?;
+        if used != head_len {
+            return Err(DemoError::Corrupt { what: "bytes after the header".into(), at: (head_at + used) as u64 });
+        }
+        let frames_start = (head_at + head_len + 4) as u64;
+        // The footer, then the index it points to.
+        let footer_at = bytes
+            .len()
+            .checked_sub(FOOTER_BYTES)
+            .filter(|&f| f as u64 >= frames_start)
+            .ok_or(DemoError::Truncated { what: "footer (the recording did not finish)", at: frames_start })?;
+        if &bytes[footer_at + 8..] != END_MAGIC {
+            return Err(DemoError::Truncated { what: "footer (the recording did not finish)", at: footer_at as u64 });
+        }
+        let index_at = u64_at(bytes, footer_at, "footer")?;
+        if index_at < frames_start || index_at > footer_at as u64 {
+            return Err(DemoError::Corrupt { what: format!("the index offset {index_at}"), at: footer_at as u64 });
+        }
+        let index_at = index_at as usize;
+        if bytes.get(index_at..index_at + 4) != Some(INDEX_MAGIC.as_slice()) {
+            return Err(DemoError::Corrupt { what: "no index where the footer says".into(), at: index_at as u64 });
+        }
+        let count = u32_at(bytes, index_at + 4, "index")? as usize;
+        if count > MAX_CHUNKS {
+            return Err(DemoError::TooLarge { what: "chunk count", size: count as u64, limit: MAX_CHUNKS as u64 });
+        }
+        if index_at + 8 + count * INDEX_ENTRY_BYTES != footer_at {
+            return Err(DemoError::Corrupt { what: format!("an index of {count} chunks"), at: index_at as u64 });
+        }
+        let mut chunks = Vec::with_capacity(count);
+        for i in 0..count {
+            let at = index_at + 8 + i * INDEX_ENTRY_BYTES;
+            let entry = ChunkEntry {
+                offset: u64_at(bytes, at, "index")?,
+                first_tick: u32_at(bytes, at + 8, "index")?,
+                last_tick: u32_at(bytes, at + 12, "index")?,
+            };
+            let in_order =
+                chunks.last().is_none_or(|p: &ChunkEntry| entry.offset > p.offset && entry.first_tick >= p.last_tick);
+            if !in_order
+                || entry.first_tick > entry.last_tick
+                || entry.offset < frames_start
+                || entry.offset >= index_at as u64
+            {
+                return Err(DemoError::Corrupt { what: format!("index entry {i}"), at: at as u64 });
+            }
+            chunks.push(entry);
+        }
+        Ok(Self { bytes, header, chunks, frames_end: index_at as u64 })
+    }
+
+    /// The chunk holding `tick` (or the first after it), for seeking.
+    pub fn chunk_for(&self, tick: u32) -> Option<usize> {
+        let i = self.chunks.partition_point(|c| c.last_tick < tick);
+        (i < self.chunks.len()).then_some(i)
+    }
+
+    /// Chunk `i`'s frames (tick and bytes), checked against its head, its
+    /// CRC and the index.
+    pub fn read_chunk(&self, i: usize) -> Result<Vec<(u32, Vec<u8>)>, DemoError> {
+        let entry = *self.chunks.get(i).ok_or(DemoError::Corrupt { what: format!("no chunk {i}"), at: 0 })?;
+        let at = entry.offset as usize;
+        if self.bytes.get(at..at + 4) != Some(CHUNK_MAGIC.as_slice()) {
+            return Err(DemoError::Corrupt {
+                what: format!("chunk {i} is not where the index says"),
+                at: entry.offset,
+            });
+        }
+        let field = |k: usize| u32_at(self.bytes, at + 4 + 4 * k, "chunk head");
+        let (compressed, raw, first, last, frames, crc) =
+            (field(0)?, field(1)?, field(2)?, field(3)?, field(4)?, field(5)?);
+        for (what, size) in [("chunk (compressed)", compressed), ("chunk (raw)", raw)] {
+            if size as usize > MAX_CHUNK_BYTES {
+                return Err(DemoError::TooLarge { what, size: u64::from(size), limit: MAX_CHUNK_BYTES as u64 });
+            }
+        }
+        if (first, last) != (entry.first_tick, entry.last_tick) {
+            return Err(DemoError::Corrupt {
+                what: format!("chunk {i}'s ticks differ from the index"),
+                at: entry.offset,
+            });
+        }
+        let data_at = at + CHUNK_HEAD_BYTES;
+        let data_end = data_at + compressed as usize;
+        if data_end as u64 > self.frames_end {
+            return Err(DemoError::Truncated { what: "chunk", at: entry.offset });
+        }
+        let data = &self.bytes[data_at..data_end];
+        let mut sum = flate2::Crc::new();
+        sum.update(data);
+        if sum.sum() != crc {
+            return Err(DemoError::Corrupt { what: format!("chunk {i} fails its CRC"), at: entry.offset });
+        }
+        // Inflate to at most the size it says (and notice if it is more).
+        let mut out = Vec::with_capacity(raw as usize);
+        flate2::read::DeflateDecoder::new(data)
+            .take(u64::from(raw) + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| DemoError::Corrupt { what: format!("chunk {i} does not inflate: {e}"), at: entry.offset })?;
+        if out.len() != raw as usize {
+            return Err(DemoError::Corrupt {
+                what: format!("chunk {i} inflates to {} bytes, not {raw}", out.len()),
+                at: entry.offset,
+            });
+        }
+        let mut list = Vec::new();
+        let mut p = 0usize;
+        let mut previous = first;
+        while p < out.len() {
+            let tick = u32_at(&out, p, "frame")?;
+            let len = u32_at(&out, p + 4, "frame")? as usize;
+            let body = out.get(p + 8..p + 8 + len).ok_or(DemoError::Corrupt {
+                what: format!("chunk {i}: a frame runs past its end"),
+                at: entry.offset,
+            })?;
+            if len > MAX_FRAME_BYTES || tick < previous || tick > last {
+                return Err(DemoError::Corrupt {
+                    what: format!("chunk {i}: a frame of tick {tick}, {len} bytes"),
+                    at: entry.offset,
+                });
+            }
+            list.push((tick, body.to_vec()));
+            previous = tick;
+            p += 8 + len;
+        }
+        if list.len() != frames as usize
+            || list.first().map(|f| f.0) != Some(first)
+            || list.last().map(|f| f.0) != Some(last)
+        {
+            return Err(DemoError::Corrupt {
+                what: format!("chunk {i}'s frames differ from its head"),
+                at: entry.offset,
+            });
+        }
+        Ok(list)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header() -> DemoHeader {
+        DemoHeader {
+            protocol: crate::PROTOCOL_VERSION,
+            tick_hz: 64,
+            map: "Foundry".into(),
+            server_name: "test".into(),
+            started_unix_s: 1_790_000_000,
+        }
+    }
+
+    /// A frame's bytes for `tick`: varied lengths and contents.
+    fn frame(tick: u32) -> Vec<u8> {
+        (0..(tick * 37 % 300)).map(|i| (i * 7 + tick) as u8).collect()
+    }
+
+    fn demo(ticks: u32) -> Vec<u8> {
+        let mut w = DemoWriter::new(Vec::new(), &header()).expect("header");
+        for tick in 0..ticks {
+            w.push(tick * 2, &frame(tick)).expect("frame");
+            assert!(w.buffered_bytes() < CHUNK_TARGET_BYTES, "at most one chunk in memory");
+        }
+        w.finish().expect("finish")
+    }
+
+    #[test]
+    fn frames_come_back_as_written_chunk_by_chunk_and_seek_by_tick() {
+        let bytes = demo(4000);
+        let r = DemoReader::open(&bytes).expect("opens");
+        assert_eq!(r.header, header());
+        assert!(r.chunks.len() > 3, "{} chunks", r.chunks.len());
+        let mut all = Vec::new();
+        for i in 0..r.chunks.len() {
+            all.extend(r.read_chunk(i).expect("chunk"));
+        }
+        assert_eq!(all.len(), 4000);
+        for (n, (tick, body)) in all.iter().enumerate() {
+            assert_eq!((*tick, body), (n as u32 * 2, &frame(n as u32)));
+        }
+        // Seeking: the chunk holding a tick, or the next after a gap.
+        for tick in [0, 1, 777, 4000, 7998] {
+            let i = r.chunk_for(tick).expect("a chunk");
+            let c = r.chunks[i];
+            assert!(c.last_tick >= tick && (i == 0 || r.chunks[i - 1].last_tick < tick), "{tick}: {c:?}");
+        }
+        assert_eq!(r.chunk_for(9000), None);
+    }
+
+    /// Reads every chunk; the first error, if any.
+    fn read_all(bytes: &[u8]) -> Result<usize, DemoError> {
+        let r = DemoReader::open(bytes)?;
+        (0..r.chunks.len()).try_fold(0, |n, i| Ok(n + r.read_chunk(i)?.len()))
+    }
+
+    #[test]
+    fn a_truncated_demo_is_an_error_that_says_so() {
+        let bytes = demo(600);
+        assert_eq!(read_all(&bytes).ok(), Some(600));
+        for len in (0..bytes.len()).step_by(13) {
+            match read_all(&bytes[..len]) {
+                Err(DemoError::Truncated { .. } | DemoError::NotADemo) => {}
+                other => panic!("cut at {len}: {other:?}"),
+            }
+        }
+        let message = read_all(&bytes[..bytes.len() / 2]).expect_err("cut").to_string();
+        assert!(message.contains("did not finish"), "{message}");
+    }
+
+    #[test]
+    fn flipped_bits_are_caught_and_never_panic() {
+        let bytes = demo(600);
+        let good: Vec<(u32, Vec<u8>)> = {
+            let r = DemoReader::open(&bytes).expect("opens");
+            (0..r.chunks.len()).flat_map(|i| r.read_chunk(i).expect("chunk")).collect()
+        };
+        let mut caught = 0;
+        let mut flips = 0;
+        for at in (0..bytes.len()).step_by(7) {
+            for bit in [0u8, 3, 7] {
+                let mut damaged = bytes.clone();
+                damaged[at] ^= 1 << bit;
+                flips += 1;
+                // Either an error, or (a flip in a field nobody checks: the
+                // index's copy of a tick it can tell from the chunk) the same.
+                match DemoReader::open(&damaged) {
+                    Err(e) => {
+                        assert!(!e.to_string().is_empty());
+                        caught += 1;
+                    }
+                    Ok(r) => {
+                        let frames: Result<Vec<_>, _> = (0..r.chunks.len()).map(|i| r.read_chunk(i)).collect();
+                        match frames {
+                            Err(_) => caught += 1,
+                            Ok(frames) => {
+                                assert_eq!(r.header, header(), "a flip of bit {bit} at {at} changed the header");
+                                assert_eq!(frames.concat(), good, "a flip of bit {bit} at {at} went unseen");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(caught as f64 > 0.95 * flips as f64, "{caught} of {flips} caught");
+    }
+
+    #[test]
+    fn hostile_lengths_are_refused_before_anything_is_allocated() {
+        let bytes = demo(10);
+        // A header that claims to be huge.
+        let mut huge = bytes.clone();
+        huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(DemoReader::open(&huge), Err(DemoError::TooLarge { what: "header", .. })));
+        // An index of a million chunks.
+        let r = DemoReader::open(&bytes).expect("opens");
+        let index_at = r.frames_end as usize;
+        let mut many = bytes.clone();
+        many[index_at + 4..index_at + 8].copy_from_slice(&1_000_000u32.to_le_bytes());
+        assert!(matches!(DemoReader::open(&many), Err(DemoError::TooLarge { what: "chunk count", .. })));
+        // A chunk that says it inflates to a gigabyte.
+        let mut bomb = bytes.clone();
+        let head = r.chunks[0].offset as usize;
+        bomb[head + 8..head + 12].copy_from_slice(&(1u32 << 30).to_le_bytes());
+        let r = DemoReader::open(&bomb).expect("the index is intact");
+        assert!(matches!(r.read_chunk(0), Err(DemoError::TooLarge { .. })));
+        // Another format, and not a demo at all.
+        let mut other = bytes.clone();
+        other[10] = 9;
+        assert!(matches!(DemoReader::open(&other), Err(DemoError::UnsupportedFormat(9))));
+        assert!(matches!(DemoReader::open(b"GIF89a"), Err(DemoError::NotADemo)));
+    }
+}
