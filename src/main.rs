@@ -106,6 +106,11 @@ enum Mode {
         #[arg(long, default_value_t = 2000, value_name = "MS")]
         wait_ms: u64,
     },
+    /// Recorded matches (demo files).
+    Demo {
+        #[command(subcommand)]
+        action: DemoAction,
+    },
     /// Headless experiments; each prints one JSON object on stdout.
     Lab {
         #[command(subcommand)]
@@ -138,6 +143,13 @@ enum Mode {
         #[arg(long)]
         churn: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum DemoAction {
+    /// Print a JSON summary of FILE (header, chunks, frames, ticks), reading
+    /// every chunk; a damaged file is an error that says what and where.
+    Info { file: PathBuf },
 }
 
 #[derive(Subcommand, Debug)]
@@ -513,6 +525,9 @@ fn main() -> ExitCode {
                 Ok(code) => code,
                 Err(e) => fail(&e),
             }
+        }
+        Some(Mode::Demo { action: DemoAction::Info { file } }) => {
+            print_report(arena_protocol::demo::summarize_file(&file).map_err(|e| format!("{}: {e}", file.display())))
         }
         Some(Mode::Lab { experiment }) => {
             let (Experiment::Prediction(args)

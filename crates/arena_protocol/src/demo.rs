@@ -213,6 +213,71 @@ impl<W: Write> DemoWriter<W> {
     }
 }
 
+/// Largest demo file read, bytes (a 10-minute match is meant to be a few
+/// megabytes).
+pub const MAX_DEMO_FILE_BYTES: u64 = 1 << 30;
+
+/// What `arena demo info` prints: the header, and the chunks and frames
+/// counted by reading every one (so a damaged chunk is found).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DemoSummary {
+    pub format: u16,
+    pub protocol: u64,
+    pub tick_hz: u16,
+    pub map: String,
+    pub server_name: String,
+    pub started_unix_s: u64,
+    pub file_bytes: u64,
+    pub chunks: usize,
+    pub frames: usize,
+    /// The frames' bytes before compression.
+    pub frame_bytes: u64,
+    pub first_tick: Option<u32>,
+    pub last_tick: Option<u32>,
+    /// From the first tick to the last, at the recorded tick rate.
+    pub duration_s: f64,
+}
+
+/// Reads a demo file whole (up to [`MAX_DEMO_FILE_BYTES`]) and every chunk of it.
+pub fn summarize_file(path: &std::path::Path) -> Result<DemoSummary, DemoError> {
+    let size = std::fs::metadata(path)?.len();
+    if size > MAX_DEMO_FILE_BYTES {
+        return Err(DemoError::TooLarge { what: "file", size, limit: MAX_DEMO_FILE_BYTES });
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    std::fs::File::open(path)?.take(MAX_DEMO_FILE_BYTES).read_to_end(&mut bytes)?;
+    summarize(&bytes)
+}
+
+/// The summary of a demo in memory, every chunk read.
+pub fn summarize(bytes: &[u8]) -> Result<DemoSummary, DemoError> {
+    let r = DemoReader::open(bytes)?;
+    let (mut frames, mut frame_bytes) = (0, 0u64);
+    for i in 0..r.chunks.len() {
+        let chunk = r.read_chunk(i)?;
+        frames += chunk.len();
+        frame_bytes += chunk.iter().map(|(_, b)| b.len() as u64).sum::<u64>();
+    }
+    let first_tick = r.chunks.first().map(|c| c.first_tick);
+    let last_tick = r.chunks.last().map(|c| c.last_tick);
+    let ticks = first_tick.zip(last_tick).map_or(0, |(a, b)| b - a);
+    Ok(DemoSummary {
+        format: DEMO_FORMAT,
+        protocol: r.header.protocol,
+        tick_hz: r.header.tick_hz,
+        map: r.header.map.clone(),
+        server_name: r.header.server_name.clone(),
+        started_unix_s: r.header.started_unix_s,
+        file_bytes: bytes.len() as u64,
+        chunks: r.chunks.len(),
+        frames,
+        frame_bytes,
+        first_tick,
+        last_tick,
+        duration_s: f64::from(ticks) / f64::from(r.header.tick_hz.max(1)),
+    })
+}
+
 /// A demo read from bytes: its header and index checked, its chunks read
 /// one at a time.
 #[derive(Debug)]

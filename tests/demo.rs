@@ -1,0 +1,62 @@
+//! `arena demo info`: a demo file's summary, and a damaged one's error.
+
+use std::process::Command;
+
+use arena_protocol::demo::{DemoHeader, DemoWriter};
+
+fn write_demo(path: &std::path::Path, frames: u32) {
+    let header = DemoHeader {
+        protocol: arena_protocol::PROTOCOL_VERSION,
+        tick_hz: 64,
+        map: "Foundry".into(),
+        server_name: "test server".into(),
+        started_unix_s: 1_790_000_000,
+    };
+    let mut w = DemoWriter::new(std::fs::File::create(path).expect("create"), &header).expect("header");
+    for tick in 0..frames {
+        w.push(100 + tick, &vec![tick as u8; 500]).expect("frame");
+    }
+    w.finish().expect("finish");
+}
+
+fn info(path: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "info"]).arg(path).output().expect("runs")
+}
+
+#[test]
+fn demo_info_summarises_a_demo_and_names_what_is_wrong_with_a_damaged_one() {
+    let dir = std::env::temp_dir().join(format!("arena-demo-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("match.arenademo");
+    write_demo(&path, 640);
+    let out = info(&path);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    eprintln!("{json}");
+    assert_eq!(json["frames"], 640);
+    assert_eq!(json["first_tick"], 100);
+    assert_eq!(json["last_tick"], 739);
+    assert_eq!(json["map"], "Foundry");
+    assert_eq!(json["tick_hz"], 64);
+    assert!(json["chunks"].as_u64().is_some_and(|c| c >= 4), "{}", json["chunks"]);
+    assert!((json["duration_s"].as_f64().unwrap_or(0.0) - 639.0 / 64.0).abs() < 1e-9);
+    assert_eq!(json["frame_bytes"], 640 * 500);
+
+    // Cut short (a recording that never finished), and damaged inside a chunk.
+    let bytes = std::fs::read(&path).expect("read");
+    let cut = dir.join("cut.arenademo");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("write");
+    let out = info(&cut);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("did not finish") && err.contains("cut.arenademo"), "{err}");
+    let mut flipped = bytes.clone();
+    flipped[bytes.len() / 2] ^= 0x10;
+    let bad = dir.join("flipped.arenademo");
+    std::fs::write(&bad, &flipped).expect("write");
+    let out = info(&bad);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("damaged"), "{err}");
+    let out = info(&dir.join("missing.arenademo"));
+    assert!(!out.status.success() && !out.stderr.is_empty());
+    std::fs::remove_dir_all(&dir).ok();
+}
