@@ -1,5 +1,7 @@
 //! `arena demo info`: a demo file's summary, and a damaged one's error.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::process::Command;
 
 use arena_protocol::demo::{DemoHeader, DemoWriter};
