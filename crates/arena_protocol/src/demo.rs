@@ -171,6 +171,11 @@ impl<W: Write> DemoWriter<W> {
 
     /// Compresses and writes the open chunk, if it has frames.
     pub fn flush_chunk(&mut self) -> Result<(), DemoError> {
+        if self.ticks.is_some() && self.index.len() >= MAX_CHUNKS {
+            // A reader would refuse the file: refuse the chunk instead.
+            let size = self.index.len() as u64 + 1;
+            return Err(DemoError::TooLarge { what: "chunk count", size, limit: MAX_CHUNKS as u64 });
+        }
         let Some((first_tick, last_tick)) = self.ticks.take() else { return Ok(()) };
         let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
         deflate.write_all(&self.raw)?;
@@ -568,6 +573,17 @@ mod tests {
             }
         }
         assert!(caught as f64 > 0.95 * flips as f64, "{caught} of {flips} caught");
+    }
+
+    #[test]
+    fn the_writer_stops_at_the_chunks_a_reader_takes() {
+        let mut w = DemoWriter::new(Vec::new(), &header()).expect("header");
+        for tick in 0..MAX_CHUNKS as u32 {
+            w.push(tick, &[1]).expect("frame");
+            w.flush_chunk().expect("chunk");
+        }
+        w.push(u32::MAX, &[1]).expect("frame");
+        assert!(matches!(w.flush_chunk(), Err(DemoError::TooLarge { what: "chunk count", .. })));
     }
 
     #[test]
