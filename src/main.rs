@@ -150,6 +150,10 @@ enum DemoAction {
     /// Print a JSON summary of FILE (header, chunks, frames, ticks), reading
     /// every chunk; a damaged file is an error that says what and where.
     Info { file: PathBuf },
+    /// Replay FILE's recorded commands through the shared rules and check
+    /// that every recorded state, shot, rocket and score comes out the same;
+    /// time a seek to every minute. Prints one JSON object; exits 1 on a mismatch.
+    Verify { file: PathBuf },
 }
 
 #[derive(Subcommand, Debug)]
@@ -222,6 +226,19 @@ enum Experiment {
         /// Players in all, each a network client.
         #[arg(long, default_value_t = 16)]
         players: usize,
+    },
+    /// A recorded match: a server recording (--record) N network clients that
+    /// fight through conditioned links; then the demo's size, `demo verify`
+    /// on it, the slowest seek to a minute, and what recording cost a tick.
+    Demo {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Players in all, each a network client.
+        #[arg(long, default_value_t = 16)]
+        players: usize,
+        /// Record into DIR (default: a new directory in the system's temporary one).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
     /// Bandwidth: a server with N moving players (server bots and one measured
     /// client); bytes and datagrams per second each way at the UDP level, and
@@ -415,6 +432,13 @@ struct GameArgs {
     /// (no bots unless --bots says so).
     #[arg(long, env = "ARENA_RANGE")]
     range: bool,
+    /// Record every match as a demo file in DIR (`arena demo play FILE` plays one back).
+    #[arg(long, env = "ARENA_RECORD", value_name = "DIR")]
+    record: Option<PathBuf>,
+    /// With --record: keep the newest N of Arena's demo files in DIR, deleting older ones.
+    #[arg(long, env = "ARENA_RECORD_KEEP", value_name = "N", default_value_t = arena_server::DEFAULT_RECORD_KEEP as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    record_keep: u64,
 }
 
 impl GameArgs {
@@ -452,6 +476,8 @@ impl GameArgs {
             subtick: !self.no_subtick,
             projectile_compensation: !self.no_projectile_compensation,
             bot_rockets: !self.bot_rifle_only,
+            record_dir: self.record.clone(),
+            record_keep: usize::try_from(self.record_keep).unwrap_or(usize::MAX),
         })
     }
 }
@@ -529,6 +555,14 @@ fn main() -> ExitCode {
         Some(Mode::Demo { action: DemoAction::Info { file } }) => {
             print_report(arena_protocol::demo::summarize_file(&file).map_err(|e| format!("{}: {e}", file.display())))
         }
+        Some(Mode::Demo { action: DemoAction::Verify { file } }) => match arena_protocol::replay::verify_file(&file) {
+            Ok(report) => {
+                let ok = report.ok;
+                let code = print_report(Ok::<_, String>(report));
+                if ok { code } else { ExitCode::FAILURE }
+            }
+            Err(e) => fail(&format!("{}: {e}", file.display())),
+        },
         Some(Mode::Lab { experiment }) => {
             let (Experiment::Prediction(args)
             | Experiment::Hitreg(args)
@@ -538,6 +572,7 @@ fn main() -> ExitCode {
             | Experiment::Rockets { lab: args }
             | Experiment::Unlag { lab: args, .. }
             | Experiment::Servercost { lab: args, .. }
+            | Experiment::Demo { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
             | Experiment::Sweep { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
@@ -560,6 +595,9 @@ fn main() -> ExitCode {
                 Experiment::Unlag { caps, .. } => print_report(arena_lab::experiments::unlag(settings, &caps)),
                 Experiment::Servercost { players, .. } => {
                     print_report(arena_lab::experiments::servercost(settings, players))
+                }
+                Experiment::Demo { players, out, .. } => {
+                    print_report(arena_lab::experiments::demo(settings, players, out.as_deref()))
                 }
                 Experiment::Bandwidth { players, .. } => {
                     print_report(arena_lab::experiments::bandwidth(settings, players))

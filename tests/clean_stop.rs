@@ -1,6 +1,7 @@
 //! A dedicated server, the real `arena server` process, stopped the way
 //! Docker, systemd and Kubernetes stop it (SIGTERM): its players are told at
-//! once, with the reason, and it exits 0.
+//! once, with the reason, and it exits 0, its demo of the match finished
+//! (its last chunk and index written) and replaying as recorded.
 
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -45,8 +46,12 @@ fn wait_for(child: &mut Child, limit: Duration) -> Option<std::process::ExitStat
 fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
     let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let demos = std::env::temp_dir().join(format!("arena-sigterm-demos-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&demos);
     let mut server = Command::new(env!("CARGO_BIN_EXE_arena"))
-        .args(["server", "--bind", &addr.to_string(), "--seconds", "60"])
+        .args(["server", "--bind", &addr.to_string(), "--seconds", "60", "--bots", "3", "--bot-seed", "5"])
+        .arg("--record")
+        .arg(&demos)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -60,7 +65,7 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
         let _ = server.kill();
         panic!("both clients joined the server");
     }
-    run_until(&mut clients, Duration::from_millis(500), |_| false);
+    run_until(&mut clients, Duration::from_millis(2500), |_| false);
 
     let status = Command::new("kill").args(["-TERM", &server.id().to_string()]).status().expect("kill runs");
     assert!(status.success(), "SIGTERM sent");
@@ -86,4 +91,18 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
     assert!(log.contains("stopping: a stop signal came"), "{log}");
     assert!(!log.contains('\u{1b}'), "no ANSI codes when not a terminal: {log}");
     eprintln!("both clients told {:.0} ms after SIGTERM: {:?}", after.as_secs_f64() * 1000.0, reasons);
+
+    // The match's demo: finished, and every recorded command replays to
+    // the recorded states (the two clients' and the three bots').
+    let files: Vec<_> = std::fs::read_dir(&demos).expect("the demo directory").map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "verify"]).arg(&files[0]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("demo verify: {report}");
+    assert!(out.status.success(), "{report} {}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&report).expect("one JSON object");
+    assert_eq!(json["ok"], true);
+    assert!(json["keyframes"].as_u64().unwrap() >= 2, "{json}");
+    assert!(json["player_ticks"].as_u64().unwrap() >= 5 * 64, "{json}");
+    std::fs::remove_dir_all(&demos).ok();
 }

@@ -243,15 +243,24 @@ pub struct DemoSummary {
     pub duration_s: f64,
 }
 
-/// Reads a demo file whole (up to [`MAX_DEMO_FILE_BYTES`]) and every chunk of it.
-pub fn summarize_file(path: &std::path::Path) -> Result<DemoSummary, DemoError> {
+/// A demo file's bytes, up to [`MAX_DEMO_FILE_BYTES`].
+pub fn read_file(path: &std::path::Path) -> Result<Vec<u8>, DemoError> {
     let size = std::fs::metadata(path)?.len();
     if size > MAX_DEMO_FILE_BYTES {
         return Err(DemoError::TooLarge { what: "file", size, limit: MAX_DEMO_FILE_BYTES });
     }
     let mut bytes = Vec::with_capacity(size as usize);
-    std::fs::File::open(path)?.take(MAX_DEMO_FILE_BYTES).read_to_end(&mut bytes)?;
-    summarize(&bytes)
+    // One byte past the limit: a file grown since is refused, not cut short.
+    std::fs::File::open(path)?.take(MAX_DEMO_FILE_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_DEMO_FILE_BYTES {
+        return Err(DemoError::TooLarge { what: "file", size: bytes.len() as u64, limit: MAX_DEMO_FILE_BYTES });
+    }
+    Ok(bytes)
+}
+
+/// Reads a demo file whole (up to [`MAX_DEMO_FILE_BYTES`]) and every chunk of it.
+pub fn summarize_file(path: &std::path::Path) -> Result<DemoSummary, DemoError> {
+    summarize(&read_file(path)?)
 }
 
 /// The summary of a demo in memory, every chunk read.

@@ -165,11 +165,14 @@ pub(crate) fn think(
     let others: Vec<(PlayerId, PlayerState)> = players.iter().map(|(p, s)| (p.id, s.0)).collect();
     let dt = rate.dt_s();
     for (me, sim, mut brain, mut buffer) in &mut bots {
-        let cmd = if match_state.is_over() {
+        let mut cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
         } else {
             decide(&mut brain, me.id, &sim.0, &others, &world, &nav.0, tick.0, rate.hz(), dt)
         };
+        // On the wire's grids, as a client's command arrives (a demo then
+        // records it in a few bits).
+        cmd.quantize();
         // Filed like a client's command, for the tick about to run.
         buffer.offer(cmd, tick.0.wrapping_sub(1), 0.0, rate.hz());
     }

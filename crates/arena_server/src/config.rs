@@ -84,6 +84,10 @@ pub struct ServerConfig {
     pub projectile_compensation: bool,
     /// Bots take the rocket launcher at middle distances (`--bot-rifle-only`: never).
     pub bot_rockets: bool,
+    /// Record every match as a demo file in this directory (`--record DIR`).
+    pub record_dir: Option<std::path::PathBuf>,
+    /// Demo files kept in it: the oldest of Arena's own are deleted past this.
+    pub record_keep: usize,
 }
 
 impl Default for ServerConfig {
@@ -109,9 +113,15 @@ impl Default for ServerConfig {
             subtick: true,
             projectile_compensation: true,
             bot_rockets: true,
+            record_dir: None,
+            record_keep: DEFAULT_RECORD_KEEP,
         }
     }
 }
+
+/// Demo files a recording server keeps by default (a 10-minute match of 16
+/// players is a few megabytes).
+pub const DEFAULT_RECORD_KEEP: usize = 100;
 
 impl ServerConfig {
     /// The name the server announces: `name` cleaned, or the machine's name.

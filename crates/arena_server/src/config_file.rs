@@ -38,6 +38,8 @@ struct ServerFile {
     password_file: Option<PathBuf>,
     range: Option<bool>,
     seconds: Option<f64>,
+    record: Option<PathBuf>,
+    record_keep: Option<usize>,
 }
 
 /// Why a config file cannot be used.
@@ -106,6 +108,8 @@ pub fn with_config_file(
     add("--password", file.password);
     add("--password-file", file.password_file.map(|p| p.display().to_string()));
     add("--seconds", file.seconds.map(|v| v.to_string()));
+    add("--record", file.record.map(|p| p.display().to_string()));
+    add("--record-keep", file.record_keep.map(|v| v.to_string()));
     if !given("--public-addr") {
         for addr in file.public_addr.unwrap_or_default() {
             added.push("--public-addr".into());

@@ -29,6 +29,7 @@
 //! - `bots`: server-side bots' minds.
 //! - `snapshots`: what each client is sent after a tick.
 //! - `queries`: what server queries (A2S) are told.
+//! - `recording`: each match into a demo file (`--record DIR`).
 //!
 //! # The order of a frame
 //!
@@ -54,6 +55,7 @@
 //! 8. [`ServerSet::Respawn`]: the dead whose time has come are back.
 //! 9. [`ServerSet::Match`]: frags, the clock, the scoreboard.
 //! 10. [`ServerSet::Snapshot`]: the result goes out.
+//! 11. [`ServerSet::Demo`]: the tick goes into the demo being recorded.
 
 mod bots;
 mod combat;
@@ -67,6 +69,7 @@ mod match_flow;
 mod net;
 mod queries;
 mod range;
+mod recording;
 mod rockets;
 mod roster;
 mod simulation;
@@ -85,7 +88,7 @@ use bevy_renet::RenetReceive;
 
 // What running a server needs.
 pub use bots::BotSettings;
-pub use config::{ConfigError, DEFAULT_MAX_UNLAG_MS, MAX_UNLAG_MS, MatchRules, ServerConfig};
+pub use config::{ConfigError, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, MAX_UNLAG_MS, MatchRules, ServerConfig};
 pub use config_file::{ConfigFileError, MAX_CONFIG_FILE_BYTES, check_config_file, env_name, with_config_file};
 pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 
@@ -140,6 +143,8 @@ pub enum ServerSet {
     Match,
     /// Send the result to everyone.
     Snapshot,
+    /// Record the tick (with `--record`).
+    Demo,
 }
 
 /// The systems of the server. Add [`add_server`] instead unless you provide
@@ -182,6 +187,7 @@ impl Plugin for ServerPlugin {
                     ServerSet::Respawn,
                     ServerSet::Match,
                     ServerSet::Snapshot,
+                    ServerSet::Demo,
                 )
                     .chain(),
             )
@@ -195,6 +201,7 @@ impl Plugin for ServerPlugin {
                 rockets::plugin,
                 match_flow::plugin,
                 bots::plugin,
+                recording::plugin,
             ))
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(Update, roster::settle_joiners)
@@ -221,7 +228,8 @@ impl Plugin for ServerPlugin {
                     .chain()
                     .in_set(ServerSet::Match),
             )
-            .add_systems(FixedUpdate, snapshots::send_snapshots.in_set(ServerSet::Snapshot));
+            .add_systems(FixedUpdate, snapshots::send_snapshots.in_set(ServerSet::Snapshot))
+            .add_systems(FixedUpdate, recording::record_tick.in_set(ServerSet::Demo));
     }
 }
 
@@ -253,6 +261,9 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         .insert_resource(config.rules);
     if config.range {
         app.insert_resource(vocabulary::Range);
+    }
+    if let Some(dir) = &config.record_dir {
+        app.insert_resource(recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });
     }
     app.add_plugins(ServerPlugin {
         tick_hz: config.tick_hz,

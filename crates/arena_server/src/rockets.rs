@@ -105,6 +105,8 @@ pub struct RocketLog(pub VecDeque<RocketRecord>);
 #[derive(Debug, Clone)]
 pub struct RocketRecord {
     pub owner: PlayerId,
+    /// The server tick it was launched in.
+    pub launched_tick: u32,
     pub launch: Launch,
     pub catch_up_ms: u16,
     /// Whether the catch-up was cut short by the cap.
@@ -255,7 +257,14 @@ pub(crate) fn launch_rockets(
             &ToClient::RocketFired { shooter: shot.shooter, launch: RocketLaunch::new(&launch, dt, catch_up_ms) },
             None,
         );
-        log.0.push_back(RocketRecord { owner: shot.shooter, launch, catch_up_ms, capped: catch.capped, blast: None });
+        log.0.push_back(RocketRecord {
+            owner: shot.shooter,
+            launched_tick: tick.0,
+            launch,
+            catch_up_ms,
+            capped: catch.capped,
+            blast: None,
+        });
         while log.0.len() > ROCKET_LOG_LEN {
             log.0.pop_front();
         }

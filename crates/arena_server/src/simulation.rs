@@ -13,8 +13,8 @@ use crate::life::kill;
 use crate::match_flow::MatchState;
 use crate::rockets::{OwnSplashes, land};
 use crate::vocabulary::{
-    CombatStats, Frag, PendingRockets, PendingShot, PendingShots, Range, ServerPlayer, ServerTick, Sim, SimBefore,
-    SimWorld, SubTickShots, TickRate,
+    CombatStats, Frag, LastRun, PendingRockets, PendingShot, PendingShots, Range, ServerPlayer, ServerTick, Sim,
+    SimBefore, SimWorld, SubTickShots, TickRate,
 };
 
 pub(crate) fn plugin(app: &mut App) {
@@ -30,7 +30,7 @@ pub(crate) fn run_commands(
     rate: Res<TickRate>,
     tick: Res<ServerTick>,
     subtick: Res<SubTickShots>,
-    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut SimBefore, &mut CommandBuffer)>,
+    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut SimBefore, &mut CommandBuffer, &mut LastRun)>,
     (mut shots, mut rockets, mut own_splashes): (ResMut<PendingShots>, ResMut<PendingRockets>, ResMut<OwnSplashes>),
     range: Option<Res<Range>>,
     mut combat: ResMut<CombatStats>,
@@ -38,7 +38,7 @@ pub(crate) fn run_commands(
     mut frags: MessageWriter<Frag>,
     mut commands: Commands,
 ) {
-    for (entity, player, mut sim, mut before, mut buffer) in &mut players {
+    for (entity, player, mut sim, mut before, mut buffer, mut last_run) in &mut players {
         // No command ever: stand still, looking where the player spawned.
         let mut cmd = buffer.take(tick.0, CommandBuffer::max_repeats(**rate)).unwrap_or(UserCmd {
             tick: tick.0,
@@ -54,6 +54,7 @@ pub(crate) fn run_commands(
             cmd.click = None;
         }
         let (next, events) = step_player(&before.0, &sim.0, &cmd, &world, rate.dt_s());
+        *last_run = LastRun { tick: Some(tick.0), cmd, from: sim.0, stepped: next };
         before.0 = sim.0;
         sim.0 = next;
         let margin_ticks = buffer.last_margin.unwrap_or(0.0);

@@ -26,7 +26,7 @@ impl ServerPlayer {
 
 /// A player's authoritative state.
 #[derive(Component, Debug, Clone, Copy, Deref, DerefMut)]
-#[require(SimBefore)]
+#[require(SimBefore, LastRun)]
 pub struct Sim(pub PlayerState);
 
 /// A player's state a tick before its [`Sim`]: a clicked shot leaves the eye
@@ -34,6 +34,18 @@ pub struct Sim(pub PlayerState);
 /// blend.)
 #[derive(Component, Debug, Default, Clone, Copy)]
 pub struct SimBefore(pub PlayerState);
+
+/// What the last tick ran for this player, for the demo recorder: the
+/// command as run, the state it ran from, and the state the shared rules
+/// gave (before the server's own changes: hits, deaths, kicks).
+#[derive(Component, Debug, Default, Clone, Copy)]
+pub struct LastRun {
+    /// The server tick it ran in (none yet: not run).
+    pub tick: Option<u32>,
+    pub cmd: UserCmd,
+    pub from: PlayerState,
+    pub stepped: PlayerState,
+}
 
 /// A dead player, and the tick it comes back.
 #[derive(Component, Debug, Clone, Copy)]

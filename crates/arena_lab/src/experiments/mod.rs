@@ -6,10 +6,11 @@
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
-//!   `unlag`, `servercost`, `rockets`: one experiment each.
+//!   `unlag`, `servercost`, `rockets`, `demo`: one experiment each.
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
+mod demo;
 mod flick;
 mod hitreg;
 mod interpolation;
@@ -22,6 +23,7 @@ mod sweep;
 mod unlag;
 
 pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
+pub use demo::{DemoReport, demo};
 pub use flick::{Flick, FlickReport, flick};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};

@@ -104,15 +104,15 @@ fn time_stages(app: &mut App) {
 }
 
 /// One tick of simulated time: the server's frames, then every client's.
-struct Pacing {
-    frames_per_tick: u32,
-    tick_s: f64,
-    t_s: f64,
+pub(super) struct Pacing {
+    pub(super) frames_per_tick: u32,
+    pub(super) tick_s: f64,
+    pub(super) t_s: f64,
 }
 
 impl Pacing {
     /// Steps a tick; returns the wall time the server's frames took, seconds.
-    fn step(&mut self, server: &mut App, clients: &mut [(App, Steering)]) -> f64 {
+    pub(super) fn step(&mut self, server: &mut App, clients: &mut [(App, Steering)]) -> f64 {
         let mut server_s = 0.0;
         for _ in 0..self.frames_per_tick {
             let start = Instant::now();

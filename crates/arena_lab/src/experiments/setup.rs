@@ -33,6 +33,10 @@ pub enum LabError {
     /// A frame rate the lab cannot run.
     Fps(f64),
     MaxUnlag(u16),
+    /// The recording server left no demo file.
+    NoDemo,
+    /// The demo recorded would not read or replay.
+    Demo(String),
 }
 
 impl std::fmt::Display for LabError {
@@ -50,6 +54,8 @@ impl std::fmt::Display for LabError {
             LabError::NotJoined => f.write_str("the lab's clients did not get into the game within 10 s"),
             LabError::Players(n) => write!(f, "--players {n} must be 1..={}", arena_protocol::MAX_PLAYERS),
             LabError::MaxUnlag(ms) => write!(f, "--max-unlag-ms {ms} must be 0..={}", arena_server::MAX_UNLAG_MS),
+            LabError::NoDemo => f.write_str("the server recorded no demo file"),
+            LabError::Demo(e) => write!(f, "the recorded demo: {e}"),
             LabError::Fps(fps) => write!(f, "--fps {fps} must be within {FPS_RANGE:?}"),
             LabError::Flick => write!(
                 f,
