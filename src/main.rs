@@ -675,6 +675,8 @@ fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
         subtick: true,
         hit_prediction: true,
         show_hitboxes: args.show_hitboxes,
+        // The player's setting (on unless turned off) replaces this once loaded.
+        kill_cam: true,
         conditions,
         conditioner_seed: None,
     };

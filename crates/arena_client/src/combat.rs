@@ -137,8 +137,10 @@ impl SentSettings {
     /// often.
     fn worth_sending(&self, current: ClientSettings, now_s: f64) -> bool {
         let Some(last) = self.last else { return true };
-        let switched =
-            last.lag_compensation != current.lag_compensation || (last.interp_ms == 0) != (current.interp_ms == 0);
+        let switched = last.lag_compensation != current.lag_compensation
+            || last.projectile_compensation != current.projectile_compensation
+            || last.kill_cam != current.kill_cam
+            || (last.interp_ms == 0) != (current.interp_ms == 0);
         let moved = last.interp_ms.abs_diff(current.interp_ms) >= DELAY_NEWS_MS;
         let grew = current.interp_ms > last.interp_ms;
         switched || (moved && (grew || now_s - self.at_s >= DELAY_NEWS_EVERY_S))
@@ -287,6 +289,7 @@ pub(crate) fn send_settings(
         lag_compensation: settings.lag_compensation,
         interp_ms,
         projectile_compensation: settings.projectile_compensation,
+        kill_cam: settings.kill_cam,
     };
     let now_s = time.elapsed_secs_f64();
     if sent.last == Some(current) || !sent.worth_sending(current, now_s) {

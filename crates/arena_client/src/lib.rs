@@ -31,6 +31,7 @@
 //! - `combat`: our shots and the server's verdicts, damage, kills.
 //! - `rockets`: our rockets predicted and matched, others' drawn, blasts,
 //!   our own splash into the prediction.
+//! - `kill_cam`: the server's account of our death, kept for the view; skips.
 //! - `scoreboard`: the scoreboard and the match's state.
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
@@ -60,6 +61,7 @@ mod drawn;
 mod hit_prediction;
 mod interp_delay;
 pub mod interpolation;
+mod kill_cam;
 mod messages;
 mod prediction;
 mod range;
@@ -82,6 +84,7 @@ use bevy_renet::{RenetClientPlugin, RenetReceive};
 // Connecting, and the switches a player or an experiment flips.
 pub use conditioner::LinkConditions;
 pub use connection::{AddrError, ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
+pub use kill_cam::{KillCamFeed, ReceivedKillCam, SkipKillCam};
 pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
@@ -193,7 +196,7 @@ impl Plugin for ClientPlugin {
                 drawn::plugin,
                 hit_prediction::plugin,
                 (combat::plugin, rockets::plugin),
-                scoreboard::plugin,
+                (scoreboard::plugin, kill_cam::plugin),
                 range::plugin,
                 stats::plugin,
             ));
@@ -218,6 +221,7 @@ impl Plugin for ClientPlugin {
                     combat::apply_combat_messages,
                     rockets::apply_rocket_messages.after(prediction::reconcile),
                     scoreboard::follow,
+                    kill_cam::receive_kill_cams,
                     range::apply_range_reports,
                 )
                     .in_set(ClientSet::Reconcile),
@@ -246,6 +250,7 @@ impl Plugin for ClientPlugin {
                     connection::watch_connection.run_if(connected),
                     stats::gather.run_if(in_state(Session::InGame)),
                     combat::send_settings.run_if(in_state(Session::InGame)),
+                    kill_cam::send_skips,
                 )
                     .in_set(ClientSet::Watch),
             ),

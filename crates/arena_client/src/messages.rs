@@ -78,7 +78,8 @@ pub(crate) fn route_messages(
                 | ToClient::Range(_)
                 | ToClient::RocketFired { .. }
                 | ToClient::RocketExploded { .. }
-                | ToClient::RocketHit(_)) => {
+                | ToClient::RocketHit(_)
+                | ToClient::KillCam(_)) => {
                     game.write(GameMessage(message));
                 }
             }

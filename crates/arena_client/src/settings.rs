@@ -40,6 +40,10 @@ pub struct NetcodeSettings {
     /// Draw, for each of our shots, the target where we saw it (red) and
     /// where the server tested it (blue).
     pub show_hitboxes: bool,
+    /// Ask the server for the kill-cam after a death (the game turns it on
+    /// from the player's settings; off for headless clients, whose respawn
+    /// it would hold).
+    pub kill_cam: bool,
     /// Fake latency, jitter and loss on this client's link.
     pub conditions: LinkConditions,
     /// Seed of the conditioner's randomness; random when `None`.
@@ -58,6 +62,7 @@ impl Default for NetcodeSettings {
             subtick: true,
             hit_prediction: true,
             show_hitboxes: false,
+            kill_cam: false,
             conditions: LinkConditions::OFF,
             conditioner_seed: None,
         }

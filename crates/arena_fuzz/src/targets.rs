@@ -56,6 +56,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(Rockets),
         Box::new(Poses),
         Box::new(DemoFiles),
+        Box::new(KillCamMessage),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),
@@ -145,7 +146,9 @@ impl Target for DecodeToServer {
                 lag_compensation: true,
                 interp_ms: 31,
                 projectile_compensation: true,
+                kill_cam: true,
             }),
+            ToServer::SkipKillCam,
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -836,31 +839,19 @@ impl Target for DemoFiles {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        use arena_protocol::demo::{DemoHeader, DemoWriter};
-        let header = DemoHeader {
-            protocol: arena_protocol::PROTOCOL_VERSION,
-            tick_hz: 64,
-            map: "Foundry".into(),
-            server_name: "fuzz".into(),
-            started_unix_s: 0,
-        };
-        [1u32, 40, 400]
+        // Real recordings (frames as a server codes them), short and long.
+        [3u32, 70, 700]
             .iter()
-            .filter_map(|&frames| {
-                let mut w = DemoWriter::new(Vec::new(), &header).ok()?;
-                for tick in 0..frames {
-                    w.push(tick, &[tick as u8; 24]).ok()?;
-                    if tick % 150 == 149 {
-                        w.flush_chunk().ok()?;
-                    }
-                }
-                w.finish().ok()
-            })
+            .filter_map(|&ticks| arena_protocol::replay::example_demo(ticks, true, |_, _| {}).ok())
             .collect()
     }
 
     fn run(&mut self, input: &[u8]) {
         use arena_protocol::demo::{DemoReader, MAX_CHUNK_BYTES, MAX_FRAME_BYTES};
+        use arena_protocol::replay::{Mismatch, ReplayWorld, chunk_frames, world_of};
+        /// Player ticks replayed per input: enough to run every path of a
+        /// replay on what decoded, few enough for millions of inputs.
+        const REPLAY_BUDGET: usize = 48;
         let Ok(reader) = DemoReader::open(input) else { return };
         for i in 0..reader.chunks.len() {
             if let Ok(frames) = reader.read_chunk(i) {
@@ -869,5 +860,97 @@ impl Target for DemoFiles {
             }
         }
         let _ = reader.chunk_for(u32::MAX);
+        // The frames decoded, and replayed through the shared rules: an
+        // error or a mismatch is fine, a panic is not.
+        let Ok(world) = world_of(&reader) else { return };
+        let mut replay = ReplayWorld::default();
+        let mut mismatches: Vec<Mismatch> = Vec::new();
+        let mut budget = REPLAY_BUDGET;
+        for i in 0..reader.chunks.len() {
+            let Ok(frames) = chunk_frames(&reader, i) else { continue };
+            for frame in &frames {
+                budget = budget.saturating_sub(frame.players.len().max(1));
+                if budget == 0 {
+                    return;
+                }
+                replay.apply(frame, &world, 1.0 / 64.0, &mut mismatches);
+            }
+        }
+    }
+}
+
+/// The kill-cam message from a hostile server: any bytes decoded as one,
+/// checked, and (when it passes) everything the view computes from it:
+/// each frame's pose and hitboxes, the eye and view, the gap between the
+/// two views, re-encoding within its budget.
+struct KillCamMessage;
+
+impl Target for KillCamMessage {
+    fn name(&self) -> &'static str {
+        "kill_cam"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        use arena_protocol::kill_cam::{CamFrame, EyeQ, FatalShot, KillCam, PoseQ};
+        let h = |x: f32| {
+            Hitbox::of(&arena_sim::quant::snap_state(&PlayerState {
+                pos: Vec3::new(x, 0.0, 3.0),
+                vel: Vec3::new(4.0, 0.0, 0.0),
+                alive: true,
+                on_ground: true,
+                ..Default::default()
+            }))
+        };
+        let cam = |frames: usize, shot: bool| KillCam {
+            killer: PlayerId(1),
+            victim: PlayerId(2),
+            zone: arena_sim::HitZone::Body,
+            tick_hz: 64,
+            step_ticks: 1,
+            frames: (0..frames)
+                .map(|i| CamFrame {
+                    killer: EyeQ::of(Vec3::new(-9.0, 1.6, i as f32 * 0.02), 0.3, 0.0),
+                    victim: PoseQ::of(&h(i as f32 * 0.06)),
+                })
+                .collect(),
+            shot: shot.then(|| FatalShot {
+                origin: Vec3::new(-9.0, 1.6, 3.0),
+                dir: Vec3::X,
+                tested_tick: 500.25,
+                server_tick: 512,
+                drawn: h(2.0),
+                server: h(2.4),
+                server_in_cover: false,
+            }),
+        };
+        [cam(1, false), cam(40, true), cam(160, true)]
+            .into_iter()
+            .filter_map(|c| encode(&ToClient::KillCam(Box::new(c))).ok())
+            .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_protocol::kill_cam::MAX_KILL_CAM_BYTES;
+        let Ok(ToClient::KillCam(cam)) = decode::<ToClient>(input) else { return };
+        if cam.validate().is_err() {
+            return;
+        }
+        for f in &cam.frames {
+            let victim = f.victim.hitbox();
+            assert!(victim.parts().iter().all(|c| c.a.is_finite() && c.b.is_finite()), "{f:?}");
+            let eye = f.killer.pos();
+            let forward = arena_sim::player::view_forward(f.killer.yaw(), f.killer.pitch());
+            assert!(eye.is_finite() && forward.is_finite());
+            let _ = victim.ray_part(eye, forward, arena_sim::weapon::RANGE_M);
+        }
+        if let Some((m, ms)) = cam.gap() {
+            assert!(m.is_finite() && ms.is_finite(), "{m} {ms}");
+        }
+        if let Some(shot) = &cam.shot {
+            let _ = shot.drawn.ray_part(shot.origin, shot.dir, arena_sim::weapon::RANGE_M);
+            let _ = shot.server.lerp(&shot.drawn, 0.5).parts();
+        }
+        let again = encode(&ToClient::KillCam(cam)).map(|b| b.len());
+        assert!(again.as_ref().is_ok_and(|n| *n <= MAX_KILL_CAM_BYTES), "{again:?}");
     }
 }

@@ -22,6 +22,8 @@ use arena_sim::quant;
 use arena_sim::{HitZone, PlayerId, PlayerState, UserCmd, Weapon};
 use glam::Vec3;
 
+use crate::messages::MAX_COORDINATE_M;
+
 /// Most players a frame may list (ids are a byte).
 pub const MAX_FRAME_PLAYERS: usize = 256;
 /// Most shots, frags, rockets or blasts of one tick a frame may list.
@@ -436,7 +438,7 @@ fn get_state(input: &mut In) -> Result<PlayerState, FrameError> {
     if flags & !S_ALL != 0 {
         return Err(FrameError::Invalid { what: "player state's flags" });
     }
-    Ok(PlayerState {
+    let state = PlayerState {
         pos: Vec3::from_array(p),
         vel: Vec3::from_array(v),
         yaw,
@@ -457,7 +459,12 @@ fn get_state(input: &mut In) -> Result<PlayerState, FrameError> {
         protected_s: input.grid(W, timer_f)?,
         twist: input.grid(W, twist_f)?,
         landing: input.grid(W, landing_f)?,
-    })
+    };
+    // A replay runs the shared rules on it: nothing they cannot take.
+    if !crate::messages::state_is_sane(&state) {
+        return Err(FrameError::Invalid { what: "player state (out of bounds)" });
+    }
+    Ok(state)
 }
 
 /// Whether two states are the same bit for bit (what a replay must give).
@@ -760,6 +767,12 @@ impl FrameCodec {
             }
             cmd
         };
+        // The server runs only sanitised commands: one that sanitising would
+        // change was not recorded by a server.
+        let mut sane = cmd;
+        if sane.sanitize().any() || !same_cmd(&sane, &cmd) {
+            return Err(FrameError::Invalid { what: "command (out of range)" });
+        }
         let from = if more & M_FROM != 0 { Some(get_state(input)?) } else { None };
         let after = if more & M_AFTER != 0 { Some(get_state(input)?) } else { None };
         self.remember(id, cmd);
@@ -920,6 +933,9 @@ impl FrameCodec {
                 const W: &str = "rocket";
                 let owner = input.id(W)?;
                 let (origin, dir) = (input.vec3(W)?, input.vec3(W)?);
+                if !(origin.is_finite() && dir.is_finite() && origin.abs().max_element() <= MAX_COORDINATE_M) {
+                    return Err(FrameError::Invalid { what: W });
+                }
                 let back = i32::try_from(input.ivar(W)?).map_err(|_| FrameError::Invalid { what: W })?;
                 frame.rockets.push(DemoRocket { owner, origin, dir, cmd_tick: tick.wrapping_sub(back as u32) });
             }
@@ -927,7 +943,11 @@ impl FrameCodec {
         if flags & F_BLASTS != 0 {
             let n = input.count("blasts", MAX_FRAME_EVENTS)?;
             for _ in 0..n {
-                frame.blasts.push(DemoBlast { owner: input.id("blast")?, point: input.vec3("blast")? });
+                let blast = DemoBlast { owner: input.id("blast")?, point: input.vec3("blast")? };
+                if !(blast.point.is_finite() && blast.point.abs().max_element() <= MAX_COORDINATE_M) {
+                    return Err(FrameError::Invalid { what: "blast" });
+                }
+                frame.blasts.push(blast);
             }
         }
         if flags & F_KEYFRAME != 0 {

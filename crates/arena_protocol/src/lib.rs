@@ -35,6 +35,7 @@ pub mod datagram;
 pub mod demo;
 pub mod demo_frame;
 pub mod key;
+pub mod kill_cam;
 pub mod messages;
 pub mod names;
 pub mod payload_guard;
@@ -51,7 +52,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 11;
+pub const PROTOCOL_VERSION: u64 = 12;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -37,6 +37,8 @@ pub enum ToServer {
     Commands(Vec<u8>),
     /// The client's netcode choices the server needs to know.
     Settings(ClientSettings),
+    /// The player skipped the kill-cam: respawn as soon as the rules allow.
+    SkipKillCam,
 }
 
 /// What the server must know of a client's netcode settings.
@@ -49,6 +51,9 @@ pub struct ClientSettings {
     /// Bring this client's rockets up to the time it fired them (catch-up
     /// against the others as it saw them).
     pub projectile_compensation: bool,
+    /// Show this player the kill-cam after a death (the server sends it
+    /// and holds the respawn until it has played or is skipped).
+    pub kill_cam: bool,
 }
 
 /// The interpolation delay a client uses unless its player chooses one, in
@@ -77,13 +82,14 @@ impl ToServer {
         match self {
             ToServer::Commands(_) => "commands",
             ToServer::Settings(_) => "settings",
+            ToServer::SkipKillCam => "skip_kill_cam",
         }
     }
 
     pub fn channel(&self) -> u8 {
         match self {
             ToServer::Commands(_) => channel::UNRELIABLE,
-            ToServer::Settings(_) => channel::RELIABLE,
+            ToServer::Settings(_) | ToServer::SkipKillCam => channel::RELIABLE,
         }
     }
 
@@ -97,7 +103,7 @@ impl ToServer {
             ToServer::Settings(s) if s.interp_ms > MAX_INTERP_MS => {
                 Err(format!("interpolation delay {} ms (at most {MAX_INTERP_MS})", s.interp_ms))
             }
-            ToServer::Settings(_) => Ok(()),
+            ToServer::Settings(_) | ToServer::SkipKillCam => Ok(()),
         }
     }
 }
@@ -156,6 +162,8 @@ pub enum ToClient {
     },
     /// To a rocket's shooter: one player its splash hurt (the hit marker).
     RocketHit(HitReport),
+    /// To a victim (with the kill-cam on): its death as the killer drew it.
+    KillCam(Box<crate::kill_cam::KillCam>),
 }
 
 /// Farthest a range miss is reported from the shot's line, metres.
@@ -277,6 +285,7 @@ impl ToClient {
             ToClient::RocketFired { .. } => "rocket_fired",
             ToClient::RocketExploded { .. } => "rocket_exploded",
             ToClient::RocketHit(_) => "rocket_hit",
+            ToClient::KillCam(_) => "kill_cam",
         }
     }
 
@@ -319,18 +328,12 @@ impl ToClient {
                     return Err(format!("{} hitboxes in a shot result", r.hitboxes.len()));
                 }
                 for (_, h) in &r.hitboxes {
-                    finite(h.input.feet, "a hitbox")?;
-                    // The pose's inputs: a pose never sees a NaN, and
-                    // an absurd pace or gait is not drawn.
-                    let p = h.input;
-                    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m, p.twist, p.landing];
-                    if !pose.iter().all(|v| v.is_finite() && v.abs() <= MAX_SPEED_MPS) {
-                        return Err("a hitbox's pose out of bounds".into());
-                    }
+                    check_hitbox(h)?;
                 }
                 Ok(())
             }
             ToClient::ShotFired { .. } => Ok(()),
+            ToClient::KillCam(cam) => cam.validate(),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
             ToClient::Range(RangeReport { miss: Some(m), .. })
@@ -527,4 +530,18 @@ mod tests {
         }
         assert!(ToClient::Range(RangeReport { shots: 1, hits: 2, miss: None }).validate().is_err());
     }
+}
+
+/// A hitbox from a server, checked: a pose never sees a NaN, and an absurd
+/// pace or gait is not drawn.
+pub fn check_hitbox(h: &Hitbox) -> Result<(), String> {
+    if !h.input.feet.is_finite() {
+        return Err("a hitbox is not finite".into());
+    }
+    let p = h.input;
+    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m, p.twist, p.landing];
+    if !pose.iter().all(|v| v.is_finite() && v.abs() <= MAX_SPEED_MPS) {
+        return Err("a hitbox's pose out of bounds".into());
+    }
+    Ok(())
 }

@@ -17,7 +17,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::transport::ServerTransport;
-use crate::vocabulary::{ClientPrefs, Roster, ServerStats, ServerTick, SnapshotAck, TickRate};
+use crate::vocabulary::{ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SnapshotAck, TickRate};
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
 /// whose commands come from further ahead has a broken (or fast) clock.
@@ -212,6 +212,7 @@ pub(crate) fn receive_commands(
     mut buffers: Query<(&mut CommandBuffer, &mut ClientPrefs, &mut SnapshotAck)>,
     mut stats: ResMut<ServerStats>,
     mut transport: ResMut<ServerTransport>,
+    mut skips: MessageWriter<KillCamSkipped>,
 ) {
     let max_ahead = MAX_AHEAD_S * rate.hz();
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
@@ -262,6 +263,11 @@ pub(crate) fn receive_commands(
                     ToServer::Settings(settings) => {
                         debug!("client {client_id} settings: {settings:?}");
                         prefs.0 = settings;
+                    }
+                    ToServer::SkipKillCam => {
+                        if let Some(entity) = entity {
+                            skips.write(KillCamSkipped(entity));
+                        }
                     }
                 }
             }

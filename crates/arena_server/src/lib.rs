@@ -23,6 +23,7 @@
 //! - `combat`: the shot rules (walls, hitboxes, damage) on what lag
 //!   compensation gave each shot.
 //! - `rockets`: rockets launched (the catch-up), flown, and their splash.
+//! - `kill_cam`: everyone's last seconds, and each victim's kill-cam.
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
@@ -52,10 +53,12 @@
 //! 7. [`ServerSet::Rockets`]: rockets in flight move on; this tick's are
 //!    launched (caught up to their shooters' time); blasts splash; then
 //!    the range's tallies of rockets.
-//! 8. [`ServerSet::Respawn`]: the dead whose time has come are back.
-//! 9. [`ServerSet::Match`]: frags, the clock, the scoreboard.
-//! 10. [`ServerSet::Snapshot`]: the result goes out.
-//! 11. [`ServerSet::Demo`]: the tick goes into the demo being recorded.
+//! 8. [`ServerSet::KillCam`]: each victim who wants one is sent its
+//!    kill-cam (and stays dead while it plays); skips are applied.
+//! 9. [`ServerSet::Respawn`]: the dead whose time has come are back.
+//! 10. [`ServerSet::Match`]: frags, the clock, the scoreboard.
+//! 11. [`ServerSet::Snapshot`]: the result goes out.
+//! 12. [`ServerSet::Demo`]: the tick goes into the demo being recorded.
 
 mod bots;
 mod combat;
@@ -63,6 +66,7 @@ mod config;
 mod config_file;
 mod guard;
 mod intake;
+mod kill_cam;
 mod lag_compensation;
 mod life;
 mod match_flow;
@@ -105,6 +109,7 @@ pub use vocabulary::{
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
+pub use kill_cam::KILL_CAM_HOLD_S;
 pub use lag_compensation::{
     HISTORY_S, LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds,
     ShooterLink, TestedTick, Unlag, choose_tested_tick, click_wait_ticks, estimate_render_tick,
@@ -137,6 +142,8 @@ pub enum ServerSet {
     Combat,
     /// Rockets fly on, this tick's launch, blasts splash.
     Rockets,
+    /// Kill-cams to this tick's victims; skips.
+    KillCam,
     /// Bring back the dead whose time has come.
     Respawn,
     /// Frags, the match clock, the scoreboard.
@@ -184,6 +191,7 @@ impl Plugin for ServerPlugin {
                     ServerSet::Rewind,
                     ServerSet::Combat,
                     ServerSet::Rockets,
+                    ServerSet::KillCam,
                     ServerSet::Respawn,
                     ServerSet::Match,
                     ServerSet::Snapshot,
@@ -202,6 +210,7 @@ impl Plugin for ServerPlugin {
                 match_flow::plugin,
                 bots::plugin,
                 recording::plugin,
+                kill_cam::plugin,
             ))
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(Update, roster::settle_joiners)
@@ -212,7 +221,14 @@ impl Plugin for ServerPlugin {
                 FixedUpdate,
                 (simulation::run_commands, range::move_targets).chain().in_set(ServerSet::Simulate),
             )
-            .add_systems(FixedUpdate, lag_compensation::record_history.in_set(ServerSet::Record))
+            .add_systems(
+                FixedUpdate,
+                (lag_compensation::record_history, kill_cam::record_tracks).in_set(ServerSet::Record),
+            )
+            .add_systems(
+                FixedUpdate,
+                (kill_cam::apply_skips, kill_cam::send_kill_cams).chain().in_set(ServerSet::KillCam),
+            )
             .add_systems(FixedUpdate, lag_compensation::rewind_shots.in_set(ServerSet::Rewind))
             .add_systems(FixedUpdate, (combat::resolve_shots, range::tally_shots).chain().in_set(ServerSet::Combat))
             .add_systems(

@@ -69,7 +69,7 @@ impl ClientPrefs {
     /// interpolation delay clients default to.
     pub fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
         let interp_ms = ClientSettings::interp_ms_of(arena_protocol::default_interp_ms(snapshot_rate));
-        Self(ClientSettings { lag_compensation: true, interp_ms, projectile_compensation: true })
+        Self(ClientSettings { lag_compensation: true, interp_ms, projectile_compensation: true, kill_cam: false })
     }
 }
 
@@ -195,6 +195,10 @@ pub struct Frag {
 /// Someone joined or left: the scoreboard and match state go out again.
 #[derive(Event, Debug, Clone, Copy)]
 pub struct PlayersChanged;
+
+/// A player asked to skip its kill-cam (from intake to the kill-cam rules).
+#[derive(Message, Debug, Clone, Copy)]
+pub struct KillCamSkipped(pub Entity);
 
 /// Shots fired this tick, resolved after everyone has moved.
 #[derive(Resource, Debug, Default)]

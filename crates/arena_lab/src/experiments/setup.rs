@@ -130,6 +130,7 @@ impl LabSettings {
             subtick: self.subtick.on(),
             hit_prediction: true,
             show_hitboxes: false,
+            kill_cam: false,
             conditions: LinkConditions {
                 latency_ms: self.fake_latency_ms,
                 jitter_ms: self.fake_jitter_ms,

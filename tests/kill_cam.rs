@@ -1,0 +1,168 @@
+//! The two-view kill-cam over real UDP on 127.0.0.1 with 200 ms of fake
+//! latency: a shooter kills a running target; the target's client gets its
+//! death as the shooter's client drew it, soon after it sees itself die,
+//! within its size budget, with the frozen shot's hitbox the one the
+//! shooter's client drew and the server tested, and the server's own
+//! victim beside it. Skipping it brings the respawn forward.
+
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use arena_client::{KillCamFeed, LinkConditions, LocalInput, NetcodeSettings, SkipKillCam};
+use arena_lab::harness::{LoopbackGame, drawn_self, loopback_config, test_frame, test_frames};
+use arena_protocol::ToClient;
+use arena_protocol::kill_cam::MAX_KILL_CAM_BYTES;
+use arena_server::{KILL_CAM_HOLD_S, RESPAWN_DELAY_S, ShotLog};
+use arena_sim::Hitbox;
+use bevy::prelude::*;
+
+/// Largest distance between the same part's ends in two hitboxes, metres.
+fn part_gap(a: &Hitbox, b: &Hitbox) -> f32 {
+    a.parts().iter().zip(b.parts()).map(|(p, q)| p.a.distance(q.a).max(p.b.distance(q.b))).fold(0.0, f32::max)
+}
+
+#[test]
+fn the_kill_cam_shows_the_fatal_shot_as_the_killer_drew_and_the_server_tested_it() {
+    let netcode = NetcodeSettings {
+        conditions: LinkConditions { latency_ms: 200.0, ..LinkConditions::OFF },
+        kill_cam: true,
+        ..NetcodeSettings::default()
+    };
+    let mut game =
+        LoopbackGame::start(&loopback_config(64), &netcode, 23, &["Shooter", "Target"], test_frame()).expect("joined");
+    game.step(test_frames(2.0));
+    game.teleport("Shooter", Vec3::new(0.0, 0.0, 10.0), 0.0);
+    game.teleport("Target", Vec3::new(8.0, 0.0, 4.0), 0.0);
+    game.step(test_frames(1.0));
+    game.server.world_mut().resource_mut::<ShotLog>().0.clear();
+
+    // The target runs to and fro; the shooter aims at its body as drawn
+    // and fires until it dies.
+    let (mut died_at, mut cam_at) = (None, None);
+    let frames = test_frames(12.0);
+    for frame in 0..frames {
+        {
+            let mut input = game.clients[1].world_mut().resource_mut::<LocalInput>();
+            input.right = if (frame / 90) % 2 == 0 { 1.0 } else { -1.0 };
+        }
+        if died_at.is_none() {
+            if let Some(target) = game.drawn_other(0) {
+                game.aim(0, Hitbox::of(&target).body_center());
+                game.hold_fire(0, true);
+            }
+        } else {
+            game.hold_fire(0, false);
+        }
+        game.step(1);
+        let me = drawn_self(&game.clients[1]);
+        if died_at.is_none() && me.is_some_and(|s| !s.alive) {
+            died_at = Some(frame);
+        }
+        if cam_at.is_none() && game.clients[1].world().resource::<KillCamFeed>().current.is_some() {
+            cam_at = Some(frame);
+        }
+        if died_at.is_some() && cam_at.is_some() {
+            break;
+        }
+    }
+    let died_at = died_at.expect("the target died within 12 s");
+    let cam_at = cam_at.expect("the target's client got a kill-cam");
+    let frame_s = test_frame().as_secs_f64();
+    let start_after_death_s = (cam_at as f64 - died_at as f64) * frame_s;
+
+    let feed = game.clients[1].world().resource::<KillCamFeed>();
+    let cam = feed.current.as_ref().expect("the kill-cam").cam.clone();
+    let bytes = arena_protocol::encode(&ToClient::KillCam(Box::new(cam.clone()))).unwrap().len();
+    let shot = cam.shot.expect("a hitscan kill has its shot");
+
+    // The server's record of the fatal shot.
+    let records: Vec<_> = game.server.world().resource::<ShotLog>().0.iter().cloned().collect();
+    let fatal = records.iter().find(|r| r.hit.is_some_and(|h| h.killed)).expect("the fatal shot's record");
+    let target_id = game.id_of("Target").unwrap();
+    let tested = fatal.tested.iter().find(|(id, _)| *id == target_id).expect("the target was tested").1;
+    let server_now = fatal.current.iter().find(|(id, _)| *id == target_id).expect("the target's present").1;
+    // What the shooter's client drew at the click.
+    let comparisons = game.clients[0].world().resource::<arena_client::ShotComparisons>();
+    let fired = comparisons
+        .0
+        .iter()
+        .find(|c| c.fired.cmd_tick == fatal.cmd_tick)
+        .map(|c| c.fired.clone())
+        .expect("the shooter's client remembers the fatal shot");
+    let drawn = fired.seen.iter().find(|(id, _)| *id == target_id).expect("the target was drawn").1;
+
+    let frozen = cam.frames.last().expect("a track").victim.hitbox();
+    let drawn_vs_tested = part_gap(&drawn, &tested);
+    let frozen_vs_drawn = part_gap(&frozen, &drawn);
+    let (gap_m, gap_ms) = cam.gap().unwrap();
+    eprintln!(
+        "kill-cam: {} frames every {} tick(s), {bytes} bytes; started {:.3} s after the target saw itself die; \
+         frozen shot vs drawn {:.4} m, drawn vs tested {:.4} m; the server had the target {gap_m:.2} m / \
+         {gap_ms:.0} ms away (cover: {})",
+        cam.frames.len(),
+        cam.step_ticks,
+        start_after_death_s,
+        frozen_vs_drawn,
+        drawn_vs_tested,
+        shot.server_in_cover
+    );
+    assert!(bytes <= MAX_KILL_CAM_BYTES && bytes <= 16_000, "{bytes} bytes");
+    assert!(start_after_death_s <= 0.5, "the kill-cam started {start_after_death_s:.3} s after death");
+    // The frozen shot: the server's tested hitbox itself, the one the
+    // shooter's client drew (within the rewind's measured error), and its
+    // frame on the wire's grids.
+    assert_eq!(shot.drawn, tested, "the kill-cam shows the hitbox the server tested");
+    assert!(drawn_vs_tested <= 0.01, "drawn vs tested: {drawn_vs_tested} m");
+    assert!(frozen_vs_drawn <= 0.012, "the frozen frame vs drawn: {frozen_vs_drawn} m");
+    assert_eq!(shot.server, server_now, "the ghost is where the server had the target");
+    assert_eq!(shot.origin, fatal.shot.origin);
+    assert!(cam.frames.len() >= 100, "about the last 2.5 s: {} frames", cam.frames.len());
+    // 200 ms round trip plus the delay: the server had the target elsewhere.
+    assert!(gap_ms > 150.0 && gap_m > 0.1, "{gap_m} m {gap_ms} ms");
+
+    // Held dead while it plays; a skip brings the respawn to the usual delay.
+    game.clients[1].world_mut().write_message(SkipKillCam);
+    // (The usual delay runs from the death, which was moments ago.)
+    let within_s = f64::from(RESPAWN_DELAY_S) + 0.3;
+    let skipped = game.step_until(test_frames(within_s), |g| g.sim("Target").is_some_and(|s| s.alive));
+    assert!(skipped, "back within {within_s} s of the skip, not after {KILL_CAM_HOLD_S} s");
+}
+
+#[test]
+fn without_a_skip_the_respawn_waits_for_the_kill_cam_and_without_the_setting_it_does_not() {
+    for kill_cam in [true, false] {
+        let netcode = NetcodeSettings { kill_cam, ..NetcodeSettings::default() };
+        let mut game =
+            LoopbackGame::start(&loopback_config(64), &netcode, 5, &["Shooter", "Target"], test_frame()).expect("in");
+        game.step(test_frames(1.0));
+        game.teleport("Shooter", Vec3::new(0.0, 0.0, 10.0), 0.0);
+        game.teleport("Target", Vec3::new(4.0, 0.0, 6.0), 0.0);
+        game.step(test_frames(0.5));
+        let mut frames_dead = 0usize;
+        let mut died = false;
+        for _ in 0..test_frames(12.0) {
+            if !died {
+                if let Some(target) = game.drawn_other(0) {
+                    game.aim(0, Hitbox::of(&target).head_center());
+                    game.hold_fire(0, true);
+                }
+            } else {
+                game.hold_fire(0, false);
+            }
+            game.step(1);
+            let alive = game.sim("Target").is_some_and(|s| s.alive);
+            if !alive {
+                died = true;
+                frames_dead += 1;
+            } else if died {
+                break;
+            }
+        }
+        let dead_s = frames_dead as f64 * test_frame().as_secs_f64();
+        eprintln!("kill_cam {kill_cam}: dead {dead_s:.2} s");
+        let expected = if kill_cam { f64::from(KILL_CAM_HOLD_S) } else { f64::from(RESPAWN_DELAY_S) };
+        assert!(died && (dead_s - expected).abs() < 0.1, "dead {dead_s} s, expected {expected}");
+        let got = game.clients[1].world().resource::<KillCamFeed>().received;
+        assert_eq!(got > 0, kill_cam, "a kill-cam only with the setting on");
+    }
+}
