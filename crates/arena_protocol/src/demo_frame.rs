@@ -667,7 +667,8 @@ impl FrameCodec {
             }
         }
         let raw = !same_cmd(&rebuilt, &p.cmd);
-        let more = u8::from(p.from.is_some()) * M_FROM | u8::from(p.after.is_some()) * M_AFTER | u8::from(raw) * M_RAW;
+        let more =
+            (u8::from(p.from.is_some()) * M_FROM) | (u8::from(p.after.is_some()) * M_AFTER) | (u8::from(raw) * M_RAW);
         let mut mask = if more != 0 { C_MORE } else { 0 };
         if !raw {
             for (differs, bit) in [

@@ -45,7 +45,8 @@ const ALIVE: u8 = 4;
 impl PoseQ {
     pub fn of(h: &Hitbox) -> Self {
         let p = &h.input;
-        let flags = u8::from(p.crouched) * CROUCHED | u8::from(p.on_ground) * ON_GROUND | u8::from(h.alive) * ALIVE;
+        let flags =
+            (u8::from(p.crouched) * CROUCHED) | (u8::from(p.on_ground) * ON_GROUND) | (u8::from(h.alive) * ALIVE);
         Self {
             feet: p.feet.to_array().map(quant::pos_to_q),
             yaw: quant::yaw_to_q(p.yaw),

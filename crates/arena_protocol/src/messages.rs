@@ -438,6 +438,20 @@ pub struct PlayerInfo {
     pub bot: bool,
 }
 
+/// A hitbox from a server, checked: a pose never sees a NaN, and an absurd
+/// pace or gait is not drawn.
+pub fn check_hitbox(h: &Hitbox) -> Result<(), String> {
+    if !h.input.feet.is_finite() {
+        return Err("a hitbox is not finite".into());
+    }
+    let p = h.input;
+    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m, p.twist, p.landing];
+    if !pose.iter().all(|v| v.is_finite() && v.abs() <= MAX_SPEED_MPS) {
+        return Err("a hitbox's pose out of bounds".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -530,18 +544,4 @@ mod tests {
         }
         assert!(ToClient::Range(RangeReport { shots: 1, hits: 2, miss: None }).validate().is_err());
     }
-}
-
-/// A hitbox from a server, checked: a pose never sees a NaN, and an absurd
-/// pace or gait is not drawn.
-pub fn check_hitbox(h: &Hitbox) -> Result<(), String> {
-    if !h.input.feet.is_finite() {
-        return Err("a hitbox is not finite".into());
-    }
-    let p = h.input;
-    let pose = [p.yaw, p.pitch, p.vel.x, p.vel.y, p.gait_m, p.twist, p.landing];
-    if !pose.iter().all(|v| v.is_finite() && v.abs() <= MAX_SPEED_MPS) {
-        return Err("a hitbox's pose out of bounds".into());
-    }
-    Ok(())
 }

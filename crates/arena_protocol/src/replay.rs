@@ -409,72 +409,6 @@ pub fn verify_file(path: &std::path::Path) -> Result<VerifyReport, ReplayError> 
     verify(&reader)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::demo_frame::PlayerTick;
-
-    const HZ: u32 = 64;
-
-    fn recorded(ticks: u32, fire: bool, tamper: impl Fn(u32, &mut PlayerTick)) -> Vec<u8> {
-        example_demo(ticks, fire, tamper).unwrap()
-    }
-
-    #[test]
-    fn a_faithful_recording_verifies_and_a_changed_command_does_not() {
-        let bytes = recorded(300, false, |_, _| {});
-        let reader = DemoReader::open(&bytes).unwrap();
-        let report = verify(&reader).unwrap();
-        assert!(report.ok, "{report:?}");
-        assert_eq!(report.keyframes, 5);
-        assert_eq!(report.states_checked, 8);
-        assert_eq!(report.player_ticks, 2 * 299);
-        // One command changed after the state was stepped (a standing
-        // tick recorded where it ran): the replay runs the changed one and
-        // the next keyframe disagrees.
-        let bytes = recorded(300, false, |tick, p| {
-            if tick == 100 && p.id == PlayerId(0) {
-                p.cmd.forward = 0.0;
-            }
-        });
-        let reader = DemoReader::open(&bytes).unwrap();
-        let report = verify(&reader).unwrap();
-        assert!(!report.ok);
-        assert!(report.first_mismatches[0].contains("State { tick: 129, player: PlayerId(0)"), "{report:?}");
-    }
-
-    #[test]
-    fn unrecorded_shots_are_found() {
-        // Player 1 fires, the recording lists no resolved shot.
-        let bytes = recorded(120, true, |_, _| {});
-        let reader = DemoReader::open(&bytes).unwrap();
-        let report = verify(&reader).unwrap();
-        assert!(!report.ok);
-        assert!(report.first_mismatches.iter().all(|m| m.starts_with("Shots")), "{report:?}");
-    }
-
-    #[test]
-    fn seeking_lands_on_the_same_world_as_replaying_from_the_start() {
-        let bytes = recorded(400, false, |_, _| {});
-        let reader = DemoReader::open(&bytes).unwrap();
-        let world = world_of(&reader).unwrap();
-        let dt = 1.0 / HZ as f32;
-        let mut from_start = Replay::seek(&reader, 1, &world, dt).unwrap();
-        let mut ignored = Vec::new();
-        while from_start.world.tick < 333 {
-            from_start.step(&world, dt, &mut ignored).unwrap();
-        }
-        let sought = Replay::seek(&reader, 333, &world, dt).unwrap();
-        assert_eq!(sought.world.tick, 333);
-        for (id, p) in &from_start.world.players {
-            assert!(same_state(&p.state, &sought.world.players[id].state));
-        }
-        assert!(ignored.is_empty());
-        // Before the first keyframe there is nothing to seek to.
-        assert!(matches!(Replay::seek(&reader, 0, &world, dt), Err(ReplayError::NoKeyframe { tick: 0 })));
-    }
-}
-
 /// The tick rate of [`example_demo`].
 pub const EXAMPLE_DEMO_HZ: u32 = 64;
 
@@ -548,4 +482,70 @@ pub fn example_demo(ticks: u32, fire: bool, tamper: impl Fn(u32, &mut PlayerTick
         writer.push(tick, &codec.encode(&frame))?;
     }
     writer.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::demo_frame::PlayerTick;
+
+    const HZ: u32 = 64;
+
+    fn recorded(ticks: u32, fire: bool, tamper: impl Fn(u32, &mut PlayerTick)) -> Vec<u8> {
+        example_demo(ticks, fire, tamper).unwrap()
+    }
+
+    #[test]
+    fn a_faithful_recording_verifies_and_a_changed_command_does_not() {
+        let bytes = recorded(300, false, |_, _| {});
+        let reader = DemoReader::open(&bytes).unwrap();
+        let report = verify(&reader).unwrap();
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.keyframes, 5);
+        assert_eq!(report.states_checked, 8);
+        assert_eq!(report.player_ticks, 2 * 299);
+        // One command changed after the state was stepped (a standing
+        // tick recorded where it ran): the replay runs the changed one and
+        // the next keyframe disagrees.
+        let bytes = recorded(300, false, |tick, p| {
+            if tick == 100 && p.id == PlayerId(0) {
+                p.cmd.forward = 0.0;
+            }
+        });
+        let reader = DemoReader::open(&bytes).unwrap();
+        let report = verify(&reader).unwrap();
+        assert!(!report.ok);
+        assert!(report.first_mismatches[0].contains("State { tick: 129, player: PlayerId(0)"), "{report:?}");
+    }
+
+    #[test]
+    fn unrecorded_shots_are_found() {
+        // Player 1 fires, the recording lists no resolved shot.
+        let bytes = recorded(120, true, |_, _| {});
+        let reader = DemoReader::open(&bytes).unwrap();
+        let report = verify(&reader).unwrap();
+        assert!(!report.ok);
+        assert!(report.first_mismatches.iter().all(|m| m.starts_with("Shots")), "{report:?}");
+    }
+
+    #[test]
+    fn seeking_lands_on_the_same_world_as_replaying_from_the_start() {
+        let bytes = recorded(400, false, |_, _| {});
+        let reader = DemoReader::open(&bytes).unwrap();
+        let world = world_of(&reader).unwrap();
+        let dt = 1.0 / HZ as f32;
+        let mut from_start = Replay::seek(&reader, 1, &world, dt).unwrap();
+        let mut ignored = Vec::new();
+        while from_start.world.tick < 333 {
+            from_start.step(&world, dt, &mut ignored).unwrap();
+        }
+        let sought = Replay::seek(&reader, 333, &world, dt).unwrap();
+        assert_eq!(sought.world.tick, 333);
+        for (id, p) in &from_start.world.players {
+            assert!(same_state(&p.state, &sought.world.players[id].state));
+        }
+        assert!(ignored.is_empty());
+        // Before the first keyframe there is nothing to seek to.
+        assert!(matches!(Replay::seek(&reader, 0, &world, dt), Err(ReplayError::NoKeyframe { tick: 0 })));
+    }
 }
