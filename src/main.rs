@@ -142,6 +142,10 @@ enum Mode {
         /// Leave and rejoin at random (5-40 s in, 1-5 s out), for soak tests.
         #[arg(long)]
         churn: bool,
+        /// Each bot's link (fake latency, jitter, loss): lagged shooters,
+        /// compensated by the server.
+        #[command(flatten)]
+        link: LinkArgs,
     },
 }
 
@@ -154,6 +158,36 @@ enum DemoAction {
     /// that every recorded state, shot, rocket and score comes out the same;
     /// time a seek to every minute. Prints one JSON object; exits 1 on a mismatch.
     Verify { file: PathBuf },
+    /// Play FILE back in a window: a timeline (Space pause, arrows step and
+    /// speed, drag to seek), any player's eyes as their client drew the world
+    /// or a free camera, hitboxes, ghosts and the kill feed.
+    Play {
+        file: PathBuf,
+        /// Follow this player's eyes (default: the first player).
+        #[arg(long, value_name = "NAME")]
+        follow: Option<String>,
+        /// Start the free camera instead.
+        #[arg(long, conflicts_with = "follow")]
+        free_camera: bool,
+        /// Start this many seconds in.
+        #[arg(long, value_name = "S", default_value_t = 0.0)]
+        at: f64,
+        /// Playback speed: 0.25, 0.5, 1, 2 or 4.
+        #[arg(long, default_value_t = 1.0)]
+        speed: f32,
+        /// Start with every shot's hitboxes shown.
+        #[arg(long)]
+        show_hitboxes: bool,
+        /// Save a screenshot to FILE one second before --seconds runs out.
+        #[arg(long, value_name = "FILE", requires = "seconds")]
+        screenshot: Option<PathBuf>,
+        /// With --screenshot: quit after this many seconds.
+        #[arg(long, value_name = "S")]
+        seconds: Option<f64>,
+        /// Window size in pixels, WIDTHxHEIGHT.
+        #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_resolution)]
+        resolution: (u32, u32),
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -510,6 +544,10 @@ struct WindowArgs {
     /// (a body falling), or one second before --seconds if there is none.
     #[arg(long, requires = "screenshot")]
     screenshot_after_kill: bool,
+    /// With --screenshot: take it on a kill-cam's frozen shot instead (the
+    /// first with the server's ghost behind cover, or any in the last tenth of the run).
+    #[arg(long, requires = "screenshot")]
+    screenshot_in_kill_cam: bool,
     #[command(flatten)]
     netcode: NetcodeArgs,
     /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
@@ -554,6 +592,33 @@ fn main() -> ExitCode {
         }
         Some(Mode::Demo { action: DemoAction::Info { file } }) => {
             print_report(arena_protocol::demo::summarize_file(&file).map_err(|e| format!("{}: {e}", file.display())))
+        }
+        Some(Mode::Demo {
+            action:
+                DemoAction::Play { file, follow, free_camera, at, speed, show_hitboxes, screenshot, seconds, resolution },
+        }) => {
+            if !arena_view::SPEEDS.contains(&speed) {
+                return fail(&format!("--speed {speed}: one of {:?}", arena_view::SPEEDS));
+            }
+            if !(at.is_finite() && at >= 0.0) {
+                return fail("--at must be a number of seconds, 0 or more");
+            }
+            let screenshot = match (screenshot, seconds) {
+                (Some(path), Some(seconds)) => match positive_duration(seconds) {
+                    Ok(quit_after) if seconds >= 1.0 => {
+                        Some(Screenshot { path, quit_after, after_kill: false, in_kill_cam: false })
+                    }
+                    Ok(_) => return fail("--seconds must be at least 1 with --screenshot"),
+                    Err(e) => return fail(&e),
+                },
+                (None, Some(_)) => return fail("--seconds goes with --screenshot FILE"),
+                _ => None,
+            };
+            let start = arena_view::PlaybackStart { follow, at_s: at, speed, show_hitboxes, free_camera };
+            match arena_view::run_demo(&file, start, resolution, screenshot) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e),
+            }
         }
         Some(Mode::Demo { action: DemoAction::Verify { file } }) => match arena_protocol::replay::verify_file(&file) {
             Ok(report) => {
@@ -617,10 +682,13 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn }) => {
-            match password(text.as_deref()) {
-                Ok(password) => run_bots(&connect, count, seconds, name, password, report, behavior, churn),
-                Err(e) => fail(&e),
+        Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn, link }) => {
+            match (password(text.as_deref()), link.conditions()) {
+                (Ok(password), Ok(conditions)) => {
+                    let how = (behavior, churn, conditions);
+                    run_bots(&connect, count, seconds, name, password, report, how)
+                }
+                (Err(e), _) | (_, Err(e)) => fail(&e),
             }
         }
         Some(Mode::Play { port, game, window }) => {
@@ -649,9 +717,12 @@ fn main() -> ExitCode {
 fn run_window(start: StartAction, args: WindowArgs) -> ExitCode {
     let screenshot = match (args.screenshot, args.seconds) {
         (Some(path), Some(seconds)) => match positive_duration(seconds) {
-            Ok(quit_after) if seconds >= 1.0 => {
-                Some(Screenshot { path, quit_after, after_kill: args.screenshot_after_kill })
-            }
+            Ok(quit_after) if seconds >= 1.0 => Some(Screenshot {
+                path,
+                quit_after,
+                after_kill: args.screenshot_after_kill,
+                in_kill_cam: args.screenshot_in_kill_cam,
+            }),
             Ok(_) => return fail("--seconds must be at least 1 with --screenshot"),
             Err(e) => return fail(&e),
         },
@@ -736,8 +807,7 @@ fn run_bots(
     name: String,
     password: Password,
     report: Option<PathBuf>,
-    behavior: arena_lab::bot_clients::Behavior,
-    churn: bool,
+    (behavior, churn, conditions): (arena_lab::bot_clients::Behavior, bool, LinkConditions),
 ) -> ExitCode {
     let server = match arena_client::resolve_server_addr(connect) {
         Ok(addr) => addr,
@@ -750,8 +820,16 @@ fn run_bots(
         return fail(&format!("--count must be 1..={}", arena_protocol::MAX_PLAYERS));
     }
     init_logging();
-    let config =
-        arena_lab::bot_clients::BotsConfig { server, count, seconds, name_prefix: name, password, behavior, churn };
+    let config = arena_lab::bot_clients::BotsConfig {
+        server,
+        count,
+        seconds,
+        name_prefix: name,
+        password,
+        behavior,
+        churn,
+        conditions,
+    };
     let result = arena_lab::bot_clients::run(&config);
     let json = match serde_json::to_string_pretty(&result) {
         Ok(json) => json,

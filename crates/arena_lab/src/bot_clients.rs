@@ -31,6 +31,8 @@ pub struct BotsConfig {
     /// Leave and join again at random (after 5-40 s in the game, 1-5 s
     /// away), as players do: for soak tests of a server.
     pub churn: bool,
+    /// Each bot's link conditioner.
+    pub conditions: arena_client::LinkConditions,
 }
 
 /// How long a churning bot stays, and stays away, seconds.
@@ -162,6 +164,11 @@ pub fn run(config: &BotsConfig) -> Report {
         .map(|i| {
             let name = format!("{}{}", config.name_prefix, i + 1);
             let mut app = headless_client(config.server, &name, config.password.clone());
+            {
+                let mut netcode = app.world_mut().resource_mut::<arena_client::NetcodeSettings>();
+                netcode.conditions = config.conditions;
+                netcode.conditioner_seed = Some(0xB07 + i as u64);
+            }
             app.init_resource::<Tally>().add_systems(Update, tally);
             Bot {
                 app,

@@ -294,9 +294,10 @@ pub fn summarize(bytes: &[u8]) -> Result<DemoSummary, DemoError> {
 
 /// A demo read from bytes: its header and index checked, its chunks read
 /// one at a time.
-#[derive(Debug)]
-pub struct DemoReader<'a> {
-    bytes: &'a [u8],
+#[derive(Debug, Clone)]
+pub struct DemoReader {
+    /// The whole file (shared: a reader clones cheaply).
+    bytes: std::sync::Arc<[u8]>,
     pub header: DemoHeader,
     pub chunks: Vec<ChunkEntry>,
     /// Where the frames end (the index's offset).
@@ -314,8 +315,12 @@ fn u64_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u64, DemoError>
     Ok(lo | hi << 32)
 }
 
-impl<'a> DemoReader<'a> {
-    pub fn open(bytes: &'a [u8]) -> Result<Self, DemoError> {
+impl DemoReader {
+    /// Checks a demo's header, footer and index (the chunks are checked as
+    /// they are read); `bytes` is the whole file.
+    pub fn open(bytes: impl Into<std::sync::Arc<[u8]>>) -> Result<Self, DemoError> {
+        let owned: std::sync::Arc<[u8]> = bytes.into();
+        let bytes = &owned[..];
         if bytes.len() < DEMO_MAGIC.len() || &bytes[..DEMO_MAGIC.len()] != DEMO_MAGIC {
             return Err(DemoError::NotADemo);
         }
@@ -386,7 +391,7 @@ impl<'a> DemoReader<'a> {
             }
             chunks.push(entry);
         }
-        Ok(Self { bytes, header, chunks, frames_end: index_at as u64 })
+        Ok(Self { bytes: owned.clone(), header, chunks, frames_end: index_at as u64 })
     }
 
     /// The chunk holding `tick` (or the first after it), for seeking.
@@ -406,7 +411,7 @@ impl<'a> DemoReader<'a> {
                 at: entry.offset,
             });
         }
-        let field = |k: usize| u32_at(self.bytes, at + 4 + 4 * k, "chunk head");
+        let field = |k: usize| u32_at(&self.bytes, at + 4 + 4 * k, "chunk head");
         let (compressed, raw, first, last, frames, crc) =
             (field(0)?, field(1)?, field(2)?, field(3)?, field(4)?, field(5)?);
         for (what, size) in [("chunk (compressed)", compressed), ("chunk (raw)", raw)] {
@@ -507,7 +512,7 @@ mod tests {
     #[test]
     fn frames_come_back_as_written_chunk_by_chunk_and_seek_by_tick() {
         let bytes = demo(4000);
-        let r = DemoReader::open(&bytes).expect("opens");
+        let r = DemoReader::open(&bytes[..]).expect("opens");
         assert_eq!(r.header, header());
         assert!(r.chunks.len() > 3, "{} chunks", r.chunks.len());
         let mut all = Vec::new();
@@ -551,7 +556,7 @@ mod tests {
     fn flipped_bits_are_caught_and_never_panic() {
         let bytes = demo(600);
         let good: Vec<(u32, Vec<u8>)> = {
-            let r = DemoReader::open(&bytes).expect("opens");
+            let r = DemoReader::open(&bytes[..]).expect("opens");
             (0..r.chunks.len()).flat_map(|i| r.read_chunk(i).expect("chunk")).collect()
         };
         let mut caught = 0;
@@ -563,7 +568,7 @@ mod tests {
                 flips += 1;
                 // Either an error, or (a flip in a field nobody checks: the
                 // index's copy of a tick it can tell from the chunk) the same.
-                match DemoReader::open(&damaged) {
+                match DemoReader::open(&damaged[..]) {
                     Err(e) => {
                         assert!(!e.to_string().is_empty());
                         caught += 1;
@@ -601,23 +606,23 @@ mod tests {
         // A header that claims to be huge.
         let mut huge = bytes.clone();
         huge[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
-        assert!(matches!(DemoReader::open(&huge), Err(DemoError::TooLarge { what: "header", .. })));
+        assert!(matches!(DemoReader::open(&huge[..]), Err(DemoError::TooLarge { what: "header", .. })));
         // An index of a million chunks.
-        let r = DemoReader::open(&bytes).expect("opens");
+        let r = DemoReader::open(&bytes[..]).expect("opens");
         let index_at = r.frames_end as usize;
         let mut many = bytes.clone();
         many[index_at + 4..index_at + 8].copy_from_slice(&1_000_000u32.to_le_bytes());
-        assert!(matches!(DemoReader::open(&many), Err(DemoError::TooLarge { what: "chunk count", .. })));
+        assert!(matches!(DemoReader::open(&many[..]), Err(DemoError::TooLarge { what: "chunk count", .. })));
         // A chunk that says it inflates to a gigabyte.
         let mut bomb = bytes.clone();
         let head = r.chunks[0].offset as usize;
         bomb[head + 8..head + 12].copy_from_slice(&(1u32 << 30).to_le_bytes());
-        let r = DemoReader::open(&bomb).expect("the index is intact");
+        let r = DemoReader::open(&bomb[..]).expect("the index is intact");
         assert!(matches!(r.read_chunk(0), Err(DemoError::TooLarge { .. })));
         // Another format, and not a demo at all.
         let mut other = bytes.clone();
         other[10] = 9;
-        assert!(matches!(DemoReader::open(&other), Err(DemoError::UnsupportedFormat(9))));
-        assert!(matches!(DemoReader::open(b"GIF89a"), Err(DemoError::NotADemo)));
+        assert!(matches!(DemoReader::open(&other[..]), Err(DemoError::UnsupportedFormat(9))));
+        assert!(matches!(DemoReader::open(&b"GIF89a"[..]), Err(DemoError::NotADemo)));
     }
 }

@@ -768,10 +768,22 @@ impl FrameCodec {
             }
             cmd
         };
-        // The server runs only sanitised commands: one that sanitising would
-        // change was not recorded by a server.
+        // The server runs sanitised commands (and its own, whose yaw may sit
+        // at +pi, unwrapped): one with a field sanitising would clamp was
+        // not recorded by a server, and a replay does not run it.
         let mut sane = cmd;
-        if sane.sanitize().any() || !same_cmd(&sane, &cmd) {
+        let report = sane.sanitize();
+        let unchanged = |a: f32, b: f32| a.to_bits() == b.to_bits();
+        if report.non_finite
+            || !unchanged(sane.forward, cmd.forward)
+            || !unchanged(sane.right, cmd.right)
+            || !unchanged(sane.pitch, cmd.pitch)
+            || sane.buttons != cmd.buttons
+            || sane.render_tick.to_bits() != cmd.render_tick.to_bits()
+            || sane.click != cmd.click
+            || cmd.yaw.abs() > 2.0 * std::f32::consts::TAU
+            || ((sane.yaw - cmd.yaw).abs() > 1e-3 && (sane.yaw - cmd.yaw).abs() < std::f32::consts::TAU - 1e-3)
+        {
             return Err(FrameError::Invalid { what: "command (out of range)" });
         }
         let from = if more & M_FROM != 0 { Some(get_state(input)?) } else { None };

@@ -255,25 +255,26 @@ pub fn world_of(reader: &DemoReader) -> Result<ArenaWorld, ReplayError> {
 }
 
 /// A replay in progress: the world, and where in the demo it stands.
-pub struct Replay<'a> {
-    reader: &'a DemoReader<'a>,
+pub struct Replay {
+    reader: DemoReader,
     pub world: ReplayWorld,
     chunk: usize,
     frames: Vec<DemoFrame>,
     next: usize,
 }
 
-impl<'a> Replay<'a> {
+impl Replay {
     /// The world at the end of tick `target` (or of the last tick before
     /// it the demo has): from the last keyframe at or before it, replayed on.
-    pub fn seek(reader: &'a DemoReader<'a>, target: u32, world: &ArenaWorld, dt_s: f32) -> Result<Self, ReplayError> {
+    pub fn seek(reader: &DemoReader, target: u32, world: &ArenaWorld, dt_s: f32) -> Result<Self, ReplayError> {
         let last = reader.chunks.len().checked_sub(1).ok_or(ReplayError::NoKeyframe { tick: target })?;
         let mut i = reader.chunk_for(target).unwrap_or(last);
         loop {
             let frames = chunk_frames(reader, i)?;
             let key = frames.iter().rposition(|f| f.keyframe.is_some() && f.tick <= target);
             if let Some(k) = key {
-                let mut replay = Self { reader, world: ReplayWorld::default(), chunk: i, frames, next: k + 1 };
+                let mut replay =
+                    Self { reader: reader.clone(), world: ReplayWorld::default(), chunk: i, frames, next: k + 1 };
                 replay.world.adopt(&replay.frames[k]);
                 let mut ignored = Vec::new();
                 while replay.peek_tick()?.is_some_and(|t| t <= target) {
@@ -292,7 +293,7 @@ impl<'a> Replay<'a> {
                 return Ok(None);
             }
             self.chunk += 1;
-            self.frames = chunk_frames(self.reader, self.chunk)?;
+            self.frames = chunk_frames(&self.reader, self.chunk)?;
             self.next = 0;
         }
         Ok(Some(self.frames[self.next].tick))
@@ -348,7 +349,8 @@ pub fn verify(reader: &DemoReader) -> Result<VerifyReport, ReplayError> {
     let mut report = VerifyReport::default();
     let mut mismatches = Vec::new();
     let mut started = false;
-    let mut replay = Replay { reader, world: ReplayWorld::default(), chunk: 0, frames: Vec::new(), next: 0 };
+    let mut replay =
+        Replay { reader: reader.clone(), world: ReplayWorld::default(), chunk: 0, frames: Vec::new(), next: 0 };
     if !reader.chunks.is_empty() {
         replay.frames = chunk_frames(reader, 0)?;
     }
@@ -405,7 +407,7 @@ pub fn verify(reader: &DemoReader) -> Result<VerifyReport, ReplayError> {
 /// [`verify`] of a file.
 pub fn verify_file(path: &std::path::Path) -> Result<VerifyReport, ReplayError> {
     let bytes = crate::demo::read_file(path)?;
-    let reader = DemoReader::open(&bytes)?;
+    let reader = DemoReader::open(bytes)?;
     verify(&reader)
 }
 
@@ -498,7 +500,7 @@ mod tests {
     #[test]
     fn a_faithful_recording_verifies_and_a_changed_command_does_not() {
         let bytes = recorded(300, false, |_, _| {});
-        let reader = DemoReader::open(&bytes).unwrap();
+        let reader = DemoReader::open(bytes).unwrap();
         let report = verify(&reader).unwrap();
         assert!(report.ok, "{report:?}");
         assert_eq!(report.keyframes, 5);
@@ -512,7 +514,7 @@ mod tests {
                 p.cmd.forward = 0.0;
             }
         });
-        let reader = DemoReader::open(&bytes).unwrap();
+        let reader = DemoReader::open(bytes).unwrap();
         let report = verify(&reader).unwrap();
         assert!(!report.ok);
         assert!(report.first_mismatches[0].contains("State { tick: 129, player: PlayerId(0)"), "{report:?}");
@@ -522,7 +524,7 @@ mod tests {
     fn unrecorded_shots_are_found() {
         // Player 1 fires, the recording lists no resolved shot.
         let bytes = recorded(120, true, |_, _| {});
-        let reader = DemoReader::open(&bytes).unwrap();
+        let reader = DemoReader::open(bytes).unwrap();
         let report = verify(&reader).unwrap();
         assert!(!report.ok);
         assert!(report.first_mismatches.iter().all(|m| m.starts_with("Shots")), "{report:?}");
@@ -531,7 +533,7 @@ mod tests {
     #[test]
     fn seeking_lands_on_the_same_world_as_replaying_from_the_start() {
         let bytes = recorded(400, false, |_, _| {});
-        let reader = DemoReader::open(&bytes).unwrap();
+        let reader = DemoReader::open(bytes).unwrap();
         let world = world_of(&reader).unwrap();
         let dt = 1.0 / HZ as f32;
         let mut from_start = Replay::seek(&reader, 1, &world, dt).unwrap();

@@ -70,6 +70,9 @@ impl Track {
 #[derive(Component, Debug, Clone, Copy)]
 pub(crate) struct WatchingKillCam {
     earliest_tick: u32,
+    /// The respawn tick the kill-cam set: a skip counts only while the
+    /// death it is for is the one held (not a later death, say a fall).
+    held_until: u32,
 }
 
 pub(crate) fn plugin(app: &mut App) {
@@ -228,7 +231,7 @@ pub(crate) fn send_kill_cams(
         if let Ok(mut d) = dead.get_mut(entity) {
             let earliest_tick = d.respawn_tick;
             d.respawn_tick = tick.0.wrapping_add((KILL_CAM_HOLD_S * rate.hz() as f32) as u32);
-            commands.entity(entity).insert(WatchingKillCam { earliest_tick });
+            commands.entity(entity).insert(WatchingKillCam { earliest_tick, held_until: d.respawn_tick });
         }
     }
 }
@@ -242,9 +245,12 @@ pub(crate) fn apply_skips(
 ) {
     for KillCamSkipped(entity) in skipped.read() {
         let Ok((w, mut dead)) = watching.get_mut(*entity) else { continue };
+        commands.entity(*entity).remove::<WatchingKillCam>();
+        if dead.respawn_tick != w.held_until {
+            continue; // another death since: its delay stands
+        }
         dead.respawn_tick =
             if arena_sim::tick_after(w.earliest_tick, tick.0) { w.earliest_tick } else { tick.0.wrapping_add(1) };
-        commands.entity(*entity).remove::<WatchingKillCam>();
     }
 }
 

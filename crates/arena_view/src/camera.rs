@@ -62,7 +62,7 @@ fn trace_input_to_camera(
 #[derive(Component)]
 pub struct MainCamera;
 
-fn spawn_camera(mut commands: Commands) {
+pub(crate) fn spawn_camera(mut commands: Commands) {
     commands.spawn((
         Name::new("camera"),
         MainCamera,
@@ -80,6 +80,7 @@ fn spawn_camera(mut commands: Commands) {
             ..default()
         },
         Transform::from_xyz(0.0, 20.0, 40.0).looking_at(Vec3::ZERO, Vec3::Y),
+        crate::vocabulary::camera_layers(true),
         // The ears, for positional sounds: about a head's width apart.
         SpatialListener::new(0.3),
     ));
@@ -110,7 +111,7 @@ fn menu_camera(time: Res<Time<Real>>, mut camera: Query<&mut Transform, With<Mai
 
 /// Sets the camera's vertical field of view from the horizontal one in the
 /// settings (as seen on a 16:9 screen).
-fn apply_fov(settings: Res<Settings>, mut projections: Query<&mut Projection, With<MainCamera>>) {
+pub(crate) fn apply_fov(settings: Res<Settings>, mut projections: Query<&mut Projection, With<MainCamera>>) {
     let horizontal = settings.fov_deg.to_radians();
     let vertical = 2.0 * ((horizontal * 0.5).tan() * 9.0 / 16.0).atan();
     for mut projection in &mut projections {

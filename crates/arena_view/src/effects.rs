@@ -118,6 +118,7 @@ fn burst(
             Mesh3d(assets.unit_cube.clone()),
             MeshMaterial3d(material.clone()),
             Debris { vel: dir * speed_mps * rng.range(0.5, 1.0) },
+            crate::vocabulary::live_layer(),
             Fade { age_s: 0.0, life_s: life_s * rng.range(0.7, 1.0), scale, all_axes: true },
             Transform::from_translation(at)
                 .with_rotation(Quat::from_euler(EulerRot::XYZ, rng.range(0.0, 3.0), rng.range(0.0, 3.0), 0.0))
@@ -142,6 +143,7 @@ fn spawn_tracer(commands: &mut Commands, assets: &EffectAssets, from: Vec3, to: 
             Mesh3d(assets.unit_cube.clone()),
             MeshMaterial3d(assets.tracer.clone()),
             Fade { age_s: 0.0, life_s: TRACER_S, scale: transform.scale, all_axes: false },
+            crate::vocabulary::live_layer(),
             transform,
         ));
     }

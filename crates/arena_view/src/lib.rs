@@ -25,6 +25,9 @@
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
 //!   server last had everyone).
 //! - `ragdolls`: bodies that fall (bevy_rapier3d, this client only).
+//! - `kill_cam`: after a death, the killer's view as drawn beside the server's.
+//! - `demo_playback`: `arena demo play FILE`: a recorded match, its timeline
+//!   and overlays (a window of its own, no network).
 //! - `screenshot`: `--screenshot FILE --seconds S [--screenshot-after-kill]`.
 //!
 //! # The order of a frame
@@ -37,12 +40,14 @@
 
 mod callouts;
 mod camera;
+mod demo_playback;
 mod effects;
 mod ghosts;
 mod hitboxes;
 mod host;
 mod hud;
 mod input;
+mod kill_cam;
 mod menu;
 mod name_tags;
 mod net_graph;
@@ -69,6 +74,7 @@ use bevy::prelude::*;
 use bevy::window::{PresentMode, WindowResolution};
 use bevy_egui::EguiPlugin;
 
+pub use demo_playback::{PlaybackStart, SPEEDS};
 pub use vocabulary::{PlayerProfile, QUICK_PLAY_BOTS, Screenshot, StartAction, ViewSet, player_color};
 
 #[derive(Clone, Debug)]
@@ -92,6 +98,73 @@ impl Plugin for InputPlugin {
     fn build(&self, app: &mut App) {
         app.configure_sets(RunFixedMainLoop, ViewSet::Input.in_set(RunFixedMainLoopSystems::BeforeFixedMainLoop))
             .add_plugins(input::plugin);
+    }
+}
+
+/// The player's settings file, or the defaults (with what was wrong).
+fn load_settings() -> settings::Loaded {
+    match settings::settings_path() {
+        Some(path) => settings::load(&path),
+        None => settings::Loaded {
+            settings: settings::Settings::default().repaired().0,
+            problem: Some("No configuration directory (HOME is not set): settings will not be saved.".into()),
+        },
+    }
+}
+
+/// Plays a demo file in a window until the player closes it (`arena demo
+/// play`); a file that cannot be read or replayed is an error naming what.
+pub fn run_demo(
+    file: &std::path::Path,
+    start: PlaybackStart,
+    resolution: (u32, u32),
+    screenshot: Option<Screenshot>,
+) -> Result<(), String> {
+    let bytes = arena_protocol::demo::read_file(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let playback = demo_playback::Playback::open(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
+    let loaded = load_settings();
+    if let Some(problem) = &loaded.problem {
+        eprintln!("{problem}");
+    }
+    let mut app = App::new();
+    app.add_plugins(
+        DefaultPlugins
+            .set(WindowPlugin {
+                primary_window: Some(Window {
+                    title: format!("Arena demo: {}", file.display()),
+                    resolution: WindowResolution::new(resolution.0, resolution.1),
+                    present_mode: PresentMode::AutoVsync,
+                    ..default()
+                }),
+                ..default()
+            })
+            .set(LogPlugin { filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER), ..default() }),
+    )
+    .add_plugins(EguiPlugin::default())
+    .insert_resource(arena_client::ClientWorld(playback.world.clone()))
+    .insert_resource(loaded.settings)
+    .insert_resource(playback)
+    .insert_resource(start)
+    // What the screenshot plan listens for in a game.
+    .add_message::<arena_client::KillNotice>()
+    .init_resource::<vocabulary::KillCamShown>()
+    .configure_sets(Update, (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain())
+    .add_systems(Startup, camera::spawn_camera)
+    .add_systems(Update, camera::apply_fov.run_if(resource_changed::<settings::Settings>))
+    .add_plugins((
+        scene::plugin,
+        players::plugin,
+        name_tags::plugin,
+        callouts::plugin,
+        quality::plugin,
+        demo_playback::plugin,
+    ));
+    if let Some(shot) = screenshot {
+        app.add_plugins(screenshot::plugin(shot));
+    }
+    match app.run() {
+        AppExit::Success => Ok(()),
+        AppExit::Error(code) => Err(format!("the demo player stopped with error code {code}")),
     }
 }
 
@@ -162,7 +235,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         callouts::plugin,
         quality::plugin,
     ));
-    app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin));
+    app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin, kill_cam::plugin));
     app.insert_resource(menu::StartupAction(Some(config.start)));
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((

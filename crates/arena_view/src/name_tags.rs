@@ -9,7 +9,7 @@ use arena_sim::Hitbox;
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
-use crate::vocabulary::ViewSet;
+use crate::vocabulary::{KillCamShown, ViewSet};
 
 /// Nearer than this a tag is fully opaque, metres.
 const NAME_TAG_FULL_M: f32 = 18.0;
@@ -157,7 +157,15 @@ fn place_name_tags(
     world: Res<ClientWorld>,
     players: Query<&Drawn>,
     mut tags: Query<(Entity, &NameTag, &mut Node, &mut Visibility, &ComputedNode, &mut TextColor, &mut TextShadow)>,
+    kill_cam: Option<Res<KillCamShown>>,
 ) {
+    // The kill-cam shows the past: no tags over the present's players.
+    if kill_cam.is_some_and(|k| k.playing.is_some()) {
+        for (_, _, _, mut visibility, ..) in &mut tags {
+            *visibility = Visibility::Hidden;
+        }
+        return;
+    }
     let Ok((camera, transform)) = camera.single() else { return };
     // This frame's camera (it has no parent): its global transform is last
     // frame's until propagation, and at a few frames a second the view turns

@@ -161,6 +161,7 @@ fn spawn_ragdoll(commands: &mut Commands, looks: &PlayerLooks, fallen: Fallen) -
         commands
             .spawn((
                 Name::new(format!("ragdoll {}", part.name())),
+                crate::vocabulary::live_layer(),
                 RigidBody::Dynamic,
                 collider,
                 groups,
@@ -189,6 +190,7 @@ fn spawn_ragdoll(commands: &mut Commands, looks: &PlayerLooks, fallen: Fallen) -
     let rifle = commands
         .spawn((
             Name::new("ragdoll rifle"),
+            crate::vocabulary::live_layer(),
             RigidBody::Dynamic,
             Collider::cuboid(0.045, 0.065, 0.375),
             damping,

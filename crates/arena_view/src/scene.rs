@@ -121,6 +121,8 @@ fn spawn_sun(mut commands: Commands) {
         DirectionalLight { illuminance: 9_000.0, shadow_maps_enabled: true, ..default() },
         Transform::from_xyz(0.0, 0.0, 0.0).looking_to(-TO_SUN, Vec3::Y),
         CascadeShadowConfigBuilder { first_cascade_far_bound: 12.0, maximum_distance: 90.0, ..default() }.build(),
+        // Ragdolls (on the live layer) cast shadows too.
+        crate::vocabulary::camera_layers(true),
     ));
     // A weak, shadowless fill from the other side, like light bounced off the
     // sky, so that faces turned from the sun still show their shape.

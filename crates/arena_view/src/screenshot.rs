@@ -1,6 +1,7 @@
 //! `--screenshot FILE --seconds S`: save a screenshot one second before S
 //! (with `--screenshot-after-kill`, just after the first kill in view,
-//! as the body falls), then quit at S (or as soon after as the file is written).
+//! as the body falls; with `--screenshot-in-kill-cam`, on a kill-cam's frozen
+//! shot), then quit at S (or as soon after as the file is written).
 
 use std::time::Duration;
 
@@ -9,7 +10,7 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot as Capture, ScreenshotCaptured, save_to_disk};
 
 use crate::camera::MainCamera;
-use crate::vocabulary::{Screenshot, ViewSet};
+use crate::vocabulary::{KillCamShown, Screenshot, ViewSet};
 
 /// Longest the game waits past S for a slow renderer to deliver the image.
 const SAVE_GRACE: Duration = Duration::from_secs(20);
@@ -20,7 +21,10 @@ pub(crate) fn plugin(shot: Screenshot) -> impl Fn(&mut App) {
     move |app: &mut App| {
         app.insert_resource(Plan { shot: shot.clone(), requested: false, saved: false, killed_at: None })
             // After the camera has moved this frame.
-            .add_systems(Update, (watch_kills, run_plan).chain().in_set(ViewSet::Overlay));
+            .add_systems(
+                Update,
+                (watch_kills, watch_kill_cam, run_plan).chain().in_set(ViewSet::Overlay).after(crate::kill_cam::Played),
+            );
     }
 }
 
@@ -62,6 +66,19 @@ fn watch_kills(
             info!("a kill in view: the screenshot follows");
             plan.killed_at = Some(time.elapsed());
         }
+    }
+}
+
+/// A kill-cam frozen on its shot: now (behind cover), or late in the run.
+fn watch_kill_cam(time: Res<Time<Real>>, shown: Res<KillCamShown>, mut plan: ResMut<Plan>) {
+    if !plan.shot.in_kill_cam || plan.killed_at.is_some() || !shown.frozen {
+        return;
+    }
+    let late = time.elapsed().as_secs_f64() > plan.shot.quit_after.as_secs_f64() * 0.9;
+    if shown.in_cover() || late {
+        info!("a kill-cam on its frozen shot (ghost behind cover: {}): the screenshot follows", shown.in_cover());
+        // Taken now: the frozen shot holds still.
+        plan.killed_at = Some(time.elapsed().saturating_sub(AFTER_KILL));
     }
 }
 

@@ -236,6 +236,9 @@ pub struct Settings {
     pub volume: f32,
     /// How good the picture is against how fast it comes.
     pub quality: Quality,
+    /// After a death, show it from the killer's eyes beside where the server
+    /// had us (the jump key skips it).
+    pub kill_cam: bool,
     pub forward: String,
     pub back: String,
     pub left: String,
@@ -266,6 +269,7 @@ impl Default for Settings {
             fov_deg: 100.0,
             volume: 0.7,
             quality: Quality::Auto,
+            kill_cam: true,
             forward: "W".into(),
             back: "S".into(),
             left: "A".into(),

@@ -77,6 +77,9 @@ fn show_settings(
                     }
                 });
                 ui.end_row();
+                ui.label("Kill-cam after a death");
+                ui.checkbox(&mut edited.kill_cam, "");
+                ui.end_row();
             });
             ui.separator();
             ui.label("Keys (click, then press a key or mouse button; Esc cancels)");

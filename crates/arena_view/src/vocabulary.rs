@@ -45,6 +45,9 @@ pub struct Screenshot {
     pub quit_after: Duration,
     /// Take it just after the first kill in view instead, if any.
     pub after_kill: bool,
+    /// Take it on a kill-cam's frozen shot instead: the first with the
+    /// server's ghost behind cover, or any after 90% of the time.
+    pub in_kill_cam: bool,
 }
 
 /// Bots a quick-play game starts with.
@@ -135,6 +138,41 @@ pub struct AutoAim(pub bool);
 
 /// Where a body part's mesh goes: a capsule mesh (Bevy's stand along Y)
 /// centred on the part and turned onto its axis, relative to `origin`.
+/// What the kill-cam shows this frame (for the caption and screenshots).
+#[derive(Resource, Debug, Default, Clone)]
+pub struct KillCamShown {
+    /// Playing (or frozen): the kill-cam and how far into it, seconds.
+    pub playing: Option<(arena_protocol::kill_cam::KillCam, f32)>,
+    /// On the fatal shot, frozen.
+    pub frozen: bool,
+}
+
+impl KillCamShown {
+    /// Whether the server had the victim behind cover at the fatal instant.
+    pub fn in_cover(&self) -> bool {
+        self.playing.as_ref().and_then(|(cam, _)| cam.shot).is_some_and(|s| s.server_in_cover)
+    }
+}
+
+/// The render layer of what happens now and only now (tracers, debris,
+/// ragdolls): the camera draws it in a game and leaves it out while the
+/// kill-cam shows the past.
+pub const LIVE_LAYER: usize = 1;
+
+/// [`LIVE_LAYER`], for a spawned bundle.
+pub fn live_layer() -> bevy::camera::visibility::RenderLayers {
+    bevy::camera::visibility::RenderLayers::layer(LIVE_LAYER)
+}
+
+/// What the main camera draws: the world, and what happens now.
+pub fn camera_layers(live: bool) -> bevy::camera::visibility::RenderLayers {
+    if live {
+        bevy::camera::visibility::RenderLayers::from_layers(&[0, LIVE_LAYER])
+    } else {
+        bevy::camera::visibility::RenderLayers::layer(0)
+    }
+}
+
 pub fn capsule_transform(capsule: &arena_sim::hitbox::Capsule, origin: Vec3) -> Transform {
     let axis = capsule.b - capsule.a;
     let rotation = axis.try_normalize().map_or(Quat::IDENTITY, |dir| Quat::from_rotation_arc(Vec3::Y, dir));
