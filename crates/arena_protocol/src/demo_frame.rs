@@ -22,7 +22,7 @@ use arena_sim::quant;
 use arena_sim::{HitZone, PlayerId, PlayerState, UserCmd, Weapon};
 use glam::Vec3;
 
-use crate::messages::MAX_COORDINATE_M;
+use crate::bounds::MAX_COORDINATE_M;
 
 /// Most players a frame may list (ids are a byte).
 pub const MAX_FRAME_PLAYERS: usize = 256;
@@ -461,7 +461,7 @@ fn get_state(input: &mut In) -> Result<PlayerState, FrameError> {
         landing: input.grid(W, landing_f)?,
     };
     // A replay runs the shared rules on it: nothing they cannot take.
-    if !crate::messages::state_is_sane(&state) {
+    if !crate::bounds::state_is_sane(&state) {
         return Err(FrameError::Invalid { what: "player state (out of bounds)" });
     }
     Ok(state)

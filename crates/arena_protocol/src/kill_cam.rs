@@ -187,7 +187,7 @@ impl KillCam {
                 return Err("a kill-cam shot's times too far apart".into());
             }
             for h in [&shot.drawn, &shot.server] {
-                crate::messages::check_hitbox(h)?;
+                crate::bounds::check_hitbox(h)?;
                 if h.input.feet.abs().max_element() > MAX_COORD_M {
                     return Err("a kill-cam hitbox out of the arena".into());
                 }

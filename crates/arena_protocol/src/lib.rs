@@ -27,6 +27,7 @@
 //!   index for seeking; read with limits.
 
 pub mod bits;
+pub mod bounds;
 pub mod bundle;
 pub mod channel;
 pub mod codec;

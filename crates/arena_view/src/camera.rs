@@ -111,9 +111,14 @@ fn menu_camera(time: Res<Time<Real>>, mut camera: Query<&mut Transform, With<Mai
 
 /// Sets the camera's vertical field of view from the horizontal one in the
 /// settings (as seen on a 16:9 screen).
-pub(crate) fn apply_fov(settings: Res<Settings>, mut projections: Query<&mut Projection, With<MainCamera>>) {
+/// The vertical field of view the settings ask for, radians.
+pub(crate) fn vertical_fov(settings: &Settings) -> f32 {
     let horizontal = settings.fov_deg.to_radians();
-    let vertical = 2.0 * ((horizontal * 0.5).tan() * 9.0 / 16.0).atan();
+    2.0 * ((horizontal * 0.5).tan() * 9.0 / 16.0).atan()
+}
+
+pub(crate) fn apply_fov(settings: Res<Settings>, mut projections: Query<&mut Projection, With<MainCamera>>) {
+    let vertical = vertical_fov(&settings);
     for mut projection in &mut projections {
         if let Projection::Perspective(perspective) = projection.as_mut() {
             perspective.fov = vertical;

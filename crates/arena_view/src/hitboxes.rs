@@ -63,7 +63,7 @@ pub fn verdict(c: &ShotComparison) -> String {
 /// Draws a hitbox, every part of it, `grow` metres larger all round (so that
 /// the server's, drawn a little larger, stays visible when it matches ours
 /// exactly).
-pub(crate) fn draw_hitbox(gizmos: &mut Gizmos, hitbox: &Hitbox, grow: f32, color: Color) {
+pub(crate) fn draw_hitbox<G: GizmoConfigGroup>(gizmos: &mut Gizmos<G>, hitbox: &Hitbox, grow: f32, color: Color) {
     for part in hitbox.parts() {
         let place = capsule_transform(&part, Vec3::ZERO);
         let shape = Capsule3d::new(part.radius + grow, part.a.distance(part.b));

@@ -22,13 +22,28 @@ use bevy::camera::visibility::RenderLayers;
 const TESTED: Color = Color::srgb(1.0, 0.25, 0.2);
 const GHOST: Color = Color::srgba(1.0, 1.0, 1.0, 0.35);
 const SHOT: Color = Color::srgb(1.0, 0.85, 0.3);
+const GHOST_LINE: Color = Color::srgba(1.0, 1.0, 1.0, 0.8);
+
+/// The frozen shot's lines, drawn over everything: a ghost behind cover
+/// stays in sight.
+#[derive(Default, Reflect, GizmoConfigGroup)]
+struct XRay;
+
+/// The narrowest the frozen shot zooms to, degrees (vertical).
+const ZOOM_MIN_FOV_DEG: f32 = 8.0;
+/// How much of the view the frozen shot's two bodies fill, metres either side.
+const ZOOM_FRAME_M: f32 = 3.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<KillCamShown>()
-        .add_systems(Update, follow_setting.run_if(resource_changed::<Settings>))
-        .add_systems(RunFixedMainLoop, skip.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
-        .add_systems(Update, play.in_set(ViewSet::Overlay).in_set(Played).run_if(in_state(Session::InGame)))
-        .add_systems(EguiPrimaryContextPass, caption.run_if(in_state(Session::InGame)));
+    app.insert_gizmo_config(
+        XRay,
+        GizmoConfig { depth_bias: -1.0, line: GizmoLineConfig { width: 3.0, ..default() }, ..default() },
+    )
+    .init_resource::<KillCamShown>()
+    .add_systems(Update, follow_setting.run_if(resource_changed::<Settings>))
+    .add_systems(RunFixedMainLoop, skip.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
+    .add_systems(Update, play.in_set(ViewSet::Overlay).in_set(Played).run_if(in_state(Session::InGame)))
+    .add_systems(EguiPrimaryContextPass, caption.run_if(in_state(Session::InGame)));
 }
 
 /// After the kill-cam has placed the camera and its puppets this frame.
@@ -110,12 +125,12 @@ fn play(
     mut shown: ResMut<KillCamShown>,
     local: Query<&Drawn, With<LocalPlayer>>,
     mut others: Query<&mut Visibility, (With<NetPlayer>, Without<LocalPlayer>)>,
-    mut camera: Query<(&mut Transform, &mut RenderLayers), With<MainCamera>>,
+    mut camera: Query<(&mut Transform, &mut RenderLayers, &mut Projection), With<MainCamera>>,
     mut parts: PartQuery,
     puppets: Option<ResMut<Puppets>>,
     mut looks: ResMut<PlayerLooks>,
     mut materials: ResMut<Assets<StandardMaterial>>,
-    mut gizmos: Gizmos,
+    mut gizmos: Gizmos<XRay>,
     mut commands: Commands,
 ) {
     let dead = local.single().is_ok_and(|d| !d.0.alive);
@@ -137,8 +152,9 @@ fn play(
     }
     let Some(received) = feed.current.as_ref() else {
         if shown.playing.take().is_some() {
-            if let Ok((_, mut layers)) = camera.single_mut() {
+            if let Ok((_, mut layers, mut projection)) = camera.single_mut() {
                 *layers = camera_layers(true);
+                set_fov(&mut projection, crate::camera::vertical_fov(&settings));
             }
             pose(&puppets.body, &Hitbox::default(), false, &mut parts);
             pose(&puppets.ghost, &Hitbox::default(), false, &mut parts);
@@ -154,9 +170,23 @@ fn play(
     let (i, f) = (at.floor() as usize, at.fract());
     let (Some(a), Some(b)) = (cam.frames.get(i), cam.frames.get((i + 1).min(cam.frames.len() - 1))) else { return };
     // The killer's eye and view.
-    if let Ok((mut t, mut layers)) = camera.single_mut() {
+    if let Ok((mut t, mut layers, mut projection)) = camera.single_mut() {
         // The past only: tracers, debris and ragdolls of now are left out.
         *layers = camera_layers(false);
+        // Frozen, the view closes in on the two bodies (over a third of a second).
+        let full = crate::camera::vertical_fov(&settings);
+        let fov = match (frozen, cam.shot) {
+            (true, Some(shot)) => {
+                let between = (shot.drawn.body_center() + shot.server.body_center()) * 0.5;
+                let distance = between.distance(shot.origin).max(1.0);
+                let spread = shot.drawn.body_center().distance(shot.server.body_center()) * 0.5 + ZOOM_FRAME_M;
+                let tight = (2.0 * (spread / distance).atan()).clamp(ZOOM_MIN_FOV_DEG.to_radians(), full);
+                let k = ((elapsed - length) / 0.33).clamp(0.0, 1.0);
+                full + (tight - full) * k
+            }
+            _ => full,
+        };
+        set_fov(&mut projection, fov);
         t.translation = a.killer.pos().lerp(b.killer.pos(), f);
         let yaw = a.killer.yaw() + arena_sim::cmd::wrap_angle(b.killer.yaw() - a.killer.yaw()) * f;
         let pitch = a.killer.pitch() + (b.killer.pitch() - a.killer.pitch()) * f;
@@ -179,6 +209,8 @@ fn play(
         (true, Some(shot)) => {
             pose(&puppets.ghost, &shot.server, true, &mut parts);
             crate::hitboxes::draw_hitbox(&mut gizmos, &shot.drawn, 0.01, TESTED);
+            // The ghost's outline in sight even behind a wall.
+            crate::hitboxes::draw_hitbox(&mut gizmos, &shot.server, 0.0, GHOST_LINE);
             // From a metre out: seen from its own origin the line is a point.
             gizmos.line(shot.origin + shot.dir, shot.origin + shot.dir * 120.0, SHOT);
             // From where the killer saw us to where the server had us, on the floor.
@@ -189,6 +221,14 @@ fn play(
     }
     shown.playing = Some((cam.clone(), elapsed));
     shown.frozen = frozen;
+}
+
+fn set_fov(projection: &mut Projection, fov: f32) {
+    if let Projection::Perspective(p) = projection
+        && (p.fov - fov).abs() > 1e-4
+    {
+        p.fov = fov;
+    }
 }
 
 fn zone_name(zone: HitZone) -> &'static str {
