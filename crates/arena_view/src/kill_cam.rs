@@ -24,26 +24,20 @@ const GHOST: Color = Color::srgba(1.0, 1.0, 1.0, 0.35);
 const SHOT: Color = Color::srgb(1.0, 0.85, 0.3);
 const GHOST_LINE: Color = Color::srgba(1.0, 1.0, 1.0, 0.8);
 
-/// The frozen shot's lines, drawn over everything: a ghost behind cover
-/// stays in sight.
-#[derive(Default, Reflect, GizmoConfigGroup)]
-struct XRay;
-
 /// The narrowest the frozen shot zooms to, degrees (vertical).
 const ZOOM_MIN_FOV_DEG: f32 = 8.0;
 /// How much of the view the frozen shot's two bodies fill, metres either side.
 const ZOOM_FRAME_M: f32 = 3.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.insert_gizmo_config(
-        XRay,
-        GizmoConfig { depth_bias: -1.0, line: GizmoLineConfig { width: 3.0, ..default() }, ..default() },
-    )
-    .init_resource::<KillCamShown>()
-    .add_systems(Update, follow_setting.run_if(resource_changed::<Settings>))
-    .add_systems(RunFixedMainLoop, skip.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
-    .add_systems(Update, play.in_set(ViewSet::Overlay).in_set(Played).run_if(in_state(Session::InGame)))
-    .add_systems(EguiPrimaryContextPass, caption.run_if(in_state(Session::InGame)));
+    app.init_resource::<KillCamShown>()
+        .add_systems(Update, follow_setting.run_if(resource_changed::<Settings>))
+        .add_systems(RunFixedMainLoop, skip.in_set(ViewSet::Input).run_if(in_state(Session::InGame)))
+        .add_systems(
+            Update,
+            (x_ray_lines, play).chain().in_set(ViewSet::Overlay).in_set(Played).run_if(in_state(Session::InGame)),
+        )
+        .add_systems(EguiPrimaryContextPass, caption.run_if(in_state(Session::InGame)));
 }
 
 /// After the kill-cam has placed the camera and its puppets this frame.
@@ -130,7 +124,7 @@ fn play(
     puppets: Option<ResMut<Puppets>>,
     mut looks: ResMut<PlayerLooks>,
     mut materials: ResMut<Assets<StandardMaterial>>,
-    mut gizmos: Gizmos<XRay>,
+    mut gizmos: Gizmos,
     mut commands: Commands,
 ) {
     let dead = local.single().is_ok_and(|d| !d.0.alive);
@@ -221,6 +215,18 @@ fn play(
     }
     shown.playing = Some((cam.clone(), elapsed));
     shown.frozen = frozen;
+}
+
+/// On the frozen shot, lines are drawn over everything (a ghost behind
+/// cover stays in sight); otherwise as usual. (Its own system: `Gizmos`
+/// reads the store.)
+fn x_ray_lines(shown: Res<KillCamShown>, mut store: ResMut<GizmoConfigStore>) {
+    let (config, _) = store.config_mut::<DefaultGizmoConfigGroup>();
+    let (bias, width) = if shown.frozen && shown.playing.is_some() { (-1.0, 3.0) } else { (0.0, 2.0) };
+    if config.depth_bias != bias {
+        config.depth_bias = bias;
+        config.line.width = width;
+    }
 }
 
 fn set_fov(projection: &mut Projection, fov: f32) {
