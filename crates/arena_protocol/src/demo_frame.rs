@@ -759,8 +759,8 @@ impl FrameCodec {
                 q.yaw = q.yaw.wrapping_add(d as u16);
             }
             if mask & C_PITCH != 0 {
-                let p = i64::from(q.pitch) + input.ivar(W)?;
-                q.pitch = i16::try_from(p).map_err(|_| FrameError::Invalid { what: W })?;
+                let p = i64::from(q.pitch).checked_add(input.ivar(W)?);
+                q.pitch = p.and_then(|p| i16::try_from(p).ok()).ok_or(FrameError::Invalid { what: W })?;
             }
             let mut cmd = cmd_from_q(q);
             if mask & C_SHOT != 0 {
@@ -1110,6 +1110,10 @@ mod tests {
                 let _ = FrameCodec::default().decode(77, &b);
             }
         }
+        // A pitch difference at the edge of the varints: an error, not an overflow.
+        // (The player's first command looks up a step; its second claims i64::MAX more.)
+        let huge = [0, 2, 0, C_PITCH, 2, 0, C_PITCH, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
+        assert_eq!(FrameCodec::default().decode(1, &huge), Err(FrameError::Invalid { what: "player's command" }));
         // Claimed counts beyond the limits are refused before any allocation.
         assert!(FrameCodec::default().decode(1, &[0, 0xff, 0xff, 0xff, 0x0f]).is_err());
     }
