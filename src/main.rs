@@ -261,6 +261,16 @@ enum Experiment {
         #[arg(long, default_value_t = 16)]
         players: usize,
     },
+    /// The two-view kill-cam: a shooter kills a running target N times over
+    /// conditioned links; each kill-cam's size, how soon it came after the
+    /// death, its frozen hitbox against what was drawn and tested, the gap.
+    Killcam {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Deaths to measure.
+        #[arg(long, default_value_t = 10)]
+        kills: usize,
+    },
     /// A recorded match: a server recording (--record) N network clients that
     /// fight through conditioned links; then the demo's size, `demo verify`
     /// on it, the slowest seek to a minute, and what recording cost a tick.
@@ -638,6 +648,7 @@ fn main() -> ExitCode {
             | Experiment::Unlag { lab: args, .. }
             | Experiment::Servercost { lab: args, .. }
             | Experiment::Demo { lab: args, .. }
+            | Experiment::Killcam { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
             | Experiment::Sweep { lab: args, .. }) = &experiment;
             let settings = match lab_settings(args) {
@@ -661,6 +672,7 @@ fn main() -> ExitCode {
                 Experiment::Servercost { players, .. } => {
                     print_report(arena_lab::experiments::servercost(settings, players))
                 }
+                Experiment::Killcam { kills, .. } => print_report(arena_lab::experiments::kill_cam(settings, kills)),
                 Experiment::Demo { players, out, .. } => {
                     print_report(arena_lab::experiments::demo(settings, players, out.as_deref()))
                 }

@@ -8,18 +8,13 @@
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use arena_client::{KillCamFeed, LinkConditions, LocalInput, NetcodeSettings, SkipKillCam};
-use arena_lab::harness::{LoopbackGame, drawn_self, loopback_config, test_frame, test_frames};
-use arena_protocol::ToClient;
+use arena_client::{KillCamFeed, LinkConditions, NetcodeSettings, SkipKillCam};
+use arena_lab::experiments::{kill_once, part_gap};
+use arena_lab::harness::{LoopbackGame, loopback_config, test_frame, test_frames};
 use arena_protocol::kill_cam::MAX_KILL_CAM_BYTES;
 use arena_server::{KILL_CAM_HOLD_S, RESPAWN_DELAY_S, ShotLog};
 use arena_sim::Hitbox;
 use bevy::prelude::*;
-
-/// Largest distance between the same part's ends in two hitboxes, metres.
-fn part_gap(a: &Hitbox, b: &Hitbox) -> f32 {
-    a.parts().iter().zip(b.parts()).map(|(p, q)| p.a.distance(q.a).max(p.b.distance(q.b))).fold(0.0, f32::max)
-}
 
 #[test]
 fn the_kill_cam_shows_the_fatal_shot_as_the_killer_drew_and_the_server_tested_it() {
@@ -38,41 +33,8 @@ fn the_kill_cam_shows_the_fatal_shot_as_the_killer_drew_and_the_server_tested_it
 
     // The target runs to and fro; the shooter aims at its body as drawn
     // and fires until it dies.
-    let (mut died_at, mut cam_at) = (None, None);
-    let frames = test_frames(12.0);
-    for frame in 0..frames {
-        {
-            let mut input = game.clients[1].world_mut().resource_mut::<LocalInput>();
-            input.right = if (frame / 90) % 2 == 0 { 1.0 } else { -1.0 };
-        }
-        if died_at.is_none() {
-            if let Some(target) = game.drawn_other(0) {
-                game.aim(0, Hitbox::of(&target).body_center());
-                game.hold_fire(0, true);
-            }
-        } else {
-            game.hold_fire(0, false);
-        }
-        game.step(1);
-        let me = drawn_self(&game.clients[1]);
-        if died_at.is_none() && me.is_some_and(|s| !s.alive) {
-            died_at = Some(frame);
-        }
-        if cam_at.is_none() && game.clients[1].world().resource::<KillCamFeed>().current.is_some() {
-            cam_at = Some(frame);
-        }
-        if died_at.is_some() && cam_at.is_some() {
-            break;
-        }
-    }
-    let died_at = died_at.expect("the target died within 12 s");
-    let cam_at = cam_at.expect("the target's client got a kill-cam");
-    let frame_s = test_frame().as_secs_f64();
-    let start_after_death_s = (cam_at as f64 - died_at as f64) * frame_s;
-
-    let feed = game.clients[1].world().resource::<KillCamFeed>();
-    let cam = feed.current.as_ref().expect("the kill-cam").cam.clone();
-    let bytes = arena_protocol::encode(&ToClient::KillCam(Box::new(cam.clone()))).unwrap().len();
+    let kill = kill_once(&mut game, 12.0).expect("the target died and its client got a kill-cam");
+    let (cam, bytes, start_after_death_s) = (kill.cam, kill.bytes, kill.start_after_death_s);
     let shot = cam.shot.expect("a hitscan kill has its shot");
 
     // The server's record of the fatal shot.

@@ -6,7 +6,7 @@
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
-//!   `unlag`, `servercost`, `rockets`, `demo`: one experiment each.
+//!   `unlag`, `servercost`, `rockets`, `demo`, `kill_cam`: one experiment each.
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
@@ -14,6 +14,7 @@ mod demo;
 mod flick;
 mod hitreg;
 mod interpolation;
+mod kill_cam;
 mod peek;
 mod prediction;
 mod rockets;
@@ -27,6 +28,7 @@ pub use demo::{DemoReport, demo};
 pub use flick::{Flick, FlickReport, flick};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
+pub use kill_cam::{KillCamReport, KillSeen, kill_cam, kill_once, part_gap};
 pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
 pub use rockets::{RocketFigures, RocketsReport, rockets};
