@@ -1,7 +1,7 @@
 //! `arena`: the game's one binary. With no arguments it opens the main menu;
 //! subcommands host, join, or run a dedicated server.
 
-use std::net::SocketAddr;
+use std::net::{Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -14,6 +14,7 @@ use arena_server::ServerConfig;
 use arena_view::{Screenshot, StartAction, ViewConfig};
 use clap::{Args, Parser, Subcommand};
 
+mod master;
 mod servers;
 
 #[derive(Parser, Debug)]
@@ -78,8 +79,9 @@ enum Mode {
         /// The name server browsers show (default: this machine's name).
         #[arg(long, value_name = "TEXT", env = "ARENA_NAME")]
         name: Option<String>,
-        /// Address and UDP port to listen on; 0.0.0.0 takes every interface.
-        #[arg(long, env = "ARENA_BIND", default_value_t = SocketAddr::from(([0, 0, 0, 0], DEFAULT_PORT)))]
+        /// Address and UDP port to listen on: [::] takes every interface, IPv4 and
+        /// IPv6 (IPv4 only where the machine has no IPv6); 0.0.0.0 every IPv4 one.
+        #[arg(long, env = "ARENA_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, DEFAULT_PORT)))]
         bind: SocketAddr,
         /// An address players use to reach this server from outside (NAT, port forwarding); repeatable
         /// (comma-separated in the environment).
@@ -91,14 +93,19 @@ enum Mode {
         #[arg(long, env = "ARENA_SECONDS")]
         seconds: Option<f64>,
     },
-    /// List servers: the LAN's (by broadcast) and those at ADDR..., with their
-    /// players and rules (Valve's A2S server queries).
+    /// List servers: the LAN's (by broadcast), an internet master's, and
+    /// those at ADDR..., with their players and rules (Valve's A2S server
+    /// queries; the dpmaster protocol with masters).
     Servers {
-        /// Servers to ask (host or host:port); none: the LAN.
+        /// Servers to ask (host or host:port); none and no --master: the LAN.
         addrs: Vec<String>,
         /// Also look for servers on the local networks.
         #[arg(long)]
         lan: bool,
+        /// Ask this internet master for its list (HOST or HOST:PORT, default
+        /// port 27950); repeatable.
+        #[arg(long = "master", value_name = "HOST[:PORT]")]
+        masters: Vec<String>,
         /// One JSON object per server and line.
         #[arg(long)]
         json: bool,
@@ -106,6 +113,11 @@ enum Mode {
         #[arg(long, default_value_t = 2000, value_name = "MS")]
         wait_ms: u64,
     },
+    /// An internet master server (the dpmaster protocol): game servers
+    /// register with `--master`, players' browsers and `arena servers
+    /// --master` (and qstat) get the list. No window; stops cleanly on
+    /// SIGTERM or Ctrl+C.
+    Master(master::MasterArgs),
     /// Recorded matches (demo files).
     Demo {
         #[command(subcommand)]
@@ -283,6 +295,30 @@ enum Experiment {
         /// Record into DIR (default: a new directory in the system's temporary one).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+    },
+    /// An internet master under attack: real servers registering while
+    /// heartbeats pour in from forged addresses and clients ask for the
+    /// list; what got listed, how fast the list came, the master's memory,
+    /// and the bytes it sent an address per byte received from it.
+    Master {
+        /// Real servers.
+        #[arg(long, default_value_t = 10)]
+        servers: usize,
+        /// Forged source addresses (loopback).
+        #[arg(long, default_value_t = 10_000)]
+        forged_addresses: usize,
+        /// Forged heartbeats in all.
+        #[arg(long, default_value_t = 100_000)]
+        heartbeats: usize,
+        /// List requests a second.
+        #[arg(long, default_value_t = 1000)]
+        getservers_per_s: u32,
+        /// How long the attack lasts, seconds.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Run the master on a thread of this process instead of as `arena master`.
+        #[arg(long)]
+        in_process: bool,
     },
     /// Bandwidth: a server with N moving players (server bots and one measured
     /// client); bytes and datagrams per second each way at the UDP level, and
@@ -483,6 +519,15 @@ struct GameArgs {
     #[arg(long, env = "ARENA_RECORD_KEEP", value_name = "N", default_value_t = arena_server::DEFAULT_RECORD_KEEP as u64,
           value_parser = clap::value_parser!(u64).range(1..))]
     record_keep: u64,
+    /// List the game on an internet master (`arena master`, or any dpmaster):
+    /// HOST or HOST:PORT (default port 27950); repeatable (comma-separated in
+    /// the environment).
+    #[arg(long = "master", env = "ARENA_MASTERS", value_name = "HOST[:PORT]", value_delimiter = ',')]
+    masters: Vec<String>,
+    /// Seconds between heartbeats to the masters when nothing changes (a
+    /// heartbeat also goes at start, when players come or go, and on a clean stop).
+    #[arg(long, env = "ARENA_MASTER_HEARTBEAT_S", value_name = "S", default_value_t = arena_server::DEFAULT_HEARTBEAT_S)]
+    master_heartbeat_s: u32,
 }
 
 impl GameArgs {
@@ -522,6 +567,8 @@ impl GameArgs {
             bot_rockets: !self.bot_rifle_only,
             record_dir: self.record.clone(),
             record_keep: usize::try_from(self.record_keep).unwrap_or(usize::MAX),
+            masters: self.masters.clone(),
+            master_heartbeat_s: self.master_heartbeat_s,
         })
     }
 }
@@ -594,9 +641,17 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e.to_string()),
             }
         }
-        Some(Mode::Servers { addrs, lan, json, wait_ms }) => {
-            match servers::run(&addrs, lan, json, Duration::from_millis(wait_ms.clamp(100, 60_000))) {
+        Some(Mode::Servers { addrs, lan, masters, json, wait_ms }) => {
+            let wait = Duration::from_millis(wait_ms.clamp(100, 60_000));
+            match servers::run(&servers::Ask { addrs, lan, masters }, json, wait) {
                 Ok(code) => code,
+                Err(e) => fail(&e),
+            }
+        }
+        Some(Mode::Master(args)) => {
+            init_logging();
+            match master::run(&args) {
+                Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e),
             }
         }
@@ -638,6 +693,21 @@ fn main() -> ExitCode {
             }
             Err(e) => fail(&format!("{}: {e}", file.display())),
         },
+        Some(Mode::Lab {
+            experiment:
+                Experiment::Master { servers, forged_addresses, heartbeats, getservers_per_s, seconds, in_process },
+        }) => {
+            init_logging();
+            let lab = arena_lab::experiments::MasterLab {
+                servers,
+                forged_addresses,
+                heartbeats,
+                getservers_per_s,
+                seconds,
+                master_exe: if in_process { None } else { std::env::current_exe().ok() },
+            };
+            print_report(arena_lab::experiments::master(&lab))
+        }
         Some(Mode::Lab { experiment }) => {
             let (Experiment::Prediction(args)
             | Experiment::Hitreg(args)
@@ -650,13 +720,18 @@ fn main() -> ExitCode {
             | Experiment::Demo { lab: args, .. }
             | Experiment::Killcam { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
-            | Experiment::Sweep { lab: args, .. }) = &experiment;
+            | Experiment::Sweep { lab: args, .. }) = &experiment
+            else {
+                // `master` takes no game flags and is run above.
+                return fail("this experiment takes no game flags");
+            };
             let settings = match lab_settings(args) {
                 Ok(settings) => settings,
                 Err(e) => return fail(&e),
             };
             init_logging();
             match experiment {
+                Experiment::Master { .. } => fail("run above"),
                 Experiment::Prediction(_) => print_report(arena_lab::experiments::prediction(settings)),
                 Experiment::Hitreg(_) => print_report(arena_lab::experiments::hitreg(settings)),
                 Experiment::Interpolation(_) => print_report(arena_lab::experiments::interpolation(settings)),
@@ -704,13 +779,14 @@ fn main() -> ExitCode {
             }
         }
         Some(Mode::Play { port, game, window }) => {
-            match game.config(SocketAddr::from(([0, 0, 0, 0], port)), Vec::new(), arena_view::QUICK_PLAY_BOTS) {
+            match game.config(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)), Vec::new(), arena_view::QUICK_PLAY_BOTS)
+            {
                 Ok(server) => run_window(StartAction::QuickPlay(server), window),
                 Err(e) => fail(&e),
             }
         }
         Some(Mode::Host { port, public_addrs, game, window }) => {
-            match game.config(SocketAddr::from(([0, 0, 0, 0], port)), public_addrs, 0) {
+            match game.config(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)), public_addrs, 0) {
                 Ok(server) => run_window(StartAction::Host(server), window),
                 Err(e) => fail(&e),
             }

@@ -1,5 +1,7 @@
 //! `arena servers`: the server browser's queries from the command line, for
-//! scripts and admins. One line per server, or one JSON object per line.
+//! scripts and admins: servers asked by address, found on the LAN, or
+//! listed by internet masters. One line per server, or one JSON object per
+//! line.
 
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -8,16 +10,37 @@ use arena_client::browser::{BrowsedServer, ServerBrowser, Status};
 use arena_protocol::query::ServerKind;
 use serde_json::{Value, json};
 
-/// Asks `addrs` (and the LAN with `lan`, or with no address) and prints
-/// what answered within `wait`.
-pub fn run(addrs: &[String], lan: bool, json_lines: bool, wait: Duration) -> Result<ExitCode, String> {
+/// What to ask.
+pub struct Ask {
+    /// Servers by address (`host`, `host:port`).
+    pub addrs: Vec<String>,
+    /// Scan the LAN too (also when nothing else is asked).
+    pub lan: bool,
+    /// Internet masters (`host`, `host:port`, default port 27950).
+    pub masters: Vec<String>,
+}
+
+/// Asks the servers at `ask.addrs`, the masters' servers, and the LAN with
+/// `ask.lan` (or when nothing else is asked), and prints what answered
+/// within `wait`.
+pub fn run(ask: &Ask, json_lines: bool, wait: Duration) -> Result<ExitCode, String> {
     let mut browser = ServerBrowser::new().map_err(|e| format!("cannot open a UDP socket: {e}"))?;
     browser.details = true;
-    for text in addrs {
+    for text in &ask.addrs {
         let addr = arena_client::resolve_server_addr(text).map_err(|e| e.to_string())?;
         browser.query(addr);
     }
-    if lan || addrs.is_empty() {
+    for name in &ask.masters {
+        let found = arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, browser.has_ipv6());
+        if found.is_empty() {
+            return Err(format!("--master {name}: no such host (or no address this machine can reach)"));
+        }
+        for addr in found {
+            browser.ask_master(addr);
+        }
+    }
+    let lan = ask.lan || (ask.addrs.is_empty() && ask.masters.is_empty());
+    if lan {
         browser.scan_lan();
     }
     let deadline = Instant::now() + wait;
@@ -38,8 +61,15 @@ pub fn run(addrs: &[String], lan: bool, json_lines: bool, wait: Duration) -> Res
             print_line(server);
         }
     }
+    for master in browser.masters() {
+        if !master.answered {
+            eprintln!("the master at {} did not answer", master.addr);
+        } else if !master.complete {
+            eprintln!("the master at {} listed {} servers but did not finish its list", master.addr, master.listed);
+        }
+    }
     if answered == 0 {
-        eprintln!("no Arena server answered{}", if lan || addrs.is_empty() { " (LAN scanned)" } else { "" });
+        eprintln!("no Arena server answered{}", if lan { " (LAN scanned)" } else { "" });
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
@@ -48,7 +78,12 @@ pub fn run(addrs: &[String], lan: bool, json_lines: bool, wait: Duration) -> Res
 fn to_json(server: &BrowsedServer) -> Value {
     let answered = server.status == Status::Answering;
     let Some(info) = server.info.as_ref().filter(|_| answered) else {
-        return json!({ "address": server.addr.to_string(), "answered": false });
+        return json!({
+            "address": server.addr.to_string(),
+            "answered": false,
+            "lan": server.on_lan,
+            "from_master": server.from_master,
+        });
     };
     let players: Option<Vec<Value>> = server.players.as_ref().map(|players| {
         players.iter().map(|p| json!({ "name": p.name, "score": p.score, "duration_s": p.duration_s })).collect()
@@ -59,6 +94,7 @@ fn to_json(server: &BrowsedServer) -> Value {
         "address": server.addr.to_string(),
         "answered": true,
         "lan": server.on_lan,
+        "from_master": server.from_master,
         "name": info.name,
         "map": info.map,
         "game": info.game,

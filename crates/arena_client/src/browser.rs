@@ -1,21 +1,25 @@
 //! Finding games: server queries (A2S, see `arena_protocol::query`) to
-//! addresses one knows and, by broadcast, to the default ports of every
-//! local network, with the challenge handshake; a list of the servers that
-//! answered, filled in as replies come. Used by the main menu's browser and
-//! by `arena servers`. Plain Rust over a non-blocking socket: poll it once a
+//! addresses one knows, to the servers internet masters list (the dpmaster
+//! protocol, see `arena_master::wire`) and, by broadcast, to the default
+//! ports of every local network, with the challenge handshake; a list of
+//! the servers that answered, filled in as replies come. Used by the main
+//! menu's browser and by `arena servers`. Plain Rust over non-blocking
+//! sockets (one IPv4, one IPv6 where the machine has it): poll them once a
 //! frame, or in a loop.
 //!
 //! Replies are untrusted like everything from the network: parsed with
 //! bounds, at most [`MAX_SERVERS`] servers and [`MAX_DATAGRAMS_PER_POLL`]
 //! datagrams a poll, a server asking for challenges over and over answered a
 //! few times and then left alone, other games' servers (on Source's port)
-//! left out.
+//! left out. A master's list is taken only from the master asked; addresses
+//! no one can join (port 0, unspecified, multicast, broadcast) are dropped.
 
 use std::collections::BTreeMap;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use arena_master::wire::{self, ServerQuery};
 use arena_protocol::query::{PlayerEntry, QueryKind, Reassembly, Reply, Request, ServerListing};
 use arena_protocol::{DEFAULT_PORT, PROTOCOL_VERSION};
 
@@ -32,6 +36,13 @@ const MAX_CHALLENGES: u32 = 4;
 pub const ANSWER_TIMEOUT: Duration = Duration::from_millis(1500);
 /// The game folder Arena servers give (others, on the same port, are left out).
 const ARENA_FOLDER: &str = "arena";
+/// Requests to one master per refresh, at most: the first, repeats that
+/// fetch the rest of a long list (a master sends no more bytes than it was
+/// sent, so each padded request buys one more datagram of the list), and
+/// one repeat of a request that got no answer.
+pub const MAX_MASTER_REQUESTS: u32 = 6;
+/// Silence from a master after which the request goes again.
+const MASTER_REPEAT_AFTER: Duration = Duration::from_millis(400);
 
 /// How a listed server is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +68,8 @@ pub struct BrowsedServer {
     pub ping_ms: Option<f64>,
     /// Found by the LAN scan (else asked by address).
     pub on_lan: bool,
+    /// Listed by an internet master.
+    pub from_master: bool,
     /// Other addresses it was asked at (this machine's own addresses of a
     /// server listed at 127.0.0.1), a few.
     pub aliases: Vec<SocketAddr>,
@@ -76,6 +89,7 @@ impl BrowsedServer {
             rules: None,
             ping_ms: None,
             on_lan,
+            from_master: false,
             aliases: Vec::new(),
             asked_at: None,
             challenge: None,
@@ -109,12 +123,42 @@ pub struct BrowserStats {
     /// Replies from servers beyond [`MAX_SERVERS`], or of other games, or
     /// challenges beyond the limit.
     pub ignored: u64,
+    /// Addresses masters listed that no one can join (dropped).
+    pub nonsense_listed: u64,
+}
+
+/// How asking one master is going.
+#[derive(Clone, Debug)]
+pub struct MasterQuery {
+    pub addr: SocketAddr,
+    /// Requests sent this refresh.
+    pub requests: u32,
+    /// Servers it listed (before the browser's cap).
+    pub listed: usize,
+    /// It said its list was complete.
+    pub complete: bool,
+    /// It answered at all.
+    pub answered: bool,
+    last_activity: Instant,
+}
+
+impl MasterQuery {
+    /// Nothing more to wait for: the list is complete, or the master has
+    /// had its requests and its time.
+    pub fn done(&self, now: Instant) -> bool {
+        self.complete
+            || (self.requests >= MAX_MASTER_REQUESTS && now.duration_since(self.last_activity) >= MASTER_REPEAT_AFTER)
+            || now.duration_since(self.last_activity) >= ANSWER_TIMEOUT
+    }
 }
 
 /// Asks servers what they are and keeps what they say.
 #[derive(Debug)]
 pub struct ServerBrowser {
     socket: UdpSocket,
+    /// For IPv6 servers and masters, where this machine has IPv6.
+    socket6: Option<UdpSocket>,
+    masters: BTreeMap<SocketAddr, MasterQuery>,
     servers: BTreeMap<SocketAddr, BrowsedServer>,
     /// When the last LAN scan went out (pings of LAN servers count from it
     /// until they are asked directly).
@@ -127,15 +171,21 @@ pub struct ServerBrowser {
 }
 
 impl ServerBrowser {
-    /// A browser on a new socket (IPv4, any port, broadcast allowed).
+    /// A browser on new sockets: IPv4 (any port, broadcast allowed), and
+    /// IPv6 if this machine has it.
     pub fn new() -> io::Result<Self> {
         let socket = UdpSocket::bind((Ipv4Addr::UNSPECIFIED, 0))?;
         socket.set_nonblocking(true)?;
         socket.set_broadcast(true)?;
+        let socket6 = UdpSocket::bind((std::net::Ipv6Addr::UNSPECIFIED, 0))
+            .and_then(|s| s.set_nonblocking(true).map(|()| s))
+            .ok();
         let local_ips =
             if_addrs::get_if_addrs().map(|interfaces| interfaces.iter().map(|i| i.ip()).collect()).unwrap_or_default();
         Ok(Self {
             socket,
+            socket6,
+            masters: BTreeMap::new(),
             servers: BTreeMap::new(),
             scanned_at: None,
             local_ips,
@@ -156,21 +206,119 @@ impl ServerBrowser {
     /// Forgets every server.
     pub fn clear(&mut self) {
         self.servers.clear();
+        self.masters.clear();
     }
 
-    /// A server on this machine is listed once, at 127.0.0.1.
+    /// Whether this machine can reach IPv6 servers.
+    pub fn has_ipv6(&self) -> bool {
+        self.socket6.is_some()
+    }
+
+    /// The masters asked, and how each is going.
+    pub fn masters(&self) -> impl Iterator<Item = &MasterQuery> {
+        self.masters.values()
+    }
+
+    /// A server on this machine is listed once per family: at 127.0.0.1,
+    /// or at ::1.
     fn key(&self, addr: SocketAddr) -> SocketAddr {
-        if addr.ip().is_loopback() || self.local_ips.contains(&addr.ip()) {
-            SocketAddr::from((Ipv4Addr::LOCALHOST, addr.port()))
-        } else {
-            addr
+        let addr = arena_master::net::canonical(addr);
+        let local = addr.ip().is_loopback() || self.local_ips.contains(&addr.ip());
+        match addr.ip() {
+            IpAddr::V4(_) if local => SocketAddr::from((Ipv4Addr::LOCALHOST, addr.port())),
+            IpAddr::V6(_) if local => SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port())),
+            _ => addr,
         }
     }
 
     fn send(&self, to: SocketAddr, request: Request) {
-        // A send that fails (no route, a full buffer) is a server that does
-        // not answer: it shows as such.
-        let _ = self.socket.send_to(&request.encode(), to);
+        self.send_bytes(to, &request.encode());
+    }
+
+    /// A send that fails (no route, no IPv6, a full buffer) is a server
+    /// that does not answer: it shows as such.
+    fn send_bytes(&self, to: SocketAddr, datagram: &[u8]) {
+        let to = arena_master::net::canonical(to);
+        let socket = if to.is_ipv4() { Some(&self.socket) } else { self.socket6.as_ref() };
+        if let Some(socket) = socket {
+            let _ = socket.send_to(datagram, to);
+        }
+    }
+
+    /// Asks the master at `addr` for its list of Arena servers of this
+    /// protocol (empty and full ones too: the browser filters); each server
+    /// it lists is then asked, like one asked by address.
+    pub fn ask_master(&mut self, addr: SocketAddr) {
+        let addr = arena_master::net::canonical(addr);
+        if addr.is_ipv6() && self.socket6.is_none() {
+            return;
+        }
+        let now = Instant::now();
+        let query = self.masters.entry(addr).or_insert(MasterQuery {
+            addr,
+            requests: 0,
+            listed: 0,
+            complete: false,
+            answered: false,
+            last_activity: now,
+        });
+        query.requests = 0;
+        query.complete = false;
+        query.last_activity = now;
+        self.send_master_request(addr);
+    }
+
+    fn send_master_request(&mut self, addr: SocketAddr) {
+        let Some(query) = self.masters.get_mut(&addr) else { return };
+        query.requests += 1;
+        query.last_activity = Instant::now();
+        let request = ServerQuery {
+            extended: true,
+            game: wire::GAME.to_string(),
+            protocol: PROTOCOL_VERSION as i64,
+            empty: true,
+            full: true,
+            ipv4: true,
+            ipv6: self.socket6.is_some(),
+            gametype: None,
+        };
+        // Padded to the largest reply datagram: the master sends an address
+        // no more bytes than it sent (so that it cannot be used to flood).
+        let datagram = wire::get_servers(&request, wire::MAX_DATAGRAM_BYTES);
+        self.send_bytes(addr, &datagram);
+    }
+
+    /// One datagram from a master being asked: its servers are asked in turn.
+    fn receive_from_master(&mut self, master: SocketAddr, datagram: &[u8]) {
+        let part = match wire::parse_servers_response(datagram) {
+            Ok(part) => part,
+            Err(_) => {
+                self.stats.bad_replies += 1;
+                return;
+            }
+        };
+        self.stats.replies += 1;
+        self.stats.nonsense_listed += part.dropped as u64;
+        if let Some(query) = self.masters.get_mut(&master) {
+            query.answered = true;
+            query.listed += part.servers.len();
+            query.complete |= part.end;
+            query.last_activity = Instant::now();
+        }
+        for server in part.servers {
+            if server.is_ipv6() && self.socket6.is_none() {
+                continue;
+            }
+            let key = self.key(server);
+            if !self.servers.contains_key(&key) && self.servers.len() >= MAX_SERVERS {
+                self.stats.ignored += 1;
+                continue;
+            }
+            self.query(server);
+            if let Some(listed) = self.servers.get_mut(&key) {
+                listed.from_master = true;
+            }
+        }
     }
 
     /// Asks the server at `addr` (again): it is listed at once, as "asking".
@@ -230,6 +378,7 @@ impl ServerBrowser {
         let now = Instant::now();
         let scan_done = self.scanned_at.is_none_or(|t| now.duration_since(t) >= ANSWER_TIMEOUT);
         scan_done
+            && self.masters.values().all(|m| m.done(now))
             && self.servers.values().all(|s| match s.status {
                 Status::Asking => false,
                 Status::NotAnswering => true,
@@ -242,16 +391,36 @@ impl ServerBrowser {
     /// that did not answer in time.
     pub fn poll(&mut self) {
         let mut buffer = [0u8; 2048];
-        for _ in 0..MAX_DATAGRAMS_PER_POLL {
-            let (len, from) = match self.socket.recv_from(&mut buffer) {
-                Ok(received) => received,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                // An ICMP "port unreachable" from an address asked: nothing there.
-                Err(_) => continue,
-            };
-            self.receive(from, &buffer[..len]);
+        for v6 in [false, true] {
+            for _ in 0..MAX_DATAGRAMS_PER_POLL {
+                let socket = if v6 { self.socket6.as_ref() } else { Some(&self.socket) };
+                let Some(socket) = socket else { break };
+                let (len, from) = match arena_master::net::recv_from(socket, &mut buffer) {
+                    Ok(received) => received,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    // An ICMP "port unreachable" from an address asked: nothing there.
+                    Err(_) => continue,
+                };
+                self.receive(from, &buffer[..len]);
+            }
         }
         let now = Instant::now();
+        // A master whose list is not complete and that has gone quiet is
+        // asked again: for the rest of a long list, or after a loss.
+        let repeat: Vec<SocketAddr> = self
+            .masters
+            .values()
+            .filter(|m| {
+                !m.complete
+                    && m.requests < MAX_MASTER_REQUESTS
+                    && now.duration_since(m.last_activity) >= MASTER_REPEAT_AFTER
+                    && (m.answered || m.requests < 2)
+            })
+            .map(|m| m.addr)
+            .collect();
+        for master in repeat {
+            self.send_master_request(master);
+        }
         for server in self.servers.values_mut() {
             if server.status == Status::Asking && server.waited(now) {
                 server.status = Status::NotAnswering;
@@ -261,6 +430,11 @@ impl ServerBrowser {
 
     /// One datagram from `from`.
     pub fn receive(&mut self, from: SocketAddr, datagram: &[u8]) {
+        let from = arena_master::net::canonical(from);
+        if self.masters.contains_key(&from) && !self.servers.contains_key(&self.key(from)) {
+            self.receive_from_master(from, datagram);
+            return;
+        }
         let key = self.key(from);
         let now = Instant::now();
         let known = self.servers.contains_key(&key);
@@ -277,7 +451,7 @@ impl ServerBrowser {
         // from this machine or a private network is on the LAN too.
         let private = match key.ip() {
             IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
-            IpAddr::V6(v6) => v6.is_loopback(),
+            IpAddr::V6(v6) => v6.is_loopback() || v6.segments()[0] & 0xFE00 == 0xFC00,
         };
         server.on_lan |= scanning && private;
         let reply = match server.reassembly.accept(datagram) {

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::inputs::Generator;
-use crate::targets::Target;
+use crate::target::Target;
 
 /// Most panicking inputs kept per run.
 const MAX_KEPT: usize = 20;

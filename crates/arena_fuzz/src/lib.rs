@@ -20,7 +20,9 @@
 pub mod driver;
 pub mod flood;
 pub mod inputs;
+pub mod master;
 pub mod network;
+pub mod target;
 pub mod targets;
 
 pub use driver::{Report, run};

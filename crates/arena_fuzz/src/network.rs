@@ -166,7 +166,7 @@ impl Datagrams {
     }
 }
 
-impl crate::Target for Datagrams {
+impl crate::target::Target for Datagrams {
     fn name(&self) -> &'static str {
         match self.side {
             Side::Server => "server_datagrams",
@@ -340,7 +340,7 @@ impl Payloads {
     }
 }
 
-impl crate::Target for Payloads {
+impl crate::target::Target for Payloads {
     fn name(&self) -> &'static str {
         match self.side {
             Side::Server => "server_payloads",

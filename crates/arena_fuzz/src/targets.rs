@@ -22,19 +22,7 @@ use arena_sim::{
 use glam::Vec3;
 
 use crate::network;
-
-/// Something to fuzz.
-pub trait Target {
-    fn name(&self) -> &'static str;
-    /// Valid inputs to start mutations from.
-    fn seeds(&self) -> Vec<Vec<u8>> {
-        Vec::new()
-    }
-    /// Runs one input. Panics only on a bug.
-    fn run(&mut self, input: &[u8]);
-    /// Starts afresh after a panic (stateful targets).
-    fn reset(&mut self) {}
-}
+pub use crate::target::Target;
 
 /// Every target, by name.
 pub fn all() -> Vec<Box<dyn Target>> {
@@ -57,6 +45,9 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(Poses),
         Box::new(DemoFiles),
         Box::new(KillCamMessage),
+        Box::new(crate::master::MasterReceives::default()),
+        Box::new(crate::master::ServerGetInfo::default()),
+        Box::new(crate::master::MasterReplies::default()),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),

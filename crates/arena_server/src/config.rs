@@ -40,7 +40,9 @@ pub struct ServerConfig {
     pub name: String,
     /// Dedicated, or a player's game (what browsers are told).
     pub kind: ServerKind,
-    /// Address and UDP port to listen on; `0.0.0.0` listens on every interface.
+    /// Address and UDP port to listen on; `[::]` (the default) listens on every
+    /// interface in both families (IPv4 only on a machine without IPv6),
+    /// `0.0.0.0` on every IPv4 one.
     pub bind: SocketAddr,
     /// Extra addresses clients use to reach this server (behind NAT or port
     /// forwarding). The addresses of this machine's interfaces are always added.
@@ -88,6 +90,11 @@ pub struct ServerConfig {
     pub record_dir: Option<std::path::PathBuf>,
     /// Demo files kept in it: the oldest of Arena's own are deleted past this.
     pub record_keep: usize,
+    /// Internet masters to be listed on (`host` or `host:port`, default
+    /// port 27950; `--master`, repeatable).
+    pub masters: Vec<String>,
+    /// Seconds between heartbeats to the masters when nothing changes.
+    pub master_heartbeat_s: u32,
 }
 
 impl Default for ServerConfig {
@@ -95,7 +102,7 @@ impl Default for ServerConfig {
         Self {
             name: String::new(),
             kind: ServerKind::Dedicated,
-            bind: SocketAddr::from(([0, 0, 0, 0], arena_protocol::DEFAULT_PORT)),
+            bind: SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, arena_protocol::DEFAULT_PORT)),
             public_addrs: Vec::new(),
             public_port: None,
             max_clients: 16,
@@ -115,6 +122,8 @@ impl Default for ServerConfig {
             bot_rockets: true,
             record_dir: None,
             record_keep: DEFAULT_RECORD_KEEP,
+            masters: Vec::new(),
+            master_heartbeat_s: DEFAULT_HEARTBEAT_S,
         }
     }
 }
@@ -162,6 +171,11 @@ impl ServerConfig {
             Some(E::MaxClients(self.max_clients))
         } else if self.bots + self.targets() + self.max_clients > max {
             Some(E::TooManyPlayers { bots: self.bots, targets: self.targets(), clients: self.max_clients })
+        } else if self.masters.len() > MAX_MASTERS || self.masters.iter().any(|m| m.trim().is_empty() || m.len() > 255)
+        {
+            Some(E::Masters)
+        } else if !(1..=MAX_HEARTBEAT_S).contains(&self.master_heartbeat_s) {
+            Some(E::HeartbeatInterval(self.master_heartbeat_s))
         } else {
             None
         };
@@ -179,7 +193,18 @@ pub enum ConfigError {
     MatchLimits,
     MaxClients(usize),
     TooManyPlayers { bots: usize, targets: usize, clients: usize },
+    Masters,
+    HeartbeatInterval(u32),
 }
+
+/// The default time between heartbeats when nothing changes, seconds
+/// (dpmaster drops a server 15 minutes after its last valid answer).
+pub const DEFAULT_HEARTBEAT_S: u32 = 300;
+/// Most masters a server is listed on.
+pub const MAX_MASTERS: usize = 8;
+/// The longest time between heartbeats, seconds: a master forgets a server
+/// 15 minutes after the last one.
+pub const MAX_HEARTBEAT_S: u32 = 600;
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -194,6 +219,12 @@ impl std::fmt::Display for ConfigError {
             ConfigError::BotSkill(skill) => write!(f, "bot skill must be 0..=1, not {skill}"),
             ConfigError::MatchLimits => f.write_str("the frag limit and the time limit must be above 0"),
             ConfigError::MaxClients(n) => write!(f, "max clients must be 1..={max}, not {n}"),
+            ConfigError::Masters => {
+                write!(f, "give at most {MAX_MASTERS} masters, each a host name or address (with a port or not)")
+            }
+            ConfigError::HeartbeatInterval(s) => {
+                write!(f, "the heartbeat interval must be 1..={MAX_HEARTBEAT_S} s, not {s}")
+            }
             ConfigError::TooManyPlayers { bots, targets: 0, clients } => write!(
                 f,
                 "{bots} bots and {clients} clients make more than the {max} players a server can hold; \

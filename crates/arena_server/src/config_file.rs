@@ -40,6 +40,9 @@ struct ServerFile {
     seconds: Option<f64>,
     record: Option<PathBuf>,
     record_keep: Option<usize>,
+    /// Internet masters (`--master`, `ARENA_MASTERS`).
+    masters: Option<Vec<String>>,
+    master_heartbeat_s: Option<u32>,
 }
 
 /// Why a config file cannot be used.
@@ -110,10 +113,17 @@ pub fn with_config_file(
     add("--seconds", file.seconds.map(|v| v.to_string()));
     add("--record", file.record.map(|p| p.display().to_string()));
     add("--record-keep", file.record_keep.map(|v| v.to_string()));
+    add("--master-heartbeat-s", file.master_heartbeat_s.map(|v| v.to_string()));
     if !given("--public-addr") {
         for addr in file.public_addr.unwrap_or_default() {
             added.push("--public-addr".into());
             added.push(addr.to_string());
+        }
+    }
+    // `--master` is repeatable; its variable is ARENA_MASTERS (a list).
+    if !given("--master") && env("ARENA_MASTERS").is_none() {
+        for master in file.masters.unwrap_or_default() {
+            added.push(format!("--master={master}"));
         }
     }
     for (flag, on) in [
@@ -203,6 +213,24 @@ mod tests {
         let error = with_config_file(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
         let _ = std::fs::remove_file(path);
         assert!(error.err().unwrap_or_default().contains("larger than"));
+    }
+
+    #[test]
+    fn masters_come_from_the_file_unless_the_line_or_the_environment_gives_them() {
+        let path = write("(masters: [\"master.example.org\", \"192.0.2.1:27950\"], master_heartbeat_s: 60)");
+        let line = format!("arena server --config {}", path.display());
+        let from_file = with_config_file(args(&line), |_| None).map_err(|e| e.to_string());
+        let env = |key: &str| (key == "ARENA_MASTERS").then(|| "elsewhere.example.org".to_string());
+        let from_env = with_config_file(args(&line), env).map_err(|e| e.to_string());
+        let _ = std::fs::remove_file(path);
+        let mut want = args(&line);
+        want.extend(
+            ["--master-heartbeat-s", "60", "--master=master.example.org", "--master=192.0.2.1:27950"].map(String::from),
+        );
+        assert_eq!(from_file, Ok(want));
+        let mut want = args(&line);
+        want.extend(["--master-heartbeat-s", "60"].map(String::from));
+        assert_eq!(from_env, Ok(want));
     }
 
     #[test]

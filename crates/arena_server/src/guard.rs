@@ -22,6 +22,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
+use arena_master::net::limit_key;
+use arena_master::wire;
 use arena_protocol::datagram::{
     self, Checked, Direction, PacketKind, Refusal, Reject, ServerTerms, TokenError, reseal_connection_request,
 };
@@ -38,9 +40,25 @@ const TOKEN_TIMEOUT_S: i32 = 10;
 pub const PENDING_S: u64 = 5;
 /// Most connections pending at once; requests beyond are dropped.
 pub const MAX_PENDING: usize = 1024;
-/// New pending connections one IP address may open, per second, and in a burst.
+/// New pending connections one address may open with tokens that open
+/// (the valid budget), per second, and in a burst. Players behind one
+/// address (carrier-grade NAT, a LAN party) share it; garbage never
+/// draws from it.
 const NEW_PENDING_PER_IP_PER_S: f32 = 8.0;
 const NEW_PENDING_BURST: f32 = 16.0;
+/// Connections pending at once from one address, at most.
+pub const MAX_PENDING_PER_IP: usize = 32;
+/// Connection requests of the right shape one address may have the guard
+/// try to open (an AEAD over 1 KB, about a microsecond), per second and in
+/// a burst: far above what players behind one address send (one request
+/// each per 100 ms while they connect), so that a little garbage from a
+/// shared address costs its real players nothing.
+const OPENS_PER_IP_PER_S: f32 = 256.0;
+const OPENS_BURST: f32 = 512.0;
+/// Token openings in all, per second and in a burst: the CPU a flood from
+/// forged addresses can take (about 2% of a core).
+const OPENS_PER_S: f32 = 20_000.0;
+const OPENS_TOTAL_BURST: f32 = 20_000.0;
 /// Connectionless replies (refusals) to one IP address, per second and burst.
 const REPLIES_PER_IP_PER_S: f32 = 2.0;
 const REPLIES_BURST: f32 = 4.0;
@@ -99,7 +117,9 @@ impl Bucket {
     }
 }
 
-/// Per-IP rate limits, bounded in number.
+/// Per-address rate limits, bounded in number. An address is an IPv4
+/// address or an IPv6 /64 (see [`arena_master::net::limit_key`]): a host
+/// rotating addresses inside its block gets no more.
 #[derive(Debug, Default)]
 struct IpLimits {
     buckets: HashMap<IpAddr, Bucket>,
@@ -107,6 +127,7 @@ struct IpLimits {
 
 impl IpLimits {
     fn take(&mut self, ip: IpAddr, now: Duration, rate: f32, burst: f32) -> bool {
+        let ip = limit_key(ip);
         if !self.buckets.contains_key(&ip) {
             if self.buckets.len() >= MAX_TRACKED_IPS {
                 self.buckets.retain(|_, b| !b.is_full_at(now, rate, burst));
@@ -151,10 +172,15 @@ pub enum DropReason {
     UnknownSender,
     /// Not a packet that address's state expects.
     Unexpected,
-    /// More new connections from one IP than its rate limit.
+    /// More new connections (with tokens that open) from one address than its rate limit.
     RateLimited,
+    /// More connection requests from one address (or in all) than the guard
+    /// opens a second: most of them garbage.
+    OpensLimited,
     /// The pending table is full.
     PendingFull,
+    /// One address has [`MAX_PENDING_PER_IP`] connections pending already.
+    PendingPerAddress,
     /// A token that does not open with the server's key (a wrong password, or garbage).
     WrongKey,
     /// A token already used from another address.
@@ -170,6 +196,9 @@ pub enum DropReason {
     Unauthenticated,
     /// A server query beyond its address's or the server's rate limit.
     QueryLimited,
+    /// A `getinfo` from a stranger smaller than the answer: answering would
+    /// amplify a flood sent with a forged address.
+    WouldAmplify,
 }
 
 impl DropReason {
@@ -180,7 +209,9 @@ impl DropReason {
             DropReason::UnknownSender => "unknown sender",
             DropReason::Unexpected => "unexpected packet",
             DropReason::RateLimited => "rate limited",
+            DropReason::OpensLimited => "too many requests to open",
             DropReason::PendingFull => "pending table full",
+            DropReason::PendingPerAddress => "pending per address",
             DropReason::WrongKey => "wrong password",
             DropReason::TokenReplayed => "token replayed",
             DropReason::Flood => "client flooding",
@@ -188,6 +219,7 @@ impl DropReason {
             DropReason::Unauthenticated => "unauthenticated",
             DropReason::Bundle => "bad bundle",
             DropReason::QueryLimited => "queries rate limited",
+            DropReason::WouldAmplify => "getinfo smaller than its answer",
         }
     }
 }
@@ -206,6 +238,9 @@ pub struct GuardCounters {
     /// Server queries answered in full, and answered with a challenge.
     pub queries_answered: u64,
     pub query_challenges: u64,
+    /// `getinfo` requests answered (from masters, and from others who sent
+    /// a request at least as large as the answer).
+    pub getinfo_answered: u64,
 }
 
 impl GuardCounters {
@@ -228,6 +263,10 @@ pub enum Verdict {
     Reply(Vec<u8>),
     /// A server query with a good challenge: send the server's answer.
     Answer(QueryKind),
+    /// A master's (or a Quake tool's) `getinfo`: send an `infoResponse`
+    /// carrying `challenge`, if the sender is a master or the answer is no
+    /// larger than the `request_bytes` it sent (see [`Guard::answered_getinfo`]).
+    GetInfo { challenge: Option<String>, from_master: bool, request_bytes: usize },
     /// Drop it.
     Drop,
 }
@@ -239,6 +278,8 @@ pub struct Guard {
     has_password: bool,
     protocol_id: u64,
     new_pending: IpLimits,
+    opens: IpLimits,
+    opens_total: Bucket,
     replies: IpLimits,
     queries: IpLimits,
     query_replies: Bucket,
@@ -246,6 +287,11 @@ pub struct Guard {
     challenge_key: RandomState,
     /// Pending addresses and when (on the guard's clock) they expire.
     pending: HashMap<SocketAddr, Duration>,
+    /// Pending connections per address (by [`limit_key`]).
+    pending_per_ip: HashMap<IpAddr, usize>,
+    /// The masters the server heartbeats to (canonical addresses): their
+    /// `getinfo` is answered whatever its size.
+    masters: Vec<SocketAddr>,
     issued: HashMap<[u8; 16], Issued>,
     next_client_id: u64,
     clients: HashMap<u64, Client>,
@@ -262,11 +308,15 @@ impl Guard {
             has_password: key != OPEN_KEY,
             protocol_id,
             new_pending: IpLimits::default(),
+            opens: IpLimits::default(),
+            opens_total: Bucket::full(OPENS_TOTAL_BURST, Duration::ZERO),
             replies: IpLimits::default(),
             queries: IpLimits::default(),
             query_replies: Bucket::full(QUERY_REPLIES_BURST, Duration::ZERO),
             challenge_key: RandomState::new(),
             pending: HashMap::new(),
+            pending_per_ip: HashMap::new(),
+            masters: Vec::new(),
             issued: HashMap::new(),
             // Ids start from a random point so they say nothing about how
             // many have joined; any unused value would do.
@@ -299,8 +349,11 @@ impl Guard {
     pub fn judge(&mut self, from: SocketAddr, datagram: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
         self.counters.datagrams += 1;
         if datagram::is_connectionless(datagram) {
-            return match Request::parse(datagram) {
-                Ok(request) => self.query(from, request, now),
+            if let Ok(request) = Request::parse(datagram) {
+                return self.query(from, request, now);
+            }
+            return match wire::parse_getinfo(datagram) {
+                Ok(getinfo) => self.getinfo(from, getinfo.challenge, datagram.len(), now),
                 Err(_) => self.drop(DropReason::Connectionless),
             };
         }
@@ -339,14 +392,23 @@ impl Guard {
         }
     }
 
+    /// A connection request of the right shape. Two budgets per address:
+    /// opening tokens (which garbage spends, generous), and new pending
+    /// connections (which only tokens that open spend): a few bad requests
+    /// a second from a shared address leave its real players their budget.
     fn connection_request(&mut self, from: SocketAddr, request: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
         let retry = self.pending.contains_key(&from);
         if !retry {
             if self.pending.len() >= MAX_PENDING {
                 return self.drop(DropReason::PendingFull);
             }
-            if !self.new_pending.take(from.ip(), now, NEW_PENDING_PER_IP_PER_S, NEW_PENDING_BURST) {
-                return self.drop(DropReason::RateLimited);
+            if self.pending_per_ip.get(&limit_key(from.ip())).copied().unwrap_or(0) >= MAX_PENDING_PER_IP {
+                return self.drop(DropReason::PendingPerAddress);
+            }
+            if !self.opens.take(from.ip(), now, OPENS_PER_IP_PER_S, OPENS_BURST)
+                || !self.opens_total.take(now, OPENS_PER_S, OPENS_TOTAL_BURST)
+            {
+                return self.drop(DropReason::OpensLimited);
             }
         }
         // Open it with a throwaway id first, to read the token's MAC: the
@@ -364,6 +426,9 @@ impl Guard {
                 );
             }
         };
+        if !retry && !self.new_pending.take(from.ip(), now, NEW_PENDING_PER_IP_PER_S, NEW_PENDING_BURST) {
+            return self.drop(DropReason::RateLimited);
+        }
         let issued = match self.issued.get(&claims.mac).copied() {
             Some(issued) if issued.addr != from => return self.drop(DropReason::TokenReplayed),
             Some(issued) if issued.expire_timestamp > unix_now_s => issued,
@@ -391,8 +456,52 @@ impl Guard {
         if reseal_connection_request(request, &self.key, &OPEN_KEY, self.protocol_id, terms).is_err() {
             return self.drop(DropReason::WrongKey);
         }
-        self.pending.entry(from).or_insert(now + Duration::from_secs(PENDING_S));
+        if !retry {
+            self.pending.insert(from, now + Duration::from_secs(PENDING_S));
+            *self.pending_per_ip.entry(limit_key(from.ip())).or_default() += 1;
+        }
         Verdict::Netcode(PacketKind::ConnectionRequest)
+    }
+
+    /// Forgets a pending connection (connected, or expired).
+    fn unpend(&mut self, addr: SocketAddr) {
+        if self.pending.remove(&addr).is_some() {
+            let key = limit_key(addr.ip());
+            if let Some(n) = self.pending_per_ip.get_mut(&key) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    self.pending_per_ip.remove(&key);
+                }
+            }
+        }
+    }
+
+    /// The masters this server heartbeats to: their `getinfo` is answered
+    /// in full (within the query rate limits).
+    pub fn set_masters(&mut self, masters: Vec<SocketAddr>) {
+        self.masters = masters.into_iter().map(arena_master::net::canonical).collect();
+    }
+
+    fn getinfo(&mut self, from: SocketAddr, challenge: Option<String>, request_bytes: usize, now: Duration) -> Verdict {
+        if !self.queries.take(from.ip(), now, QUERIES_PER_IP_PER_S, QUERIES_BURST)
+            || !self.query_replies.take(now, QUERY_REPLIES_PER_S, QUERY_REPLIES_BURST)
+        {
+            return self.drop(DropReason::QueryLimited);
+        }
+        Verdict::GetInfo { challenge, from_master: self.masters.contains(&from), request_bytes }
+    }
+
+    /// Whether an `infoResponse` of `answer_bytes` may go to the sender of
+    /// `verdict` (a [`Verdict::GetInfo`]): to a master always, to anyone
+    /// else only if no larger than what they sent. Counts either way.
+    pub fn answered_getinfo(&mut self, from_master: bool, request_bytes: usize, answer_bytes: usize) -> bool {
+        if from_master || answer_bytes <= request_bytes {
+            self.counters.getinfo_answered += 1;
+            true
+        } else {
+            self.drop(DropReason::WouldAmplify);
+            false
+        }
     }
 
     /// The challenge `addr` gets in challenge period `period`: never 0 or -1
@@ -474,7 +583,7 @@ impl Guard {
     }
 
     pub fn connected(&mut self, client_id: u64, addr: SocketAddr, now: Duration) {
-        self.pending.remove(&addr);
+        self.unpend(addr);
         self.addrs.insert(addr, client_id);
         self.clients.insert(
             client_id,
@@ -494,7 +603,12 @@ impl Guard {
     /// Forgets what has expired. Called once a frame.
     pub fn expire(&mut self, now: Duration, unix_now_s: u64) {
         self.queries.forget_idle(now, QUERIES_PER_IP_PER_S, QUERIES_BURST);
-        self.pending.retain(|_, expires| *expires > now);
+        let expired: Vec<SocketAddr> =
+            self.pending.iter().filter(|(_, expires)| **expires <= now).map(|(addr, _)| *addr).collect();
+        for addr in expired {
+            self.unpend(addr);
+        }
+        self.opens.forget_idle(now, OPENS_PER_IP_PER_S, OPENS_BURST);
         self.issued.retain(|_, i| i.expire_timestamp.saturating_add(PENDING_S) > unix_now_s);
         self.new_pending.forget_idle(now, NEW_PENDING_PER_IP_PER_S, NEW_PENDING_BURST);
         self.replies.forget_idle(now, REPLIES_PER_IP_PER_S, REPLIES_BURST);
@@ -612,6 +726,104 @@ mod tests {
         assert!(g.counters.dropped(DropReason::QueryLimited) > 4000);
         // Not a query at all: dropped.
         assert_eq!(g.judge(from, &mut [0xFF, 0xFF, 0xFF, 0xFF, 0x71, 1], Duration::from_secs(60), 0), Verdict::Drop);
+    }
+
+    /// A connection request with a self-made token sealed with `key`, as a
+    /// client makes one.
+    fn request(key: &NetcodeKey, unix_now: Duration) -> Vec<u8> {
+        let server: SocketAddr = "192.0.2.100:27015".parse().expect("address");
+        let token =
+            renetcode::ConnectToken::generate(unix_now, 7, 300, u64::from(rand_u32()), 10, vec![server], None, key)
+                .expect("a token");
+        let mut client =
+            renetcode::NetcodeClient::new(unix_now, renetcode::ClientAuthentication::Secure { connect_token: token })
+                .expect("a client");
+        client.update(Duration::ZERO).expect("a request").0.to_vec()
+    }
+
+    fn unix_now() -> Duration {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default()
+    }
+
+    #[test]
+    fn garbage_from_a_shared_address_leaves_its_players_their_budget() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let unix = unix_now();
+        let shared = |port: u16| SocketAddr::from(([192, 0, 2, 1], port));
+        let real = request(&OPEN_KEY, unix);
+        // 500 requests in a second whose tokens do not open, from one address.
+        let t = Duration::from_secs(10);
+        for i in 0..500u16 {
+            let mut mangled = real.clone();
+            let at = mangled.len() - 1 - usize::from(i) % 1024;
+            mangled[at] ^= 0x55;
+            g.judge(shared(1000 + i), &mut mangled, t + Duration::from_millis(u64::from(i) * 2), unix.as_secs());
+        }
+        assert_eq!(g.counters.dropped(DropReason::WrongKey), 500);
+        // Then 16 players behind that address, each asking once: all through.
+        let t = t + Duration::from_secs(1);
+        for player in 0..16 {
+            let mut asking = request(&OPEN_KEY, unix);
+            let verdict = g.judge(shared(5000 + player), &mut asking, t, unix.as_secs());
+            assert_eq!(verdict, Verdict::Netcode(PacketKind::ConnectionRequest), "player {player}");
+        }
+        // A flood beyond what the guard opens for one address is cut short.
+        let mut junk = real.clone();
+        let at = junk.len() - 1;
+        junk[at] ^= 1;
+        for _ in 0..5000 {
+            g.judge(shared(9000), &mut junk.clone(), t, unix.as_secs());
+        }
+        assert!(g.counters.dropped(DropReason::OpensLimited) > 4000, "{:?}", g.counters);
+    }
+
+    #[test]
+    fn one_address_has_a_bounded_number_of_connections_pending() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let unix = unix_now();
+        let mut pending = 0;
+        for i in 0..48u16 {
+            let mut asking = request(&OPEN_KEY, unix);
+            let t = Duration::from_secs(10) + Duration::from_millis(u64::from(i) * 100);
+            let from = SocketAddr::from(([192, 0, 2, 1], 2000 + i));
+            if g.judge(from, &mut asking, t, unix.as_secs()) == Verdict::Netcode(PacketKind::ConnectionRequest) {
+                pending += 1;
+            }
+        }
+        assert_eq!(pending, MAX_PENDING_PER_IP);
+        assert_eq!(g.pending(), MAX_PENDING_PER_IP);
+        assert!(g.counters.dropped(DropReason::PendingPerAddress) > 0);
+        // They expire, and the count with them.
+        g.expire(Duration::from_secs(30), unix.as_secs());
+        assert_eq!(g.pending(), 0);
+        assert!(g.pending_per_ip.is_empty());
+    }
+
+    #[test]
+    fn masters_get_their_getinfo_answered_and_strangers_only_when_they_sent_as_much() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let master: SocketAddr = "[2001:db8::27]:27950".parse().expect("address");
+        let stranger: SocketAddr = "192.0.2.9:4000".parse().expect("address");
+        g.set_masters(vec![master]);
+        let mut getinfo = wire::getinfo("abcdefgh");
+        let t = Duration::from_secs(3);
+        let verdict = g.judge(master, &mut getinfo.clone(), t, 0);
+        let Verdict::GetInfo { challenge, from_master, request_bytes } = verdict else { panic!("{verdict:?}") };
+        assert_eq!((challenge.as_deref(), from_master), (Some("abcdefgh"), true));
+        assert!(g.answered_getinfo(from_master, request_bytes, 300));
+        let Verdict::GetInfo { from_master, request_bytes, .. } = g.judge(stranger, &mut getinfo, t, 0) else {
+            panic!("a getinfo")
+        };
+        assert!(!from_master);
+        assert!(!g.answered_getinfo(from_master, request_bytes, 300), "300 bytes for a small request");
+        assert!(g.answered_getinfo(from_master, 400, 300), "a padded request gets its answer");
+        assert_eq!(g.counters.dropped(DropReason::WouldAmplify), 1);
+        // Mapped IPv4 masters are the same master.
+        g.set_masters(vec!["[::ffff:192.0.2.9]:4000".parse().expect("address")]);
+        let Verdict::GetInfo { from_master, .. } = g.judge(stranger, &mut wire::getinfo("abcdefgh"), t, 0) else {
+            panic!("a getinfo")
+        };
+        assert!(from_master);
     }
 
     #[test]

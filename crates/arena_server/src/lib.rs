@@ -29,7 +29,8 @@
 //! - `roster`: players joining (clients and bots) and leaving.
 //! - `bots`: server-side bots' minds.
 //! - `snapshots`: what each client is sent after a tick.
-//! - `queries`: what server queries (A2S) are told.
+//! - `queries`: what server queries (A2S) and masters (`infoResponse`) are told.
+//! - `master_list`: being listed on internet masters: heartbeats, the farewell.
 //! - `recording`: each match into a demo file (`--record DIR`).
 //!
 //! # The order of a frame
@@ -69,6 +70,7 @@ mod intake;
 mod kill_cam;
 mod lag_compensation;
 mod life;
+mod master_list;
 mod match_flow;
 mod net;
 mod queries;
@@ -92,7 +94,10 @@ use bevy_renet::RenetReceive;
 
 // What running a server needs.
 pub use bots::BotSettings;
-pub use config::{ConfigError, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, MAX_UNLAG_MS, MatchRules, ServerConfig};
+pub use config::{
+    ConfigError, DEFAULT_HEARTBEAT_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, MAX_HEARTBEAT_S, MAX_MASTERS,
+    MAX_UNLAG_MS, MatchRules, ServerConfig,
+};
 pub use config_file::{ConfigFileError, MAX_CONFIG_FILE_BYTES, check_config_file, env_name, with_config_file};
 pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 
@@ -107,7 +112,7 @@ pub use vocabulary::{
 };
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
-pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
+pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, MAX_PENDING_PER_IP, PENDING_S, SILENT_CLIENT_TIMEOUT, Verdict};
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
 pub use kill_cam::KILL_CAM_HOLD_S;
 pub use lag_compensation::{
@@ -116,6 +121,7 @@ pub use lag_compensation::{
     render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
+pub use queries::info_string;
 pub use range::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane, RangeTally, RangeTarget};
 
 /// The log filter of the headless modes: renetcode logs an error line for
@@ -277,6 +283,11 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         .insert_resource(config.rules);
     if config.range {
         app.insert_resource(vocabulary::Range);
+    }
+    if !config.masters.is_empty() {
+        let ipv6 = info.local_addr.is_ipv6();
+        app.insert_resource(master_list::Masters::new(config.masters.clone(), config.master_heartbeat_s, ipv6))
+            .add_plugins(master_list::plugin);
     }
     if let Some(dir) = &config.record_dir {
         app.insert_resource(recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });

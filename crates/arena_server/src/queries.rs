@@ -1,12 +1,15 @@
 //! Server queries: what the server tells browsers, trackers and
 //! `arena servers` through A2S (see `arena_protocol::query`): its name, map,
-//! players and bots, whether it wants a password, its rules. The answers are
-//! encoded once a second (and when someone joins or leaves) and handed to
-//! the transport, which sends them to queries with a good challenge (see
+//! players and bots, whether it wants a password, its rules; and what it
+//! tells masters and Quake tools in an `infoResponse` (the dpmaster
+//! protocol, see `arena_master::wire`). The answers are encoded once a
+//! second (and when someone joins or leaves) and handed to the transport,
+//! which sends them to queries with a good challenge, and to masters (see
 //! `guard.rs`).
 
 use std::time::Duration;
 
+use arena_master::wire::{InfoString, sanitize_value};
 use arena_protocol::query::{PlayerEntry, ServerListing};
 use bevy::prelude::*;
 
@@ -85,5 +88,26 @@ pub(crate) fn publish_answers(
         ("time_limit_s".to_string(), rules.time_limit_s.to_string()),
         ("max_clients".to_string(), identity.max_clients.to_string()),
     ];
-    transport.set_answers(info, entries.into_iter().map(|(_, e)| e).collect(), game_rules);
+    let info_string = info_string(&info, identity.max_players);
+    transport.set_answers(info, entries.into_iter().map(|(_, e)| e).collect(), game_rules, info_string);
+}
+
+/// What an `infoResponse` says (the challenge is added per answer): the
+/// keys dpmaster needs (`gamename`, `protocol`, `clients`, `sv_maxclients`)
+/// and those Quake tools show (`hostname`, `mapname`, `g_needpass`).
+/// Bots count as clients, as in A2S.
+pub fn info_string(info: &ServerListing, max_players: usize) -> InfoString {
+    let pairs = vec![
+        ("gamename".to_string(), arena_master::wire::GAME.to_string()),
+        ("protocol".to_string(), arena_protocol::PROTOCOL_VERSION.to_string()),
+        ("clients".to_string(), info.players.to_string()),
+        // Never 0 (dpmaster refuses it; a 0 is how a leaving server says goodbye).
+        ("sv_maxclients".to_string(), max_players.clamp(1, 255).to_string()),
+        ("bots".to_string(), info.bots.to_string()),
+        ("hostname".to_string(), sanitize_value(&info.name)),
+        ("mapname".to_string(), sanitize_value(&info.map)),
+        ("g_needpass".to_string(), if info.password { "1" } else { "0" }.to_string()),
+    ];
+    // Every value is cleaned and short: this cannot fail; an empty one is harmless.
+    InfoString::new(pairs).unwrap_or_default()
 }

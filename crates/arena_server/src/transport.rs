@@ -6,11 +6,16 @@
 //! `guard.rs`), and each authenticated payload through it again before renet.
 //! It also drops clients that fall silent, and those that keep sending bad
 //! messages.
+//!
+//! One socket takes both address families (bound to `[::]` by default, see
+//! `arena_master::net`): everything above it sees IPv4 peers as IPv4, and
+//! each send maps the address back to the socket's family.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arena_master::wire::{self, InfoString};
 use arena_protocol::bundle::{bundle, unbundle};
 use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
@@ -120,6 +125,8 @@ impl ServerInfo {
             let what = match addr.ip() {
                 ip if ip.is_loopback() => "this machine",
                 IpAddr::V4(v4) if v4.is_private() || v4.is_link_local() => "local network",
+                // Unique local addresses (fc00::/7), IPv6's private ones.
+                IpAddr::V6(v6) if v6.segments()[0] & 0xFE00 == 0xFC00 => "local network",
                 _ => "internet / other networks",
             };
             println!("  {addr}  ({what})");
@@ -143,6 +150,8 @@ pub struct Traffic {
 #[derive(Resource)]
 pub struct ServerTransport {
     socket: UdpSocket,
+    /// Whether the socket is IPv6 (then IPv4 peers are mapped on it).
+    socket_v6: bool,
     netcode: NetcodeServer,
     guard: Guard,
     buffer: Box<[u8; 2048]>,
@@ -163,6 +172,8 @@ struct QueryAnswers {
     rules: Vec<Vec<u8>>,
     /// The id of the next multi-packet reply.
     message_id: u32,
+    /// What a `getinfo` is answered with (the challenge is added per answer).
+    info_string: InfoString,
 }
 
 impl std::fmt::Debug for ServerTransport {
@@ -187,6 +198,7 @@ impl ServerTransport {
             authentication: ServerAuthentication::Unsecure,
         });
         Ok(Self {
+            socket_v6: arena_master::net::is_v6(&socket),
             socket,
             netcode,
             guard: Guard::new(key, PROTOCOL_ID),
@@ -225,9 +237,17 @@ impl ServerTransport {
         self.guard.pending()
     }
 
-    /// What the server answers to queries from now on.
-    pub fn set_answers(&mut self, info: ServerListing, players: Vec<PlayerEntry>, rules: Vec<(String, String)>) {
+    /// What the server answers to queries from now on: A2S's three
+    /// answers, and the infostring of a `getinfo` answer.
+    pub fn set_answers(
+        &mut self,
+        info: ServerListing,
+        players: Vec<PlayerEntry>,
+        rules: Vec<(String, String)>,
+        info_string: InfoString,
+    ) {
         let a = &mut self.answers;
+        a.info_string = info_string;
         a.message_id = a.message_id.wrapping_add(1);
         a.info = Reply::Info(info).datagrams(a.message_id);
         a.message_id = a.message_id.wrapping_add(1);
@@ -242,8 +262,69 @@ impl ServerTransport {
         self.guard.report_bad(client_id, self.clock);
     }
 
+    /// An `infoResponse` carrying `challenge`; with `leaving`, one that
+    /// says the server is going (`sv_maxclients` 0: a master drops it).
+    fn info_response(&self, challenge: Option<String>, leaving: bool) -> Option<Vec<u8>> {
+        let mut pairs: Vec<(String, String)> = self.answers.info_string.pairs().to_vec();
+        if leaving {
+            for (key, value) in &mut pairs {
+                if key == "sv_maxclients" {
+                    *value = "0".into();
+                }
+            }
+        }
+        if let Some(challenge) = challenge {
+            pairs.insert(0, ("challenge".into(), challenge));
+        }
+        wire::info_response(&InfoString::new(pairs).ok()?).ok()
+    }
+
+    /// Sends a connectionless datagram (a heartbeat) from the game socket.
+    pub fn send_connectionless(&mut self, datagram: &[u8], to: SocketAddr) {
+        self.send_to(datagram, to);
+    }
+
+    /// The masters whose `getinfo` is answered in full.
+    pub fn set_masters(&mut self, masters: Vec<SocketAddr>) {
+        self.guard.set_masters(masters);
+    }
+
+    /// The server's last word to its masters on a clean stop: a heartbeat
+    /// to each, and to each master's `getinfo` an answer that says the
+    /// server is leaving, so that it drops the server at once. Waits for
+    /// the masters at most `wait`; everything else that arrives meanwhile is
+    /// left unread (the clients have been told already). Returns the
+    /// masters that took the farewell.
+    pub fn farewell(&mut self, masters: &[SocketAddr], wait: Duration) -> usize {
+        if masters.is_empty() {
+            return 0;
+        }
+        for master in masters {
+            self.send_to(&wire::heartbeat(), *master);
+        }
+        let deadline = std::time::Instant::now() + wait;
+        let mut told: Vec<SocketAddr> = Vec::new();
+        while told.len() < masters.len() && std::time::Instant::now() < deadline {
+            match arena_master::net::recv_from(&self.socket, &mut self.buffer[..]) {
+                Ok((len, from)) if masters.contains(&from) && !told.contains(&from) => {
+                    let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES)].to_vec();
+                    if let Ok(getinfo) = wire::parse_getinfo(&datagram)
+                        && let Some(answer) = self.info_response(getinfo.challenge, true)
+                    {
+                        self.send_to(&answer, from);
+                        told.push(from);
+                    }
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
+                Err(_) => {}
+            }
+        }
+        told.len()
+    }
+
     fn send_to(&mut self, datagram: &[u8], addr: SocketAddr) {
-        match self.socket.send_to(datagram, addr) {
+        match arena_master::net::send_to(&self.socket, datagram, addr, self.socket_v6) {
             Ok(_) => {
                 self.traffic.bytes_out += datagram.len() as u64;
                 self.traffic.datagrams_out += 1;
@@ -260,7 +341,7 @@ impl ServerTransport {
         self.netcode.update(dt);
         self.guard.expire(self.clock, self.netcode.current_time().as_secs());
         loop {
-            let (len, from) = match self.socket.recv_from(&mut self.buffer[..]) {
+            let (len, from) = match arena_master::net::recv_from(&self.socket, &mut self.buffer[..]) {
                 Ok(received) => received,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                 Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => continue,
@@ -299,6 +380,13 @@ impl ServerTransport {
                 };
                 for datagram in datagrams.clone() {
                     self.send_to(&datagram, from);
+                }
+            }
+            Verdict::GetInfo { challenge, from_master, request_bytes } => {
+                if let Some(answer) = self.info_response(challenge, false)
+                    && self.guard.answered_getinfo(from_master, request_bytes, answer.len())
+                {
+                    self.send_to(&answer, from);
                 }
             }
             Verdict::Drop => {}
@@ -452,7 +540,7 @@ fn send(mut transport: ResMut<ServerTransport>, mut server: ResMut<RenetServer>,
     due.0.clear();
 }
 
-fn disconnect_on_exit(
+pub(crate) fn disconnect_on_exit(
     exit: MessageReader<AppExit>,
     mut transport: ResMut<ServerTransport>,
     mut server: ResMut<RenetServer>,
@@ -465,7 +553,8 @@ fn disconnect_on_exit(
 /// Binds the socket and inserts renet's server and the guarded transport.
 pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
     let key = config.password.key().map_err(ServerError::Password)?;
-    let socket = UdpSocket::bind(config.bind).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
+    let socket =
+        arena_master::net::bind_udp(config.bind).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let local_addr = socket.local_addr().map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let share_addrs = share_addresses(local_addr, &config.public_addrs);
     let transport = ServerTransport::new(socket, key, config.max_clients)
@@ -481,9 +570,10 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
     })
 }
 
-/// The addresses clients can use: for an unspecified bind address, every
-/// interface's address with the bound port; otherwise the bound address. Then
-/// the `--public-addr`s. Loopback goes last: it only helps on this machine.
+/// The addresses clients can use: the `--public-addr`s, then for an
+/// unspecified bind address every interface's address with the bound port
+/// (both families on an IPv6 socket, which takes IPv4 too); otherwise the
+/// bound address. Loopback goes last: it only helps on this machine.
 fn share_addresses(local: SocketAddr, public: &[SocketAddr]) -> Vec<SocketAddr> {
     let mut addrs: Vec<SocketAddr> = Vec::new();
     addrs.extend_from_slice(public);
@@ -493,17 +583,21 @@ fn share_addresses(local: SocketAddr, public: &[SocketAddr]) -> Vec<SocketAddr> 
                 for interface in interfaces {
                     let ip = interface.ip();
                     // A socket bound to 0.0.0.0 only takes IPv4; link-local v6 needs a scope.
-                    if ip.is_ipv4() == local.is_ipv4() && !interface.is_link_local() {
+                    if (local.is_ipv6() || ip.is_ipv4()) && !interface.is_link_local() {
                         addrs.push(SocketAddr::new(ip, local.port()));
                     }
                 }
             }
             Err(e) => warn!("cannot list this machine's network interfaces: {e}"),
         }
-        if !addrs.iter().any(|a| a.ip().is_loopback()) {
-            let loopback: IpAddr =
-                if local.is_ipv4() { [127, 0, 0, 1].into() } else { std::net::Ipv6Addr::LOCALHOST.into() };
-            addrs.push(SocketAddr::new(loopback, local.port()));
+        let mut loopbacks: Vec<IpAddr> = vec![[127, 0, 0, 1].into()];
+        if local.is_ipv6() {
+            loopbacks.push(std::net::Ipv6Addr::LOCALHOST.into());
+        }
+        for loopback in loopbacks {
+            if !addrs.iter().any(|a| a.ip() == loopback) {
+                addrs.push(SocketAddr::new(loopback, local.port()));
+            }
         }
     } else {
         addrs.push(local);
@@ -529,6 +623,14 @@ mod tests {
         assert_eq!(addrs.first(), Some(&"203.0.113.7:6000".parse().unwrap()));
         assert!(addrs.last().is_some_and(|a| a.ip().is_loopback() && a.port() == 5000));
         assert!(addrs.iter().all(|a| a.is_ipv4()));
+    }
+
+    #[test]
+    fn a_dual_stack_server_shares_both_families() {
+        let addrs = share_addresses("[::]:5000".parse().unwrap(), &[]);
+        assert!(addrs.contains(&"127.0.0.1:5000".parse().unwrap()), "{addrs:?}");
+        assert!(addrs.contains(&"[::1]:5000".parse().unwrap()), "{addrs:?}");
+        assert!(addrs.iter().all(|a| !matches!(a.ip(), IpAddr::V6(v6) if v6.segments()[0] & 0xFFC0 == 0xFE80)));
     }
 
     #[test]

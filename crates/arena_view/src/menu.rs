@@ -185,6 +185,18 @@ fn main_menu(
                     ui.add(egui::TextEdit::singleline(&mut form.port).desired_width(70.0));
                     let host = ui.button("Host game").clicked();
                     ui.add(password_field(&mut form.host_password, "password (none: open)"));
+                    let mut listed = settings.list_on_internet;
+                    let hint = if settings.masters.is_empty() {
+                        "List the game on the internet masters set in Settings (none is set yet)".to_string()
+                    } else {
+                        format!("List the game on {} so that anyone can find it", settings.masters.join(", "))
+                    };
+                    if ui.checkbox(&mut listed, "List on the internet").on_hover_text(hint).changed() {
+                        settings.list_on_internet = listed;
+                        if let Err(e) = save_settings(&settings) {
+                            settings_problem.0 = Some(e);
+                        }
+                    }
                     if host {
                         match (form.port.trim().parse::<u16>(), Password::new(&form.host_password)) {
                             (Ok(port), Ok(password)) => {
@@ -192,11 +204,16 @@ fn main_menu(
                                 form.problem = None;
                                 commands.trigger(HostGame {
                                     config: ServerConfig {
-                                        bind: SocketAddr::from(([0, 0, 0, 0], port)),
+                                        bind: SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port)),
                                         bots: form.bots,
                                         bot_skill: form.bot_skill,
                                         max_unlag_ms: form.max_unlag_ms,
                                         password,
+                                        masters: if settings.list_on_internet {
+                                            settings.masters.clone()
+                                        } else {
+                                            Vec::new()
+                                        },
                                         ..ServerConfig::default()
                                     },
                                     any_port_if_taken: false,

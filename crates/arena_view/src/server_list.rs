@@ -1,8 +1,11 @@
 //! The main menu's list of games: servers on the local networks (found by
-//! broadcast) and the player's favourites and recent servers, asked the same
-//! way (server queries, see `arena_client::browser`). The list fills as they
-//! answer and is asked again every few seconds while the menu shows; a
-//! server that stops answering stays listed, greyed, with what it said last.
+//! broadcast), on the internet (listed by the masters set in Settings), and
+//! the player's favourites and recent servers, all asked the same way
+//! (server queries, see `arena_client::browser`), in parallel. The list
+//! fills as they answer and is asked again every few seconds while the menu
+//! shows; a server that stops answering stays listed, greyed, with what it
+//! said last. The Internet tab filters (not full, not empty, no password,
+//! ping under a limit) and sorts by any column.
 //!
 //! The browser runs on its own thread, reading replies as they come: a ping
 //! measured once a frame would count the frame too (hundreds of
@@ -13,7 +16,7 @@ use std::sync::mpsc::{Receiver, Sender, TryRecvError, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arena_client::browser::{BrowsedServer, ServerBrowser, Status};
+use arena_client::browser::{BrowsedServer, MasterQuery, ServerBrowser, Status};
 use arena_client::{ServerConnection, Session};
 use arena_protocol::query::ServerKind;
 use bevy::prelude::*;
@@ -49,7 +52,92 @@ fn refresh_on_return(mut list: ResMut<ServerList>) {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Tab {
     Lan,
+    Internet,
     Saved,
+}
+
+/// A column the Internet tab sorts by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SortBy {
+    Name,
+    Players,
+    Ping,
+}
+
+/// The Internet tab's filters and order.
+#[derive(Clone, Debug)]
+struct InternetView {
+    not_full: bool,
+    not_empty: bool,
+    no_password: bool,
+    /// Only servers that answer within this, milliseconds (0: any).
+    max_ping_ms: u32,
+    sort: SortBy,
+    descending: bool,
+}
+
+impl Default for InternetView {
+    fn default() -> Self {
+        Self {
+            not_full: false,
+            not_empty: false,
+            no_password: false,
+            max_ping_ms: 0,
+            sort: SortBy::Ping,
+            descending: false,
+        }
+    }
+}
+
+impl InternetView {
+    /// Whether `server` passes the filters (a server that has not answered
+    /// yet is shown only with no filter on).
+    fn keeps(&self, server: &BrowsedServer) -> bool {
+        let Some(info) = &server.info else { return false };
+        !(self.not_full && info.players >= info.max_players
+            || self.not_empty && info.players == 0
+            || self.no_password && info.password
+            || self.max_ping_ms > 0 && server.ping_ms.is_none_or(|p| p > f64::from(self.max_ping_ms)))
+    }
+
+    /// Sorts `rows` by the chosen column (unknown pings last).
+    fn sort(&self, rows: &mut [&BrowsedServer]) {
+        rows.sort_by(|a, b| {
+            let order = match self.sort {
+                SortBy::Name => {
+                    let name = |s: &BrowsedServer| s.info.as_ref().map(|i| i.name.to_lowercase()).unwrap_or_default();
+                    name(a).cmp(&name(b))
+                }
+                SortBy::Players => {
+                    let players = |s: &BrowsedServer| s.info.as_ref().map_or(0, |i| i.players);
+                    players(a).cmp(&players(b))
+                }
+                SortBy::Ping => {
+                    let ping = |s: &BrowsedServer| s.ping_ms.unwrap_or(f64::MAX);
+                    ping(a).total_cmp(&ping(b))
+                }
+            };
+            if self.descending { order.reverse() } else { order }
+        });
+    }
+
+    /// A clickable column header: click sorts by it, again reverses.
+    fn header(&mut self, ui: &mut egui::Ui, label: &str, column: SortBy) {
+        let arrow = match (self.sort == column, self.descending) {
+            (false, _) => "",
+            (true, false) => " ⏶",
+            (true, true) => " ⏷",
+        };
+        let text = egui::RichText::new(format!("{label}{arrow}")).strong();
+        if ui.add(egui::Label::new(text).sense(egui::Sense::click())).on_hover_text("sort by this").clicked() {
+            if self.sort == column {
+                self.descending = !self.descending;
+            } else {
+                self.sort = column;
+                self.descending = column == SortBy::Players;
+            }
+        }
+    }
 }
 
 /// A private server the player chose: its password is asked for.
@@ -66,26 +154,39 @@ pub(crate) struct PasswordPrompt {
 enum Ask {
     ScanLan,
     Query(SocketAddr),
+    /// Look these masters' names up (on a thread of their own: DNS may
+    /// take seconds) and ask each for its list.
+    Masters(Vec<String>),
+    /// A master's addresses, looked up.
+    Master(SocketAddr),
+}
+
+/// What the browser's thread publishes.
+#[derive(Default, Clone)]
+struct Published {
+    servers: Vec<BrowsedServer>,
+    masters: Vec<MasterQuery>,
 }
 
 /// The browser on its own thread: asked through a channel, publishing what
 /// it knows. It stops when the list (and so the sender) is dropped.
 struct Worker {
     asks: Sender<Ask>,
-    servers: Arc<Mutex<Vec<BrowsedServer>>>,
+    published: Arc<Mutex<Published>>,
 }
 
 impl Worker {
     fn start() -> Result<Self, String> {
         let browser = ServerBrowser::new().map_err(|e| format!("Cannot look for games: {e}"))?;
         let (asks, inbox) = channel();
-        let servers = Arc::new(Mutex::new(Vec::new()));
-        let shared = servers.clone();
+        let published = Arc::new(Mutex::new(Published::default()));
+        let shared = published.clone();
+        let lookups = asks.clone();
         std::thread::Builder::new()
             .name("arena-server-browser".into())
-            .spawn(move || run_worker(browser, &inbox, &shared))
+            .spawn(move || run_worker(browser, &inbox, &lookups, &shared))
             .map_err(|e| format!("Cannot look for games: {e}"))?;
-        Ok(Self { asks, servers })
+        Ok(Self { asks, published })
     }
 
     fn ask(&self, ask: Ask) {
@@ -93,18 +194,31 @@ impl Worker {
         let _ = self.asks.send(ask);
     }
 
-    fn servers(&self) -> Vec<BrowsedServer> {
-        self.servers.lock().map(|s| s.clone()).unwrap_or_default()
+    fn published(&self) -> Published {
+        self.published.lock().map(|p| p.clone()).unwrap_or_default()
     }
 }
 
-fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, shared: &Mutex<Vec<BrowsedServer>>) {
+fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, lookups: &Sender<Ask>, shared: &Mutex<Published>) {
     let mut published = std::time::Instant::now();
     loop {
         loop {
             match inbox.try_recv() {
                 Ok(Ask::ScanLan) => browser.scan_lan(),
                 Ok(Ask::Query(addr)) => browser.query(addr),
+                Ok(Ask::Masters(names)) => {
+                    let (answer, ipv6) = (lookups.clone(), browser.has_ipv6());
+                    // Off this thread: replies keep being read (and pings
+                    // stay true) while a name takes seconds to look up.
+                    let _ = std::thread::Builder::new().name("arena-master-lookup".into()).spawn(move || {
+                        for name in names {
+                            for addr in arena_master::net::resolve(&name, arena_master::wire::DEFAULT_PORT, ipv6) {
+                                let _ = answer.send(Ask::Master(addr));
+                            }
+                        }
+                    });
+                }
+                Ok(Ask::Master(addr)) => browser.ask_master(addr),
                 Err(TryRecvError::Empty) => break,
                 Err(TryRecvError::Disconnected) => return,
             }
@@ -112,8 +226,9 @@ fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, shared: &Mutex<
         browser.poll();
         if published.elapsed() >= WORKER_PUBLISH {
             published = std::time::Instant::now();
-            if let Ok(mut servers) = shared.lock() {
-                *servers = browser.servers().cloned().collect();
+            if let Ok(mut shared) = shared.lock() {
+                shared.servers = browser.servers().cloned().collect();
+                shared.masters = browser.masters().cloned().collect();
             }
         }
         std::thread::sleep(WORKER_POLL);
@@ -125,7 +240,9 @@ pub(crate) struct ServerList {
     worker: Result<Worker, String>,
     /// What the worker knew at the start of this frame.
     servers: Vec<BrowsedServer>,
+    masters: Vec<MasterQuery>,
     tab: Tab,
+    internet: InternetView,
     refreshed_at: Option<Duration>,
     refresh_now: bool,
     pub prompt: Option<PasswordPrompt>,
@@ -136,7 +253,9 @@ impl Default for ServerList {
         Self {
             worker: Worker::start(),
             servers: Vec::new(),
+            masters: Vec::new(),
             tab: Tab::Lan,
+            internet: InternetView::default(),
             refreshed_at: None,
             refresh_now: false,
             prompt: None,
@@ -169,8 +288,13 @@ fn poll_servers(mut list: ResMut<ServerList>, settings: Res<Settings>, time: Res
         for addr in saved_addresses(&settings) {
             worker.ask(Ask::Query(addr));
         }
+        if !settings.masters.is_empty() {
+            worker.ask(Ask::Masters(settings.masters.clone()));
+        }
     }
-    list.servers = worker.servers();
+    let published = worker.published();
+    list.servers = published.servers;
+    list.masters = published.masters;
 }
 
 /// Remembers the server just joined (not one's own hosted game).
@@ -202,6 +326,7 @@ pub(crate) fn show(ui: &mut egui::Ui, list: &mut ServerList, settings: &mut Sett
     let mut pick = None;
     ui.horizontal(|ui| {
         ui.selectable_value(&mut list.tab, Tab::Lan, "Local network");
+        ui.selectable_value(&mut list.tab, Tab::Internet, "Internet");
         ui.selectable_value(&mut list.tab, Tab::Saved, "Favourites & recent");
         ui.with_layout(egui::Layout::right_to_left(egui::Align::Center), |ui| {
             if ui.button("⟳ Refresh").clicked() {
@@ -213,33 +338,63 @@ pub(crate) fn show(ui: &mut egui::Ui, list: &mut ServerList, settings: &mut Sett
         ui.colored_label(egui::Color32::from_rgb(255, 110, 90), e);
         return None;
     }
+    if list.tab == Tab::Internet {
+        internet_bar(ui, list, settings);
+    }
     let known = &list.servers;
     let rows: Vec<(SocketAddr, Option<&BrowsedServer>)> = match list.tab {
         Tab::Lan => known.iter().filter(|s| s.on_lan && s.info.is_some()).map(|s| (s.addr, Some(s))).collect(),
+        Tab::Internet => {
+            let mut listed: Vec<&BrowsedServer> =
+                known.iter().filter(|s| s.from_master && list.internet.keeps(s)).collect();
+            list.internet.sort(&mut listed);
+            listed.into_iter().map(|s| (s.addr, Some(s))).collect()
+        }
         Tab::Saved => saved_addresses(settings)
             .into_iter()
             .map(|a| (a, known.iter().find(|s| s.addr == a || s.aliases.contains(&a))))
             .collect(),
     };
+    let internet_listed = known.iter().filter(|s| s.from_master && s.info.is_some()).count();
     egui::ScrollArea::vertical().max_height(LIST_HEIGHT).show(ui, |ui| {
         if rows.is_empty() {
             ui.add_space(6.0);
-            ui.label(
-                egui::RichText::new(match list.tab {
-                    Tab::Lan => "Looking for games on your network… (none yet)",
-                    Tab::Saved => "Servers you join or star (☆) show here.",
-                })
-                .weak()
-                .italics(),
-            );
+            let empty = match list.tab {
+                Tab::Lan => "Looking for games on your network… (none yet)".to_string(),
+                Tab::Internet if settings.masters.is_empty() => {
+                    "No internet master is set: add one in Settings (Internet masters).".to_string()
+                }
+                Tab::Internet if internet_listed > 0 => {
+                    format!("{internet_listed} games listed, none that passes the filters.")
+                }
+                Tab::Internet => "Asking the masters for games… (none yet)".to_string(),
+                Tab::Saved => "Servers you join or star (☆) show here.".to_string(),
+            };
+            ui.label(egui::RichText::new(empty).weak().italics());
             ui.add_space(6.0);
             return;
         }
+        let tab = list.tab;
+        let view = &mut list.internet;
         egui::Grid::new("servers").num_columns(6).striped(true).spacing([10.0, 4.0]).show(ui, |ui| {
-            for (header, hint) in
-                [("", ""), ("Game", ""), ("Players", "players/slots, bots included"), ("Ping", ""), ("", ""), ("", "")]
-            {
-                ui.label(egui::RichText::new(header).strong()).on_hover_text(hint);
+            if tab == Tab::Internet {
+                ui.label("");
+                view.header(ui, "Game", SortBy::Name);
+                view.header(ui, "Players", SortBy::Players);
+                view.header(ui, "Ping", SortBy::Ping);
+                ui.label("");
+                ui.label("");
+            } else {
+                for (header, hint) in [
+                    ("", ""),
+                    ("Game", ""),
+                    ("Players", "players/slots, bots included"),
+                    ("Ping", ""),
+                    ("", ""),
+                    ("", ""),
+                ] {
+                    ui.label(egui::RichText::new(header).strong()).on_hover_text(hint);
+                }
             }
             ui.end_row();
             for (addr, server) in rows {
@@ -251,6 +406,43 @@ pub(crate) fn show(ui: &mut egui::Ui, list: &mut ServerList, settings: &mut Sett
         });
     });
     pick
+}
+
+/// The Internet tab's filters and what the masters said.
+fn internet_bar(ui: &mut egui::Ui, list: &mut ServerList, settings: &Settings) {
+    let view = &mut list.internet;
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut view.not_full, "Not full");
+        ui.checkbox(&mut view.not_empty, "Not empty");
+        ui.checkbox(&mut view.no_password, "No password");
+        ui.label("Ping under");
+        ui.add(egui::DragValue::new(&mut view.max_ping_ms).range(0..=1000).speed(5.0).suffix(" ms"))
+            .on_hover_text("0: any ping");
+    });
+    let said: Vec<String> = list
+        .masters
+        .iter()
+        .map(|m| {
+            let how = if m.complete {
+                format!("{} listed", m.listed)
+            } else if m.answered {
+                format!("{} listed so far", m.listed)
+            } else if m.done(std::time::Instant::now()) {
+                "not answering".to_string()
+            } else {
+                "asking…".to_string()
+            };
+            format!("{} ({how})", m.addr)
+        })
+        .collect();
+    let line = if settings.masters.is_empty() {
+        "Masters: none set (Settings → Internet masters)".to_string()
+    } else if said.is_empty() {
+        format!("Masters: {} (looking up…)", settings.masters.join(", "))
+    } else {
+        format!("Masters: {}", said.join(", "))
+    };
+    ui.label(egui::RichText::new(line).small().weak());
 }
 
 /// One server's row; returns it if the player clicked Join.

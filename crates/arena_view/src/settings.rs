@@ -258,6 +258,11 @@ pub struct Settings {
     pub favourites: Vec<String>,
     /// Servers joined lately, newest first.
     pub recent: Vec<String>,
+    /// Internet masters the browser's Internet tab asks, and a hosted game
+    /// is listed on: `host` or `host:port` (default port 27950).
+    pub masters: Vec<String>,
+    /// List games this player hosts on the masters.
+    pub list_on_internet: bool,
 }
 
 impl Default for Settings {
@@ -287,6 +292,8 @@ impl Default for Settings {
             ghosts: "F3".into(),
             favourites: Vec::new(),
             recent: Vec::new(),
+            masters: Vec::new(),
+            list_on_internet: false,
         }
     }
 }
@@ -331,6 +338,29 @@ impl Quality {
 /// Most favourite servers kept, and most recent ones.
 pub const MAX_FAVOURITES: usize = 32;
 pub const MAX_RECENT: usize = 10;
+/// Most internet masters kept (a server is listed on at most this many).
+pub const MAX_MASTERS: usize = arena_server::MAX_MASTERS;
+
+/// Whether `text` could name a master: a host name or an address, with a
+/// port or not, no spaces.
+pub fn is_master_name(text: &str) -> bool {
+    !text.is_empty() && text.len() <= 255 && !text.contains(char::is_whitespace) && !text.contains(',')
+}
+
+/// The masters in a comma- or space-separated line, cleaned: each once, at
+/// most [`MAX_MASTERS`]; the words that cannot be a master's name.
+pub fn parse_masters(line: &str) -> (Vec<String>, Vec<String>) {
+    let mut masters: Vec<String> = Vec::new();
+    let mut bad = Vec::new();
+    for word in line.split([',', ' ', '\t']).map(str::trim).filter(|w| !w.is_empty()) {
+        if !is_master_name(word) {
+            bad.push(word.to_string());
+        } else if !masters.iter().any(|m| m == word) && masters.len() < MAX_MASTERS {
+            masters.push(word.to_string());
+        }
+    }
+    (masters, bad)
+}
 
 /// Keeps the addresses that parse (as "ip:port"), once each, at most `max`.
 fn repair_addresses(list: &mut Vec<String>, max: usize, what: &str, problems: &mut Vec<String>) {
@@ -451,6 +481,11 @@ impl Settings {
         }
         repair_addresses(&mut self.favourites, MAX_FAVOURITES, "favourites", &mut problems);
         repair_addresses(&mut self.recent, MAX_RECENT, "recent servers", &mut problems);
+        let (masters, bad) = parse_masters(&self.masters.join(","));
+        for word in bad {
+            problems.push(format!("\"{word}\" in the masters is not a host name or address"));
+        }
+        self.masters = masters;
         // An empty name means "not chosen": the game then uses the login name.
         self.name =
             if self.name.trim().is_empty() { String::new() } else { arena_protocol::names::clean_name(&self.name) };

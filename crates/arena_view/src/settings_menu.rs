@@ -1,12 +1,13 @@
 //! The settings window (from the main menu and the Esc menu): name, mouse,
-//! field of view, volume, graphics quality and key bindings. Changes apply at once and are
-//! saved when the window closes.
+//! field of view, volume, graphics quality, key bindings and the internet
+//! masters the browser asks. Changes apply at once and are saved when the
+//! window closes.
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::settings::{
-    Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsProblem, save, settings_path,
+    Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsProblem, parse_masters, save, settings_path,
 };
 use crate::vocabulary::PlayerProfile;
 
@@ -26,6 +27,8 @@ pub struct SettingsWindow {
     rebinding_started: bool,
     /// Esc cancelled a rebinding this frame (so it does not close the window too).
     rebinding_cancelled: bool,
+    /// The masters field as typed (the settings keep the names that parse).
+    masters_text: Option<String>,
 }
 
 fn show_settings(
@@ -80,6 +83,21 @@ fn show_settings(
                 ui.label("Kill-cam after a death");
                 ui.checkbox(&mut edited.kill_cam, "");
                 ui.end_row();
+                ui.label("Internet masters").on_hover_text(
+                    "Server lists the browser's Internet tab asks, and that games you host are listed on \
+                     when \"List on the internet\" is ticked: host names or addresses, with :port if not \
+                     27950, separated by commas.",
+                );
+                let text = window.masters_text.get_or_insert_with(|| edited.masters.join(", "));
+                let field = ui.add(
+                    egui::TextEdit::singleline(text)
+                        .hint_text("master.example.org, 203.0.113.5:27950")
+                        .desired_width(260.0),
+                );
+                if field.changed() {
+                    edited.masters = parse_masters(text).0;
+                }
+                ui.end_row();
             });
             ui.separator();
             ui.label("Keys (click, then press a key or mouse button; Esc cancels)");
@@ -102,6 +120,7 @@ fn show_settings(
             ui.horizontal(|ui| {
                 if ui.button("Defaults").clicked() {
                     edited = Settings { name: edited.name.clone(), ..Settings::default() };
+                    window.masters_text = None;
                 }
                 if ui.button("Done").clicked() {
                     window.open = false;
@@ -117,6 +136,7 @@ fn show_settings(
     if !open || !window.open {
         window.open = false;
         window.rebinding = None;
+        window.masters_text = None;
         let (clean, _) = settings.clone().repaired();
         profile.name = if clean.name.is_empty() { crate::vocabulary::default_name() } else { clean.name.clone() };
         if let Err(e) = save_settings(&clean) {

@@ -6,7 +6,8 @@
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
-//!   `unlag`, `servercost`, `rockets`, `demo`, `kill_cam`: one experiment each.
+//!   `unlag`, `servercost`, `rockets`, `demo`, `kill_cam`, `master`: one
+//!   experiment each (`master` needs no game: a master under attack).
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
@@ -15,6 +16,7 @@ mod flick;
 mod hitreg;
 mod interpolation;
 mod kill_cam;
+mod master;
 mod peek;
 mod prediction;
 mod rockets;
@@ -29,6 +31,7 @@ pub use flick::{Flick, FlickReport, flick};
 pub use hitreg::{HitregReport, hitreg};
 pub use interpolation::{InterpolationReport, interpolation};
 pub use kill_cam::{KillCamReport, KillSeen, kill_cam, kill_once, part_gap};
+pub use master::{MasterLab, MasterReport, master};
 pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
 pub use rockets::{RocketFigures, RocketsReport, rockets};

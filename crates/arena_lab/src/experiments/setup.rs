@@ -37,6 +37,8 @@ pub enum LabError {
     NoDemo,
     /// The demo recorded would not read or replay.
     Demo(String),
+    /// The master experiment could not set up or finish (what, in words).
+    Master(String),
 }
 
 impl std::fmt::Display for LabError {
@@ -56,6 +58,7 @@ impl std::fmt::Display for LabError {
             LabError::MaxUnlag(ms) => write!(f, "--max-unlag-ms {ms} must be 0..={}", arena_server::MAX_UNLAG_MS),
             LabError::NoDemo => f.write_str("the server recorded no demo file"),
             LabError::Demo(e) => write!(f, "the recorded demo: {e}"),
+            LabError::Master(e) => write!(f, "the master experiment: {e}"),
             LabError::Fps(fps) => write!(f, "--fps {fps} must be within {FPS_RANGE:?}"),
             LabError::Flick => write!(
                 f,

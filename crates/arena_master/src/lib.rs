@@ -1,0 +1,24 @@
+//! Arena's internet master server: the dpmaster protocol (as dpmaster's
+//! `doc/techinfo.txt` defines it), so that servers anywhere can be listed
+//! and found, and Quake-family tools (qstat) read the list too. Its state
+//! and parsing are pure and headless (fuzzed in `arena_fuzz`); the socket
+//! loop is thin. Game servers and browsers use its wire format too.
+//!
+//! # Modules, bottom up
+//!
+//! - `net`: sockets for both address families; canonical addresses; the
+//!   keys rate limits count by; which addresses a list may carry; looking
+//!   masters up.
+//! - `wire`: the datagrams both ways (heartbeat, getinfo, infoResponse,
+//!   getservers, getserversExt and their answers), bounded parsers.
+//! - `table`: the master's state: challenges, listings, caps, the
+//!   no-reflection byte credit, list continuations, counters.
+//! - `serve`: the socket loop.
+
+pub mod net;
+pub mod serve;
+pub mod table;
+pub mod wire;
+
+pub use serve::serve;
+pub use table::{Listing, Master, MasterConfig, MasterCounters};

@@ -1,0 +1,214 @@
+//! Addresses and sockets for both address families: one UDP socket bound to
+//! `[::]` with `IPV6_V6ONLY` off takes IPv4 peers too (they arrive as
+//! `::ffff:a.b.c.d`); everything above the socket sees every address in its
+//! canonical form (IPv4 as IPv4), and each send maps it back to the socket's
+//! family. Rate limits key IPv6 peers by their /64, the smallest block a
+//! home or a host is given, so that rotating addresses inside it buys no
+//! extra budget.
+
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// Binds a UDP socket at `addr`. An unspecified IPv6 address (`[::]`) gives
+/// one socket for both families; if this machine has no IPv6 at all, the
+/// same port on `0.0.0.0` instead (IPv4 only). Any other address binds as
+/// it is.
+pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
+    match addr {
+        SocketAddr::V6(v6) if v6.ip().is_unspecified() => match bind_dual_stack(addr) {
+            Ok(socket) => Ok(socket),
+            Err(e) if no_ipv6(&e) => UdpSocket::bind(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), v6.port())),
+            Err(e) => Err(e),
+        },
+        _ => UdpSocket::bind(addr),
+    }
+}
+
+fn bind_dual_stack(addr: SocketAddr) -> io::Result<UdpSocket> {
+    let socket = Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP))?;
+    socket.set_only_v6(false)?;
+    socket.bind(&addr.into())?;
+    Ok(socket.into())
+}
+
+/// Errors that mean "this machine has no IPv6", not "the port is taken".
+fn no_ipv6(e: &io::Error) -> bool {
+    // EAFNOSUPPORT (97 on Linux, 47 on BSDs and macOS, WSAEAFNOSUPPORT 10047).
+    matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported)
+        || matches!(e.raw_os_error(), Some(97 | 47 | 10047))
+}
+
+/// Whether `socket` takes IPv6 peers (then IPv4 ones are mapped).
+pub fn is_v6(socket: &UdpSocket) -> bool {
+    socket.local_addr().is_ok_and(|a| a.is_ipv6())
+}
+
+/// `addr` in its canonical form: an IPv4-mapped IPv6 address as IPv4.
+pub fn canonical(addr: SocketAddr) -> SocketAddr {
+    match addr {
+        SocketAddr::V6(v6) => match v6.ip().to_ipv4_mapped() {
+            Some(v4) => SocketAddr::new(v4.into(), v6.port()),
+            None => addr,
+        },
+        SocketAddr::V4(_) => addr,
+    }
+}
+
+/// `addr` as a socket of this family sends to it: IPv4 mapped into IPv6 on
+/// an IPv6 socket; a mapped address unmapped on an IPv4 socket.
+pub fn for_socket(addr: SocketAddr, socket_is_v6: bool) -> SocketAddr {
+    match (canonical(addr), socket_is_v6) {
+        (SocketAddr::V4(v4), true) => SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port()),
+        (canonical, _) => canonical,
+    }
+}
+
+/// Receives one datagram, its sender in canonical form.
+pub fn recv_from(socket: &UdpSocket, buffer: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+    let (len, from) = socket.recv_from(buffer)?;
+    Ok((len, canonical(from)))
+}
+
+/// Sends one datagram to `to` (any form), mapped to the socket's family.
+pub fn send_to(socket: &UdpSocket, datagram: &[u8], to: SocketAddr, socket_is_v6: bool) -> io::Result<usize> {
+    socket.send_to(datagram, for_socket(to, socket_is_v6))
+}
+
+/// The key rate limits count an address under: an IPv4 address as it is,
+/// an IPv6 address by its /64.
+pub fn limit_key(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(u128::from(v6) & (!0u128 << 64))),
+        },
+        IpAddr::V4(_) => ip,
+    }
+}
+
+/// Whether `addr` could be a server someone can join: not port 0, not an
+/// unspecified, multicast or broadcast address. (Loopback and private
+/// addresses pass: a master on a LAN or on one machine lists them.)
+pub fn is_joinable(addr: SocketAddr) -> bool {
+    if addr.port() == 0 {
+        return false;
+    }
+    match canonical(addr).ip() {
+        IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
+        IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
+    }
+}
+
+/// The addresses of a master given as `host`, `host:port`, an IP address or
+/// a socket address (`[2001:db8::1]:27950`), with `default_port` when none
+/// is given: at most one per family, IPv6 ones only if `ipv6` (the socket
+/// takes them). A name looks up DNS: call it off any thread that must not
+/// wait. A name that does not resolve gives none.
+pub fn resolve(name: &str, default_port: u16, ipv6: bool) -> Vec<SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let name = name.trim();
+    let family_ok = |a: &SocketAddr| ipv6 || a.is_ipv4();
+    if let Ok(addr) = name.parse::<SocketAddr>() {
+        return vec![addr].into_iter().filter(family_ok).collect();
+    }
+    if let Ok(ip) = name.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        return vec![SocketAddr::new(ip, default_port)].into_iter().filter(family_ok).collect();
+    }
+    let with_port = if name.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        name.to_string()
+    } else {
+        format!("{name}:{default_port}")
+    };
+    let found: Vec<SocketAddr> =
+        with_port.to_socket_addrs().map(|found| found.filter(family_ok).collect()).unwrap_or_default();
+    let mut one_each = Vec::new();
+    for family_v4 in [true, false] {
+        if let Some(addr) = found.iter().find(|a| a.is_ipv4() == family_v4) {
+            one_each.push(*addr);
+        }
+    }
+    one_each
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(text: &str) -> SocketAddr {
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    #[test]
+    fn mapped_addresses_are_ipv4_above_the_socket_and_mapped_again_below() {
+        assert_eq!(canonical(addr("[::ffff:192.0.2.7]:27015")), addr("192.0.2.7:27015"));
+        assert_eq!(canonical(addr("[2001:db8::1]:27015")), addr("[2001:db8::1]:27015"));
+        assert_eq!(for_socket(addr("192.0.2.7:27015"), true), addr("[::ffff:192.0.2.7]:27015"));
+        assert_eq!(for_socket(addr("[::ffff:192.0.2.7]:27015"), false), addr("192.0.2.7:27015"));
+        assert_eq!(for_socket(addr("[2001:db8::1]:5"), true), addr("[2001:db8::1]:5"));
+    }
+
+    #[test]
+    fn ipv6_peers_are_limited_by_their_64() {
+        let a: IpAddr = "2001:db8:1:2:aaaa::1".parse().expect("ip");
+        let b: IpAddr = "2001:db8:1:2:ffff::9".parse().expect("ip");
+        let c: IpAddr = "2001:db8:1:3::1".parse().expect("ip");
+        assert_eq!(limit_key(a), limit_key(b));
+        assert_ne!(limit_key(a), limit_key(c));
+        assert_eq!(limit_key("::ffff:10.0.0.1".parse().expect("ip")), "10.0.0.1".parse::<IpAddr>().expect("ip"));
+    }
+
+    #[test]
+    fn nonsense_addresses_are_not_joinable() {
+        for bad in [
+            "0.0.0.0:27015",
+            "192.0.2.1:0",
+            "224.0.0.1:27015",
+            "255.255.255.255:27015",
+            "[::]:27015",
+            "[ff02::1]:27015",
+        ] {
+            assert!(!is_joinable(addr(bad)), "{bad}");
+        }
+        for good in ["127.0.0.1:27015", "192.168.1.2:27015", "[::1]:27015", "[2001:db8::1]:27015"] {
+            assert!(is_joinable(addr(good)), "{good}");
+        }
+    }
+
+    #[test]
+    fn names_take_the_default_port_and_the_sockets_families() {
+        assert_eq!(resolve("192.0.2.1", 27950, true), vec![addr("192.0.2.1:27950")]);
+        assert_eq!(resolve("192.0.2.1:30000", 27950, false), vec![addr("192.0.2.1:30000")]);
+        assert_eq!(resolve("[2001:db8::1]:30000", 27950, true), vec![addr("[2001:db8::1]:30000")]);
+        assert_eq!(resolve("2001:db8::1", 27950, true), vec![addr("[2001:db8::1]:27950")]);
+        assert!(resolve("[2001:db8::1]:30000", 27950, false).is_empty(), "an IPv4 socket cannot reach it");
+        assert!(resolve("localhost", 27950, true).iter().all(|a| a.port() == 27950 && a.ip().is_loopback()));
+        assert!(resolve("no-such-host.invalid", 27950, true).is_empty());
+    }
+
+    #[test]
+    fn one_socket_on_any_address_takes_both_families() {
+        let socket = bind_udp(addr("[::]:0")).expect("a socket");
+        let port = socket.local_addr().expect("bound").port();
+        socket.set_read_timeout(Some(std::time::Duration::from_secs(2))).expect("timeout");
+        let v4 = UdpSocket::bind("127.0.0.1:0").expect("an IPv4 socket");
+        v4.send_to(b"four", ("127.0.0.1", port)).expect("sent");
+        let mut buffer = [0u8; 16];
+        let (len, from) = recv_from(&socket, &mut buffer).expect("received over IPv4");
+        assert_eq!(&buffer[..len], b"four");
+        assert_eq!(from, v4.local_addr().expect("bound"), "the sender in IPv4 form");
+        send_to(&socket, b"back", from, is_v6(&socket)).expect("answered over IPv4");
+        v4.set_read_timeout(Some(std::time::Duration::from_secs(2))).expect("timeout");
+        let (len, _) = v4.recv_from(&mut buffer).expect("the answer");
+        assert_eq!(&buffer[..len], b"back");
+        if is_v6(&socket)
+            && let Ok(v6) = UdpSocket::bind("[::1]:0")
+        {
+            v6.send_to(b"six", ("::1", port)).expect("sent");
+            let (len, from) = recv_from(&socket, &mut buffer).expect("received over IPv6");
+            assert_eq!(&buffer[..len], b"six");
+            assert!(from.is_ipv6());
+        }
+    }
+}

@@ -1,0 +1,802 @@
+//! The master's state, pure (time comes in as a [`Duration`] since start):
+//! servers proving themselves and listed, clients' list requests answered,
+//! everything capped, and no reply ever larger in sum than what its address
+//! sent (no reflection).
+//!
+//! As dpmaster (`doc/techinfo.txt`, section 4): a heartbeat gets a `getinfo`
+//! with a fresh challenge; only an `infoResponse` from the same address and
+//! port carrying that challenge, within [`MasterConfig::challenge_timeout`]
+//! and once, lists the server, until [`MasterConfig::listing_timeout`]
+//! after the last such answer. Heartbeats prolong nothing, so a forged one
+//! lists nothing. Arena's servers say goodbye with an authenticated answer
+//! whose `sv_maxclients` is 0, which dpmaster itself would refuse as
+//! invalid: it drops them at once.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::net::{IpAddr, SocketAddr};
+use std::ops::Bound;
+use std::time::Duration;
+
+use crate::net::{self, limit_key};
+use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
+
+/// A master's limits and timeouts.
+#[derive(Clone, Debug)]
+pub struct MasterConfig {
+    /// Game names listed (others refused).
+    pub games: Vec<String>,
+    /// Servers listed in all, at most.
+    pub max_servers: usize,
+    /// Servers (pending and listed) per address (an IPv4 address or an
+    /// IPv6 /64), at most.
+    pub max_servers_per_address: usize,
+    /// Servers waiting to answer their challenge, at most (the oldest make
+    /// room for the newest).
+    pub max_pending: usize,
+    /// How long a challenge is good for.
+    pub challenge_timeout: Duration,
+    /// How long a listing lasts after its last good answer.
+    pub listing_timeout: Duration,
+    /// How long a list that did not all go out can be continued.
+    pub continuation_timeout: Duration,
+    /// Addresses whose bytes are counted (for the no-reflection rule), at most.
+    pub max_tracked_addresses: usize,
+}
+
+impl Default for MasterConfig {
+    fn default() -> Self {
+        Self {
+            games: vec![wire::GAME.to_string()],
+            max_servers: 4096,
+            max_servers_per_address: 32,
+            max_pending: 4096,
+            challenge_timeout: Duration::from_secs(2),
+            listing_timeout: Duration::from_secs(15 * 60),
+            continuation_timeout: Duration::from_secs(5),
+            max_tracked_addresses: 65_536,
+        }
+    }
+}
+
+/// Most bytes of credit an address can hold (what it sent lately).
+const MAX_CREDIT_BYTES: u64 = 64 * 1024;
+/// Credit not topped up for this long is forgotten.
+const CREDIT_LIFETIME: Duration = Duration::from_secs(1);
+/// Most list continuations remembered.
+const MAX_CONTINUATIONS: usize = 4096;
+/// How often the summary line may be given.
+const SUMMARY_PERIOD: Duration = Duration::from_secs(1);
+
+/// A listed server, as its last good answer described it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listing {
+    pub game: String,
+    pub protocol: i64,
+    pub clients: u32,
+    pub max_clients: u32,
+    pub gametype: String,
+    /// When it is dropped unless it answers again.
+    pub expires: Duration,
+}
+
+/// A challenge handed out and not yet answered.
+#[derive(Clone, Debug)]
+struct Challenge {
+    text: String,
+    expires: Duration,
+    /// When the server became pending (`None`: a listed server proving
+    /// itself again).
+    pending_since: Option<Duration>,
+}
+
+/// What one address has sent and been sent lately.
+#[derive(Clone, Copy, Debug)]
+struct Credit {
+    bytes: u64,
+    last_in: Duration,
+}
+
+/// The rest of a list that did not fit what its asker sent.
+#[derive(Clone, Debug)]
+struct Continuation {
+    query: ServerQuery,
+    after: SocketAddr,
+    expires: Duration,
+}
+
+/// What the master has done, since it started.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MasterCounters {
+    pub datagrams: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub heartbeats: u64,
+    pub challenges_sent: u64,
+    pub listed_new: u64,
+    pub refreshed: u64,
+    /// Servers that said goodbye (and were dropped at once).
+    pub farewells: u64,
+    pub expired: u64,
+    /// Pending servers pushed out by newer ones.
+    pub evicted_pending: u64,
+    pub lists_asked: u64,
+    pub list_datagrams: u64,
+    /// Replies not sent (or cut short) because the address had not sent enough.
+    pub withheld: u64,
+    /// Datagrams dropped, by reason.
+    pub dropped: BTreeMap<&'static str, u64>,
+}
+
+impl MasterCounters {
+    fn drop(&mut self, why: &'static str) {
+        *self.dropped.entry(why).or_default() += 1;
+    }
+}
+
+/// The master.
+#[derive(Debug)]
+pub struct Master {
+    config: MasterConfig,
+    challenges: Challenges,
+    /// Listed servers, in address order (lists go out in this order).
+    listed: BTreeMap<SocketAddr, Listing>,
+    /// Open challenges, by server address (listed servers re-proving, and
+    /// pending ones).
+    open: HashMap<SocketAddr, Challenge>,
+    /// Pending servers (an open challenge, not listed), oldest first; may
+    /// hold stale entries, skipped when met.
+    pending_order: VecDeque<(SocketAddr, Duration)>,
+    pending: usize,
+    /// Servers (pending and listed) per address.
+    per_address: HashMap<IpAddr, usize>,
+    credit: HashMap<IpAddr, Credit>,
+    continuations: HashMap<SocketAddr, Continuation>,
+    counters: MasterCounters,
+    summarised: MasterCounters,
+    last_summary: Option<Duration>,
+}
+
+impl Master {
+    pub fn new(config: MasterConfig) -> Self {
+        Self {
+            config,
+            challenges: Challenges::default(),
+            listed: BTreeMap::new(),
+            open: HashMap::new(),
+            pending_order: VecDeque::new(),
+            pending: 0,
+            per_address: HashMap::new(),
+            credit: HashMap::new(),
+            continuations: HashMap::new(),
+            counters: MasterCounters::default(),
+            summarised: MasterCounters::default(),
+            last_summary: None,
+        }
+    }
+
+    pub fn config(&self) -> &MasterConfig {
+        &self.config
+    }
+
+    /// The servers listed, in address order.
+    pub fn listed(&self) -> impl Iterator<Item = (&SocketAddr, &Listing)> {
+        self.listed.iter()
+    }
+
+    /// Servers waiting to answer their challenge.
+    pub fn pending(&self) -> usize {
+        self.pending
+    }
+
+    pub fn counters(&self) -> &MasterCounters {
+        &self.counters
+    }
+
+    /// One datagram from `from` at `now`; what to send goes into `out`.
+    pub fn receive(&mut self, from: SocketAddr, datagram: &[u8], now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+        let from = net::canonical(from);
+        self.counters.datagrams += 1;
+        self.counters.bytes_in += datagram.len() as u64;
+        if !self.credit_in(from.ip(), datagram.len(), now) {
+            self.counters.drop("too many addresses");
+            return;
+        }
+        match wire::parse_to_master(datagram) {
+            Ok(ToMaster::Heartbeat { tag }) => self.heartbeat(from, &tag, now, out),
+            Ok(ToMaster::InfoResponse(info)) => self.info_response(from, &info, now),
+            Ok(ToMaster::GetServers(query)) => self.get_servers(from, query, now, out),
+            Err(e) => self.counters.drop(match e {
+                wire::WireError::NotMaster => "not dpmaster",
+                wire::WireError::Unknown => "unknown command",
+                wire::WireError::TooLong => "too long",
+                wire::WireError::Syntax => "bad syntax",
+                wire::WireError::NoGame => "list request without a game",
+                wire::WireError::BadInfoString => "bad infostring",
+                wire::WireError::BadChallenge => "bad challenge",
+            }),
+        }
+    }
+
+    /// Counts `len` bytes in from `ip`; false if the table of addresses is
+    /// full of busy ones.
+    fn credit_in(&mut self, ip: IpAddr, len: usize, now: Duration) -> bool {
+        let key = limit_key(ip);
+        if !self.credit.contains_key(&key) && self.credit.len() >= self.config.max_tracked_addresses {
+            self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
+            if self.credit.len() >= self.config.max_tracked_addresses {
+                return false;
+            }
+        }
+        let credit = self.credit.entry(key).or_insert(Credit { bytes: 0, last_in: now });
+        if now.saturating_sub(credit.last_in) >= CREDIT_LIFETIME {
+            credit.bytes = 0;
+        }
+        credit.bytes = (credit.bytes + len as u64).min(MAX_CREDIT_BYTES);
+        credit.last_in = now;
+        true
+    }
+
+    /// Bytes `ip` may still be sent.
+    fn credit_of(&self, ip: IpAddr) -> usize {
+        self.credit.get(&limit_key(ip)).map_or(0, |c| c.bytes as usize)
+    }
+
+    fn send(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+        if let Some(credit) = self.credit.get_mut(&limit_key(to.ip())) {
+            credit.bytes = credit.bytes.saturating_sub(datagram.len() as u64);
+        }
+        self.counters.bytes_out += datagram.len() as u64;
+        out.push((to, datagram));
+    }
+
+    fn heartbeat(&mut self, from: SocketAddr, tag: &str, now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+        self.counters.heartbeats += 1;
+        if tag != wire::HEARTBEAT_TAG {
+            self.counters.drop("unknown heartbeat");
+            return;
+        }
+        let listed = self.listed.contains_key(&from);
+        let pending_since = match self.open.get(&from) {
+            _ if listed => None,
+            Some(open) => open.pending_since,
+            None => {
+                // A new server: within its address's share, and room made
+                // by pushing out the oldest pending one if need be (a
+                // flood of forged heartbeats cannot keep out a real server,
+                // which answers within a round trip).
+                let key = limit_key(from.ip());
+                if self.per_address.get(&key).copied().unwrap_or(0) >= self.config.max_servers_per_address {
+                    self.counters.drop("servers per address");
+                    return;
+                }
+                while self.pending >= self.config.max_pending {
+                    if !self.evict_oldest_pending() {
+                        self.counters.drop("pending full");
+                        return;
+                    }
+                }
+                self.pending += 1;
+                *self.per_address.entry(key).or_default() += 1;
+                self.pending_order.push_back((from, now));
+                Some(now)
+            }
+        };
+        let text = self.challenges.fresh();
+        let datagram = wire::getinfo(&text);
+        let expires = now + self.config.challenge_timeout;
+        self.open.insert(from, Challenge { text, expires, pending_since });
+        if datagram.len() <= self.credit_of(from.ip()) {
+            self.counters.challenges_sent += 1;
+            self.send(from, datagram, out);
+        } else {
+            self.counters.withheld += 1;
+        }
+    }
+
+    /// Pushes the oldest pending server out; false if there is none.
+    fn evict_oldest_pending(&mut self) -> bool {
+        while let Some((addr, since)) = self.pending_order.pop_front() {
+            // Entries of servers since listed or expired are stale.
+            if self.open.get(&addr).is_some_and(|c| c.pending_since == Some(since)) {
+                self.forget_pending(addr);
+                self.counters.evicted_pending += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Forgets a pending server's challenge and its place.
+    fn forget_pending(&mut self, addr: SocketAddr) {
+        if self.open.get(&addr).is_some_and(|c| c.pending_since.is_some()) {
+            self.open.remove(&addr);
+            self.pending = self.pending.saturating_sub(1);
+            self.less_per_address(addr);
+        }
+    }
+
+    fn less_per_address(&mut self, addr: SocketAddr) {
+        let key = limit_key(addr.ip());
+        if let Some(n) = self.per_address.get_mut(&key) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.per_address.remove(&key);
+            }
+        }
+    }
+
+    fn info_response(&mut self, from: SocketAddr, info: &InfoString, now: Duration) {
+        let Some(challenge) = self.open.get(&from) else {
+            self.counters.drop("infoResponse unasked");
+            return;
+        };
+        if challenge.expires <= now {
+            self.counters.drop("challenge expired");
+            return;
+        }
+        if info.get("challenge") != Some(challenge.text.as_str()) {
+            self.counters.drop("wrong challenge");
+            return;
+        }
+        let number = |key: &str| info.get(key).and_then(|v| v.trim().parse::<i64>().ok());
+        let game = info.get("gamename").unwrap_or_default();
+        let (Some(protocol), Some(clients), Some(max_clients)) =
+            (number("protocol"), number("clients"), number("sv_maxclients"))
+        else {
+            self.counters.drop("infoResponse without numbers");
+            return;
+        };
+        if !self.config.games.iter().any(|g| g == game) || game.contains(char::is_whitespace) {
+            self.counters.drop("game not listed here");
+            return;
+        }
+        // The challenge is spent.
+        let pending = self.open.remove(&from).is_some_and(|c| c.pending_since.is_some());
+        if pending {
+            self.pending = self.pending.saturating_sub(1);
+        }
+        if max_clients == 0 {
+            // An authenticated goodbye.
+            if self.listed.remove(&from).is_some() {
+                self.counters.farewells += 1;
+            }
+            self.less_per_address(from);
+            return;
+        }
+        if max_clients < 0 || clients < 0 {
+            self.counters.drop("infoResponse out of range");
+            if pending {
+                self.less_per_address(from);
+            }
+            return;
+        }
+        if pending && self.listed.len() >= self.config.max_servers {
+            self.counters.drop("list full");
+            self.less_per_address(from);
+            return;
+        }
+        let gametype = info.get("gametype").unwrap_or("0");
+        let listing = Listing {
+            game: game.to_string(),
+            protocol,
+            clients: u32::try_from(clients).unwrap_or(u32::MAX),
+            max_clients: u32::try_from(max_clients).unwrap_or(u32::MAX),
+            gametype: if gametype.contains(char::is_whitespace) { "0".into() } else { gametype.to_string() },
+            expires: now + self.config.listing_timeout,
+        };
+        if self.listed.insert(from, listing).is_some() {
+            self.counters.refreshed += 1;
+        } else {
+            self.counters.listed_new += 1;
+        }
+    }
+
+    fn matches(query: &ServerQuery, addr: &SocketAddr, listing: &Listing) -> bool {
+        listing.game == query.game
+            && listing.protocol == query.protocol
+            && (query.empty || listing.clients > 0)
+            && (query.full || listing.clients < listing.max_clients)
+            && query.gametype.as_ref().is_none_or(|g| *g == listing.gametype)
+            && query.wants(addr)
+    }
+
+    fn get_servers(
+        &mut self,
+        from: SocketAddr,
+        query: ServerQuery,
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+    ) {
+        self.counters.lists_asked += 1;
+        if !self.config.games.contains(&query.game) {
+            self.counters.drop("list of a game not listed here");
+            return;
+        }
+        // A repeat of a list that did not all go resumes after what went.
+        let after = match self.continuations.get(&from) {
+            Some(c) if c.query == query && c.expires > now => Some(c.after),
+            _ => None,
+        };
+        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let matching: Vec<SocketAddr> = self
+            .listed
+            .range((start, Bound::Unbounded))
+            .filter(|(addr, listing)| listing.expires > now && Self::matches(&query, addr, listing))
+            .map(|(addr, _)| *addr)
+            .collect();
+        let mut rest: &[SocketAddr] = &matching;
+        let mut last_sent = after;
+        loop {
+            let room = self.credit_of(from.ip()).min(wire::MAX_DATAGRAM_BYTES);
+            let part = wire::servers_response(query.extended, rest, true, room);
+            if part.taken == 0 && !part.ended {
+                // Not even one entry (or the end mark) fits what it sent.
+                self.counters.withheld += 1;
+                break;
+            }
+            if let Some(last) = rest[..part.taken].last() {
+                last_sent = Some(*last);
+            }
+            rest = &rest[part.taken..];
+            self.counters.list_datagrams += 1;
+            self.send(from, part.datagram, out);
+            if part.ended {
+                self.continuations.remove(&from);
+                return;
+            }
+        }
+        // Not all of it went: the same request again gets the rest.
+        if let Some(after) = last_sent {
+            if self.continuations.len() >= MAX_CONTINUATIONS && !self.continuations.contains_key(&from) {
+                self.continuations.retain(|_, c| c.expires > now);
+            }
+            if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&from) {
+                let expires = now + self.config.continuation_timeout;
+                self.continuations.insert(from, Continuation { query, after, expires });
+            }
+        }
+    }
+
+    /// Forgets expired challenges, listings, continuations and credit.
+    pub fn expire(&mut self, now: Duration) {
+        let expired: Vec<SocketAddr> = self.open.iter().filter(|(_, c)| c.expires <= now).map(|(a, _)| *a).collect();
+        for addr in expired {
+            // A pending server is forgotten; a listed one's unanswered
+            // challenge goes, and it stays listed.
+            self.forget_pending(addr);
+            self.open.remove(&addr);
+        }
+        let gone: Vec<SocketAddr> = self.listed.iter().filter(|(_, l)| l.expires <= now).map(|(a, _)| *a).collect();
+        for addr in gone {
+            self.listed.remove(&addr);
+            self.open.remove(&addr);
+            self.counters.expired += 1;
+            self.less_per_address(addr);
+        }
+        if self.pending_order.len() > 2 * self.pending + 64 {
+            let open = &self.open;
+            self.pending_order.retain(|(addr, since)| open.get(addr).is_some_and(|c| c.pending_since == Some(*since)));
+        }
+        self.continuations.retain(|_, c| c.expires > now);
+        self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
+    }
+
+    /// One line about what happened since the last, at most once a second,
+    /// and only if anything did.
+    pub fn summary(&mut self, now: Duration) -> Option<String> {
+        if self.last_summary.is_some_and(|t| now.saturating_sub(t) < SUMMARY_PERIOD) {
+            return None;
+        }
+        let before = std::mem::replace(&mut self.summarised, self.counters.clone());
+        self.last_summary = Some(now);
+        let c = &self.counters;
+        if c.datagrams == before.datagrams && c.expired == before.expired {
+            return None;
+        }
+        let dropped: Vec<String> = c
+            .dropped
+            .iter()
+            .filter_map(|(why, n)| {
+                let new = n - before.dropped.get(why).copied().unwrap_or(0);
+                (new > 0).then(|| format!("{new} {why}"))
+            })
+            .collect();
+        Some(format!(
+            "master: {} datagrams in ({} B), {} B out; {} heartbeats, {} challenges; {} new, {} refreshed, \
+             {} said goodbye, {} expired; {} lists asked ({} datagrams, {} withheld); dropped: {}; \
+             {} listed, {} pending",
+            c.datagrams - before.datagrams,
+            c.bytes_in - before.bytes_in,
+            c.bytes_out - before.bytes_out,
+            c.heartbeats - before.heartbeats,
+            c.challenges_sent - before.challenges_sent,
+            c.listed_new - before.listed_new,
+            c.refreshed - before.refreshed,
+            c.farewells - before.farewells,
+            c.expired - before.expired,
+            c.lists_asked - before.lists_asked,
+            c.list_datagrams - before.list_datagrams,
+            c.withheld - before.withheld,
+            if dropped.is_empty() { "none".to_string() } else { dropped.join(", ") },
+            self.listed.len(),
+            self.pending,
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Out = Vec<(SocketAddr, Vec<u8>)>;
+
+    fn addr(text: &str) -> SocketAddr {
+        text.parse().unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    fn info(challenge: &str, clients: u32, max: u32) -> Vec<u8> {
+        let pairs = vec![
+            ("challenge".to_string(), challenge.to_string()),
+            ("gamename".to_string(), wire::GAME.to_string()),
+            ("protocol".to_string(), "12".to_string()),
+            ("clients".to_string(), clients.to_string()),
+            ("sv_maxclients".to_string(), max.to_string()),
+        ];
+        wire::info_response(&InfoString::new(pairs).expect("valid")).expect("fits")
+    }
+
+    /// The challenge in the getinfo sent to `to`, if one was.
+    fn challenge_for(out: &Out, to: SocketAddr) -> Option<String> {
+        out.iter().filter(|(a, _)| *a == to).find_map(|(_, d)| wire::parse_getinfo(d).ok()?.challenge)
+    }
+
+    /// A server that heartbeats and answers its challenge at `now`.
+    fn register(master: &mut Master, server: SocketAddr, clients: u32, max: u32, now: Duration) {
+        let mut out = Vec::new();
+        master.receive(server, &wire::heartbeat(), now, &mut out);
+        let challenge = challenge_for(&out, server).expect("a challenge");
+        master.receive(server, &info(&challenge, clients, max), now + ms(1), &mut out);
+    }
+
+    fn query() -> ServerQuery {
+        ServerQuery {
+            extended: true,
+            game: wire::GAME.into(),
+            protocol: 12,
+            empty: true,
+            full: true,
+            ipv4: false,
+            ipv6: false,
+            gametype: None,
+        }
+    }
+
+    /// The whole list as `client` gets it with padded requests.
+    fn list(master: &mut Master, client: SocketAddr, query: &ServerQuery, now: Duration) -> Vec<SocketAddr> {
+        let mut servers = Vec::new();
+        for _ in 0..20 {
+            let mut out = Vec::new();
+            master.receive(client, &wire::get_servers(query, wire::MAX_DATAGRAM_BYTES), now, &mut out);
+            for (_, d) in &out {
+                let part = wire::parse_servers_response(d).expect("a list");
+                servers.extend(part.servers);
+                if part.end {
+                    return servers;
+                }
+            }
+        }
+        panic!("the list never ended")
+    }
+
+    #[test]
+    fn a_server_that_answers_its_challenge_is_listed_refreshed_and_expires() {
+        let mut m = Master::new(MasterConfig { listing_timeout: Duration::from_secs(10), ..MasterConfig::default() });
+        let server = addr("192.0.2.1:27015");
+        register(&mut m, server, 3, 16, ms(0));
+        assert_eq!(m.listed().count(), 1);
+        assert_eq!(m.pending(), 0);
+        let client = addr("198.51.100.1:5000");
+        assert_eq!(list(&mut m, client, &query(), ms(100)), vec![server]);
+        register(&mut m, server, 4, 16, ms(8000));
+        assert_eq!(m.counters().refreshed, 1);
+        m.expire(ms(17_000));
+        assert_eq!(m.listed().count(), 1, "refreshed at 8 s: listed until 18 s");
+        m.expire(ms(18_001));
+        assert_eq!(m.listed().count(), 0);
+        assert!(list(&mut m, client, &query(), ms(18_100)).is_empty());
+    }
+
+    #[test]
+    fn forged_heartbeats_and_wrong_answers_list_nothing() {
+        let mut m = Master::new(MasterConfig::default());
+        let mut out = Vec::new();
+        let server = addr("192.0.2.1:27015");
+        m.receive(server, &wire::heartbeat(), ms(0), &mut out);
+        let challenge = challenge_for(&out, server).expect("a challenge");
+        // From another port, with a wrong challenge, too late: refused.
+        m.receive(addr("192.0.2.1:27016"), &info(&challenge, 1, 8), ms(1), &mut out);
+        m.receive(server, &info("wrongwrong", 1, 8), ms(1), &mut out);
+        m.receive(server, &info(&challenge, 1, 8), ms(2001), &mut out);
+        assert_eq!(m.listed().count(), 0);
+        // A fresh one, answered twice: the second is refused (spent).
+        out.clear();
+        m.receive(server, &wire::heartbeat(), ms(3000), &mut out);
+        let challenge = challenge_for(&out, server).expect("a challenge");
+        m.receive(server, &info(&challenge, 1, 8), ms(3001), &mut out);
+        assert_eq!(m.listed().count(), 1);
+        m.receive(server, &info(&challenge, 1, 0), ms(3002), &mut out);
+        assert_eq!(m.listed().count(), 1, "a spent challenge says nothing");
+        // Another game, a zero maximum before listing, no numbers: refused.
+        let other = addr("192.0.2.2:27015");
+        for bad in
+            [&b"\\gamename\\Quake\\protocol\\12\\clients\\1\\sv_maxclients\\8"[..], b"\\gamename\\Arena\\protocol\\12"]
+        {
+            out.clear();
+            m.receive(other, &wire::heartbeat(), ms(4000), &mut out);
+            let challenge = challenge_for(&out, other).expect("a challenge");
+            let mut d = b"\xFF\xFF\xFF\xFFinfoResponse\n\\challenge\\".to_vec();
+            d.extend_from_slice(challenge.as_bytes());
+            d.extend_from_slice(bad);
+            m.receive(other, &d, ms(4001), &mut out);
+        }
+        assert_eq!(m.listed().count(), 1);
+    }
+
+    #[test]
+    fn an_authenticated_goodbye_drops_a_server_at_once() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("[2001:db8::1]:27015");
+        register(&mut m, server, 0, 8, ms(0));
+        assert_eq!(m.listed().count(), 1);
+        register(&mut m, server, 0, 0, ms(500));
+        assert_eq!(m.listed().count(), 0);
+        assert_eq!(m.counters().farewells, 1);
+        assert!(m.per_address.is_empty());
+    }
+
+    #[test]
+    fn filters_choose_what_a_list_carries() {
+        let mut m = Master::new(MasterConfig::default());
+        let (empty, busy, full) = (addr("192.0.2.1:1"), addr("192.0.2.2:1"), addr("192.0.2.3:1"));
+        let six = addr("[2001:db8::1]:1");
+        register(&mut m, empty, 0, 8, ms(0));
+        register(&mut m, busy, 3, 8, ms(0));
+        register(&mut m, full, 8, 8, ms(0));
+        register(&mut m, six, 2, 8, ms(0));
+        let client = addr("198.51.100.1:5000");
+        let mut q = query();
+        let mut got = list(&mut m, client, &q, ms(10));
+        got.sort();
+        assert_eq!(got.len(), 4);
+        q.empty = false;
+        q.full = false;
+        assert_eq!(list(&mut m, client, &q, ms(20)), vec![busy, six]);
+        q.ipv4 = true;
+        assert_eq!(list(&mut m, client, &q, ms(30)), vec![busy], "IPv4 only");
+        q.extended = false;
+        q.ipv4 = false;
+        assert_eq!(list(&mut m, client, &q, ms(40)), vec![busy], "a plain list is IPv4");
+        q.protocol = 11;
+        assert!(list(&mut m, client, &q, ms(50)).is_empty(), "another protocol");
+        q.protocol = 12;
+        q.gametype = Some("3".into());
+        assert!(list(&mut m, client, &q, ms(60)).is_empty(), "another game type");
+    }
+
+    #[test]
+    fn replies_never_exceed_what_an_address_sent() {
+        let mut m = Master::new(MasterConfig::default());
+        for i in 0..500u32 {
+            register(&mut m, SocketAddr::from(([10, 0, (i >> 8) as u8, i as u8], 27015)), 1, 8, ms(0));
+        }
+        assert_eq!(m.listed().count(), 500);
+        // A bare request (like qstat's, 40 bytes or so) gets no more than it sent.
+        let client = addr("198.51.100.1:5000");
+        let bare = wire::get_servers(&query(), 0);
+        let mut out = Vec::new();
+        m.receive(client, &bare, ms(100), &mut out);
+        let sent: usize = out.iter().map(|(_, d)| d.len()).sum();
+        assert!(sent <= bare.len(), "{sent} bytes for {}", bare.len());
+        // Padded requests get the whole list, in a few datagrams, each
+        // repeat resuming where the last stopped.
+        let other = addr("198.51.100.2:5000");
+        let got = list(&mut m, other, &query(), ms(200));
+        assert_eq!(got.len(), 500);
+        let mut unique = got.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 500, "no server twice");
+        // Random traffic from a few addresses: the rule holds in sum.
+        let mut seed = 7u64;
+        let mut sent: HashMap<IpAddr, u64> = HashMap::new();
+        let mut received: HashMap<IpAddr, u64> = HashMap::new();
+        for step in 0..20_000u64 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let from = SocketAddr::from(([198, 51, 100, 10 + (seed % 3) as u8], 5000));
+            let datagram = match seed % 4 {
+                0 => wire::heartbeat(),
+                1 => wire::get_servers(&query(), (seed >> 8) as usize % 1500),
+                2 => wire::get_servers(&query(), 0),
+                _ => info("whatever1", 1, 8),
+            };
+            *received.entry(from.ip()).or_default() += datagram.len() as u64;
+            out.clear();
+            m.receive(from, &datagram, ms(1000 + step), &mut out);
+            for (to, d) in &out {
+                assert!(d.len() <= wire::MAX_DATAGRAM_BYTES);
+                *sent.entry(to.ip()).or_default() += d.len() as u64;
+                assert!(sent[&to.ip()] <= received[&to.ip()], "more out than in for {to}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_flood_of_forged_heartbeats_cannot_keep_a_real_server_out() {
+        let mut m = Master::new(MasterConfig::default());
+        let mut out = Vec::new();
+        for i in 0..10_000u32 {
+            let forged = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 27015));
+            m.receive(forged, &wire::heartbeat(), ms(u64::from(i) / 10), &mut out);
+            if i % 1000 == 500 {
+                // A real server heartbeats amid the flood and answers at once.
+                let real = SocketAddr::from(([192, 0, 2, (i / 1000) as u8], 27015));
+                register(&mut m, real, 1, 8, ms(u64::from(i) / 10));
+            }
+        }
+        assert!(m.pending() <= MasterConfig::default().max_pending);
+        assert_eq!(m.listed().count(), 10);
+        assert!(m.counters().evicted_pending > 0);
+        m.expire(ms(5000));
+        assert_eq!(m.pending(), 0);
+        assert_eq!(m.per_address.len(), 10, "only the listed servers' addresses are counted");
+    }
+
+    #[test]
+    fn caps_hold_per_address_and_in_all() {
+        let config = MasterConfig { max_servers: 50, max_servers_per_address: 4, ..MasterConfig::default() };
+        let mut m = Master::new(config);
+        for port in 0..10u16 {
+            register_maybe(&mut m, SocketAddr::from(([192, 0, 2, 1], 1000 + port)), ms(0));
+        }
+        assert_eq!(m.listed().count(), 4);
+        for i in 0..100u32 {
+            register_maybe(&mut m, SocketAddr::from(([10, 1, (i >> 8) as u8, i as u8], 1)), ms(10));
+        }
+        assert_eq!(m.listed().count(), 50);
+        // IPv6: one /64 is one address.
+        let mut m = Master::new(MasterConfig { max_servers_per_address: 4, ..MasterConfig::default() });
+        for i in 0..10u16 {
+            register_maybe(&mut m, SocketAddr::from(([0x2001, 0xdb8, 0, 1, i, i, i, i], 27015)), ms(0));
+        }
+        assert_eq!(m.listed().count(), 4);
+    }
+
+    fn register_maybe(master: &mut Master, server: SocketAddr, now: Duration) {
+        let mut out = Vec::new();
+        master.receive(server, &wire::heartbeat(), now, &mut out);
+        if let Some(challenge) = challenge_for(&out, server) {
+            master.receive(server, &info(&challenge, 1, 8), now, &mut out);
+        }
+    }
+
+    #[test]
+    fn garbage_is_counted_and_summarised_once_a_second() {
+        let mut m = Master::new(MasterConfig::default());
+        let mut out = Vec::new();
+        for junk in [&b"hello"[..], b"\xFF\xFF\xFF\xFFgetservers 68", b"\xFF\xFF\xFF\xFFheartbeat QuakeArena-1\n"] {
+            m.receive(addr("192.0.2.9:1"), junk, ms(5), &mut out);
+        }
+        assert!(out.is_empty());
+        assert_eq!(m.counters().dropped.values().sum::<u64>(), 3);
+        let line = m.summary(ms(10)).expect("a line");
+        assert!(line.contains("3 datagrams"), "{line}");
+        assert_eq!(m.summary(ms(500)), None, "not twice a second");
+        assert_eq!(m.summary(ms(1500)), None, "nothing new");
+    }
+}

@@ -1,0 +1,104 @@
+//! `arena master`: an internet master server (see the `arena_master`
+//! crate) from the command line: its socket, its limits, its stop signals.
+
+use std::net::{Ipv6Addr, SocketAddr};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use arena_master::{Master, MasterConfig};
+use bevy::log::{info, warn};
+use clap::Args;
+
+#[derive(Args, Debug, Clone)]
+pub struct MasterArgs {
+    /// Address and UDP port to listen on: [::] takes IPv4 and IPv6 (IPv4
+    /// only where the machine has no IPv6).
+    #[arg(long, env = "ARENA_MASTER_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, arena_master::wire::DEFAULT_PORT)))]
+    bind: SocketAddr,
+    /// A server is dropped this long after its last valid answer to a
+    /// challenge, seconds (servers heartbeat every 5 minutes).
+    #[arg(long, env = "ARENA_MASTER_LISTING_TIMEOUT_S", value_name = "S", default_value_t = 900,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    listing_timeout_s: u64,
+    /// Most servers listed in all.
+    #[arg(long, env = "ARENA_MASTER_MAX_SERVERS", value_name = "N", default_value_t = 4096,
+          value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    max_servers: u64,
+    /// Most servers (listed or asked to prove themselves) per address (an
+    /// IPv4 address, or an IPv6 /64).
+    #[arg(long, env = "ARENA_MASTER_MAX_PER_ADDRESS", value_name = "N", default_value_t = 32,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    max_per_address: u64,
+    /// Game names listed (default: Arena); repeatable.
+    #[arg(long = "game", value_name = "NAME")]
+    games: Vec<String>,
+    /// Stop after this many seconds (for scripts and tests).
+    #[arg(long, value_name = "S")]
+    seconds: Option<f64>,
+}
+
+/// Runs the master until SIGTERM, SIGINT or `--seconds`.
+pub fn run(args: &MasterArgs) -> Result<(), String> {
+    let defaults = MasterConfig::default();
+    let games = if args.games.is_empty() { defaults.games.clone() } else { args.games.clone() };
+    if let Some(bad) = games.iter().find(|g| g.is_empty() || g.len() > 63 || g.contains(char::is_whitespace)) {
+        return Err(format!("--game \"{bad}\": a game name is 1-63 characters with no spaces"));
+    }
+    let seconds = match args.seconds {
+        Some(s) if !(s.is_finite() && s > 0.0 && s < 1e9) => {
+            return Err(format!("--seconds must be a positive number, not {s}"));
+        }
+        s => s.map(Duration::from_secs_f64),
+    };
+    let config = MasterConfig {
+        games,
+        max_servers: args.max_servers as usize,
+        max_servers_per_address: args.max_per_address as usize,
+        listing_timeout: Duration::from_secs(args.listing_timeout_s),
+        ..defaults
+    };
+    let socket = arena_master::net::bind_udp(args.bind).map_err(|e| {
+        let hint =
+            if e.kind() == std::io::ErrorKind::AddrInUse { " (another master? pick another --bind)" } else { "" };
+        format!("cannot listen on UDP {}: {e}{hint}", args.bind)
+    })?;
+    let local = socket.local_addr().map_err(|e| e.to_string())?;
+    println!(
+        "Arena master listening on UDP {local} ({}): servers register with `arena server --master HOST:{}`, \
+         players list them with `arena servers --master HOST:{}`.",
+        if local.is_ipv6() && local.ip().is_unspecified() { "IPv4 and IPv6" } else { "one address" },
+        local.port(),
+        local.port()
+    );
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        // A second signal while stopping exits at once.
+        signal_hook::flag::register_conditional_shutdown(signal, 1, stop.clone())
+            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
+            .map_err(|e| format!("cannot handle SIGTERM and SIGINT: {e}"))?;
+    }
+    if let Some(after) = seconds {
+        let stop = stop.clone();
+        let started = Instant::now();
+        std::thread::spawn(move || {
+            while started.elapsed() < after && !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            stop.store(true, Ordering::Relaxed);
+        });
+    }
+    let mut master = Master::new(config);
+    let result = arena_master::serve(&socket, &mut master, &stop, &mut |line: &str| info!("{line}"));
+    let listed = master.listed().count();
+    match result {
+        Ok(()) => {
+            info!("master stopping ({listed} servers listed)");
+            Ok(())
+        }
+        Err(e) => {
+            warn!("master stopped: {e}");
+            Err(format!("the master's socket failed: {e}"))
+        }
+    }
+}
