@@ -167,6 +167,9 @@ pub struct ServerBrowser {
     local_ips: Vec<IpAddr>,
     /// Ask for players and rules too (not only the info).
     pub details: bool,
+    /// Send nothing (the fuzz harness feeds it replies from anywhere, and
+    /// must not send queries to the addresses they list).
+    pub muted: bool,
     pub stats: BrowserStats,
 }
 
@@ -190,6 +193,7 @@ impl ServerBrowser {
             scanned_at: None,
             local_ips,
             details: false,
+            muted: false,
             stats: BrowserStats::default(),
         })
     }
@@ -238,6 +242,9 @@ impl ServerBrowser {
     /// A send that fails (no route, no IPv6, a full buffer) is a server
     /// that does not answer: it shows as such.
     fn send_bytes(&self, to: SocketAddr, datagram: &[u8]) {
+        if self.muted {
+            return;
+        }
         let to = arena_master::net::canonical(to);
         let socket = if to.is_ipv4() { Some(&self.socket) } else { self.socket6.as_ref() };
         if let Some(socket) = socket {
@@ -262,7 +269,9 @@ impl ServerBrowser {
             answered: false,
             last_activity: now,
         });
+        // A refresh: the list is counted afresh.
         query.requests = 0;
+        query.listed = 0;
         query.complete = false;
         query.last_activity = now;
         self.send_master_request(addr);

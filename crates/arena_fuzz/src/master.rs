@@ -210,6 +210,8 @@ impl Default for MasterReplies {
         let master = SocketAddr::from(([127, 0, 0, 1], 9));
         let mut browser = ServerBrowser::new().ok();
         if let Some(browser) = &mut browser {
+            // Nothing leaves: the lists name addresses anywhere.
+            browser.muted = true;
             browser.ask_master(master);
         }
         Self { browser, master }
