@@ -34,5 +34,8 @@ EXPOSE 27015/udp
 # Healthy while the server answers a server query (A2S) on its own port.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=10s --retries=3 \
   CMD ["arena", "servers", "127.0.0.1:27015", "--wait-ms", "2000"]
-# It listens on 0.0.0.0:27015 unless told otherwise (--bind, ARENA_BIND).
+# It listens on [::]:27015 (IPv4 and IPv6) unless told otherwise (--bind,
+# ARENA_BIND). The same image runs an internet master (the health check
+# asks a game server, so leave it out):
+#   docker run --rm -p 27950:27950/udp --no-healthcheck --entrypoint arena arena-server master
 ENTRYPOINT ["arena", "server"]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # LAN check: a dedicated server and a client in two network namespaces joined
-# by a veth pair, like two machines on a LAN. The server binds 0.0.0.0; the
+# by a veth pair, like two machines on a LAN. The server binds [::] (one
+# socket for IPv4 and IPv6, as by default); the
 # client joins it at the server's own namespace address and must stay
 # connected, receiving snapshots, for the whole run. Before that, the client's
 # side finds the server by broadcast (`arena servers --lan --json`). Needs
@@ -43,7 +44,7 @@ done
 ip -n "$srv" link set "${tag}a" up
 ip -n "$cli" link set "${tag}b" up
 
-ip netns exec "$srv" "$arena" server --name "LAN check" --bots 2 --bind "0.0.0.0:$port" --seconds 20 \
+ip netns exec "$srv" "$arena" server --name "LAN check" --bots 2 --bind "[::]:$port" --seconds 20 \
   >"$work/server.out" 2>"$work/server.log" &
 server_pid=$!
 sleep 1

@@ -139,3 +139,39 @@ fn a_game_over_ipv6_plays_like_one_over_ipv4() {
     assert!(health < arena_sim::weapon::MAX_HEALTH || !game.sim("Target").unwrap().alive, "the target was hit");
     assert!(game.server.world().resource::<CombatStats>().hits > 0);
 }
+
+#[test]
+fn a_server_on_any_address_takes_players_of_both_families_on_one_port() {
+    if UdpSocket::bind("[::1]:0").is_err() {
+        eprintln!("no IPv6 loopback on this machine: nothing to test");
+        return;
+    }
+    let config = ServerConfig { bind: "[::]:0".parse().unwrap(), ..loopback_config(HZ) };
+    let (mut server, info) = server_app_with_frame(&config, test_frame());
+    let port = info.local_addr.port();
+    assert!(info.local_addr.is_ipv6(), "one IPv6 socket: {}", info.local_addr);
+    let four = SocketAddr::from(([127, 0, 0, 1], port));
+    let six: SocketAddr = format!("[::1]:{port}").parse().unwrap();
+    let mut clients = [
+        client_app_with(test_frame(), four, "Four", NetcodeSettings::default()),
+        client_app_with(test_frame(), six, "Six", NetcodeSettings::default()),
+    ];
+    let mut frames = 0;
+    while frames < test_frames(5.0) && clients.iter().any(|c| session(c) != Session::InGame) {
+        server.update();
+        for client in &mut clients {
+            client.update();
+        }
+        frames += 1;
+    }
+    assert!(clients.iter().all(|c| session(c) == Session::InGame), "both in");
+    // The server sees the IPv4 player as IPv4 (not ::ffff:127.0.0.1), and
+    // the IPv6 one as IPv6.
+    let server_side = server.world().resource::<bevy_renet::RenetServer>().clients_id();
+    let transport = server.world().resource::<ServerTransport>();
+    let mut families: Vec<bool> = server_side.iter().filter_map(|id| transport.client_addr(*id)).map(|a| a.is_ipv4()).collect();
+    families.sort();
+    assert_eq!(families, vec![false, true], "one of each family");
+    // And it shares both loopbacks with the player who started it.
+    assert!(info.share_addrs.contains(&four) && info.share_addrs.contains(&six), "{:?}", info.share_addrs);
+}

@@ -405,11 +405,13 @@ impl Guard {
             if self.pending_per_ip.get(&limit_key(from.ip())).copied().unwrap_or(0) >= MAX_PENDING_PER_IP {
                 return self.drop(DropReason::PendingPerAddress);
             }
-            if !self.opens.take(from.ip(), now, OPENS_PER_IP_PER_S, OPENS_BURST)
-                || !self.opens_total.take(now, OPENS_PER_S, OPENS_TOTAL_BURST)
-            {
-                return self.drop(DropReason::OpensLimited);
-            }
+        }
+        // A pending address's requests are opened too (it may send other
+        // tokens): within the same budget.
+        if !self.opens.take(from.ip(), now, OPENS_PER_IP_PER_S, OPENS_BURST)
+            || !self.opens_total.take(now, OPENS_PER_S, OPENS_TOTAL_BURST)
+        {
+            return self.drop(DropReason::OpensLimited);
         }
         // Open it with a throwaway id first, to read the token's MAC: the
         // same token sent again keeps the id it was given.
