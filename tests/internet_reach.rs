@@ -169,7 +169,8 @@ fn a_server_on_any_address_takes_players_of_both_families_on_one_port() {
     // the IPv6 one as IPv6.
     let server_side = server.world().resource::<bevy_renet::RenetServer>().clients_id();
     let transport = server.world().resource::<ServerTransport>();
-    let mut families: Vec<bool> = server_side.iter().filter_map(|id| transport.client_addr(*id)).map(|a| a.is_ipv4()).collect();
+    let mut families: Vec<bool> =
+        server_side.iter().filter_map(|id| transport.client_addr(*id)).map(|a| a.is_ipv4()).collect();
     families.sort();
     assert_eq!(families, vec![false, true], "one of each family");
     // And it shares both loopbacks with the player who started it.

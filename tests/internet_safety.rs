@@ -397,9 +397,7 @@ fn a_flood_of_connection_requests_leaves_room_for_a_real_player() {
         waited += 1;
     }
     let seconds = waited as f64 / TEST_FPS;
-    eprintln!(
-        "after 5000 requests ({limited} rate-limited, {pending} pending) a player joined in {seconds:.2} s"
-    );
+    eprintln!("after 5000 requests ({limited} rate-limited, {pending} pending) a player joined in {seconds:.2} s");
     assert_eq!(session(&ada), Session::InGame);
     assert!(seconds <= 2.0, "joined after {seconds:.2} s");
 }
