@@ -314,7 +314,15 @@ impl ServerBrowser {
             query.complete |= part.end;
             query.last_activity = Instant::now();
         }
+        // Only a master on this machine or its networks may list servers
+        // there: an internet master listing 127.0.0.1 or 192.168.1.1 would
+        // aim this browser at its own machine or LAN.
+        let local_master = arena_master::net::is_local(master.ip());
         for server in part.servers {
+            if !local_master && arena_master::net::is_local(server.ip()) {
+                self.stats.nonsense_listed += 1;
+                continue;
+            }
             if server.is_ipv6() && self.socket6.is_none() {
                 continue;
             }
@@ -576,6 +584,29 @@ mod tests {
             browser.receive(addr, &info);
         }
         assert_eq!(browser.servers().count(), MAX_SERVERS);
+    }
+
+    #[test]
+    fn an_internet_master_cannot_aim_the_browser_at_its_own_machine_or_lan() {
+        let mut browser = ServerBrowser::new().expect("a socket");
+        browser.muted = true;
+        let internet: SocketAddr = "198.51.100.7:27950".parse().expect("address");
+        let local: SocketAddr = "127.0.0.1:27950".parse().expect("address");
+        let listed: Vec<SocketAddr> = ["127.0.0.1:27015", "192.168.1.1:27015", "[fd00::1]:27015", "203.0.113.9:27015"]
+            .iter()
+            .map(|a| a.parse().expect("address"))
+            .collect();
+        let reply = wire::servers_response(true, &listed, true, wire::MAX_DATAGRAM_BYTES).datagram;
+        browser.ask_master(internet);
+        browser.receive(internet, &reply);
+        let found: Vec<SocketAddr> = browser.servers().map(|s| s.addr).collect();
+        assert_eq!(found, vec!["203.0.113.9:27015".parse::<SocketAddr>().expect("address")]);
+        assert_eq!(browser.stats.nonsense_listed, 3);
+        // A master on this machine lists what it likes.
+        browser.clear();
+        browser.ask_master(local);
+        browser.receive(local, &reply);
+        assert_eq!(browser.servers().count(), listed.len() - usize::from(!browser.has_ipv6()));
     }
 
     #[test]

@@ -20,5 +20,6 @@ pub mod serve;
 pub mod table;
 pub mod wire;
 
-pub use serve::serve;
+pub use serve::{bind, serve};
 pub use table::{Listing, Master, MasterConfig, MasterCounters};
+pub use wire::{GetInfo, InfoString, ServerQuery, ServersPart, ToMaster, WireError};

@@ -12,25 +12,34 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use socket2::{Domain, Protocol, Socket, Type};
 
 /// Binds a UDP socket at `addr`. An unspecified IPv6 address (`[::]`) gives
-/// one socket for both families; if this machine has no IPv6 at all, the
-/// same port on `0.0.0.0` instead (IPv4 only). Any other address binds as
-/// it is.
+/// one socket for both families; if this machine has no IPv6 at all, or its
+/// IPv6 sockets cannot take IPv4 too (OpenBSD's never do), the same port on
+/// `0.0.0.0` instead (IPv4 only). Any other address binds as it is.
 pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     match addr {
-        SocketAddr::V6(v6) if v6.ip().is_unspecified() => match bind_dual_stack(addr) {
-            Ok(socket) => Ok(socket),
-            Err(e) if no_ipv6(&e) => UdpSocket::bind(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), v6.port())),
-            Err(e) => Err(e),
+        SocketAddr::V6(v6) if v6.ip().is_unspecified() => match bind_dual_stack(addr)? {
+            Some(socket) => Ok(socket),
+            None => UdpSocket::bind(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), v6.port())),
         },
         _ => UdpSocket::bind(addr),
     }
 }
 
-fn bind_dual_stack(addr: SocketAddr) -> io::Result<UdpSocket> {
-    let socket = Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP))?;
-    socket.set_only_v6(false)?;
-    socket.bind(&addr.into())?;
-    Ok(socket.into())
+/// A dual-stack socket at `addr`; `None` where there is no such thing.
+fn bind_dual_stack(addr: SocketAddr) -> io::Result<Option<UdpSocket>> {
+    let socket = match Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP)) {
+        Ok(socket) => socket,
+        Err(e) if no_ipv6(&e) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if socket.set_only_v6(false).is_err() {
+        return Ok(None);
+    }
+    match socket.bind(&addr.into()) {
+        Ok(()) => Ok(Some(socket.into())),
+        Err(e) if no_ipv6(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Errors that mean "this machine has no IPv6", not "the port is taken".
@@ -88,6 +97,19 @@ pub fn limit_key(ip: IpAddr) -> IpAddr {
     }
 }
 
+/// Whether `ip` is reachable only from this machine or its own networks:
+/// loopback, private and link-local IPv4, unique local and link-local IPv6.
+/// An internet master listing such an address would aim its clients at
+/// their own machine or LAN.
+pub fn is_local(ip: IpAddr) -> bool {
+    match canonical(SocketAddr::new(ip, 0)).ip() {
+        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
+        IpAddr::V6(v6) => {
+            v6.is_loopback() || v6.segments()[0] & 0xFE00 == 0xFC00 || v6.segments()[0] & 0xFFC0 == 0xFE80
+        }
+    }
+}
+
 /// Whether `addr` could be a server someone can join: not port 0, not an
 /// unspecified, multicast or broadcast address. (Loopback and private
 /// addresses pass: a master on a LAN or on one machine lists them.)
@@ -96,7 +118,8 @@ pub fn is_joinable(addr: SocketAddr) -> bool {
         return false;
     }
     match canonical(addr).ip() {
-        IpAddr::V4(v4) => !(v4.is_unspecified() || v4.is_multicast() || v4.is_broadcast()),
+        // 0.0.0.0/8 is "this network": never a server's address.
+        IpAddr::V4(v4) => !(v4.octets()[0] == 0 || v4.is_multicast() || v4.is_broadcast()),
         IpAddr::V6(v6) => !(v6.is_unspecified() || v6.is_multicast()),
     }
 }
@@ -111,10 +134,10 @@ pub fn resolve(name: &str, default_port: u16, ipv6: bool) -> Vec<SocketAddr> {
     let name = name.trim();
     let family_ok = |a: &SocketAddr| ipv6 || a.is_ipv4();
     if let Ok(addr) = name.parse::<SocketAddr>() {
-        return vec![addr].into_iter().filter(family_ok).collect();
+        return vec![canonical(addr)].into_iter().filter(family_ok).collect();
     }
     if let Ok(ip) = name.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
-        return vec![SocketAddr::new(ip, default_port)].into_iter().filter(family_ok).collect();
+        return vec![canonical(SocketAddr::new(ip, default_port))].into_iter().filter(family_ok).collect();
     }
     let with_port = if name.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
         name.to_string()
@@ -122,7 +145,7 @@ pub fn resolve(name: &str, default_port: u16, ipv6: bool) -> Vec<SocketAddr> {
         format!("{name}:{default_port}")
     };
     let found: Vec<SocketAddr> =
-        with_port.to_socket_addrs().map(|found| found.filter(family_ok).collect()).unwrap_or_default();
+        with_port.to_socket_addrs().map(|found| found.map(canonical).filter(family_ok).collect()).unwrap_or_default();
     let mut one_each = Vec::new();
     for family_v4 in [true, false] {
         if let Some(addr) = found.iter().find(|a| a.is_ipv4() == family_v4) {
@@ -161,8 +184,13 @@ mod tests {
 
     #[test]
     fn nonsense_addresses_are_not_joinable() {
+        assert!(is_local("10.1.2.3".parse().expect("ip")) && is_local("::1".parse().expect("ip")));
+        assert!(is_local("fd00::2".parse().expect("ip")) && is_local("fe80::1".parse().expect("ip")));
+        assert!(is_local("::ffff:192.168.1.2".parse().expect("ip")));
+        assert!(!is_local("192.0.2.1".parse().expect("ip")) && !is_local("2001:db8::1".parse().expect("ip")));
         for bad in [
             "0.0.0.0:27015",
+            "0.1.2.3:27015",
             "192.0.2.1:0",
             "224.0.0.1:27015",
             "255.255.255.255:27015",
@@ -182,6 +210,7 @@ mod tests {
         assert_eq!(resolve("192.0.2.1:30000", 27950, false), vec![addr("192.0.2.1:30000")]);
         assert_eq!(resolve("[2001:db8::1]:30000", 27950, true), vec![addr("[2001:db8::1]:30000")]);
         assert_eq!(resolve("2001:db8::1", 27950, true), vec![addr("[2001:db8::1]:27950")]);
+        assert_eq!(resolve("[::ffff:192.0.2.1]:5", 27950, false), vec![addr("192.0.2.1:5")], "mapped: IPv4");
         assert!(resolve("[2001:db8::1]:30000", 27950, false).is_empty(), "an IPv4 socket cannot reach it");
         assert!(resolve("localhost", 27950, true).iter().all(|a| a.port() == 27950 && a.ip().is_loopback()));
         assert!(resolve("no-such-host.invalid", 27950, true).is_empty());

@@ -1,9 +1,9 @@
 //! The master's socket loop, thin: each datagram into [`Master::receive`],
 //! each reply out, mapped to the socket's family; expiry and the summary
-//! line every pass.
+//! line every pass (at most every 100 ms: a flood makes a pass per datagram).
 
 use std::io;
-use std::net::UdpSocket;
+use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,33 @@ const READ_TIMEOUT: Duration = Duration::from_millis(100);
 /// How often expired entries are swept (not per datagram: a flood would
 /// pay for a sweep of every table each time).
 const EXPIRE_EVERY: Duration = Duration::from_millis(100);
+/// The receive buffer, bytes: larger than any datagram a master reads, so
+/// that a longer one arrives long (cut here) and is refused as too long.
+const RECV_BUFFER_BYTES: usize = 2048;
+/// WSAEMSGSIZE: Windows' way of saying a datagram was longer than the
+/// buffer (other systems cut it silently). Anyone can send one: it must
+/// not end the loop.
+const WSAEMSGSIZE: i32 = 10040;
+
+/// A socket for a master at `addr` (`[::]` takes both families; see
+/// [`net::bind_udp`]).
+pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
+    net::bind_udp(addr)
+}
+
+/// Receive errors that say nothing about the socket: timeouts, signals,
+/// ICMP errors of earlier sends (Windows reports them on later reads), a
+/// datagram too long for the buffer.
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock
+            | io::ErrorKind::TimedOut
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+    ) || e.raw_os_error() == Some(WSAEMSGSIZE)
+}
 
 /// Serves `master` on `socket` until `stop` is set; summary lines go to
 /// `log`. Only a socket that cannot be read at all ends it with an error.
@@ -23,8 +50,8 @@ pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &m
     socket.set_read_timeout(Some(READ_TIMEOUT))?;
     let v6 = net::is_v6(socket);
     let started = Instant::now();
-    let mut buffer = vec![0u8; 2048];
-    let mut out: Vec<(std::net::SocketAddr, Vec<u8>)> = Vec::new();
+    let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
+    let mut out: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
     let mut send_errors: u64 = 0;
     let mut expired_at = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
@@ -38,15 +65,7 @@ pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &m
                     }
                 }
             }
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock
-                        | io::ErrorKind::TimedOut
-                        | io::ErrorKind::Interrupted
-                        | io::ErrorKind::ConnectionReset
-                        | io::ErrorKind::ConnectionRefused
-                ) => {}
+            Err(e) if transient(&e) => {}
             Err(e) => return Err(e),
         }
         let now = started.elapsed();
@@ -75,14 +94,25 @@ mod tests {
 
     #[test]
     fn a_server_registers_and_a_client_gets_the_list_over_real_sockets() {
-        let socket = net::bind_udp("127.0.0.1:0".parse().expect("address")).expect("a socket");
+        let socket = bind("127.0.0.1:0".parse().expect("address")).expect("a socket");
         let master_addr = socket.local_addr().expect("bound");
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let (lines, summaries) = std::sync::mpsc::channel::<String>();
         let thread = std::thread::spawn(move || {
             let mut master = Master::new(MasterConfig::default());
-            serve(&socket, &mut master, &flag, &mut |_| {}).expect("serves");
+            serve(&socket, &mut master, &flag, &mut |line| {
+                let _ = lines.send(line.to_string());
+            })
+            .expect("serves");
+            master
         });
+        // Garbage and datagrams too long (one longer than the buffer) first:
+        // counted and dropped, the loop goes on.
+        let stranger = UdpSocket::bind("127.0.0.1:0").expect("a socket");
+        for junk in [vec![0xFF; 1500], vec![0xFF; 3000], b"hello".to_vec()] {
+            stranger.send_to(&junk, master_addr).expect("sent");
+        }
         let server = UdpSocket::bind("127.0.0.1:0").expect("a server socket");
         server.set_read_timeout(Some(Duration::from_secs(2))).expect("timeout");
         server.send_to(&wire::heartbeat(), master_addr).expect("heartbeat");
@@ -122,8 +152,12 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+        let line = summaries.recv_timeout(Duration::from_secs(3)).expect("a summary line");
+        assert!(line.starts_with("master: "), "{line}");
         stop.store(true, Ordering::Relaxed);
-        thread.join().expect("the loop ends");
+        let master = thread.join().expect("the loop ends");
         assert_eq!(listed, vec![server.local_addr().expect("bound")]);
+        assert_eq!(master.counters().dropped.get("too long"), Some(&2), "{:?}", master.counters());
+        assert_eq!(master.counters().dropped.get("not dpmaster"), Some(&1));
     }
 }

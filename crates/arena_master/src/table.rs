@@ -11,6 +11,11 @@
 //! lists nothing. Arena's servers say goodbye with an authenticated answer
 //! whose `sv_maxclients` is 0, which dpmaster itself would refuse as
 //! invalid: it drops them at once.
+//!
+//! A heartbeat while a challenge is open gets that same challenge again, as
+//! dpmaster's does, with its expiry unchanged: so a heartbeat prolongs
+//! nothing, and one forged from a server's address cannot replace the
+//! challenge that server is about to answer.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
@@ -66,6 +71,13 @@ const CREDIT_LIFETIME: Duration = Duration::from_secs(1);
 const MAX_CONTINUATIONS: usize = 4096;
 /// How often the summary line may be given.
 const SUMMARY_PERIOD: Duration = Duration::from_secs(1);
+/// How often a full table of addresses may be swept for idle ones when a
+/// new address comes (a sweep is a pass over the whole table: a flood from
+/// new addresses must not pay for one per datagram).
+const CREDIT_SWEEP_PERIOD: Duration = Duration::from_millis(100);
+/// Stale entries the queue of pending servers may hold beyond twice the
+/// live ones before it is compacted.
+const PENDING_ORDER_SLACK: usize = 64;
 
 /// A listed server, as its last good answer described it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +162,8 @@ pub struct Master {
     /// Servers (pending and listed) per address.
     per_address: HashMap<IpAddr, usize>,
     credit: HashMap<IpAddr, Credit>,
+    /// When a full table of addresses was last swept.
+    credit_swept: Option<Duration>,
     continuations: HashMap<SocketAddr, Continuation>,
     counters: MasterCounters,
     summarised: MasterCounters,
@@ -167,6 +181,7 @@ impl Master {
             pending: 0,
             per_address: HashMap::new(),
             credit: HashMap::new(),
+            credit_swept: None,
             continuations: HashMap::new(),
             counters: MasterCounters::default(),
             summarised: MasterCounters::default(),
@@ -222,7 +237,10 @@ impl Master {
     fn credit_in(&mut self, ip: IpAddr, len: usize, now: Duration) -> bool {
         let key = limit_key(ip);
         if !self.credit.contains_key(&key) && self.credit.len() >= self.config.max_tracked_addresses {
-            self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
+            if self.credit_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD) {
+                self.credit_swept = Some(now);
+                self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
+            }
             if self.credit.len() >= self.config.max_tracked_addresses {
                 return false;
             }
@@ -255,42 +273,70 @@ impl Master {
             self.counters.drop("unknown heartbeat");
             return;
         }
-        let listed = self.listed.contains_key(&from);
-        let pending_since = match self.open.get(&from) {
-            _ if listed => None,
-            Some(open) => open.pending_since,
+        // An expired challenge not swept yet is as good as gone: a pending
+        // server starts again (at the back of the queue).
+        if self.open.get(&from).is_some_and(|c| c.expires <= now) {
+            self.forget_pending(from);
+            self.open.remove(&from);
+        }
+        let text = match self.open.get(&from) {
+            // The open challenge again, its expiry unchanged.
+            Some(open) => open.text.clone(),
             None => {
-                // A new server: within its address's share, and room made
-                // by pushing out the oldest pending one if need be (a
-                // flood of forged heartbeats cannot keep out a real server,
-                // which answers within a round trip).
-                let key = limit_key(from.ip());
-                if self.per_address.get(&key).copied().unwrap_or(0) >= self.config.max_servers_per_address {
-                    self.counters.drop("servers per address");
+                let listed = self.listed.contains_key(&from);
+                if !listed && !self.admit_pending(from, now) {
                     return;
                 }
-                while self.pending >= self.config.max_pending {
-                    if !self.evict_oldest_pending() {
-                        self.counters.drop("pending full");
-                        return;
-                    }
-                }
-                self.pending += 1;
-                *self.per_address.entry(key).or_default() += 1;
-                self.pending_order.push_back((from, now));
-                Some(now)
+                let text = self.challenges.fresh();
+                let expires = now + self.config.challenge_timeout;
+                let pending_since = (!listed).then_some(now);
+                self.open.insert(from, Challenge { text: text.clone(), expires, pending_since });
+                text
             }
         };
-        let text = self.challenges.fresh();
         let datagram = wire::getinfo(&text);
-        let expires = now + self.config.challenge_timeout;
-        self.open.insert(from, Challenge { text, expires, pending_since });
         if datagram.len() <= self.credit_of(from.ip()) {
             self.counters.challenges_sent += 1;
             self.send(from, datagram, out);
         } else {
             self.counters.withheld += 1;
         }
+    }
+
+    /// Makes `from` a pending server if its address's share, the list and
+    /// the pending table have room (the oldest pending server pushed out if
+    /// need be: a flood of forged heartbeats cannot keep out a real server,
+    /// which answers within a round trip); false (counted) if not.
+    fn admit_pending(&mut self, from: SocketAddr, now: Duration) -> bool {
+        let key = limit_key(from.ip());
+        if self.per_address.get(&key).copied().unwrap_or(0) >= self.config.max_servers_per_address {
+            self.counters.drop("servers per address");
+            return false;
+        }
+        if self.listed.len() >= self.config.max_servers {
+            self.counters.drop("list full");
+            return false;
+        }
+        while self.pending >= self.config.max_pending {
+            if !self.evict_oldest_pending() {
+                self.counters.drop("pending full");
+                return false;
+            }
+        }
+        self.pending += 1;
+        *self.per_address.entry(key).or_default() += 1;
+        self.pending_order.push_back((from, now));
+        if self.pending_order.len() > 2 * self.pending + PENDING_ORDER_SLACK {
+            self.compact_pending_order();
+        }
+        true
+    }
+
+    /// Drops the queue's entries of servers no longer pending (listed,
+    /// gone, or pending again since a later time).
+    fn compact_pending_order(&mut self) {
+        let open = &self.open;
+        self.pending_order.retain(|(addr, since)| open.get(addr).is_some_and(|c| c.pending_since == Some(*since)));
     }
 
     /// Pushes the oldest pending server out; false if there is none.
@@ -338,24 +384,20 @@ impl Master {
             self.counters.drop("wrong challenge");
             return;
         }
-        let number = |key: &str| info.get(key).and_then(|v| v.trim().parse::<i64>().ok());
-        let game = info.get("gamename").unwrap_or_default();
-        let (Some(protocol), Some(clients), Some(max_clients)) =
-            (number("protocol"), number("clients"), number("sv_maxclients"))
-        else {
-            self.counters.drop("infoResponse without numbers");
-            return;
+        // Checked in full before the challenge is spent: a bad answer
+        // leaves everything as it was.
+        let listing = match self.listing_of(info, now) {
+            Ok(listing) => listing,
+            Err(why) => {
+                self.counters.drop(why);
+                return;
+            }
         };
-        if !self.config.games.iter().any(|g| g == game) || game.contains(char::is_whitespace) {
-            self.counters.drop("game not listed here");
-            return;
-        }
-        // The challenge is spent.
         let pending = self.open.remove(&from).is_some_and(|c| c.pending_since.is_some());
         if pending {
             self.pending = self.pending.saturating_sub(1);
         }
-        if max_clients == 0 {
+        if listing.max_clients == 0 {
             // An authenticated goodbye.
             if self.listed.remove(&from).is_some() {
                 self.counters.farewells += 1;
@@ -363,32 +405,47 @@ impl Master {
             self.less_per_address(from);
             return;
         }
-        if max_clients < 0 || clients < 0 {
-            self.counters.drop("infoResponse out of range");
-            if pending {
-                self.less_per_address(from);
-            }
-            return;
-        }
         if pending && self.listed.len() >= self.config.max_servers {
             self.counters.drop("list full");
             self.less_per_address(from);
             return;
         }
-        let gametype = info.get("gametype").unwrap_or("0");
-        let listing = Listing {
-            game: game.to_string(),
-            protocol,
-            clients: u32::try_from(clients).unwrap_or(u32::MAX),
-            max_clients: u32::try_from(max_clients).unwrap_or(u32::MAX),
-            gametype: if gametype.contains(char::is_whitespace) { "0".into() } else { gametype.to_string() },
-            expires: now + self.config.listing_timeout,
-        };
         if self.listed.insert(from, listing).is_some() {
             self.counters.refreshed += 1;
         } else {
             self.counters.listed_new += 1;
         }
+    }
+
+    /// The listing an authenticated answer asks for (`max_clients` 0: a
+    /// goodbye), or why it is refused.
+    fn listing_of(&self, info: &InfoString, now: Duration) -> Result<Listing, &'static str> {
+        let number = |key: &str| info.get(key).and_then(|v| v.trim().parse::<i64>().ok());
+        let (Some(protocol), Some(clients), Some(max_clients)) =
+            (number("protocol"), number("clients"), number("sv_maxclients"))
+        else {
+            return Err("infoResponse without numbers");
+        };
+        let (Ok(clients), Ok(max_clients)) = (u32::try_from(clients), u32::try_from(max_clients)) else {
+            return Err("infoResponse out of range");
+        };
+        let game = info.get("gamename").unwrap_or_default();
+        if game.contains(char::is_whitespace) || !self.config.games.iter().any(|g| g == game) {
+            return Err("game not listed here");
+        }
+        // dpmaster's default, and its refusal of a game type with spaces.
+        let gametype = info.get("gametype").unwrap_or("0");
+        if gametype.contains(char::is_whitespace) {
+            return Err("bad gametype");
+        }
+        Ok(Listing {
+            game: game.to_string(),
+            protocol,
+            clients,
+            max_clients,
+            gametype: gametype.to_string(),
+            expires: now + self.config.listing_timeout,
+        })
     }
 
     fn matches(query: &ServerQuery, addr: &SocketAddr, listing: &Listing) -> bool {
@@ -418,11 +475,15 @@ impl Master {
             _ => None,
         };
         let start = after.map_or(Bound::Unbounded, Bound::Excluded);
+        // No more than the credit could carry (one past, so that a list
+        // that does not end here is not taken for one that does).
+        let most = self.credit_of(from.ip()) / wire::MIN_ENTRY_BYTES + 1;
         let matching: Vec<SocketAddr> = self
             .listed
             .range((start, Bound::Unbounded))
             .filter(|(addr, listing)| listing.expires > now && Self::matches(&query, addr, listing))
             .map(|(addr, _)| *addr)
+            .take(most)
             .collect();
         let mut rest: &[SocketAddr] = &matching;
         let mut last_sent = after;
@@ -434,10 +495,11 @@ impl Master {
                 self.counters.withheld += 1;
                 break;
             }
-            if let Some(last) = rest[..part.taken].last() {
+            let (sent, unsent) = rest.split_at_checked(part.taken).unwrap_or((rest, &[]));
+            if let Some(last) = sent.last() {
                 last_sent = Some(*last);
             }
-            rest = &rest[part.taken..];
+            rest = unsent;
             self.counters.list_datagrams += 1;
             self.send(from, part.datagram, out);
             if part.ended {
@@ -473,9 +535,8 @@ impl Master {
             self.counters.expired += 1;
             self.less_per_address(addr);
         }
-        if self.pending_order.len() > 2 * self.pending + 64 {
-            let open = &self.open;
-            self.pending_order.retain(|(addr, since)| open.get(addr).is_some_and(|c| c.pending_since == Some(*since)));
+        if self.pending_order.len() > 2 * self.pending + PENDING_ORDER_SLACK {
+            self.compact_pending_order();
         }
         self.continuations.retain(|_, c| c.expires > now);
         self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
@@ -798,5 +859,339 @@ mod tests {
         assert!(line.contains("3 datagrams"), "{line}");
         assert_eq!(m.summary(ms(500)), None, "not twice a second");
         assert_eq!(m.summary(ms(1500)), None, "nothing new");
+    }
+
+    fn info_with(pairs: &[(&str, &str)]) -> Vec<u8> {
+        let pairs = pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        wire::info_response(&InfoString::new(pairs).expect("valid")).expect("fits")
+    }
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    #[test]
+    fn a_heartbeat_prolongs_nothing_and_cannot_spoil_the_challenge_in_flight() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        let mut out = Vec::new();
+        m.receive(server, &wire::heartbeat(), ms(0), &mut out);
+        let first = challenge_for(&out, server).expect("a challenge");
+        // More heartbeats (the server's own or forged from its address): the
+        // same challenge again, valid until 2 s after the first.
+        for t in [500, 1000, 1900] {
+            out.clear();
+            m.receive(server, &wire::heartbeat(), ms(t), &mut out);
+            assert_eq!(challenge_for(&out, server).as_deref(), Some(first.as_str()));
+        }
+        m.expire(ms(2000));
+        assert_eq!(m.pending(), 0, "forgotten 2 s after the first heartbeat, not the last");
+        out.clear();
+        m.receive(server, &wire::heartbeat(), ms(2100), &mut out);
+        let second = challenge_for(&out, server).expect("a challenge");
+        assert_ne!(second, first);
+        // A heartbeat between the getinfo and the answer does not spoil it.
+        m.receive(server, &wire::heartbeat(), ms(2110), &mut out);
+        m.receive(server, &info(&second, 1, 8), ms(2120), &mut out);
+        assert_eq!(m.listed().count(), 1);
+        // An expired challenge not swept yet gives way to a new one.
+        out.clear();
+        m.receive(server, &wire::heartbeat(), ms(3000), &mut out);
+        let third = challenge_for(&out, server).expect("a challenge");
+        out.clear();
+        m.receive(server, &wire::heartbeat(), ms(5500), &mut out);
+        assert_ne!(challenge_for(&out, server), Some(third.clone()));
+        m.receive(server, &info(&third, 1, 8), ms(5501), &mut out);
+        assert_eq!(m.counters().dropped.get("wrong challenge"), Some(&1));
+    }
+
+    #[test]
+    fn a_bad_answer_leaves_the_challenge_for_a_good_one() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        let mut out = Vec::new();
+        m.receive(server, &wire::heartbeat(), ms(0), &mut out);
+        let c = challenge_for(&out, server).expect("a challenge");
+        let base = [("challenge", c.as_str()), ("gamename", "Arena"), ("protocol", "12")];
+        let bad: [&[(&str, &str)]; 5] = [
+            &[("clients", "1")],
+            &[("clients", "-1"), ("sv_maxclients", "8")],
+            &[("clients", "1"), ("sv_maxclients", "99999999999")],
+            &[("clients", "1"), ("sv_maxclients", "8"), ("gametype", "capture the flag")],
+            &[("clients", "x"), ("sv_maxclients", "8")],
+        ];
+        for extra in bad {
+            let pairs: Vec<(&str, &str)> = base.iter().chain(extra).copied().collect();
+            m.receive(server, &info_with(&pairs), ms(10), &mut out);
+        }
+        assert_eq!(m.listed().count(), 0);
+        assert_eq!(m.pending(), 1, "still pending");
+        let pairs: Vec<(&str, &str)> =
+            base.iter().chain(&[("clients", " 2 "), ("sv_maxclients", "8"), ("gametype", "ctf")]).copied().collect();
+        m.receive(server, &info_with(&pairs), ms(20), &mut out);
+        let listed: Vec<_> = m.listed().collect();
+        assert_eq!(listed.len(), 1);
+        assert_eq!((listed[0].1.clients, listed[0].1.max_clients, listed[0].1.gametype.as_str()), (2, 8, "ctf"));
+        assert_eq!(listed[0].1.expires, ms(20) + MasterConfig::default().listing_timeout);
+        let dropped = &m.counters().dropped;
+        assert_eq!(dropped.get("infoResponse without numbers"), Some(&2));
+        assert_eq!(dropped.get("infoResponse out of range"), Some(&2));
+        assert_eq!(dropped.get("bad gametype"), Some(&1));
+        // The default listing timeout: 15 minutes after the last good answer.
+        m.expire(ms(20) + Duration::from_secs(15 * 60) - ms(1));
+        assert_eq!(m.listed().count(), 1);
+        m.expire(ms(20) + Duration::from_secs(15 * 60));
+        assert_eq!((m.listed().count(), m.counters().expired), (0, 1));
+        assert!(m.per_address.is_empty() && m.open.is_empty());
+    }
+
+    #[test]
+    fn only_the_games_configured_are_listed_and_listed_apart() {
+        let config = MasterConfig { games: vec!["Arena".into(), "Other".into()], ..MasterConfig::default() };
+        let mut m = Master::new(config);
+        let arena = addr("192.0.2.1:27015");
+        register(&mut m, arena, 1, 8, ms(0));
+        let mut out = Vec::new();
+        for (server, game) in [(addr("192.0.2.2:27015"), "Other"), (addr("192.0.2.3:27015"), "Quake")] {
+            m.receive(server, &wire::heartbeat(), ms(10), &mut out);
+            let c = challenge_for(&out, server).expect("a challenge");
+            let pairs = [
+                ("challenge", c.as_str()),
+                ("gamename", game),
+                ("protocol", "12"),
+                ("clients", "1"),
+                ("sv_maxclients", "8"),
+            ];
+            m.receive(server, &info_with(&pairs), ms(11), &mut out);
+        }
+        assert_eq!(m.listed().count(), 2);
+        assert_eq!(m.counters().dropped.get("game not listed here"), Some(&1));
+        let client = addr("198.51.100.1:5000");
+        assert_eq!(list(&mut m, client, &query(), ms(20)), vec![arena]);
+        let other = ServerQuery { game: "Other".into(), ..query() };
+        assert_eq!(list(&mut m, client, &other, ms(30)), vec![addr("192.0.2.2:27015")]);
+        out.clear();
+        let quake = ServerQuery { game: "Quake".into(), ..query() };
+        m.receive(client, &wire::get_servers(&quake, 1400), ms(40), &mut out);
+        assert!(out.is_empty(), "no answer for a game not listed here");
+        assert_eq!(m.counters().dropped.get("list of a game not listed here"), Some(&1));
+    }
+
+    #[test]
+    fn a_small_unpadded_request_gets_a_whole_list_only_if_it_fits() {
+        let plain = ServerQuery { extended: false, ipv6: false, ..query() };
+        let request = wire::get_servers(&plain, 0);
+        assert_eq!(request, b"\xFF\xFF\xFF\xFFgetservers Arena 12 empty full", "qstat's, 34 bytes");
+        assert_eq!(request.len(), 34);
+        for servers in 0..=2u8 {
+            let mut m = Master::new(MasterConfig::default());
+            for i in 0..servers {
+                register(&mut m, SocketAddr::from(([192, 0, 2, 1 + i], 27015)), 1, 8, ms(0));
+            }
+            let client = addr("198.51.100.1:5000");
+            let mut out = Vec::new();
+            m.receive(client, &request, ms(10), &mut out);
+            let sent: usize = out.iter().map(|(_, d)| d.len()).sum();
+            assert!(sent <= request.len());
+            let parts: Vec<wire::ServersPart> =
+                out.iter().map(|(_, d)| wire::parse_servers_response(d).expect("a list")).collect();
+            // 22 bytes of header, 7 per server, 7 for the end mark.
+            let whole = 22 + 7 * usize::from(servers) + 7;
+            assert_eq!(parts.iter().any(|p| p.end), whole <= request.len(), "{servers} servers");
+            // The same request again gets the rest: the list is whole in the end.
+            let mut got: Vec<SocketAddr> = parts.iter().flat_map(|p| p.servers.clone()).collect();
+            if !parts.iter().any(|p| p.end) {
+                out.clear();
+                m.receive(client, &request, ms(20), &mut out);
+                let parts: Vec<wire::ServersPart> =
+                    out.iter().map(|(_, d)| wire::parse_servers_response(d).expect("a list")).collect();
+                assert!(parts.last().is_some_and(|p| p.end), "{servers} servers");
+                got.extend(parts.iter().flat_map(|p| p.servers.clone()));
+            }
+            assert_eq!(got.len(), usize::from(servers));
+            // Asked with as many bytes as the answer: whole at once.
+            let padded = wire::get_servers(&plain, whole);
+            out.clear();
+            m.receive(addr("198.51.100.2:5000"), &padded, ms(30), &mut out);
+            assert_eq!(out.len(), 1);
+            let part = wire::parse_servers_response(&out[0].1).expect("a list");
+            assert!(part.end && part.servers.len() == usize::from(servers) && out[0].1.len() == whole);
+        }
+    }
+
+    #[test]
+    fn a_long_list_goes_in_parts_and_ends_only_once() {
+        let mut m = Master::new(MasterConfig::default());
+        for i in 0..500u32 {
+            register(&mut m, SocketAddr::from(([10, 0, (i >> 8) as u8, i as u8], 27015)), 1, 8, ms(0));
+        }
+        let client = addr("198.51.100.1:5000");
+        let request = wire::get_servers(&query(), wire::MAX_DATAGRAM_BYTES);
+        let mut got = Vec::new();
+        let mut parts = Vec::new();
+        let mut t = 100;
+        while !parts.last().is_some_and(|p: &wire::ServersPart| p.end) {
+            assert!(parts.len() < 10, "the list never ended");
+            let mut out = Vec::new();
+            m.receive(client, &request, ms(t), &mut out);
+            t += 10;
+            assert_eq!(out.len(), 1, "one datagram per request of 1400 bytes");
+            for (to, d) in &out {
+                assert_eq!(*to, client);
+                let part = wire::parse_servers_response(d).expect("a list");
+                assert!(!parts.last().is_some_and(|p: &wire::ServersPart| p.end), "nothing after the end");
+                got.extend(part.servers.iter().copied());
+                parts.push(part);
+            }
+        }
+        // 25 + 7 x 196 = 1397 bytes a part: 196, 196, and 108 with the end.
+        let sizes: Vec<usize> = parts.iter().map(|p| p.servers.len()).collect();
+        assert_eq!(sizes, vec![196, 196, 108]);
+        let expected: Vec<SocketAddr> = m.listed().map(|(a, _)| *a).collect();
+        assert_eq!(got, expected, "all of it, in address order, once");
+        // The list done, the same request starts again.
+        let mut out = Vec::new();
+        m.receive(client, &request, ms(t), &mut out);
+        assert_eq!(wire::parse_servers_response(&out[0].1).expect("a list").servers.first(), expected.first());
+        // A continuation is for that address and that query only, for a while.
+        let mut out = Vec::new();
+        m.receive(addr("198.51.100.1:5001"), &request, ms(t + 10), &mut out);
+        assert_eq!(wire::parse_servers_response(&out[0].1).expect("a list").servers.first(), expected.first());
+        let other = wire::get_servers(&ServerQuery { full: false, ..query() }, wire::MAX_DATAGRAM_BYTES);
+        let mut out = Vec::new();
+        m.receive(client, &other, ms(t + 20), &mut out);
+        assert_eq!(wire::parse_servers_response(&out[0].1).expect("a list").servers.first(), expected.first());
+        let mut out = Vec::new();
+        m.receive(client, &request, ms(t + 30), &mut out);
+        let mut again = Vec::new();
+        m.receive(client, &request, ms(t + 30) + Duration::from_secs(6), &mut again);
+        assert_eq!(wire::parse_servers_response(&again[0].1).expect("a list").servers.first(), expected.first());
+    }
+
+    #[test]
+    fn no_address_gets_more_bytes_than_it_sent_whatever_comes() {
+        let mut m = Master::new(MasterConfig {
+            max_servers: 300,
+            max_pending: 64,
+            max_servers_per_address: 300,
+            max_tracked_addresses: 8,
+            ..MasterConfig::default()
+        });
+        for i in 0..300u16 {
+            register(&mut m, SocketAddr::from(([10, 1, 0, 1], 1000 + i)), 1, 8, ms(0));
+        }
+        assert_eq!(m.listed().count(), 300);
+        // A few senders: IPv4, IPv6 addresses in one /64 and in another,
+        // some of them servers answering their challenges.
+        let senders: Vec<SocketAddr> = vec![
+            addr("198.51.100.1:5000"),
+            addr("198.51.100.1:5001"),
+            addr("198.51.100.2:27015"),
+            addr("[2001:db8:0:1::1]:5000"),
+            addr("[2001:db8:0:1::2]:5000"),
+            addr("[2001:db8:0:2::1]:27015"),
+            addr("[::ffff:198.51.100.3]:27015"),
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut now = ms(1000);
+        let mut sent: HashMap<IpAddr, u64> = HashMap::new();
+        let mut received: HashMap<IpAddr, u64> = HashMap::new();
+        let mut challenges: HashMap<SocketAddr, String> = HashMap::new();
+        let mut out = Vec::new();
+        for _ in 0..50_000 {
+            let r = xorshift(&mut seed);
+            let from = senders[(r % senders.len() as u64) as usize];
+            let q = ServerQuery {
+                extended: r & (1 << 8) != 0,
+                empty: r & (1 << 9) != 0,
+                full: r & (1 << 10) != 0,
+                ipv6: r & (1 << 11) != 0,
+                ..query()
+            };
+            let datagram = match (r >> 12) % 8 {
+                0 => wire::heartbeat(),
+                1 | 2 => wire::get_servers(&q, (r >> 20) as usize % 1500),
+                3 => wire::get_servers(&q, 0),
+                4 => {
+                    let c = challenges.get(&net::canonical(from)).cloned().unwrap_or_else(|| "guessing".into());
+                    info(&c, (r >> 20) as u32 % 9, if r & (1 << 30) != 0 { 0 } else { 8 })
+                }
+                5 => vec![0xFF; (r >> 20) as usize % 2048],
+                6 => b"\xFF\xFF\xFF\xFFgetserversExt Arena 12 empty full ipv4 ipv6".to_vec(),
+                _ => (0..(r >> 20) % 64).map(|i| (r >> (i % 56)) as u8).collect(),
+            };
+            *received.entry(limit_key(from.ip())).or_default() += datagram.len() as u64;
+            out.clear();
+            m.receive(from, &datagram, now, &mut out);
+            for (to, d) in &out {
+                assert!(d.len() <= wire::MAX_DATAGRAM_BYTES);
+                let key = limit_key(to.ip());
+                *sent.entry(key).or_default() += d.len() as u64;
+                assert!(sent[&key] <= received.get(&key).copied().unwrap_or(0), "more out than in for {key}");
+                if let Ok(getinfo) = wire::parse_getinfo(d) {
+                    challenges.insert(*to, getinfo.challenge.unwrap_or_default());
+                }
+            }
+            // Time moves on, now and then by more than a second.
+            now += ms((r >> 40) % 40) + if r.is_multiple_of(1000) { Duration::from_secs(3) } else { Duration::ZERO };
+            if r.is_multiple_of(50) {
+                m.expire(now);
+            }
+        }
+        assert!(m.counters().list_datagrams > 100 && m.counters().challenges_sent > 100, "{:?}", m.counters());
+        assert!(m.counters().withheld > 0);
+        assert!(m.pending() <= 64 && m.listed().count() <= 300);
+        assert!(m.credit.len() <= 8 && m.continuations.len() <= MAX_CONTINUATIONS);
+    }
+
+    #[test]
+    fn the_table_of_addresses_is_bounded_and_idle_ones_make_room() {
+        let mut m = Master::new(MasterConfig { max_tracked_addresses: 4, ..MasterConfig::default() });
+        let mut out = Vec::new();
+        let request = wire::get_servers(&query(), 100);
+        for i in 1..=4u8 {
+            m.receive(SocketAddr::from(([198, 51, 100, i], 5000)), &request, ms(0), &mut out);
+        }
+        // Another /64 of an IPv6 block already counted is no new address.
+        m.receive(addr("[2001:db8::1]:1"), &request, ms(500), &mut out);
+        assert_eq!(m.counters().dropped.get("too many addresses"), Some(&1));
+        out.clear();
+        m.receive(addr("198.51.100.1:5001"), &request, ms(600), &mut out);
+        assert_eq!(out.len(), 1, "an address counted already is answered");
+        // A second later the idle ones are forgotten.
+        m.receive(addr("[2001:db8::1]:1"), &request, ms(1100), &mut out);
+        assert_eq!(m.counters().dropped.get("too many addresses"), Some(&1));
+        assert!(m.credit.len() <= 4);
+    }
+
+    #[test]
+    fn no_table_grows_without_bound_even_without_expiry() {
+        let mut m = Master::new(MasterConfig::default());
+        let mut out = Vec::new();
+        for i in 0..20_000u64 {
+            let server = SocketAddr::from(([192, 0, 2, 1], 1000 + (i % 7) as u16));
+            out.clear();
+            m.receive(server, &wire::heartbeat(), ms(i), &mut out);
+            let c = challenge_for(&out, server).expect("a challenge");
+            m.receive(server, &info(&c, 1, if i % 2 == 0 { 8 } else { 0 }), ms(i), &mut out);
+            assert!(m.pending_order.len() <= 2 * (m.pending + 1) + PENDING_ORDER_SLACK);
+        }
+        assert!(m.open.len() <= 7 && m.per_address.len() <= 1 && m.listed().count() <= 7);
+    }
+
+    #[test]
+    fn a_full_list_refuses_new_servers_at_their_heartbeat() {
+        let mut m = Master::new(MasterConfig { max_servers: 1, ..MasterConfig::default() });
+        register(&mut m, addr("192.0.2.1:1"), 1, 8, ms(0));
+        let mut out = Vec::new();
+        m.receive(addr("192.0.2.2:1"), &wire::heartbeat(), ms(10), &mut out);
+        assert!(out.is_empty() && m.pending() == 0);
+        assert_eq!(m.counters().dropped.get("list full"), Some(&1));
+        // The listed one still proves itself again.
+        register(&mut m, addr("192.0.2.1:1"), 2, 8, ms(20));
+        assert_eq!(m.counters().refreshed, 1);
     }
 }

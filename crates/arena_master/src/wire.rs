@@ -233,9 +233,14 @@ impl InfoString {
         self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
-    /// Reads `\k\v\k\v...` (a trailing line end tolerated, as some servers send).
+    /// Reads `\k\v\k\v...` (a trailing line end tolerated, as some servers
+    /// send). Nothing at all is the empty infostring, so that every
+    /// infostring reads back as it was encoded.
     pub fn parse(text: &[u8]) -> Result<Self, WireError> {
         let text = text.strip_suffix(b"\n").unwrap_or(text);
+        if text.is_empty() {
+            return Ok(Self::default());
+        }
         let text = std::str::from_utf8(text).map_err(|_| WireError::BadInfoString)?;
         let rest = text.strip_prefix('\\').ok_or(WireError::BadInfoString)?;
         let mut parts = rest.split('\\');
@@ -429,6 +434,9 @@ pub fn parse_to_master(datagram: &[u8]) -> Result<ToMaster, WireError> {
     Err(WireError::Unknown)
 }
 
+/// Bytes the smallest entry of a list takes (an IPv4 one).
+pub const MIN_ENTRY_BYTES: usize = 1 + 4 + 2;
+
 /// Bytes one entry takes in a list: its separator, address and port.
 pub fn entry_bytes(addr: &SocketAddr) -> usize {
     if net::canonical(*addr).is_ipv4() { 1 + 4 + 2 } else { 1 + 16 + 2 }
@@ -470,9 +478,15 @@ pub struct ResponsePart {
 
 /// One datagram of a list answer, at most `max_bytes` (and 1400): as many
 /// of `addrs` as fit, in order, and the end mark if `end` and they all fit
-/// with it.
+/// with it. If not even the header fits, nothing: an empty datagram, none
+/// taken, not ended (so the datagram is never longer than `max_bytes`).
+/// A datagram that took no address and did not end says nothing and
+/// should not be sent.
 pub fn servers_response(extended: bool, addrs: &[SocketAddr], end: bool, max_bytes: usize) -> ResponsePart {
     let max_bytes = max_bytes.min(MAX_DATAGRAM_BYTES);
+    if response_header_bytes(extended) > max_bytes {
+        return ResponsePart { datagram: Vec::new(), taken: 0, ended: false };
+    }
     let mut datagram = with_prefix(&[if extended { EXT_RESPONSE } else { RESPONSE }]);
     let mut taken = 0;
     for addr in addrs {
@@ -710,5 +724,122 @@ mod tests {
         slash_in_plain.extend_from_slice(&[b'/'; 19]);
         assert_eq!(parse_servers_response(&slash_in_plain), Err(WireError::Syntax));
         assert_eq!(parse_servers_response(&whole[..whole.len() - 1]), Err(WireError::Syntax));
+    }
+
+    #[test]
+    fn the_challenge_alphabet_is_every_allowed_character() {
+        let allowed: Vec<u8> = (33..=126u8).filter(|&c| challenge_char(c)).collect();
+        assert_eq!(Challenges::ALPHABET, &allowed[..]);
+        assert_eq!(allowed.len(), 89);
+        let mut challenges = Challenges::default();
+        let lengths: std::collections::BTreeSet<usize> = (0..200).map(|_| challenges.fresh().len()).collect();
+        assert_eq!(lengths.into_iter().collect::<Vec<_>>(), vec![8, 9, 10, 11], "every length comes up");
+        assert_ne!(Challenges::default().fresh(), Challenges::default().fresh(), "keyed afresh");
+    }
+
+    #[test]
+    fn getinfo_challenges_and_tokens_are_bounded() {
+        let with = |text: &[u8]| {
+            let mut d = PREFIX.to_vec();
+            d.extend_from_slice(text);
+            d
+        };
+        let longest = "x".repeat(64);
+        assert_eq!(parse_getinfo(&getinfo(&longest)).map(|g| g.challenge), Ok(Some(longest.clone())));
+        assert_eq!(parse_getinfo(&getinfo(&format!("{longest}x"))), Err(WireError::BadChallenge));
+        assert_eq!(parse_getinfo(&with(b"getinfo\tabc\n")).map(|g| g.challenge), Ok(Some("abc".into())));
+        assert_eq!(parse_getinfo(&with(b"getinfo   ")), Ok(GetInfo { challenge: None }));
+        assert_eq!(parse_getinfo(&with(b"getinfo a\"b")), Err(WireError::BadChallenge));
+        assert_eq!(parse_getinfo(b"getinfo abc"), Err(WireError::NotMaster));
+        let mut long = getinfo("abcdefgh");
+        long.resize(MAX_DATAGRAM_BYTES + 1, b' ');
+        assert_eq!(parse_getinfo(&long), Err(WireError::TooLong));
+        long.truncate(MAX_DATAGRAM_BYTES);
+        assert!(parse_getinfo(&long).is_ok(), "padding up to the limit is fine");
+        // Heartbeat tags and game names have their bounds too.
+        let tag = "T".repeat(64);
+        assert!(parse_to_master(&with(format!("heartbeat {tag}\n").as_bytes())).is_ok());
+        assert_eq!(parse_to_master(&with(format!("heartbeat {tag}T\n").as_bytes())), Err(WireError::Syntax));
+        let game = "G".repeat(MAX_GAME_BYTES);
+        assert!(parse_to_master(&with(format!("getservers {game} 1").as_bytes())).is_ok());
+        assert_eq!(parse_to_master(&with(format!("getservers {game}G 1").as_bytes())), Err(WireError::Syntax));
+        // An empty infostring reads back as written.
+        assert_eq!(InfoString::parse(&InfoString::default().encode()), Ok(InfoString::default()));
+        let too_long =
+            InfoString::new((0..8).map(|i| (format!("k{i}"), "v".repeat(MAX_INFO_VALUE_BYTES))).collect::<Vec<_>>())
+                .expect("valid");
+        assert_eq!(info_response(&too_long), Err(WireError::TooLong));
+    }
+
+    #[test]
+    fn a_response_never_exceeds_its_budget_and_reads_back() {
+        let v4: Vec<SocketAddr> = (1..=5u8).map(|i| SocketAddr::from(([192, 0, 2, i], 27015))).collect();
+        let v6: Vec<SocketAddr> =
+            (1..=5u16).map(|i| SocketAddr::from(([0x2001, 0xdb8, 0, 0, 0, 0, 0, i], 27015))).collect();
+        let mixed: Vec<SocketAddr> = v4.iter().zip(&v6).flat_map(|(a, b)| [*a, *b]).collect();
+        for addrs in [&v4[..], &v6[..], &mixed[..], &[]] {
+            for extended in [false, true] {
+                for end in [false, true] {
+                    for budget in 0..=MAX_DATAGRAM_BYTES + 100 {
+                        let part = servers_response(extended, addrs, end, budget);
+                        assert!(part.datagram.len() <= budget.min(MAX_DATAGRAM_BYTES), "{budget}");
+                        assert!(part.taken <= addrs.len() && (!part.ended || end));
+                        if part.datagram.is_empty() {
+                            assert!(part.taken == 0 && !part.ended);
+                            assert!(budget < response_header_bytes(extended));
+                            continue;
+                        }
+                        let read = parse_servers_response(&part.datagram).expect("reads");
+                        let carried: Vec<SocketAddr> =
+                            addrs[..part.taken].iter().copied().filter(|a| extended || a.is_ipv4()).collect();
+                        assert_eq!((read.servers, read.end, read.extended), (carried, part.ended, extended));
+                    }
+                }
+            }
+        }
+        // The arithmetic: a plain header of 22 bytes and 7 per entry (196 fill
+        // 1394 bytes, and the 7-byte end mark would make 1401); an extended
+        // header of 25 and 19 per IPv6 entry (72 and the end mark: 1400).
+        assert_eq!((response_header_bytes(false), response_header_bytes(true), EOT_BYTES), (22, 25, 7));
+        assert_eq!(response_header_bytes(false) + 196 * MIN_ENTRY_BYTES, 1394);
+        assert_eq!(response_header_bytes(true) + 72 * (1 + 16 + 2) + EOT_BYTES, MAX_DATAGRAM_BYTES);
+    }
+
+    #[test]
+    fn no_bytes_make_a_parser_panic() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let heads: [&[u8]; 8] = [
+            b"",
+            b"\xFF\xFF\xFF\xFF",
+            b"\xFF\xFF\xFF\xFFgetinfo ",
+            b"\xFF\xFF\xFF\xFFinfoResponse\n\\",
+            b"\xFF\xFF\xFF\xFFgetservers Arena ",
+            b"\xFF\xFF\xFF\xFFgetserversExt Arena 12 ",
+            b"\xFF\xFF\xFF\xFFgetserversResponse\\",
+            b"\xFF\xFF\xFF\xFFgetserversExtResponse/",
+        ];
+        // Bytes that matter to the parsers, more often than at random.
+        let alphabet = b"\\/ \n\0\"; =EOTabc0123456789\xFF\x80";
+        for _ in 0..20_000 {
+            let r = next();
+            let mut datagram = heads[(r % 8) as usize].to_vec();
+            let len = (r >> 8) as usize % if r & (1 << 40) != 0 { 64 } else { 1500 };
+            for _ in 0..len {
+                let r = next();
+                datagram.push(if r & 1 == 0 { alphabet[(r >> 1) as usize % alphabet.len()] } else { (r >> 8) as u8 });
+            }
+            let _ = parse_to_master(&datagram);
+            let _ = parse_getinfo(&datagram);
+            let _ = InfoString::parse(&datagram);
+            if let Ok(part) = parse_servers_response(&datagram) {
+                assert!(part.servers.iter().all(|a| net::is_joinable(*a)));
+            }
+        }
     }
 }

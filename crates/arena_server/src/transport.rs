@@ -299,7 +299,8 @@ impl ServerTransport {
         if masters.is_empty() {
             return 0;
         }
-        for master in masters {
+        let masters: Vec<SocketAddr> = masters.iter().map(|m| arena_master::net::canonical(*m)).collect();
+        for master in &masters {
             self.send_to(&wire::heartbeat(), *master);
         }
         let deadline = std::time::Instant::now() + wait;
@@ -316,8 +317,8 @@ impl ServerTransport {
                     }
                 }
                 Ok(_) => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(2)),
-                Err(_) => {}
+                // Nothing yet (or an ICMP error from a peer): wait a little.
+                Err(_) => std::thread::sleep(Duration::from_millis(2)),
             }
         }
         told.len()
