@@ -158,6 +158,11 @@ pub struct Master {
     /// Pending servers (an open challenge, not listed), oldest first; may
     /// hold stale entries, skipped when met.
     pending_order: VecDeque<(SocketAddr, Duration)>,
+    /// The same per address (by [`limit_key`]), oldest first: when an
+    /// address is at its cap, its own oldest pending server makes room (so
+    /// that heartbeats forged from a host's address cannot keep its real
+    /// server out, which answers within a round trip). Stale entries too.
+    pending_of: HashMap<IpAddr, VecDeque<(SocketAddr, Duration)>>,
     pending: usize,
     /// Servers (pending and listed) per address.
     per_address: HashMap<IpAddr, usize>,
@@ -178,6 +183,7 @@ impl Master {
             listed: BTreeMap::new(),
             open: HashMap::new(),
             pending_order: VecDeque::new(),
+            pending_of: HashMap::new(),
             pending: 0,
             per_address: HashMap::new(),
             credit: HashMap::new(),
@@ -309,7 +315,9 @@ impl Master {
     /// which answers within a round trip); false (counted) if not.
     fn admit_pending(&mut self, from: SocketAddr, now: Duration) -> bool {
         let key = limit_key(from.ip());
-        if self.per_address.get(&key).copied().unwrap_or(0) >= self.config.max_servers_per_address {
+        if self.per_address.get(&key).copied().unwrap_or(0) >= self.config.max_servers_per_address
+            && !self.evict_oldest_pending_of(key)
+        {
             self.counters.drop("servers per address");
             return false;
         }
@@ -329,7 +337,28 @@ impl Master {
         if self.pending_order.len() > 2 * self.pending + PENDING_ORDER_SLACK {
             self.compact_pending_order();
         }
+        let cap = self.config.max_servers_per_address;
+        let open = &self.open;
+        let mine = self.pending_of.entry(key).or_default();
+        mine.push_back((from, now));
+        if mine.len() > 2 * cap + PENDING_ORDER_SLACK {
+            mine.retain(|(addr, since)| open.get(addr).is_some_and(|c| c.pending_since == Some(*since)));
+        }
         true
+    }
+
+    /// Pushes out the oldest pending server of one address; false if it
+    /// has none (all its servers are listed).
+    fn evict_oldest_pending_of(&mut self, key: IpAddr) -> bool {
+        while let Some((addr, since)) = self.pending_of.get_mut(&key).and_then(VecDeque::pop_front) {
+            if self.open.get(&addr).is_some_and(|c| c.pending_since == Some(since)) {
+                self.forget_pending(addr);
+                self.counters.evicted_pending += 1;
+                return true;
+            }
+        }
+        self.pending_of.remove(&key);
+        false
     }
 
     /// Drops the queue's entries of servers no longer pending (listed,
@@ -538,6 +567,11 @@ impl Master {
         if self.pending_order.len() > 2 * self.pending + PENDING_ORDER_SLACK {
             self.compact_pending_order();
         }
+        let open = &self.open;
+        self.pending_of.retain(|_, mine| {
+            mine.retain(|(addr, since)| open.get(addr).is_some_and(|c| c.pending_since == Some(*since)));
+            !mine.is_empty()
+        });
         self.continuations.retain(|_, c| c.expires > now);
         self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
     }
@@ -836,6 +870,26 @@ mod tests {
             register_maybe(&mut m, SocketAddr::from(([0x2001, 0xdb8, 0, 1, i, i, i, i], 27015)), ms(0));
         }
         assert_eq!(m.listed().count(), 4);
+    }
+
+    #[test]
+    fn heartbeats_forged_from_a_hosts_address_cannot_keep_its_server_out() {
+        let mut m = Master::new(MasterConfig { max_servers_per_address: 4, ..MasterConfig::default() });
+        let mut out = Vec::new();
+        // 32 ports of the host's address, heartbeating over and over (no
+        // one there answers): the address's share is always full of them.
+        for round in 0..10u64 {
+            for port in 0..32u16 {
+                let forged = SocketAddr::from(([192, 0, 2, 1], 40_000 + port));
+                m.receive(forged, &wire::heartbeat(), ms(round * 100 + u64::from(port)), &mut out);
+            }
+        }
+        // The host's real server still gets a challenge, and is listed.
+        register(&mut m, addr("192.0.2.1:27015"), 1, 8, ms(1000));
+        assert_eq!(m.listed().count(), 1);
+        assert!(m.pending() <= 4);
+        m.expire(ms(10_000));
+        assert!(m.pending_of.is_empty(), "no queue kept for nothing");
     }
 
     fn register_maybe(master: &mut Master, server: SocketAddr, now: Duration) {
