@@ -187,3 +187,45 @@ fn a_master_lists_three_servers_and_forgets_the_stopped_and_the_silent() {
     // The bot yard is still there.
     assert!(find(&listed(master), bots).is_some());
 }
+
+#[test]
+fn a_server_whose_master_comes_late_is_listed_within_seconds_not_minutes() {
+    let master_port = free_port("127.0.0.1");
+    let master = SocketAddr::from(([127, 0, 0, 1], master_port));
+    let server = SocketAddr::from(([127, 0, 0, 1], free_port("127.0.0.1")));
+    // The server's heartbeats go nowhere at first (every 5 minutes
+    // otherwise): it tries again after 5 s, 10 s, ... while unanswered.
+    let _server = start(&[
+        "server",
+        "--bind",
+        &server.to_string(),
+        "--master",
+        &master.to_string(),
+        "--name",
+        "Early Bird",
+        "--seconds",
+        "60",
+        "--tick",
+        "32",
+    ]);
+    std::thread::sleep(Duration::from_secs(2));
+    let _master = start(&["master", "--bind", &master.to_string()]);
+    let up = Instant::now();
+    let listed = until(master, Duration::from_secs(15), |list| find(list, server).is_some());
+    eprintln!("listed {:.1} s after the master came up", up.elapsed().as_secs_f64());
+    assert!(listed.is_some(), "listed within 15 s");
+}
+
+#[test]
+fn the_qstat_game_type_asks_for_this_protocol() {
+    let cfg = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/qstat.cfg")).unwrap();
+    let protocol: u64 = cfg
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("master protocol = "))
+        .expect("a master protocol line")
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(protocol, arena_protocol::PROTOCOL_VERSION, "qstat.cfg's master protocol");
+    assert!(cfg.contains("getservers Arena %s %s"), "the game name");
+}

@@ -26,8 +26,11 @@ use arena_protocol::{DEFAULT_PORT, PROTOCOL_VERSION};
 /// The ports a LAN scan asks on: the default and the next nine (a second
 /// server on one machine takes the next free one).
 pub const LAN_PORTS: std::ops::RangeInclusive<u16> = DEFAULT_PORT..=DEFAULT_PORT + 9;
-/// Most servers listed.
-pub const MAX_SERVERS: usize = 256;
+/// Most servers listed in all.
+pub const MAX_SERVERS: usize = 512;
+/// Most of them listed by masters (the rest stays for the LAN and the
+/// servers asked by address).
+pub const MAX_MASTER_SERVERS: usize = 256;
 /// Most datagrams read in one poll (the rest wait for the next).
 pub const MAX_DATAGRAMS_PER_POLL: usize = 512;
 /// Challenges one server may ask for per refresh before it is ignored.
@@ -68,8 +71,10 @@ pub struct BrowsedServer {
     pub ping_ms: Option<f64>,
     /// Found by the LAN scan (else asked by address).
     pub on_lan: bool,
-    /// Listed by an internet master.
+    /// Listed by an internet master (in the current refresh).
     pub from_master: bool,
+    /// Asked by address (a favourite, a recent server, the command line).
+    asked_directly: bool,
     /// Other addresses it was asked at (this machine's own addresses of a
     /// server listed at 127.0.0.1), a few.
     pub aliases: Vec<SocketAddr>,
@@ -90,6 +95,7 @@ impl BrowsedServer {
             ping_ms: None,
             on_lan,
             from_master: false,
+            asked_directly: false,
             aliases: Vec::new(),
             asked_at: None,
             challenge: None,
@@ -252,6 +258,18 @@ impl ServerBrowser {
         }
     }
 
+    /// Starts a refresh of the masters' lists: forgets the masters asked
+    /// before (the settings may have changed), and the servers only they
+    /// listed (those still listed come back with the new lists; those gone
+    /// from them do not linger); what they listed besides is kept.
+    pub fn begin_master_refresh(&mut self) {
+        self.masters.clear();
+        self.servers.retain(|_, s| !s.from_master || s.on_lan || s.asked_directly);
+        for server in self.servers.values_mut() {
+            server.from_master = false;
+        }
+    }
+
     /// Asks the master at `addr` for its list of Arena servers of this
     /// protocol (empty and full ones too: the browser filters); each server
     /// it lists is then asked, like one asked by address.
@@ -272,6 +290,7 @@ impl ServerBrowser {
         // A refresh: the list is counted afresh.
         query.requests = 0;
         query.listed = 0;
+        query.answered = false;
         query.complete = false;
         query.last_activity = now;
         self.send_master_request(addr);
@@ -327,11 +346,22 @@ impl ServerBrowser {
                 continue;
             }
             let key = self.key(server);
-            if !self.servers.contains_key(&key) && self.servers.len() >= MAX_SERVERS {
+            let from_masters = self.servers.values().filter(|s| s.from_master).count();
+            if !self.servers.contains_key(&key)
+                && (self.servers.len() >= MAX_SERVERS || from_masters >= MAX_MASTER_SERVERS)
+            {
                 self.stats.ignored += 1;
                 continue;
             }
-            self.query(server);
+            // Listed by two masters (or twice): asked once, so that its
+            // ping counts from the first question.
+            let now = Instant::now();
+            let asking = self.servers.get(&key).is_some_and(|s| {
+                s.status == Status::Asking && s.asked_at.is_some_and(|t| now.duration_since(t) < ANSWER_TIMEOUT)
+            });
+            if !asking {
+                self.ask(server);
+            }
             if let Some(listed) = self.servers.get_mut(&key) {
                 listed.from_master = true;
             }
@@ -340,6 +370,13 @@ impl ServerBrowser {
 
     /// Asks the server at `addr` (again): it is listed at once, as "asking".
     pub fn query(&mut self, addr: SocketAddr) {
+        self.ask(addr);
+        if let Some(server) = self.servers.get_mut(&self.key(addr)) {
+            server.asked_directly = true;
+        }
+    }
+
+    fn ask(&mut self, addr: SocketAddr) {
         let key = self.key(addr);
         if !self.servers.contains_key(&key) && self.servers.len() >= MAX_SERVERS {
             return;
@@ -383,10 +420,21 @@ impl ServerBrowser {
                 self.send(SocketAddr::new(ip, port), Request { kind: QueryKind::Info, challenge: None });
             }
         }
+        // LAN servers on the scanned ports were just asked; the others
+        // (found on the LAN while answering a master's list, say) are asked
+        // directly, or they would wait for an answer to a question never sent.
+        let mut direct = Vec::new();
         for server in self.servers.values_mut().filter(|s| s.on_lan) {
-            server.status = Status::Asking;
-            server.asked_at = Some(now);
-            server.challenges = 0;
+            if LAN_PORTS.contains(&server.addr.port()) {
+                server.status = Status::Asking;
+                server.asked_at = Some(now);
+                server.challenges = 0;
+            } else {
+                direct.push(server.addr);
+            }
+        }
+        for addr in direct {
+            self.ask(addr);
         }
     }
 
@@ -607,6 +655,31 @@ mod tests {
         browser.ask_master(local);
         browser.receive(local, &reply);
         assert_eq!(browser.servers().count(), listed.len() - usize::from(!browser.has_ipv6()));
+    }
+
+    #[test]
+    fn a_refresh_forgets_servers_the_masters_no_longer_list() {
+        let mut browser = ServerBrowser::new().expect("a socket");
+        browser.muted = true;
+        let master: SocketAddr = "127.0.0.1:27950".parse().expect("address");
+        let (gone, stays, favourite): (SocketAddr, SocketAddr, SocketAddr) = (
+            "203.0.113.1:27015".parse().expect("address"),
+            "203.0.113.2:27015".parse().expect("address"),
+            "203.0.113.3:27015".parse().expect("address"),
+        );
+        browser.query(favourite);
+        browser.ask_master(master);
+        let first = wire::servers_response(true, &[gone, stays, favourite], true, wire::MAX_DATAGRAM_BYTES);
+        browser.receive(master, &first.datagram);
+        assert_eq!(browser.servers().filter(|s| s.from_master).count(), 3);
+        browser.begin_master_refresh();
+        browser.ask_master(master);
+        let second = wire::servers_response(true, &[stays], true, wire::MAX_DATAGRAM_BYTES);
+        browser.receive(master, &second.datagram);
+        assert!(browser.server(gone).is_none(), "no longer listed: gone");
+        assert!(browser.server(stays).is_some_and(|s| s.from_master));
+        assert!(browser.server(favourite).is_some_and(|s| !s.from_master), "asked by address: kept");
+        assert_eq!(browser.masters().map(|m| m.listed).sum::<usize>(), 1);
     }
 
     #[test]

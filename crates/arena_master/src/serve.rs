@@ -29,6 +29,10 @@ pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
     net::bind_udp(addr)
 }
 
+/// Reads in a row that fail with an error that is not [`transient`] before
+/// the loop gives up on its socket.
+const MAX_FAILED_READS: u32 = 10_000;
+
 /// Receive errors that say nothing about the socket: timeouts, signals,
 /// ICMP errors of earlier sends (Windows reports them on later reads), a
 /// datagram too long for the buffer.
@@ -53,6 +57,7 @@ pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &m
     let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
     let mut out: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
     let mut send_errors: u64 = 0;
+    let mut failed_reads: u32 = 0;
     let mut expired_at = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
         match net::recv_from(socket, &mut buffer) {
@@ -66,8 +71,18 @@ pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &m
                 }
             }
             Err(e) if transient(&e) => {}
-            Err(e) => return Err(e),
+            // Another error (Windows reports some of the network's on later
+            // reads): counted, and fatal only when nothing but errors comes
+            // for a while, which a socket that cannot be read gives.
+            Err(e) => {
+                failed_reads += 1;
+                if failed_reads >= MAX_FAILED_READS {
+                    return Err(e);
+                }
+                continue;
+            }
         }
+        failed_reads = 0;
         let now = started.elapsed();
         if now.saturating_sub(expired_at) < EXPIRE_EVERY {
             continue;

@@ -75,6 +75,10 @@ const SUMMARY_PERIOD: Duration = Duration::from_secs(1);
 /// new address comes (a sweep is a pass over the whole table: a flood from
 /// new addresses must not pay for one per datagram).
 const CREDIT_SWEEP_PERIOD: Duration = Duration::from_millis(100);
+/// Challenges are a keyed MAC of the server's address and the window of
+/// this length they were made in; one is good until `challenge_timeout`
+/// after its window began.
+const CHALLENGE_WINDOW: Duration = Duration::from_millis(250);
 /// Stale entries the queue of pending servers may hold beyond twice the
 /// live ones before it is compacted.
 const PENDING_ORDER_SLACK: usize = 64;
@@ -135,6 +139,9 @@ pub struct MasterCounters {
     pub list_datagrams: u64,
     /// Replies not sent (or cut short) because the address had not sent enough.
     pub withheld: u64,
+    /// Datagrams handled without keeping their address's credit (the
+    /// table of addresses full of busy ones).
+    pub untracked: u64,
     /// Datagrams dropped, by reason.
     pub dropped: BTreeMap<&'static str, u64>,
 }
@@ -169,7 +176,17 @@ pub struct Master {
     credit: HashMap<IpAddr, Credit>,
     /// When a full table of addresses was last swept.
     credit_swept: Option<Duration>,
+    /// The credit of the datagram being handled when its address could not
+    /// be kept (the table full of busy ones): what it sent, and no more.
+    transient: Option<(IpAddr, u64)>,
+    /// When the full tables of continuations and of spent challenges were
+    /// last swept (a sweep per datagram would be a flood's lever).
+    continuations_swept: Option<Duration>,
+    spent_swept: Option<Duration>,
     continuations: HashMap<SocketAddr, Continuation>,
+    /// Challenges answered lately, per server address, and until when they
+    /// would still be good: each is good once.
+    spent: HashMap<SocketAddr, (String, Duration)>,
     counters: MasterCounters,
     summarised: MasterCounters,
     last_summary: Option<Duration>,
@@ -188,7 +205,11 @@ impl Master {
             per_address: HashMap::new(),
             credit: HashMap::new(),
             credit_swept: None,
+            transient: None,
+            continuations_swept: None,
+            spent_swept: None,
             continuations: HashMap::new(),
+            spent: HashMap::new(),
             counters: MasterCounters::default(),
             summarised: MasterCounters::default(),
             last_summary: None,
@@ -218,10 +239,7 @@ impl Master {
         let from = net::canonical(from);
         self.counters.datagrams += 1;
         self.counters.bytes_in += datagram.len() as u64;
-        if !self.credit_in(from.ip(), datagram.len(), now) {
-            self.counters.drop("too many addresses");
-            return;
-        }
+        self.credit_in(from.ip(), datagram.len(), now);
         match wire::parse_to_master(datagram) {
             Ok(ToMaster::Heartbeat { tag }) => self.heartbeat(from, &tag, now, out),
             Ok(ToMaster::InfoResponse(info)) => self.info_response(from, &info, now),
@@ -236,19 +254,25 @@ impl Master {
                 wire::WireError::BadChallenge => "bad challenge",
             }),
         }
+        self.transient = None;
     }
 
-    /// Counts `len` bytes in from `ip`; false if the table of addresses is
-    /// full of busy ones.
-    fn credit_in(&mut self, ip: IpAddr, len: usize, now: Duration) -> bool {
+    /// Counts `len` bytes in from `ip`. When the table of addresses is full
+    /// of busy ones the datagram is still handled, with a credit of its own
+    /// length that is not kept: a flood of new addresses cannot shut the
+    /// master to real servers and players, and no reply outgrows its request.
+    fn credit_in(&mut self, ip: IpAddr, len: usize, now: Duration) {
         let key = limit_key(ip);
+        self.transient = None;
         if !self.credit.contains_key(&key) && self.credit.len() >= self.config.max_tracked_addresses {
             if self.credit_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD) {
                 self.credit_swept = Some(now);
                 self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
             }
             if self.credit.len() >= self.config.max_tracked_addresses {
-                return false;
+                self.counters.untracked += 1;
+                self.transient = Some((key, len as u64));
+                return;
             }
         }
         let credit = self.credit.entry(key).or_insert(Credit { bytes: 0, last_in: now });
@@ -257,17 +281,27 @@ impl Master {
         }
         credit.bytes = (credit.bytes + len as u64).min(MAX_CREDIT_BYTES);
         credit.last_in = now;
-        true
     }
 
     /// Bytes `ip` may still be sent.
     fn credit_of(&self, ip: IpAddr) -> usize {
-        self.credit.get(&limit_key(ip)).map_or(0, |c| c.bytes as usize)
+        let key = limit_key(ip);
+        match self.transient {
+            Some((k, bytes)) if k == key => bytes as usize,
+            _ => self.credit.get(&key).map_or(0, |c| c.bytes as usize),
+        }
     }
 
     fn send(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
-        if let Some(credit) = self.credit.get_mut(&limit_key(to.ip())) {
-            credit.bytes = credit.bytes.saturating_sub(datagram.len() as u64);
+        let key = limit_key(to.ip());
+        let len = datagram.len() as u64;
+        match &mut self.transient {
+            Some((k, bytes)) if *k == key => *bytes = bytes.saturating_sub(len),
+            _ => {
+                if let Some(credit) = self.credit.get_mut(&key) {
+                    credit.bytes = credit.bytes.saturating_sub(len);
+                }
+            }
         }
         self.counters.bytes_out += datagram.len() as u64;
         out.push((to, datagram));
@@ -293,8 +327,9 @@ impl Master {
                 if !listed && !self.admit_pending(from, now) {
                     return;
                 }
-                let text = self.challenges.fresh();
-                let expires = now + self.config.challenge_timeout;
+                let window = Self::window(now);
+                let text = self.challenges.for_addr(from, window);
+                let expires = Self::window_start(window) + self.config.challenge_timeout;
                 let pending_since = (!listed).then_some(now);
                 self.open.insert(from, Challenge { text: text.clone(), expires, pending_since });
                 text
@@ -400,18 +435,49 @@ impl Master {
         }
     }
 
-    fn info_response(&mut self, from: SocketAddr, info: &InfoString, now: Duration) {
-        let Some(challenge) = self.open.get(&from) else {
-            self.counters.drop("infoResponse unasked");
-            return;
-        };
-        if challenge.expires <= now {
-            self.counters.drop("challenge expired");
-            return;
+    /// The challenge window `now` falls in, and when a window began.
+    fn window(now: Duration) -> u64 {
+        (now.as_millis() / CHALLENGE_WINDOW.as_millis()) as u64
+    }
+
+    fn window_start(window: u64) -> Duration {
+        CHALLENGE_WINDOW.saturating_mul(u32::try_from(window).unwrap_or(u32::MAX))
+    }
+
+    /// Whether `text` is a challenge this master made for `from` within
+    /// the challenge timeout, kept or not: a flood of forged heartbeats
+    /// that pushes a real server's pending entry out cannot keep its
+    /// answer from counting.
+    fn made_for(&self, from: SocketAddr, text: &str, now: Duration) -> bool {
+        let mut window = Self::window(now);
+        loop {
+            if Self::window_start(window) + self.config.challenge_timeout <= now {
+                return false;
+            }
+            if self.challenges.for_addr(from, window) == text {
+                return true;
+            }
+            if window == 0 {
+                return false;
+            }
+            window -= 1;
         }
-        if info.get("challenge") != Some(challenge.text.as_str()) {
-            self.counters.drop("wrong challenge");
-            return;
+    }
+
+    fn info_response(&mut self, from: SocketAddr, info: &InfoString, now: Duration) {
+        let text = info.get("challenge").unwrap_or_default().to_string();
+        let kept = self.open.get(&from).is_some_and(|c| c.text == text && c.expires > now);
+        if !kept {
+            let spent = self.spent.get(&from).is_some_and(|(t, until)| *t == text && *until > now);
+            if spent || !self.made_for(from, &text, now) {
+                self.counters.drop(match self.open.get(&from) {
+                    _ if spent => "challenge spent",
+                    None => "infoResponse unasked",
+                    Some(c) if c.expires <= now => "challenge expired",
+                    Some(_) => "wrong challenge",
+                });
+                return;
+            }
         }
         // Checked in full before the challenge is spent: a bad answer
         // leaves everything as it was.
@@ -422,27 +488,62 @@ impl Master {
                 return;
             }
         };
-        let pending = self.open.remove(&from).is_some_and(|c| c.pending_since.is_some());
-        if pending {
+        let was_pending = self.open.remove(&from).is_some_and(|c| c.pending_since.is_some());
+        if was_pending {
             self.pending = self.pending.saturating_sub(1);
         }
+        self.spend(from, text, now);
+        let listed = self.listed.contains_key(&from);
+        // Counted in its address's share: pending with its entry, or listed.
+        let counted = was_pending || listed;
         if listing.max_clients == 0 {
             // An authenticated goodbye.
             if self.listed.remove(&from).is_some() {
                 self.counters.farewells += 1;
             }
-            self.less_per_address(from);
+            if counted {
+                self.less_per_address(from);
+            }
             return;
         }
-        if pending && self.listed.len() >= self.config.max_servers {
-            self.counters.drop("list full");
-            self.less_per_address(from);
-            return;
+        if !listed {
+            if self.listed.len() >= self.config.max_servers {
+                self.counters.drop("list full");
+                if counted {
+                    self.less_per_address(from);
+                }
+                return;
+            }
+            if !counted {
+                // Its pending entry was pushed out: it takes its place again.
+                let key = limit_key(from.ip());
+                if self.per_address.get(&key).copied().unwrap_or(0) >= self.config.max_servers_per_address
+                    && !self.evict_oldest_pending_of(key)
+                {
+                    self.counters.drop("servers per address");
+                    return;
+                }
+                *self.per_address.entry(key).or_default() += 1;
+            }
         }
         if self.listed.insert(from, listing).is_some() {
             self.counters.refreshed += 1;
         } else {
             self.counters.listed_new += 1;
+        }
+    }
+
+    /// Remembers an answered challenge until it would have expired.
+    fn spend(&mut self, from: SocketAddr, text: String, now: Duration) {
+        if self.spent.len() >= self.config.max_tracked_addresses
+            && !self.spent.contains_key(&from)
+            && self.spent_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD)
+        {
+            self.spent_swept = Some(now);
+            self.spent.retain(|_, (_, until)| *until > now);
+        }
+        if self.spent.len() < self.config.max_tracked_addresses || self.spent.contains_key(&from) {
+            self.spent.insert(from, (text, now + self.config.challenge_timeout));
         }
     }
 
@@ -538,7 +639,11 @@ impl Master {
         }
         // Not all of it went: the same request again gets the rest.
         if let Some(after) = last_sent {
-            if self.continuations.len() >= MAX_CONTINUATIONS && !self.continuations.contains_key(&from) {
+            if self.continuations.len() >= MAX_CONTINUATIONS
+                && !self.continuations.contains_key(&from)
+                && self.continuations_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD)
+            {
+                self.continuations_swept = Some(now);
                 self.continuations.retain(|_, c| c.expires > now);
             }
             if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&from) {
@@ -573,6 +678,7 @@ impl Master {
             !mine.is_empty()
         });
         self.continuations.retain(|_, c| c.expires > now);
+        self.spent.retain(|_, (_, until)| *until > now);
         self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
     }
 
@@ -887,6 +993,23 @@ mod tests {
         // The host's real server still gets a challenge, and is listed.
         register(&mut m, addr("192.0.2.1:27015"), 1, 8, ms(1000));
         assert_eq!(m.listed().count(), 1);
+        // Even when the flood pushes its pending entry out between its
+        // heartbeat and its answer: the challenge proves itself.
+        let real = addr("192.0.2.1:27016");
+        out.clear();
+        m.receive(real, &wire::heartbeat(), ms(1100), &mut out);
+        let challenge = challenge_for(&out, real).expect("a challenge");
+        for port in 0..64u16 {
+            let forged = SocketAddr::from(([192, 0, 2, 1], 41_000 + port));
+            m.receive(forged, &wire::heartbeat(), ms(1101), &mut out);
+        }
+        assert!(!m.open.contains_key(&real), "pushed out");
+        m.receive(real, &info(&challenge, 1, 8), ms(1200), &mut out);
+        assert_eq!(m.listed().count(), 2);
+        // The same answer again is refused: a challenge is good once.
+        m.receive(real, &info(&challenge, 1, 0), ms(1300), &mut out);
+        assert_eq!(m.listed().count(), 2);
+        assert_eq!(m.counters().dropped.get("challenge spent"), Some(&1));
         assert!(m.pending() <= 4);
         m.expire(ms(10_000));
         assert!(m.pending_of.is_empty(), "no queue kept for nothing");
@@ -1209,15 +1332,20 @@ mod tests {
         for i in 1..=4u8 {
             m.receive(SocketAddr::from(([198, 51, 100, i], 5000)), &request, ms(0), &mut out);
         }
-        // Another /64 of an IPv6 block already counted is no new address.
+        // A fifth address finds the table full: it is still answered, from
+        // a credit of its own datagram that is not kept.
+        out.clear();
         m.receive(addr("[2001:db8::1]:1"), &request, ms(500), &mut out);
-        assert_eq!(m.counters().dropped.get("too many addresses"), Some(&1));
+        assert_eq!(m.counters().untracked, 1);
+        assert_eq!(out.len(), 1, "answered");
+        assert!(out[0].1.len() <= request.len());
+        assert_eq!(m.credit.len(), 4, "not kept");
         out.clear();
         m.receive(addr("198.51.100.1:5001"), &request, ms(600), &mut out);
         assert_eq!(out.len(), 1, "an address counted already is answered");
-        // A second later the idle ones are forgotten.
+        // A second later the idle ones are forgotten, and it is kept.
         m.receive(addr("[2001:db8::1]:1"), &request, ms(1100), &mut out);
-        assert_eq!(m.counters().dropped.get("too many addresses"), Some(&1));
+        assert_eq!(m.counters().untracked, 1);
         assert!(m.credit.len() <= 4);
     }
 

@@ -140,6 +140,20 @@ impl Challenges {
         self.counter = self.counter.wrapping_add(1);
         let a = self.key.hash_one((self.counter, 0u8));
         let b = self.key.hash_one((self.counter, 1u8));
+        Self::encode(a, b)
+    }
+
+    /// The challenge of `addr` in time window `window`: a keyed MAC, so
+    /// that a master can tell its own challenge when it comes back without
+    /// having kept it (nobody can make one for an address without the key).
+    pub fn for_addr(&self, addr: SocketAddr, window: u64) -> String {
+        let a = self.key.hash_one((addr, window, 0u8));
+        let b = self.key.hash_one((addr, window, 1u8));
+        Self::encode(a, b)
+    }
+
+    /// 8-11 characters of the alphabet from 128 bits.
+    fn encode(a: u64, b: u64) -> String {
         let len = 8 + (b % 4) as usize;
         let mut bits = u128::from(a) << 64 | u128::from(b >> 2);
         let n = Self::ALPHABET.len() as u128;

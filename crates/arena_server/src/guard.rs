@@ -271,6 +271,23 @@ pub enum Verdict {
     Drop,
 }
 
+/// How long after a heartbeat a master's `getinfo` is answered in full,
+/// and how many times: a master answers a heartbeat at once, once. A
+/// `getinfo` forged from a master's address (a well-known one) outside
+/// that window, or beyond those answers, is a stranger's: answered only if
+/// as large as the answer, and from the query budget.
+pub const MASTER_WINDOW: Duration = Duration::from_secs(5);
+const MASTER_ANSWERS_PER_HEARTBEAT: u8 = 2;
+
+/// A master's window to ask, and what it got.
+#[derive(Debug, Clone, Copy, Default)]
+struct MasterWindow {
+    until: Duration,
+    answers_left: u8,
+    /// `getinfo` answered in full, since the server started.
+    answered: u64,
+}
+
 /// The server's guard.
 #[derive(Debug)]
 pub struct Guard {
@@ -289,9 +306,10 @@ pub struct Guard {
     pending: HashMap<SocketAddr, Duration>,
     /// Pending connections per address (by [`limit_key`]).
     pending_per_ip: HashMap<IpAddr, usize>,
-    /// The masters the server heartbeats to (canonical addresses): their
-    /// `getinfo` is answered whatever its size.
-    masters: Vec<SocketAddr>,
+    /// The masters the server heartbeats to (canonical addresses), each
+    /// with the window after its last heartbeat in which its `getinfo` is
+    /// answered whatever its size (see [`MasterWindow`]).
+    masters: HashMap<SocketAddr, MasterWindow>,
     issued: HashMap<[u8; 16], Issued>,
     next_client_id: u64,
     clients: HashMap<u64, Client>,
@@ -316,7 +334,7 @@ impl Guard {
             challenge_key: RandomState::new(),
             pending: HashMap::new(),
             pending_per_ip: HashMap::new(),
-            masters: Vec::new(),
+            masters: HashMap::new(),
             issued: HashMap::new(),
             // Ids start from a random point so they say nothing about how
             // many have joined; any unused value would do.
@@ -478,19 +496,45 @@ impl Guard {
         }
     }
 
-    /// The masters this server heartbeats to: their `getinfo` is answered
-    /// in full (within the query rate limits).
+    /// The masters this server heartbeats to (those kept keep what they got).
     pub fn set_masters(&mut self, masters: Vec<SocketAddr>) {
-        self.masters = masters.into_iter().map(arena_master::net::canonical).collect();
+        let old = std::mem::take(&mut self.masters);
+        for master in masters.into_iter().map(arena_master::net::canonical) {
+            self.masters.insert(master, old.get(&master).copied().unwrap_or_default());
+        }
+    }
+
+    /// A heartbeat went to `master` at `now`: its `getinfo` is answered in
+    /// full for [`MASTER_WINDOW`], twice at most.
+    pub fn heartbeat_sent(&mut self, master: SocketAddr, now: Duration) {
+        if let Some(window) = self.masters.get_mut(&arena_master::net::canonical(master)) {
+            window.until = now + MASTER_WINDOW;
+            window.answers_left = MASTER_ANSWERS_PER_HEARTBEAT;
+        }
+    }
+
+    /// `getinfo` from `master` answered in full since the server started
+    /// (0 for an address that is not a master).
+    pub fn master_answers(&self, master: SocketAddr) -> u64 {
+        self.masters.get(&arena_master::net::canonical(master)).map_or(0, |w| w.answered)
     }
 
     fn getinfo(&mut self, from: SocketAddr, challenge: Option<String>, request_bytes: usize, now: Duration) -> Verdict {
+        // A master's, in the window after a heartbeat: its own budget.
+        if let Some(window) = self.masters.get_mut(&from)
+            && window.until > now
+            && window.answers_left > 0
+        {
+            window.answers_left -= 1;
+            window.answered += 1;
+            return Verdict::GetInfo { challenge, from_master: true, request_bytes };
+        }
         if !self.queries.take(from.ip(), now, QUERIES_PER_IP_PER_S, QUERIES_BURST)
             || !self.query_replies.take(now, QUERY_REPLIES_PER_S, QUERY_REPLIES_BURST)
         {
             return self.drop(DropReason::QueryLimited);
         }
-        Verdict::GetInfo { challenge, from_master: self.masters.contains(&from), request_bytes }
+        Verdict::GetInfo { challenge, from_master: false, request_bytes }
     }
 
     /// Whether an `infoResponse` of `answer_bytes` may go to the sender of
@@ -809,10 +853,33 @@ mod tests {
         g.set_masters(vec![master]);
         let mut getinfo = wire::getinfo("abcdefgh");
         let t = Duration::from_secs(3);
+        // Before any heartbeat: the master's address is a stranger's.
+        let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut getinfo.clone(), t, 0) else {
+            panic!("a getinfo")
+        };
+        assert!(!from_master, "no heartbeat went to it");
+        g.heartbeat_sent(master, t);
         let verdict = g.judge(master, &mut getinfo.clone(), t, 0);
         let Verdict::GetInfo { challenge, from_master, request_bytes } = verdict else { panic!("{verdict:?}") };
         assert_eq!((challenge.as_deref(), from_master), (Some("abcdefgh"), true));
         assert!(g.answered_getinfo(from_master, request_bytes, 300));
+        // Twice per heartbeat, within its window; then (forged from the
+        // master's address, say) a stranger's again.
+        let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut getinfo.clone(), t, 0) else {
+            panic!("a getinfo")
+        };
+        assert!(from_master);
+        let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut getinfo.clone(), t, 0) else {
+            panic!("a getinfo")
+        };
+        assert!(!from_master, "a third answer to one heartbeat");
+        assert_eq!(g.master_answers(master), 2);
+        g.heartbeat_sent(master, t);
+        let late = t + MASTER_WINDOW;
+        let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut getinfo.clone(), late, 0) else {
+            panic!("a getinfo")
+        };
+        assert!(!from_master, "after the window");
         let Verdict::GetInfo { from_master, request_bytes, .. } = g.judge(stranger, &mut getinfo, t, 0) else {
             panic!("a getinfo")
         };
@@ -822,6 +889,7 @@ mod tests {
         assert_eq!(g.counters.dropped(DropReason::WouldAmplify), 1);
         // Mapped IPv4 masters are the same master.
         g.set_masters(vec!["[::ffff:192.0.2.9]:4000".parse().expect("address")]);
+        g.heartbeat_sent("[::ffff:192.0.2.9]:4000".parse().expect("address"), t);
         let Verdict::GetInfo { from_master, .. } = g.judge(stranger, &mut wire::getinfo("abcdefgh"), t, 0) else {
             panic!("a getinfo")
         };

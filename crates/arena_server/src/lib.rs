@@ -285,9 +285,12 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         app.insert_resource(vocabulary::Range);
     }
     if !config.masters.is_empty() {
-        let ipv6 = info.local_addr.is_ipv6();
-        app.insert_resource(master_list::Masters::new(config.masters.clone(), config.master_heartbeat_s, ipv6))
-            .add_plugins(master_list::plugin);
+        app.insert_resource(master_list::Masters::new(
+            config.masters.clone(),
+            config.master_heartbeat_s,
+            info.local_addr,
+        ))
+        .add_plugins(master_list::plugin);
     }
     if let Some(dir) = &config.record_dir {
         app.insert_resource(recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });

@@ -9,6 +9,7 @@
 //! the server's `infoResponse` (see `queries.rs` for what it says). A master
 //! lists the server only once that answer comes back from this address.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, TryRecvError};
@@ -26,6 +27,23 @@ pub const MIN_HEARTBEAT_GAP: Duration = Duration::from_secs(2);
 /// How long a clean stop waits for the masters' `getinfo` to say goodbye.
 pub const FAREWELL_WAIT: Duration = Duration::from_millis(1000);
 
+/// A heartbeat that got no `getinfo` back is sent again after this, then
+/// after twice as long, up to the heartbeat interval (a master that is
+/// down, or a challenge lost on the way, does not cost 5 minutes listed).
+pub const RETRY_UNANSWERED: Duration = Duration::from_secs(5);
+/// A lookup that found no master is tried again after this.
+pub const RETRY_LOOKUP: Duration = Duration::from_secs(30);
+
+/// One master's heartbeats.
+#[derive(Debug, Clone, Copy)]
+struct Beat {
+    last: Duration,
+    /// Its `getinfo` answered (the transport's count) when it was sent.
+    answers_then: u64,
+    /// How long to wait for that `getinfo` before sending again.
+    retry_after: Duration,
+}
+
 /// The masters this server is listed on.
 #[derive(Resource, Debug)]
 pub(crate) struct Masters {
@@ -37,25 +55,34 @@ pub(crate) struct Masters {
     /// `Sync`; one system reads it).
     lookup: Option<Mutex<Receiver<Vec<SocketAddr>>>>,
     last_lookup: Option<Duration>,
-    last_heartbeat: Option<Duration>,
+    /// Whether the last lookup found none (then it is tried again soon).
+    lookup_failed: bool,
+    beats: HashMap<SocketAddr, Beat>,
     /// What the list showed at the last heartbeat: players, most players, map.
     shown: Option<(usize, usize, String)>,
     interval: Duration,
-    /// Whether the socket takes IPv6 (else only IPv4 masters are told).
-    ipv6: bool,
+    /// The families the socket reaches: IPv4, IPv6.
+    families: (bool, bool),
 }
 
 impl Masters {
-    pub(crate) fn new(names: Vec<String>, interval_s: u32, ipv6: bool) -> Self {
+    /// `local` is the bound address: `[::]` reaches both families, another
+    /// IPv6 address only IPv6, an IPv4 one only IPv4.
+    pub(crate) fn new(names: Vec<String>, interval_s: u32, local: SocketAddr) -> Self {
+        let families = match local {
+            SocketAddr::V4(_) => (true, false),
+            SocketAddr::V6(v6) => (v6.ip().is_unspecified(), true),
+        };
         Self {
             names,
             resolved: Vec::new(),
             lookup: None,
             last_lookup: None,
-            last_heartbeat: None,
+            lookup_failed: false,
+            beats: HashMap::new(),
             shown: None,
             interval: Duration::from_secs(u64::from(interval_s.max(1))),
-            ipv6,
+            families,
         }
     }
 }
@@ -66,7 +93,9 @@ pub(crate) fn plugin(app: &mut App) {
 }
 
 /// Looks the masters up on a thread of its own at start and every
-/// heartbeat interval (names move), and hands the result to the guard.
+/// heartbeat interval (names move), and hands the result to the guard. A
+/// lookup that finds none keeps the addresses known (a passing DNS failure
+/// must not unlist the server) and is tried again soon.
 fn look_up_masters(mut masters: ResMut<Masters>, mut transport: ResMut<ServerTransport>, time: Res<Time<Real>>) {
     let now = time.elapsed();
     if let Some(lookup) = &masters.lookup {
@@ -77,17 +106,24 @@ fn look_up_masters(mut masters: ResMut<Masters>, mut transport: ResMut<ServerTra
         match received {
             Ok(resolved) => {
                 masters.lookup = None;
-                if resolved != masters.resolved {
-                    if resolved.is_empty() {
-                        warn!("no master could be found: {} (not listed on the internet)", masters.names.join(", "));
-                    } else {
-                        let list: Vec<String> = resolved.iter().map(SocketAddr::to_string).collect();
-                        info!("listing this server on the master(s) at {}", list.join(", "));
-                    }
+                masters.lookup_failed = resolved.is_empty();
+                if resolved.is_empty() {
+                    warn!(
+                        "no master could be found at {} (retrying in {} s){}",
+                        masters.names.join(", "),
+                        RETRY_LOOKUP.as_secs(),
+                        if masters.resolved.is_empty() {
+                            ": not listed on the internet"
+                        } else {
+                            "; keeping the last addresses"
+                        }
+                    );
+                } else if resolved != masters.resolved {
+                    let list: Vec<String> = resolved.iter().map(SocketAddr::to_string).collect();
+                    info!("listing this server on the master(s) at {}", list.join(", "));
                     transport.set_masters(resolved.clone());
+                    masters.beats.retain(|addr, _| resolved.contains(addr));
                     masters.resolved = resolved;
-                    // New masters hear from us at once.
-                    masters.last_heartbeat = None;
                 }
             }
             Err(TryRecvError::Empty) => {}
@@ -95,18 +131,23 @@ fn look_up_masters(mut masters: ResMut<Masters>, mut transport: ResMut<ServerTra
         }
         return;
     }
-    let due = masters.last_lookup.is_none_or(|t| now.saturating_sub(t) >= masters.interval);
+    let wait = if masters.lookup_failed { RETRY_LOOKUP } else { masters.interval };
+    let due = masters.last_lookup.is_none_or(|t| now.saturating_sub(t) >= wait);
     if masters.names.is_empty() || !due {
         return;
     }
     masters.last_lookup = Some(now);
-    let (names, ipv6) = (masters.names.clone(), masters.ipv6);
+    let (names, (v4, v6)) = (masters.names.clone(), masters.families);
     let (tx, rx) = mpsc::channel();
     let spawned = std::thread::Builder::new().name("arena-master-lookup".into()).spawn(move || {
         // A master on both families is told from both, so that players of
         // either family find this server.
-        let mut all: Vec<SocketAddr> =
-            names.iter().flat_map(|n| arena_master::net::resolve(n, wire::DEFAULT_PORT, ipv6)).collect();
+        let mut all: Vec<SocketAddr> = names
+            .iter()
+            .flat_map(|n| arena_master::net::resolve(n, wire::DEFAULT_PORT, v6))
+            .filter(|a| v4 || a.is_ipv6())
+            .collect();
+        all.sort();
         all.dedup();
         let _ = tx.send(all);
     });
@@ -116,8 +157,9 @@ fn look_up_masters(mut masters: ResMut<Masters>, mut transport: ResMut<ServerTra
     }
 }
 
-/// A heartbeat to every master: at start, when what a list shows changes
-/// (at most one per [`MIN_HEARTBEAT_GAP`]), and every interval.
+/// A heartbeat to each master: at start, when what a list shows changes
+/// (at most one per [`MIN_HEARTBEAT_GAP`]), every interval, and again
+/// after [`RETRY_UNANSWERED`] (doubling) while its `getinfo` does not come.
 fn send_heartbeats(
     mut masters: ResMut<Masters>,
     mut transport: ResMut<ServerTransport>,
@@ -130,22 +172,33 @@ fn send_heartbeats(
     }
     let now = time.elapsed();
     let shown = (roster.players.len(), identity.max_players, identity.map.clone());
-    let since = masters.last_heartbeat.map(|t| now.saturating_sub(t));
-    let due = match since {
-        None => true,
-        Some(since) => {
-            since >= masters.interval || (masters.shown.as_ref() != Some(&shown) && since >= MIN_HEARTBEAT_GAP)
-        }
-    };
-    if !due {
-        return;
-    }
-    let heartbeat = wire::heartbeat();
+    let changed = masters.shown.as_ref() != Some(&shown);
+    let interval = masters.interval;
+    let mut sent = false;
     for master in masters.resolved.clone() {
-        transport.send_connectionless(&heartbeat, master);
+        let answers = transport.master_answers(master);
+        let beat = masters.beats.get(&master).copied();
+        let (due, retry_after) = match beat {
+            None => (true, RETRY_UNANSWERED),
+            Some(beat) => {
+                let since = now.saturating_sub(beat.last);
+                let unanswered = answers == beat.answers_then;
+                if unanswered && since >= beat.retry_after {
+                    (true, (beat.retry_after * 2).min(interval))
+                } else {
+                    (since >= interval || (changed && since >= MIN_HEARTBEAT_GAP), RETRY_UNANSWERED)
+                }
+            }
+        };
+        if due {
+            transport.send_heartbeat(master);
+            masters.beats.insert(master, Beat { last: now, answers_then: answers, retry_after });
+            sent = true;
+        }
     }
-    masters.last_heartbeat = Some(now);
-    masters.shown = Some(shown);
+    if sent {
+        masters.shown = Some(shown);
+    }
 }
 
 /// On a clean stop (after the clients were told): the farewell.

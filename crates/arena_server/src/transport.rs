@@ -279,9 +279,16 @@ impl ServerTransport {
         wire::info_response(&InfoString::new(pairs).ok()?).ok()
     }
 
-    /// Sends a connectionless datagram (a heartbeat) from the game socket.
-    pub fn send_connectionless(&mut self, datagram: &[u8], to: SocketAddr) {
-        self.send_to(datagram, to);
+    /// Sends a heartbeat to `master` from the game socket: its `getinfo`
+    /// is answered in full for a few seconds.
+    pub fn send_heartbeat(&mut self, master: SocketAddr) {
+        self.guard.heartbeat_sent(master, self.clock);
+        self.send_to(&wire::heartbeat(), master);
+    }
+
+    /// `getinfo` from `master` answered in full so far.
+    pub fn master_answers(&self, master: SocketAddr) -> u64 {
+        self.guard.master_answers(master)
     }
 
     /// The masters whose `getinfo` is answered in full.

@@ -64,7 +64,11 @@ fn on_host_game(
         Ok(server) => {
             server.info.print_banner();
             let port = server.info.local_addr.port();
-            let addr = if server.info.local_addr.is_ipv4() {
+            // Over IPv4 loopback unless the server is on one IPv6 address
+            // only: `[::]` takes IPv4 too, and ::1 may not exist (IPv6
+            // switched off by sysctl still lets `[::]` bind).
+            let local = server.info.local_addr;
+            let addr = if local.is_ipv4() || local.ip().is_unspecified() {
                 SocketAddr::from(([127, 0, 0, 1], port))
             } else {
                 SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, port))

@@ -90,8 +90,8 @@ impl Default for InternetView {
 }
 
 impl InternetView {
-    /// Whether `server` passes the filters (a server that has not answered
-    /// yet is shown only with no filter on).
+    /// Whether `server` passes the filters (one that has not answered yet
+    /// is not shown: there is nothing to show of it).
     fn keeps(&self, server: &BrowsedServer) -> bool {
         let Some(info) = &server.info else { return false };
         !(self.not_full && info.players >= info.max_players
@@ -113,8 +113,15 @@ impl InternetView {
                     players(a).cmp(&players(b))
                 }
                 SortBy::Ping => {
-                    let ping = |s: &BrowsedServer| s.ping_ms.unwrap_or(f64::MAX);
-                    ping(a).total_cmp(&ping(b))
+                    // Unknown pings last, whichever way.
+                    let (pa, pb) = (a.ping_ms, b.ping_ms);
+                    return match (pa, pb) {
+                        (Some(x), Some(y)) if self.descending => y.total_cmp(&x),
+                        (Some(x), Some(y)) => x.total_cmp(&y),
+                        (Some(_), None) => std::cmp::Ordering::Less,
+                        (None, Some(_)) => std::cmp::Ordering::Greater,
+                        (None, None) => std::cmp::Ordering::Equal,
+                    };
                 }
             };
             if self.descending { order.reverse() } else { order }
@@ -207,6 +214,7 @@ fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, lookups: &Sende
                 Ok(Ask::ScanLan) => browser.scan_lan(),
                 Ok(Ask::Query(addr)) => browser.query(addr),
                 Ok(Ask::Masters(names)) => {
+                    browser.begin_master_refresh();
                     let (answer, ipv6) = (lookups.clone(), browser.has_ipv6());
                     // Off this thread: replies keep being read (and pings
                     // stay true) while a name takes seconds to look up.
@@ -288,9 +296,8 @@ fn poll_servers(mut list: ResMut<ServerList>, settings: Res<Settings>, time: Res
         for addr in saved_addresses(&settings) {
             worker.ask(Ask::Query(addr));
         }
-        if !settings.masters.is_empty() {
-            worker.ask(Ask::Masters(settings.masters.clone()));
-        }
+        // Even with none: the masters dropped in Settings are forgotten.
+        worker.ask(Ask::Masters(settings.masters.clone()));
     }
     let published = worker.published();
     list.servers = published.servers;
