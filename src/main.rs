@@ -158,6 +158,10 @@ enum Mode {
         /// compensated by the server.
         #[command(flatten)]
         link: LinkArgs,
+        /// Ask this master for an introduction (UDP hole punching) when the
+        /// server stays silent (HOST or HOST:PORT); repeatable.
+        #[arg(long = "master", value_name = "HOST[:PORT]")]
+        masters: Vec<String>,
     },
 }
 
@@ -528,6 +532,16 @@ struct GameArgs {
     /// heartbeat also goes at start, when players come or go, and on a clean stop).
     #[arg(long, env = "ARENA_MASTER_HEARTBEAT_S", value_name = "S", default_value_t = arena_server::DEFAULT_HEARTBEAT_S)]
     master_heartbeat_s: u32,
+    /// Ask the home router to forward the game port: `auto` (PCP, NAT-PMP,
+    /// then UPnP-IGD), `off`, or some of `upnp,natpmp,pcp`. Default: auto
+    /// for a listen server (play, host), off for `arena server` (given
+    /// without a value: auto). Removed again on a clean stop.
+    #[arg(long, env = "ARENA_MAP_PORT", value_name = "METHODS", num_args = 0..=1, default_missing_value = "auto")]
+    map_port: Option<String>,
+    /// The port mapping's lease asked for, seconds (renewed at half of it).
+    #[arg(long, env = "ARENA_MAP_LEASE_S", value_name = "S", default_value_t = arena_server::DEFAULT_MAP_LEASE_S,
+          value_parser = clap::value_parser!(u32).range(2..=604_800))]
+    map_lease_s: u32,
 }
 
 impl GameArgs {
@@ -536,7 +550,12 @@ impl GameArgs {
         bind: SocketAddr,
         public_addrs: Vec<SocketAddr>,
         default_bots: usize,
+        default_map_port: arena_nat::Methods,
     ) -> Result<ServerConfig, String> {
+        let map_port = match &self.map_port {
+            Some(text) => arena_nat::Methods::parse(text).map_err(|e| format!("--map-port: {e}"))?,
+            None => default_map_port,
+        };
         Ok(ServerConfig {
             name: self.server_name.clone().unwrap_or_default(),
             kind: arena_protocol::query::ServerKind::Dedicated,
@@ -569,6 +588,8 @@ impl GameArgs {
             record_keep: usize::try_from(self.record_keep).unwrap_or(usize::MAX),
             masters: self.masters.clone(),
             master_heartbeat_s: self.master_heartbeat_s,
+            map_port,
+            map_lease_s: self.map_lease_s,
         })
     }
 }
@@ -632,7 +653,7 @@ fn main() -> ExitCode {
                 Ok(d) => d,
                 Err(e) => return fail(&e),
             };
-            let config = match game.config(bind, public_addrs, 0) {
+            let config = match game.config(bind, public_addrs, 0, arena_nat::Methods::NONE) {
                 Ok(config) => ServerConfig { stop_after, name: name.unwrap_or(config.name.clone()), ..config },
                 Err(e) => return fail(&e),
             };
@@ -769,24 +790,29 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn, link }) => {
+        Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn, link, masters }) => {
             match (password(text.as_deref()), link.conditions()) {
                 (Ok(password), Ok(conditions)) => {
-                    let how = (behavior, churn, conditions);
+                    let how = (behavior, churn, conditions, masters);
                     run_bots(&connect, count, seconds, name, password, report, how)
                 }
                 (Err(e), _) | (_, Err(e)) => fail(&e),
             }
         }
         Some(Mode::Play { port, game, window }) => {
-            match game.config(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)), Vec::new(), arena_view::QUICK_PLAY_BOTS)
-            {
+            match game.config(
+                SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)),
+                Vec::new(),
+                arena_view::QUICK_PLAY_BOTS,
+                arena_nat::Methods::ALL,
+            ) {
                 Ok(server) => run_window(StartAction::QuickPlay(server), window),
                 Err(e) => fail(&e),
             }
         }
         Some(Mode::Host { port, public_addrs, game, window }) => {
-            match game.config(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)), public_addrs, 0) {
+            match game.config(SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)), public_addrs, 0, arena_nat::Methods::ALL)
+            {
                 Ok(server) => run_window(StartAction::Host(server), window),
                 Err(e) => fail(&e),
             }
@@ -895,7 +921,7 @@ fn run_bots(
     name: String,
     password: Password,
     report: Option<PathBuf>,
-    (behavior, churn, conditions): (arena_lab::bot_clients::Behavior, bool, LinkConditions),
+    (behavior, churn, conditions, introducers): (arena_lab::bot_clients::Behavior, bool, LinkConditions, Vec<String>),
 ) -> ExitCode {
     let server = match arena_client::resolve_server_addr(connect) {
         Ok(addr) => addr,
@@ -917,6 +943,7 @@ fn run_bots(
         behavior,
         churn,
         conditions,
+        introducers,
     };
     let result = arena_lab::bot_clients::run(&config);
     let json = match serde_json::to_string_pretty(&result) {

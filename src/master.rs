@@ -30,6 +30,12 @@ pub struct MasterArgs {
     #[arg(long, env = "ARENA_MASTER_MAX_PER_ADDRESS", value_name = "N", default_value_t = 32,
           value_parser = clap::value_parser!(u64).range(1..=4096))]
     max_per_address: u64,
+    /// UDP port of the second socket, from which reachability probes go
+    /// (so that a server learns whether strangers reach it, not only this
+    /// master): default the listening port + 1; 0 for none (checks go
+    /// unanswered: servers' reachability stays unknown).
+    #[arg(long, env = "ARENA_MASTER_PROBE_PORT", value_name = "PORT")]
+    probe_port: Option<u16>,
     /// Game names listed (default: Arena); repeatable.
     #[arg(long = "game", value_name = "NAME")]
     games: Vec<String>,
@@ -64,6 +70,19 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
         format!("cannot listen on UDP {}: {e}{hint}", args.bind)
     })?;
     let local = socket.local_addr().map_err(|e| e.to_string())?;
+    let probe_port = args.probe_port.unwrap_or(if local.port() == 0 { 0 } else { local.port().wrapping_add(1) });
+    // A port of 0 given with `--bind ...:0` picks one at random, which is
+    // fine too: its number goes out in every answer.
+    let probe = if args.probe_port == Some(0) {
+        None
+    } else {
+        let addr = SocketAddr::new(args.bind.ip(), probe_port);
+        Some(arena_master::net::bind_udp(addr).map_err(|e| {
+            format!(
+                "cannot listen on UDP {addr} for reachability probes: {e} (pick another --probe-port, or 0 for none)"
+            )
+        })?)
+    };
     println!(
         "Arena master listening on UDP {local} ({}): servers register with `arena server --master HOST:{}`, \
          players list them with `arena servers --master HOST:{}`.",
@@ -88,8 +107,12 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
             stop.store(true, Ordering::Relaxed);
         });
     }
+    if let Some(probe) = &probe {
+        let addr = probe.local_addr().map_err(|e| e.to_string())?;
+        println!("Reachability probes go from UDP port {}.", addr.port());
+    }
     let mut master = Master::new(config);
-    let result = arena_master::serve(&socket, &mut master, &stop, &mut |line: &str| info!("{line}"));
+    let result = arena_master::serve(&socket, probe.as_ref(), &mut master, &stop, &mut |line: &str| info!("{line}"));
     let listed = master.listed().count();
     match result {
         Ok(()) => {

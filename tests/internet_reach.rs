@@ -14,27 +14,16 @@ use arena_lab::harness::{
 };
 use arena_protocol::datagram::CONNECTION_REQUEST_BYTES;
 use arena_server::{CombatStats, DropReason, ServerConfig, ServerTransport, ShotLog};
+use arena_sim::rng::SplitMix64;
 use arena_sim::{Hitbox, PlayerState};
 use bevy::prelude::*;
 
 const HZ: u32 = 64;
 
-/// A deterministic stream of numbers.
-struct Noise(u64);
-
-impl Noise {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Connection requests of the right size and protocol whose token does not
 /// open (a few bytes of a real one's token changed), as a broken or hostile
 /// client behind the same address would send.
-fn mangled_requests(server: SocketAddr, count: usize, noise: &mut Noise) -> Vec<Vec<u8>> {
+fn mangled_requests(server: SocketAddr, count: usize, noise: &mut SplitMix64) -> Vec<Vec<u8>> {
     let mut raw = RawClient::new(server, 10, 300);
     let (request, _) = raw.netcode.update(std::time::Duration::ZERO).expect("a request");
     let request = request.to_vec();
@@ -42,9 +31,9 @@ fn mangled_requests(server: SocketAddr, count: usize, noise: &mut Noise) -> Vec<
     (0..count)
         .map(|_| {
             let mut mangled = request.clone();
-            for _ in 0..1 + noise.next() % 4 {
-                let at = CONNECTION_REQUEST_BYTES - 1 - (noise.next() % 1024) as usize;
-                mangled[at] ^= 1 + (noise.next() % 255) as u8;
+            for _ in 0..1 + noise.next_u64() % 4 {
+                let at = CONNECTION_REQUEST_BYTES - 1 - (noise.next_u64() % 1024) as usize;
+                mangled[at] ^= 1 + (noise.next_u64() % 255) as u8;
             }
             mangled
         })
@@ -55,14 +44,14 @@ fn mangled_requests(server: SocketAddr, count: usize, noise: &mut Noise) -> Vec<
 fn eight_players_behind_one_address_join_through_garbage_from_it() {
     let (mut server, info) = server_app_with_frame(&loopback_config(HZ), test_frame());
     let addr = info.local_addr;
-    let mut noise = Noise(0x5eed);
+    let mut noise = SplitMix64::new(0x5eed);
     // Ten sockets on 127.0.0.1 send ~50 mangled requests a second in all,
     // from before the players start until the end.
     let senders: Vec<UdpSocket> = (0..10).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
     let per_frame = 50.0 / TEST_FPS;
     let mut owed = 0.0;
     let mut garbage_sent = 0usize;
-    let mut send_garbage = |server: &mut App, noise: &mut Noise| {
+    let mut send_garbage = |server: &mut App, noise: &mut SplitMix64| {
         owed += per_frame;
         while owed >= 1.0 {
             owed -= 1.0;

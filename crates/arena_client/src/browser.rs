@@ -301,14 +301,8 @@ impl ServerBrowser {
         query.requests += 1;
         query.last_activity = Instant::now();
         let request = ServerQuery {
-            extended: true,
-            game: wire::GAME.to_string(),
-            protocol: PROTOCOL_VERSION as i64,
-            empty: true,
-            full: true,
-            ipv4: true,
             ipv6: self.socket6.is_some(),
-            gametype: None,
+            ..ServerQuery::everything(wire::GAME, PROTOCOL_VERSION as i64)
         };
         // Padded to the largest reply datagram: the master sends an address
         // no more bytes than it sent (so that it cannot be used to flood).
@@ -337,6 +331,7 @@ impl ServerBrowser {
         // there: an internet master listing 127.0.0.1 or 192.168.1.1 would
         // aim this browser at its own machine or LAN.
         let local_master = arena_master::net::is_local(master.ip());
+        let mut from_masters = self.servers.values().filter(|s| s.from_master).count();
         for server in part.servers {
             if !local_master && arena_master::net::is_local(server.ip()) {
                 self.stats.nonsense_listed += 1;
@@ -346,7 +341,6 @@ impl ServerBrowser {
                 continue;
             }
             let key = self.key(server);
-            let from_masters = self.servers.values().filter(|s| s.from_master).count();
             if !self.servers.contains_key(&key)
                 && (self.servers.len() >= MAX_SERVERS || from_masters >= MAX_MASTER_SERVERS)
             {
@@ -362,8 +356,10 @@ impl ServerBrowser {
             if !asking {
                 self.ask(server);
             }
-            if let Some(listed) = self.servers.get_mut(&key) {
-                listed.from_master = true;
+            if let Some(listed) = self.servers.get_mut(&key)
+                && !std::mem::replace(&mut listed.from_master, true)
+            {
+                from_masters += 1;
             }
         }
     }

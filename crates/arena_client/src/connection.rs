@@ -10,6 +10,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetClient;
 use renetcode::DisconnectReason;
 
+use crate::hole_punch::Introducers;
 use crate::settings::NetcodeSettings;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
 use crate::vocabulary::{Outbox, Session};
@@ -110,13 +111,23 @@ fn on_connect_to(
     mut commands: Commands,
     settings: Res<NetcodeSettings>,
     time: Res<Time<Real>>,
+    introducers: Option<Res<Introducers>>,
     mut last: ResMut<LastDisconnect>,
     mut next: ResMut<NextState<Session>>,
 ) {
     let ConnectTo { addr, name, password } = event.event().clone();
     let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
     match UdpTransport::connect(addr, &name, &password, settings.conditions, seed) {
-        Ok(transport) => {
+        Ok(mut transport) => {
+            // A server on this machine or the LAN needs no introduction.
+            if let Some(introducers) = introducers.filter(|_| !arena_master::net::is_local(addr.ip())) {
+                let masters: Vec<SocketAddr> = introducers
+                    .0
+                    .iter()
+                    .flat_map(|name| arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, addr.is_ipv6()))
+                    .collect();
+                transport.introduce_through(&masters);
+            }
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);
             commands.insert_resource(RenetClient::new(arena_protocol::connection_config()));
@@ -178,6 +189,8 @@ pub(crate) fn watch_connection(
         end_connection(&mut commands, describe_netcode_reason(reason, addr, *session.get()));
     } else if let Some(reason) = client.disconnect_reason() {
         end_connection(&mut commands, format!("The connection to {addr} broke: {reason}"));
+    } else if let Some(advice) = transport.unreachable() {
+        end_connection(&mut commands, advice);
     } else if *session.get() == Session::Connecting
         && (time.elapsed() - connection.started).as_secs_f32() > CONNECT_TIMEOUT_S
     {

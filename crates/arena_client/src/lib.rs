@@ -10,6 +10,8 @@
 //! - `vocabulary`: the session, and the shared components, resources and
 //!   messages ([`Drawn`] among them: where each player is drawn).
 //! - `conditioner`: fake latency, jitter and loss.
+//! - `hole_punch`: asking masters for an introduction to a silent server,
+//!   and the advice when every way fails.
 //! - `transport`: the socket, the datagram guard, netcode and renet.
 //! - `settings`: the paper's switches and the conditioner's settings.
 //! - `connection`: connecting, leaving, and every way a connection ends.
@@ -59,6 +61,7 @@ pub mod conditioner;
 mod connection;
 mod drawn;
 mod hit_prediction;
+pub mod hole_punch;
 mod interp_delay;
 pub mod interpolation;
 mod kill_cam;
@@ -84,6 +87,7 @@ use bevy_renet::{RenetClientPlugin, RenetReceive};
 // Connecting, and the switches a player or an experiment flips.
 pub use conditioner::LinkConditions;
 pub use connection::{AddrError, ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
+pub use hole_punch::{Introducers, Introduction};
 pub use kill_cam::{KillCamFeed, ReceivedKillCam, SkipKillCam};
 pub use settings::NetcodeSettings;
 

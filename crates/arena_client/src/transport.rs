@@ -26,6 +26,7 @@ use renet::RenetClient;
 use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeClient};
 
 use crate::conditioner::{LinkConditioner, LinkConditions};
+use crate::hole_punch::{GIVE_UP_AFTER, Introduction};
 
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
@@ -64,6 +65,8 @@ pub struct UdpTransport {
     last_summary: Duration,
     /// When a datagram last went to the server (on the transport's clock).
     last_sent: Option<Duration>,
+    /// Hole punching through masters, if any are known.
+    introduction: Option<Introduction>,
 }
 
 impl std::fmt::Debug for UdpTransport {
@@ -142,6 +145,7 @@ impl UdpTransport {
             summarised: 0,
             last_summary: Duration::ZERO,
             last_sent: None,
+            introduction: None,
         })
     }
 
@@ -161,6 +165,41 @@ impl UdpTransport {
     /// for the player, if it did.
     pub fn refusal(&self) -> Option<String> {
         self.refusal.map(|r| r.explain(self.gave_password))
+    }
+
+    /// Asks these masters for an introduction if the server stays silent
+    /// (see `hole_punch.rs`).
+    pub fn introduce_through(&mut self, masters: &[SocketAddr]) {
+        let introduction = Introduction::new(self.netcode.server_addr(), masters);
+        self.introduction = introduction.has_masters().then_some(introduction);
+    }
+
+    /// The introduction under way, if any.
+    pub fn introduction(&self) -> Option<&Introduction> {
+        self.introduction.as_ref()
+    }
+
+    /// When every way to the server has failed (nothing heard from it by
+    /// [`GIVE_UP_AFTER`], masters asked): why, and what the host can do.
+    pub fn unreachable(&self) -> Option<String> {
+        let intro = self.introduction.as_ref()?;
+        let silent = self.last_heard == Duration::ZERO && !self.netcode.is_connected();
+        (silent && self.clock >= GIVE_UP_AFTER).then(|| intro.advice())
+    }
+
+    /// A datagram from a master of the introduction: read, and answered.
+    fn from_master(&mut self, len: usize, from: SocketAddr) {
+        let message = arena_master::reach::Reach::parse(&self.buffer[..len]);
+        let reply = match (message, self.introduction.as_mut()) {
+            (Some(message), Some(intro)) => intro.receive(from, message),
+            _ => {
+                self.drop_datagram("not from the server");
+                return;
+            }
+        };
+        if let Some((to, datagram)) = reply {
+            let _ = self.socket.send_to(&datagram, to);
+        }
     }
 
     fn drop_datagram(&mut self, why: &'static str) {
@@ -231,9 +270,20 @@ impl UdpTransport {
                 Ok((len, from)) if from == server => {
                     self.bytes_received += len as u64;
                     self.datagrams_received += 1;
+                    if let Some(intro) = self.introduction.as_mut()
+                        && arena_master::reach::Reach::parse(&self.buffer[..len])
+                            == Some(arena_master::reach::Reach::PunchProbe)
+                    {
+                        // The server's router is open toward us now.
+                        intro.probes += 1;
+                        continue;
+                    }
                     if self.admit(len) {
                         self.conditioner.receive(self.clock, self.buffer[..len].to_vec());
                     }
+                }
+                Ok((len, from)) if self.introduction.as_ref().is_some_and(|i| i.is_master(from)) => {
+                    self.from_master(len, from);
                 }
                 Ok(_) => self.drop_datagram("not from the server"),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
@@ -244,6 +294,12 @@ impl UdpTransport {
         while let Some(mut datagram) = self.conditioner.incoming.pop_due(self.clock) {
             self.last_heard = self.clock;
             self.deliver(&mut datagram, client);
+        }
+        if let Some(intro) = self.introduction.as_mut() {
+            let heard = self.last_heard > Duration::ZERO || self.netcode.is_connected();
+            for (to, datagram) in intro.due(self.clock, heard) {
+                let _ = self.socket.send_to(&datagram, to);
+            }
         }
         self.summarise();
         if let Some((packet, _)) = self.netcode.update(dt) {

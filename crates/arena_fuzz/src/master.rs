@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use arena_client::browser::ServerBrowser;
 use arena_master::net::limit_key;
+use arena_master::reach::Reach;
 use arena_master::wire::{self, InfoString, ServerQuery};
+use arena_master::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 use arena_master::{Master, MasterConfig};
 
 use crate::target::Target;
@@ -23,6 +25,8 @@ pub struct MasterReceives {
     now_ms: u64,
     sent_to: HashMap<IpAddr, u64>,
     received_from: HashMap<IpAddr, u64>,
+    /// Introductions sent to each server.
+    introduced: HashMap<SocketAddr, u64>,
     out: Vec<(SocketAddr, Vec<u8>)>,
 }
 
@@ -38,11 +42,14 @@ fn small_config() -> MasterConfig {
 
 impl Default for MasterReceives {
     fn default() -> Self {
+        let mut master = Master::new(small_config());
+        master.set_probe_port(27951);
         Self {
-            master: Master::new(small_config()),
+            master,
             now_ms: 0,
             sent_to: HashMap::new(),
             received_from: HashMap::new(),
+            introduced: HashMap::new(),
             out: Vec::new(),
         }
     }
@@ -50,16 +57,7 @@ impl Default for MasterReceives {
 
 /// The query Arena's browser sends.
 fn arena_query() -> ServerQuery {
-    ServerQuery {
-        extended: true,
-        game: wire::GAME.to_string(),
-        protocol: arena_protocol::PROTOCOL_VERSION as i64,
-        empty: true,
-        full: true,
-        ipv4: true,
-        ipv6: true,
-        gametype: None,
-    }
+    ServerQuery::everything(wire::GAME, arena_protocol::PROTOCOL_VERSION as i64)
 }
 
 fn info(challenge: &str, maxclients: &str) -> Vec<u8> {
@@ -70,6 +68,8 @@ fn info(challenge: &str, maxclients: &str) -> Vec<u8> {
         ("clients", "3"),
         ("sv_maxclients", maxclients),
         ("hostname", "Fuzz"),
+        (arena_master::reach::INTRO_KEY, "fuzzkey123456789"),
+        (arena_master::reach::NAT_KEY, "punchable"),
     ];
     let info = InfoString::new(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
         .expect("a valid infostring");
@@ -78,13 +78,33 @@ fn info(challenge: &str, maxclients: &str) -> Vec<u8> {
 
 impl MasterReceives {
     fn feed(&mut self, from: SocketAddr, datagram: &[u8]) {
+        self.feed_on(from, datagram, false);
+    }
+
+    /// A datagram to the master's main socket, or to its probe socket.
+    fn feed_on(&mut self, from: SocketAddr, datagram: &[u8], probe_socket: bool) {
         self.now_ms += 13;
         let now = Duration::from_millis(self.now_ms);
         *self.received_from.entry(limit_key(from.ip())).or_default() += datagram.len() as u64;
         self.out.clear();
-        self.master.receive(from, datagram, now, &mut self.out);
+        if probe_socket {
+            self.master.receive_on_probe_socket(from, datagram, now, &mut self.out);
+        } else {
+            self.master.receive(from, datagram, now, &mut self.out);
+        }
+        self.out.extend(self.master.take_probe_datagrams());
         for (to, reply) in &self.out {
             assert!(reply.len() <= wire::MAX_DATAGRAM_BYTES, "a reply of {} bytes", reply.len());
+            if let Some(Reach::PunchIntro { .. }) = Reach::parse(reply) {
+                // Introductions go to listed servers (which asked for
+                // them by listing), within each one's budget.
+                let n = self.introduced.entry(*to).or_default();
+                *n += 1;
+                let budget = INTRODUCTION_BURST + now.as_secs_f64() * INTRODUCTIONS_PER_S + 1.0;
+                assert!((*n as f64) <= budget, "{n} introductions to {to} by {now:?}");
+                assert!(self.master.listed().any(|(a, _)| a == to), "an introduction to {to}, not listed");
+                continue;
+            }
             let key = limit_key(to.ip());
             let sent = self.sent_to.entry(key).or_default();
             *sent += reply.len() as u64;
@@ -111,18 +131,32 @@ impl Target for MasterReceives {
         seeds.push(info("abcdefgh", "0"));
         seeds.push(b"\xFF\xFF\xFF\xFFgetservers 68 empty full".to_vec());
         seeds.push(b"\xFF\xFF\xFF\xFFgetserversExt Arena 12 ipv6 gametype=ffa ffa tourney".to_vec());
+        let server = SocketAddr::from(([198, 51, 100, 1], 27015));
+        seeds.push(Reach::Check { nonce: "abcdefgh12345678".into() }.encode());
+        seeds.push(Reach::WhoAmI { nonce: "abcdefgh12345678".into() }.encode());
+        seeds.push(Reach::PunchRequest { server, cookie: None }.encode());
+        seeds.push(Reach::PunchRequest { server, cookie: Some("0123456789abcdef01234567".into()) }.encode());
         seeds
     }
 
     fn run(&mut self, input: &[u8]) {
         // The input from one of four addresses (two families, one mapped).
-        let from: SocketAddr = match input.first().copied().unwrap_or(0) % 4 {
+        let first = input.first().copied().unwrap_or(0);
+        let from: SocketAddr = match first % 4 {
             0 => SocketAddr::from(([192, 0, 2, 1], 27015)),
             1 => SocketAddr::from(([192, 0, 2, 2], 27016)),
             2 => "[2001:db8::1]:27015".parse().expect("address"),
             _ => "[::ffff:192.0.2.1]:27015".parse().expect("address"),
         };
-        self.feed(from, input);
+        self.feed_on(from, input, first & 0x40 != 0);
+        // A request for an introduction with the cookie the master gave,
+        // now and then, so that introductions go out.
+        if let Some(Reach::PunchChallenge { server, cookie }) = self.out.iter().find_map(|(_, d)| Reach::parse(d)) {
+            let mut request = Reach::PunchRequest { server, cookie: Some(cookie) }.encode();
+            request.push(b'\n');
+            request.resize(200, 0);
+            self.feed(from, &request);
+        }
         // A real server answering whatever challenge it was given, now and
         // then, so that lists have entries.
         if self.now_ms.is_multiple_of(7) {

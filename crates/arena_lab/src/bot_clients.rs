@@ -33,6 +33,9 @@ pub struct BotsConfig {
     pub churn: bool,
     /// Each bot's link conditioner.
     pub conditions: arena_client::LinkConditions,
+    /// Masters to ask for an introduction (hole punching) when the server
+    /// stays silent: `host` or `host:port`.
+    pub introducers: Vec<String>,
 }
 
 /// How long a churning bot stays, and stays away, seconds.
@@ -59,6 +62,12 @@ pub struct BotReport {
     pub name: String,
     /// Seconds between being welcomed and the end (or losing the connection).
     pub connected_s: f64,
+    /// Seconds from the start to being welcomed the first time.
+    pub joined_after_s: Option<f64>,
+    /// Whether a master introduced it (hole punching), and the server's
+    /// probes that came through.
+    pub introduced: bool,
+    pub punch_probes: u32,
     pub commands_sent: u64,
     pub snapshots_received: u64,
     /// Shots fired, hits the server confirmed, players killed, and deaths.
@@ -152,8 +161,22 @@ impl Default for Steering {
 /// A headless network client with the game's client plugin (no window),
 /// asked to join `server` as `name`.
 pub fn headless_client(server: SocketAddr, name: &str, password: arena_protocol::key::Password) -> App {
+    headless_client_via(server, name, password, &[])
+}
+
+/// [`headless_client`], asking these masters for an introduction if the
+/// server stays silent.
+pub fn headless_client_via(
+    server: SocketAddr,
+    name: &str,
+    password: arena_protocol::key::Password,
+    introducers: &[String],
+) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+    if !introducers.is_empty() {
+        app.insert_resource(arena_client::Introducers(introducers.to_vec()));
+    }
     app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password });
     app
 }
@@ -163,7 +186,7 @@ pub fn run(config: &BotsConfig) -> Report {
     let mut bots: Vec<Bot> = (0..config.count)
         .map(|i| {
             let name = format!("{}{}", config.name_prefix, i + 1);
-            let mut app = headless_client(config.server, &name, config.password.clone());
+            let mut app = headless_client_via(config.server, &name, config.password.clone(), &config.introducers);
             {
                 let mut netcode = app.world_mut().resource_mut::<arena_client::NetcodeSettings>();
                 netcode.conditions = config.conditions;
@@ -252,12 +275,19 @@ pub fn run(config: &BotsConfig) -> Report {
             };
             let connected_s =
                 bot.welcomed_at.map(|w| bot.lost_at.unwrap_or(finished).duration_since(w).as_secs_f64()).unwrap_or(0.0);
+            let introduction = world
+                .get_resource::<arena_client::transport::UdpTransport>()
+                .and_then(|t| t.introduction().map(|i| (i.started, i.probes)));
+            let (introduced, punch_probes) = introduction.unwrap_or((false, 0));
             // Leave politely so the server removes the player at once.
             bot.app.world_mut().trigger(arena_client::Disconnect);
             bot.app.update();
             BotReport {
                 name: bot.name.clone(),
                 connected_s,
+                joined_after_s: bot.welcomed_at.map(|w| w.duration_since(start).as_secs_f64()),
+                introduced,
+                punch_probes,
                 commands_sent: stats.commands_sent,
                 snapshots_received: stats.snapshots_received,
                 shots: fight.shots,

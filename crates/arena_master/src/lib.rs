@@ -9,17 +9,25 @@
 //! - `net`: sockets for both address families; canonical addresses; the
 //!   keys rate limits count by; which addresses a list may carry; looking
 //!   masters up.
+//! - `credit`: the no-reflection rule: a byte credit per address.
 //! - `wire`: the datagrams both ways (heartbeat, getinfo, infoResponse,
 //!   getservers, getserversExt and their answers), bounded parsers.
+//! - `reach`: Arena's extension: the reachability check and introductions
+//!   for hole punching.
+//! - `introductions`: the master's cookies and budgets for introductions.
 //! - `table`: the master's state: challenges, listings, caps, the
 //!   no-reflection byte credit, list continuations, counters.
 //! - `serve`: the socket loop.
 
+mod credit;
+mod introductions;
 pub mod net;
+pub mod reach;
 pub mod serve;
 pub mod table;
 pub mod wire;
 
+pub use introductions::{COOKIE_LIFETIME, INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 pub use serve::{bind, serve};
 pub use table::{Listing, Master, MasterConfig, MasterCounters};
 pub use wire::{GetInfo, InfoString, ServerQuery, ServersPart, ToMaster, WireError};

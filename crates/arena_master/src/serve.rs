@@ -29,6 +29,9 @@ pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
     net::bind_udp(addr)
 }
 
+/// Datagrams read from the second socket per turn of the loop, at most.
+const PROBE_READS_PER_TURN: usize = 16;
+
 /// Reads in a row that fail with an error that is not [`transient`] before
 /// the loop gives up on its socket.
 const MAX_FAILED_READS: u32 = 10_000;
@@ -48,11 +51,24 @@ fn transient(e: &io::Error) -> bool {
 }
 
 /// Serves `master` on `socket` until `stop` is set; summary lines go to
-/// `log`. Only a socket that cannot be read at all ends it with an error.
-pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &mut dyn FnMut(&str)) -> io::Result<()> {
+/// `log`. `probe`, a second socket on another port, sends the probes of
+/// reachability checks (without one they go unanswered). Only a socket
+/// that cannot be read at all ends it with an error.
+pub fn serve(
+    socket: &UdpSocket,
+    probe: Option<&UdpSocket>,
+    master: &mut Master,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(&str),
+) -> io::Result<()> {
     socket.set_nonblocking(false)?;
     socket.set_read_timeout(Some(READ_TIMEOUT))?;
     let v6 = net::is_v6(socket);
+    let probe_v6 = probe.is_some_and(net::is_v6);
+    if let Some(probe) = probe {
+        probe.set_nonblocking(true)?;
+        master.set_probe_port(probe.local_addr()?.port());
+    }
     let started = Instant::now();
     let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
     let mut out: Vec<(SocketAddr, Vec<u8>)> = Vec::new();
@@ -64,6 +80,15 @@ pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &m
             Ok((len, from)) => {
                 out.clear();
                 master.receive(from, &buffer[..len], started.elapsed(), &mut out);
+                // A probe first, then the word that it went (so that it
+                // is usually there when the server reads that word).
+                if let Some(probe) = probe {
+                    for (to, datagram) in master.take_probe_datagrams() {
+                        if net::send_to(probe, &datagram, to, probe_v6).is_err() {
+                            send_errors += 1;
+                        }
+                    }
+                }
                 for (to, datagram) in &out {
                     if net::send_to(socket, datagram, *to, v6).is_err() {
                         send_errors += 1;
@@ -83,6 +108,19 @@ pub fn serve(socket: &UdpSocket, master: &mut Master, stop: &AtomicBool, log: &m
             }
         }
         failed_reads = 0;
+        if let Some(probe) = probe {
+            // The second socket's few `whoami`s, read between the first's.
+            for _ in 0..PROBE_READS_PER_TURN {
+                let Ok((len, from)) = net::recv_from(probe, &mut buffer) else { break };
+                out.clear();
+                master.receive_on_probe_socket(from, &buffer[..len], started.elapsed(), &mut out);
+                for (to, datagram) in &out {
+                    if net::send_to(probe, datagram, *to, probe_v6).is_err() {
+                        send_errors += 1;
+                    }
+                }
+            }
+        }
         let now = started.elapsed();
         if now.saturating_sub(expired_at) < EXPIRE_EVERY {
             continue;
@@ -116,7 +154,7 @@ mod tests {
         let (lines, summaries) = std::sync::mpsc::channel::<String>();
         let thread = std::thread::spawn(move || {
             let mut master = Master::new(MasterConfig::default());
-            serve(&socket, &mut master, &flag, &mut |line| {
+            serve(&socket, None, &mut master, &flag, &mut |line| {
                 let _ = lines.send(line.to_string());
             })
             .expect("serves");

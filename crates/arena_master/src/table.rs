@@ -4,7 +4,9 @@
 //! sent (no reflection).
 //!
 //! As dpmaster (`doc/techinfo.txt`, section 4): a heartbeat gets a `getinfo`
-//! with a fresh challenge; only an `infoResponse` from the same address and
+//! with a challenge no one else can make (a keyed MAC of the server's
+//! address and the quarter-second, so that an answer counts even if a
+//! flood pushed the server's pending entry out); only an `infoResponse` from the same address and
 //! port carrying that challenge, within [`MasterConfig::challenge_timeout`]
 //! and once, lists the server, until [`MasterConfig::listing_timeout`]
 //! after the last such answer. Heartbeats prolong nothing, so a forged one
@@ -22,7 +24,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::ops::Bound;
 use std::time::Duration;
 
+use crate::credit::{Credits, SWEEP_PERIOD};
+use crate::introductions::Introductions;
 use crate::net::{self, limit_key};
+use crate::reach::{self, Nat, Reach, Refusal};
 use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
 
 /// A master's limits and timeouts.
@@ -63,18 +68,10 @@ impl Default for MasterConfig {
     }
 }
 
-/// Most bytes of credit an address can hold (what it sent lately).
-const MAX_CREDIT_BYTES: u64 = 64 * 1024;
-/// Credit not topped up for this long is forgotten.
-const CREDIT_LIFETIME: Duration = Duration::from_secs(1);
 /// Most list continuations remembered.
 const MAX_CONTINUATIONS: usize = 4096;
 /// How often the summary line may be given.
 const SUMMARY_PERIOD: Duration = Duration::from_secs(1);
-/// How often a full table of addresses may be swept for idle ones when a
-/// new address comes (a sweep is a pass over the whole table: a flood from
-/// new addresses must not pay for one per datagram).
-const CREDIT_SWEEP_PERIOD: Duration = Duration::from_millis(100);
 /// Challenges are a keyed MAC of the server's address and the window of
 /// this length they were made in; one is good until `challenge_timeout`
 /// after its window began.
@@ -93,6 +90,13 @@ pub struct Listing {
     pub gametype: String,
     /// When it is dropped unless it answers again.
     pub expires: Duration,
+    /// The key introductions to it carry (Arena's extension; none from
+    /// other games, which are then not introduced).
+    pub intro_key: Option<String>,
+    /// What it learnt of its router.
+    pub nat: Nat,
+    /// Its own game port, if it said (0: not said).
+    pub game_port: u16,
 }
 
 /// A challenge handed out and not yet answered.
@@ -103,13 +107,6 @@ struct Challenge {
     /// When the server became pending (`None`: a listed server proving
     /// itself again).
     pending_since: Option<Duration>,
-}
-
-/// What one address has sent and been sent lately.
-#[derive(Clone, Copy, Debug)]
-struct Credit {
-    bytes: u64,
-    last_in: Duration,
 }
 
 /// The rest of a list that did not fit what its asker sent.
@@ -142,6 +139,11 @@ pub struct MasterCounters {
     /// Datagrams handled without keeping their address's credit (the
     /// table of addresses full of busy ones).
     pub untracked: u64,
+    /// Reachability checks answered (a probe from the second socket).
+    pub reach_checks: u64,
+    /// Introductions sent to servers, and cookies handed out.
+    pub introductions: u64,
+    pub cookies: u64,
     /// Datagrams dropped, by reason.
     pub dropped: BTreeMap<&'static str, u64>,
 }
@@ -173,12 +175,8 @@ pub struct Master {
     pending: usize,
     /// Servers (pending and listed) per address.
     per_address: HashMap<IpAddr, usize>,
-    credit: HashMap<IpAddr, Credit>,
-    /// When a full table of addresses was last swept.
-    credit_swept: Option<Duration>,
-    /// The credit of the datagram being handled when its address could not
-    /// be kept (the table full of busy ones): what it sent, and no more.
-    transient: Option<(IpAddr, u64)>,
+    /// The no-reflection rule (see `credit.rs`).
+    credits: Credits,
     /// When the full tables of continuations and of spent challenges were
     /// last swept (a sweep per datagram would be a flood's lever).
     continuations_swept: Option<Duration>,
@@ -187,6 +185,11 @@ pub struct Master {
     /// Challenges answered lately, per server address, and until when they
     /// would still be good: each is good once.
     spent: HashMap<SocketAddr, (String, Duration)>,
+    introductions: Introductions,
+    /// The second socket's port (0: none, reachability checks unanswered)
+    /// and what is to go out of it.
+    probe_port: u16,
+    probe_out: Vec<(SocketAddr, Vec<u8>)>,
     counters: MasterCounters,
     summarised: MasterCounters,
     last_summary: Option<Duration>,
@@ -194,6 +197,8 @@ pub struct Master {
 
 impl Master {
     pub fn new(config: MasterConfig) -> Self {
+        let max_tracked_addresses = config.max_tracked_addresses;
+        let max_servers = config.max_servers;
         Self {
             config,
             challenges: Challenges::default(),
@@ -203,13 +208,14 @@ impl Master {
             pending_of: HashMap::new(),
             pending: 0,
             per_address: HashMap::new(),
-            credit: HashMap::new(),
-            credit_swept: None,
-            transient: None,
+            credits: Credits::new(max_tracked_addresses),
             continuations_swept: None,
             spent_swept: None,
             continuations: HashMap::new(),
             spent: HashMap::new(),
+            introductions: Introductions::new(max_servers),
+            probe_port: 0,
+            probe_out: Vec::new(),
             counters: MasterCounters::default(),
             summarised: MasterCounters::default(),
             last_summary: None,
@@ -239,7 +245,14 @@ impl Master {
         let from = net::canonical(from);
         self.counters.datagrams += 1;
         self.counters.bytes_in += datagram.len() as u64;
-        self.credit_in(from.ip(), datagram.len(), now);
+        if !self.credits.received(from.ip(), datagram.len(), now) {
+            self.counters.untracked += 1;
+        }
+        if let Some(message) = Reach::parse(datagram) {
+            self.reach(from, message, now, out);
+            self.credits.datagram_done();
+            return;
+        }
         match wire::parse_to_master(datagram) {
             Ok(ToMaster::Heartbeat { tag }) => self.heartbeat(from, &tag, now, out),
             Ok(ToMaster::InfoResponse(info)) => self.info_response(from, &info, now),
@@ -254,55 +267,118 @@ impl Master {
                 wire::WireError::BadChallenge => "bad challenge",
             }),
         }
-        self.transient = None;
+        self.credits.datagram_done();
     }
 
-    /// Counts `len` bytes in from `ip`. When the table of addresses is full
-    /// of busy ones the datagram is still handled, with a credit of its own
-    /// length that is not kept: a flood of new addresses cannot shut the
-    /// master to real servers and players, and no reply outgrows its request.
-    fn credit_in(&mut self, ip: IpAddr, len: usize, now: Duration) {
-        let key = limit_key(ip);
-        self.transient = None;
-        if !self.credit.contains_key(&key) && self.credit.len() >= self.config.max_tracked_addresses {
-            if self.credit_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD) {
-                self.credit_swept = Some(now);
-                self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
-            }
-            if self.credit.len() >= self.config.max_tracked_addresses {
-                self.counters.untracked += 1;
-                self.transient = Some((key, len as u64));
-                return;
-            }
+    /// The port of the second socket, from which reachability probes go.
+    pub fn set_probe_port(&mut self, port: u16) {
+        self.probe_port = port;
+    }
+
+    /// What is to go out of the second socket (taken).
+    pub fn take_probe_datagrams(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.probe_out)
+    }
+
+    /// One datagram that came to the second socket: only `whoami`, answered
+    /// through `out` from that socket.
+    pub fn receive_on_probe_socket(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+    ) {
+        let from = net::canonical(from);
+        self.counters.datagrams += 1;
+        self.counters.bytes_in += datagram.len() as u64;
+        if !self.credits.received(from.ip(), datagram.len(), now) {
+            self.counters.untracked += 1;
         }
-        let credit = self.credit.entry(key).or_insert(Credit { bytes: 0, last_in: now });
-        if now.saturating_sub(credit.last_in) >= CREDIT_LIFETIME {
-            credit.bytes = 0;
+        match Reach::parse(datagram) {
+            Some(Reach::WhoAmI { nonce }) => {
+                self.reply(from, Reach::YouAre { nonce, seen: from }.encode(), out);
+            }
+            _ => self.counters.drop("not for the probe socket"),
         }
-        credit.bytes = (credit.bytes + len as u64).min(MAX_CREDIT_BYTES);
-        credit.last_in = now;
+        self.credits.datagram_done();
+    }
+
+    /// A reply to `to`, within its credit.
+    fn reply(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) -> bool {
+        if datagram.len() <= self.credit_of(to.ip()) {
+            self.send(to, datagram, out);
+            true
+        } else {
+            self.counters.withheld += 1;
+            false
+        }
+    }
+
+    /// Arena's extension (see `reach.rs`).
+    fn reach(&mut self, from: SocketAddr, message: Reach, now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+        match message {
+            Reach::Check { nonce } => {
+                if self.probe_port == 0 {
+                    self.counters.drop("reachability check without a probe socket");
+                    return;
+                }
+                let probe = Reach::Probe { nonce: nonce.clone() }.encode();
+                let sent = Reach::Sent { nonce, seen: from, probe_port: self.probe_port }.encode();
+                // Both count against the asker's credit: a forged check
+                // aims at most its own size at anyone.
+                if probe.len() + sent.len() > self.credit_of(from.ip()) {
+                    self.counters.withheld += 1;
+                    return;
+                }
+                self.credits.spend(from.ip(), probe.len());
+                self.counters.bytes_out += probe.len() as u64;
+                self.probe_out.push((from, probe));
+                self.send(from, sent, out);
+                self.counters.reach_checks += 1;
+            }
+            Reach::PunchRequest { server, cookie } => {
+                let good = cookie.is_some_and(|c| self.introductions.cookie_good(from, server, &c, now));
+                if !good {
+                    let cookie = self.introductions.cookie(from, server, now);
+                    if self.reply(from, Reach::PunchChallenge { server, cookie }.encode(), out) {
+                        self.counters.cookies += 1;
+                    }
+                    return;
+                }
+                let game_port = self.listed.get(&server).map_or(0, |l| l.game_port);
+                let answer = match self.listed.get(&server) {
+                    None => Err(Refusal::Unlisted),
+                    Some(listing) if listing.nat == Nat::Symmetric => Err(Refusal::Symmetric),
+                    Some(listing) => match &listing.intro_key {
+                        None => Err(Refusal::Unlisted),
+                        Some(key) => Ok((key.clone(), listing.nat)),
+                    },
+                };
+                let answer = match answer {
+                    Ok((key, nat)) if self.introductions.allow(server, now) => {
+                        let intro = Reach::PunchIntro { client: from, key }.encode();
+                        self.counters.bytes_out += intro.len() as u64;
+                        self.counters.introductions += 1;
+                        out.push((server, intro));
+                        Reach::PunchStarted { server, nat, game_port }
+                    }
+                    Ok(_) => Reach::PunchRefused { server, why: Refusal::Busy, game_port },
+                    Err(why) => Reach::PunchRefused { server, why, game_port },
+                };
+                self.reply(from, answer.encode(), out);
+            }
+            _ => self.counters.drop("not for a master"),
+        }
     }
 
     /// Bytes `ip` may still be sent.
     fn credit_of(&self, ip: IpAddr) -> usize {
-        let key = limit_key(ip);
-        match self.transient {
-            Some((k, bytes)) if k == key => bytes as usize,
-            _ => self.credit.get(&key).map_or(0, |c| c.bytes as usize),
-        }
+        self.credits.available(ip)
     }
 
     fn send(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
-        let key = limit_key(to.ip());
-        let len = datagram.len() as u64;
-        match &mut self.transient {
-            Some((k, bytes)) if *k == key => *bytes = bytes.saturating_sub(len),
-            _ => {
-                if let Some(credit) = self.credit.get_mut(&key) {
-                    credit.bytes = credit.bytes.saturating_sub(len);
-                }
-            }
-        }
+        self.credits.spend(to.ip(), datagram.len());
         self.counters.bytes_out += datagram.len() as u64;
         out.push((to, datagram));
     }
@@ -537,7 +613,7 @@ impl Master {
     fn spend(&mut self, from: SocketAddr, text: String, now: Duration) {
         if self.spent.len() >= self.config.max_tracked_addresses
             && !self.spent.contains_key(&from)
-            && self.spent_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD)
+            && self.spent_swept.is_none_or(|t| now.saturating_sub(t) >= SWEEP_PERIOD)
         {
             self.spent_swept = Some(now);
             self.spent.retain(|_, (_, until)| *until > now);
@@ -575,6 +651,9 @@ impl Master {
             max_clients,
             gametype: gametype.to_string(),
             expires: now + self.config.listing_timeout,
+            intro_key: info.get(reach::INTRO_KEY).filter(|k| reach::is_token(k)).map(str::to_string),
+            nat: Nat::parse(info.get(reach::NAT_KEY).unwrap_or_default()),
+            game_port: info.get(reach::GAME_PORT_KEY).and_then(|p| p.parse().ok()).unwrap_or(0),
         })
     }
 
@@ -641,7 +720,7 @@ impl Master {
         if let Some(after) = last_sent {
             if self.continuations.len() >= MAX_CONTINUATIONS
                 && !self.continuations.contains_key(&from)
-                && self.continuations_swept.is_none_or(|t| now.saturating_sub(t) >= CREDIT_SWEEP_PERIOD)
+                && self.continuations_swept.is_none_or(|t| now.saturating_sub(t) >= SWEEP_PERIOD)
             {
                 self.continuations_swept = Some(now);
                 self.continuations.retain(|_, c| c.expires > now);
@@ -655,6 +734,7 @@ impl Master {
 
     /// Forgets expired challenges, listings, continuations and credit.
     pub fn expire(&mut self, now: Duration) {
+        self.introductions.forget_idle(now);
         let expired: Vec<SocketAddr> = self.open.iter().filter(|(_, c)| c.expires <= now).map(|(a, _)| *a).collect();
         for addr in expired {
             // A pending server is forgotten; a listed one's unanswered
@@ -679,7 +759,7 @@ impl Master {
         });
         self.continuations.retain(|_, c| c.expires > now);
         self.spent.retain(|_, (_, until)| *until > now);
-        self.credit.retain(|_, c| now.saturating_sub(c.last_in) < CREDIT_LIFETIME);
+        self.credits.expire(now);
     }
 
     /// One line about what happened since the last, at most once a second,
@@ -1321,7 +1401,7 @@ mod tests {
         assert!(m.counters().list_datagrams > 100 && m.counters().challenges_sent > 100, "{:?}", m.counters());
         assert!(m.counters().withheld > 0);
         assert!(m.pending() <= 64 && m.listed().count() <= 300);
-        assert!(m.credit.len() <= 8 && m.continuations.len() <= MAX_CONTINUATIONS);
+        assert!(m.credits.len() <= 8 && m.continuations.len() <= MAX_CONTINUATIONS);
     }
 
     #[test]
@@ -1339,14 +1419,14 @@ mod tests {
         assert_eq!(m.counters().untracked, 1);
         assert_eq!(out.len(), 1, "answered");
         assert!(out[0].1.len() <= request.len());
-        assert_eq!(m.credit.len(), 4, "not kept");
+        assert_eq!(m.credits.len(), 4, "not kept");
         out.clear();
         m.receive(addr("198.51.100.1:5001"), &request, ms(600), &mut out);
         assert_eq!(out.len(), 1, "an address counted already is answered");
         // A second later the idle ones are forgotten, and it is kept.
         m.receive(addr("[2001:db8::1]:1"), &request, ms(1100), &mut out);
         assert_eq!(m.counters().untracked, 1);
-        assert!(m.credit.len() <= 4);
+        assert!(m.credits.len() <= 4);
     }
 
     #[test]
@@ -1375,5 +1455,135 @@ mod tests {
         // The listed one still proves itself again.
         register(&mut m, addr("192.0.2.1:1"), 2, 8, ms(20));
         assert_eq!(m.counters().refreshed, 1);
+    }
+
+    fn padded(message: &Reach, bytes: usize) -> Vec<u8> {
+        let mut d = message.encode();
+        d.push(b'\n');
+        d.resize(bytes, 0);
+        d
+    }
+
+    fn info_extended(challenge: &str, extra: &[(&str, &str)]) -> Vec<u8> {
+        let mut pairs = vec![
+            ("challenge".to_string(), challenge.to_string()),
+            ("gamename".to_string(), wire::GAME.to_string()),
+            ("protocol".to_string(), "12".to_string()),
+            ("clients".to_string(), "1".to_string()),
+            ("sv_maxclients".to_string(), "8".to_string()),
+        ];
+        pairs.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        wire::info_response(&InfoString::new(pairs).expect("valid")).expect("fits")
+    }
+
+    fn register_with(master: &mut Master, server: SocketAddr, extra: &[(&str, &str)], now: Duration) {
+        let mut out = Vec::new();
+        master.receive(server, &wire::heartbeat(), now, &mut out);
+        let challenge = challenge_for(&out, server).expect("a challenge");
+        master.receive(server, &info_extended(&challenge, extra), now + ms(1), &mut out);
+        assert!(master.listed().any(|(a, _)| *a == server));
+    }
+
+    #[test]
+    fn a_reachability_check_probes_from_the_second_socket_within_the_askers_credit() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        let mut out = Vec::new();
+        let check = padded(&Reach::Check { nonce: "abcdefgh12345678".into() }, 200);
+        m.receive(server, &check, ms(0), &mut out);
+        assert!(out.is_empty() && m.take_probe_datagrams().is_empty(), "no probe socket: no answer");
+        m.set_probe_port(27951);
+        m.receive(server, &check, ms(10), &mut out);
+        let probes = m.take_probe_datagrams();
+        assert_eq!(probes, vec![(server, Reach::Probe { nonce: "abcdefgh12345678".into() }.encode())]);
+        assert_eq!(
+            out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect::<Vec<_>>(),
+            vec![(server, Some(Reach::Sent { nonce: "abcdefgh12345678".into(), seen: server, probe_port: 27951 }))]
+        );
+        // A bare check (smaller than its answers) from a new address: withheld.
+        out.clear();
+        m.receive(addr("192.0.2.9:1"), &Reach::Check { nonce: "abcdefgh12345678".into() }.encode(), ms(20), &mut out);
+        assert!(out.is_empty() && m.take_probe_datagrams().is_empty());
+        // whoami on the second socket.
+        out.clear();
+        let whoami = padded(&Reach::WhoAmI { nonce: "abcdefgh12345678".into() }, 120);
+        m.receive_on_probe_socket(addr("192.0.2.1:40000"), &whoami, ms(30), &mut out);
+        assert_eq!(
+            Reach::parse(&out[0].1),
+            Some(Reach::YouAre { nonce: "abcdefgh12345678".into(), seen: addr("192.0.2.1:40000") })
+        );
+    }
+
+    #[test]
+    fn introductions_go_only_to_listed_servers_for_clients_that_proved_their_address() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        let symmetric = addr("192.0.2.2:27015");
+        let client = addr("198.51.100.7:40000");
+        register_with(
+            &mut m,
+            server,
+            &[(reach::INTRO_KEY, "serverkey1234567"), (reach::NAT_KEY, "punchable"), (reach::GAME_PORT_KEY, "27015")],
+            ms(0),
+        );
+        register_with(
+            &mut m,
+            symmetric,
+            &[(reach::INTRO_KEY, "serverkey7654321"), (reach::NAT_KEY, "symmetric")],
+            ms(0),
+        );
+        let mut out = Vec::new();
+        m.receive(client, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(100), &mut out);
+        let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!("{out:?}") };
+        assert_eq!(out.len(), 1, "nothing to the server before the client proves its address");
+        // The cookie from another address (a forged source) is no good.
+        out.clear();
+        let forged = padded(&Reach::PunchRequest { server, cookie: Some(cookie.clone()) }, 160);
+        m.receive(addr("203.0.113.5:40000"), &forged, ms(150), &mut out);
+        assert!(out.iter().all(|(to, _)| *to != server), "{out:?}");
+        out.clear();
+        m.receive(client, &forged, ms(200), &mut out);
+        let sent: Vec<(SocketAddr, Option<Reach>)> = out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect();
+        assert!(
+            sent.contains(&(server, Some(Reach::PunchIntro { client, key: "serverkey1234567".into() }))),
+            "{sent:?}"
+        );
+        assert!(
+            sent.contains(&(client, Some(Reach::PunchStarted { server, nat: Nat::Punchable, game_port: 27015 }))),
+            "{sent:?}"
+        );
+        // Too late for that cookie.
+        out.clear();
+        m.receive(client, &forged, ms(3000), &mut out);
+        assert!(out.iter().all(|(to, _)| *to != server));
+        // A symmetric server and an unlisted one are refused, with the reason.
+        for (target, why) in [(symmetric, Refusal::Symmetric), (addr("192.0.2.3:27015"), Refusal::Unlisted)] {
+            out.clear();
+            m.receive(client, &padded(&Reach::PunchRequest { server: target, cookie: None }, 160), ms(4000), &mut out);
+            let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
+            out.clear();
+            m.receive(
+                client,
+                &padded(&Reach::PunchRequest { server: target, cookie: Some(cookie) }, 160),
+                ms(4010),
+                &mut out,
+            );
+            assert_eq!(
+                out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect::<Vec<_>>(),
+                vec![(client, Some(Reach::PunchRefused { server: target, why, game_port: 0 }))]
+            );
+        }
+        // A flood of genuine requests: at most the server's budget reaches it.
+        let mut intros = 0;
+        for i in 0..200u16 {
+            let c = SocketAddr::from(([198, 51, 100, 8], 1000 + i));
+            out.clear();
+            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(5000), &mut out);
+            let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
+            out.clear();
+            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: Some(cookie) }, 160), ms(5001), &mut out);
+            intros += out.iter().filter(|(to, _)| *to == server).count();
+        }
+        assert!(intros <= crate::introductions::INTRODUCTION_BURST as usize, "{intros}");
     }
 }

@@ -117,16 +117,15 @@ fn is_getinfo_challenge(s: &[u8]) -> bool {
 }
 
 /// Makes challenges no one can predict: SipHash keyed at random (std's
-/// `RandomState` draws its keys from the OS) over a counter.
+/// `RandomState` draws its keys from the OS) over an address and a time.
 #[derive(Debug)]
 pub struct Challenges {
     key: RandomState,
-    counter: u64,
 }
 
 impl Default for Challenges {
     fn default() -> Self {
-        Self { key: RandomState::new(), counter: 0 }
+        Self { key: RandomState::new() }
     }
 }
 
@@ -134,14 +133,6 @@ impl Challenges {
     /// The allowed characters, in order.
     const ALPHABET: &'static [u8] =
         b"!#$&'()*+,-.0123456789:<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[]^_`abcdefghijklmnopqrstuvwxyz{|}~";
-
-    /// A fresh challenge of 8-11 characters.
-    pub fn fresh(&mut self) -> String {
-        self.counter = self.counter.wrapping_add(1);
-        let a = self.key.hash_one((self.counter, 0u8));
-        let b = self.key.hash_one((self.counter, 1u8));
-        Self::encode(a, b)
-    }
 
     /// The challenge of `addr` in time window `window`: a keyed MAC, so
     /// that a master can tell its own challenge when it comes back without
@@ -324,6 +315,21 @@ pub struct ServerQuery {
 }
 
 impl ServerQuery {
+    /// Every server of `game` at `protocol`, empty and full ones too, of
+    /// both families (a browser's question: it filters itself).
+    pub fn everything(game: &str, protocol: i64) -> Self {
+        Self {
+            extended: true,
+            game: game.to_string(),
+            protocol,
+            empty: true,
+            full: true,
+            ipv4: true,
+            ipv6: true,
+            gametype: None,
+        }
+    }
+
     /// Whether servers of this family are asked for.
     pub fn wants(&self, addr: &SocketAddr) -> bool {
         if !self.extended {
@@ -667,8 +673,9 @@ mod tests {
 
     #[test]
     fn challenges_are_fresh_and_of_the_allowed_characters() {
-        let mut challenges = Challenges::default();
-        let all: Vec<String> = (0..1000).map(|_| challenges.fresh()).collect();
+        let challenges = Challenges::default();
+        let addr = SocketAddr::from(([192, 0, 2, 1], 27015));
+        let all: Vec<String> = (0..1000).map(|window| challenges.for_addr(addr, window)).collect();
         assert!(all.iter().all(|c| is_challenge(c)), "{all:?}");
         let mut unique = all.clone();
         unique.sort();
@@ -745,10 +752,14 @@ mod tests {
         let allowed: Vec<u8> = (33..=126u8).filter(|&c| challenge_char(c)).collect();
         assert_eq!(Challenges::ALPHABET, &allowed[..]);
         assert_eq!(allowed.len(), 89);
-        let mut challenges = Challenges::default();
-        let lengths: std::collections::BTreeSet<usize> = (0..200).map(|_| challenges.fresh().len()).collect();
+        let challenges = Challenges::default();
+        let addr = SocketAddr::from(([192, 0, 2, 1], 27015));
+        let lengths: std::collections::BTreeSet<usize> = (0..200).map(|w| challenges.for_addr(addr, w).len()).collect();
         assert_eq!(lengths.into_iter().collect::<Vec<_>>(), vec![8, 9, 10, 11], "every length comes up");
-        assert_ne!(Challenges::default().fresh(), Challenges::default().fresh(), "keyed afresh");
+        let other = SocketAddr::from(([192, 0, 2, 1], 27016));
+        assert_ne!(challenges.for_addr(addr, 7), challenges.for_addr(other, 7), "another port, another challenge");
+        assert_eq!(challenges.for_addr(addr, 7), challenges.for_addr(addr, 7), "the master knows its own");
+        assert_ne!(Challenges::default().for_addr(addr, 7), challenges.for_addr(addr, 7), "keyed afresh");
     }
 
     #[test]

@@ -95,7 +95,16 @@ pub struct ServerConfig {
     pub masters: Vec<String>,
     /// Seconds between heartbeats to the masters when nothing changes.
     pub master_heartbeat_s: u32,
+    /// Which ways to ask the home router for the game port (UPnP-IGD,
+    /// NAT-PMP, PCP): none for a dedicated server unless `--map-port`,
+    /// all for a listen server.
+    pub map_port: arena_nat::Methods,
+    /// The lease asked for, seconds (renewed at half of what is granted).
+    pub map_lease_s: u32,
 }
+
+/// The lease a port mapping asks for by default, seconds.
+pub const DEFAULT_MAP_LEASE_S: u32 = 3600;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -124,6 +133,8 @@ impl Default for ServerConfig {
             record_keep: DEFAULT_RECORD_KEEP,
             masters: Vec::new(),
             master_heartbeat_s: DEFAULT_HEARTBEAT_S,
+            map_port: arena_nat::Methods::NONE,
+            map_lease_s: DEFAULT_MAP_LEASE_S,
         }
     }
 }

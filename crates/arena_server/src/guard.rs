@@ -24,6 +24,8 @@ use std::time::Duration;
 
 use arena_master::net::limit_key;
 use arena_master::wire;
+
+use crate::rate_limits::{Bucket, IpLimits};
 use arena_protocol::datagram::{
     self, Checked, Direction, PacketKind, Refusal, Reject, ServerTerms, TokenError, reseal_connection_request,
 };
@@ -69,9 +71,6 @@ const CLIENT_PACKETS_BURST: f32 = 256.0;
 /// Bad messages within [`BAD_WINDOW`] that get a client disconnected.
 pub const BAD_MESSAGES_TO_DISCONNECT: u32 = 20;
 const BAD_WINDOW: Duration = Duration::from_secs(10);
-/// Per-IP rate limiters remembered; beyond, unknown addresses are refused
-/// until idle ones are forgotten.
-const MAX_TRACKED_IPS: usize = 4096;
 /// Client ids issued to tokens remembered (a token sent again gets its id
 /// again; a token replayed from another address is refused).
 const MAX_ISSUED: usize = 4096;
@@ -87,62 +86,6 @@ const QUERY_REPLIES_BURST: f32 = 500.0;
 pub const CHALLENGE_PERIOD: Duration = Duration::from_secs(30);
 /// How often the summary line may be written.
 pub const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
-
-/// A token bucket: `rate` per second, up to `burst` at once.
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f32,
-    last: Duration,
-}
-
-impl Bucket {
-    fn full(burst: f32, now: Duration) -> Self {
-        Self { tokens: burst, last: now }
-    }
-
-    fn take(&mut self, now: Duration, rate: f32, burst: f32) -> bool {
-        let elapsed = now.saturating_sub(self.last).as_secs_f32();
-        self.tokens = (self.tokens + elapsed * rate).min(burst);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn is_full_at(&self, now: Duration, rate: f32, burst: f32) -> bool {
-        self.tokens + now.saturating_sub(self.last).as_secs_f32() * rate >= burst
-    }
-}
-
-/// Per-address rate limits, bounded in number. An address is an IPv4
-/// address or an IPv6 /64 (see [`arena_master::net::limit_key`]): a host
-/// rotating addresses inside its block gets no more.
-#[derive(Debug, Default)]
-struct IpLimits {
-    buckets: HashMap<IpAddr, Bucket>,
-}
-
-impl IpLimits {
-    fn take(&mut self, ip: IpAddr, now: Duration, rate: f32, burst: f32) -> bool {
-        let ip = limit_key(ip);
-        if !self.buckets.contains_key(&ip) {
-            if self.buckets.len() >= MAX_TRACKED_IPS {
-                self.buckets.retain(|_, b| !b.is_full_at(now, rate, burst));
-            }
-            if self.buckets.len() >= MAX_TRACKED_IPS {
-                return false;
-            }
-        }
-        self.buckets.entry(ip).or_insert_with(|| Bucket::full(burst, now)).take(now, rate, burst)
-    }
-
-    fn forget_idle(&mut self, now: Duration, rate: f32, burst: f32) {
-        self.buckets.retain(|_, b| !b.is_full_at(now, rate, burst));
-    }
-}
 
 #[derive(Debug, Clone, Copy)]
 struct Issued {
@@ -267,6 +210,10 @@ pub enum Verdict {
     /// carrying `challenge`, if the sender is a master or the answer is no
     /// larger than the `request_bytes` it sent (see [`Guard::answered_getinfo`]).
     GetInfo { challenge: Option<String>, from_master: bool, request_bytes: usize },
+    /// Arena's master extension (a reachability probe or answer, an
+    /// introduction) from a master's address (any port: probes come from
+    /// its second socket): checked further by whoever expects it.
+    Reach(arena_master::reach::Reach),
     /// Drop it.
     Drop,
 }
@@ -369,6 +316,10 @@ impl Guard {
         if datagram::is_connectionless(datagram) {
             if let Ok(request) = Request::parse(datagram) {
                 return self.query(from, request, now);
+            }
+            if let Some(message) = arena_master::reach::Reach::parse(datagram) {
+                let from_a_master = self.masters.keys().any(|m| m.ip() == from.ip());
+                return if from_a_master { Verdict::Reach(message) } else { self.drop(DropReason::Connectionless) };
             }
             return match wire::parse_getinfo(datagram) {
                 Ok(getinfo) => self.getinfo(from, getinfo.challenge, datagram.len(), now),
@@ -706,17 +657,6 @@ fn rand_u32() -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn buckets_refill_at_their_rate_up_to_the_burst() {
-        let mut b = Bucket::full(2.0, Duration::ZERO);
-        assert!(b.take(Duration::ZERO, 1.0, 2.0));
-        assert!(b.take(Duration::ZERO, 1.0, 2.0));
-        assert!(!b.take(Duration::ZERO, 1.0, 2.0));
-        assert!(b.take(Duration::from_secs(1), 1.0, 2.0));
-        assert!(!b.take(Duration::from_secs(1), 1.0, 2.0));
-        assert!(b.is_full_at(Duration::from_secs(10), 1.0, 2.0));
-    }
 
     #[test]
     fn datagrams_from_strangers_are_dropped_and_counted() {

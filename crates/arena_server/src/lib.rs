@@ -13,6 +13,7 @@
 //! - `range`: the shooting range's lanes, targets, tallies and misses.
 //! - `config`: every server option, its defaults and checks; match rules.
 //! - `config_file`: `--config FILE`, the options from a RON file.
+//! - `rate_limits`: token buckets, per address and bounded.
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
 //!   connections, issued ids, per-client tallies, the log summary).
 //! - `transport`: the socket, netcode and renet behind the guard.
@@ -66,6 +67,7 @@ mod combat;
 mod config;
 mod config_file;
 mod guard;
+mod hole_punch;
 mod intake;
 mod kill_cam;
 mod lag_compensation;
@@ -73,8 +75,12 @@ mod life;
 mod master_list;
 mod match_flow;
 mod net;
+mod port_mapping;
 mod queries;
 mod range;
+mod rate_limits;
+mod reach_report;
+mod reachability;
 mod recording;
 mod rockets;
 mod roster;
@@ -95,10 +101,11 @@ use bevy_renet::RenetReceive;
 // What running a server needs.
 pub use bots::BotSettings;
 pub use config::{
-    ConfigError, DEFAULT_HEARTBEAT_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, MAX_HEARTBEAT_S, MAX_MASTERS,
-    MAX_UNLAG_MS, MatchRules, ServerConfig,
+    ConfigError, DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, MAX_HEARTBEAT_S,
+    MAX_MASTERS, MAX_UNLAG_MS, MatchRules, ServerConfig,
 };
 pub use config_file::{ConfigFileError, MAX_CONFIG_FILE_BYTES, check_config_file, env_name, with_config_file};
+pub use reach_report::{MapState, ReachHandle, ReachReport, Reachable, symmetric_advice};
 pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 
 // What a game, a test or an experiment reads of a running server.
@@ -284,13 +291,33 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
     if config.range {
         app.insert_resource(vocabulary::Range);
     }
+    let mapping = if config.map_port.any() { MapState::Asking } else { MapState::Off };
+    info.reach.update(|r| {
+        *r = ReachReport::new(info.local_addr.port(), config.public_addrs.clone(), !config.masters.is_empty(), mapping)
+    });
+    app.insert_resource(info.reach.clone());
+    if config.map_port.any() {
+        app.insert_resource(port_mapping::PortMapping::start(port_mapping::MapRequest {
+            methods: config.map_port,
+            internal_port: info.local_addr.port(),
+            lease: Duration::from_secs(u64::from(config.map_lease_s.max(1))),
+            description: format!("Arena: {}", info.name),
+        }))
+        .add_plugins(port_mapping::plugin);
+    }
     if !config.masters.is_empty() {
+        // The introduction key: masters learn it from the server's answers
+        // to them, and put it in every introduction.
+        let punches = hole_punch::Punches::new(arena_master::reach::new_token());
+        let pairs = reachability::master_pairs(&punches.key, arena_master::reach::Nat::Unknown, info.local_addr.port());
+        app.world_mut().resource_mut::<ServerTransport>().set_master_pairs(pairs);
         app.insert_resource(master_list::Masters::new(
             config.masters.clone(),
             config.master_heartbeat_s,
             info.local_addr,
         ))
-        .add_plugins(master_list::plugin);
+        .insert_resource(punches)
+        .add_plugins((master_list::plugin, reachability::plugin));
     }
     if let Some(dir) = &config.record_dir {
         app.insert_resource(recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });

@@ -4,8 +4,9 @@
 //! number of players, the map), every few minutes, and a farewell on a
 //! clean stop so that each master drops the server at once.
 //!
-//! A master answers a heartbeat with `getinfo` and a fresh challenge; the
-//! guard lets a master's `getinfo` through and the transport answers it with
+//! A master answers a heartbeat with `getinfo` and a challenge; the guard
+//! lets a master's `getinfo` through (in full within a few seconds of a
+//! heartbeat to it) and the transport answers it with
 //! the server's `infoResponse` (see `queries.rs` for what it says). A master
 //! lists the server only once that answer comes back from this address.
 
@@ -63,6 +64,28 @@ pub(crate) struct Masters {
     interval: Duration,
     /// The families the socket reaches: IPv4, IPv6.
     families: (bool, bool),
+    /// Heartbeats every [`KEEP_ALIVE`] (strangers cannot reach the server:
+    /// its router's binding to each master must stay open for introductions).
+    pub(crate) keep_alive: bool,
+    /// A heartbeat to each master at once (what they should know changed).
+    urgent: bool,
+}
+
+/// The heartbeat interval of a server strangers cannot reach: home routers
+/// forget a UDP binding after 30 s or more of silence.
+pub const KEEP_ALIVE: Duration = Duration::from_secs(20);
+
+impl Masters {
+    /// The masters' addresses, once looked up.
+    pub(crate) fn resolved(&self) -> &[SocketAddr] {
+        &self.resolved
+    }
+
+    /// A heartbeat to each master at once: what they should know of the
+    /// server's router has changed (introductions depend on it).
+    pub(crate) fn beat_soon(&mut self) {
+        self.urgent = true;
+    }
 }
 
 impl Masters {
@@ -83,6 +106,8 @@ impl Masters {
             shown: None,
             interval: Duration::from_secs(u64::from(interval_s.max(1))),
             families,
+            keep_alive: false,
+            urgent: false,
         }
     }
 }
@@ -173,7 +198,8 @@ fn send_heartbeats(
     let now = time.elapsed();
     let shown = (roster.players.len(), identity.max_players, identity.map.clone());
     let changed = masters.shown.as_ref() != Some(&shown);
-    let interval = masters.interval;
+    let urgent = std::mem::take(&mut masters.urgent);
+    let interval = if masters.keep_alive { masters.interval.min(KEEP_ALIVE) } else { masters.interval };
     let mut sent = false;
     for master in masters.resolved.clone() {
         let answers = transport.master_answers(master);
@@ -186,7 +212,7 @@ fn send_heartbeats(
                 if unanswered && since >= beat.retry_after {
                     (true, (beat.retry_after * 2).min(interval))
                 } else {
-                    (since >= interval || (changed && since >= MIN_HEARTBEAT_GAP), RETRY_UNANSWERED)
+                    (urgent || since >= interval || (changed && since >= MIN_HEARTBEAT_GAP), RETRY_UNANSWERED)
                 }
             }
         };

@@ -107,6 +107,9 @@ pub struct ServerInfo {
     pub max_clients: usize,
     /// Whether joining needs a password.
     pub private: bool,
+    /// How strangers reach it (the port mapping, the reachability check,
+    /// the listing): shared with the host's menu and HUD.
+    pub reach: crate::reach_report::ReachHandle,
 }
 
 impl ServerInfo {
@@ -160,8 +163,18 @@ pub struct ServerTransport {
     /// When each client was last sent to.
     last_sent: std::collections::HashMap<ClientId, Duration>,
     answers: QueryAnswers,
+    /// Pairs only masters' `getinfo` answers carry (the introduction key,
+    /// what the server knows of its router).
+    master_pairs: Vec<(String, String)>,
+    /// Master-extension datagrams from masters' addresses, not yet read
+    /// (see `reachability.rs` and `hole_punch.rs`); at most [`MAX_REACH_INBOX`].
+    reach_inbox: Vec<(SocketAddr, arena_master::reach::Reach)>,
     pub traffic: Traffic,
 }
+
+/// Master-extension datagrams kept between two reads, at most (the rest is
+/// dropped: a master sends a handful).
+const MAX_REACH_INBOX: usize = 64;
 
 /// The server's answers to queries, encoded ahead (a flood of queries costs
 /// no encoding).
@@ -206,6 +219,8 @@ impl ServerTransport {
             clock: Duration::ZERO,
             last_sent: std::collections::HashMap::new(),
             answers: QueryAnswers::default(),
+            master_pairs: Vec::new(),
+            reach_inbox: Vec::new(),
             traffic: Traffic::default(),
         })
     }
@@ -262,10 +277,30 @@ impl ServerTransport {
         self.guard.report_bad(client_id, self.clock);
     }
 
+    /// Pairs that only answers to masters carry from now on.
+    pub fn set_master_pairs(&mut self, pairs: Vec<(String, String)>) {
+        self.master_pairs = pairs;
+    }
+
+    /// The master-extension datagrams that came since the last call.
+    pub fn take_reach_inbox(&mut self) -> Vec<(SocketAddr, arena_master::reach::Reach)> {
+        std::mem::take(&mut self.reach_inbox)
+    }
+
+    /// Sends a connectionless datagram from the game socket (a probe, a
+    /// reachability check): the socket a NAT maps for the game.
+    pub fn send_datagram(&mut self, datagram: &[u8], to: SocketAddr) {
+        self.send_to(datagram, to);
+    }
+
     /// An `infoResponse` carrying `challenge`; with `leaving`, one that
-    /// says the server is going (`sv_maxclients` 0: a master drops it).
-    fn info_response(&self, challenge: Option<String>, leaving: bool) -> Option<Vec<u8>> {
+    /// says the server is going (`sv_maxclients` 0: a master drops it);
+    /// `to_master` adds the pairs only masters get.
+    fn info_response(&self, challenge: Option<String>, leaving: bool, to_master: bool) -> Option<Vec<u8>> {
         let mut pairs: Vec<(String, String)> = self.answers.info_string.pairs().to_vec();
+        if to_master && !leaving {
+            pairs.extend(self.master_pairs.iter().cloned());
+        }
         if leaving {
             for (key, value) in &mut pairs {
                 if key == "sv_maxclients" {
@@ -317,7 +352,7 @@ impl ServerTransport {
                 Ok((len, from)) if masters.contains(&from) && !told.contains(&from) => {
                     let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES)].to_vec();
                     if let Ok(getinfo) = wire::parse_getinfo(&datagram)
-                        && let Some(answer) = self.info_response(getinfo.challenge, true)
+                        && let Some(answer) = self.info_response(getinfo.challenge, true, true)
                     {
                         self.send_to(&answer, from);
                         told.push(from);
@@ -390,8 +425,13 @@ impl ServerTransport {
                     self.send_to(&datagram, from);
                 }
             }
+            Verdict::Reach(message) => {
+                if self.reach_inbox.len() < MAX_REACH_INBOX {
+                    self.reach_inbox.push((from, message));
+                }
+            }
             Verdict::GetInfo { challenge, from_master, request_bytes } => {
-                if let Some(answer) = self.info_response(challenge, false)
+                if let Some(answer) = self.info_response(challenge, false, from_master)
                     && self.guard.answered_getinfo(from_master, request_bytes, answer.len())
                 {
                     self.send_to(&answer, from);
@@ -575,6 +615,12 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
         tick_hz: config.tick_hz,
         max_clients: config.max_clients,
         private: config.password.is_set(),
+        reach: crate::reach_report::ReachHandle::new(crate::reach_report::ReachReport::new(
+            local_addr.port(),
+            Vec::new(),
+            false,
+            crate::reach_report::MapState::Off,
+        )),
     })
 }
 

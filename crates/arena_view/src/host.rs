@@ -4,15 +4,97 @@
 use std::net::SocketAddr;
 
 use arena_client::{ConnectTo, LastDisconnect, Session};
-use arena_server::{ListenServer, ServerConfig};
+use arena_server::{ListenServer, MapState, ReachReport, Reachable, ServerConfig};
 use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_observer(on_host_game)
         .add_systems(OnEnter(Session::Offline), stop_hosting)
-        .add_systems(Last, stop_hosting_on_exit.run_if(resource_exists::<HostedServer>));
+        .add_systems(Last, stop_hosting_on_exit.run_if(resource_exists::<HostedServer>))
+        .add_systems(
+            EguiPrimaryContextPass,
+            internet_hud.run_if(in_state(Session::InGame)).run_if(resource_exists::<HostedServer>),
+        );
+}
+
+/// The host's standing on the internet, for the pause menu: the external
+/// address and how it was learnt, reachable, listed, and advice.
+pub(crate) fn internet_status(ui: &mut egui::Ui, report: &ReachReport) {
+    if report.mapping == MapState::Off && !report.has_masters && report.manual.is_empty() {
+        ui.label("Not open to the internet (LAN only): tick \"Open to the internet\" before hosting.");
+        return;
+    }
+    let (external, how) = report.external();
+    egui::Grid::new("internet status").num_columns(2).spacing([10.0, 2.0]).show(ui, |ui| {
+        ui.label("External address");
+        ui.monospace(external.map_or("unknown".to_string(), |a| a.to_string()));
+        ui.end_row();
+        ui.label("Obtained by");
+        ui.label(match &report.mapping {
+            MapState::Asking => "asking the router...".to_string(),
+            MapState::Failed(why) if how == "master" || how == "none" => format!("{how} (router: {why})"),
+            _ => how.to_string(),
+        });
+        ui.end_row();
+        ui.label("Reachable");
+        let reachable = report.reachable.label();
+        ui.colored_label(
+            match report.reachable {
+                Reachable::Yes => egui::Color32::LIGHT_GREEN,
+                Reachable::No => egui::Color32::from_rgb(255, 140, 100),
+                Reachable::Unknown => egui::Color32::GRAY,
+            },
+            reachable,
+        );
+        ui.end_row();
+        ui.label("Listed on the master");
+        ui.label(if report.listed { "yes" } else { "no" });
+        ui.end_row();
+    });
+    if let Some(advice) = report.advice() {
+        ui.add(egui::Label::new(egui::RichText::new(advice).color(egui::Color32::from_rgb(255, 200, 120))).wrap());
+    }
+}
+
+/// One line at the top of a host's screen: how strangers reach the game.
+fn internet_hud(mut contexts: EguiContexts, hosted: Res<HostedServer>) -> Result {
+    let report = hosted.0.info.reach.get();
+    if report.mapping == MapState::Off && !report.has_masters {
+        return Ok(());
+    }
+    let (external, how) = report.external();
+    let mut line = format!(
+        "Internet: {} ({how}) · reachable {} · listed {}",
+        external.map_or("unknown".to_string(), |a| a.to_string()),
+        report.reachable.label(),
+        if report.listed { "yes" } else { "no" }
+    );
+    if let Some(advice) = report.advice() {
+        line.push_str("\n");
+        line.push_str(&advice);
+    }
+    let ctx = contexts.ctx_mut()?;
+    egui::Area::new(egui::Id::new("host internet"))
+        .anchor(egui::Align2::CENTER_TOP, [0.0, 6.0])
+        .interactable(false)
+        .show(ctx, |ui| {
+            egui::Frame::new().fill(egui::Color32::from_black_alpha(140)).inner_margin(6.0).corner_radius(4.0).show(
+                ui,
+                |ui| {
+                    ui.set_max_width(560.0);
+                    ui.add(
+                        egui::Label::new(
+                            egui::RichText::new(line).size(12.0).color(egui::Color32::from_rgb(225, 230, 240)),
+                        )
+                        .wrap(),
+                    );
+                },
+            );
+        });
+    Ok(())
 }
 
 /// Ask to host a game with this configuration and join it.

@@ -152,7 +152,13 @@ fn main_menu(
                     {
                         config = Some(ServerConfig { range: true, ..ServerConfig::default() });
                     }
-                    if let Some(config) = config {
+                    if let Some(mut config) = config {
+                        if settings.list_on_internet {
+                            // Open to the internet: the router asked for the
+                            // port, and the game listed on the masters.
+                            config.masters = settings.masters.clone();
+                            config.map_port = arena_nat::Methods::ALL;
+                        }
                         take_name(&form, &mut profile, &mut settings, &mut settings_problem);
                         form.problem = None;
                         commands.trigger(HostGame { config, any_port_if_taken: true });
@@ -187,11 +193,17 @@ fn main_menu(
                     ui.add(password_field(&mut form.host_password, "password (none: open)"));
                     let mut listed = settings.list_on_internet;
                     let hint = if settings.masters.is_empty() {
-                        "List the game on the internet masters set in Settings (none is set yet)".to_string()
+                        "Ask your router to forward the port (UPnP, NAT-PMP, PCP), and list the game on the internet \
+                         masters set in Settings (none is set yet); for Quick play too"
+                            .to_string()
                     } else {
-                        format!("List the game on {} so that anyone can find it", settings.masters.join(", "))
+                        format!(
+                            "Ask your router to forward the port (UPnP, NAT-PMP, PCP), and list the game on {} so \
+                             that anyone can find and join it; for Quick play too",
+                            settings.masters.join(", ")
+                        )
                     };
-                    if ui.checkbox(&mut listed, "List on the internet").on_hover_text(hint).changed() {
+                    if ui.checkbox(&mut listed, "Open to the internet").on_hover_text(hint).changed() {
                         settings.list_on_internet = listed;
                         if let Err(e) = save_settings(&settings) {
                             settings_problem.0 = Some(e);
@@ -213,6 +225,11 @@ fn main_menu(
                                             settings.masters.clone()
                                         } else {
                                             Vec::new()
+                                        },
+                                        map_port: if settings.list_on_internet {
+                                            arena_nat::Methods::ALL
+                                        } else {
+                                            arena_nat::Methods::NONE
                                         },
                                         ..ServerConfig::default()
                                     },
@@ -389,6 +406,8 @@ fn pause_menu(
                 for addr in hosted.0.info.share_addrs.iter().filter(|a| !a.ip().is_loopback()) {
                     ui.monospace(addr.to_string());
                 }
+                ui.add_space(6.0);
+                crate::host::internet_status(ui, &hosted.0.info.reach.get());
                 ui.add_space(6.0);
             } else if let Some(connection) = connection {
                 ui.label(format!("Playing on {}", connection.addr));

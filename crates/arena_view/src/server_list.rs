@@ -7,6 +7,9 @@
 //! said last. The Internet tab filters (not full, not empty, no password,
 //! ping under a limit) and sorts by any column.
 //!
+//! The masters also introduce the player to a listed server that does not
+//! answer directly (UDP hole punching).
+//!
 //! The browser runs on its own thread, reading replies as they come: a ping
 //! measured once a frame would count the frame too (hundreds of
 //! milliseconds under software rendering).
@@ -39,9 +42,17 @@ const NAME_WIDTH: f32 = 230.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<ServerList>()
-        .add_systems(Update, poll_servers.run_if(in_state(Session::Offline)))
+        .add_systems(Update, (poll_servers.run_if(in_state(Session::Offline)), introduce_through_masters))
         .add_systems(OnEnter(Session::InGame), remember_joined)
         .add_systems(OnEnter(Session::Offline), refresh_on_return);
+}
+
+/// The masters set in Settings also introduce the player to a server that
+/// stays silent (hole punching, see `arena_client::hole_punch`).
+fn introduce_through_masters(settings: Res<Settings>, mut commands: Commands) {
+    if settings.is_changed() {
+        commands.insert_resource(arena_client::Introducers(settings.masters.clone()));
+    }
 }
 
 /// Back in the menu: ask everyone at once (the list may be old).

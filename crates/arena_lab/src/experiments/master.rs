@@ -182,7 +182,7 @@ impl Running {
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
             let mut master = Master::new(MasterConfig::default());
-            let _ = arena_master::serve(&socket, &mut master, &flag, &mut |_| {});
+            let _ = arena_master::serve(&socket, None, &mut master, &flag, &mut |_| {});
         });
         Ok(Running::Thread(stop, Some(thread)))
     }
@@ -228,16 +228,7 @@ impl Drop for Running {
 }
 
 fn query(padded: bool) -> Vec<u8> {
-    let query = ServerQuery {
-        extended: true,
-        game: wire::GAME.to_string(),
-        protocol: arena_protocol::PROTOCOL_VERSION as i64,
-        empty: true,
-        full: true,
-        ipv4: true,
-        ipv6: true,
-        gametype: None,
-    };
+    let query = ServerQuery::everything(wire::GAME, arena_protocol::PROTOCOL_VERSION as i64);
     wire::get_servers(&query, if padded { wire::MAX_DATAGRAM_BYTES } else { 0 })
 }
 

@@ -1,0 +1,178 @@
+//! The joining side of UDP hole punching: when the server stays silent for
+//! [`ASK_AFTER`], ask its masters (from the game socket, so that the master
+//! sees the address the server must probe) for an introduction; answer a
+//! master's cookie; meanwhile netcode's connection requests keep going out,
+//! opening this side's router toward the server, and pass once the
+//! server's probes have opened its side. When every way has failed by
+//! [`GIVE_UP_AFTER`], the player is told why and what the host can do.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use arena_master::reach::{Nat, Reach, Refusal};
+use bevy::prelude::*;
+
+/// Silence from the server before the masters are asked.
+pub const ASK_AFTER: Duration = Duration::from_millis(500);
+/// Gap between two requests while no master has answered, and how many.
+pub const ASK_EVERY: Duration = Duration::from_millis(1000);
+pub const MAX_ASKS: u32 = 4;
+/// When a connection that has heard nothing from the server gives up.
+pub const GIVE_UP_AFTER: Duration = Duration::from_millis(4500);
+/// Requests are padded so that a master may answer them in full (it sends
+/// no address more bytes than that address sent).
+const REQUEST_BYTES: usize = 160;
+
+/// The masters that introduce this client to servers: `host` or
+/// `host:port`, looked up when a connection starts.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct Introducers(pub Vec<String>);
+
+/// One connection's introduction.
+#[derive(Debug, Clone)]
+pub struct Introduction {
+    server: SocketAddr,
+    masters: Vec<SocketAddr>,
+    asks: u32,
+    last_ask: Option<Duration>,
+    /// A master introduced us: the server is probing.
+    pub started: bool,
+    /// What the master knows of the server's router.
+    pub nat: Nat,
+    pub refused: Option<Refusal>,
+    /// The server's own game port, as the master knows it (0: not known).
+    pub game_port: u16,
+    /// Probes from the server that came through.
+    pub probes: u32,
+}
+
+fn padded(message: &Reach) -> Vec<u8> {
+    let mut datagram = message.encode();
+    datagram.push(b'\n');
+    datagram.resize(REQUEST_BYTES.max(datagram.len()), 0);
+    datagram
+}
+
+impl Introduction {
+    /// For `server`, through those of `masters` of its family.
+    pub fn new(server: SocketAddr, masters: &[SocketAddr]) -> Self {
+        let masters = masters
+            .iter()
+            .map(|m| arena_master::net::canonical(*m))
+            .filter(|m| m.is_ipv4() == server.is_ipv4())
+            .take(4)
+            .collect();
+        Self {
+            server,
+            masters,
+            asks: 0,
+            last_ask: None,
+            started: false,
+            nat: Nat::Unknown,
+            refused: None,
+            game_port: 0,
+            probes: 0,
+        }
+    }
+
+    pub fn has_masters(&self) -> bool {
+        !self.masters.is_empty()
+    }
+
+    pub fn is_master(&self, from: SocketAddr) -> bool {
+        self.masters.contains(&arena_master::net::canonical(from))
+    }
+
+    /// What to send at `clock` (since connecting), given whether the server
+    /// has been heard from.
+    pub fn due(&mut self, clock: Duration, heard: bool) -> Vec<(SocketAddr, Vec<u8>)> {
+        let answered = self.started || self.refused.is_some();
+        if heard || answered || clock < ASK_AFTER || self.asks >= MAX_ASKS {
+            return Vec::new();
+        }
+        if self.last_ask.is_some_and(|t| clock.saturating_sub(t) < ASK_EVERY) {
+            return Vec::new();
+        }
+        self.asks += 1;
+        self.last_ask = Some(clock);
+        let request = padded(&Reach::PunchRequest { server: self.server, cookie: None });
+        self.masters.iter().map(|m| (*m, request.clone())).collect()
+    }
+
+    /// A master's message: what to send back.
+    pub fn receive(&mut self, from: SocketAddr, message: Reach) -> Option<(SocketAddr, Vec<u8>)> {
+        match message {
+            Reach::PunchChallenge { server, cookie } if server == self.server && !self.started => {
+                Some((from, padded(&Reach::PunchRequest { server, cookie: Some(cookie) })))
+            }
+            Reach::PunchStarted { server, nat, game_port } if server == self.server => {
+                if !self.started {
+                    info!("the master at {from} introduced us to {server}: waiting for its probes");
+                }
+                self.started = true;
+                self.nat = nat;
+                self.game_port = game_port;
+                None
+            }
+            Reach::PunchRefused { server, why, game_port } if server == self.server => {
+                self.refused = Some(why);
+                self.game_port = game_port;
+                None
+            }
+            _ => None,
+        }
+    }
+
+    /// Why joining failed, in words for the player.
+    pub fn advice(&self) -> String {
+        // The port the host forwards is their game's, which their router
+        // may show as another.
+        let port = if self.game_port != 0 { self.game_port } else { self.server.port() };
+        let server = self.server;
+        match (self.refused, self.nat) {
+            (Some(Refusal::Symmetric), _) | (_, Nat::Symmetric) => format!(
+                "No way through to {server}: the host's router changes ports per destination; \
+                 the host should forward UDP port {port}, or host on a dedicated server."
+            ),
+            (Some(Refusal::Unlisted), _) => format!(
+                "No answer from {server}, and the master does not list it: check the address, \
+                 or ask the host to forward UDP port {port} on their router."
+            ),
+            _ if self.started => format!(
+                "No way through to {server}, directly or by hole punching through the master: \
+                 one of the two routers changes ports per destination or blocks the probes; \
+                 the host should forward UDP port {port}, or host on a dedicated server."
+            ),
+            _ => format!(
+                "No answer from {server}, and no master answered for it: \
+                 the host should forward UDP port {port} on their router, or host on a dedicated server."
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asks_after_silence_answers_the_cookie_and_stops_once_introduced() {
+        let server: SocketAddr = "11.0.2.1:27015".parse().unwrap();
+        let master: SocketAddr = "11.0.0.1:27950".parse().unwrap();
+        let mut intro = Introduction::new(server, &[master, "[2001:db8::1]:27950".parse().unwrap()]);
+        assert!(intro.due(Duration::from_millis(100), false).is_empty());
+        assert!(intro.due(Duration::from_millis(600), true).is_empty());
+        let asked = intro.due(Duration::from_millis(600), false);
+        assert_eq!(asked.len(), 1, "one master of the server's family");
+        assert_eq!(Reach::parse(&asked[0].1), Some(Reach::PunchRequest { server, cookie: None }));
+        assert!(intro.due(Duration::from_millis(700), false).is_empty(), "not again within a second");
+        let cookie = "abcdefgh12345678".to_string();
+        let (to, reply) = intro.receive(master, Reach::PunchChallenge { server, cookie: cookie.clone() }).unwrap();
+        assert_eq!((to, Reach::parse(&reply)), (master, Some(Reach::PunchRequest { server, cookie: Some(cookie) })));
+        assert_eq!(intro.receive(master, Reach::PunchStarted { server, nat: Nat::Punchable, game_port: 27015 }), None);
+        assert!(intro.due(Duration::from_secs(3), false).is_empty());
+        assert!(intro.advice().contains("27015"));
+        intro.receive(master, Reach::PunchRefused { server, why: Refusal::Symmetric, game_port: 27016 });
+        assert!(intro.advice().contains("changes ports per destination; the host should forward UDP port 27016"));
+    }
+}

@@ -1,0 +1,197 @@
+//! Whether strangers can reach this server, asked of its first master
+//! (Arena's extension to the dpmaster protocol, see `arena_master::reach`):
+//! the master probes the server from a second socket the server never sent
+//! to, and tells it the address it sees; the server also asks that second
+//! socket who it is, and a different port means a router that gives every
+//! destination a new port. Run after the port mapping settles, every
+//! [`RECHECK`], and when the mapping changes. Also reads every master
+//! message the guard let through and hands introductions to `hole_punch`.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use arena_master::net::canonical;
+use arena_master::reach::{self, Nat, Reach};
+use bevy::prelude::*;
+
+use crate::hole_punch::{self, Punches};
+use crate::master_list::Masters;
+use crate::reach_report::{MapState, ReachHandle, Reachable};
+use crate::transport::ServerTransport;
+
+/// How often the check is made again.
+pub const RECHECK: Duration = Duration::from_secs(300);
+/// After the master says it probed, how long the probe may take to come.
+pub const PROBE_WAIT: Duration = Duration::from_millis(1000);
+/// A master that says nothing this long does not speak the extension.
+pub const NO_ANSWER: Duration = Duration::from_secs(3);
+/// A check unanswered is tried again after this.
+const RETRY: Duration = Duration::from_secs(60);
+/// Requests are padded to this many bytes: a master answers no address
+/// with more bytes than it sent (its probe and its word both count).
+const CHECK_BYTES: usize = 200;
+const WHOAMI_BYTES: usize = 120;
+
+/// One check in progress, and when the last one ended.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct ReachCheck {
+    nonce: String,
+    master: Option<SocketAddr>,
+    started: Duration,
+    /// The master's word: the server as seen, its probe socket's port, when.
+    sent: Option<(SocketAddr, u16, Duration)>,
+    probed: bool,
+    you_are: Option<SocketAddr>,
+    last_done: Option<Duration>,
+    /// The mapping when the last check began (a change checks again).
+    mapping_then: Option<MapState>,
+    /// What was last told to the log.
+    logged: Option<String>,
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<ReachCheck>().add_systems(Update, (read_master_messages, check, send_probes).chain());
+}
+
+fn padded(message: &Reach, bytes: usize) -> Vec<u8> {
+    let mut datagram = message.encode();
+    datagram.push(b'\n');
+    datagram.resize(bytes.max(datagram.len()), 0);
+    datagram
+}
+
+/// Every master message the guard let through: the check's answers, and
+/// introductions (to `hole_punch`).
+fn read_master_messages(
+    mut state: ResMut<ReachCheck>,
+    mut transport: ResMut<ServerTransport>,
+    mut punches: ResMut<Punches>,
+    masters: Res<Masters>,
+    report: Res<ReachHandle>,
+    time: Res<Time<Real>>,
+) {
+    let now = time.elapsed();
+    if punches.masters.as_slice() != masters.resolved() {
+        punches.masters = masters.resolved().to_vec();
+    }
+    for (from, message) in transport.take_reach_inbox() {
+        let from = canonical(from);
+        let ours = |nonce: &str| !state.nonce.is_empty() && nonce == state.nonce;
+        let from_master = state.master.is_some_and(|m| m.ip() == from.ip());
+        match message {
+            Reach::Probe { nonce } if ours(&nonce) && from_master => state.probed = true,
+            Reach::Sent { nonce, seen, probe_port } if ours(&nonce) && state.master == Some(from) => {
+                if state.sent.is_none() {
+                    state.sent = Some((seen, probe_port, now));
+                    let whoami = padded(&Reach::WhoAmI { nonce: nonce.clone() }, WHOAMI_BYTES);
+                    transport.send_datagram(&whoami, SocketAddr::new(from.ip(), probe_port));
+                }
+            }
+            Reach::YouAre { nonce, seen } if ours(&nonce) && from_master => state.you_are = Some(seen),
+            Reach::PunchIntro { client, key } => {
+                if punches.introduce(from, client, &key, now) {
+                    info!("a master introduced a player at {client}: probing it so that its connection passes");
+                    report.update(|r| r.introductions += 1);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check(
+    mut state: ResMut<ReachCheck>,
+    mut masters: ResMut<Masters>,
+    mut transport: ResMut<ServerTransport>,
+    punches: Res<Punches>,
+    report: Res<ReachHandle>,
+    time: Res<Time<Real>>,
+) {
+    let now = time.elapsed();
+    let current = report.get();
+    let listed = masters.resolved().iter().any(|m| transport.master_answers(*m) > 0);
+    if listed != current.listed {
+        report.update(|r| r.listed = listed);
+    }
+    if state.master.is_none() {
+        let mapping_changed = state.mapping_then.as_ref().is_some_and(|m| *m != current.mapping);
+        let due = match state.last_done {
+            None => true,
+            Some(done) => {
+                now.saturating_sub(done) >= if current.reachable == Reachable::Unknown { RETRY } else { RECHECK }
+            }
+        };
+        let settled = current.mapping != MapState::Asking;
+        if let Some(&master) = masters.resolved().first()
+            && settled
+            && (due || mapping_changed)
+        {
+            *state = ReachCheck {
+                nonce: reach::new_token(),
+                master: Some(master),
+                started: now,
+                last_done: state.last_done,
+                mapping_then: Some(current.mapping.clone()),
+                logged: state.logged.take(),
+                ..Default::default()
+            };
+            let request = padded(&Reach::Check { nonce: state.nonce.clone() }, CHECK_BYTES);
+            transport.send_datagram(&request, master);
+        }
+    } else {
+        let outcome = if state.probed {
+            Some((Reachable::Yes, Nat::Open))
+        } else if let Some((seen, _, when)) = state.sent {
+            let waited = now.saturating_sub(when);
+            match state.you_are {
+                _ if waited < PROBE_WAIT => None,
+                Some(other) if other.port() != seen.port() => Some((Reachable::No, Nat::Symmetric)),
+                Some(_) => Some((Reachable::No, Nat::Punchable)),
+                // No answer from the second socket: most routers keep ports.
+                None if waited >= PROBE_WAIT * 2 => Some((Reachable::No, Nat::Punchable)),
+                None => None,
+            }
+        } else if now.saturating_sub(state.started) >= NO_ANSWER {
+            Some((Reachable::Unknown, Nat::Unknown))
+        } else {
+            None
+        };
+        if let Some((reachable, nat)) = outcome {
+            let seen = state.sent.map(|(seen, _, _)| seen);
+            report.update(|r| {
+                r.reachable = reachable;
+                r.nat = nat;
+                if seen.is_some() {
+                    r.seen_by_master = seen;
+                }
+            });
+            state.master = None;
+            state.last_done = Some(now);
+            transport.set_master_pairs(master_pairs(&punches.key, nat, current.port));
+            masters.keep_alive = reachable != Reachable::Yes;
+            if nat != current.nat {
+                masters.beat_soon();
+            }
+        }
+    }
+    let line = report.get().line();
+    if state.logged.as_ref() != Some(&line) {
+        info!("{line}");
+        state.logged = Some(line);
+    }
+}
+
+/// The pairs only masters' `getinfo` answers carry.
+pub(crate) fn master_pairs(key: &str, nat: Nat, game_port: u16) -> Vec<(String, String)> {
+    vec![
+        (reach::INTRO_KEY.to_string(), key.to_string()),
+        (reach::NAT_KEY.to_string(), nat.as_str().to_string()),
+        (reach::GAME_PORT_KEY.to_string(), game_port.to_string()),
+    ]
+}
+
+fn send_probes(mut punches: ResMut<Punches>, mut transport: ResMut<ServerTransport>, time: Res<Time<Real>>) {
+    for addr in punches.due(time.elapsed()) {
+        transport.send_datagram(&hole_punch::probe(), addr);
+    }
+}

@@ -1,0 +1,391 @@
+#!/usr/bin/env bash
+# NAT check: a small internet in network namespaces, with home routers in
+# front of the real `arena` binaries, and one table of what happened.
+#
+#   internet   a bridge with the master (`arena master`, 11.0.0.1 and
+#              2a00:ff::1, probes from port 27951)
+#   home A     a router running Debian's miniupnpd (UPnP-IGD, NAT-PMP, PCP):
+#              a server maps its port with each method in turn (the others
+#              off, in the router and in `--map-port`), with a 6 s lease
+#              (renewed before it ends); reachable; a player from home P
+#              joins; after SIGTERM the mapping is gone from the router
+#   home B     a plain masquerading router: a player joins by hole punching
+#   home C     a router that gives every destination a new port
+#              (masquerade fully-random): no join, and both sides get the
+#              advice within 5 s
+#   home D     IPv6 only, a stateful firewall that drops unsolicited inbound
+#              (no NAT): a player joins by hole punching over IPv6
+#   home P     the player's: IPv4 behind a plain masquerading router, IPv6
+#              behind a stateful firewall
+#
+# Routers drop unsolicited packets to themselves in their input chain (so
+# conntrack never confirms them, as on real routers). Servers are
+# `arena server --map-port`, the code a listen server runs on its thread.
+# Exits non-zero on any wrong outcome; needs root for namespaces.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/arena-target}"
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "nat-check: needs root to build network namespaces (ip netns); run it as root" >&2
+  exit 1
+fi
+need=()
+command -v nft >/dev/null 2>&1 || need+=(nftables)
+command -v miniupnpd >/dev/null 2>&1 || [ -x /usr/sbin/miniupnpd ] || need+=(miniupnpd-nftables)
+if [ "${#need[@]}" -gt 0 ]; then
+  echo "nat-check: installing ${need[*]}" >&2
+  env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
+    { apt-get update -qq && env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
+  # The package may start a daemon in this namespace: not ours.
+  pkill -x miniupnpd 2>/dev/null || true
+fi
+if ! ip netns add "natcheck-probe$$" 2>"/tmp/natcheck-probe$$.err"; then
+  echo "nat-check: cannot make a network namespace: $(cat "/tmp/natcheck-probe$$.err")" >&2
+  exit 1
+fi
+ip netns del "natcheck-probe$$"
+
+cargo build --quiet --workspace --bins
+arena="$CARGO_TARGET_DIR/debug/arena"
+tag="nc$$"
+work=$(mktemp -d)
+inet="${tag}-inet"
+pids=()
+namespaces=()
+failures=()
+rows=()
+
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for ns in "${namespaces[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+  if [ -n "${KEEP_WORK:-}" ]; then echo "nat-check: logs kept in $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+now() { date +%s.%N; }
+since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
+
+ip netns add "$inet"
+namespaces+=("$inet")
+ip -n "$inet" link set lo up
+ip -n "$inet" link add name br0 type bridge
+ip -n "$inet" link set br0 up
+ip -n "$inet" addr add 11.0.0.1/16 dev br0
+ip -n "$inet" addr add 2a00:ff::1/64 dev br0 nodad
+ip netns exec "$inet" sysctl -qw net.ipv6.conf.all.forwarding=1
+
+# The router's rules: masquerade (or none), a stateful firewall, and the
+# chains miniupnpd fills (named in its config below).
+ruleset() {
+  local masquerade=$1
+  cat <<EOF
+flush ruleset
+table inet filter {
+  chain input {
+    type filter hook input priority 0; policy drop;
+    iif "lo" accept
+    iifname "lan" accept
+    ct state established,related accept
+    meta l4proto { icmp, ipv6-icmp } accept
+  }
+  chain forward {
+    type filter hook forward priority 0; policy drop;
+    iifname "lan" accept
+    ct state established,related accept
+    meta l4proto ipv6-icmp accept
+    jump miniupnpd
+  }
+  chain miniupnpd {
+  }
+  chain prerouting {
+    type nat hook prerouting priority -100; policy accept;
+    jump prerouting_miniupnpd
+  }
+  chain postrouting {
+    type nat hook postrouting priority 100; policy accept;
+    jump postrouting_miniupnpd
+    $masquerade
+  }
+  chain prerouting_miniupnpd {
+  }
+  chain postrouting_miniupnpd {
+  }
+}
+EOF
+}
+
+# home NAME INDEX KIND: a router r$NAME and a host h$NAME behind it.
+# KIND: plain, random (a new port per destination), v6 (IPv6 only, no
+# NAT), dual (plain IPv4 and firewalled IPv6).
+home() {
+  local name=$1 idx=$2 kind=$3
+  local r="${tag}-r$name" h="${tag}-h$name"
+  ip netns add "$r"
+  ip netns add "$h"
+  namespaces+=("$r" "$h")
+  ip link add "${tag}w$name" type veth peer name "${tag}W$name"
+  ip link set "${tag}w$name" netns "$r"
+  ip -n "$r" link set "${tag}w$name" name wan
+  ip link set "${tag}W$name" netns "$inet"
+  ip -n "$inet" link set "${tag}W$name" master br0 up
+  ip link add "${tag}l$name" type veth peer name "${tag}L$name"
+  ip link set "${tag}l$name" netns "$r"
+  ip -n "$r" link set "${tag}l$name" name lan
+  ip link set "${tag}L$name" netns "$h"
+  ip -n "$h" link set "${tag}L$name" name eth0
+  for ns in "$r" "$h"; do ip -n "$ns" link set lo up; done
+  ip -n "$r" link set wan up
+  ip -n "$r" link set lan up
+  ip -n "$h" link set eth0 up
+  ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
+  local masquerade='oifname "wan" meta nfproto ipv4 masquerade'
+  if [ "$kind" != v6 ]; then
+    ip -n "$r" addr add "11.0.$idx.1/16" dev wan
+    ip -n "$r" route add default via 11.0.0.1
+    ip -n "$r" addr add "192.168.$idx.1/24" dev lan
+    ip -n "$h" addr add "192.168.$idx.10/24" dev eth0
+    ip -n "$h" route add default via "192.168.$idx.1"
+  fi
+  if [ "$kind" = v6 ] || [ "$kind" = dual ]; then
+    ip -n "$r" addr add "2a00:ff::$idx/64" dev wan nodad
+    ip -n "$r" addr add "2a00:$idx::1/64" dev lan nodad
+    ip -n "$r" -6 route add default via 2a00:ff::1
+    ip -n "$h" addr add "2a00:$idx::10/64" dev eth0 nodad
+    ip -n "$h" -6 route add default via "2a00:$idx::1"
+    ip -n "$inet" -6 route add "2a00:$idx::/64" via "2a00:ff::$idx"
+  fi
+  [ "$kind" = random ] && masquerade="$masquerade fully-random"
+  ruleset "$masquerade" >"$work/r$name.nft"
+  ip netns exec "$r" nft -f "$work/r$name.nft"
+}
+
+home A 1 plain
+home B 2 plain
+home C 3 random
+home D 4 v6
+home P 9 dual
+ns_of() { echo "${tag}-$1"; }
+
+ip netns exec "$inet" "$arena" master --bind "[::]:27950" --listing-timeout-s 120 \
+  >"$work/master.out" 2>"$work/master.log" &
+pids+=($!)
+sleep 0.5
+
+# miniupnpd in home A's router with UPnP and/or NAT-PMP+PCP on.
+miniupnpd_pid=""
+start_miniupnpd() {
+  local upnp=$1 natpmp=$2
+  cat >"$work/miniupnpd.conf" <<EOF
+ext_ifname=wan
+listening_ip=lan
+port=5000
+enable_upnp=$upnp
+enable_natpmp=$natpmp
+secure_mode=yes
+system_uptime=yes
+min_lifetime=2
+max_lifetime=86400
+upnp_table_name=filter
+upnp_nat_table_name=filter
+upnp_forward_chain=miniupnpd
+upnp_nat_chain=prerouting_miniupnpd
+upnp_nat_postrouting_chain=postrouting_miniupnpd
+uuid=3d3cec3a-8cf0-11e0-98ee-001a6bd2d07b
+allow 1024-65535 192.168.1.0/24 1024-65535
+deny 0-65535 0.0.0.0/0 0-65535
+EOF
+  ip netns exec "$(ns_of rA)" /usr/sbin/miniupnpd -d -f "$work/miniupnpd.conf" -P "$work/miniupnpd.pid" \
+    >>"$work/miniupnpd.log" 2>&1 &
+  miniupnpd_pid=$!
+  pids+=("$miniupnpd_pid")
+  sleep 0.5
+}
+stop_miniupnpd() {
+  [ -n "$miniupnpd_pid" ] && kill "$miniupnpd_pid" 2>/dev/null && wait "$miniupnpd_pid" 2>/dev/null || true
+  miniupnpd_pid=""
+}
+# The port mappings miniupnpd holds for port 27015 (its DNAT rules).
+router_mappings() {
+  ip netns exec "$(ns_of rA)" nft list chain inet filter prerouting_miniupnpd 2>/dev/null | grep -c "dport 27015" || true
+}
+
+server_pid=""
+# start_server CASE NS ARGS...: waits for the server's first verdict line.
+start_server() {
+  local case=$1 ns=$2
+  shift 2
+  server_log="$work/server-$case.log"
+  server_started=$(now)
+  ip netns exec "$ns" "$arena" server --name "Home $case" --bind "[::]:27015" --bots 1 --tick 32 \
+    --seconds 60 "$@" >"$work/server-$case.out" 2>"$server_log" &
+  server_pid=$!
+  pids+=("$server_pid")
+}
+# wait_for FILE PATTERN SECONDS: the time it took, or "" after SECONDS.
+wait_for() {
+  local file=$1 pattern=$2 limit=$3 start
+  start=$(now)
+  while python3 -c "import sys; sys.exit(0 if $(now) - $start < $limit else 1)"; do
+    if grep -q -- "$pattern" "$file" 2>/dev/null; then
+      since "$server_started"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo ""
+}
+last_internet_line() { grep -o "internet: .*" "$server_log" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g'; }
+
+# join CASE ADDR MASTERS...: a headless player from home P; prints joined_after_s or "".
+join() {
+  local case=$1 addr=$2
+  shift 2
+  local masters=()
+  for m in "$@"; do masters+=(--master "$m"); done
+  join_started=$(now)
+  ip netns exec "$(ns_of hP)" "$arena" bots --connect "$addr" "${masters[@]}" --count 1 --seconds 5 \
+    --name "Player " --report "$work/join-$case.json" >"$work/join-$case.out" 2>"$work/join-$case.log" || true
+  since "$join_started" >"$work/join-$case.elapsed"
+  python3 - "$work/join-$case.json" <<'PY' 2>/dev/null || echo ""
+import json, sys
+c = json.load(open(sys.argv[1]))["clients"][0]
+print(f"{c['joined_after_s']:.2f}" if c["joined_after_s"] is not None and c["error"] is None else "")
+PY
+}
+join_error() {
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['error'] or '')" "$work/join-$1.json" 2>/dev/null || true
+}
+
+stop_server() {
+  kill -TERM "$server_pid" 2>/dev/null || true
+  wait "$server_pid" 2>/dev/null || true
+}
+
+fail() {
+  failures+=("$1")
+  echo "nat-check: FAIL: $1" >&2
+}
+
+row() { rows+=("$(printf '%-10s | %-8s | %-22s | %6s | %6s | %s' "$@")"); }
+
+# --- Home A: each mapping method in turn -----------------------------------
+for method in upnp natpmp pcp; do
+  case $method in
+    upnp) start_miniupnpd yes no; label=UPnP ;;
+    natpmp) start_miniupnpd no yes; label=NAT-PMP ;;
+    pcp) start_miniupnpd no yes; label=PCP ;;
+  esac
+  start_server "A-$method" "$(ns_of hA)" --master 11.0.0.1:27950 --map-port "$method" --map-lease-s 6
+  listed=$(wait_for "$server_log" "listed yes" 10)
+  reachable=$(wait_for "$server_log" "reachable yes" 10)
+  line=$(last_internet_line)
+  external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
+  how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+  joined=$(join "A-$method" "${external:-11.0.1.1:27015}" 11.0.0.1:27950)
+  # The lease is 6 s: by now (>= 7 s after start) it has been renewed, and
+  # the router still holds the mapping.
+  sleep_until=$(python3 -c "print(max(0.0, 7.5 - ($(now) - $server_started)))")
+  sleep "$sleep_until"
+  renewed=$(grep -c "port mapping renewed" "$server_log" || true)
+  held=$(router_mappings)
+  stop_server
+  removed=$(router_mappings)
+  outcome="joined"
+  [ "$how" = "$label" ] || { fail "A-$method: mapped by '$how', not $label ($line)"; outcome="wrong method"; }
+  [ -n "$reachable" ] || { fail "A-$method: not reachable ($line)"; outcome="unreachable"; }
+  [ -n "$listed" ] || { fail "A-$method: not listed"; outcome="unlisted"; }
+  if [ -z "$joined" ]; then
+    fail "A-$method: the player did not join: $(join_error "A-$method")"
+    outcome="no join"
+  elif python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then :; else
+    fail "A-$method: joined after $joined s (> 3 s)"
+  fi
+  [ "${renewed:-0}" -ge 1 ] || fail "A-$method: the 6 s lease was not renewed (log: $server_log)"
+  [ "${held:-0}" -ge 1 ] || fail "A-$method: the router lost the mapping before the server stopped"
+  [ "${removed:-0}" -eq 0 ] || fail "A-$method: the mapping is still in the router after SIGTERM"
+  grep -q "port mapping .* removed" "$server_log" || fail "A-$method: the server did not say it removed the mapping"
+  row "A $label" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" \
+    "$outcome; renewed ${renewed}x, held at 7.5 s: $held, after SIGTERM: $removed"
+  stop_miniupnpd
+done
+
+# --- Home B: plain NAT, hole punching --------------------------------------
+start_server B "$(ns_of hB)" --master 11.0.0.1:27950
+listed=$(wait_for "$server_log" "listed yes" 10)
+verdict=$(wait_for "$server_log" "reachable no" 10)
+line=$(last_internet_line)
+external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
+how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+joined=$(join B "${external:-11.0.2.1:27015}" 11.0.0.1:27950)
+introduced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['introduced'])" "$work/join-B.json" 2>/dev/null || echo "?")
+stop_server
+outcome="joined by hole punching"
+[ -n "$verdict" ] || fail "B: the server did not find itself unreachable ($line)"
+[ -n "$listed" ] || fail "B: not listed"
+if [ -z "$joined" ]; then
+  fail "B: the player did not join: $(join_error B)"
+  outcome="no join"
+elif ! python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then
+  fail "B: joined after $joined s (> 3 s)"
+fi
+[ "$introduced" = True ] || fail "B: the player was not introduced by the master"
+row "B plain" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced)"
+
+# --- Home C: a new port per destination ------------------------------------
+start_server C "$(ns_of hC)" --master 11.0.0.1:27950
+listed=$(wait_for "$server_log" "listed yes" 10)
+advised=$(wait_for "$server_log" "changes ports per destination" 5)
+line=$(last_internet_line)
+external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
+how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+joined=$(join C "${external:-11.0.3.1:27015}" 11.0.0.1:27950)
+player_error=$(join_error C)
+join_elapsed=$(cat "$work/join-C.elapsed")
+stop_server
+outcome="no join; advice: server ${advised:-—} s, player ${join_elapsed} s"
+[ -n "$advised" ] || fail "C: the server did not give the advice within 5 s ($line)"
+[ -z "$joined" ] || fail "C: a player joined through a router that changes ports (unexpected)"
+case "$player_error" in
+  *"changes ports per destination"*) ;;
+  *) fail "C: the player was not told why: '$player_error'" ;;
+esac
+python3 -c "import sys; sys.exit(0 if $join_elapsed <= 5.5 else 1)" || fail "C: the player waited $join_elapsed s"
+row "C random" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome"
+echo "C: the player was told: $player_error" >"$work/c-advice.txt"
+
+# --- Home D: IPv6 behind a stateful firewall --------------------------------
+start_server D "$(ns_of hD)" --master "[2a00:ff::1]:27950"
+listed=$(wait_for "$server_log" "listed yes" 10)
+verdict=$(wait_for "$server_log" "reachable no" 10)
+line=$(last_internet_line)
+external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
+how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+joined=$(join D "${external:-[2a00:4::10]:27015}" 11.0.0.1:27950 "[2a00:ff::1]:27950")
+introduced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['introduced'])" "$work/join-D.json" 2>/dev/null || echo "?")
+stop_server
+outcome="joined by hole punching over IPv6"
+[ -n "$verdict" ] || fail "D: the server did not find itself unreachable ($line)"
+[ -n "$listed" ] || fail "D: not listed"
+if [ -z "$joined" ]; then
+  fail "D: the player did not join: $(join_error D)"
+  outcome="no join"
+elif ! python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then
+  fail "D: joined after $joined s (> 3 s)"
+fi
+[ "$introduced" = True ] || fail "D: the player was not introduced by the master"
+row "D IPv6" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced)"
+
+echo
+printf '%-10s | %-8s | %-22s | %6s | %6s | %s\n' case method "external address seen" listed joined outcome
+printf '%s\n' "-----------+----------+------------------------+--------+--------+--------"
+printf '%s\n' "${rows[@]}"
+echo "(listed: seconds from the server's start to a master listing it; joined: seconds from the player's start to being in the game)"
+cat "$work/c-advice.txt"
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "nat-check: ${#failures[@]} wrong outcome(s)" >&2
+  KEEP_WORK=1
+  exit 1
+fi
+echo "nat-check: ok"
