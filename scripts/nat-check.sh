@@ -22,6 +22,11 @@
 # conntrack never confirms them, as on real routers). Servers are
 # `arena server --map-port`, the code a listen server runs on its thread.
 # Exits non-zero on any wrong outcome; needs root for namespaces.
+#
+# NAT_CHECK_HOLD=1 builds the network, starts the master and home A's
+# miniupnpd (every method on), prints the namespaces' names and waits (for
+# trying the game behind these routers by hand: `ip netns exec NS arena
+# host --master 11.0.0.1`); SIGTERM or Ctrl+C takes it all down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/arena-target}"
@@ -63,6 +68,7 @@ cleanup() {
   if [ -n "${KEEP_WORK:-}" ]; then echo "nat-check: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+trap 'exit 1' TERM INT
 
 now() { date +%s.%N; }
 since() { python3 -c "print(f'{$(now) - $1:.2f}')"; }
@@ -210,6 +216,16 @@ stop_miniupnpd() {
 router_mappings() {
   ip netns exec "$(ns_of rA)" nft list chain inet filter prerouting_miniupnpd 2>/dev/null | grep -c "dport 27015" || true
 }
+
+if [ -n "${NAT_CHECK_HOLD:-}" ]; then
+  start_miniupnpd yes yes
+  echo "nat-check: holding the network: hosts ${tag}-hA (miniupnpd router), ${tag}-hB (plain NAT)," \
+    "${tag}-hC (a new port per destination), ${tag}-hD (IPv6 firewall), ${tag}-hP (player);" \
+    "master at 11.0.0.1:27950 and [2a00:ff::1]:27950 in ${tag}-inet"
+  sleep infinity &
+  pids+=($!)
+  wait $!
+fi
 
 server_pid=""
 # start_server CASE NS ARGS...: waits for the server's first verdict line.

@@ -127,6 +127,7 @@ fn on_connect_to(
                     .flat_map(|name| arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, addr.is_ipv6()))
                     .collect();
                 transport.introduce_through(&masters);
+                debug!("introductions to {addr} through {masters:?} (from {:?})", introducers.0);
             }
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);

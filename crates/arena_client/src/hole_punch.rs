@@ -19,6 +19,9 @@ pub const ASK_EVERY: Duration = Duration::from_millis(1000);
 pub const MAX_ASKS: u32 = 4;
 /// When a connection that has heard nothing from the server gives up.
 pub const GIVE_UP_AFTER: Duration = Duration::from_millis(4500);
+/// When it gives up if a master said the server's router changes ports per
+/// destination (nothing will come through; direct answers would have come).
+pub const GIVE_UP_SYMMETRIC_AFTER: Duration = Duration::from_millis(2000);
 /// Requests are padded so that a master may answer them in full (it sends
 /// no address more bytes than that address sent).
 const REQUEST_BYTES: usize = 160;
@@ -95,6 +98,10 @@ impl Introduction {
         }
         self.asks += 1;
         self.last_ask = Some(clock);
+        if self.asks == 1 {
+            let masters: Vec<String> = self.masters.iter().map(SocketAddr::to_string).collect();
+            info!("{} is silent: asking the master at {} for an introduction", self.server, masters.join(", "));
+        }
         let request = padded(&Reach::PunchRequest { server: self.server, cookie: None });
         self.masters.iter().map(|m| (*m, request.clone())).collect()
     }
@@ -121,6 +128,12 @@ impl Introduction {
             }
             _ => None,
         }
+    }
+
+    /// Whether a connection silent until `clock` has failed every way.
+    pub fn gave_up(&self, clock: Duration) -> bool {
+        let hopeless = self.refused == Some(Refusal::Symmetric) || self.nat == Nat::Symmetric;
+        clock >= GIVE_UP_AFTER || (hopeless && clock >= GIVE_UP_SYMMETRIC_AFTER)
     }
 
     /// Why joining failed, in words for the player.

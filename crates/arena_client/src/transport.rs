@@ -26,7 +26,7 @@ use renet::RenetClient;
 use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeClient};
 
 use crate::conditioner::{LinkConditioner, LinkConditions};
-use crate::hole_punch::{GIVE_UP_AFTER, Introduction};
+use crate::hole_punch::Introduction;
 
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
@@ -180,11 +180,12 @@ impl UdpTransport {
     }
 
     /// When every way to the server has failed (nothing heard from it by
-    /// [`GIVE_UP_AFTER`], masters asked): why, and what the host can do.
+    /// `hole_punch::GIVE_UP_AFTER`, masters asked, or sooner when a master
+    /// said the host's router defeats punching): why, and what the host can do.
     pub fn unreachable(&self) -> Option<String> {
         let intro = self.introduction.as_ref()?;
         let silent = self.last_heard == Duration::ZERO && !self.netcode.is_connected();
-        (silent && self.clock >= GIVE_UP_AFTER).then(|| intro.advice())
+        (silent && intro.gave_up(self.clock)).then(|| intro.advice())
     }
 
     /// A datagram from a master of the introduction: read, and answered.

@@ -21,6 +21,7 @@ pub mod driver;
 pub mod flood;
 pub mod inputs;
 pub mod master;
+pub mod nat;
 pub mod network;
 pub mod target;
 pub mod targets;

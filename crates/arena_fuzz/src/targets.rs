@@ -48,6 +48,8 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(crate::master::MasterReceives::default()),
         Box::new(crate::master::ServerGetInfo::default()),
         Box::new(crate::master::MasterReplies::default()),
+        Box::new(crate::nat::RouterAnswers),
+        Box::new(crate::nat::ReachMessages::default()),
         Box::new(network::Datagrams::new(network::Side::Server)),
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),

@@ -33,11 +33,18 @@ pub(crate) fn internet_status(ui: &mut egui::Ui, report: &ReachReport) {
         ui.monospace(external.map_or("unknown".to_string(), |a| a.to_string()));
         ui.end_row();
         ui.label("Obtained by");
-        ui.label(match &report.mapping {
-            MapState::Asking => "asking the router...".to_string(),
-            MapState::Failed(why) if how == "master" || how == "none" => format!("{how} (router: {why})"),
-            _ => how.to_string(),
-        });
+        match &report.mapping {
+            MapState::Asking => {
+                ui.label("asking the router...");
+            }
+            // The router's reasons are long: on hover.
+            MapState::Failed(why) if how == "master" || how == "none" => {
+                ui.label(format!("{how} (the router mapped no port)")).on_hover_text(why);
+            }
+            _ => {
+                ui.label(how);
+            }
+        }
         ui.end_row();
         ui.label("Reachable");
         let reachable = report.reachable.label();
@@ -73,18 +80,19 @@ fn internet_hud(mut contexts: EguiContexts, hosted: Res<HostedServer>) -> Result
         if report.listed { "yes" } else { "no" }
     );
     if let Some(advice) = report.advice() {
-        line.push_str("\n");
+        line.push('\n');
         line.push_str(&advice);
     }
     let ctx = contexts.ctx_mut()?;
+    // Top left: the match clock has the top centre.
     egui::Area::new(egui::Id::new("host internet"))
-        .anchor(egui::Align2::CENTER_TOP, [0.0, 6.0])
+        .anchor(egui::Align2::LEFT_TOP, [8.0, 8.0])
         .interactable(false)
         .show(ctx, |ui| {
             egui::Frame::new().fill(egui::Color32::from_black_alpha(140)).inner_margin(6.0).corner_radius(4.0).show(
                 ui,
                 |ui| {
-                    ui.set_max_width(560.0);
+                    ui.set_max_width(420.0);
                     ui.add(
                         egui::Label::new(
                             egui::RichText::new(line).size(12.0).color(egui::Color32::from_rgb(225, 230, 240)),

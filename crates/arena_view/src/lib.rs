@@ -205,6 +205,9 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .add_plugins(ClientPlugin)
     .insert_resource(PlayerProfile { name: user_settings.name.clone() })
     .insert_resource(settings::SettingsProblem(loaded.problem))
+    // The masters set in Settings also introduce the player to a silent
+    // server, from the first connection on (`arena join` connects at start).
+    .insert_resource(arena_client::Introducers(user_settings.masters.clone()))
     .insert_resource(user_settings)
     .insert_resource(config.netcode.clone())
     .insert_resource(vocabulary::AutoAim(config.auto_aim))
@@ -246,8 +249,33 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     if let Some(shot) = config.screenshot {
         app.add_plugins(screenshot::plugin(shot));
     }
+    quit_on_signals(&mut app);
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => Err(format!("the game stopped with error code {code}")),
     }
+}
+
+/// SIGTERM and SIGINT (Ctrl+C in the terminal that started the game) quit
+/// as the Quit button does: a hosted game tells its players and removes its
+/// router's port mapping, a joined one says goodbye to its server. A second
+/// signal exits at once.
+fn quit_on_signals(app: &mut App) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        let registered = signal_hook::flag::register_conditional_shutdown(signal, 1, flag.clone())
+            .and_then(|_| signal_hook::flag::register(signal, flag.clone()));
+        if let Err(e) = registered {
+            warn!("cannot handle signal {signal}: {e}; it will end the game without cleaning up");
+        }
+    }
+    app.add_systems(First, move |mut exit: MessageWriter<AppExit>, mut said: Local<bool>| {
+        if flag.load(Ordering::Relaxed) && !*said {
+            *said = true;
+            info!("quitting: a stop signal came (SIGTERM or SIGINT)");
+            exit.write(AppExit::Success);
+        }
+    });
 }

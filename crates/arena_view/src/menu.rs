@@ -402,7 +402,7 @@ fn pause_menu(
         |ui| {
             title(ui);
             if let Some(hosted) = hosted {
-                ui.label("You are hosting. Friends can join at:");
+                ui.label("You are hosting. Friends on your network join at:");
                 for addr in hosted.0.info.share_addrs.iter().filter(|a| !a.ip().is_loopback()) {
                     ui.monospace(addr.to_string());
                 }
