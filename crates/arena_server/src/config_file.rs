@@ -43,6 +43,10 @@ struct ServerFile {
     /// Internet masters (`--master`, `ARENA_MASTERS`).
     masters: Option<Vec<String>>,
     master_heartbeat_s: Option<u32>,
+    /// Ask the router for the port (`--map-port`: "auto", "off", or some of
+    /// "upnp,natpmp,pcp"), and the lease asked for.
+    map_port: Option<String>,
+    map_lease_s: Option<u32>,
 }
 
 /// Why a config file cannot be used.
@@ -114,6 +118,8 @@ pub fn with_config_file(
     add("--record", file.record.map(|p| p.display().to_string()));
     add("--record-keep", file.record_keep.map(|v| v.to_string()));
     add("--master-heartbeat-s", file.master_heartbeat_s.map(|v| v.to_string()));
+    add("--map-port", file.map_port);
+    add("--map-lease-s", file.map_lease_s.map(|v| v.to_string()));
     if !given("--public-addr") {
         for addr in file.public_addr.unwrap_or_default() {
             added.push("--public-addr".into());
