@@ -42,8 +42,6 @@ if [ "${#need[@]}" -gt 0 ]; then
   echo "nat-check: installing ${need[*]}" >&2
   env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
     { apt-get update -qq && env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null; }
-  # The package may start a daemon in this namespace: not ours.
-  pkill -x miniupnpd 2>/dev/null || true
 fi
 if ! ip netns add "natcheck-probe$$" 2>"/tmp/natcheck-probe$$.err"; then
   echo "nat-check: cannot make a network namespace: $(cat "/tmp/natcheck-probe$$.err")" >&2

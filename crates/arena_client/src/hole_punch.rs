@@ -38,6 +38,9 @@ pub struct Introduction {
     masters: Vec<SocketAddr>,
     asks: u32,
     last_ask: Option<Duration>,
+    /// Whether the master's cookie for the last ask has been answered
+    /// (once per ask: a forged challenge earns nothing more).
+    answered_cookie: bool,
     /// A master introduced us: the server is probing.
     pub started: bool,
     /// What the master knows of the server's router.
@@ -70,6 +73,7 @@ impl Introduction {
             masters,
             asks: 0,
             last_ask: None,
+            answered_cookie: false,
             started: false,
             nat: Nat::Unknown,
             refused: None,
@@ -89,7 +93,8 @@ impl Introduction {
     /// What to send at `clock` (since connecting), given whether the server
     /// has been heard from.
     pub fn due(&mut self, clock: Duration, heard: bool) -> Vec<(SocketAddr, Vec<u8>)> {
-        let answered = self.started || self.refused.is_some();
+        // A busy server's budget refills: ask again.
+        let answered = self.started || self.refused.is_some_and(|r| r != Refusal::Busy);
         if heard || answered || clock < ASK_AFTER || self.asks >= MAX_ASKS {
             return Vec::new();
         }
@@ -98,6 +103,8 @@ impl Introduction {
         }
         self.asks += 1;
         self.last_ask = Some(clock);
+        self.answered_cookie = false;
+        self.refused = None;
         if self.asks == 1 {
             let masters: Vec<String> = self.masters.iter().map(SocketAddr::to_string).collect();
             info!("{} is silent: asking the master at {} for an introduction", self.server, masters.join(", "));
@@ -106,10 +113,18 @@ impl Introduction {
         self.masters.iter().map(|m| (*m, request.clone())).collect()
     }
 
-    /// A master's message: what to send back.
-    pub fn receive(&mut self, from: SocketAddr, message: Reach) -> Option<(SocketAddr, Vec<u8>)> {
+    /// A master's message: what to send back. Only while an ask is out and
+    /// the server silent (`heard`: it has answered): a forged challenge gets
+    /// at most one answer per ask, and a connected client ignores them all.
+    pub fn receive(&mut self, from: SocketAddr, message: Reach, heard: bool) -> Option<(SocketAddr, Vec<u8>)> {
+        if heard || self.asks == 0 {
+            return None;
+        }
         match message {
-            Reach::PunchChallenge { server, cookie } if server == self.server && !self.started => {
+            Reach::PunchChallenge { server, cookie }
+                if server == self.server && !self.started && !self.answered_cookie =>
+            {
+                self.answered_cookie = true;
                 Some((from, padded(&Reach::PunchRequest { server, cookie: Some(cookie) })))
             }
             Reach::PunchStarted { server, nat, game_port } if server == self.server => {
@@ -147,6 +162,10 @@ impl Introduction {
                 "No way through to {server}: the host's router changes ports per destination; \
                  the host should forward UDP port {port}, or host on a dedicated server."
             ),
+            (Some(Refusal::Busy), _) => format!(
+                "No answer from {server}, and the master could not introduce us (too many players joining it \
+                 just now): try again in a few seconds, or ask the host to forward UDP port {port}."
+            ),
             (Some(Refusal::Unlisted), _) => format!(
                 "No answer from {server}, and the master does not list it: check the address, \
                  or ask the host to forward UDP port {port} on their router."
@@ -169,6 +188,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_busy_master_is_asked_again_and_nothing_is_answered_before_asking() {
+        let server: SocketAddr = "11.0.2.1:27015".parse().unwrap();
+        let master: SocketAddr = "11.0.0.1:27950".parse().unwrap();
+        let mut intro = Introduction::new(server, &[master]);
+        let challenge = Reach::PunchChallenge { server, cookie: "abcdefgh12345678".into() };
+        assert_eq!(intro.receive(master, challenge, false), None, "never asked");
+        assert_eq!(intro.due(Duration::from_millis(600), false).len(), 1);
+        intro.receive(master, Reach::PunchRefused { server, why: Refusal::Busy, game_port: 27015 }, false);
+        assert_eq!(intro.due(Duration::from_millis(1700), false).len(), 1, "asked again");
+        assert!(intro.advice().contains("27015"));
+    }
+
+    #[test]
     fn asks_after_silence_answers_the_cookie_and_stops_once_introduced() {
         let server: SocketAddr = "11.0.2.1:27015".parse().unwrap();
         let master: SocketAddr = "11.0.0.1:27950".parse().unwrap();
@@ -180,12 +212,16 @@ mod tests {
         assert_eq!(Reach::parse(&asked[0].1), Some(Reach::PunchRequest { server, cookie: None }));
         assert!(intro.due(Duration::from_millis(700), false).is_empty(), "not again within a second");
         let cookie = "abcdefgh12345678".to_string();
-        let (to, reply) = intro.receive(master, Reach::PunchChallenge { server, cookie: cookie.clone() }).unwrap();
+        let challenge = Reach::PunchChallenge { server, cookie: cookie.clone() };
+        assert_eq!(intro.receive(master, challenge.clone(), true), None, "a connected client answers nothing");
+        let (to, reply) = intro.receive(master, challenge.clone(), false).unwrap();
         assert_eq!((to, Reach::parse(&reply)), (master, Some(Reach::PunchRequest { server, cookie: Some(cookie) })));
-        assert_eq!(intro.receive(master, Reach::PunchStarted { server, nat: Nat::Punchable, game_port: 27015 }), None);
+        assert_eq!(intro.receive(master, challenge, false), None, "one answer per ask");
+        let started = Reach::PunchStarted { server, nat: Nat::Punchable, game_port: 27015 };
+        assert_eq!(intro.receive(master, started, false), None);
         assert!(intro.due(Duration::from_secs(3), false).is_empty());
         assert!(intro.advice().contains("27015"));
-        intro.receive(master, Reach::PunchRefused { server, why: Refusal::Symmetric, game_port: 27016 });
+        intro.receive(master, Reach::PunchRefused { server, why: Refusal::Symmetric, game_port: 27016 }, false);
         assert!(intro.advice().contains("changes ports per destination; the host should forward UDP port 27016"));
     }
 }

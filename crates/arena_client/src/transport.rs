@@ -189,10 +189,11 @@ impl UdpTransport {
     }
 
     /// A datagram from a master of the introduction: read, and answered.
-    fn from_master(&mut self, len: usize, from: SocketAddr) {
+    fn read_master_message(&mut self, len: usize, from: SocketAddr) {
         let message = arena_master::reach::Reach::parse(&self.buffer[..len]);
+        let heard = self.last_heard > Duration::ZERO || self.netcode.is_connected();
         let reply = match (message, self.introduction.as_mut()) {
-            (Some(message), Some(intro)) => intro.receive(from, message),
+            (Some(message), Some(intro)) => intro.receive(from, message, heard),
             _ => {
                 self.drop_datagram("not from the server");
                 return;
@@ -276,7 +277,7 @@ impl UdpTransport {
                             == Some(arena_master::reach::Reach::PunchProbe)
                     {
                         // The server's router is open toward us now.
-                        intro.probes += 1;
+                        intro.probes = intro.probes.saturating_add(1);
                         continue;
                     }
                     if self.admit(len) {
@@ -284,7 +285,7 @@ impl UdpTransport {
                     }
                 }
                 Ok((len, from)) if self.introduction.as_ref().is_some_and(|i| i.is_master(from)) => {
-                    self.from_master(len, from);
+                    self.read_master_message(len, from);
                 }
                 Ok(_) => self.drop_datagram("not from the server"),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,

@@ -20,17 +20,26 @@ pub const COOKIE_LIFETIME: Duration = Duration::from_secs(2);
 /// Budgets idle this long are forgotten (a full one is the same as none).
 const IDLE: Duration = Duration::from_secs(10);
 
+/// A client (its address and port) introduced to a server is not
+/// introduced to it again within this: a replayed cookie does not spend the
+/// server's budget. (Players sharing an address have ports of their own.)
+pub const REINTRODUCE_AFTER: Duration = Duration::from_secs(2);
+/// Recent introductions remembered, at most.
+const MAX_RECENT: usize = 16_384;
+
 #[derive(Debug)]
 pub(crate) struct Introductions {
     key: RandomState,
     /// Per server: tokens left and when they were counted.
     budgets: HashMap<SocketAddr, (f64, Duration)>,
     max_budgets: usize,
+    /// (client, server) introduced lately, and when.
+    recent: HashMap<(SocketAddr, SocketAddr), Duration>,
 }
 
 impl Introductions {
     pub(crate) fn new(max_servers: usize) -> Self {
-        Self { key: RandomState::new(), budgets: HashMap::new(), max_budgets: max_servers }
+        Self { key: RandomState::new(), budgets: HashMap::new(), max_budgets: max_servers, recent: HashMap::new() }
     }
 
     fn window(now: Duration) -> u64 {
@@ -58,6 +67,26 @@ impl Introductions {
         })
     }
 
+    /// Whether `client` was introduced to `server` within
+    /// [`REINTRODUCE_AFTER`] (then it is not again); remembers it if not.
+    pub(crate) fn introduced_lately(&mut self, client: SocketAddr, server: SocketAddr, now: Duration) -> bool {
+        let key = (client, server);
+        if let Some(&at) = self.recent.get(&key)
+            && now.saturating_sub(at) < REINTRODUCE_AFTER
+        {
+            return true;
+        }
+        if self.recent.len() >= MAX_RECENT {
+            self.recent.retain(|_, at| now.saturating_sub(*at) < REINTRODUCE_AFTER);
+            if self.recent.len() >= MAX_RECENT {
+                // Full of fresh ones: not remembered (the budget still holds).
+                return false;
+            }
+        }
+        self.recent.insert(key, now);
+        false
+    }
+
     /// Takes one introduction from `server`'s budget; false when spent.
     pub(crate) fn allow(&mut self, server: SocketAddr, now: Duration) -> bool {
         if !self.budgets.contains_key(&server) && self.budgets.len() >= self.max_budgets {
@@ -79,6 +108,7 @@ impl Introductions {
 
     pub(crate) fn forget_idle(&mut self, now: Duration) {
         self.budgets.retain(|_, (_, at)| now.saturating_sub(*at) < IDLE);
+        self.recent.retain(|_, at| now.saturating_sub(*at) < REINTRODUCE_AFTER);
     }
 }
 

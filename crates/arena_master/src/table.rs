@@ -356,6 +356,11 @@ impl Master {
                     },
                 };
                 let answer = match answer {
+                    // A replayed cookie (or a client asking again): told it
+                    // is under way, without another introduction.
+                    Ok((_, nat)) if self.introductions.introduced_lately(from, server, now) => {
+                        Reach::PunchStarted { server, nat, game_port }
+                    }
                     Ok((key, nat)) if self.introductions.allow(server, now) => {
                         let intro = Reach::PunchIntro { client: from, key }.encode();
                         self.counters.bytes_out += intro.len() as u64;
@@ -1573,15 +1578,31 @@ mod tests {
                 vec![(client, Some(Reach::PunchRefused { server: target, why, game_port: 0 }))]
             );
         }
+        // A cookie replayed: told it is under way, introduced once.
+        let c = addr("198.51.100.9:4000");
+        out.clear();
+        m.receive(c, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(4500), &mut out);
+        let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
+        out.clear();
+        for i in 0..50 {
+            m.receive(
+                c,
+                &padded(&Reach::PunchRequest { server, cookie: Some(cookie.clone()) }, 160),
+                ms(4501 + i),
+                &mut out,
+            );
+        }
+        assert_eq!(out.iter().filter(|(to, _)| *to == server).count(), 1, "a replayed cookie introduced again");
+        assert_eq!(out.iter().filter(|(to, _)| *to == c).count(), 50, "each replay is still answered (within credit)");
         // A flood of genuine requests: at most the server's budget reaches it.
         let mut intros = 0;
         for i in 0..200u16 {
             let c = SocketAddr::from(([198, 51, 100, 8], 1000 + i));
             out.clear();
-            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(5000), &mut out);
+            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(7000), &mut out);
             let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
             out.clear();
-            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: Some(cookie) }, 160), ms(5001), &mut out);
+            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: Some(cookie) }, 160), ms(7001), &mut out);
             intros += out.iter().filter(|(to, _)| *to == server).count();
         }
         assert!(intros <= crate::introductions::INTRODUCTION_BURST as usize, "{intros}");

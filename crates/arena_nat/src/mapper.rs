@@ -133,6 +133,14 @@ const FIRST_WAIT: Duration = Duration::from_millis(250);
 const BINARY_METHOD_BUDGET: Duration = Duration::from_millis(750);
 /// Other external ports UPnP tries when the game's is taken.
 const UPNP_PORT_TRIES: u16 = 4;
+/// How long removing a mapping granted but not usable may take.
+const CLEANUP_BUDGET: Duration = Duration::from_millis(500);
+
+/// A NAT-PMP answer to another request (a late answer to an earlier one):
+/// `Some("")`, "keep waiting"; `None` for an answer with opcode `op`.
+fn not_ours_if_other_op(answer: &[u8], op: u8) -> Option<String> {
+    (answer.len() >= 2 && answer[0] == 0 && answer[1] >= 128 && answer[1] != op).then(String::new)
+}
 
 impl Mapper {
     /// The mapper for the default gateway, or `NoGateway`.
@@ -160,13 +168,14 @@ impl Mapper {
                 }
             }
         }
-        if methods.natpmp && !router_silent {
-            match self.natpmp(self.lease_s(), deadline) {
+        if methods.natpmp {
+            // A router silent to PCP may still drop only PCP's version: one
+            // short try (a port nobody listens on fails at once anyway).
+            let natpmp_deadline = if router_silent { deadline.min(Instant::now() + FIRST_WAIT) } else { deadline };
+            match self.natpmp(self.lease_s(), natpmp_deadline) {
                 Ok(mapping) => return Ok(mapping),
                 Err(e) => reasons.push((Method::NatPmp, e.to_string())),
             }
-        } else if methods.natpmp {
-            reasons.push((Method::NatPmp, "no answer on port 5351 (PCP asked first)".to_owned()));
         }
         if methods.upnp {
             match self.upnp(deadline) {
@@ -253,12 +262,28 @@ impl Mapper {
         let socket = self.binary_socket()?;
         let deadline = deadline.min(Instant::now() + BINARY_METHOD_BUDGET);
         let request = natpmp::map_request(self.internal_port, self.internal_port, lifetime_s);
-        let granted = exchange(&socket, &request, deadline, |answer| {
-            natpmp::parse_map(answer, self.internal_port).map_err(|e| e.to_string())
+        // A late answer to an earlier request (another opcode) is waited past.
+        let granted = exchange(&socket, &request, deadline, |answer| match not_ours_if_other_op(answer, 129) {
+            Some(keep_waiting) => Err(keep_waiting),
+            None => natpmp::parse_map(answer, self.internal_port).map_err(|e| e.to_string()),
         })?;
         let address = exchange(&socket, &natpmp::external_address_request(), deadline, |answer| {
-            natpmp::parse_external_address(answer).map_err(|e| e.to_string())
-        })?;
+            match not_ours_if_other_op(answer, 128) {
+                Some(keep_waiting) => Err(keep_waiting),
+                None => natpmp::parse_external_address(answer).map_err(|e| e.to_string()),
+            }
+        });
+        let address = match address {
+            Ok(address) => address,
+            Err(e) => {
+                // Granted but unusable: not left on the router.
+                let release = natpmp::map_request(self.internal_port, 0, 0);
+                let _ = exchange(&socket, &release, Instant::now() + CLEANUP_BUDGET, |answer| {
+                    not_ours_if_other_op(answer, 129).map_or(Ok(()), Err)
+                });
+                return Err(e);
+            }
+        };
         Ok(Mapping {
             method: Method::NatPmp,
             external: SocketAddr::from((address, granted.external_port)),
@@ -278,7 +303,8 @@ impl Mapper {
                     let ip = match gateway.external_ip(deadline) {
                         Ok(ip) => ip,
                         Err(e) => {
-                            let _ = gateway.delete_port(external_port, deadline);
+                            // Its own budget: the one given may be spent.
+                            let _ = gateway.delete_port(external_port, Instant::now() + CLEANUP_BUDGET);
                             return Err(e);
                         }
                     };

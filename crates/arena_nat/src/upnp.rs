@@ -238,14 +238,14 @@ fn http(addr: SocketAddr, request: &[u8], deadline: Instant) -> Result<(u16, Str
 }
 
 /// Whether an answer with a `Content-Length` has all of its body.
-fn complete(answer: &[u8]) -> bool {
+pub fn complete(answer: &[u8]) -> bool {
     let Some(head_end) = find(answer, b"\r\n\r\n") else { return false };
     let head = String::from_utf8_lossy(&answer[..head_end]);
     head.lines()
         .filter_map(|l| l.split_once(':'))
         .find(|(n, _)| n.trim().eq_ignore_ascii_case("content-length"))
         .and_then(|(_, v)| v.trim().parse::<usize>().ok())
-        .is_some_and(|len| answer.len() >= head_end + 4 + len)
+        .is_some_and(|len| answer.len().saturating_sub(head_end + 4) >= len)
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
@@ -418,6 +418,7 @@ mod tests {
         assert!(parse_http(b"garbage").is_err());
         assert!(complete(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nab"));
         assert!(!complete(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nab"));
+        assert!(!complete(b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nab"));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use arena_nat::{Mapper, Methods};
 use bevy::prelude::*;
@@ -19,6 +19,10 @@ pub const MAP_BUDGET: Duration = Duration::from_secs(2);
 pub const REMOVE_BUDGET: Duration = Duration::from_millis(1000);
 /// A renewal that failed is tried again after this.
 const RETRY_RENEW: Duration = Duration::from_secs(10);
+/// A mapping that could not be made is asked for again after this, then
+/// twice as long each time, up to [`MAX_RETRY_MAP`].
+const RETRY_MAP: Duration = Duration::from_secs(60);
+const MAX_RETRY_MAP: Duration = Duration::from_secs(600);
 /// The shortest wait between renewals, whatever lease the router grants.
 const MIN_RENEW_GAP: Duration = Duration::from_secs(1);
 
@@ -71,16 +75,25 @@ fn work(request: &MapRequest, events: &Sender<Event>, stop: &Receiver<()>) {
             return;
         }
     };
-    let mut mapping = match mapper.map(request.methods, MAP_BUDGET) {
-        Ok(mapping) => mapping,
-        Err(e) => {
-            let _ = events.send(Event::State(MapState::Failed(format!("router at {}: {e}", mapper.gateway))));
-            return;
-        }
-    };
     let mapped =
         |m: &arena_nat::Mapping| MapState::Mapped { method: m.method, external: m.external, lease: m.lifetime };
+    // Asked again after a failure, less and less often (a router rebooting,
+    // UPnP switched on by the player meanwhile).
+    let mut retry = RETRY_MAP;
+    let mut mapping = loop {
+        match mapper.map(request.methods, MAP_BUDGET) {
+            Ok(mapping) => break mapping,
+            Err(e) => {
+                let _ = events.send(Event::State(MapState::Failed(format!("router at {}: {e}", mapper.gateway))));
+                match stop.recv_timeout(retry) {
+                    Err(RecvTimeoutError::Timeout) => retry = (retry * 2).min(MAX_RETRY_MAP),
+                    Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
+                }
+            }
+        }
+    };
     let _ = events.send(Event::State(mapped(&mapping)));
+    let mut granted_at = Instant::now();
     let mut wait = (mapping.lifetime / 2).max(MIN_RENEW_GAP);
     loop {
         match stop.recv_timeout(wait) {
@@ -93,6 +106,7 @@ fn work(request: &MapRequest, events: &Sender<Event>, stop: &Receiver<()>) {
                         mapping.lifetime.as_secs()
                     )));
                     let _ = events.send(Event::State(mapped(&mapping)));
+                    granted_at = Instant::now();
                     wait = (mapping.lifetime / 2).max(MIN_RENEW_GAP);
                 }
                 Err(e) => {
@@ -100,6 +114,11 @@ fn work(request: &MapRequest, events: &Sender<Event>, stop: &Receiver<()>) {
                         "renewing the port mapping failed: {e}; retrying in {} s",
                         RETRY_RENEW.as_secs()
                     )));
+                    // Past its lease the mapping is gone: say so (the
+                    // reachability check runs again), and keep trying.
+                    if granted_at.elapsed() >= mapping.lifetime {
+                        let _ = events.send(Event::State(MapState::Failed(format!("the lease ran out: {e}"))));
+                    }
                     wait = RETRY_RENEW.min((mapping.lifetime / 2).max(MIN_RENEW_GAP));
                 }
             },
@@ -139,7 +158,15 @@ fn read_worker(mapping: Res<PortMapping>, report: Res<ReachHandle>) {
                 report.update(|r| r.mapping = state);
             }
             Ok(Event::Note(line)) => info!("{line}"),
-            Err(TryRecvError::Empty | TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => break,
+            // The worker is gone (it ended, or never started): a state still
+            // "asking" would hold the reachability check back for good.
+            Err(TryRecvError::Disconnected) => {
+                if report.get().mapping == MapState::Asking {
+                    report.update(|r| r.mapping = MapState::Failed("the port-mapping worker ended".into()));
+                }
+                break;
+            }
         }
     }
 }

@@ -87,6 +87,13 @@ impl ReachReport {
     /// given by hand, the master's view, or none.
     pub fn external(&self) -> (Option<SocketAddr>, &'static str) {
         if let MapState::Mapped { method, external, .. } = &self.mapping {
+            // Another router in front of the one that mapped the port (a
+            // provider's NAT): the master saw the address strangers use.
+            if let Some(seen) = self.seen_by_master
+                && seen.ip() != external.ip()
+            {
+                return (Some(seen), "master (double NAT)");
+            }
             return (Some(*external), method.label());
         }
         if let Some(addr) = self.manual.first() {
@@ -108,6 +115,11 @@ impl ReachReport {
         let port = self.port_to_forward();
         match (self.reachable, self.nat) {
             (_, Nat::Symmetric) => Some(symmetric_advice(port)),
+            (Reachable::No, _) if self.external().1 == "master (double NAT)" => Some(
+                "Your router mapped the port, but another router in front of it (your provider's?) did not: \
+                 friends still join through the master (hole punching); if one cannot, host on a dedicated server."
+                    .to_string(),
+            ),
             (Reachable::No, _) => Some(format!(
                 "Strangers cannot reach you directly; friends still join through the master (hole punching). \
                  If one cannot, forward UDP port {port} on your router to this computer."

@@ -80,19 +80,17 @@ fn read_master_messages(
         let from_master = state.master.is_some_and(|m| m.ip() == from.ip());
         match message {
             Reach::Probe { nonce } if ours(&nonce) && from_master => state.probed = true,
-            Reach::Sent { nonce, seen, probe_port } if ours(&nonce) && state.master == Some(from) => {
-                if state.sent.is_none() {
-                    state.sent = Some((seen, probe_port, now));
-                    let whoami = padded(&Reach::WhoAmI { nonce: nonce.clone() }, WHOAMI_BYTES);
-                    transport.send_datagram(&whoami, SocketAddr::new(from.ip(), probe_port));
-                }
+            Reach::Sent { nonce, seen, probe_port }
+                if ours(&nonce) && state.master == Some(from) && state.sent.is_none() =>
+            {
+                state.sent = Some((seen, probe_port, now));
+                let whoami = padded(&Reach::WhoAmI { nonce: nonce.clone() }, WHOAMI_BYTES);
+                transport.send_datagram(&whoami, SocketAddr::new(from.ip(), probe_port));
             }
             Reach::YouAre { nonce, seen } if ours(&nonce) && from_master => state.you_are = Some(seen),
-            Reach::PunchIntro { client, key } => {
-                if punches.introduce(from, client, &key, now) {
-                    info!("a master introduced a player at {client}: probing it so that its connection passes");
-                    report.update(|r| r.introductions += 1);
-                }
+            Reach::PunchIntro { client, key } if punches.introduce(from, client, &key, now) => {
+                info!("a master introduced a player at {client}: probing it so that its connection passes");
+                report.update(|r| r.introductions += 1);
             }
             _ => {}
         }
@@ -168,7 +166,13 @@ fn check(
             state.master = None;
             state.last_done = Some(now);
             transport.set_master_pairs(master_pairs(&punches.key, nat, current.port));
-            masters.keep_alive = reachable != Reachable::Yes;
+            // The router's binding to the master is kept open unless a
+            // mapping or a hand-forwarded port holds the door: a probe from
+            // the master's own address proves less than it seems behind a
+            // router that filters by address only (it lets in anything
+            // from an address the server sent to).
+            let held_open = matches!(current.mapping, MapState::Mapped { .. }) || !current.manual.is_empty();
+            masters.keep_alive = !held_open;
             if nat != current.nat {
                 masters.beat_soon();
             }

@@ -174,7 +174,7 @@ pub struct ServerTransport {
 
 /// Master-extension datagrams kept between two reads, at most (the rest is
 /// dropped: a master sends a handful).
-const MAX_REACH_INBOX: usize = 64;
+const MAX_REACH_INBOX: usize = 256;
 
 /// The server's answers to queries, encoded ahead (a flood of queries costs
 /// no encoding).
@@ -426,7 +426,12 @@ impl ServerTransport {
                 }
             }
             Verdict::Reach(message) => {
-                if self.reach_inbox.len() < MAX_REACH_INBOX {
+                // An introduction without this server's key is a stranger's,
+                // forged from a master's address: dropped here, so that a
+                // flood of them cannot crowd out the real messages.
+                let forged = matches!(&message, arena_master::reach::Reach::PunchIntro { key, .. }
+                    if !self.master_pairs.iter().any(|(k, v)| k == arena_master::reach::INTRO_KEY && v == key));
+                if !forged && self.reach_inbox.len() < MAX_REACH_INBOX {
                     self.reach_inbox.push((from, message));
                 }
             }
