@@ -19,8 +19,8 @@ arena="$CARGO_TARGET_DIR/debug/arena"
 
 base=$(( 29000 + RANDOM % 1000 ))
 master_port=$base
-alpha_port=$(( base + 1 ))
-beta_port=$(( base + 2 ))
+alpha_port=$(( base + 2 )) # base + 1: the master's probe socket
+beta_port=$(( base + 3 ))
 work=$(mktemp -d)
 pids=()
 cleanup() {

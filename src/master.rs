@@ -32,8 +32,8 @@ pub struct MasterArgs {
     max_per_address: u64,
     /// UDP port of the second socket, from which reachability probes go
     /// (so that a server learns whether strangers reach it, not only this
-    /// master): default the listening port + 1; 0 for none (checks go
-    /// unanswered: servers' reachability stays unknown).
+    /// master): default the listening port + 1, or any free port if that one
+    /// is taken; 0 for none (checks go unanswered: reachability stays unknown).
     #[arg(long, env = "ARENA_MASTER_PROBE_PORT", value_name = "PORT")]
     probe_port: Option<u16>,
     /// Game names listed (default: Arena); repeatable.
@@ -70,18 +70,26 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
         format!("cannot listen on UDP {}: {e}{hint}", args.bind)
     })?;
     let local = socket.local_addr().map_err(|e| e.to_string())?;
-    let probe_port = args.probe_port.unwrap_or(if local.port() == 0 { 0 } else { local.port().wrapping_add(1) });
-    // A port of 0 given with `--bind ...:0` picks one at random, which is
-    // fine too: its number goes out in every answer.
-    let probe = if args.probe_port == Some(0) {
-        None
-    } else {
-        let addr = SocketAddr::new(args.bind.ip(), probe_port);
-        Some(arena_master::net::bind_udp(addr).map_err(|e| {
-            format!(
-                "cannot listen on UDP {addr} for reachability probes: {e} (pick another --probe-port, or 0 for none)"
-            )
-        })?)
+    // The second socket: the port asked for, else the listening port + 1,
+    // else any free one (its number goes out in every answer, so any will
+    // do; a game server on the next port must not stop the master).
+    let probe = match args.probe_port {
+        Some(0) => None,
+        Some(port) => {
+            let addr = SocketAddr::new(args.bind.ip(), port);
+            Some(arena_master::net::bind_udp(addr).map_err(|e| {
+                format!("cannot listen on UDP {addr} for reachability probes: {e} (pick another --probe-port, or 0 for none)")
+            })?)
+        }
+        None => {
+            let next =
+                SocketAddr::new(args.bind.ip(), if local.port() == 0 { 0 } else { local.port().wrapping_add(1) });
+            let any = SocketAddr::new(args.bind.ip(), 0);
+            let bound = arena_master::net::bind_udp(next).or_else(|_| arena_master::net::bind_udp(any));
+            Some(bound.map_err(|e| {
+                format!("cannot listen on UDP {any} for reachability probes: {e} (--probe-port 0 for none)")
+            })?)
+        }
     };
     println!(
         "Arena master listening on UDP {local} ({}): servers register with `arena server --master HOST:{}`, \
