@@ -132,10 +132,18 @@ impl Target for MasterReceives {
         seeds.push(b"\xFF\xFF\xFF\xFFgetservers 68 empty full".to_vec());
         seeds.push(b"\xFF\xFF\xFF\xFFgetserversExt Arena 12 ipv6 gametype=ffa ffa tourney".to_vec());
         let server = SocketAddr::from(([198, 51, 100, 1], 27015));
-        seeds.push(Reach::Check { nonce: "abcdefgh12345678".into() }.encode());
-        seeds.push(Reach::WhoAmI { nonce: "abcdefgh12345678".into() }.encode());
-        seeds.push(Reach::PunchRequest { server, cookie: None }.encode());
-        seeds.push(Reach::PunchRequest { server, cookie: Some("0123456789abcdef01234567".into()) }.encode());
+        // Padded as clients pad them: a master answers no address with more
+        // bytes than it sent.
+        let padded = |message: Reach| {
+            let mut datagram = message.encode();
+            datagram.push(b'\n');
+            datagram.resize(200, 0);
+            datagram
+        };
+        seeds.push(padded(Reach::Check { nonce: "abcdefgh12345678".into() }));
+        seeds.push(padded(Reach::WhoAmI { nonce: "abcdefgh12345678".into() }));
+        seeds.push(padded(Reach::PunchRequest { server, cookie: None }));
+        seeds.push(padded(Reach::PunchRequest { server, cookie: Some("0123456789abcdef01234567".into()) }));
         seeds
     }
 
@@ -148,7 +156,9 @@ impl Target for MasterReceives {
             2 => "[2001:db8::1]:27015".parse().expect("address"),
             _ => "[::ffff:192.0.2.1]:27015".parse().expect("address"),
         };
-        self.feed_on(from, input, first & 0x40 != 0);
+        // Now and then to the probe socket (the first byte of a real
+        // datagram is always 0xFF: the length chooses).
+        self.feed_on(from, input, input.len() % 5 == 3);
         // A request for an introduction with the cookie the master gave,
         // now and then, so that introductions go out.
         if let Some(Reach::PunchChallenge { server, cookie }) = self.out.iter().find_map(|(_, d)| Reach::parse(d)) {
