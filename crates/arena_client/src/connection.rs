@@ -1,7 +1,7 @@
 //! Connecting and disconnecting, and turning every way a connection can end
 //! into a sentence for the player.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use arena_protocol::DEFAULT_PORT;
@@ -19,7 +19,10 @@ use crate::vocabulary::{Outbox, Session};
 pub const CONNECT_TIMEOUT_S: f32 = 8.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<LastDisconnect>().add_observer(on_connect_to).add_observer(on_disconnect);
+    app.init_resource::<LastDisconnect>()
+        .add_observer(on_connect_to)
+        .add_observer(on_disconnect)
+        .add_systems(PreUpdate, adopt_introducers.run_if(resource_exists::<IntroducerLookup>));
 }
 
 pub(crate) fn connected(transport: Option<Res<UdpTransport>>) -> bool {
@@ -121,13 +124,7 @@ fn on_connect_to(
         Ok(mut transport) => {
             // A server on this machine or the LAN needs no introduction.
             if let Some(introducers) = introducers.filter(|_| !arena_master::net::is_local(addr.ip())) {
-                let masters: Vec<SocketAddr> = introducers
-                    .0
-                    .iter()
-                    .flat_map(|name| arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, addr.is_ipv6()))
-                    .collect();
-                transport.introduce_through(&masters);
-                debug!("introductions to {addr} through {masters:?} (from {:?})", introducers.0);
+                look_up_introducers(&mut commands, &mut transport, addr, &introducers.0);
             }
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);
@@ -140,6 +137,72 @@ fn on_connect_to(
             last.0 = Some(format!("Cannot connect to {addr}: {e}"));
             next.set(Session::Offline);
         }
+    }
+}
+
+/// The masters' names for a connection's introduction, looked up: literal
+/// addresses at once, names on a thread of their own (a DNS lookup must not
+/// hold the game's frame), handed over by [`adopt_introducers`].
+fn look_up_introducers(commands: &mut Commands, transport: &mut UdpTransport, server: SocketAddr, names: &[String]) {
+    let (literal, named): (Vec<&String>, Vec<&String>) = names.iter().partition(|name| {
+        let name = name.trim();
+        name.parse::<SocketAddr>().is_ok()
+            || name.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>().is_ok()
+    });
+    let resolve = move |names: &[&String]| -> Vec<SocketAddr> {
+        names
+            .iter()
+            .flat_map(|name| arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, server.is_ipv6()))
+            .collect()
+    };
+    let masters = resolve(&literal);
+    transport.introduce_through(&masters);
+    if named.is_empty() {
+        return;
+    }
+    let named: Vec<String> = named.into_iter().cloned().collect();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().name("arena-introducer-lookup".into()).spawn(move || {
+        let refs: Vec<&String> = named.iter().collect();
+        let mut all = masters;
+        all.extend(resolve(&refs));
+        let _ = tx.send(all);
+    });
+    match spawned {
+        Ok(_) => {
+            commands.insert_resource(IntroducerLookup { server, found: std::sync::Mutex::new(rx) });
+        }
+        Err(e) => warn!("cannot look the masters up for introductions: {e}"),
+    }
+}
+
+/// A lookup of masters' names under way, for the connection to `server`.
+#[derive(Resource)]
+pub(crate) struct IntroducerLookup {
+    server: SocketAddr,
+    found: std::sync::Mutex<std::sync::mpsc::Receiver<Vec<SocketAddr>>>,
+}
+
+/// Gives the connection the masters its lookup found.
+pub(crate) fn adopt_introducers(
+    lookup: Res<IntroducerLookup>,
+    transport: Option<ResMut<UdpTransport>>,
+    mut commands: Commands,
+) {
+    let received = match lookup.found.lock() {
+        Ok(found) => found.try_recv(),
+        Err(_) => Err(std::sync::mpsc::TryRecvError::Disconnected),
+    };
+    match received {
+        Ok(masters) => {
+            // Only for the connection it was made for (another may have begun).
+            if let Some(mut transport) = transport.filter(|t| t.server_addr() == lookup.server) {
+                transport.introduce_through(&masters);
+            }
+            commands.remove_resource::<IntroducerLookup>();
+        }
+        Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => commands.remove_resource::<IntroducerLookup>(),
     }
 }
 

@@ -86,6 +86,15 @@ impl Introduction {
         !self.masters.is_empty()
     }
 
+    /// Adds the masters of `other` (for the same server) not known yet.
+    pub fn add_masters(&mut self, other: &Introduction) {
+        for master in &other.masters {
+            if !self.masters.contains(master) && self.masters.len() < 4 {
+                self.masters.push(*master);
+            }
+        }
+    }
+
     pub fn is_master(&self, from: SocketAddr) -> bool {
         self.masters.contains(&arena_master::net::canonical(from))
     }

@@ -171,7 +171,12 @@ impl UdpTransport {
     /// (see `hole_punch.rs`).
     pub fn introduce_through(&mut self, masters: &[SocketAddr]) {
         let introduction = Introduction::new(self.netcode.server_addr(), masters);
-        self.introduction = introduction.has_masters().then_some(introduction);
+        // Masters found later (a lookup by name) join an introduction under
+        // way rather than restart it.
+        match &mut self.introduction {
+            Some(current) => current.add_masters(&introduction),
+            None => self.introduction = introduction.has_masters().then_some(introduction),
+        }
     }
 
     /// The introduction under way, if any.

@@ -81,6 +81,15 @@ impl Masters {
         &self.resolved
     }
 
+    /// How long after a master's last `getinfo` the server counts itself
+    /// listed: two heartbeat intervals and the retries' slack (a master
+    /// asks once per heartbeat; silence for that long means it dropped the
+    /// server, or cannot reach it).
+    pub(crate) fn listed_for(&self) -> Duration {
+        let interval = if self.keep_alive { self.interval.min(KEEP_ALIVE) } else { self.interval };
+        interval * 2 + RETRY_UNANSWERED * 6
+    }
+
     /// A heartbeat to each master at once: what they should know of the
     /// server's router has changed (introductions depend on it).
     pub(crate) fn beat_soon(&mut self) {

@@ -47,6 +47,9 @@ pub(crate) struct ReachCheck {
     mapping_then: Option<MapState>,
     /// What was last told to the log.
     logged: Option<String>,
+    /// `getinfo` answered to masters so far, and when that count last grew.
+    answers: u64,
+    answered_at: Option<Duration>,
 }
 
 pub(crate) fn plugin(app: &mut App) {
@@ -107,7 +110,12 @@ fn check(
 ) {
     let now = time.elapsed();
     let current = report.get();
-    let listed = masters.resolved().iter().any(|m| transport.master_answers(*m) > 0);
+    let answers: u64 = masters.resolved().iter().map(|m| transport.master_answers(*m)).sum();
+    if answers > state.answers {
+        state.answers = answers;
+        state.answered_at = Some(now);
+    }
+    let listed = state.answered_at.is_some_and(|t| now.saturating_sub(t) <= masters.listed_for());
     if listed != current.listed {
         report.update(|r| r.listed = listed);
     }
@@ -131,6 +139,8 @@ fn check(
                 last_done: state.last_done,
                 mapping_then: Some(current.mapping.clone()),
                 logged: state.logged.take(),
+                answers: state.answers,
+                answered_at: state.answered_at,
                 ..Default::default()
             };
             let request = padded(&Reach::Check { nonce: state.nonce.clone() }, CHECK_BYTES);
