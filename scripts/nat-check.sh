@@ -251,6 +251,12 @@ wait_for() {
   echo ""
 }
 last_internet_line() { grep -o "internet: .*" "$server_log" | tail -n 1 | sed 's/\x1b\[[0-9;]*m//g'; }
+# Sets line, external and how from the server's last "internet:" line.
+read_internet_line() {
+  line=$(last_internet_line)
+  external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
+  how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+}
 
 # join CASE ADDR MASTERS...: a headless player from home P; prints joined_after_s or "".
 join() {
@@ -294,9 +300,7 @@ for method in upnp natpmp pcp; do
   start_server "A-$method" "$(ns_of hA)" --master 11.0.0.1:27950 --map-port "$method" --map-lease-s 6
   listed=$(wait_for "$server_log" "listed yes" 10)
   reachable=$(wait_for "$server_log" "reachable yes" 10)
-  line=$(last_internet_line)
-  external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
-  how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+  read_internet_line
   joined=$(join "A-$method" "${external:-11.0.1.1:27015}" 11.0.0.1:27950)
   # The lease is 6 s: by now (>= 7 s after start) it has been renewed, and
   # the router still holds the mapping.
@@ -325,35 +329,40 @@ for method in upnp natpmp pcp; do
   stop_miniupnpd
 done
 
+# punch_case CASE LABEL HOST SERVER_MASTER FALLBACK OUTCOME PLAYER_MASTERS...: a
+# server nobody can reach, joined by hole punching through the master.
+punch_case() {
+  local case=$1 label=$2 host=$3 server_master=$4 fallback=$5 outcome=$6
+  shift 6
+  start_server "$case" "$(ns_of "$host")" --master "$server_master"
+  local listed verdict joined introduced
+  listed=$(wait_for "$server_log" "listed yes" 10)
+  verdict=$(wait_for "$server_log" "reachable no" 10)
+  read_internet_line
+  joined=$(join "$case" "${external:-$fallback}" "$@")
+  introduced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['introduced'])" \
+    "$work/join-$case.json" 2>/dev/null || echo "?")
+  stop_server
+  [ -n "$verdict" ] || fail "$case: the server did not find itself unreachable ($line)"
+  [ -n "$listed" ] || fail "$case: not listed"
+  if [ -z "$joined" ]; then
+    fail "$case: the player did not join: $(join_error "$case")"
+    outcome="no join"
+  elif ! python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then
+    fail "$case: joined after $joined s (> 3 s)"
+  fi
+  [ "$introduced" = True ] || fail "$case: the player was not introduced by the master"
+  row "$label" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced)"
+}
+
 # --- Home B: plain NAT, hole punching --------------------------------------
-start_server B "$(ns_of hB)" --master 11.0.0.1:27950
-listed=$(wait_for "$server_log" "listed yes" 10)
-verdict=$(wait_for "$server_log" "reachable no" 10)
-line=$(last_internet_line)
-external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
-how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
-joined=$(join B "${external:-11.0.2.1:27015}" 11.0.0.1:27950)
-introduced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['introduced'])" "$work/join-B.json" 2>/dev/null || echo "?")
-stop_server
-outcome="joined by hole punching"
-[ -n "$verdict" ] || fail "B: the server did not find itself unreachable ($line)"
-[ -n "$listed" ] || fail "B: not listed"
-if [ -z "$joined" ]; then
-  fail "B: the player did not join: $(join_error B)"
-  outcome="no join"
-elif ! python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then
-  fail "B: joined after $joined s (> 3 s)"
-fi
-[ "$introduced" = True ] || fail "B: the player was not introduced by the master"
-row "B plain" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced)"
+punch_case B "B plain" hB 11.0.0.1:27950 11.0.2.1:27015 "joined by hole punching" 11.0.0.1:27950
 
 # --- Home C: a new port per destination ------------------------------------
 start_server C "$(ns_of hC)" --master 11.0.0.1:27950
 listed=$(wait_for "$server_log" "listed yes" 10)
 advised=$(wait_for "$server_log" "changes ports per destination" 5)
-line=$(last_internet_line)
-external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
-how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
+read_internet_line
 joined=$(join C "${external:-11.0.3.1:27015}" 11.0.0.1:27950)
 player_error=$(join_error C)
 join_elapsed=$(cat "$work/join-C.elapsed")
@@ -370,26 +379,8 @@ row "C random" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outco
 echo "C: the player was told: $player_error" >"$work/c-advice.txt"
 
 # --- Home D: IPv6 behind a stateful firewall --------------------------------
-start_server D "$(ns_of hD)" --master "[2a00:ff::1]:27950"
-listed=$(wait_for "$server_log" "listed yes" 10)
-verdict=$(wait_for "$server_log" "reachable no" 10)
-line=$(last_internet_line)
-external=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\1/p')
-how=$(echo "$line" | sed -n 's/internet: external \([^ ]*\) (\([^)]*\)).*/\2/p')
-joined=$(join D "${external:-[2a00:4::10]:27015}" 11.0.0.1:27950 "[2a00:ff::1]:27950")
-introduced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['introduced'])" "$work/join-D.json" 2>/dev/null || echo "?")
-stop_server
-outcome="joined by hole punching over IPv6"
-[ -n "$verdict" ] || fail "D: the server did not find itself unreachable ($line)"
-[ -n "$listed" ] || fail "D: not listed"
-if [ -z "$joined" ]; then
-  fail "D: the player did not join: $(join_error D)"
-  outcome="no join"
-elif ! python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then
-  fail "D: joined after $joined s (> 3 s)"
-fi
-[ "$introduced" = True ] || fail "D: the player was not introduced by the master"
-row "D IPv6" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced)"
+punch_case D "D IPv6" hD "[2a00:ff::1]:27950" "[2a00:4::10]:27015" "joined by hole punching over IPv6" \
+  11.0.0.1:27950 "[2a00:ff::1]:27950"
 
 echo
 printf '%-10s | %-8s | %-22s | %6s | %6s | %s\n' case method "external address seen" listed joined outcome

@@ -92,13 +92,6 @@ fn v4(addr: SocketAddr) -> SocketAddrV4 {
     }
 }
 
-fn padded(message: &Reach) -> Vec<u8> {
-    let mut datagram = message.encode();
-    datagram.push(b'\n');
-    datagram.resize(160, 0);
-    datagram
-}
-
 /// Runs the server for `time`, collecting what `watch` receives and from whom.
 fn run_and_watch(server: &mut App, watch: &UdpSocket, time: Duration) -> Vec<(SocketAddr, Vec<u8>)> {
     watch.set_nonblocking(true).unwrap();
@@ -136,7 +129,7 @@ fn forged_introductions_make_the_server_probe_no_one() {
 
     // 1. A genuine client asks the master from its own address: probed.
     let genuine = UdpSocket::bind("127.0.0.1:0").unwrap();
-    genuine.send_to(&padded(&Reach::PunchRequest { server: server_addr, cookie: None }), master.addr).unwrap();
+    genuine.send_to(&Reach::PunchRequest { server: server_addr, cookie: None }.padded(160), master.addr).unwrap();
     let got = run_and_watch(&mut server, &genuine, Duration::from_millis(300));
     let cookie = got
         .iter()
@@ -145,7 +138,9 @@ fn forged_introductions_make_the_server_probe_no_one() {
             _ => None,
         })
         .expect("the master's cookie");
-    genuine.send_to(&padded(&Reach::PunchRequest { server: server_addr, cookie: Some(cookie) }), master.addr).unwrap();
+    genuine
+        .send_to(&Reach::PunchRequest { server: server_addr, cookie: Some(cookie) }.padded(160), master.addr)
+        .unwrap();
     let got = run_and_watch(&mut server, &genuine, Duration::from_millis(1500));
     let genuine_probes = probes_from(&got, server_addr);
     println!("a client that asked the master itself: {genuine_probes} probes from the server");
@@ -167,9 +162,9 @@ fn forged_introductions_make_the_server_probe_no_one() {
     //    own address without the key, and a request forged to the master
     //    from the victim's address (the victim never asked).
     let forged_intro = Reach::PunchIntro { client: victim_addr, key: "abcdefgh12345678".into() }.encode();
-    let request = padded(&Reach::PunchRequest { server: server_addr, cookie: None });
+    let request = Reach::PunchRequest { server: server_addr, cookie: None }.padded(160);
     let forged_cookie =
-        padded(&Reach::PunchRequest { server: server_addr, cookie: Some("0123456789abcdef01234567".into()) });
+        Reach::PunchRequest { server: server_addr, cookie: Some("0123456789abcdef01234567".into()) }.padded(160);
     let sent = send_forged(v4(master.addr), v4(server_addr), &forged_intro)
         .and_then(|()| send_forged(v4(victim_addr), v4(master.addr), &request))
         .and_then(|()| send_forged(v4(victim_addr), v4(master.addr), &forged_cookie));

@@ -52,13 +52,6 @@ pub struct Introduction {
     pub probes: u32,
 }
 
-fn padded(message: &Reach) -> Vec<u8> {
-    let mut datagram = message.encode();
-    datagram.push(b'\n');
-    datagram.resize(REQUEST_BYTES.max(datagram.len()), 0);
-    datagram
-}
-
 impl Introduction {
     /// For `server`, through those of `masters` of its family.
     pub fn new(server: SocketAddr, masters: &[SocketAddr]) -> Self {
@@ -118,7 +111,7 @@ impl Introduction {
             let masters: Vec<String> = self.masters.iter().map(SocketAddr::to_string).collect();
             info!("{} is silent: asking the master at {} for an introduction", self.server, masters.join(", "));
         }
-        let request = padded(&Reach::PunchRequest { server: self.server, cookie: None });
+        let request = Reach::PunchRequest { server: self.server, cookie: None }.padded(REQUEST_BYTES);
         self.masters.iter().map(|m| (*m, request.clone())).collect()
     }
 
@@ -134,7 +127,7 @@ impl Introduction {
                 if server == self.server && !self.started && !self.answered_cookie =>
             {
                 self.answered_cookie = true;
-                Some((from, padded(&Reach::PunchRequest { server, cookie: Some(cookie) })))
+                Some((from, Reach::PunchRequest { server, cookie: Some(cookie) }.padded(REQUEST_BYTES)))
             }
             Reach::PunchStarted { server, nat, game_port } if server == self.server => {
                 if !self.started {

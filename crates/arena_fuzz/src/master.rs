@@ -134,16 +134,10 @@ impl Target for MasterReceives {
         let server = SocketAddr::from(([198, 51, 100, 1], 27015));
         // Padded as clients pad them: a master answers no address with more
         // bytes than it sent.
-        let padded = |message: Reach| {
-            let mut datagram = message.encode();
-            datagram.push(b'\n');
-            datagram.resize(200, 0);
-            datagram
-        };
-        seeds.push(padded(Reach::Check { nonce: "abcdefgh12345678".into() }));
-        seeds.push(padded(Reach::WhoAmI { nonce: "abcdefgh12345678".into() }));
-        seeds.push(padded(Reach::PunchRequest { server, cookie: None }));
-        seeds.push(padded(Reach::PunchRequest { server, cookie: Some("0123456789abcdef01234567".into()) }));
+        seeds.push(Reach::Check { nonce: "abcdefgh12345678".into() }.padded(200));
+        seeds.push(Reach::WhoAmI { nonce: "abcdefgh12345678".into() }.padded(200));
+        seeds.push(Reach::PunchRequest { server, cookie: None }.padded(200));
+        seeds.push(Reach::PunchRequest { server, cookie: Some("0123456789abcdef01234567".into()) }.padded(200));
         seeds
     }
 
@@ -162,9 +156,7 @@ impl Target for MasterReceives {
         // A request for an introduction with the cookie the master gave,
         // now and then, so that introductions go out.
         if let Some(Reach::PunchChallenge { server, cookie }) = self.out.iter().find_map(|(_, d)| Reach::parse(d)) {
-            let mut request = Reach::PunchRequest { server, cookie: Some(cookie) }.encode();
-            request.push(b'\n');
-            request.resize(200, 0);
+            let request = Reach::PunchRequest { server, cookie: Some(cookie) }.padded(200);
             self.feed(from, &request);
         }
         // A real server answering whatever challenge it was given, now and

@@ -16,7 +16,8 @@
 //!   for hole punching.
 //! - `introductions`: the master's cookies and budgets for introductions.
 //! - `table`: the master's state: challenges, listings, caps, the
-//!   no-reflection byte credit, list continuations, counters.
+//!   no-reflection byte credit, list continuations, counters;
+//!   `table/extension.rs` its side of Arena's extension.
 //! - `serve`: the socket loop.
 
 mod credit;

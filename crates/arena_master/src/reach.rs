@@ -165,6 +165,16 @@ impl Reach {
         out
     }
 
+    /// The datagram padded to `bytes` after a newline (which readers skip):
+    /// a master answers no address with more bytes than it sent, so a
+    /// request is padded to earn its answers.
+    pub fn padded(&self, bytes: usize) -> Vec<u8> {
+        let mut datagram = self.encode();
+        datagram.push(b'\n');
+        datagram.resize(bytes.max(datagram.len()), 0);
+        datagram
+    }
+
     /// Reads an extension datagram; `None` for anything else (a plain
     /// dpmaster message, a game packet, garbage). Trailing padding after
     /// a newline is ignored (requests may be padded to earn their answer).

@@ -27,8 +27,10 @@ use std::time::Duration;
 use crate::credit::{Credits, SWEEP_PERIOD};
 use crate::introductions::Introductions;
 use crate::net::{self, limit_key};
-use crate::reach::{self, Nat, Reach, Refusal};
+use crate::reach::{self, Nat, Reach};
 use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
+
+mod extension;
 
 /// A master's limits and timeouts.
 #[derive(Clone, Debug)]
@@ -268,113 +270,6 @@ impl Master {
             }),
         }
         self.credits.datagram_done();
-    }
-
-    /// The port of the second socket, from which reachability probes go.
-    pub fn set_probe_port(&mut self, port: u16) {
-        self.probe_port = port;
-    }
-
-    /// What is to go out of the second socket (taken).
-    pub fn take_probe_datagrams(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
-        std::mem::take(&mut self.probe_out)
-    }
-
-    /// One datagram that came to the second socket: only `whoami`, answered
-    /// through `out` from that socket.
-    pub fn receive_on_probe_socket(
-        &mut self,
-        from: SocketAddr,
-        datagram: &[u8],
-        now: Duration,
-        out: &mut Vec<(SocketAddr, Vec<u8>)>,
-    ) {
-        let from = net::canonical(from);
-        self.counters.datagrams += 1;
-        self.counters.bytes_in += datagram.len() as u64;
-        if !self.credits.received(from.ip(), datagram.len(), now) {
-            self.counters.untracked += 1;
-        }
-        match Reach::parse(datagram) {
-            Some(Reach::WhoAmI { nonce }) => {
-                self.reply(from, Reach::YouAre { nonce, seen: from }.encode(), out);
-            }
-            _ => self.counters.drop("not for the probe socket"),
-        }
-        self.credits.datagram_done();
-    }
-
-    /// A reply to `to`, within its credit.
-    fn reply(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) -> bool {
-        if datagram.len() <= self.credit_of(to.ip()) {
-            self.send(to, datagram, out);
-            true
-        } else {
-            self.counters.withheld += 1;
-            false
-        }
-    }
-
-    /// Arena's extension (see `reach.rs`).
-    fn reach(&mut self, from: SocketAddr, message: Reach, now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
-        match message {
-            Reach::Check { nonce } => {
-                if self.probe_port == 0 {
-                    self.counters.drop("reachability check without a probe socket");
-                    return;
-                }
-                let probe = Reach::Probe { nonce: nonce.clone() }.encode();
-                let sent = Reach::Sent { nonce, seen: from, probe_port: self.probe_port }.encode();
-                // Both count against the asker's credit: a forged check
-                // aims at most its own size at anyone.
-                if probe.len() + sent.len() > self.credit_of(from.ip()) {
-                    self.counters.withheld += 1;
-                    return;
-                }
-                self.credits.spend(from.ip(), probe.len());
-                self.counters.bytes_out += probe.len() as u64;
-                self.probe_out.push((from, probe));
-                self.send(from, sent, out);
-                self.counters.reach_checks += 1;
-            }
-            Reach::PunchRequest { server, cookie } => {
-                let good = cookie.is_some_and(|c| self.introductions.cookie_good(from, server, &c, now));
-                if !good {
-                    let cookie = self.introductions.cookie(from, server, now);
-                    if self.reply(from, Reach::PunchChallenge { server, cookie }.encode(), out) {
-                        self.counters.cookies += 1;
-                    }
-                    return;
-                }
-                let game_port = self.listed.get(&server).map_or(0, |l| l.game_port);
-                let answer = match self.listed.get(&server) {
-                    None => Err(Refusal::Unlisted),
-                    Some(listing) if listing.nat == Nat::Symmetric => Err(Refusal::Symmetric),
-                    Some(listing) => match &listing.intro_key {
-                        None => Err(Refusal::Unlisted),
-                        Some(key) => Ok((key.clone(), listing.nat)),
-                    },
-                };
-                let answer = match answer {
-                    // A replayed cookie (or a client asking again): told it
-                    // is under way, without another introduction.
-                    Ok((_, nat)) if self.introductions.introduced_lately(from, server, now) => {
-                        Reach::PunchStarted { server, nat, game_port }
-                    }
-                    Ok((key, nat)) if self.introductions.allow(server, now) => {
-                        let intro = Reach::PunchIntro { client: from, key }.encode();
-                        self.counters.bytes_out += intro.len() as u64;
-                        self.counters.introductions += 1;
-                        out.push((server, intro));
-                        Reach::PunchStarted { server, nat, game_port }
-                    }
-                    Ok(_) => Reach::PunchRefused { server, why: Refusal::Busy, game_port },
-                    Err(why) => Reach::PunchRefused { server, why, game_port },
-                };
-                self.reply(from, answer.encode(), out);
-            }
-            _ => self.counters.drop("not for a master"),
-        }
     }
 
     /// Bytes `ip` may still be sent.
@@ -813,6 +708,7 @@ impl Master {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reach::Refusal;
 
     type Out = Vec<(SocketAddr, Vec<u8>)>;
 
@@ -1462,13 +1358,6 @@ mod tests {
         assert_eq!(m.counters().refreshed, 1);
     }
 
-    fn padded(message: &Reach, bytes: usize) -> Vec<u8> {
-        let mut d = message.encode();
-        d.push(b'\n');
-        d.resize(bytes, 0);
-        d
-    }
-
     fn info_extended(challenge: &str, extra: &[(&str, &str)]) -> Vec<u8> {
         let mut pairs = vec![
             ("challenge".to_string(), challenge.to_string()),
@@ -1494,7 +1383,7 @@ mod tests {
         let mut m = Master::new(MasterConfig::default());
         let server = addr("192.0.2.1:27015");
         let mut out = Vec::new();
-        let check = padded(&Reach::Check { nonce: "abcdefgh12345678".into() }, 200);
+        let check = Reach::Check { nonce: "abcdefgh12345678".into() }.padded(200);
         m.receive(server, &check, ms(0), &mut out);
         assert!(out.is_empty() && m.take_probe_datagrams().is_empty(), "no probe socket: no answer");
         m.set_probe_port(27951);
@@ -1511,7 +1400,7 @@ mod tests {
         assert!(out.is_empty() && m.take_probe_datagrams().is_empty());
         // whoami on the second socket.
         out.clear();
-        let whoami = padded(&Reach::WhoAmI { nonce: "abcdefgh12345678".into() }, 120);
+        let whoami = Reach::WhoAmI { nonce: "abcdefgh12345678".into() }.padded(120);
         m.receive_on_probe_socket(addr("192.0.2.1:40000"), &whoami, ms(30), &mut out);
         assert_eq!(
             Reach::parse(&out[0].1),
@@ -1538,12 +1427,12 @@ mod tests {
             ms(0),
         );
         let mut out = Vec::new();
-        m.receive(client, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(100), &mut out);
+        m.receive(client, &Reach::PunchRequest { server, cookie: None }.padded(160), ms(100), &mut out);
         let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!("{out:?}") };
         assert_eq!(out.len(), 1, "nothing to the server before the client proves its address");
         // The cookie from another address (a forged source) is no good.
         out.clear();
-        let forged = padded(&Reach::PunchRequest { server, cookie: Some(cookie.clone()) }, 160);
+        let forged = Reach::PunchRequest { server, cookie: Some(cookie.clone()) }.padded(160);
         m.receive(addr("203.0.113.5:40000"), &forged, ms(150), &mut out);
         assert!(out.iter().all(|(to, _)| *to != server), "{out:?}");
         out.clear();
@@ -1564,12 +1453,12 @@ mod tests {
         // A symmetric server and an unlisted one are refused, with the reason.
         for (target, why) in [(symmetric, Refusal::Symmetric), (addr("192.0.2.3:27015"), Refusal::Unlisted)] {
             out.clear();
-            m.receive(client, &padded(&Reach::PunchRequest { server: target, cookie: None }, 160), ms(4000), &mut out);
+            m.receive(client, &Reach::PunchRequest { server: target, cookie: None }.padded(160), ms(4000), &mut out);
             let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
             out.clear();
             m.receive(
                 client,
-                &padded(&Reach::PunchRequest { server: target, cookie: Some(cookie) }, 160),
+                &Reach::PunchRequest { server: target, cookie: Some(cookie) }.padded(160),
                 ms(4010),
                 &mut out,
             );
@@ -1581,13 +1470,13 @@ mod tests {
         // A cookie replayed: told it is under way, introduced once.
         let c = addr("198.51.100.9:4000");
         out.clear();
-        m.receive(c, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(4500), &mut out);
+        m.receive(c, &Reach::PunchRequest { server, cookie: None }.padded(160), ms(4500), &mut out);
         let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
         out.clear();
         for i in 0..50 {
             m.receive(
                 c,
-                &padded(&Reach::PunchRequest { server, cookie: Some(cookie.clone()) }, 160),
+                &Reach::PunchRequest { server, cookie: Some(cookie.clone()) }.padded(160),
                 ms(4501 + i),
                 &mut out,
             );
@@ -1599,10 +1488,10 @@ mod tests {
         for i in 0..200u16 {
             let c = SocketAddr::from(([198, 51, 100, 8], 1000 + i));
             out.clear();
-            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: None }, 160), ms(7000), &mut out);
+            m.receive(c, &Reach::PunchRequest { server, cookie: None }.padded(160), ms(7000), &mut out);
             let Some(Reach::PunchChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!() };
             out.clear();
-            m.receive(c, &padded(&Reach::PunchRequest { server, cookie: Some(cookie) }, 160), ms(7001), &mut out);
+            m.receive(c, &Reach::PunchRequest { server, cookie: Some(cookie) }.padded(160), ms(7001), &mut out);
             intros += out.iter().filter(|(to, _)| *to == server).count();
         }
         assert!(intros <= crate::introductions::INTRODUCTION_BURST as usize, "{intros}");

@@ -25,6 +25,8 @@ pub const RECHECK: Duration = Duration::from_secs(300);
 pub const PROBE_WAIT: Duration = Duration::from_millis(1000);
 /// A master that says nothing this long does not speak the extension.
 pub const NO_ANSWER: Duration = Duration::from_secs(3);
+/// How often the check's state is looked at.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// A check unanswered is tried again after this.
 const RETRY: Duration = Duration::from_secs(60);
 /// Requests are padded to this many bytes: a master answers no address
@@ -53,14 +55,11 @@ pub(crate) struct ReachCheck {
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<ReachCheck>().add_systems(Update, (read_master_messages, check, send_probes).chain());
-}
-
-fn padded(message: &Reach, bytes: usize) -> Vec<u8> {
-    let mut datagram = message.encode();
-    datagram.push(b'\n');
-    datagram.resize(bytes.max(datagram.len()), 0);
-    datagram
+    // The check's decisions take a second or more: ten times a second is
+    // plenty (messages and probes go every frame).
+    let now_and_then = bevy::time::common_conditions::on_real_timer(CHECK_EVERY);
+    app.init_resource::<ReachCheck>()
+        .add_systems(Update, (read_master_messages, check.run_if(now_and_then), send_probes).chain());
 }
 
 /// Every master message the guard let through: the check's answers, and
@@ -87,7 +86,7 @@ fn read_master_messages(
                 if ours(&nonce) && state.master == Some(from) && state.sent.is_none() =>
             {
                 state.sent = Some((seen, probe_port, now));
-                let whoami = padded(&Reach::WhoAmI { nonce: nonce.clone() }, WHOAMI_BYTES);
+                let whoami = Reach::WhoAmI { nonce: nonce.clone() }.padded(WHOAMI_BYTES);
                 transport.send_datagram(&whoami, SocketAddr::new(from.ip(), probe_port));
             }
             Reach::YouAre { nonce, seen } if ours(&nonce) && from_master => state.you_are = Some(seen),
@@ -143,7 +142,7 @@ fn check(
                 answered_at: state.answered_at,
                 ..Default::default()
             };
-            let request = padded(&Reach::Check { nonce: state.nonce.clone() }, CHECK_BYTES);
+            let request = Reach::Check { nonce: state.nonce.clone() }.padded(CHECK_BYTES);
             transport.send_datagram(&request, master);
         }
     } else {

@@ -1,0 +1,126 @@
+//! The master's side of Arena's extension to the dpmaster protocol (see
+//! `reach.rs`): reachability checks answered from the second socket, and
+//! introductions for hole punching, within the asker's byte credit and each
+//! server's budget (`introductions.rs`).
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use super::Master;
+use crate::net;
+use crate::reach::{Nat, Reach, Refusal};
+
+impl Master {
+    /// The port of the second socket, from which reachability probes go.
+    pub fn set_probe_port(&mut self, port: u16) {
+        self.probe_port = port;
+    }
+
+    /// What is to go out of the second socket (taken).
+    pub fn take_probe_datagrams(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
+        std::mem::take(&mut self.probe_out)
+    }
+
+    /// One datagram that came to the second socket: only `whoami`, answered
+    /// through `out` from that socket.
+    pub fn receive_on_probe_socket(
+        &mut self,
+        from: SocketAddr,
+        datagram: &[u8],
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+    ) {
+        let from = net::canonical(from);
+        self.counters.datagrams += 1;
+        self.counters.bytes_in += datagram.len() as u64;
+        if !self.credits.received(from.ip(), datagram.len(), now) {
+            self.counters.untracked += 1;
+        }
+        match Reach::parse(datagram) {
+            Some(Reach::WhoAmI { nonce }) => {
+                self.reply(from, Reach::YouAre { nonce, seen: from }.encode(), out);
+            }
+            _ => self.counters.drop("not for the probe socket"),
+        }
+        self.credits.datagram_done();
+    }
+
+    /// A reply to `to`, within its credit.
+    fn reply(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) -> bool {
+        if datagram.len() <= self.credit_of(to.ip()) {
+            self.send(to, datagram, out);
+            true
+        } else {
+            self.counters.withheld += 1;
+            false
+        }
+    }
+
+    /// Arena's extension (see `reach.rs`).
+    pub(super) fn reach(
+        &mut self,
+        from: SocketAddr,
+        message: Reach,
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+    ) {
+        match message {
+            Reach::Check { nonce } => {
+                if self.probe_port == 0 {
+                    self.counters.drop("reachability check without a probe socket");
+                    return;
+                }
+                let probe = Reach::Probe { nonce: nonce.clone() }.encode();
+                let sent = Reach::Sent { nonce, seen: from, probe_port: self.probe_port }.encode();
+                // Both count against the asker's credit: a forged check
+                // aims at most its own size at anyone.
+                if probe.len() + sent.len() > self.credit_of(from.ip()) {
+                    self.counters.withheld += 1;
+                    return;
+                }
+                self.credits.spend(from.ip(), probe.len());
+                self.counters.bytes_out += probe.len() as u64;
+                self.probe_out.push((from, probe));
+                self.send(from, sent, out);
+                self.counters.reach_checks += 1;
+            }
+            Reach::PunchRequest { server, cookie } => {
+                let good = cookie.is_some_and(|c| self.introductions.cookie_good(from, server, &c, now));
+                if !good {
+                    let cookie = self.introductions.cookie(from, server, now);
+                    if self.reply(from, Reach::PunchChallenge { server, cookie }.encode(), out) {
+                        self.counters.cookies += 1;
+                    }
+                    return;
+                }
+                let game_port = self.listed.get(&server).map_or(0, |l| l.game_port);
+                let answer = match self.listed.get(&server) {
+                    None => Err(Refusal::Unlisted),
+                    Some(listing) if listing.nat == Nat::Symmetric => Err(Refusal::Symmetric),
+                    Some(listing) => match &listing.intro_key {
+                        None => Err(Refusal::Unlisted),
+                        Some(key) => Ok((key.clone(), listing.nat)),
+                    },
+                };
+                let answer = match answer {
+                    // A replayed cookie (or a client asking again): told it
+                    // is under way, without another introduction.
+                    Ok((_, nat)) if self.introductions.introduced_lately(from, server, now) => {
+                        Reach::PunchStarted { server, nat, game_port }
+                    }
+                    Ok((key, nat)) if self.introductions.allow(server, now) => {
+                        let intro = Reach::PunchIntro { client: from, key }.encode();
+                        self.counters.bytes_out += intro.len() as u64;
+                        self.counters.introductions += 1;
+                        out.push((server, intro));
+                        Reach::PunchStarted { server, nat, game_port }
+                    }
+                    Ok(_) => Reach::PunchRefused { server, why: Refusal::Busy, game_port },
+                    Err(why) => Reach::PunchRefused { server, why, game_port },
+                };
+                self.reply(from, answer.encode(), out);
+            }
+            _ => self.counters.drop("not for a master"),
+        }
+    }
+}
