@@ -266,16 +266,35 @@ enum Experiment {
         #[arg(long, value_delimiter = ',', value_name = "MS,MS,...", default_values_t = arena_lab::experiments::DEFAULT_CAPS_MS)]
         caps: Vec<u16>,
     },
-    /// Server cost: a server with --players network clients fighting (bot
-    /// clients that strafe, aim and fire; every shot lag-compensated) in one
-    /// process; the server's wall time per tick (p50, p99), its share of a
-    /// core, and where a tick's time goes, stage by stage.
+    /// Server cost: `arena server` in its own process with --players in
+    /// all, --clients of them network clients fighting from an `arena bots`
+    /// process (strafing, aiming, firing; every shot lag-compensated) and
+    /// the rest server bots; the server's CPU time (user + system, from
+    /// /proc) over the wall time: `core_percent`.
     Servercost {
         #[command(flatten)]
         lab: LabArgs,
-        /// Players in all, each a network client.
-        #[arg(long, default_value_t = 16)]
+        /// Players in all: server bots and network clients.
+        #[arg(long, default_value_t = 64)]
         players: usize,
+        /// Of them, network clients in another process.
+        #[arg(long, default_value_t = 16)]
+        clients: usize,
+        /// The server's executor (see `arena server --executor`).
+        #[arg(long, value_enum, default_value = "single")]
+        executor: ExecutorArg,
+    },
+    /// Timing against the frame rate: `peek`'s server and two clients on
+    /// the wall clock, the clients drawing at --fps with their sockets on
+    /// I/O threads; the round trip, the server-clock estimate's error, the
+    /// interpolation delay, the gaps between command datagrams, late
+    /// commands and the peeker's advantage.
+    Timing {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// Both clients' frames per second.
+        #[arg(long, default_value_t = 60.0)]
+        fps: f64,
     },
     /// The two-view kill-cam: a shooter kills a running target N times over
     /// conditioned links; each kill-cam's size, how soon it came after the
@@ -542,6 +561,27 @@ struct GameArgs {
     #[arg(long, env = "ARENA_MAP_LEASE_S", value_name = "S", default_value_t = arena_server::DEFAULT_MAP_LEASE_S,
           value_parser = clap::value_parser!(u32).range(2..=604_800))]
     map_lease_s: u32,
+    /// How the server's systems run: `single` (one after another on the
+    /// server's thread: cheapest for a server's small world) or `multi`
+    /// (Bevy's thread pool), for comparing with `arena lab servercost`.
+    #[arg(long, value_enum, default_value = "single")]
+    executor: ExecutorArg,
+}
+
+/// `--executor`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExecutorArg {
+    Single,
+    Multi,
+}
+
+impl From<ExecutorArg> for arena_server::Executor {
+    fn from(arg: ExecutorArg) -> Self {
+        match arg {
+            ExecutorArg::Single => arena_server::Executor::Single,
+            ExecutorArg::Multi => arena_server::Executor::Multi,
+        }
+    }
 }
 
 impl GameArgs {
@@ -590,6 +630,7 @@ impl GameArgs {
             master_heartbeat_s: self.master_heartbeat_s,
             map_port,
             map_lease_s: self.map_lease_s,
+            executor: self.executor.into(),
         })
     }
 }
@@ -738,6 +779,7 @@ fn main() -> ExitCode {
             | Experiment::Rockets { lab: args }
             | Experiment::Unlag { lab: args, .. }
             | Experiment::Servercost { lab: args, .. }
+            | Experiment::Timing { lab: args, .. }
             | Experiment::Demo { lab: args, .. }
             | Experiment::Killcam { lab: args, .. }
             | Experiment::Bandwidth { lab: args, .. }
@@ -765,9 +807,11 @@ fn main() -> ExitCode {
                     print_report(arena_lab::experiments::peek(settings, arena_lab::experiments::Peek { fps }))
                 }
                 Experiment::Unlag { caps, .. } => print_report(arena_lab::experiments::unlag(settings, &caps)),
-                Experiment::Servercost { players, .. } => {
-                    print_report(arena_lab::experiments::servercost(settings, players))
+                Experiment::Servercost { players, clients, executor, .. } => {
+                    let load = arena_lab::experiments::ServerLoad { players, clients, executor: executor.into() };
+                    print_report(arena_lab::experiments::servercost(settings, load))
                 }
+                Experiment::Timing { fps, .. } => print_report(arena_lab::experiments::timing(settings, fps)),
                 Experiment::Killcam { kills, .. } => print_report(arena_lab::experiments::kill_cam(settings, kills)),
                 Experiment::Demo { players, out, .. } => {
                     print_report(arena_lab::experiments::demo(settings, players, out.as_deref()))

@@ -114,6 +114,12 @@ fn replay_after_a_correction_converges_without_a_snap() {
 fn redundancy_covers_lost_packets() {
     let lossy = LinkConditions { latency_ms: 60.0, jitter_ms: 0.0, loss: 0.10 };
     let (mut server, mut client) = joined(lossy);
+    // The head start grows to cover a lost packet only once packets are
+    // seen lost (a clean link keeps it small): five seconds to learn.
+    for second in 0..5 {
+        set_input(&mut client, 1.0, if second % 2 == 0 { 1.0 } else { -1.0 });
+        step(&mut [&mut server, &mut client], test_frames(1.0));
+    }
     let before = server_stats(&mut server);
     for second in 0..10 {
         set_input(&mut client, 1.0, if second % 2 == 0 { 1.0 } else { -1.0 });

@@ -1,12 +1,14 @@
 //! User commands: local input, read before the fixed loop every frame, is
 //! folded into exactly one command per tick, stamped with the tick and the
 //! server time the player was seeing, and kept in a window until the server
-//! acknowledges it. Once a frame, a packet carries the commands made since
-//! the last and the few before them still unacknowledged, so that a lost
-//! packet loses no input (and a slow frame that made many commands sends
-//! them all).
+//! acknowledges it. A packet carries each command and the few before it
+//! still unacknowledged, so that a lost packet loses no input. With the
+//! socket on its own thread, each command leaves at its tick's pace, one
+//! frame's time after its tick ([`SendLead`]), not in a bunch when the next
+//! frame happens; with I/O once a frame, a frame's commands go together.
 
 use std::collections::VecDeque;
+use std::time::Duration;
 
 use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::{MAX_CMDS_PER_PACKET, ToServer, encode};
@@ -33,6 +35,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_session_resource::<ClickedFrame>()
         .init_session_resource::<ThisTick>()
         .init_session_resource::<CommandWindow>()
+        .init_resource::<SendLead>()
         .init_resource::<Outbox>();
 }
 
@@ -193,6 +196,38 @@ pub struct CommandWindow {
     pub last_ack: Option<u32>,
     /// Commands made since the last packet went out (the newest in `pending`).
     pub unsent: usize,
+    /// When each of those is to leave, on the app's real clock (oldest first).
+    pub departures: VecDeque<Duration>,
+}
+
+/// How long after its tick's time a command leaves: the time a frame takes
+/// (smoothed), when the socket has a thread to send it then. A frame makes
+/// the commands for the ticks since the last; leaving one frame after its
+/// tick, each goes at its tick's pace, not in a bunch with the frame's
+/// others. With I/O once a frame (time stepped by hand) it is zero: every
+/// command goes with the frame that made it.
+#[derive(Resource, Debug, Default, Clone, Copy)]
+pub struct SendLead(pub Duration);
+
+/// Longest lead, seconds: a frame slower than this sends its commands in a bunch.
+pub const MAX_SEND_LEAD_S: f64 = 0.25;
+/// How quickly the lead follows the frame time.
+const SEND_LEAD_SMOOTHING: f64 = 0.1;
+
+/// Every frame: the lead, from how long frames take.
+pub(crate) fn pace_departures(
+    time: Res<Time<Real>>,
+    transport: Option<Res<crate::transport::UdpTransport>>,
+    mut lead: ResMut<SendLead>,
+) {
+    if !transport.is_some_and(|t| t.io_mode().between_frames()) {
+        lead.0 = Duration::ZERO;
+        return;
+    }
+    let frame_s = time.delta_secs_f64().min(MAX_SEND_LEAD_S);
+    let lead_s = lead.0.as_secs_f64();
+    let lead_s = if lead_s == 0.0 { frame_s } else { lead_s + (frame_s - lead_s) * SEND_LEAD_SMOOTHING };
+    lead.0 = Duration::from_secs_f64(lead_s.clamp(0.0, MAX_SEND_LEAD_S));
 }
 
 impl CommandWindow {
@@ -290,42 +325,72 @@ fn drawn_others(others: &Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>) -> V
     others.iter().map(|(p, d)| (p.id, d.0)).collect()
 }
 
-/// Puts this tick's command in the window of unacknowledged ones.
-pub(crate) fn record_command(this_tick: Res<ThisTick>, mut window: ResMut<CommandWindow>) {
+/// Puts this tick's command in the window of unacknowledged ones, to leave
+/// the lead after its tick's time (the end of the tick, on the app's real
+/// clock: the frame's time less how far the fixed loop still has to go).
+pub(crate) fn record_command(
+    this_tick: Res<ThisTick>,
+    mut window: ResMut<CommandWindow>,
+    lead: Res<SendLead>,
+    real: Res<Time<Real>>,
+    frame: Res<Time<Virtual>>,
+    fixed: Res<Time<Fixed>>,
+) {
     let Some(cmd) = this_tick.0 else { return };
+    let behind_frame = frame.elapsed().saturating_sub(fixed.elapsed());
+    let leave_at = real.elapsed().saturating_sub(behind_frame) + lead.0;
     window.pending.push_back(cmd);
+    window.departures.push_back(leave_at);
     window.unsent += 1;
     while window.pending.len() > MAX_PENDING {
         window.pending.pop_front();
     }
+    while window.departures.len() > window.unsent.min(MAX_PENDING) {
+        window.departures.pop_front();
+    }
 }
 
-/// Once a frame in which commands were made: a packet with them (and the
+/// Once a frame in which commands were made: packets with them (and the
 /// unacknowledged ones before, for redundancy) and the newest snapshot
-/// decoded, so the server knows what to delta against.
+/// decoded, so the server knows what to delta against. Commands due now go
+/// together; each later one goes alone at its own time.
 pub(crate) fn send_commands(
     mut window: ResMut<CommandWindow>,
     baselines: Res<Baselines>,
-    client: Option<ResMut<RenetClient>>,
+    client: Option<Res<RenetClient>>,
+    time: Res<Time<Real>>,
     mut outbox: ResMut<Outbox>,
     mut stats: ResMut<ClientStats>,
     mut tally: ResMut<MessageTally>,
 ) {
-    let Some(mut client) = client else { return };
+    if client.is_none() {
+        return;
+    }
+    let now = time.elapsed();
     let len = window.pending.len();
-    let mut start = len - window.unsent.min(len);
+    let first_new = len - window.unsent.min(len);
     window.unsent = 0;
-    // Usually one packet; a frame long enough to make more commands than a
-    // packet holds sends them in several (all in this frame's datagram).
+    let departures = std::mem::take(&mut window.departures);
+    // The departure of pending command `i` (those without one: now).
+    let leave_at = |i: usize| {
+        let from_end = len - i;
+        departures.len().checked_sub(from_end).and_then(|j| departures.get(j)).copied().unwrap_or(now).max(now)
+    };
+    let mut start = first_new;
     while start < len {
-        let end = (start + MAX_CMDS_PER_PACKET).min(len);
+        let at = leave_at(start);
+        let mut end = start + 1;
+        while end < len && end - start < MAX_CMDS_PER_PACKET && at == now && leave_at(end) == now {
+            end += 1;
+        }
         let from = end.saturating_sub(COMMANDS_PER_PACKET).min(start);
-        let cmds = window.pending.range(from..end).copied().collect();
+        let cmds: Vec<UserCmd> = window.pending.range(from..end).copied().collect();
+        let newest = cmds.last().map_or(0, |c| c.tick);
         let message = ToServer::Commands(CommandPacket { snapshot_ack: baselines.ack(), cmds }.encode());
         match encode(&message) {
             Ok(bytes) => {
                 tally.count_up(message.kind(), bytes.len());
-                client.send_message(message.channel(), bytes);
+                outbox.commands.push((at, message.channel(), bytes, newest));
                 stats.commands_sent += 1;
                 outbox.due = true;
             }

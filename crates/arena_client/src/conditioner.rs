@@ -1,9 +1,9 @@
 //! The link conditioner: fake latency, jitter and loss on the client's
 //! datagrams, in both directions, between netcode and the UDP socket.
 //!
-//! It is driven by the transport's own clock (the sum of frame times it has
-//! been given), so a test stepping time by hand sees exactly the delays it
-//! asked for, and a real game sees them in real time.
+//! It is driven by the link's clock (the app's real clock: the sum of frame
+//! times in an app stepped by hand, so a test sees exactly the delays it
+//! asked for; real time on the I/O thread of a real game).
 
 use std::collections::BinaryHeap;
 use std::time::Duration;
@@ -113,12 +113,22 @@ impl DelayLine {
 
     /// The next datagram whose time has come, if any.
     pub fn pop_due(&mut self, now: Duration) -> Option<Vec<u8>> {
+        self.pop_due_at(now).map(|(_, bytes)| bytes)
+    }
+
+    /// The next datagram whose time has come, with the time it came due.
+    pub fn pop_due_at(&mut self, now: Duration) -> Option<(Duration, Vec<u8>)> {
         if self.queue.peek().is_some_and(|d| d.due <= now) {
             self.passed += 1;
-            self.queue.pop().map(|d| d.bytes)
+            self.queue.pop().map(|d| (d.due, d.bytes))
         } else {
             None
         }
+    }
+
+    /// When the next datagram falls due, if one waits.
+    pub fn next_due(&self) -> Option<Duration> {
+        self.queue.peek().map(|d| d.due)
     }
 
     pub fn len(&self) -> usize {

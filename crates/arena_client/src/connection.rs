@@ -11,6 +11,7 @@ use bevy_renet::RenetClient;
 use renetcode::DisconnectReason;
 
 use crate::hole_punch::Introducers;
+use crate::link::IoMode;
 use crate::settings::NetcodeSettings;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
 use crate::vocabulary::{Outbox, Session};
@@ -115,12 +116,18 @@ fn on_connect_to(
     settings: Res<NetcodeSettings>,
     time: Res<Time<Real>>,
     introducers: Option<Res<Introducers>>,
+    io_mode: Option<Res<IoMode>>,
+    strategy: Option<Res<bevy::time::TimeUpdateStrategy>>,
     mut last: ResMut<LastDisconnect>,
     mut next: ResMut<NextState<Session>>,
 ) {
     let ConnectTo { addr, name, password } = event.event().clone();
     let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
-    match UdpTransport::connect(addr, &name, &password, settings.conditions, seed) {
+    let mode = io_mode.map(|m| *m).unwrap_or(match strategy.as_deref() {
+        None | Some(bevy::time::TimeUpdateStrategy::Automatic) => IoMode::Thread,
+        Some(_) => IoMode::Frame,
+    });
+    match UdpTransport::connect(addr, &name, &password, settings.conditions, seed, mode) {
         Ok(mut transport) => {
             // A server on this machine or the LAN needs no introduction.
             if let Some(introducers) = introducers.filter(|_| !arena_master::net::is_local(addr.ip())) {
@@ -221,7 +228,10 @@ pub(crate) fn receive_packets(
     time: Res<Time<Real>>,
     mut commands: Commands,
 ) {
-    if let Err(e) = transport.receive(time.delta(), &mut client) {
+    if let Some(first) = time.first_update() {
+        transport.start_clock(first);
+    }
+    if let Err(e) = transport.receive(time.elapsed(), &mut client) {
         end_connection(&mut commands, format!("Lost the connection: {e}"));
     }
 }
@@ -230,10 +240,19 @@ pub(crate) fn send_packets(
     mut transport: ResMut<UdpTransport>,
     mut client: ResMut<RenetClient>,
     mut outbox: ResMut<Outbox>,
+    time: Res<Time<Real>>,
     mut commands: Commands,
 ) {
+    let now = time.elapsed();
+    let mut sent = Ok(());
+    // Each command message goes in its own datagram at its departure time
+    // (with whatever else renet had queued, on the first).
+    for (at, channel, bytes, newest) in std::mem::take(&mut outbox.commands) {
+        client.send_message(channel, bytes);
+        sent = sent.and_then(|()| transport.send_queued(at.max(now), &mut client, Some(newest)));
+    }
     let due = std::mem::take(&mut outbox.due);
-    if let Err(e) = transport.send(&mut client, due) {
+    if let Err(e) = sent.and_then(|()| transport.send(now, &mut client, due)) {
         end_connection(&mut commands, format!("Lost the connection: {e}"));
     }
 }

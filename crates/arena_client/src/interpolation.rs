@@ -14,7 +14,7 @@ use bevy::prelude::*;
 
 use crate::settings::NetcodeSettings;
 use crate::timeline::ServerClock;
-use crate::vocabulary::{Drawn, LocalPlayer, NetPlayer, NetState, Roster, SessionState};
+use crate::vocabulary::{Drawn, LocalPlayer, NetPlayer, NetState, PassedSnapshots, Roster, SessionState};
 
 /// Longest extrapolation past the newest snapshot, seconds.
 pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
@@ -150,22 +150,31 @@ pub enum Sampled {
 
 pub(crate) fn record_history(
     roster: Res<Roster>,
+    passed: Res<PassedSnapshots>,
     mut stats: ResMut<InterpStats>,
-    mut players: Query<(&NetState, Option<&mut History>, Entity), (Changed<NetState>, Without<LocalPlayer>)>,
+    mut players: Query<
+        (&NetPlayer, &NetState, Option<&mut History>, Entity),
+        (Changed<NetState>, Without<LocalPlayer>),
+    >,
     mut commands: Commands,
 ) {
-    for (net, history, entity) in &mut players {
-        match history {
-            Some(mut history) => {
-                if history.push(net.tick, net.state, roster.tick_hz) {
-                    stats.history_resets += 1;
-                }
+    for (player, net, history, entity) in &mut players {
+        // The snapshots a slow frame read before the newest, then the newest.
+        let older = passed.0.iter().filter_map(|(tick, others)| {
+            others.iter().find(|(id, _)| *id == player.id).map(|(_, state)| (*tick, *state))
+        });
+        let mut fresh = None;
+        let history = match history {
+            Some(history) => history.into_inner(),
+            None => fresh.insert(History::default()),
+        };
+        for (tick, state) in older.chain([(net.tick, net.state)]) {
+            if history.push(tick, state, roster.tick_hz) {
+                stats.history_resets += 1;
             }
-            None => {
-                let mut history = History::default();
-                history.push(net.tick, net.state, roster.tick_hz);
-                commands.entity(entity).insert(history);
-            }
+        }
+        if let Some(history) = fresh {
+            commands.entity(entity).insert(history);
         }
     }
 }

@@ -12,13 +12,18 @@
 //! - `conditioner`: fake latency, jitter and loss.
 //! - `hole_punch`: asking masters for an introduction to a silent server,
 //!   and the advice when every way fails.
-//! - `transport`: the socket, the datagram guard, netcode and renet.
+//! - `link`: the socket off the frame: its I/O thread, arrival times,
+//!   departures at their time, the conditioner.
+//! - `transport`: the datagram guard, netcode and renet over the link.
 //! - `settings`: the paper's switches and the conditioner's settings.
 //! - `connection`: connecting, leaving, and every way a connection ends.
 //! - `interp_delay`: the adaptive interpolation delay (the need of each gap
 //!   between snapshots, and the delay that covers nearly all of them).
 //! - `timeline`: the client tick, the hold, the fixed timestep, the clock
-//!   sync and the server clock remote players are drawn by.
+//!   sync (its head start from the measured jitter) and the server clock
+//!   remote players are drawn by.
+//! - `round_trip`: the round trip from commands' departures and snapshots'
+//!   arrivals, less the server's hold.
 //! - `commands`: input into one command per tick; the window of
 //!   unacknowledged commands, and sending it.
 //! - `prediction`: the predicted states, reconciliation, and where the local
@@ -41,7 +46,8 @@
 //!
 //! # The order of a frame
 //!
-//! `PreUpdate`: [`ClientSet::Receive`] (the socket into renet), then
+//! `PreUpdate`: [`ClientSet::Receive`] (the link's datagrams into renet,
+//! each at its arrival time), then
 //! [`ClientSet::Route`] (decode and route), [`ClientSet::Apply`] (the roster,
 //! then the snapshot), [`ClientSet::Sync`] (the timeline follows the server),
 //! [`ClientSet::Acknowledge`] (acknowledged commands leave the window) and
@@ -49,10 +55,11 @@
 //! Input is read before the fixed loop (in `arena_view`), so that in
 //! `FixedUpdate` each tick's [`ClientSet::Sample`] makes a command from this
 //! frame's input, [`ClientSet::Predict`] runs it and [`ClientSet::Record`]
-//! keeps it. `Update`: [`ClientSet::Present`] (where everyone is drawn),
-//! [`ClientSet::Watch`]. `PostUpdate`: [`ClientSet::SendCommands`] (one packet
-//! for the frame's commands) and [`ClientSet::Send`] (one datagram, or none
-//! on a frame with nothing to say).
+//! keeps it (with its departure time). `Update`: [`ClientSet::Present`]
+//! (where everyone is drawn), [`ClientSet::Watch`]. `PostUpdate`:
+//! [`ClientSet::SendCommands`] (a packet for each command, or one for the
+//! frame's with I/O once a frame) and [`ClientSet::Send`] (each to the link
+//! with its departure time; one datagram, or none, for the rest).
 
 pub mod browser;
 mod combat;
@@ -65,12 +72,14 @@ pub mod hole_punch;
 mod interp_delay;
 pub mod interpolation;
 mod kill_cam;
+pub mod link;
 mod messages;
 mod prediction;
 mod range;
 mod replication;
 mod rockets;
 mod roster;
+mod round_trip;
 mod scoreboard;
 mod settings;
 mod stats;
@@ -82,24 +91,27 @@ use std::sync::Arc;
 
 use arena_sim::{ArenaWorld, MapDef};
 use bevy::prelude::*;
-use bevy_renet::{RenetClientPlugin, RenetReceive};
+use bevy_renet::RenetReceive;
 
 // Connecting, and the switches a player or an experiment flips.
 pub use conditioner::LinkConditions;
 pub use connection::{AddrError, ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
 pub use hole_punch::{Introducers, Introduction};
 pub use kill_cam::{KillCamFeed, ReceivedKillCam, SkipKillCam};
+pub use link::IoMode;
 pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
-pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, PendingClick, ThisTick};
+pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, PendingClick, SendLead, ThisTick};
 pub use interp_delay::InterpDelay;
 pub use interpolation::{History, InterpStats};
 pub use prediction::{PredictedEvents, Prediction};
+pub use round_trip::RoundTrip;
 pub use timeline::{ClientTick, ServerClock};
 pub use vocabulary::{
     Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
-    MessageTally, NetPlayer, NetState, OwnSplashSchedule, PlayerName, Roster, Session, SnapshotApplied, Welcomed,
+    MessageTally, NetPlayer, NetState, OwnSplashSchedule, PlayerName, Roster, Session, SnapshotApplied,
+    SnapshotArrived, Welcomed,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
@@ -123,7 +135,7 @@ pub use timeline::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
 /// The client's ordered stages (see the order at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ClientSet {
-    /// Read the socket into renet (PreUpdate).
+    /// Take the link's datagrams into renet (PreUpdate).
     Receive,
     /// Decode, check and route the server's messages (PreUpdate).
     Route,
@@ -142,15 +154,15 @@ pub enum ClientSet {
     Predict,
     /// Keep this tick's command (and our shots) until acknowledged (FixedUpdate).
     Record,
-    /// Send the newest commands and the unacknowledged ones, once a frame
-    /// with commands (PostUpdate).
+    /// Send the newest commands and the unacknowledged ones, each at its
+    /// departure time (PostUpdate).
     SendCommands,
     /// Decide where everyone is drawn this frame, and which drawn bodies
     /// died or came back (Update).
     Present,
     /// Watch the connection for failures and timeouts; gather figures (Update).
     Watch,
-    /// Write what renet queued to the socket (PostUpdate).
+    /// Hand what renet queued to the link (PostUpdate).
     Send,
 }
 
@@ -167,7 +179,6 @@ impl Plugin for ClientPlugin {
         app.init_state::<Session>()
             .init_resource::<ClientStats>()
             .insert_resource(ClientWorld(Arc::new(ArenaWorld::new(MapDef::foundry()))))
-            .add_plugins(RenetClientPlugin)
             .add_systems(Startup, |mut time: ResMut<Time<Virtual>>| {
                 time.set_max_delta(std::time::Duration::from_secs_f32(MAX_FRAME_CATCHUP_S));
             })
@@ -194,7 +205,7 @@ impl Plugin for ClientPlugin {
                 commands::plugin,
                 prediction::plugin,
                 messages::plugin,
-                roster::plugin,
+                (roster::plugin, round_trip::plugin),
                 replication::plugin,
                 interpolation::plugin,
                 drawn::plugin,
@@ -209,13 +220,16 @@ impl Plugin for ClientPlugin {
         app.add_systems(
             PreUpdate,
             (
-                connection::receive_packets
-                    .in_set(ClientSet::Receive)
-                    .after(RenetClientPlugin::update_system)
-                    .run_if(connected),
+                connection::receive_packets.in_set(ClientSet::Receive).run_if(connected),
                 messages::route_messages.in_set(ClientSet::Route).run_if(has_renet),
                 (roster::apply_roster_news, replication::apply_snapshots).chain().in_set(ClientSet::Apply),
-                (timeline::start_clock, timeline::follow_server, timeline::follow_snapshots)
+                (
+                    timeline::start_clock,
+                    timeline::follow_server,
+                    timeline::follow_snapshots,
+                    round_trip::measure_round_trip,
+                    commands::pace_departures,
+                )
                     .chain()
                     .in_set(ClientSet::Sync),
                 commands::acknowledge.in_set(ClientSet::Acknowledge),

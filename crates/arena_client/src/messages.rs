@@ -3,12 +3,11 @@
 //! the small systems that apply them: the roster, the snapshot, the game
 //! messages (combat, scores, the match). A refusal ends the connection.
 
-use arena_protocol::{Refusal, ToClient, channel, decode};
+use arena_protocol::{Refusal, ToClient, decode};
 use bevy::prelude::*;
-use bevy_renet::RenetClient;
 
 use crate::connection::{ServerConnection, end_connection};
-use crate::transport::UdpTransport;
+use crate::transport::{Received, UdpTransport};
 use crate::vocabulary::{ClientStats, GameMessage, MessageTally, RosterNews, SessionState, SnapshotReceived};
 
 pub(crate) fn plugin(app: &mut App) {
@@ -20,7 +19,6 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Reads, checks and routes what the server sent since the last frame.
 pub(crate) fn route_messages(
-    mut client: ResMut<RenetClient>,
     mut stats: ResMut<ClientStats>,
     mut tally: ResMut<MessageTally>,
     connection: Option<Res<ServerConnection>>,
@@ -30,58 +28,57 @@ pub(crate) fn route_messages(
     mut game: MessageWriter<GameMessage>,
     mut commands: Commands,
 ) {
-    for channel in [channel::RELIABLE, channel::UNRELIABLE] {
-        while let Some(bytes) = client.receive_message(channel) {
-            let checked = decode::<ToClient>(&bytes).map_err(|e| e.to_string()).and_then(|m| {
-                m.validate()?;
-                Ok(m)
-            });
-            let message = match checked {
-                Ok(message) => {
-                    tally.count_down(message.kind(), bytes.len());
-                    message
+    let Some(received) = transport.as_mut().map(|t| t.take_messages()) else { return };
+    for Received { bytes, at, .. } in received {
+        let checked = decode::<ToClient>(&bytes).map_err(|e| e.to_string()).and_then(|m| {
+            m.validate()?;
+            Ok(m)
+        });
+        let message = match checked {
+            Ok(message) => {
+                tally.count_down(message.kind(), bytes.len());
+                message
+            }
+            Err(e) => {
+                stats.bad_messages += 1;
+                debug!("dropped a bad message from the server: {e}");
+                continue;
+            }
+        };
+        match message {
+            ToClient::Refused(Refusal::Name(refusal)) => {
+                let name = connection.as_ref().map(|c| c.name.clone()).unwrap_or_default();
+                end_connection(&mut commands, refusal.explain(&name));
+                if let Some(transport) = transport.as_mut() {
+                    transport.disconnect();
                 }
-                Err(e) => {
-                    stats.bad_messages += 1;
-                    debug!("dropped a bad message from the server: {e}");
-                    continue;
-                }
-            };
-            match message {
-                ToClient::Refused(Refusal::Name(refusal)) => {
-                    let name = connection.as_ref().map(|c| c.name.clone()).unwrap_or_default();
-                    end_connection(&mut commands, refusal.explain(&name));
-                    if let Some(transport) = transport.as_mut() {
-                        transport.disconnect();
-                    }
-                    return;
-                }
-                ToClient::Welcome(welcome) => {
-                    roster.write(RosterNews::Welcome(welcome));
-                }
-                ToClient::PlayerJoined(info) => {
-                    roster.write(RosterNews::Joined(info));
-                }
-                ToClient::PlayerLeft { id } => {
-                    roster.write(RosterNews::Left(id));
-                }
-                ToClient::Snapshot(bytes) => {
-                    stats.snapshots_received += 1;
-                    snapshots.write(SnapshotReceived(bytes));
-                }
-                message @ (ToClient::ShotResult(_)
-                | ToClient::ShotFired { .. }
-                | ToClient::Damaged { .. }
-                | ToClient::Killed { .. }
-                | ToClient::Scores(_)
-                | ToClient::Match(_)
-                | ToClient::Range(_)
-                | ToClient::RocketFired { .. }
-                | ToClient::RocketExploded { .. }
-                | ToClient::RocketHit(_)
-                | ToClient::KillCam(_)) => {
-                    game.write(GameMessage(message));
-                }
+                return;
+            }
+            ToClient::Welcome(welcome) => {
+                roster.write(RosterNews::Welcome(welcome));
+            }
+            ToClient::PlayerJoined(info) => {
+                roster.write(RosterNews::Joined(info));
+            }
+            ToClient::PlayerLeft { id } => {
+                roster.write(RosterNews::Left(id));
+            }
+            ToClient::Snapshot(bytes) => {
+                stats.snapshots_received += 1;
+                snapshots.write(SnapshotReceived { bytes, arrived: at });
+            }
+            message @ (ToClient::ShotResult(_)
+            | ToClient::ShotFired { .. }
+            | ToClient::Damaged { .. }
+            | ToClient::Killed { .. }
+            | ToClient::Scores(_)
+            | ToClient::Match(_)
+            | ToClient::Range(_)
+            | ToClient::RocketFired { .. }
+            | ToClient::RocketExploded { .. }
+            | ToClient::RocketHit(_)
+            | ToClient::KillCam(_)) => {
+                game.write(GameMessage(message));
             }
         }
     }

@@ -11,12 +11,15 @@ use arena_sim::{PlayerState, tick_after};
 use bevy::prelude::*;
 
 use crate::vocabulary::{
-    Baselines, ClientStats, Drawn, LocalPlayer, NetPlayer, NetState, PlayerEntities, PlayerName, Roster, SessionState,
-    SnapshotApplied, SnapshotReceived,
+    Baselines, ClientStats, Drawn, LocalPlayer, NetPlayer, NetState, PassedSnapshots, PlayerEntities, PlayerName,
+    Roster, SessionState, SnapshotApplied, SnapshotArrived, SnapshotReceived,
 };
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<SnapshotApplied>().init_session_resource::<Baselines>();
+    app.add_message::<SnapshotApplied>()
+        .add_message::<SnapshotArrived>()
+        .init_session_resource::<Baselines>()
+        .init_session_resource::<PassedSnapshots>();
 }
 
 impl Baselines {
@@ -81,16 +84,31 @@ pub(crate) fn apply_snapshots(
     mut stats: ResMut<ClientStats>,
     mut players: Query<(&mut NetState, &mut PlayerName)>,
     mut applied: MessageWriter<SnapshotApplied>,
+    mut arrived: MessageWriter<SnapshotArrived>,
+    mut passed: ResMut<PassedSnapshots>,
     mut commands: Commands,
 ) {
     let mut newest: Option<(Frame, snapshot::Feedback)> = None;
     let tick_hz = roster.tick_hz;
-    for SnapshotReceived(bytes) in received.read() {
+    passed.0.clear();
+    for SnapshotReceived { bytes, arrived: at } in received.read() {
         let Some((frame, feedback)) = baselines.intake(bytes, tick_hz, &mut stats) else { continue };
-        if newest.as_ref().is_none_or(|(n, _)| tick_after(frame.tick, n.tick)) {
-            newest = Some((frame, feedback));
-        } else {
+        let newest_tick = newest.as_ref().map(|(n, _)| n.tick).or(roster.last_snapshot_tick);
+        if newest_tick.is_some_and(|n| !tick_after(frame.tick, n)) {
             stats.stale_snapshots += 1;
+            continue;
+        }
+        arrived.write(SnapshotArrived {
+            tick: frame.tick,
+            arrived_s: at.as_secs_f64(),
+            last_cmd_tick: feedback.last_cmd_tick,
+            newest_cmd_tick: feedback.newest_cmd_tick,
+            margin_ticks: feedback.margin_centiticks.map(|c| f32::from(c) / 100.0),
+            sent_after_ticks: feedback.sent_after_ticks(),
+        });
+        if let Some((older, _)) = newest.replace((frame, feedback)) {
+            let others = older.others.iter().map(|(id, remote)| (*id, remote.to_state())).collect();
+            passed.0.push((older.tick, others));
         }
     }
     let Some((frame, feedback)) = newest else { return };
@@ -139,14 +157,7 @@ pub(crate) fn apply_snapshots(
             entities.0.insert(id, entity.id());
         }
     }
-    applied.write(SnapshotApplied {
-        tick: frame.tick,
-        ack: feedback.last_cmd_tick,
-        newest_cmd_tick: feedback.newest_cmd_tick,
-        margin_ticks: feedback.margin_centiticks.map(|c| f32::from(c) / 100.0),
-        sent_after_ticks: feedback.sent_after_ticks(),
-        local_state,
-    });
+    applied.write(SnapshotApplied { tick: frame.tick, ack: feedback.last_cmd_tick, local_state });
     entities.0.retain(|id, entity| {
         let keep = seen.contains(id);
         if !keep {

@@ -7,6 +7,7 @@ use bevy_renet::RenetClient;
 
 use crate::commands::CommandWindow;
 use crate::prediction::Prediction;
+use crate::round_trip::RoundTrip;
 use crate::timeline::ClockSync;
 use crate::transport::UdpTransport;
 use crate::vocabulary::{ClientStats, SessionState};
@@ -20,7 +21,9 @@ pub(crate) fn plugin(app: &mut App) {
 
 #[derive(Resource, Debug, Default, Clone)]
 pub struct NetStats {
-    /// Round-trip time renet measures (the conditioner's delay included), ms.
+    /// Round trip (the conditioner's delay included), ms: from commands'
+    /// departures to their snapshots' arrivals (`round_trip.rs`), or
+    /// renet's figure until commands flow.
     pub rtt_ms: f64,
     /// Share of renet packets lost (0..=1).
     pub packet_loss: f64,
@@ -36,6 +39,12 @@ pub struct NetStats {
     pub commands_pending: usize,
     /// How early our commands reached the server at worst lately, ticks.
     pub command_margin_ticks: Option<f32>,
+    /// Their mean head start, and the head start aimed at (from their
+    /// arrival jitter), ticks.
+    pub head_start_ticks: Option<f32>,
+    pub head_start_target_ticks: Option<f32>,
+    /// The share of recent ticks whose command came too late for them.
+    pub late_commands: f32,
     /// The client's tick rate relative to the server's (1.0 = same).
     pub clock_rate: f64,
     pub clock_resets: u32,
@@ -64,27 +73,32 @@ pub(crate) fn gather(
     prediction: Res<Prediction>,
     window: Res<CommandWindow>,
     sync: Option<Res<ClockSync>>,
+    round_trip: Res<RoundTrip>,
     mut stats: ResMut<NetStats>,
 ) {
     let now = time.elapsed_secs_f64();
     if let Some(client) = client {
-        stats.rtt_ms = client.rtt() * 1000.0;
+        stats.rtt_ms = round_trip.rtt_s.unwrap_or(client.rtt()) * 1000.0;
         stats.packet_loss = client.packet_loss();
     }
     stats.commands_pending = window.pending.len();
     stats.recent_max_correction_m = prediction.recent_max_correction();
     if let Some(sync) = sync {
         stats.command_margin_ticks = sync.margin;
+        stats.head_start_ticks = sync.head_start;
+        stats.head_start_target_ticks = sync.target;
+        stats.late_commands = sync.late_share;
         stats.clock_rate = sync.rate;
         stats.clock_resets = sync.resets;
     }
     let Some(transport) = transport else { return };
+    let link = transport.counters();
     let current = Window {
         started_s: now,
-        bytes_in: transport.bytes_received,
-        bytes_out: transport.bytes_sent,
-        datagrams_in: transport.datagrams_received,
-        datagrams_out: transport.datagrams_sent,
+        bytes_in: link.bytes_received,
+        bytes_out: link.bytes_sent,
+        datagrams_in: link.datagrams_received,
+        datagrams_out: link.datagrams_sent,
         snapshots: counters.snapshots_received,
         mispredictions: prediction.mispredictions,
     };

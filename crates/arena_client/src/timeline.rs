@@ -4,17 +4,24 @@
 //! estimate of the server's clock from which remote players are drawn.
 //!
 //! Clock sync: every snapshot says how early the command for its tick reached
-//! the server (a lost packet makes its command come a tick later with the
-//! next one, jitter by some of a tick, so both show). The client keeps the
-//! worst of these margins over the last second within a small band by
-//! running its fixed timestep a few percent faster or slower, as Overwatch
-//! does. The snapshot also names the newest command tick received: when the
-//! clock is far off (on joining, after a stall) it resets instead, skipping
-//! ticks forward or holding for a few, rather than drifting for seconds.
+//! the server (or that it had not come: late). How far ahead the client
+//! runs comes from how much those arrivals vary (the jitter the server sees:
+//! the network's, the frames', the server's own frames): the clock aims the
+//! commands' mean head start at a millisecond and three mean deviations,
+//! plus, on a lossy link, enough to cover a lost packet (each late command
+//! raises it, and it fades over seconds), so that late commands stay rare,
+//! and no more, since every millisecond of head start is a millisecond of
+//! the peeker's advantage. It gets there by
+//! running its fixed timestep up to a few percent faster or slower, as
+//! Overwatch does. The snapshot also names the newest command tick received:
+//! when the clock is far off (on joining, after a stall) it resets instead,
+//! skipping ticks forward or holding for a few, rather than drifting for
+//! seconds.
 //!
-//! The server clock: each snapshot's arrival time, less how long after its
-//! tick the server's frame sent it (which the snapshot says), smoothed,
-//! gives the server's time; remote players are drawn at that time minus the
+//! The server clock: each snapshot's arrival time (when it came off the
+//! socket, not when a frame read it), less how long after its tick the
+//! server's frame sent it (which the snapshot says), smoothed, gives the
+//! server's time; remote players are drawn at that time minus the
 //! interpolation delay (the render time, which each command also carries for
 //! lag compensation).
 
@@ -27,11 +34,22 @@ use bevy_renet::RenetClient;
 
 use crate::interp_delay::InterpDelay;
 use crate::settings::NetcodeSettings;
-use crate::vocabulary::{Roster, SessionState, SnapshotApplied, Welcomed};
+use crate::vocabulary::{Roster, SessionState, SnapshotArrived, Welcomed};
 
-/// The band the worst command margin is kept in, ticks: below it the clock
-/// speeds up, above it slows down.
-pub const MARGIN_BAND_TICKS: (f32, f32) = (0.25, 1.0);
+/// The head start aimed at: this much, seconds...
+pub const HEAD_START_FLOOR_S: f64 = 0.001;
+/// ...plus this many mean deviations of the commands' arrival (their jitter)...
+pub const HEAD_START_DEVIATIONS: f64 = 3.0;
+/// ...plus an allowance for lost packets (a lost command comes with the next
+/// packet, a packet later, so on a lossy link the head start must cover
+/// one): each command that came late adds this much, ticks...
+pub const LATE_ALLOWANCE_TICKS: f32 = 0.5;
+/// ...and it fades by this much a second, ticks, so that it only lasts
+/// while commands keep coming late (at 10% loss, one command in a thousand
+/// or so: the allowance grows to cover two packets lost in a row).
+pub const ALLOWANCE_FADE_TICKS_PER_S: f32 = 0.02;
+/// The largest allowance, ticks.
+pub const MAX_ALLOWANCE_TICKS: f32 = 4.0;
 /// The clock resets when the newest command, at best over the last few
 /// snapshots, is more than this many ticks behind the server's tick (three
 /// packets in a row lost cannot do that)...
@@ -43,16 +61,19 @@ pub const RESET_AHEAD_TICKS: i32 = 4;
 pub const MAX_JUMP_TICKS: u32 = 1 << 16;
 /// Largest change of the tick rate, as a fraction (5%).
 pub const MAX_RATE_ADJUST: f64 = 0.05;
-/// Smallest change of the tick rate outside the band, as a fraction.
-const MIN_RATE_ADJUST: f64 = 0.005;
-/// Rate change per tick of margin error, as a fraction.
-const RATE_ADJUST_PER_TICK: f64 = 0.02;
-/// Margin samples the rate decision looks at (1 s at 64 Hz).
-const MARGIN_WINDOW: usize = 64;
+/// Rate change per second of head-start error: a clock 5 ms off runs 0.5%
+/// fast or slow, closing the error within about a second (slower than the
+/// margins' window, so the clock does not chase its own wake).
+const RATE_ADJUST_PER_S: f64 = 1.0;
+/// Margins the head start is measured over: the last half second.
+const MARGIN_WINDOW_S: f64 = 0.5;
 /// Depth samples the reset decision looks at.
 const WINDOW: usize = 16;
 /// Samples needed before deciding anything.
 const MIN_SAMPLES: usize = 8;
+/// The head start's least width, ticks: how far ahead of the server's tick
+/// the newest command may run before the clock resets (see `on_feedback`).
+const MAX_HEAD_START_TICKS: i32 = 2;
 
 /// The client's clock relative to the server's.
 #[derive(Resource, Debug, Clone)]
@@ -60,7 +81,8 @@ pub struct ClockSync {
     tick_hz: u32,
     /// Recent distances between our newest command and the server's tick.
     depths: VecDeque<i32>,
-    /// Recent margins: how early the command for each snapshot's tick came.
+    /// Recent margins: how early the command for each snapshot's tick came
+    /// (negative: late), ticks.
     margins: VecDeque<f32>,
     /// Feedback about commands older than this tick predates the last reset.
     valid_from_tick: u32,
@@ -68,8 +90,20 @@ pub struct ClockSync {
     pub hold_ticks: u32,
     /// Current tick rate factor: above 1 runs faster than the server.
     pub rate: f64,
-    /// The worst margin over the last second, ticks.
+    /// The worst margin over the window, ticks.
     pub margin: Option<f32>,
+    /// The mean margin over the window (the head start our commands have), ticks.
+    pub head_start: Option<f32>,
+    /// The head start aimed at, from the jitter, ticks.
+    pub target: Option<f32>,
+    /// The mean deviation of the margins (the arrival jitter), ticks.
+    pub jitter: Option<f32>,
+    /// The share of the window's ticks whose command came late.
+    pub late_share: f32,
+    /// The head start added for lost packets, ticks.
+    pub allowance: f32,
+    /// The newest snapshot tick fed back (for the allowance's time).
+    last_feedback_tick: Option<u32>,
     /// The newest command tick minus the server's tick, ticks.
     pub depth: Option<i32>,
     /// Times the clock was reset.
@@ -86,9 +120,21 @@ impl ClockSync {
             hold_ticks: 0,
             rate: 1.0,
             margin: None,
+            head_start: None,
+            target: None,
+            jitter: None,
+            late_share: 0.0,
+            allowance: 0.0,
+            last_feedback_tick: None,
             depth: None,
             resets: 0,
         }
+    }
+
+    /// Margins kept: half a second's worth at the tick rate, at least the
+    /// minimum to decide on.
+    fn margin_window(&self) -> usize {
+        ((f64::from(self.tick_hz) * MARGIN_WINDOW_S).round() as usize).max(MIN_SAMPLES)
     }
 
     /// The first tick for our commands on joining: the server's tick, plus the
@@ -111,13 +157,20 @@ impl ClockSync {
     ) -> u32 {
         // Feedback about commands made before the last reset says nothing
         // about the clock as it is now.
-        if let Some(margin) = margin_ticks
+        if let Some(margin) = margin_ticks.filter(|m| m.is_finite())
             && !tick_after(self.valid_from_tick, snapshot_tick)
         {
-            self.margins.push_back(margin);
-            while self.margins.len() > MARGIN_WINDOW {
+            self.margins.push_back(margin.clamp(-MAX_HEAD_START_TICKS as f32 * 4.0, self.tick_hz as f32));
+            while self.margins.len() > self.margin_window() {
                 self.margins.pop_front();
             }
+            // The allowance for lost packets: up with each late command,
+            // slowly down with time.
+            let elapsed_ticks = self.last_feedback_tick.map_or(1, |last| tick_diff(snapshot_tick, last).clamp(0, 64));
+            self.last_feedback_tick = Some(snapshot_tick);
+            let fade = ALLOWANCE_FADE_TICKS_PER_S * elapsed_ticks as f32 / self.tick_hz as f32;
+            let late = if margin < 0.0 { LATE_ALLOWANCE_TICKS } else { 0.0 };
+            self.allowance = (self.allowance - fade + late).clamp(0.0, MAX_ALLOWANCE_TICKS);
         }
         let Some(newest) = newest_cmd_tick else { return 0 };
         if tick_after(self.valid_from_tick, newest) {
@@ -133,7 +186,7 @@ impl ClockSync {
             return 0;
         }
         let min = self.depths.iter().copied().min().unwrap_or(depth);
-        let max_depth = MARGIN_BAND_TICKS.1.ceil() as i32 + 1;
+        let max_depth = MAX_HEAD_START_TICKS.max(self.target.map_or(0, |t| t.ceil() as i32 + 1));
         // Every command late and none run: no margins will come to steer by.
         let all_late = self.margins.is_empty() && min < 0;
         if all_late || !(-RESET_BEHIND_TICKS..=max_depth + RESET_AHEAD_TICKS).contains(&min) {
@@ -157,19 +210,29 @@ impl ClockSync {
             return 0;
         }
         if self.margins.len() >= MIN_SAMPLES {
-            let margin = self.margins.iter().copied().fold(f32::INFINITY, f32::min);
-            self.margin = Some(margin);
-            let (low, high) = MARGIN_BAND_TICKS;
-            let adjust = |error: f32| (MIN_RATE_ADJUST + RATE_ADJUST_PER_TICK * f64::from(error)).min(MAX_RATE_ADJUST);
-            self.rate = if margin < low {
-                1.0 + adjust(low - margin)
-            } else if margin > high {
-                1.0 - adjust(margin - high)
-            } else {
-                1.0
-            };
+            self.steer();
         }
         0
+    }
+
+    /// Sets the rate from the margins: the mean head start towards the
+    /// floor plus [`HEAD_START_DEVIATIONS`] mean deviations of them plus
+    /// the allowance for lost packets.
+    fn steer(&mut self) {
+        let n = self.margins.len() as f32;
+        let mean = self.margins.iter().sum::<f32>() / n;
+        let jitter = self.margins.iter().map(|m| (m - mean).abs()).sum::<f32>() / n;
+        let ticks_per_s = f64::from(self.tick_hz);
+        let target =
+            HEAD_START_FLOOR_S * ticks_per_s + HEAD_START_DEVIATIONS * f64::from(jitter) + f64::from(self.allowance);
+        self.margin = Some(self.margins.iter().copied().fold(f32::INFINITY, f32::min));
+        self.head_start = Some(mean);
+        self.jitter = Some(jitter);
+        self.target = Some(target as f32);
+        self.late_share = self.margins.iter().filter(|m| **m < 0.0).count() as f32 / n;
+        // Too much head start: slower; too little: faster.
+        let error_s = (f64::from(mean) - target) / ticks_per_s;
+        self.rate = 1.0 - (error_s * RATE_ADJUST_PER_S).clamp(-MAX_RATE_ADJUST, MAX_RATE_ADJUST);
     }
 
     /// The fixed timestep for the current rate.
@@ -205,6 +268,12 @@ impl ServerClock {
     /// Whether the clock has seen a snapshot yet.
     pub fn started(&self) -> bool {
         self.offset_s.is_some()
+    }
+
+    /// The server's time as the newest snapshots show it at our time
+    /// `now_s` (the server's clock less the trip a snapshot takes), seconds.
+    pub fn server_time_s(&self, now_s: f64) -> Option<f64> {
+        self.offset_s.map(|offset| now_s + offset)
     }
 
     /// Takes a snapshot for `tick` that left the server `sent_after_ticks`
@@ -284,7 +353,7 @@ pub(crate) fn start_clock(
 
 /// On each snapshot: the clock sync's feedback (rate, reset).
 pub(crate) fn follow_server(
-    mut applied: MessageReader<SnapshotApplied>,
+    mut applied: MessageReader<SnapshotArrived>,
     sync: Option<ResMut<ClockSync>>,
     mut tick: ResMut<ClientTick>,
     mut fixed: ResMut<Time<Fixed>>,
@@ -303,17 +372,16 @@ pub(crate) fn follow_server(
     }
 }
 
-/// On each snapshot: what the gap before it needed of the interpolation
-/// delay, and the server clock's estimate.
+/// On each snapshot, at its arrival time: what the gap before it needed of
+/// the interpolation delay, and the server clock's estimate.
 pub(crate) fn follow_snapshots(
-    mut applied: MessageReader<SnapshotApplied>,
+    mut arrived: MessageReader<SnapshotArrived>,
     roster: Res<Roster>,
-    time: Res<Time<Real>>,
     mut clock: ResMut<ServerClock>,
     mut delay: ResMut<InterpDelay>,
 ) {
-    let now = time.elapsed_secs_f64();
-    for snapshot in applied.read() {
+    for snapshot in arrived.read() {
+        let now = snapshot.arrived_s;
         if let Some(need) = clock.gap_need_s(snapshot.tick, now, roster.tick_rate()) {
             delay.observe(now, need, f64::from(roster.snapshot_rate().dt_s()));
         }
@@ -354,17 +422,62 @@ mod tests {
     }
 
     #[test]
-    fn a_small_margin_speeds_up_and_a_large_one_slows_down() {
+    fn a_small_head_start_speeds_up_and_a_large_one_slows_down() {
         let mut sync = ClockSync::new(64);
         feed(&mut sync, 100, 80, 1, Some(-0.5), 0);
         assert!(sync.rate > 1.0 && sync.rate <= 1.0 + MAX_RATE_ADJUST, "{}", sync.rate);
-        // The worst margin of the last second counts: it takes a second of
-        // large margins to slow down.
+        assert_eq!(sync.late_share, 1.0, "every command in the window came late");
+        let mut sync = ClockSync::new(64);
         feed(&mut sync, 180, 70, 2, Some(1.8), 0);
         assert!(sync.rate < 1.0, "{}", sync.rate);
-        feed(&mut sync, 250, 70, 1, Some(0.6), 0);
-        assert_eq!(sync.rate, 1.0, "inside the band the clock runs at the server's rate");
+        assert_eq!(sync.late_share, 0.0);
         assert_eq!(sync.resets, 0);
+    }
+
+    /// Feeds margins `mean ± spread` (alternating) from tick `from`.
+    fn feed_spread(sync: &mut ClockSync, from: u32, mean: f32, spread: f32) {
+        for t in from..from + 64 {
+            let margin = if t % 2 == 0 { mean + spread } else { mean - spread };
+            sync.on_feedback(t, Some(t + 1), Some(margin), 0);
+        }
+    }
+
+    #[test]
+    fn the_head_start_aimed_at_comes_from_the_jitter() {
+        let floor = (HEAD_START_FLOOR_S * 64.0) as f32;
+        // No jitter: the floor alone; a clock there runs at the server's rate.
+        let mut sync = ClockSync::new(64);
+        feed_spread(&mut sync, 100, floor, 0.0);
+        assert!((sync.target.expect("a target") - floor).abs() < 1e-4);
+        assert!((sync.rate - 1.0).abs() < 1e-6, "{}", sync.rate);
+        // Commands arriving half a tick either way: three half ticks more.
+        let mut sync = ClockSync::new(64);
+        let wanted = floor + 3.0 * 0.5;
+        feed_spread(&mut sync, 100, wanted, 0.5);
+        assert!((sync.jitter.expect("a jitter") - 0.5).abs() < 1e-4);
+        assert!((sync.target.expect("a target") - wanted).abs() < 1e-4);
+        assert!((sync.rate - 1.0).abs() < 1e-6, "at the target: {}", sync.rate);
+        // The same jitter with less head start: faster, by the error (5 ms: 0.5%).
+        feed_spread(&mut sync, 200, wanted - 0.32, 0.5);
+        assert!((sync.rate - 1.005).abs() < 1e-4, "{}", sync.rate);
+    }
+
+    #[test]
+    fn late_commands_raise_the_head_start_and_the_raise_fades() {
+        let mut sync = ClockSync::new(64);
+        // One command in ten late (a lossy link at too small a head start).
+        for t in 100..164u32 {
+            let margin = if t % 10 == 0 { -1.0 } else { 0.1 };
+            sync.on_feedback(t, Some(t + 1), Some(margin), 0);
+        }
+        let raised = sync.allowance;
+        assert!(raised > 1.0, "{raised} ticks: enough to cover a lost packet");
+        assert!(sync.target.expect("a target") > raised);
+        // Ten seconds without a late one: it fades, by 0.2 tick.
+        for t in 164..804u32 {
+            sync.on_feedback(t, Some(t + 1), Some(1.5), 0);
+        }
+        assert!((sync.allowance - (raised - 10.0 * ALLOWANCE_FADE_TICKS_PER_S)).abs() < 0.01, "{}", sync.allowance);
     }
 
     #[test]

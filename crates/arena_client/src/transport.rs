@@ -1,19 +1,24 @@
-//! The client's UDP transport: netcode.io packets over a socket, feeding
-//! renet's transport-agnostic `RenetClient`, with the link conditioner
-//! between netcode and the socket in both directions.
+//! The client's UDP transport: netcode.io packets over the link (the socket,
+//! its I/O thread and the conditioner, `link.rs`), feeding renet's
+//! transport-agnostic `RenetClient`.
 //!
 //! renet_netcode's own client transport hides the socket; this one keeps the
 //! datagrams in view so that they can be delayed and dropped on their way,
 //! and checks each one from the server before renetcode and renet parse it
 //! (a server can be hostile too, or its address forged): the same datagram
 //! guard as the server's, and the payload guard before renet.
+//!
+//! Each datagram is handed to renet at its arrival time (renet's clock is
+//! moved to it first, so its round trip carries no frame time), and the
+//! messages it completes come out with that time: the clock sync, the
+//! interpolation delay and the round trip read when a snapshot came, not
+//! when the frame that read it began.
 
+use std::collections::{BTreeMap, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
-use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use arena_protocol::PROTOCOL_ID;
 use arena_protocol::bundle::{bundle, unbundle};
@@ -25,8 +30,9 @@ use bevy::prelude::*;
 use renet::RenetClient;
 use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeClient};
 
-use crate::conditioner::{LinkConditioner, LinkConditions};
+use crate::conditioner::LinkConditions;
 use crate::hole_punch::Introduction;
+use crate::link::{Departure, IoMode, Link, LinkCounters};
 
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
@@ -36,34 +42,43 @@ pub const CONNECTION_TIMEOUT_S: i32 = 10;
 pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 /// How often the summary of dropped datagrams may be logged.
 const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+/// Most messages waiting for the game's systems; beyond it the oldest go.
+pub const MAX_INBOX: usize = 4096;
 
-/// The client's socket, netcode state and link conditioner.
+/// A message from the server, and when the datagram that completed it came.
+#[derive(Debug, Clone)]
+pub struct Received {
+    pub channel: u8,
+    pub bytes: renet::Bytes,
+    /// Arrival time on the app's real clock.
+    pub at: Duration,
+}
+
+/// The client's link, netcode state and the messages that came.
 #[derive(Resource)]
 pub struct UdpTransport {
-    socket: UdpSocket,
+    link: Link,
     netcode: NetcodeClient,
     payloads: PayloadGuard,
     /// Whether the player gave a password (for explaining a refusal).
     gave_password: bool,
     /// Why the server refused us before netcode got going, if it did.
     refusal: Option<Refusal>,
-    buffer: Box<[u8; 2048]>,
-    conditioner: LinkConditioner,
-    /// The transport's clock: the sum of the frame times it was given.
+    /// The app's real clock at the last receive, and at the first (when
+    /// connecting began).
     clock: Duration,
-    /// When (on that clock) the last datagram from the server came through.
-    last_heard: Duration,
-    /// UDP payload bytes through the socket, both ways, since connecting.
-    pub bytes_sent: u64,
-    pub bytes_received: u64,
-    /// UDP datagrams through the socket, both ways, since connecting.
-    pub datagrams_sent: u64,
-    pub datagrams_received: u64,
+    started: Option<Duration>,
+    /// When the last datagram from the server came through, if one has.
+    last_heard: Option<Duration>,
+    /// The time renet's clock was last moved to (renet counts from zero).
+    renet_at: Option<Duration>,
+    /// Messages renet gave up, with their arrival times, oldest first.
+    inbox: VecDeque<Received>,
     /// What the guard dropped, by reason, since connecting.
     pub dropped: BTreeMap<&'static str, u64>,
     summarised: u64,
     last_summary: Duration,
-    /// When a datagram last went to the server (on the transport's clock).
+    /// When a datagram last went to the server.
     last_sent: Option<Duration>,
     /// Hole punching through masters, if any are known.
     introduction: Option<Introduction>,
@@ -97,18 +112,18 @@ impl std::error::Error for TransportError {}
 impl UdpTransport {
     /// Opens a socket and starts connecting to `server` as `name` with
     /// `password` (open: none), through a link conditioner with these
-    /// conditions and random seed.
+    /// conditions and random seed, its I/O once a frame (`IoMode::Frame`)
+    /// or on a thread (see [`UdpTransport::start_clock`]).
     pub fn connect(
         server: SocketAddr,
         name: &str,
         password: &Password,
         conditions: LinkConditions,
         seed: u64,
+        mode: IoMode,
     ) -> Result<Self, TransportError> {
         let key = password.key().map_err(TransportError::Password)?;
-        let any: SocketAddr = if server.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
-        let socket = UdpSocket::bind(any).map_err(TransportError::Io)?;
-        socket.set_nonblocking(true).map_err(TransportError::Io)?;
+        let link = Link::open(server, conditions, seed, mode).map_err(TransportError::Io)?;
         let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
         // There is no matchmaking service to sign tokens: the client makes its
         // own, sealed with the game's key (the open key, or the one derived
@@ -128,19 +143,16 @@ impl UdpTransport {
         let netcode = NetcodeClient::new(now, ClientAuthentication::Secure { connect_token: token })
             .map_err(|e| TransportError::Netcode(e.to_string()))?;
         Ok(Self {
-            socket,
+            link,
             netcode,
             payloads: PayloadGuard::from_server(),
             gave_password: password.is_set(),
             refusal: None,
-            buffer: Box::new([0; 2048]),
-            conditioner: LinkConditioner::new(conditions, seed),
             clock: Duration::ZERO,
-            last_heard: Duration::ZERO,
-            bytes_sent: 0,
-            bytes_received: 0,
-            datagrams_sent: 0,
-            datagrams_received: 0,
+            started: None,
+            last_heard: None,
+            renet_at: None,
+            inbox: VecDeque::new(),
             dropped: BTreeMap::new(),
             summarised: 0,
             last_summary: Duration::ZERO,
@@ -155,6 +167,43 @@ impl UdpTransport {
 
     pub fn is_connected(&self) -> bool {
         self.netcode.is_connected()
+    }
+
+    /// Where the app's real clock starts (`Time<Real>::first_update`): the
+    /// link's thread counts its times from it.
+    pub fn start_clock(&self, epoch: Instant) {
+        self.link.start_clock(epoch);
+    }
+
+    /// Where the socket is read and written (a thread, or each frame).
+    pub fn io_mode(&self) -> IoMode {
+        self.link.mode()
+    }
+
+    /// Moves the link's datagrams at `now` (the app's real clock), as its
+    /// I/O thread would: for an app stepped by hand with [`IoMode::Pumped`].
+    pub fn pump_io(&mut self, now: Duration) -> Result<(), TransportError> {
+        self.link.pump(now).map_err(TransportError::Io)
+    }
+
+    /// What went through the socket since connecting.
+    pub fn counters(&self) -> LinkCounters {
+        self.link.counters()
+    }
+
+    /// When the command for `tick` first left (see [`Link::departure_of`]).
+    pub fn departure_of(&self, tick: u32) -> Option<Duration> {
+        self.link.departure_of(tick)
+    }
+
+    /// The command datagrams' recent departures, oldest first.
+    pub fn departures(&self) -> Vec<Departure> {
+        self.link.departures()
+    }
+
+    /// The messages that came since the last call, oldest first.
+    pub fn take_messages(&mut self) -> VecDeque<Received> {
+        std::mem::take(&mut self.inbox)
     }
 
     pub fn disconnect_reason(&self) -> Option<DisconnectReason> {
@@ -189,14 +238,15 @@ impl UdpTransport {
     /// said the host's router defeats punching): why, and what the host can do.
     pub fn unreachable(&self) -> Option<String> {
         let intro = self.introduction.as_ref()?;
-        let silent = self.last_heard == Duration::ZERO && !self.netcode.is_connected();
-        (silent && intro.gave_up(self.clock)).then(|| intro.advice())
+        let silent = self.last_heard.is_none() && !self.netcode.is_connected();
+        let since_connecting = self.clock.saturating_sub(self.started.unwrap_or(self.clock));
+        (silent && intro.gave_up(since_connecting)).then(|| intro.advice())
     }
 
     /// A datagram from a master of the introduction: read, and answered.
-    fn read_master_message(&mut self, len: usize, from: SocketAddr) {
-        let message = arena_master::reach::Reach::parse(&self.buffer[..len]);
-        let heard = self.last_heard > Duration::ZERO || self.netcode.is_connected();
+    fn read_master_message(&mut self, bytes: &[u8], from: SocketAddr) {
+        let message = arena_master::reach::Reach::parse(bytes);
+        let heard = self.last_heard.is_some() || self.netcode.is_connected();
         let reply = match (message, self.introduction.as_mut()) {
             (Some(message), Some(intro)) => intro.receive(from, message, heard),
             _ => {
@@ -205,7 +255,7 @@ impl UdpTransport {
             }
         };
         if let Some((to, datagram)) = reply {
-            let _ = self.socket.send_to(&datagram, to);
+            self.link.send_direct(to, &datagram);
         }
     }
 
@@ -214,9 +264,8 @@ impl UdpTransport {
     }
 
     /// Checks one datagram from the server's address before anything parses it.
-    fn admit(&mut self, len: usize) -> bool {
-        let bytes = &self.buffer[..len];
-        if len > MAX_DATAGRAM_BYTES {
+    fn admit(&mut self, bytes: &[u8]) -> bool {
+        if bytes.len() > MAX_DATAGRAM_BYTES {
             self.drop_datagram("too large");
             return false;
         }
@@ -240,28 +289,31 @@ impl UdpTransport {
 
     /// How long the server has been silent, as of the last receive.
     pub fn server_silence(&self) -> Duration {
-        self.clock.saturating_sub(self.last_heard)
+        self.clock.saturating_sub(self.last_heard.or(self.started).unwrap_or(self.clock))
     }
 
     pub fn conditions(&self) -> LinkConditions {
-        self.conditioner.conditions
+        self.link.conditions()
     }
 
     /// Changes the fake latency, jitter and loss from now on.
     pub fn set_conditions(&mut self, conditions: LinkConditions) {
-        self.conditioner.conditions = conditions.clamped();
+        self.link.set_conditions(conditions);
     }
 
     /// Datagrams the conditioner has dropped: (outgoing, incoming).
     pub fn conditioner_drops(&self) -> (u64, u64) {
-        (self.conditioner.outgoing.dropped, self.conditioner.incoming.dropped)
+        self.link.conditioner_drops()
     }
 
-    /// Receives every waiting datagram, lets through those whose (conditioned)
-    /// time has come into `client`, and advances netcode's clock (which sends
-    /// connection and keep-alive packets as needed).
-    pub fn receive(&mut self, dt: Duration, client: &mut RenetClient) -> Result<(), TransportError> {
-        self.clock += dt;
+    /// Takes the datagrams that came (through the conditioner) into
+    /// `client`, each at its arrival time, and advances netcode's clock to
+    /// `now`, the app's real clock (which sends connection and keep-alive
+    /// packets as needed).
+    pub fn receive(&mut self, now: Duration, client: &mut RenetClient) -> Result<(), TransportError> {
+        let started = *self.started.get_or_insert(now);
+        let dt = now.saturating_sub(self.clock.max(started));
+        self.clock = self.clock.max(now);
         if self.netcode.is_disconnected() {
             client.disconnect_due_to_transport();
             return Ok(());
@@ -271,54 +323,58 @@ impl UdpTransport {
         } else {
             client.set_connecting();
         }
+        self.link.pump(now).map_err(TransportError::Io)?;
         let server = self.netcode.server_addr();
-        loop {
-            match self.socket.recv_from(&mut self.buffer[..]) {
-                Ok((len, from)) if from == server => {
-                    self.bytes_received += len as u64;
-                    self.datagrams_received += 1;
-                    if let Some(intro) = self.introduction.as_mut()
-                        && arena_master::reach::Reach::parse(&self.buffer[..len])
-                            == Some(arena_master::reach::Reach::PunchProbe)
-                    {
-                        // The server's router is open toward us now.
-                        intro.probes = intro.probes.saturating_add(1);
-                        continue;
-                    }
-                    if self.admit(len) {
-                        self.conditioner.receive(self.clock, self.buffer[..len].to_vec());
-                    }
+        for arrival in self.link.take_arrivals() {
+            let bytes = arrival.bytes;
+            if arrival.from == server {
+                if let Some(intro) = self.introduction.as_mut()
+                    && arena_master::reach::Reach::parse(&bytes) == Some(arena_master::reach::Reach::PunchProbe)
+                {
+                    // The server's router is open toward us now.
+                    intro.probes = intro.probes.saturating_add(1);
+                    continue;
                 }
-                Ok((len, from)) if self.introduction.as_ref().is_some_and(|i| i.is_master(from)) => {
-                    self.read_master_message(len, from);
+                self.last_heard = Some(self.last_heard.map_or(arrival.at, |t| t.max(arrival.at)));
+                if self.admit(&bytes) {
+                    self.advance_renet(arrival.at, client);
+                    self.deliver(bytes, client, arrival.at);
                 }
-                Ok(_) => self.drop_datagram("not from the server"),
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => {}
-                Err(e) => return Err(TransportError::Io(e)),
+            } else if self.introduction.as_ref().is_some_and(|i| i.is_master(arrival.from)) {
+                self.read_master_message(&bytes, arrival.from);
+            } else {
+                self.drop_datagram("not from the server");
             }
         }
-        while let Some(mut datagram) = self.conditioner.incoming.pop_due(self.clock) {
-            self.last_heard = self.clock;
-            self.deliver(&mut datagram, client);
-        }
+        self.advance_renet(now, client);
         if let Some(intro) = self.introduction.as_mut() {
-            let heard = self.last_heard > Duration::ZERO || self.netcode.is_connected();
-            for (to, datagram) in intro.due(self.clock, heard) {
-                let _ = self.socket.send_to(&datagram, to);
+            let heard = self.last_heard.is_some() || self.netcode.is_connected();
+            for (to, datagram) in intro.due(self.clock.saturating_sub(started), heard) {
+                self.link.send_direct(to, &datagram);
             }
         }
         self.summarise();
         if let Some((packet, _)) = self.netcode.update(dt) {
-            self.conditioner.send(self.clock, packet.to_vec());
+            self.link.send_at(now, packet.to_vec(), None);
         }
-        self.flush()
+        self.link.pump(now).map_err(TransportError::Io)
+    }
+
+    /// Moves renet's clock forward to `at` (never back).
+    fn advance_renet(&mut self, at: Duration, client: &mut RenetClient) {
+        match self.renet_at {
+            Some(last) if at > last => client.update(at - last),
+            Some(_) => return,
+            None => {}
+        }
+        self.renet_at = Some(at);
     }
 
     /// Hands a datagram that passed the guard to netcode, which authenticates
-    /// and decrypts it, and its payload (after the payload guard) to renet.
-    fn deliver(&mut self, datagram: &mut [u8], client: &mut RenetClient) {
-        let Some(payload) = self.netcode.process_packet(datagram) else { return };
+    /// and decrypts it, and its payload (after the payload guard) to renet;
+    /// the messages it completes go to the inbox with its arrival time.
+    fn deliver(&mut self, mut datagram: Vec<u8>, client: &mut RenetClient, at: Duration) {
+        let Some(payload) = self.netcode.process_packet(&mut datagram) else { return };
         let Ok(packets) = unbundle(payload) else {
             *self.dropped.entry("bad bundle").or_default() += 1;
             return;
@@ -329,17 +385,23 @@ impl UdpTransport {
                 Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
             }
         }
+        for channel in [arena_protocol::channel::RELIABLE, arena_protocol::channel::UNRELIABLE] {
+            while let Some(bytes) = client.receive_message(channel) {
+                if self.inbox.len() >= MAX_INBOX {
+                    self.inbox.pop_front();
+                    *self.dropped.entry("inbox full").or_default() += 1;
+                }
+                self.inbox.push_back(Received { channel, bytes, at });
+            }
+        }
     }
 
     /// A datagram from the server's address, taken straight through the
     /// guard, netcode and renet (no socket, no conditioner). The fuzz
     /// harness drives exactly this path.
     pub fn inject(&mut self, datagram: &[u8], client: &mut RenetClient) {
-        let len = datagram.len().min(self.buffer.len());
-        self.buffer[..len].copy_from_slice(&datagram[..len]);
-        if self.admit(len) {
-            let mut datagram = self.buffer[..len].to_vec();
-            self.deliver(&mut datagram, client);
+        if self.admit(datagram) {
+            self.deliver(datagram.to_vec(), client, self.clock);
         }
     }
 
@@ -361,40 +423,37 @@ impl UdpTransport {
         }
     }
 
-    /// Queues what renet has to send and sends whatever is due.
-    /// With `due` (a command was made this frame), or after
+    /// Queues what renet has to send and sends whatever is due, at `now`.
+    /// With `due` (commands went out this frame), or after
     /// [`FLUSH_INTERVAL`] without sending: everything renet has queued, in one
     /// datagram. Otherwise nothing: no datagram on a frame with nothing to say.
-    pub fn send(&mut self, client: &mut RenetClient, due: bool) -> Result<(), TransportError> {
-        let waited = self.last_sent.is_none_or(|t| self.clock.saturating_sub(t) >= FLUSH_INTERVAL);
+    pub fn send(&mut self, now: Duration, client: &mut RenetClient, due: bool) -> Result<(), TransportError> {
+        let waited = self.last_sent.is_none_or(|t| now.saturating_sub(t) >= FLUSH_INTERVAL);
         if self.netcode.is_connected() && (due || waited) {
-            let packets = client.get_packets_to_send();
-            if !packets.is_empty() {
-                self.last_sent = Some(self.clock);
-            }
-            for payload in bundle(&packets) {
-                let (_, packet) = self
-                    .netcode
-                    .generate_payload_packet(&payload)
-                    .map_err(|e| TransportError::Netcode(e.to_string()))?;
-                self.conditioner.send(self.clock, packet.to_vec());
-            }
+            self.send_queued(now, client, None)?;
         }
-        self.flush()
+        self.link.pump(now).map_err(TransportError::Io)
     }
 
-    /// Writes the outgoing datagrams whose time has come to the socket.
-    fn flush(&mut self) -> Result<(), TransportError> {
-        let server = self.netcode.server_addr();
-        while let Some(datagram) = self.conditioner.outgoing.pop_due(self.clock) {
-            self.bytes_sent += datagram.len() as u64;
-            self.datagrams_sent += 1;
-            match self.socket.send_to(&datagram, server) {
-                Ok(_) => {}
-                // A full socket buffer loses the datagram, as the network would.
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) => return Err(TransportError::Io(e)),
-            }
+    /// Everything renet has queued (a command message just given to it,
+    /// whose newest command is `newest_command`), leaving at `at`.
+    pub fn send_queued(
+        &mut self,
+        at: Duration,
+        client: &mut RenetClient,
+        newest_command: Option<u32>,
+    ) -> Result<(), TransportError> {
+        if !self.netcode.is_connected() {
+            return Ok(());
+        }
+        let packets = client.get_packets_to_send();
+        if !packets.is_empty() {
+            self.last_sent = Some(self.last_sent.map_or(at, |t| t.max(at)));
+        }
+        for payload in bundle(&packets) {
+            let (_, packet) =
+                self.netcode.generate_payload_packet(&payload).map_err(|e| TransportError::Netcode(e.to_string()))?;
+            self.link.send_at(at, packet.to_vec(), newest_command);
         }
         Ok(())
     }
@@ -407,7 +466,7 @@ impl UdpTransport {
         // One packet, as renet_netcode does: the server drops (and logs) any
         // copy after the first. If it is lost, the server times us out.
         if let Ok((to, packet)) = self.netcode.disconnect() {
-            let _ = self.socket.send_to(packet, to);
+            self.link.send_direct(to, packet);
         }
     }
 }

@@ -209,9 +209,39 @@ pub(crate) enum RosterNews {
     Left(PlayerId),
 }
 
-/// A snapshot as it came (packed), in the order they came: routed to replication.
+/// A snapshot as it came (packed), in the order they came, and when it came
+/// (on the app's real clock): routed to replication.
 #[derive(Message, Debug, Clone)]
-pub(crate) struct SnapshotReceived(pub Vec<u8>);
+pub(crate) struct SnapshotReceived {
+    pub bytes: Vec<u8>,
+    pub arrived: std::time::Duration,
+}
+
+/// A snapshot newer than any before it came: when, and what it says of our
+/// commands. One for every such snapshot, even when a slow frame reads
+/// several and applies only the newest: the clock sync, the round trip and
+/// the interpolation delay take every one at its own arrival time.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct SnapshotArrived {
+    pub tick: u32,
+    /// When it came, seconds of the app's real clock.
+    pub arrived_s: f64,
+    /// The newest of our commands the server has run.
+    pub last_cmd_tick: Option<u32>,
+    /// The newest of our command ticks the server has received.
+    pub newest_cmd_tick: Option<u32>,
+    /// How early the command run at `tick` reached the server, ticks
+    /// (negative: it had not come, and the tick ran without it).
+    pub margin_ticks: Option<f32>,
+    /// How long after its tick the snapshot left the server, ticks.
+    pub sent_after_ticks: f64,
+}
+
+/// Snapshots a slow frame read but did not apply (older than the newest it
+/// read): every other player's state in each, oldest first, for the
+/// interpolation history, which would otherwise only see one a frame.
+#[derive(Resource, Debug, Default, Clone)]
+pub(crate) struct PassedSnapshots(pub Vec<(u32, Vec<(PlayerId, PlayerState)>)>);
 
 /// The snapshots decoded lately, as baselines for the deltas to come, and
 /// which one the server should delta against next.
@@ -264,7 +294,11 @@ impl MessageTally {
 /// Whether the transport has something to send this frame (commands).
 #[derive(Resource, Debug, Default)]
 pub struct Outbox {
+    /// Something went to renet this frame: send it.
     pub due: bool,
+    /// Command messages for renet, each with its departure time on the
+    /// app's real clock, its channel and the newest command it carries.
+    pub commands: Vec<(std::time::Duration, u8, Vec<u8>, u32)>,
 }
 
 /// Shots, damage, kills, scores and the match's state from the server.
@@ -278,18 +312,13 @@ pub struct Welcomed {
     pub server_tick: u32,
 }
 
-/// A newer snapshot was applied: what it says about us.
+/// A newer snapshot was applied (the newest a frame read): what it says
+/// about us. Its timing is in [`SnapshotArrived`].
 #[derive(Message, Debug, Clone, Copy)]
 pub struct SnapshotApplied {
     pub tick: u32,
     /// The newest of our commands the server has run.
     pub ack: Option<u32>,
-    /// The newest of our command ticks the server has received.
-    pub newest_cmd_tick: Option<u32>,
-    /// How early our commands reached the server at worst lately, ticks.
-    pub margin_ticks: Option<f32>,
-    /// How long after its tick the snapshot left the server, ticks.
-    pub sent_after_ticks: f64,
     /// Our player's state after `ack`.
     pub local_state: Option<PlayerState>,
 }

@@ -7,6 +7,7 @@
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use arena_client::IoMode;
 use arena_client::LinkConditions;
 use arena_client::transport::UdpTransport;
 use arena_protocol::datagram::{CONNECTION_REQUEST_BYTES, MAX_SEQUENCE};
@@ -34,6 +35,8 @@ pub struct Network {
     pub server_addr: SocketAddr,
     pub client_addr: SocketAddr,
     pub pending_addr: SocketAddr,
+    /// The client's clock (the sum of its frames).
+    client_clock: Duration,
     /// The pending client's socket (kept open so its address stays its own).
     _pending: UdpSocket,
 }
@@ -46,12 +49,14 @@ impl Network {
         let server_addr = socket.local_addr().expect("its address");
         let mut server = ServerTransport::new(socket, OPEN_KEY, 8).expect("a server transport");
         let mut renet_server = RenetServer::new(connection_config());
-        let mut client = UdpTransport::connect(server_addr, "Fuzz", &Password::OPEN, LinkConditions::OFF, 1)
+        let frames = IoMode::Frame;
+        let mut client = UdpTransport::connect(server_addr, "Fuzz", &Password::OPEN, LinkConditions::OFF, 1, frames)
             .expect("a client transport");
+        let mut clock = Duration::ZERO;
         let mut renet_client = RenetClient::new(connection_config());
         let mut connected = false;
         for _ in 0..500 {
-            pump(&mut server, &mut renet_server, &mut client, &mut renet_client);
+            pump(&mut server, &mut renet_server, &mut client, &mut renet_client, &mut clock);
             if client.is_connected() && renet_server.clients_id().len() == 1 {
                 connected = true;
                 break;
@@ -67,15 +72,31 @@ impl Network {
         let request = connection_request(server_addr);
         pending.send_to(&request, server_addr).expect("sent");
         std::thread::sleep(Duration::from_millis(2));
-        pump(&mut server, &mut renet_server, &mut client, &mut renet_client);
+        pump(&mut server, &mut renet_server, &mut client, &mut renet_client, &mut clock);
         assert_eq!(server.pending_connections(), 1, "the second client is pending");
 
-        Self { server, renet_server, client, renet_client, server_addr, client_addr, pending_addr, _pending: pending }
+        Self {
+            server,
+            renet_server,
+            client,
+            renet_client,
+            server_addr,
+            client_addr,
+            pending_addr,
+            client_clock: clock,
+            _pending: pending,
+        }
     }
 
     /// One frame of both sides: receive, update, send.
     pub fn pump(&mut self) {
-        pump(&mut self.server, &mut self.renet_server, &mut self.client, &mut self.renet_client);
+        pump(
+            &mut self.server,
+            &mut self.renet_server,
+            &mut self.client,
+            &mut self.renet_client,
+            &mut self.client_clock,
+        );
     }
 
     pub fn client_still_connected(&self) -> bool {
@@ -83,11 +104,17 @@ impl Network {
     }
 }
 
-fn pump(server: &mut ServerTransport, rs: &mut RenetServer, client: &mut UdpTransport, rc: &mut RenetClient) {
-    rc.update(FRAME);
-    let _ = client.receive(FRAME, rc);
-    while rc.receive_message(channel::RELIABLE).is_some() || rc.receive_message(channel::UNRELIABLE).is_some() {}
-    let _ = client.send(rc, true);
+fn pump(
+    server: &mut ServerTransport,
+    rs: &mut RenetServer,
+    client: &mut UdpTransport,
+    rc: &mut RenetClient,
+    clock: &mut Duration,
+) {
+    *clock += FRAME;
+    let _ = client.receive(*clock, rc);
+    drop(client.take_messages());
+    let _ = client.send(*clock, rc, true);
     rs.update(FRAME);
     let _ = server.update(FRAME, rs);
     while rs.get_event().is_some() {}

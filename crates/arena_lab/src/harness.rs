@@ -76,6 +76,39 @@ pub fn client_app_with_password(
     app
 }
 
+/// A headless client App on the wall clock (its socket on its own I/O
+/// thread, as in a game), asked to connect to `server` as `name`; the caller
+/// paces its updates.
+pub fn client_app_real(server: SocketAddr, name: &str, settings: NetcodeSettings) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+    app.insert_resource(settings);
+    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password: Password::OPEN });
+    app
+}
+
+/// A headless client App whose every update advances time by `frame`, its
+/// link pumped between frames by the caller ([`pump_io`]), as its I/O
+/// thread would in a game; asked to connect to `server` as `name`.
+pub fn client_app_pumped(frame: Duration, server: SocketAddr, name: &str, settings: NetcodeSettings) -> App {
+    let mut app = App::new();
+    app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
+    app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
+    app.insert_resource(settings);
+    app.insert_resource(arena_client::IoMode::Pumped);
+    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password: Password::OPEN });
+    app
+}
+
+/// Moves a pumped client's datagrams at `now` on its own clock (its time at
+/// its last update, plus the time since). A socket error is left for the
+/// client's next frame, whose own read meets it.
+pub fn pump_io(client: &mut App, now: Duration) {
+    if let Some(mut transport) = client.world_mut().get_resource_mut::<arena_client::transport::UdpTransport>() {
+        let _ = transport.pump_io(now);
+    }
+}
+
 /// One tick at `tick_hz`.
 pub fn tick(tick_hz: u32) -> Duration {
     Duration::from_secs_f64(1.0 / f64::from(tick_hz))

@@ -101,6 +101,22 @@ pub struct ServerConfig {
     pub map_port: arena_nat::Methods,
     /// The lease asked for, seconds (renewed at half of what is granted).
     pub map_lease_s: u32,
+    /// How the server's systems are run (see [`Executor`]).
+    pub executor: Executor,
+}
+
+/// How a server's systems are run each frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Executor {
+    /// One after another on the server's own thread. A server's world is
+    /// small: handing its systems to a thread pool costs more in switching
+    /// than running them side by side saves (`arena lab servercost`
+    /// measures both).
+    #[default]
+    Single,
+    /// Bevy's multithreaded executor: systems that touch different data run
+    /// at once on a pool of threads.
+    Multi,
 }
 
 /// The lease a port mapping asks for by default, seconds.
@@ -135,6 +151,7 @@ impl Default for ServerConfig {
             master_heartbeat_s: DEFAULT_HEARTBEAT_S,
             map_port: arena_nat::Methods::NONE,
             map_lease_s: DEFAULT_MAP_LEASE_S,
+            executor: Executor::default(),
         }
     }
 }

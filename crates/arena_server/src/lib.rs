@@ -101,8 +101,8 @@ use bevy_renet::RenetReceive;
 // What running a server needs.
 pub use bots::BotSettings;
 pub use config::{
-    ConfigError, DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, MAX_HEARTBEAT_S,
-    MAX_MASTERS, MAX_UNLAG_MS, MatchRules, ServerConfig,
+    ConfigError, DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, Executor,
+    MAX_HEARTBEAT_S, MAX_MASTERS, MAX_UNLAG_MS, MatchRules, ServerConfig,
 };
 pub use config_file::{ConfigFileError, MAX_CONFIG_FILE_BYTES, check_config_file, env_name, with_config_file};
 pub use reach_report::{MapState, ReachHandle, ReachReport, Reachable, symmetric_advice};
@@ -336,7 +336,19 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         // tells every client before the loop ends.
         app.add_systems(First, stop_after_deadline);
     }
+    use_executor(app, config.executor);
     Ok(info)
+}
+
+/// Runs every schedule the app has so far with `executor`.
+pub fn use_executor(app: &mut App, executor: Executor) {
+    let mut schedules = app.world_mut().resource_mut::<Schedules>();
+    for (_, schedule) in schedules.iter_mut() {
+        match executor {
+            Executor::Single => schedule.set_executor(bevy::ecs::schedule::SingleThreadedExecutor::new()),
+            Executor::Multi => schedule.set_executor(bevy::ecs::schedule::MultiThreadedExecutor::new()),
+        };
+    }
 }
 
 /// A headless server App that paces itself in real time (a few frames per tick,
@@ -366,6 +378,8 @@ pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
         ..Default::default()
     });
     stop_on_signals(&mut app)?;
+    // The schedules the plugins above added too.
+    use_executor(&mut app, config.executor);
     info.print_banner();
     match app.run() {
         AppExit::Success => Ok(()),

@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use arena_client::{ClientStats, NetStats, Prediction, Roster, ServerClock, Session};
+use arena_client::{NetStats, Prediction, Roster, ServerClock, Session, SnapshotArrived};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use egui_plot::{Legend, Line, Plot, PlotPoints, Points};
@@ -90,7 +90,6 @@ pub struct GraphData {
     samples: VecDeque<Sample>,
     /// Snapshot arrivals: (time, milliseconds since the one before).
     arrivals: VecDeque<(f64, f64)>,
-    snapshots_seen: u64,
     last_arrival_s: Option<f64>,
     /// RFC 3550 interarrival jitter of snapshots, milliseconds.
     jitter_ms: f64,
@@ -100,7 +99,7 @@ pub struct GraphData {
 fn sample(
     time: Res<Time<Real>>,
     stats: Res<NetStats>,
-    counters: Res<ClientStats>,
+    mut arrived: MessageReader<SnapshotArrived>,
     clock: Res<ServerClock>,
     roster: Res<Roster>,
     prediction: Res<Prediction>,
@@ -108,21 +107,21 @@ fn sample(
 ) {
     let now = time.elapsed_secs_f64();
     let rate = roster.tick_rate();
-    if counters.snapshots_received != data.snapshots_seen {
-        data.snapshots_seen = counters.snapshots_received;
+    // Each snapshot at the time it came off the socket (not the frame that
+    // read it: a slow frame would show its own length as the link's jitter).
+    for snapshot in arrived.read() {
+        let at = snapshot.arrived_s;
         if let Some(last) = data.last_arrival_s {
-            data.arrivals.push_back((now, (now - last) * 1000.0));
+            data.arrivals.push_back((at, (at - last) * 1000.0));
         }
-        data.last_arrival_s = Some(now);
-        if let Some(tick) = clock.newest_tick {
-            // Transit: arrival time minus send time, up to a constant.
-            let transit = now - rate.ticks_to_s(f64::from(tick));
-            if let Some(last) = data.last_transit_s {
-                let d_ms = ((transit - last) * 1000.0).abs();
-                data.jitter_ms += (d_ms.min(1000.0) - data.jitter_ms) * JITTER_GAIN;
-            }
-            data.last_transit_s = Some(transit);
+        data.last_arrival_s = Some(at);
+        // Transit: arrival time minus send time, up to a constant.
+        let transit = at - rate.ticks_to_s(f64::from(snapshot.tick) + snapshot.sent_after_ticks);
+        if let Some(last) = data.last_transit_s {
+            let d_ms = ((transit - last) * 1000.0).abs();
+            data.jitter_ms += (d_ms.min(1000.0) - data.jitter_ms) * JITTER_GAIN;
         }
+        data.last_transit_s = Some(transit);
     }
     let buffer_ms = clock.newest_tick.map_or(0.0, |tick| rate.ticks_to_ms(f64::from(tick) - clock.render_tick));
     let delay_ms = clock.delay_ms(rate);

@@ -179,6 +179,15 @@ fn live(
         row("commands pending", stats.commands_pending.to_string());
         let margin = stats.command_margin_ticks.map(|m| format!("{m:.2} ticks ahead at worst"));
         row("server buffer", margin.unwrap_or_else(|| "-".into()));
+        let head_start = match (stats.head_start_ticks, stats.head_start_target_ticks) {
+            (Some(mean), Some(target)) => {
+                let ms = |ticks: f32| roster.tick_rate().ticks_to_ms(f64::from(ticks));
+                format!("{:.1} ms (aiming at {:.1} ms)", ms(mean), ms(target))
+            }
+            _ => "-".into(),
+        };
+        row("command head start", head_start);
+        row("late commands", format!("{:.1} %", stats.late_commands * 100.0));
         row("clock", format!("{:+.1} % ({} resets)", (stats.clock_rate - 1.0) * 100.0, stats.clock_resets));
         row("mispredictions", format!("{:.1} /s", stats.mispredictions_per_s));
         row("largest correction (5 s)", format!("{:.3} m", stats.recent_max_correction_m));

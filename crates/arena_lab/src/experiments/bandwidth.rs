@@ -69,10 +69,10 @@ fn counts(client: &App) -> Counts {
     let world = client.world();
     let transport = world.get_resource::<UdpTransport>();
     Counts {
-        bytes_in: transport.map(|t| t.bytes_received).unwrap_or(0),
-        bytes_out: transport.map(|t| t.bytes_sent).unwrap_or(0),
-        datagrams_in: transport.map(|t| t.datagrams_received).unwrap_or(0),
-        datagrams_out: transport.map(|t| t.datagrams_sent).unwrap_or(0),
+        bytes_in: transport.map(|t| t.counters().bytes_received).unwrap_or(0),
+        bytes_out: transport.map(|t| t.counters().bytes_sent).unwrap_or(0),
+        datagrams_in: transport.map(|t| t.counters().datagrams_received).unwrap_or(0),
+        datagrams_out: transport.map(|t| t.counters().datagrams_sent).unwrap_or(0),
         snapshots: world.resource::<ClientStats>().snapshots_received,
         deltas: world.resource::<ClientStats>().delta_snapshots,
         baseline_age_ticks: world.resource::<ClientStats>().baseline_age_ticks,

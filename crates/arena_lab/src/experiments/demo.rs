@@ -1,7 +1,7 @@
 //! `arena lab demo`: a recorded match. A server recording to a directory
 //! and N network clients fighting through conditioned links (strafing,
 //! aiming, firing: commands with render times, sub-tick clicks), time
-//! stepped by hand as `servercost` does (the server four frames a tick,
+//! stepped by hand (the server four frames a tick, as `arena server` runs,
 //! each client one). Then the demo is verified (every recorded command
 //! through the shared rules, every keyframe's states compared bit for bit)
 //! and a seek to every minute timed. Reports the file's size, its rate,
@@ -15,11 +15,37 @@ use arena_server::ServerSet;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use crate::bot_clients::Steering;
+use crate::bot_clients::{Steering, engage};
 use crate::harness::{client_app_with, server_app_with_frame};
 
-use super::servercost::Pacing;
 use super::setup::{LabError, LabSettings};
+
+/// One tick of simulated time: the server's frames, then every client's.
+struct Pacing {
+    frames_per_tick: u32,
+    tick_s: f64,
+    t_s: f64,
+}
+
+impl Pacing {
+    /// Steps a tick; returns the wall time the server's frames took, seconds.
+    fn step(&mut self, server: &mut App, clients: &mut [(App, Steering)]) -> f64 {
+        let mut server_s = 0.0;
+        for _ in 0..self.frames_per_tick {
+            let start = Instant::now();
+            server.update();
+            server_s += start.elapsed().as_secs_f64();
+        }
+        self.t_s += self.tick_s;
+        for (app, steering) in clients.iter_mut() {
+            app.update();
+            if *app.world().resource::<State<Session>>().get() == Session::InGame {
+                engage(app, steering, self.t_s as f32, true);
+            }
+        }
+        server_s
+    }
+}
 
 #[derive(Debug, Serialize)]
 pub struct DemoReport {

@@ -8,6 +8,7 @@
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
 //!   `unlag`, `servercost`, `rockets`, `demo`, `kill_cam`, `master`: one
 //!   experiment each (`master` needs no game: a master under attack).
+//! - `timing`: `peek`'s run on the wall clock, at a chosen frame rate.
 //! - `sweep`: the experiments over ranges, and the charts.
 
 mod bandwidth;
@@ -23,6 +24,7 @@ mod rockets;
 mod servercost;
 mod setup;
 mod sweep;
+mod timing;
 mod unlag;
 
 pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
@@ -35,7 +37,8 @@ pub use master::{MasterLab, MasterReport, master};
 pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction};
 pub use rockets::{RocketFigures, RocketsReport, rockets};
-pub use servercost::{ServerCostReport, StageCost, servercost};
+pub use servercost::{ServerCostReport, ServerLoad, servercost};
 pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
 pub use sweep::{SweepError, SweepPart, SweepReport, sweep};
+pub use timing::{TimingReport, timing};
 pub use unlag::{DEFAULT_CAPS_MS, UnlagReport, UnlagRow, unlag};

@@ -13,14 +13,19 @@
 //! next frame is due.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use arena_client::{ClientTick, DrawnFrame, LocalInput, NetStats, ServerClock};
+use arena_client::link::Departure;
+use arena_client::transport::UdpTransport;
+use arena_client::{ClientTick, DrawnFrame, LocalInput, NetStats, RoundTrip, ServerClock};
 use arena_sim::{ArenaWorld, MapDef, PlayerState};
 use bevy::prelude::*;
+use bevy::time::TimeUpdateStrategy;
 use serde::Serialize;
 
-use crate::harness::{LoopbackGame, client_app_with, drawn_self, server_app_with_frame, session};
+use crate::harness::{
+    LoopbackGame, client_app_pumped, client_app_real, drawn_self, pump_io, server_app_with_frame, session,
+};
 
 use super::setup::{FPS_RANGE, LabError, LabSettings, Summary, WARMUP_S, line_clear};
 
@@ -95,6 +100,9 @@ pub struct PeekReport {
     pub peeker_rtt_ms: f64,
     pub holder_rtt_ms: f64,
     pub server_frame_hz: f64,
+    /// Both players' commands that reached the server after their tick had
+    /// run, of all that came in time or not.
+    pub late_commands_ratio: f64,
 }
 
 impl Peek {
@@ -109,8 +117,21 @@ struct Pacer {
     next_s: f64,
 }
 
+/// The lab's clock: stepped by hand (every app's time advances by its frame
+/// at each update: repeatable, as fast as the machine runs; the clients'
+/// links are moved around every server frame, standing in for their I/O
+/// threads), or real (each update waits for its time, the apps read the
+/// wall clock, and the clients' sockets have their own I/O threads, as in a
+/// game).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum LabClock {
+    Stepped,
+    Real(Instant),
+}
+
 /// The three apps, each updated when its next frame is due.
 struct Timeline {
+    clock: LabClock,
     now_s: f64,
     server: Pacer,
     clients: Vec<Pacer>,
@@ -124,9 +145,10 @@ enum Updated {
 }
 
 impl Timeline {
-    fn new(server_frame_s: f64, client_frame_s: f64, clients: usize) -> Self {
+    fn new(clock: LabClock, server_frame_s: f64, client_frame_s: f64, clients: usize) -> Self {
         let pacer = |frame_s| Pacer { frame_s, next_s: 0.0 };
         Self {
+            clock,
             now_s: 0.0,
             server: pacer(server_frame_s),
             clients: (0..clients).map(|_| pacer(client_frame_s)).collect(),
@@ -142,10 +164,24 @@ impl Timeline {
             .enumerate()
             .map(|(i, p)| (Some(i), p.next_s))
             .fold((None, self.server.next_s), |best, c| if c.1 < best.1 { c } else { best });
-        self.now_s = due;
+        self.now_s = match self.clock {
+            LabClock::Stepped => due,
+            LabClock::Real(start) => {
+                let wait = due - start.elapsed().as_secs_f64();
+                if wait > 0.0 {
+                    std::thread::sleep(Duration::from_secs_f64(wait));
+                }
+                start.elapsed().as_secs_f64()
+            }
+        };
         match index {
             None => {
+                // On a stepped clock the clients' links move around the
+                // server's frames, as their I/O threads would: what is due
+                // leaves before the server reads, what it sent is stamped now.
+                self.pump_clients(lab);
                 lab.server.update();
+                self.pump_clients(lab);
                 self.server.next_s += self.server.frame_s;
                 Updated::Server
             }
@@ -154,6 +190,18 @@ impl Timeline {
                 self.clients[i].next_s += self.clients[i].frame_s;
                 Updated::Client(i)
             }
+        }
+    }
+
+    /// On a stepped clock: every client's link moved at this instant.
+    fn pump_clients(&self, lab: &mut LoopbackGame) {
+        if let LabClock::Real(_) = self.clock {
+            return; // their threads do it
+        }
+        for (pacer, client) in self.clients.iter().zip(lab.clients.iter_mut()) {
+            let elapsed = client.world().resource::<Time<Real>>().elapsed_secs_f64();
+            let since_update = self.now_s - (pacer.next_s - pacer.frame_s);
+            pump_io(client, Duration::from_secs_f64((elapsed + since_update).max(0.0)));
         }
     }
 
@@ -214,13 +262,34 @@ enum Phase {
     Back,
 }
 
+/// What a run measures beside the peeks (for `arena lab timing`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimingFigures {
+    /// The peeker's round trip as it measures it, mean over its frames, ms.
+    pub rtt_ms: f64,
+    /// The holder's estimate of the server's clock less the server's clock
+    /// (and the one-way delay asked of the conditioner, which the estimate
+    /// is behind by design), 95th percentile of its size over frames, ms.
+    pub clock_offset_error_ms_p95: f64,
+    /// The error's mean (with its sign: negative, the estimate is behind), ms.
+    pub clock_offset_error_ms_mean: f64,
+    /// Time between consecutive command datagrams leaving the peeker, ms.
+    pub command_send_gap_ms_p95: f64,
+    pub command_send_gap_ms_p50: f64,
+}
+
 /// Runs `arena lab peek`.
 pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
+    run(settings, peek, LabClock::Stepped).map(|(report, _)| report)
+}
+
+/// Runs the peeks on `clock`.
+pub(crate) fn run(settings: LabSettings, peek: Peek, clock: LabClock) -> Result<(PeekReport, TimingFigures), LabError> {
     settings.validate()?;
     peek.validate()?;
     let config = settings.server_config();
     let server_frame_s = 1.0 / f64::from(config.tick_hz * 4);
-    let (server, info) = server_app_with_frame(&config, Duration::from_secs_f64(server_frame_s));
+    let (mut server, info) = server_app_with_frame(&config, Duration::from_secs_f64(server_frame_s));
     let names = ["Holder", "Peeker"];
     let (holder, peeker) = (0, 1);
     let clients = names
@@ -229,11 +298,24 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
         .map(|(i, name)| {
             let mut netcode = settings.netcode();
             netcode.conditioner_seed = Some(settings.seed.wrapping_add(i as u64 * 7919));
-            client_app_with(Duration::from_secs_f64(1.0 / peek.fps), info.local_addr, name, netcode)
+            match clock {
+                LabClock::Stepped => {
+                    client_app_pumped(Duration::from_secs_f64(1.0 / peek.fps), info.local_addr, name, netcode)
+                }
+                LabClock::Real(_) => client_app_real(info.local_addr, name, netcode),
+            }
         })
         .collect();
+    if let LabClock::Real(_) = clock {
+        server.insert_resource(TimeUpdateStrategy::Automatic);
+    }
     let mut lab = LoopbackGame { server, clients };
-    let mut timeline = Timeline::new(server_frame_s, 1.0 / peek.fps, names.len());
+    let clock = match clock {
+        // The run's time starts now, with the apps'.
+        LabClock::Real(_) => LabClock::Real(Instant::now()),
+        stepped => stepped,
+    };
+    let mut timeline = Timeline::new(clock, server_frame_s, 1.0 / peek.fps, names.len());
     let joined = |lab: &LoopbackGame| lab.clients.iter().all(|c| session(c) == arena_client::Session::InGame);
     while !joined(&lab) {
         if timeline.now_s > 10.0 {
@@ -261,6 +343,22 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
     let mut last_ran = lab.server.world().resource::<arena_server::ServerTick>().0;
     let mut last_arrived = None;
     let (mut peeker_drawn_to, mut holder_drawn_to) = (None, None);
+    // The timing figures: the server's clock as of its last frame (when,
+    // and its time in ticks), the holder's error against it, the peeker's
+    // round trips and departures, and both players' command tallies.
+    let mut server_clock: Option<(f64, f64)> = None;
+    let one_way_ms = f64::from(settings.fake_latency_ms) / 2.0;
+    let (mut offset_errors_ms, mut rtts_ms, mut gaps_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut last_departure: Option<Departure> = None;
+    let tallies = |lab: &LoopbackGame| -> Vec<arena_server::CommandStats> {
+        names
+            .iter()
+            .filter_map(|name| lab.player(name))
+            .filter_map(|e| lab.server.world().get::<arena_server::CommandBuffer>(e))
+            .map(|b| b.stats)
+            .collect()
+    };
+    let tallies_before = tallies(&lab);
     let end_s = timeline.now_s + settings.seconds;
     while timeline.now_s < end_s {
         let now = timeline.now_s;
@@ -305,6 +403,7 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
                     .player("Peeker")
                     .and_then(|e| world.get::<arena_server::CommandBuffer>(e))
                     .and_then(|b| Some((b.last_run_tick?, b.last_margin?)));
+                server_clock = Some((now, f64::from(ran) + fixed.overstep_fraction_f64()));
                 for tick in (last_ran.wrapping_add(1)..=ran).take(4) {
                     let stage = stages.entry(tick).or_default();
                     stage.ran = Some(now);
@@ -324,6 +423,21 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
                     }
                 }
                 last_made = made;
+                let peeker_world = lab.clients[peeker].world();
+                if peeker_world.resource::<RoundTrip>().rtt_s.is_some() {
+                    rtts_ms.push(peeker_world.resource::<NetStats>().rtt_ms);
+                }
+                let departures = peeker_world.get_resource::<UdpTransport>().map(|t| t.departures());
+                for departure in departures.unwrap_or_default() {
+                    let newer = last_departure
+                        .is_none_or(|last| arena_sim::tick_after(departure.newest_command, last.newest_command));
+                    if newer {
+                        if let Some(last) = last_departure {
+                            gaps_ms.push(departure.at.saturating_sub(last.at).as_secs_f64() * 1000.0);
+                        }
+                        last_departure = Some(departure);
+                    }
+                }
                 let frame = *lab.clients[peeker].world().resource::<DrawnFrame>();
                 if let Some(newest) = frame.tick {
                     // Drawn between the states of ticks newest-1 and newest.
@@ -340,6 +454,12 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
             }
             Updated::Client(_) => {
                 let clock = lab.clients[holder].world().resource::<ServerClock>().clone();
+                let holder_now_s = lab.clients[holder].world().resource::<Time<Real>>().elapsed_secs_f64();
+                if let (Some(estimate_s), Some((at, ticks))) = (clock.server_time_s(holder_now_s), server_clock) {
+                    let actual_ticks = ticks + rate.s_to_ticks(now - at);
+                    let error_ms = rate.ticks_to_ms(rate.s_to_ticks(estimate_s) - actual_ticks) + one_way_ms;
+                    offset_errors_ms.push(error_ms);
+                }
                 if clock.newest_tick != last_arrived {
                     if let Some(tick) = clock.newest_tick {
                         stages.entry(tick).or_default().arrived.get_or_insert(now);
@@ -393,7 +513,23 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
     let holder_interp_delay_ms = mean_ms(&|s| Some(s.holder_drew? - s.arrived?));
     let advantage = Summary::of(&advantages);
     let tick_rate_ms = |ticks: f64| rate.ticks_to_ms(ticks);
-    Ok(PeekReport {
+    // Commands that came after their tick ran, of all that came.
+    let (mut late, mut on_time) = (0u64, 0u64);
+    for (after, before) in tallies(&lab).iter().zip(&tallies_before) {
+        late += after.late.saturating_sub(before.late);
+        on_time += after.run.saturating_sub(before.run);
+    }
+    let mut offset_errors: Vec<f64> = offset_errors_ms.iter().map(|e| e.abs()).collect();
+    offset_errors.sort_by(f64::total_cmp);
+    let gaps = Summary::of(&gaps_ms);
+    let figures = TimingFigures {
+        rtt_ms: Summary::of(&rtts_ms).mean,
+        clock_offset_error_ms_p95: super::setup::percentile(&offset_errors, 0.95),
+        clock_offset_error_ms_mean: Summary::of(&offset_errors_ms).mean,
+        command_send_gap_ms_p95: gaps.p95,
+        command_send_gap_ms_p50: gaps.p50,
+    };
+    let report = PeekReport {
         experiment: "peek",
         peeks: advantages.len(),
         unseen_peeks,
@@ -419,7 +555,9 @@ pub fn peek(settings: LabSettings, peek: Peek) -> Result<PeekReport, LabError> {
         peeker_rtt_ms: lab.clients[peeker].world().resource::<NetStats>().rtt_ms,
         holder_rtt_ms: lab.clients[holder].world().resource::<NetStats>().rtt_ms,
         server_frame_hz: 1.0 / server_frame_s,
+        late_commands_ratio: late as f64 / (late + on_time).max(1) as f64,
         settings,
         peek,
-    })
+    };
+    Ok((report, figures))
 }

@@ -1,212 +1,237 @@
-//! `arena lab servercost`: what a server's tick costs. A server with N real
-//! network clients fighting (headless bot clients that strafe, aim and
-//! fire, every shot lag-compensated), all in one process over loopback UDP,
-//! time stepped by hand: the server four frames a tick as `arena server`
-//! runs, the clients one frame a tick. The server's own updates are timed
-//! with the wall clock: per tick (its four frames), and per stage (the
-//! server's sets, timed by marks between them).
+//! `arena lab servercost`: what a dedicated server costs a core. `arena
+//! server` runs in a process of its own, on the wall clock as it always
+//! does (four frames a tick), with server bots; `arena bots`, in another
+//! process, connects network clients that fight (strafe, aim and fire,
+//! every shot lag-compensated). After a warm-up, the server process's CPU
+//! time (user + system, from `/proc`) over the wall time is its share of a
+//! core. With the clients elsewhere, nothing of theirs is counted.
 
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use arena_client::Session;
-use arena_server::ServerSet;
-use bevy::prelude::*;
-use bevy_renet::{RenetReceive, RenetSend};
+use arena_server::Executor;
 use serde::Serialize;
 
-use crate::bot_clients::{Steering, engage, headless_client};
-use crate::harness::server_app_with_frame;
+use super::setup::{LabError, LabSettings};
 
-use super::setup::{LabError, LabSettings, Summary};
+/// Seconds between starting the clients and measuring: joining, the
+/// first full snapshots, the clocks settling.
+const SETTLE_S: f64 = 5.0;
+
+/// How the server is loaded.
+#[derive(Clone, Copy, Debug)]
+pub struct ServerLoad {
+    /// Players in all: server bots and network clients.
+    pub players: usize,
+    /// Of them, network clients (in the other process).
+    pub clients: usize,
+    /// How the server runs its systems.
+    pub executor: Executor,
+}
 
 /// What `arena lab servercost` prints.
 #[derive(Debug, Serialize)]
 pub struct ServerCostReport {
     pub experiment: &'static str,
-    /// `dev` or `release`: what this binary was built as.
+    /// `dev` or `release`: what this binary (and so the server) was built as.
     pub build: &'static str,
+    /// `single` or `multi`: the server's executor.
+    pub executor: &'static str,
     pub players: usize,
+    pub bots: usize,
+    pub clients: usize,
+    /// Clients that got into the game (from `arena bots`' report).
+    pub clients_in_game: usize,
     pub tick: u32,
     pub snapshot_rate: u32,
     pub seconds: f64,
-    pub ticks: usize,
-    /// Wall time of the server's updates per tick (its four frames), ms.
-    pub tick_time_mean_ms: f64,
-    pub tick_time_p50_ms: f64,
-    pub tick_time_p99_ms: f64,
-    pub tick_time_max_ms: f64,
-    /// The server's updates' wall time over the simulated time: the share
-    /// of one core the server needs to keep up.
-    pub cpu_share: f64,
-    /// Where a tick's time goes: each stage's mean per tick, busiest first.
-    pub stages: Vec<StageCost>,
-    /// Shots the server resolved (every one from a client that asks for lag
-    /// compensation, on a server that gives it).
-    pub shots: u64,
-    pub clients_in_game: usize,
+    /// The server process's CPU time over the wall time, percent of one core.
+    pub core_percent: f64,
+    pub user_percent: f64,
+    pub system_percent: f64,
+    /// The server's resident memory at the end, MiB.
+    pub rss_mib: f64,
 }
 
-#[derive(Debug, Serialize, Clone)]
-pub struct StageCost {
-    pub stage: &'static str,
-    pub mean_ms_per_tick: f64,
-    pub share: f64,
-}
+/// A child process killed when dropped (an experiment that fails half way
+/// leaves nothing running).
+struct Running(Child);
 
-/// The server's stages in frame order, each timed from the previous mark.
-const STAGES: [&str; 11] = [
-    "receive and intake",
-    "between (time, fixed loop)",
-    "tick and bots",
-    "simulate",
-    "record history",
-    "rewind (lag compensation)",
-    "combat",
-    "respawn and match",
-    "snapshots",
-    "update (joins, queries)",
-    "send",
-];
-
-/// Marks between the server's stages (indices into [`STAGES`]).
-#[derive(Resource, Default)]
-struct StageClock {
-    last: Option<Instant>,
-    totals: [Duration; STAGES.len()],
-}
-
-fn start_frame(mut clock: ResMut<StageClock>) {
-    clock.last = Some(Instant::now());
-}
-
-fn lap<const STAGE: usize>(mut clock: ResMut<StageClock>) {
-    let now = Instant::now();
-    if let Some(last) = clock.last {
-        clock.totals[STAGE] += now - last;
-    }
-    clock.last = Some(now);
-}
-
-fn time_stages(app: &mut App) {
-    app.init_resource::<StageClock>()
-        .add_systems(First, start_frame)
-        .add_systems(PreUpdate, lap::<0>.after(ServerSet::Intake).after(RenetReceive))
-        .add_systems(FixedUpdate, lap::<1>.before(ServerSet::Tick))
-        .add_systems(FixedUpdate, lap::<2>.after(ServerSet::Bots).before(ServerSet::Simulate))
-        .add_systems(FixedUpdate, lap::<3>.after(ServerSet::Simulate).before(ServerSet::Record))
-        .add_systems(FixedUpdate, lap::<4>.after(ServerSet::Record).before(ServerSet::Rewind))
-        .add_systems(FixedUpdate, lap::<5>.after(ServerSet::Rewind).before(ServerSet::Combat))
-        .add_systems(FixedUpdate, lap::<6>.after(ServerSet::Combat).before(ServerSet::Respawn))
-        .add_systems(FixedUpdate, lap::<7>.after(ServerSet::Match).before(ServerSet::Snapshot))
-        .add_systems(FixedUpdate, lap::<8>.after(ServerSet::Snapshot))
-        .add_systems(PostUpdate, lap::<9>.before(RenetSend))
-        .add_systems(Last, lap::<10>);
-}
-
-/// One tick of simulated time: the server's frames, then every client's.
-pub(super) struct Pacing {
-    pub(super) frames_per_tick: u32,
-    pub(super) tick_s: f64,
-    pub(super) t_s: f64,
-}
-
-impl Pacing {
-    /// Steps a tick; returns the wall time the server's frames took, seconds.
-    pub(super) fn step(&mut self, server: &mut App, clients: &mut [(App, Steering)]) -> f64 {
-        let mut server_s = 0.0;
-        for _ in 0..self.frames_per_tick {
-            let start = Instant::now();
-            server.update();
-            server_s += start.elapsed().as_secs_f64();
-        }
-        self.t_s += self.tick_s;
-        for (app, steering) in clients.iter_mut() {
-            app.update();
-            if *app.world().resource::<State<Session>>().get() == Session::InGame {
-                engage(app, steering, self.t_s as f32, true);
-            }
-        }
-        server_s
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }
 
-/// Runs `arena lab servercost` with `players` network clients.
-pub fn servercost(settings: LabSettings, players: usize) -> Result<ServerCostReport, LabError> {
+/// CPU time a process has had, user and system, seconds.
+fn cpu_times(pid: u32, ticks_per_s: f64) -> Result<(f64, f64), LabError> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map_err(|e| LabError::ServerCost(format!("cannot read /proc/{pid}/stat: {e}")))?;
+    // The command name (in parentheses) may hold spaces: count from after it.
+    let fields: Vec<&str> =
+        stat.rsplit_once(')').map(|(_, rest)| rest.split_whitespace().collect()).unwrap_or_default();
+    // utime and stime are the 14th and 15th fields; the 3rd is the first after the name.
+    let field = |n: usize| fields.get(n - 3).and_then(|v| v.parse::<f64>().ok());
+    match (field(14), field(15)) {
+        (Some(user), Some(system)) => Ok((user / ticks_per_s, system / ticks_per_s)),
+        _ => Err(LabError::ServerCost(format!("/proc/{pid}/stat has no CPU times"))),
+    }
+}
+
+/// Resident memory of a process, MiB (NaN if unknown).
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or(f64::NAN, |kib| kib / 1024.0)
+}
+
+/// The kernel's clock ticks per second for `/proc` CPU times (`getconf
+/// CLK_TCK`; 100 on every Linux this runs on when it cannot be asked).
+fn clock_ticks_per_s() -> f64 {
+    Command::new("getconf")
+        .arg("CLK_TCK")
+        .output()
+        .ok()
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .and_then(|text| text.trim().parse::<f64>().ok())
+        .filter(|hz| *hz > 0.0)
+        .unwrap_or(100.0)
+}
+
+/// A free UDP port on 127.0.0.1 (taken and let go: the server binds it next).
+fn free_port() -> Result<SocketAddr, LabError> {
+    UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map_err(|e| LabError::ServerCost(format!("no loopback port: {e}")))
+}
+
+/// Runs `arena lab servercost`: this binary as `arena server` and `arena bots`.
+pub fn servercost(settings: LabSettings, load: ServerLoad) -> Result<ServerCostReport, LabError> {
     settings.validate()?;
-    if players == 0 || players > arena_protocol::MAX_PLAYERS {
-        return Err(LabError::Players(players));
+    if load.players == 0 || load.players > arena_protocol::MAX_PLAYERS || load.clients > load.players {
+        return Err(LabError::Players(load.players));
     }
-    let config =
-        arena_server::ServerConfig { max_clients: players, bot_seed: Some(settings.seed), ..settings.server_config() };
-    let frames_per_tick = 4;
-    let server_frame = Duration::from_secs_f64(1.0 / f64::from(config.tick_hz * frames_per_tick));
-    let (mut server, info) = server_app_with_frame(&config, server_frame);
-    time_stages(&mut server);
-    let tick = Duration::from_secs_f64(1.0 / f64::from(config.tick_hz));
-    let mut clients: Vec<(App, Steering)> = (0..players)
-        .map(|i| {
-            let mut app = headless_client(info.local_addr, &format!("Fighter {}", i + 1), Default::default());
-            app.insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(tick));
-            (app, Steering::default())
-        })
-        .collect();
-    let in_game = |clients: &[(App, Steering)]| {
-        clients.iter().filter(|(c, _)| *c.world().resource::<State<Session>>().get() == Session::InGame).count()
+    if !std::path::Path::new("/proc/self/stat").exists() {
+        return Err(LabError::ServerCost("needs Linux's /proc to read the server's CPU time".into()));
+    }
+    let exe = std::env::current_exe().map_err(|e| LabError::ServerCost(format!("where is this binary? {e}")))?;
+    let addr = free_port()?;
+    let bots = load.players - load.clients;
+    let executor = match load.executor {
+        Executor::Single => "single",
+        Executor::Multi => "multi",
     };
-    // Join (everyone, or as many as get in within 15 s), then warm up.
-    let mut pacing = Pacing { frames_per_tick, tick_s: tick.as_secs_f64(), t_s: 0.0 };
-    let join_ticks = (15.0 / tick.as_secs_f64()) as usize;
-    for _ in 0..join_ticks {
-        pacing.step(&mut server, &mut clients);
-        if in_game(&clients) == players {
-            break;
+    let arg = |v: &dyn ToString| v.to_string();
+    let mut server_args = vec![
+        "server".into(),
+        "--bind".into(),
+        arg(&addr),
+        "--tick".into(),
+        arg(&settings.tick),
+        "--snapshot-rate".into(),
+        arg(&settings.snapshot_rate.unwrap_or(settings.tick)),
+        "--bots".into(),
+        arg(&bots),
+        "--max-clients".into(),
+        arg(&load.clients.max(1)),
+        "--bot-seed".into(),
+        arg(&settings.seed),
+        "--max-unlag-ms".into(),
+        arg(&settings.max_unlag_ms),
+        // One long match: no results screen in the middle of a measurement.
+        "--frag-limit".into(),
+        arg(&u16::MAX),
+        "--time-limit-min".into(),
+        "600".into(),
+        "--executor".into(),
+        executor.into(),
+    ];
+    if !settings.lag_compensation.on() {
+        server_args.push("--no-lag-compensation".into());
+    }
+    let server = Command::new(&exe)
+        .args(&server_args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| LabError::ServerCost(format!("cannot start {} server: {e}", exe.display())))?;
+    let server = Running(server);
+    let pid = server.0.id();
+    // The server binds at once; give it a moment before clients knock.
+    std::thread::sleep(Duration::from_millis(500));
+    let report_file = std::env::temp_dir().join(format!("arena-servercost-{pid}.json"));
+    let client_seconds = SETTLE_S + settings.seconds + 2.0;
+    let clients = if load.clients > 0 {
+        let conditions = settings.netcode().conditions;
+        let child = Command::new(&exe)
+            .args(["bots", "--connect", &addr.to_string(), "--count", &load.clients.to_string()])
+            .args(["--seconds", &client_seconds.to_string(), "--name", "Fighter "])
+            .args(["--fake-latency-ms", &conditions.latency_ms.to_string()])
+            .args(["--fake-jitter-ms", &conditions.jitter_ms.to_string()])
+            .args(["--fake-loss", &conditions.loss.to_string()])
+            .arg("--report")
+            .arg(&report_file)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| LabError::ServerCost(format!("cannot start {} bots: {e}", exe.display())))?;
+        Some(Running(child))
+    } else {
+        None
+    };
+    std::thread::sleep(Duration::from_secs_f64(SETTLE_S));
+    let ticks_per_s = clock_ticks_per_s();
+    let (user0, system0) = cpu_times(pid, ticks_per_s)?;
+    let started = Instant::now();
+    std::thread::sleep(Duration::from_secs_f64(settings.seconds));
+    let (user1, system1) = cpu_times(pid, ticks_per_s)?;
+    let wall_s = started.elapsed().as_secs_f64();
+    let rss = rss_mib(pid);
+    let clients_in_game = match clients {
+        Some(mut clients) => {
+            let _ = clients.0.wait();
+            in_game(&report_file)
         }
-    }
-    if in_game(&clients) == 0 {
-        return Err(LabError::NotJoined);
-    }
-    for _ in 0..(2.0 / tick.as_secs_f64()) as usize {
-        pacing.step(&mut server, &mut clients);
-    }
-    server.insert_resource(StageClock::default());
-    let shots_before = server.world().resource::<arena_server::CombatStats>().shots;
-    let mut times = Vec::new();
-    let ticks = (settings.seconds / tick.as_secs_f64()).round() as usize;
-    for _ in 0..ticks {
-        times.push(pacing.step(&mut server, &mut clients));
-    }
-    let per_tick_ms: Vec<f64> = times.iter().map(|s| s * 1000.0).collect();
-    let summary = Summary::of(&per_tick_ms);
-    let mut sorted = per_tick_ms.clone();
-    sorted.sort_by(f64::total_cmp);
-    let busy_s: f64 = times.iter().sum();
-    let clock = server.world().resource::<StageClock>();
-    let staged: f64 = clock.totals.iter().map(Duration::as_secs_f64).sum();
-    let mut stages: Vec<StageCost> = STAGES
-        .iter()
-        .zip(clock.totals)
-        .map(|(stage, total)| StageCost {
-            stage,
-            mean_ms_per_tick: total.as_secs_f64() * 1000.0 / ticks.max(1) as f64,
-            share: total.as_secs_f64() / staged.max(f64::MIN_POSITIVE),
-        })
-        .collect();
-    stages.sort_by(|a, b| b.mean_ms_per_tick.total_cmp(&a.mean_ms_per_tick));
+        None => 0,
+    };
+    let _ = std::fs::remove_file(&report_file);
+    drop(server);
+    let percent = |cpu: f64| 100.0 * cpu / wall_s;
     Ok(ServerCostReport {
         experiment: "servercost",
         build: if cfg!(debug_assertions) { "dev" } else { "release" },
-        players,
-        tick: config.tick_hz,
-        snapshot_rate: config.snapshot_hz,
-        seconds: settings.seconds,
-        ticks,
-        tick_time_mean_ms: summary.mean,
-        tick_time_p50_ms: summary.p50,
-        tick_time_p99_ms: super::setup::percentile(&sorted, 0.99),
-        tick_time_max_ms: sorted.last().copied().unwrap_or(f64::NAN),
-        cpu_share: busy_s / settings.seconds,
-        stages,
-        shots: server.world().resource::<arena_server::CombatStats>().shots - shots_before,
-        clients_in_game: in_game(&clients),
+        executor,
+        players: load.players,
+        bots,
+        clients: load.clients,
+        clients_in_game,
+        tick: settings.tick,
+        snapshot_rate: settings.snapshot_rate.unwrap_or(settings.tick),
+        seconds: wall_s,
+        core_percent: percent((user1 - user0) + (system1 - system0)),
+        user_percent: percent(user1 - user0),
+        system_percent: percent(system1 - system0),
+        rss_mib: rss,
     })
+}
+
+/// Clients of `arena bots`' report that got into the game and kept their
+/// connection to the end.
+fn in_game(report: &PathBuf) -> usize {
+    let text = std::fs::read_to_string(report).unwrap_or_default();
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(&text) else { return 0 };
+    let clients = value.get("clients").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+    clients
+        .iter()
+        .filter(|c| c.get("joined_after_s").is_some_and(|j| !j.is_null()))
+        .filter(|c| c.get("error").is_none_or(|e| e.is_null()))
+        .count()
 }

@@ -12,8 +12,8 @@ use crate::harness::LoopbackGame;
 
 /// Frames per second of the simulated client (and server loop).
 pub const LAB_FRAME_HZ: f64 = 240.0;
-/// Frame rates a flick runs at, frames per second.
-pub const FPS_RANGE: std::ops::RangeInclusive<f64> = 10.0..=1000.0;
+/// Frame rates the lab draws at, frames per second.
+pub const FPS_RANGE: std::ops::RangeInclusive<f64> = 2.0..=1000.0;
 /// Seconds after joining before measuring, for the clock to settle.
 pub const WARMUP_S: f64 = 2.0;
 /// Why an experiment cannot run.
@@ -39,6 +39,8 @@ pub enum LabError {
     Demo(String),
     /// The master experiment could not set up or finish (what, in words).
     Master(String),
+    /// The server-cost experiment could not start or read its processes.
+    ServerCost(String),
 }
 
 impl std::fmt::Display for LabError {
@@ -59,6 +61,7 @@ impl std::fmt::Display for LabError {
             LabError::NoDemo => f.write_str("the server recorded no demo file"),
             LabError::Demo(e) => write!(f, "the recorded demo: {e}"),
             LabError::Master(e) => write!(f, "the master experiment: {e}"),
+            LabError::ServerCost(e) => write!(f, "the server-cost experiment: {e}"),
             LabError::Fps(fps) => write!(f, "--fps {fps} must be within {FPS_RANGE:?}"),
             LabError::Flick => write!(
                 f,
