@@ -45,11 +45,11 @@ fn a_client_at_ten_frames_a_second_sends_at_the_ticks_pace_and_measures_the_link
     // The last second's command datagrams: about one a tick, each carrying
     // the next command, not ten-tick bunches a frame apart.
     let departures = transport.departures();
-    let last = departures.last().expect("commands left").at;
-    let recent: Vec<_> = departures.iter().filter(|d| last - d.at < Duration::from_secs(1)).collect();
+    let last = departures.last().expect("commands left").released;
+    let recent: Vec<_> = departures.iter().filter(|d| last - d.released < Duration::from_secs(1)).collect();
     assert!(recent.len() > 40, "{} command datagrams in the last second at {TICK_HZ} Hz", recent.len());
     let mut gaps_ms: Vec<f64> =
-        recent.windows(2).map(|w| w[1].at.saturating_sub(w[0].at).as_secs_f64() * 1000.0).collect();
+        recent.windows(2).map(|w| w[1].released.saturating_sub(w[0].released).as_secs_f64() * 1000.0).collect();
     gaps_ms.sort_by(f64::total_cmp);
     let tick_ms = 1000.0 / f64::from(TICK_HZ);
     let median = gaps_ms[gaps_ms.len() / 2];

@@ -224,9 +224,11 @@ pub(crate) fn pace_departures(
         lead.0 = Duration::ZERO;
         return;
     }
+    // Smoothed from zero: the first frames in a game (and any one long
+    // frame) do not set it alone.
     let frame_s = time.delta_secs_f64().min(MAX_SEND_LEAD_S);
     let lead_s = lead.0.as_secs_f64();
-    let lead_s = if lead_s == 0.0 { frame_s } else { lead_s + (frame_s - lead_s) * SEND_LEAD_SMOOTHING };
+    let lead_s = lead_s + (frame_s - lead_s) * SEND_LEAD_SMOOTHING;
     lead.0 = Duration::from_secs_f64(lead_s.clamp(0.0, MAX_SEND_LEAD_S));
 }
 
@@ -392,7 +394,6 @@ pub(crate) fn send_commands(
                 tally.count_up(message.kind(), bytes.len());
                 outbox.commands.push((at, message.channel(), bytes, newest));
                 stats.commands_sent += 1;
-                outbox.due = true;
             }
             Err(e) => error!("could not encode commands: {e}"),
         }

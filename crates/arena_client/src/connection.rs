@@ -251,8 +251,9 @@ pub(crate) fn send_packets(
         client.send_message(channel, bytes);
         sent = sent.and_then(|()| transport.send_queued(at.max(now), &mut client, Some(newest)));
     }
-    let due = std::mem::take(&mut outbox.due);
-    if let Err(e) = sent.and_then(|()| transport.send(now, &mut client, due)) {
+    // The rest (acknowledgements, reliable messages) went with the commands;
+    // without commands, it goes once it has waited long enough.
+    if let Err(e) = sent.and_then(|()| transport.send(now, &mut client, false)) {
         end_connection(&mut commands, format!("Lost the connection: {e}"));
     }
 }

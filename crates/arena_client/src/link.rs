@@ -21,6 +21,8 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use arena_protocol::datagram::MAX_DATAGRAM_BYTES;
+
 use crate::conditioner::{LinkConditioner, LinkConditions};
 
 /// Most datagrams waiting for the game's thread (over 30 s of snapshots at
@@ -39,6 +41,9 @@ const RECEIVE_BYTES: usize = 2048;
 const MAX_SLEEP: Duration = Duration::from_millis(1);
 /// Shortest sleep (a zero read timeout would block for ever).
 const MIN_SLEEP: Duration = Duration::from_micros(100);
+/// Longest a send may wait for room in a full socket buffer before the
+/// datagram is lost (as the network would lose it).
+const SEND_TIMEOUT: Duration = Duration::from_millis(2);
 
 /// Where the socket is read and written. As a resource, it decides for the
 /// next connection; without it, an app whose time runs by itself gets the
@@ -95,11 +100,13 @@ pub struct LinkCounters {
     pub overflowed: u64,
 }
 
-/// When a command datagram left: the newest command in it, and the time.
+/// When a command datagram left: the newest command in it, the time it was
+/// to leave (the link's delay counts from it), and the time it did.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Departure {
     pub newest_command: u32,
     pub at: Duration,
+    pub released: Duration,
 }
 
 /// Everything both threads touch.
@@ -121,7 +128,17 @@ impl LinkState {
         if from == self.server {
             self.counters.bytes_received += bytes.len() as u64;
             self.counters.datagrams_received += 1;
-            self.conditioner.receive(now, bytes.to_vec());
+            if bytes.len() > MAX_DATAGRAM_BYTES {
+                // Refused by the guard anyway: straight through, cut short,
+                // so that it neither waits in the conditioner nor takes
+                // memory for what it claims to be.
+                self.arrive(Arrival { at: now, from, bytes: bytes[..=MAX_DATAGRAM_BYTES].to_vec() });
+            } else if self.conditioner.incoming.len() >= MAX_ARRIVED {
+                // A flood held back by a long fake latency: bounded too.
+                self.counters.overflowed += 1;
+            } else {
+                self.conditioner.receive(now, bytes.to_vec());
+            }
         } else {
             // Masters' answers (hole punching) and strangers: not the link
             // to the server, so not conditioned. The game's thread sorts them.
@@ -151,7 +168,7 @@ impl LinkState {
                 if self.departures.len() >= DEPARTURES_KEPT {
                     self.departures.pop_front();
                 }
-                self.departures.push_back(Departure { newest_command, at: leaving.at });
+                self.departures.push_back(Departure { newest_command, at: leaving.at, released: now });
             }
             // The conditioner's delay counts from the departure time, so a
             // datagram released a little late by a sleeping thread still
@@ -265,8 +282,9 @@ impl Link {
                 None
             }
             IoMode::Thread => {
-                // Blocking reads with a timeout on the thread; the game's
-                // thread only sends on its copy, which never blocks for long.
+                // Blocking reads with a timeout on the thread; sends (from
+                // either thread) give up on a full buffer within a moment.
+                socket.set_write_timeout(Some(SEND_TIMEOUT))?;
                 let reader = socket.try_clone()?;
                 let stop = Arc::new(AtomicBool::new(false));
                 let (thread_state, thread_stop, thread_epoch) = (state.clone(), stop.clone(), epoch.clone());
@@ -441,6 +459,7 @@ mod tests {
         assert_eq!(&buffer[..len], &[2]);
         let len = server.recv_from(&mut buffer).expect("a datagram").0;
         assert_eq!(&buffer[..len], &[1]);
+        assert_eq!(link.departures()[0].released, 10 * MS);
         assert_eq!(link.departure_of(99), Some(10 * MS), "the first datagram carrying it");
         assert_eq!(link.departure_of(100), Some(10 * MS));
         assert_eq!(link.departure_of(101), Some(10 * MS));
@@ -494,7 +513,7 @@ mod tests {
 
     #[test]
     fn a_stalled_game_thread_loses_the_oldest_datagrams_not_memory() {
-        let (mut link, _server, _) = pair(LinkConditions::OFF, IoMode::Frame);
+        let (mut link, server, _) = pair(LinkConditions::OFF, IoMode::Frame);
         let stranger = SocketAddr::from(([127, 0, 0, 1], 9));
         {
             let mut state = lock(&link.state);
@@ -503,12 +522,17 @@ mod tests {
             }
         }
         assert_eq!(link.counters().overflowed, 10);
+        // One from the server too large to be anything: straight through
+        // (pushing out one more of the oldest), cut short.
+        lock(&link.state).take_in(Duration::ZERO, server.local_addr().expect("an address"), &[0u8; 2000]);
+        assert_eq!(link.counters().overflowed, 11);
         let arrivals = link.take_arrivals();
         assert_eq!(arrivals.len(), MAX_ARRIVED);
-        assert_eq!(arrivals[0].bytes, 10u32.to_le_bytes());
+        assert_eq!(arrivals[0].bytes, 11u32.to_le_bytes());
+        assert_eq!(arrivals.back().map(|a| a.bytes.len()), Some(MAX_DATAGRAM_BYTES + 1));
         for i in 0..MAX_LEAVING + 3 {
             link.send_at(Duration::from_secs(60), vec![0], Some(i as u32));
         }
-        assert_eq!(link.counters().overflowed, 13);
+        assert_eq!(link.counters().overflowed, 14);
     }
 }

@@ -98,6 +98,12 @@ pub(crate) fn apply_snapshots(
             stats.stale_snapshots += 1;
             continue;
         }
+        // Another player's state as our own: a broken or hostile server.
+        // Neither its state nor its timing is taken.
+        if frame.own.as_ref().is_some_and(|(id, _)| Some(*id) != roster.local_id) {
+            stats.bad_messages += 1;
+            continue;
+        }
         arrived.write(SnapshotArrived {
             tick: frame.tick,
             arrived_s: at.as_secs_f64(),
@@ -115,10 +121,6 @@ pub(crate) fn apply_snapshots(
     let Some(local_id) = roster.local_id else { return };
     if roster.last_snapshot_tick.is_some_and(|last| !tick_after(frame.tick, last)) {
         stats.stale_snapshots += 1;
-        return;
-    }
-    if frame.own.as_ref().is_some_and(|(id, _)| *id != local_id) {
-        stats.bad_messages += 1;
         return;
     }
     roster.last_snapshot_tick = Some(frame.tick);

@@ -44,12 +44,14 @@ pub const HEAD_START_DEVIATIONS: f64 = 3.0;
 /// packet, a packet later, so on a lossy link the head start must cover
 /// one): each command that came late adds this much, ticks...
 pub const LATE_ALLOWANCE_TICKS: f32 = 0.5;
-/// ...and it fades by this much a second, ticks, so that it only lasts
-/// while commands keep coming late (at 10% loss, one command in a thousand
-/// or so: the allowance grows to cover two packets lost in a row).
-pub const ALLOWANCE_FADE_TICKS_PER_S: f32 = 0.02;
+/// (a run of late commands, as after a stalled frame, counts once)...
+/// ...and it fades by this much a second, ticks, so that it lasts only
+/// while commands keep coming late (at 10% loss, about one command in 300
+/// is late: the allowance covers one lost packet, and fades in seconds
+/// once the link is clean).
+pub const ALLOWANCE_FADE_TICKS_PER_S: f32 = 0.1;
 /// The largest allowance, ticks.
-pub const MAX_ALLOWANCE_TICKS: f32 = 4.0;
+pub const MAX_ALLOWANCE_TICKS: f32 = 2.0;
 /// The clock resets when the newest command, at best over the last few
 /// snapshots, is more than this many ticks behind the server's tick (three
 /// packets in a row lost cannot do that)...
@@ -102,8 +104,10 @@ pub struct ClockSync {
     pub late_share: f32,
     /// The head start added for lost packets, ticks.
     pub allowance: f32,
-    /// The newest snapshot tick fed back (for the allowance's time).
+    /// The newest snapshot tick fed back (for the allowance's time), and
+    /// whether its command was late.
     last_feedback_tick: Option<u32>,
+    last_late: bool,
     /// The newest command tick minus the server's tick, ticks.
     pub depth: Option<i32>,
     /// Times the clock was reset.
@@ -126,6 +130,7 @@ impl ClockSync {
             late_share: 0.0,
             allowance: 0.0,
             last_feedback_tick: None,
+            last_late: false,
             depth: None,
             resets: 0,
         }
@@ -169,7 +174,9 @@ impl ClockSync {
             let elapsed_ticks = self.last_feedback_tick.map_or(1, |last| tick_diff(snapshot_tick, last).clamp(0, 64));
             self.last_feedback_tick = Some(snapshot_tick);
             let fade = ALLOWANCE_FADE_TICKS_PER_S * elapsed_ticks as f32 / self.tick_hz as f32;
-            let late = if margin < 0.0 { LATE_ALLOWANCE_TICKS } else { 0.0 };
+            let run_started = margin < 0.0 && !self.last_late;
+            self.last_late = margin < 0.0;
+            let late = if run_started { LATE_ALLOWANCE_TICKS } else { 0.0 };
             self.allowance = (self.allowance - fade + late).clamp(0.0, MAX_ALLOWANCE_TICKS);
         }
         let Some(newest) = newest_cmd_tick else { return 0 };
@@ -198,6 +205,11 @@ impl ClockSync {
             self.margins.clear();
             self.rate = 1.0;
             self.margin = None;
+            // A clock far off made every command late: not the link's loss.
+            self.allowance = 0.0;
+            self.target = None;
+            self.last_feedback_tick = None;
+            self.last_late = false;
             debug!("clock reset by {correction} ticks (newest command was {min} ticks ahead)");
             if correction > 0 {
                 self.valid_from_tick = client_tick.wrapping_add(correction as u32);
@@ -471,13 +483,19 @@ mod tests {
             sync.on_feedback(t, Some(t + 1), Some(margin), 0);
         }
         let raised = sync.allowance;
-        assert!(raised > 1.0, "{raised} ticks: enough to cover a lost packet");
+        assert!(raised >= 1.0, "{raised} ticks: enough to cover a lost packet");
         assert!(sync.target.expect("a target") > raised);
-        // Ten seconds without a late one: it fades, by 0.2 tick.
-        for t in 164..804u32 {
+        // Five seconds without a late one: it fades, by half a tick.
+        for t in 164..484u32 {
             sync.on_feedback(t, Some(t + 1), Some(1.5), 0);
         }
-        assert!((sync.allowance - (raised - 10.0 * ALLOWANCE_FADE_TICKS_PER_S)).abs() < 0.01, "{}", sync.allowance);
+        assert!((sync.allowance - (raised - 5.0 * ALLOWANCE_FADE_TICKS_PER_S)).abs() < 0.01, "{}", sync.allowance);
+        // A stalled frame's run of late commands counts once.
+        let before = sync.allowance;
+        for t in 484..494u32 {
+            sync.on_feedback(t, Some(t + 1), Some(-1.0), 0);
+        }
+        assert!(sync.allowance - before <= LATE_ALLOWANCE_TICKS, "{before} -> {}", sync.allowance);
     }
 
     #[test]

@@ -335,8 +335,8 @@ impl UdpTransport {
                     intro.probes = intro.probes.saturating_add(1);
                     continue;
                 }
-                self.last_heard = Some(self.last_heard.map_or(arrival.at, |t| t.max(arrival.at)));
                 if self.admit(&bytes) {
+                    self.last_heard = Some(self.last_heard.map_or(arrival.at, |t| t.max(arrival.at)));
                     self.advance_renet(arrival.at, client);
                     self.deliver(bytes, client, arrival.at);
                 }

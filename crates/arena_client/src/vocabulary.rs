@@ -291,11 +291,9 @@ impl MessageTally {
     }
 }
 
-/// Whether the transport has something to send this frame (commands).
+/// What the transport has to send this frame (commands).
 #[derive(Resource, Debug, Default)]
 pub struct Outbox {
-    /// Something went to renet this frame: send it.
-    pub due: bool,
     /// Command messages for renet, each with its departure time on the
     /// app's real clock, its channel and the newest command it carries.
     pub commands: Vec<(std::time::Duration, u8, Vec<u8>, u32)>,

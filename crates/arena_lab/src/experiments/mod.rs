@@ -1,8 +1,10 @@
-//! `arena lab`: headless experiments in one process. A server and clients talk
-//! over real UDP on 127.0.0.1, the link conditioner on the client adds the
-//! latency, jitter and loss asked for, and time advances by hand at a fixed
-//! frame rate, so that a run is repeatable (same seed, same figures) and as
-//! fast as the machine allows. Each experiment prints one JSON object.
+//! `arena lab`: headless experiments. A server and clients talk over real
+//! UDP on 127.0.0.1, the link conditioner on the client adds the latency,
+//! jitter and loss asked for, and, in most, time advances by hand at a fixed
+//! frame rate in one process, so that a run is repeatable (same seed, same
+//! figures) and as fast as the machine allows; `timing` runs on the wall
+//! clock, and `servercost` runs the server and its clients as processes of
+//! their own. Each experiment prints one JSON object.
 //!
 //! - `setup`: what they share (settings, errors, the two-player lab).
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,

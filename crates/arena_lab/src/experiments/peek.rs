@@ -10,7 +10,9 @@
 //!
 //! The clients draw at `--fps`; the server runs four frames a tick, as
 //! `arena server` does. All three keep one timeline, each updated when its
-//! next frame is due.
+//! next frame is due; the clients' links move around every server frame,
+//! as their I/O threads would. `arena lab timing` runs the same on the wall
+//! clock, with real I/O threads.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -433,7 +435,7 @@ pub(crate) fn run(settings: LabSettings, peek: Peek, clock: LabClock) -> Result<
                         .is_none_or(|last| arena_sim::tick_after(departure.newest_command, last.newest_command));
                     if newer {
                         if let Some(last) = last_departure {
-                            gaps_ms.push(departure.at.saturating_sub(last.at).as_secs_f64() * 1000.0);
+                            gaps_ms.push(departure.released.saturating_sub(last.released).as_secs_f64() * 1000.0);
                         }
                         last_departure = Some(departure);
                     }

@@ -59,6 +59,30 @@ pub struct ServerCostReport {
 /// leaves nothing running).
 struct Running(Child);
 
+impl Running {
+    /// Fails if the process has ended (a server that could not bind its
+    /// port, say: its `/proc` entry would read as an idle process).
+    fn still_running(&mut self, what: &str) -> Result<(), LabError> {
+        match self.0.try_wait() {
+            Ok(None) => Ok(()),
+            Ok(Some(status)) => Err(LabError::ServerCost(format!("{what} stopped early ({status})"))),
+            Err(e) => Err(LabError::ServerCost(format!("{what}: {e}"))),
+        }
+    }
+
+    /// Waits up to `limit` for the process to end on its own.
+    fn wait_for(&mut self, limit: Duration) -> bool {
+        let until = Instant::now() + limit;
+        while Instant::now() < until {
+            if matches!(self.0.try_wait(), Ok(Some(_))) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.0.kill();
@@ -162,10 +186,11 @@ pub fn servercost(settings: LabSettings, load: ServerLoad) -> Result<ServerCostR
         .stderr(Stdio::null())
         .spawn()
         .map_err(|e| LabError::ServerCost(format!("cannot start {} server: {e}", exe.display())))?;
-    let server = Running(server);
+    let mut server = Running(server);
     let pid = server.0.id();
     // The server binds at once; give it a moment before clients knock.
     std::thread::sleep(Duration::from_millis(500));
+    server.still_running("the server")?;
     let report_file = std::env::temp_dir().join(format!("arena-servercost-{pid}.json"));
     let client_seconds = SETTLE_S + settings.seconds + 2.0;
     let clients = if load.clients > 0 {
@@ -188,6 +213,7 @@ pub fn servercost(settings: LabSettings, load: ServerLoad) -> Result<ServerCostR
         None
     };
     std::thread::sleep(Duration::from_secs_f64(SETTLE_S));
+    server.still_running("the server")?;
     let ticks_per_s = clock_ticks_per_s();
     let (user0, system0) = cpu_times(pid, ticks_per_s)?;
     let started = Instant::now();
@@ -195,10 +221,16 @@ pub fn servercost(settings: LabSettings, load: ServerLoad) -> Result<ServerCostR
     let (user1, system1) = cpu_times(pid, ticks_per_s)?;
     let wall_s = started.elapsed().as_secs_f64();
     let rss = rss_mib(pid);
+    server.still_running("the server")?;
+    // The bots stop on their own 2 s after the measurement; a few more for
+    // their report, then they are stopped (and counted as none in the game).
     let clients_in_game = match clients {
         Some(mut clients) => {
-            let _ = clients.0.wait();
-            in_game(&report_file)
+            if clients.wait_for(Duration::from_secs(10)) {
+                in_game(&report_file)
+            } else {
+                0
+            }
         }
         None => 0,
     };
