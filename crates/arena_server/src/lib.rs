@@ -351,11 +351,24 @@ pub fn use_executor(app: &mut App, executor: Executor) {
     }
 }
 
-/// A headless server App that paces itself in real time (a few frames per tick,
-/// so received commands wait little for the next tick).
+/// Frames a server runs per tick: a few, so that a command waits little
+/// for its intake (the socket is read once a frame)...
+pub const FRAMES_PER_TICK: u32 = 4;
+/// ...but no more than this many a second: every frame reads the socket and
+/// runs the schedule, and at 128 Hz four a tick cost more than they bring
+/// (a command waits up to one frame, 3.9 ms, either way).
+pub const MAX_FRAME_HZ: u32 = 256;
+
+/// How many frames a second a server runs at `tick_hz`.
+pub fn frame_hz(tick_hz: u32) -> u32 {
+    let tick_hz = tick_hz.max(1);
+    (tick_hz * FRAMES_PER_TICK).min(MAX_FRAME_HZ.max(tick_hz))
+}
+
+/// A headless server App that paces itself in real time ([`frame_hz`]).
 pub fn headless_app(config: &ServerConfig) -> Result<(App, ServerInfo), ServerError> {
     let mut app = App::new();
-    let frame = Duration::from_secs_f64(1.0 / f64::from(config.tick_hz.max(1) * 4));
+    let frame = Duration::from_secs_f64(1.0 / f64::from(frame_hz(config.tick_hz)));
     app.add_plugins(MinimalPlugins.set(ScheduleRunnerPlugin::run_loop(frame)));
     let info = add_server(&mut app, config)?;
     Ok((app, info))

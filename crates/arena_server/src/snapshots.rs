@@ -34,7 +34,9 @@ pub fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
 
 /// What `viewer` may know of the world after `tick`: its own state whole (it
 /// predicts it), everyone else only as drawing needs them ([`RemoteState`]:
-/// no health, ammo, velocity or timers).
+/// no health, ammo, velocity or timers). `send_snapshots` builds the same
+/// for every viewer at once; the tests check it against this.
+#[cfg(test)]
 pub fn frame_for<'a>(
     tick: u32,
     viewer: PlayerId,
@@ -67,12 +69,21 @@ pub(crate) fn send_snapshots(
         return;
     }
     let everyone: Vec<(PlayerId, &PlayerState)> = players.iter().map(|(p, sim)| (p.id, &sim.0)).collect();
+    // Everyone as others see them, once for all viewers, in id order: each
+    // viewer's frame (what `frame_for` says it may know) is this less
+    // itself, built without a search per entry.
+    let mut remote: Vec<(PlayerId, RemoteState)> = everyone.iter().map(|(id, s)| (*id, RemoteState::of(s))).collect();
+    remote.sort_by_key(|(id, _)| *id);
     // The frame's clock runs ahead of this tick's by what is not simulated
     // yet: the snapshot leaves that long after its tick, at the frame's end.
     let sent_after_256ths = Feedback::sent_after_of(fixed_time.overstep_fraction_f64());
     for (player, buffer, ack, sent, entity) in &mut clients {
         let Some(client_id) = player.client_id else { continue };
-        let frame = frame_for(tick.0, player.id, everyone.iter().copied());
+        let frame = Frame {
+            tick: tick.0,
+            own: everyone.iter().find(|(id, _)| *id == player.id).map(|(id, s)| (*id, OwnState::of(s))),
+            others: remote.iter().filter(|(id, _)| *id != player.id).copied().collect(),
+        };
         let feedback = Feedback {
             last_cmd_tick: buffer.last_run_tick,
             newest_cmd_tick: buffer.newest_received,

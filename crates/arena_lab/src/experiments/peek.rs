@@ -8,8 +8,8 @@
 //! clocks (Riot's sum as Arena measured it): their sum is the formula the
 //! measured advantage is checked against.
 //!
-//! The clients draw at `--fps`; the server runs four frames a tick, as
-//! `arena server` does. All three keep one timeline, each updated when its
+//! The clients draw at `--fps`; the server runs its frames as `arena
+//! server` does (four a tick, at most 256 a second). All three keep one timeline, each updated when its
 //! next frame is due; the clients' links move around every server frame,
 //! as their I/O threads would. `arena lab timing` runs the same on the wall
 //! clock, with real I/O threads.
@@ -290,7 +290,7 @@ pub(crate) fn run(settings: LabSettings, peek: Peek, clock: LabClock) -> Result<
     settings.validate()?;
     peek.validate()?;
     let config = settings.server_config();
-    let server_frame_s = 1.0 / f64::from(config.tick_hz * 4);
+    let server_frame_s = 1.0 / f64::from(arena_server::frame_hz(config.tick_hz));
     let (mut server, info) = server_app_with_frame(&config, Duration::from_secs_f64(server_frame_s));
     let names = ["Holder", "Peeker"];
     let (holder, peeker) = (0, 1);

@@ -1,6 +1,6 @@
 //! `arena lab servercost`: what a dedicated server costs a core. `arena
 //! server` runs in a process of its own, on the wall clock as it always
-//! does (four frames a tick), with server bots; `arena bots`, in another
+//! does (four frames a tick, at most 256 a second), with server bots; `arena bots`, in another
 //! process, connects network clients that fight (strafe, aim and fire,
 //! every shot lag-compensated). After a warm-up, the server process's CPU
 //! time (user + system, from `/proc`) over the wall time is its share of a
@@ -224,16 +224,8 @@ pub fn servercost(settings: LabSettings, load: ServerLoad) -> Result<ServerCostR
     server.still_running("the server")?;
     // The bots stop on their own 2 s after the measurement; a few more for
     // their report, then they are stopped (and counted as none in the game).
-    let clients_in_game = match clients {
-        Some(mut clients) => {
-            if clients.wait_for(Duration::from_secs(10)) {
-                in_game(&report_file)
-            } else {
-                0
-            }
-        }
-        None => 0,
-    };
+    let finished = |mut clients: Running| clients.wait_for(Duration::from_secs(10));
+    let clients_in_game = clients.map_or(0, |clients| if finished(clients) { in_game(&report_file) } else { 0 });
     let _ = std::fs::remove_file(&report_file);
     drop(server);
     let percent = |cpu: f64| 100.0 * cpu / wall_s;
