@@ -487,9 +487,8 @@ struct GameArgs {
     /// How far back lag compensation rewinds at most, milliseconds (0-1000):
     /// a shooter whose round trip and interpolation delay add up to more
     /// must lead, and nobody is hit further behind cover than this.
-    /// Default: 400, and 1000 on a shooting range, where nobody is hit.
-    #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS")]
-    max_unlag_ms: Option<u16>,
+    #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
+    max_unlag_ms: u16,
     /// Resolve shots from the tick, as before sub-tick shots (not from the
     /// frame fire was pressed in).
     #[arg(long, env = "ARENA_NO_SUBTICK")]
@@ -607,11 +606,7 @@ impl GameArgs {
             tick_hz: self.tick,
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
             lag_compensation: !self.no_lag_compensation,
-            max_unlag_ms: self.max_unlag_ms.unwrap_or(if self.range {
-                arena_server::MAX_UNLAG_MS
-            } else {
-                arena_server::DEFAULT_MAX_UNLAG_MS
-            }),
+            max_unlag_ms: self.max_unlag_ms,
             bots: self.bots.unwrap_or(if self.range { 0 } else { default_bots }),
             bot_skill: self.bot_skill,
             bot_seed: self.bot_seed,

@@ -31,11 +31,6 @@ pub const MISSING_MARGIN_TICKS: f32 = -1.0;
 /// ones (no walking, no firing) until they come again, so that a client that
 /// stops sending cannot keep running and shooting on the server.
 pub const STALL_REPEAT_S: f32 = 0.0625;
-/// The longest frame whose commands count as made together, seconds (a
-/// client drawing one frame a second, as software rendering can): past it
-/// the render time a command claims is checked against its tick as usual.
-/// What it lets a liar claim is bounded by the rewind cap anyway.
-pub const MAX_SAME_FRAME_S: f64 = 1.0;
 /// Largest arrival margin the jitter statistics take in, ticks.
 const ARRIVAL_SAMPLE_LIMIT_TICKS: f32 = 128.0;
 /// How quickly the arrival statistics follow new commands.
@@ -73,16 +68,6 @@ pub struct CommandBuffer {
     /// Whether the command run last was a stand-in (a repeat or a neutral
     /// one) for one that had not come.
     pub last_repeated: bool,
-    /// Commands run in a row before the last with the same render time as
-    /// it: a client drawing slower than the tick rate makes a frame's
-    /// commands at once, all seeing the same frame, the later ones this
-    /// many ticks before their tick's time (see [`CommandBuffer::made_early_ticks`]).
-    pub same_frame_run: u32,
-    /// How many commands the run before it had (the frame before: the one
-    /// on screen while this frame's input was read).
-    pub previous_run: u32,
-    /// The render time of the current run.
-    run_render: Option<f64>,
     /// The tick simulated last for this player, if any of its commands has run.
     pub last_run_tick: Option<u32>,
     /// The newest command tick received, run or not.
@@ -147,21 +132,6 @@ impl CommandBuffer {
         }
     }
 
-    /// How much older than its tick's time the view the command run last
-    /// was made from is, ticks, beyond its head start: its place in a run
-    /// of commands with one render time (one frame's), and the run before
-    /// it (the frame on screen while the input was read), at most
-    /// [`MAX_SAME_FRAME_S`]. A client sends each command at its tick's
-    /// pace, so its head start no longer says that a long frame's commands
-    /// were all made at once; without this, the render time such a command
-    /// honestly claims would look older than the server's estimate by up
-    /// to two frames, and a slow machine's shots would be rewound to the
-    /// wrong time.
-    pub fn made_early_ticks(&self, tick_hz: u32) -> f32 {
-        let cap = (MAX_SAME_FRAME_S * f64::from(tick_hz)) as u32;
-        if self.last_repeated { 0.0 } else { self.same_frame_run.saturating_add(self.previous_run).min(cap) as f32 }
-    }
-
     /// How much the arrival of this player's commands varies, ticks (a
     /// smoothed mean deviation).
     pub fn arrival_jitter_ticks(&self) -> f32 {
@@ -181,20 +151,6 @@ impl CommandBuffer {
             self.stats.late += 1;
         }
         if let Some((cmd, margin)) = self.queue.remove(&tick) {
-            // A click carries its own render time (the frame it was made
-            // in, and after): it stays in the run of the frame that sent it.
-            let contiguous = !self.last_repeated && self.last.is_some_and(|last| last.tick.wrapping_add(1) == cmd.tick);
-            let same_frame = contiguous
-                && (cmd.click.is_some() || self.run_render.is_some_and(|r| r.to_bits() == cmd.render_tick.to_bits()));
-            if same_frame {
-                self.same_frame_run = self.same_frame_run.saturating_add(1);
-            } else {
-                self.previous_run = if contiguous { self.same_frame_run.saturating_add(1) } else { 0 };
-                self.same_frame_run = 0;
-            }
-            if cmd.click.is_none() || !same_frame {
-                self.run_render = Some(cmd.render_tick);
-            }
             self.missing_in_a_row = 0;
             self.last_repeated = false;
             self.last_margin = Some(margin);
@@ -345,29 +301,6 @@ mod tests {
         assert_eq!(b.newest_received, Some(14));
         // 14 came 3.5 ticks before its tick.
         assert_eq!(b.last_margin, Some(3.5));
-    }
-
-    #[test]
-    fn a_slow_frames_commands_count_how_early_they_were_made() {
-        let mut b = CommandBuffer::default();
-        // Three commands of one frame (one render time), then a new frame.
-        for (tick, render) in [(10, 5.0), (11, 5.0), (12, 5.0), (13, 8.0), (14, 8.0)] {
-            b.offer(UserCmd { tick, render_tick: render, ..cmd(tick) }, 9, 0.0, 64);
-        }
-        let made_early: Vec<f32> = (10..=14)
-            .map(|tick| {
-                b.take(tick, 8);
-                b.made_early_ticks(64)
-            })
-            .collect();
-        // The first run follows nothing known; the second follows a run of three.
-        assert_eq!(made_early, vec![0.0, 1.0, 2.0, 3.0, 4.0]);
-        // A repeat breaks the run; the run is capped.
-        b.take(15, 8);
-        assert_eq!(b.made_early_ticks(64), 0.0);
-        b.same_frame_run = 1000;
-        b.last_repeated = false;
-        assert_eq!(b.made_early_ticks(64), (MAX_SAME_FRAME_S * 64.0) as f32);
     }
 
     #[test]

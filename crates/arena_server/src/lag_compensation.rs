@@ -29,9 +29,8 @@ use crate::vocabulary::{
 /// Longest a client carries a player on past its newest snapshot, seconds
 /// (the client's interpolation's limit, as QuakeWorld had it).
 pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
-/// Most of a command's head start (with how early a slow frame made it)
-/// the rewind window counts, seconds. The rewind cap bounds it anyway.
-pub const MAX_HEAD_START_IN_WINDOW_S: f64 = 1.0;
+/// Most of a command's head start the rewind window counts, seconds.
+pub const MAX_HEAD_START_IN_WINDOW_S: f64 = 0.2;
 /// How far before the rewind window the older of a shot's two drawn
 /// snapshots may lie, seconds.
 pub const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;

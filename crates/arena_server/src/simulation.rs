@@ -57,9 +57,7 @@ pub(crate) fn run_commands(
         *last_run = LastRun { tick: Some(tick.0), cmd, from: sim.0, stepped: next };
         before.0 = sim.0;
         sim.0 = next;
-        // How long before its tick the command was made: its head start,
-        // and its place in a slow frame's run (see `made_early_ticks`).
-        let margin_ticks = buffer.last_margin.unwrap_or(0.0) + buffer.made_early_ticks(rate.hz());
+        let margin_ticks = buffer.last_margin.unwrap_or(0.0);
         let repeated = buffer.last_repeated;
         if let Some(shot) = events.weapon.shot {
             shots.0.push(PendingShot { shooter: player.id, cmd, shot, margin_ticks, repeated });

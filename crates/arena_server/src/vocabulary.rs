@@ -209,9 +209,7 @@ pub struct PendingShot {
     pub shooter: PlayerId,
     pub cmd: UserCmd,
     pub shot: Shot,
-    /// How long before its tick the command was made, ticks, for the
-    /// render-time estimate: how early it came, plus its place in a slow
-    /// frame's run of commands (`CommandBuffer::made_early_ticks`).
+    /// How early the command came, ticks, for the render-time estimate.
     pub margin_ticks: f32,
     /// Fired from a stand-in for a command that had not come: the render
     /// time is the server's guess, not what the shooter drew.

@@ -150,14 +150,7 @@ fn main_menu(
                         )
                         .clicked()
                     {
-                        // Nobody is hit on a range: the rewind cap that
-                        // protects players behind cover has nothing to
-                        // protect, and a slow machine's long frames need it.
-                        config = Some(ServerConfig {
-                            range: true,
-                            max_unlag_ms: arena_server::MAX_UNLAG_MS,
-                            ..ServerConfig::default()
-                        });
+                        config = Some(ServerConfig { range: true, ..ServerConfig::default() });
                     }
                     if let Some(mut config) = config {
                         if settings.list_on_internet {
