@@ -15,12 +15,14 @@ seconds="${1:-30}"
 delay_ms="${2:-125}"
 min_on="${MIN_ON:-0.9}"
 max_off="${MAX_OFF:-0.25}"
+# Frames a second of the aim bot (BOT_FPS=4 plays like a slow machine's window).
+bot_fps="${BOT_FPS:-250}"
 cargo build --quiet --workspace --bins
 arena="$CARGO_TARGET_DIR/debug/arena"
 work=$(mktemp -d)
 cleanup() {
   for pid in ${server_pid:-} ${relay_pid:-}; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
+  if [ -n "${RANGE_KEEP:-}" ]; then echo "range-check: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 
@@ -35,7 +37,7 @@ run() { # run NAME SERVER_FLAGS...
     --delay-ms "$delay_ms" >"$work/$name-relay.out" 2>&1 &
   relay_pid=$!
   sleep 1
-  "$arena" bots --connect "127.0.0.1:$relay_port" --count 1 --behavior aim --seconds "$seconds" \
+  "$arena" bots --connect "127.0.0.1:$relay_port" --count 1 --behavior aim --seconds "$seconds" --fps "$bot_fps" \
     --report "$work/$name.json" >/dev/null 2>"$work/$name-bots.log"
   kill "$relay_pid" "$server_pid" 2>/dev/null || true
   wait "$relay_pid" "$server_pid" 2>/dev/null || true

@@ -154,6 +154,10 @@ enum Mode {
         /// Leave and rejoin at random (5-40 s in, 1-5 s out), for soak tests.
         #[arg(long)]
         churn: bool,
+        /// Frames a second of the bot loop: a low rate plays like a slow
+        /// machine's window (1-1000).
+        #[arg(long, default_value_t = arena_lab::bot_clients::FRAMES_PER_S, value_parser = bot_fps)]
+        fps: f64,
         /// Each bot's link (fake latency, jitter, loss): lagged shooters,
         /// compensated by the server.
         #[command(flatten)]
@@ -484,11 +488,12 @@ struct GameArgs {
     /// port, else the bound port).
     #[arg(long, env = "ARENA_PUBLIC_PORT", value_name = "PORT")]
     public_port: Option<u16>,
-    /// How far back lag compensation rewinds at most, milliseconds (0-1000):
-    /// a shooter whose round trip and interpolation delay add up to more
+    /// How far back lag compensation rewinds at most, milliseconds (0-1000;
+    /// default 400, on the range 1000: its targets are bots): a shooter
+    /// whose round trip, frame time and interpolation delay add up to more
     /// must lead, and nobody is hit further behind cover than this.
-    #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
-    max_unlag_ms: u16,
+    #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS")]
+    max_unlag_ms: Option<u16>,
     /// Resolve shots from the tick, as before sub-tick shots (not from the
     /// frame fire was pressed in).
     #[arg(long, env = "ARENA_NO_SUBTICK")]
@@ -606,7 +611,11 @@ impl GameArgs {
             tick_hz: self.tick,
             snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
             lag_compensation: !self.no_lag_compensation,
-            max_unlag_ms: self.max_unlag_ms,
+            max_unlag_ms: self.max_unlag_ms.unwrap_or(if self.range {
+                arena_server::MAX_UNLAG_MS
+            } else {
+                arena_server::DEFAULT_MAX_UNLAG_MS
+            }),
             bots: self.bots.unwrap_or(if self.range { 0 } else { default_bots }),
             bot_skill: self.bot_skill,
             bot_seed: self.bot_seed,
@@ -834,15 +843,25 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(Mode::Bots { connect, count, seconds, name, password: text, report, behavior, churn, link, masters }) => {
-            match (password(text.as_deref()), link.conditions()) {
-                (Ok(password), Ok(conditions)) => {
-                    let how = (behavior, churn, conditions, masters);
-                    run_bots(&connect, count, seconds, name, password, report, how)
-                }
-                (Err(e), _) | (_, Err(e)) => fail(&e),
+        Some(Mode::Bots {
+            connect,
+            count,
+            seconds,
+            name,
+            password: text,
+            report,
+            behavior,
+            churn,
+            fps,
+            link,
+            masters,
+        }) => match (password(text.as_deref()), link.conditions()) {
+            (Ok(password), Ok(conditions)) => {
+                let how = (behavior, churn, conditions, masters, fps);
+                run_bots(&connect, count, seconds, name, password, report, how)
             }
-        }
+            (Err(e), _) | (_, Err(e)) => fail(&e),
+        },
         Some(Mode::Play { port, game, window }) => {
             match game.config(
                 SocketAddr::from((Ipv6Addr::UNSPECIFIED, port)),
@@ -958,6 +977,14 @@ fn print_report<T: serde::Serialize, E: std::fmt::Display>(report: Result<T, E>)
     }
 }
 
+/// `--fps` of `arena bots`: 1 to 1000 frames a second.
+fn bot_fps(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(fps) if (1.0..=1000.0).contains(&fps) => Ok(fps),
+        _ => Err(format!("{text} is not a frame rate from 1 to 1000")),
+    }
+}
+
 fn run_bots(
     connect: &str,
     count: usize,
@@ -965,7 +992,13 @@ fn run_bots(
     name: String,
     password: Password,
     report: Option<PathBuf>,
-    (behavior, churn, conditions, introducers): (arena_lab::bot_clients::Behavior, bool, LinkConditions, Vec<String>),
+    (behavior, churn, conditions, introducers, frames_per_s): (
+        arena_lab::bot_clients::Behavior,
+        bool,
+        LinkConditions,
+        Vec<String>,
+        f64,
+    ),
 ) -> ExitCode {
     let server = match arena_client::resolve_server_addr(connect) {
         Ok(addr) => addr,
@@ -988,6 +1021,7 @@ fn run_bots(
         churn,
         conditions,
         introducers,
+        frames_per_s,
     };
     let result = arena_lab::bot_clients::run(&config);
     let json = match serde_json::to_string_pretty(&result) {

@@ -584,6 +584,7 @@ impl Target for RenderTime {
         let bounds = RewindBounds {
             estimate: f64::arbitrary(&mut u).unwrap_or(0.0),
             tolerance,
+            frame_allowance: f64::arbitrary(&mut u).unwrap_or(0.0),
             oldest: f64::arbitrary(&mut u).unwrap_or(0.0),
             span,
         };

@@ -16,8 +16,8 @@ use bevy::prelude::*;
 use bevy::state::app::StatesPlugin;
 use serde::Serialize;
 
-/// How often the bot loop updates every bot, per second.
-const FRAMES_PER_S: f64 = 250.0;
+/// How often the bot loop updates every bot by default, per second.
+pub const FRAMES_PER_S: f64 = 250.0;
 
 #[derive(Clone, Debug)]
 pub struct BotsConfig {
@@ -36,6 +36,9 @@ pub struct BotsConfig {
     /// Masters to ask for an introduction (hole punching) when the server
     /// stays silent: `host` or `host:port`.
     pub introducers: Vec<String>,
+    /// How often every bot is updated, per second ([`FRAMES_PER_S`] by
+    /// default): a low rate plays like a slow machine's window.
+    pub frames_per_s: f64,
 }
 
 /// How long a churning bot stays, and stays away, seconds.
@@ -210,7 +213,7 @@ pub fn run(config: &BotsConfig) -> Report {
         .collect();
     let start = Instant::now();
     let end = start + Duration::from_secs_f64(config.seconds);
-    let frame = Duration::from_secs_f64(1.0 / FRAMES_PER_S);
+    let frame = Duration::from_secs_f64(1.0 / config.frames_per_s.clamp(1.0, 1000.0));
     let mut next_frame = start;
     while Instant::now() < end {
         // Stop early once no bot is in the game or still trying to get in.

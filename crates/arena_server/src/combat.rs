@@ -23,9 +23,70 @@ use crate::vocabulary::{
 
 /// Shot records kept for experiments and tests.
 const SHOT_LOG_LEN: usize = 4096;
+/// How often the log gets a summary of the shots, seconds.
+const SUMMARY_PERIOD_S: f64 = 10.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<ShotLog>().init_resource::<CombatStats>().add_message::<ShotResolved>();
+    app.init_resource::<ShotLog>()
+        .init_resource::<CombatStats>()
+        .add_message::<ShotResolved>()
+        .add_systems(Last, log_summary);
+}
+
+/// Every [`SUMMARY_PERIOD_S`] with shots in it, one line for the admin: how
+/// many, how far back their shooters saw (the claimed render times, and the
+/// server's own estimate), and how many claims lag compensation did not
+/// take as they were.
+fn log_summary(
+    time: Res<Time<Real>>,
+    stats: Res<CombatStats>,
+    log: Res<ShotLog>,
+    rate: Res<TickRate>,
+    mut last: Local<Option<(f64, CombatStats)>>,
+) {
+    let now = time.elapsed_secs_f64();
+    let Some((at, before)) = last.as_ref() else {
+        *last = Some((now, stats.clone()));
+        return;
+    };
+    if now - at < SUMMARY_PERIOD_S {
+        return;
+    }
+    if let Some(line) = summary(&before.clone(), &stats, &log, *rate, now - at) {
+        info!("{line}");
+    }
+    *last = Some((now, stats.clone()));
+}
+
+/// The summary line of [`log_summary`] for the shots between `before` and
+/// `now` (none without shots).
+fn summary(before: &CombatStats, now: &CombatStats, log: &ShotLog, rate: TickRate, period_s: f64) -> Option<String> {
+    let shots = now.shots.saturating_sub(before.shots);
+    if shots == 0 {
+        return None;
+    }
+    let recent = log.0.iter().rev().take(usize::try_from(shots).unwrap_or(usize::MAX)).filter(|r| r.lag_compensated);
+    let (mut claimed, mut estimated): (Vec<f64>, Vec<f64>) = recent
+        .map(|r| {
+            let behind = |t: f64| rate.ticks_to_s(f64::from(r.processed_tick) - t) * 1000.0;
+            (behind(r.claimed_tick), behind(r.estimated_tick))
+        })
+        .filter(|(c, e)| c.is_finite() && e.is_finite())
+        .unzip();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).map_or("-".to_string(), |m| format!("{m:.0} ms"))
+    };
+    Some(format!(
+        "shots, last {period_s:.0} s: {shots} ({} hits); seen from (median) {} back, estimated {}; \
+         claims not believed {}, moved into the history or the rewind cap {} (by the cap {})",
+        now.hits.saturating_sub(before.hits),
+        median(&mut claimed),
+        median(&mut estimated),
+        now.render_times_rejected.saturating_sub(before.render_times_rejected),
+        now.render_times_clamped.saturating_sub(before.render_times_clamped),
+        now.rewinds_capped.saturating_sub(before.rewinds_capped),
+    ))
 }
 
 /// What happened to each shot: for experiments, tests and logs.
@@ -193,6 +254,37 @@ mod tests {
 
     fn standing(x: f32, z: f32) -> Hitbox {
         Hitbox::of(&PlayerState::spawned_at(Vec3::new(x, 0.0, z), 0.0))
+    }
+
+    #[test]
+    fn the_summary_counts_the_period_and_its_shots_behind() {
+        let rate = TickRate(arena_sim::TickRate::new(64));
+        let record = |claimed: f64| ShotRecord {
+            shooter: PlayerId(1),
+            cmd_tick: 200,
+            click_fraction: None,
+            processed_tick: 200,
+            shot: Shot { origin: Vec3::ZERO, dir: Vec3::Z },
+            claimed_tick: claimed,
+            estimated_tick: 184.0,
+            tested_tick: claimed,
+            lag_compensated: true,
+            on_repeat: false,
+            hit: None,
+            tested: Vec::new(),
+            current: Vec::new(),
+        };
+        let log = ShotLog([record(100.0), record(168.0), record(184.0), record(192.0)].into_iter().collect());
+        let before = CombatStats { shots: 5, hits: 1, ..CombatStats::default() };
+        assert_eq!(summary(&before, &before, &log, rate, 10.0), None, "no shots, no line");
+        let now = CombatStats { shots: 8, hits: 3, render_times_rejected: 1, ..CombatStats::default() };
+        let line = summary(&before, &now, &log, rate, 10.0).expect("a line");
+        // The last three shots: 32, 16 and 8 ticks back; the median 16 ticks = 250 ms.
+        assert!(
+            line.starts_with("shots, last 10 s: 3 (2 hits); seen from (median) 250 ms back, estimated 250 ms"),
+            "{line}"
+        );
+        assert!(line.contains("claims not believed 1"), "{line}");
     }
 
     #[test]

@@ -35,6 +35,11 @@ pub const STALL_REPEAT_S: f32 = 0.0625;
 const ARRIVAL_SAMPLE_LIMIT_TICKS: f32 = 128.0;
 /// How quickly the arrival statistics follow new commands.
 const ARRIVAL_SMOOTHING: f32 = 0.05;
+/// Longest frame of a client's the server measures, seconds (2 frames a
+/// second): a slower "frame" says nothing a rewind could use.
+pub const MAX_CLIENT_FRAME_S: f32 = 0.5;
+/// How quickly the measured frame interval follows new frames.
+const FRAME_SMOOTHING: f32 = 0.25;
 
 /// Per player: what happened to its commands.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -53,6 +58,16 @@ pub struct CommandStats {
     pub repaired: u64,
     /// Ticks run on a neutral command because the player's had stalled.
     pub neutral: u64,
+}
+
+/// Where the render time a client's commands claim last changed.
+#[derive(Debug, Clone, Copy)]
+struct FrameStart {
+    tick: u32,
+    render_tick: f64,
+    /// Changed from another claimed render time (a frame's start), not
+    /// first seen in a run.
+    whole: bool,
 }
 
 /// A player's commands by tick, waiting for their tick.
@@ -82,6 +97,12 @@ pub struct CommandBuffer {
     /// (the arrival jitter), ticks.
     margin_mean: Option<f32>,
     jitter_ticks: f32,
+    /// The client's frames as its commands show them: a client makes the
+    /// commands of every tick its frame covers at once, all claiming the
+    /// render time of that frame. The tick where the claimed render time
+    /// last changed, and the smoothed ticks between changes.
+    frame_started: Option<FrameStart>,
+    frame_ticks: f32,
     pub stats: CommandStats,
 }
 
@@ -138,6 +159,43 @@ impl CommandBuffer {
         self.jitter_ticks
     }
 
+    /// How long the client's frames are, ticks, as its commands show them
+    /// (1 when it draws at least a frame a tick; at most
+    /// [`MAX_CLIENT_FRAME_S`]` × tick_hz`). A claim of the client's, so it
+    /// widens only what the rewind cap bounds anyway.
+    pub fn frame_ticks(&self, tick_hz: u32) -> f32 {
+        self.frame_ticks.clamp(1.0, (MAX_CLIENT_FRAME_S * tick_hz as f32).max(1.0))
+    }
+
+    /// Counts a run command's render time towards [`Self::frame_ticks`]:
+    /// the ticks between two changes of the render time commands claim. Only
+    /// commands that claim one count (fire held; a click's render time is its
+    /// own instant, not its frame's); without one the count starts again,
+    /// at the next change (a run's first change ends no whole frame).
+    fn measure_frame(&mut self, cmd: &UserCmd) {
+        if cmd.click.is_some() {
+            return;
+        }
+        if !(cmd.render_tick.is_finite() && cmd.render_tick > 0.0) {
+            self.frame_started = None;
+            return;
+        }
+        let Some(frame) = self.frame_started else {
+            self.frame_started = Some(FrameStart { tick: cmd.tick, render_tick: cmd.render_tick, whole: false });
+            return;
+        };
+        if cmd.render_tick == frame.render_tick {
+            return;
+        }
+        if frame.whole {
+            let limit = MAX_CLIENT_FRAME_S * *arena_sim::TICK_HZ_RANGE.end() as f32;
+            let ticks = (tick_diff(cmd.tick, frame.tick) as f32).clamp(1.0, limit);
+            let smoothed = if self.frame_ticks > 0.0 { self.frame_ticks } else { ticks };
+            self.frame_ticks = (smoothed + (ticks - smoothed) * FRAME_SMOOTHING).clamp(1.0, limit);
+        }
+        self.frame_started = Some(FrameStart { tick: cmd.tick, render_tick: cmd.render_tick, whole: true });
+    }
+
     /// The command to run at `tick`: the player's own; if it has not come, a
     /// repeat of the last one for up to `max_repeats` ticks in a row, then a
     /// neutral one that only keeps the view (`None` until any command has come).
@@ -157,6 +215,7 @@ impl CommandBuffer {
             self.stats.run += 1;
             self.last = Some(cmd);
             self.last_run_tick = Some(tick);
+            self.measure_frame(&cmd);
             return Some(cmd);
         }
         let last = self.last?;
@@ -281,6 +340,41 @@ mod tests {
 
     fn cmd(tick: u32) -> UserCmd {
         UserCmd { tick, forward: 1.0, ..Default::default() }
+    }
+
+    #[test]
+    fn the_clients_frames_show_in_its_render_times() {
+        // A client drawing a frame every 16 ticks: 16 commands a frame, all
+        // claiming that frame's render time; a click's own instant is no frame.
+        let mut b = CommandBuffer::default();
+        for tick in 1..=160u32 {
+            let frame_render = f64::from((tick - 1) / 16 * 16);
+            let mut c = UserCmd { render_tick: frame_render, ..cmd(tick) };
+            if tick % 16 == 5 {
+                c.click = Some(arena_sim::Click { fraction: 0.5, yaw: 0.0, pitch: 0.0 });
+                c.render_tick += 0.3;
+            }
+            b.offer(c, tick - 1, 0.0, 64);
+            b.take(tick, 3);
+        }
+        assert!((b.frame_ticks(64) - 16.0).abs() < 0.5, "{}", b.frame_ticks(64));
+        // A frame a tick: 1. And never more than MAX_CLIENT_FRAME_S.
+        let mut fast = CommandBuffer::default();
+        for tick in 1..=100u32 {
+            fast.offer(UserCmd { render_tick: f64::from(tick) - 10.0, ..cmd(tick) }, tick - 1, 0.0, 64);
+            fast.take(tick, 3);
+        }
+        assert_eq!(fast.frame_ticks(64), 1.0);
+        assert!(b.frame_ticks(20) <= MAX_CLIENT_FRAME_S * 20.0);
+        // Commands without a render time (fire not held: none on the wire)
+        // and short runs of fire end no frame: the measure stays.
+        for tick in 161..=400u32 {
+            let firing = tick % 20 < 6;
+            let render_tick = if firing { f64::from((tick - 1) / 16 * 16) } else { 0.0 };
+            b.offer(UserCmd { render_tick, ..cmd(tick) }, tick - 1, 0.0, 64);
+            b.take(tick, 3);
+        }
+        assert!((b.frame_ticks(64) - 16.0).abs() < 0.5, "{}", b.frame_ticks(64));
     }
 
     #[test]

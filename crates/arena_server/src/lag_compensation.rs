@@ -52,6 +52,23 @@ pub const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
 /// bounds to two ticks), or a click at a low frame rate would count as
 /// late as its frame and be rewound less than its shooter saw.
 pub const MAX_CLICK_WAIT_S: f64 = 1.0 / 30.0;
+/// How many of a shooter's frames its claimed render time may lie before
+/// the server's estimate, beyond the tolerance: a slow client (a software
+/// renderer at a few frames a second) draws what it had at its last frame
+/// and sends the click's command a frame later, and the server's estimate
+/// (from the round trip) knows of neither.
+pub const FRAMES_OF_ALLOWANCE: f64 = 2.0;
+/// The most that allowance reaches, seconds (the rewind cap still bounds
+/// every rewind).
+pub const MAX_FRAME_ALLOWANCE_S: f64 = 0.75;
+
+/// How much older than the estimate a claimed render time is believed for a
+/// shooter whose frames last `frame_ticks`, ticks (0 for a client drawing a
+/// frame a tick or more).
+pub fn frame_allowance_ticks(frame_ticks: f32, tick_hz: u32) -> f64 {
+    let frame = if frame_ticks.is_finite() { f64::from(frame_ticks.max(1.0)) - 1.0 } else { 0.0 };
+    (FRAMES_OF_ALLOWANCE * frame).min(MAX_FRAME_ALLOWANCE_S * f64::from(tick_hz))
+}
 
 /// How much older than its command a clicked shot may be rewound, ticks:
 /// the click's wait before its command's tick, at most [`MAX_CLICK_WAIT_S`].
@@ -187,6 +204,9 @@ pub struct RewindBounds {
     pub estimate: f64,
     /// How far from the estimate a claim is believed, ticks.
     pub tolerance: f64,
+    /// How much further before the estimate a claim is believed, ticks
+    /// (the shooter's slow frames, [`frame_allowance_ticks`]).
+    pub frame_allowance: f64,
     /// The oldest time a rewind may reach: the tick being simulated minus
     /// the round trip, the interpolation delay and the tolerance (and a
     /// click's wait, [`click_wait_ticks`]). No backtracking to where someone
@@ -210,8 +230,10 @@ pub struct TestedTick {
 /// agrees with the estimate within the tolerance, else the estimate; never
 /// older than the rewind limit; within the history.
 pub fn choose_tested_tick(claimed: f64, bounds: RewindBounds) -> TestedTick {
-    let RewindBounds { estimate, tolerance, oldest, span } = bounds;
-    let rejected = !(claimed > 0.0 && claimed.is_finite() && (claimed - estimate).abs() <= tolerance);
+    let RewindBounds { estimate, tolerance, frame_allowance, oldest, span } = bounds;
+    let allowance = if frame_allowance.is_finite() { frame_allowance.max(0.0) } else { 0.0 };
+    let offset = claimed - estimate;
+    let rejected = !(claimed > 0.0 && claimed.is_finite() && offset <= tolerance && -offset <= tolerance + allowance);
     let wanted = if rejected { estimate } else { claimed };
     let (first, newest) = (f64::from(span.0), f64::from(span.1));
     let floor = if oldest.is_finite() { oldest.max(first).min(newest) } else { first };
@@ -237,6 +259,9 @@ pub struct ShooterLink {
     pub interp_ms: u16,
     /// How unevenly its commands arrive, ticks.
     pub arrival_jitter_ticks: f32,
+    /// How long its frames are, ticks, as its commands show them
+    /// ([`CommandBuffer::frame_ticks`]).
+    pub frame_ticks: f32,
 }
 
 impl LagHistory {
@@ -259,17 +284,21 @@ impl LagHistory {
         let (tested_tick, hitboxes) = if compensate {
             let tolerance = render_time_tolerance_ticks(link.arrival_jitter_ticks, rate.hz());
             let click_wait = click_wait_ticks(pending.cmd.click, rate.hz());
+            let frame_allowance = frame_allowance_ticks(link.frame_ticks, rate.hz());
             // The window counts the command's head start as the estimate
             // does (how early it came, measured here, at most
             // MAX_HEAD_START_IN_WINDOW_S): without it an honest claim near the
             // estimate fell outside the window whenever the head start
             // outgrew the tolerance (jitter makes the client run further ahead).
             let head_start = f64::from(pending.margin_ticks.max(0.0)).min(rate.s_to_ticks(MAX_HEAD_START_IN_WINDOW_S));
-            let trusted = f64::from(tick.0) - head_start - rtt_ticks - interp_ticks - tolerance - click_wait;
+            let trusted =
+                f64::from(tick.0) - head_start - rtt_ticks - interp_ticks - tolerance - click_wait - frame_allowance;
             let cap = f64::from(tick.0) - rate.s_to_ticks(unlag.max_unlag_s.max(0.0));
             let oldest = trusted.max(cap);
-            let chosen =
-                choose_tested_tick(pending.cmd.render_tick, RewindBounds { estimate, tolerance, oldest, span });
+            let chosen = choose_tested_tick(
+                pending.cmd.render_tick,
+                RewindBounds { estimate, tolerance, frame_allowance, oldest, span },
+            );
             stats.render_times_rejected += u64::from(chosen.rejected);
             stats.render_times_clamped += u64::from(chosen.clamped);
             stats.rewinds_capped += u64::from(chosen.clamped && cap > trusted && chosen.tick <= cap);
@@ -329,6 +358,7 @@ pub(crate) fn rewind_shots(
             rtt_s: shooter.client_id.map(|c| server.rtt(c)).unwrap_or(0.0),
             interp_ms: prefs.0.interp_ms,
             arrival_jitter_ticks: buffer.arrival_jitter_ticks(),
+            frame_ticks: buffer.frame_ticks(rate.hz()),
         };
         let compensate = switch.on && prefs.0.lag_compensation && shooter.client_id.is_some();
         let unlag = Unlag { compensate, max_unlag_s: switch.max_unlag_s };
@@ -394,11 +424,30 @@ mod tests {
     }
 
     fn bounds(estimate: f64) -> RewindBounds {
-        RewindBounds { estimate, tolerance: 2.0, oldest: 0.0, span: (103, 110) }
+        RewindBounds { estimate, tolerance: 2.0, frame_allowance: 0.0, oldest: 0.0, span: (103, 110) }
     }
 
     fn tested(tick: f64, rejected: bool, clamped: bool) -> TestedTick {
         TestedTick { tick, rejected, clamped }
+    }
+
+    #[test]
+    fn a_slow_clients_older_claim_is_believed_within_its_frames() {
+        // A client drawing a frame a tick or more gets no allowance.
+        assert_eq!(frame_allowance_ticks(1.0, 64), 0.0);
+        assert_eq!(frame_allowance_ticks(f32::NAN, 64), 0.0);
+        // Four frames a second at 64 Hz: 16 ticks a frame, two frames' worth.
+        assert_eq!(frame_allowance_ticks(16.0, 64), 30.0);
+        // Never more than MAX_FRAME_ALLOWANCE_S.
+        assert_eq!(frame_allowance_ticks(1000.0, 64), MAX_FRAME_ALLOWANCE_S * 64.0);
+        let slow = RewindBounds { frame_allowance: 20.0, span: (60, 110), ..bounds(107.0) };
+        // 20 ticks older than the estimate: believed with the allowance, not without.
+        assert_eq!(choose_tested_tick(87.0, slow), tested(87.0, false, false));
+        assert_eq!(choose_tested_tick(87.0, RewindBounds { frame_allowance: 0.0, ..slow }), tested(107.0, true, false));
+        // The allowance is for older claims only: a newer one keeps the tolerance.
+        assert_eq!(choose_tested_tick(110.0, slow), tested(107.0, true, false));
+        // Past the allowance: the estimate.
+        assert_eq!(choose_tested_tick(84.0, slow), tested(107.0, true, false));
     }
 
     #[test]
@@ -419,7 +468,13 @@ mod tests {
         let limited = RewindBounds { oldest: 106.0, ..bounds(106.5) };
         assert_eq!(choose_tested_tick(105.0, limited), tested(106.0, false, true));
         // Garbage bounds still give a time within the history.
-        let garbage = RewindBounds { estimate: f64::NAN, tolerance: f64::NAN, oldest: f64::NAN, span: (103, 110) };
+        let garbage = RewindBounds {
+            estimate: f64::NAN,
+            tolerance: f64::NAN,
+            frame_allowance: f64::NAN,
+            oldest: f64::NAN,
+            span: (103, 110),
+        };
         assert_eq!(choose_tested_tick(f64::INFINITY, garbage).tick, 110.0);
     }
 

@@ -224,6 +224,7 @@ pub(crate) fn launch_rockets(
             rtt_s: shooter.client_id.map(|c| server.rtt(c)).unwrap_or(0.0),
             interp_ms: prefs.0.interp_ms,
             arrival_jitter_ticks: buffer.arrival_jitter_ticks(),
+            frame_ticks: buffer.frame_ticks(rate.hz()),
         };
         // When the shooter saw the others: the same rule as a hitscan shot's rewind.
         let seen = history.tested_for(
