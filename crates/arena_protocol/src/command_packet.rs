@@ -18,6 +18,7 @@ use arena_sim::quant::{
 };
 
 use crate::bits::{BitsError, BitsIn, BitsOut};
+use crate::cmd_predict::predict_view;
 use crate::messages::MAX_CMDS_PER_PACKET;
 
 const COUNT_BITS: u32 = 5;
@@ -202,13 +203,8 @@ fn read_click(input: &mut BitsIn, q: Q) -> Result<Shot, BitsError> {
 /// it (`newest`, if any): the same, with the view turned back as much as it
 /// turned from `newer` to `newest`.
 fn predict(newer: Q, newest: Option<Q>) -> Q {
-    let mut q = newer;
-    if let Some(newest) = newest {
-        q.yaw = newer.yaw.wrapping_sub(newest.yaw.wrapping_sub(newer.yaw));
-        let pitch = 2 * i32::from(newer.pitch) - i32::from(newest.pitch);
-        q.pitch = pitch.clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16;
-    }
-    q
+    let (yaw, pitch) = predict_view((newer.yaw, newer.pitch), newest.map(|n| (n.yaw, n.pitch)));
+    Q { yaw, pitch, ..newer }
 }
 
 /// The render offset as a signed number ([`u32::MAX`], unknown, as -1).
