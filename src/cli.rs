@@ -2,8 +2,9 @@
 //! a `--config` file's options added, and made into the configs each mode
 //! runs with. The families of options live below: `window` (the windowed
 //! modes), `game` (a server's games), `lab` (the experiments), `netcode`
-//! (the techniques and the link conditioner) and `values`.
+//! (the techniques and the link conditioner), `config_file` and `values`.
 
+use std::ffi::OsString;
 use std::net::{Ipv6Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,17 +13,19 @@ use arena_lab::bot_clients::{Behavior, BotsConfig};
 use arena_protocol::DEFAULT_PORT;
 use arena_server::ServerConfig;
 use arena_view::{PlaybackStart, Screenshot, StartAction};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::master::MasterArgs;
 use crate::servers;
 
+mod config_file;
 mod game;
 mod lab;
 mod netcode;
 mod values;
 mod window;
 
+use config_file::ConfigFileArgsError;
 use game::GameArgs;
 pub use lab::Experiment;
 use netcode::LinkArgs;
@@ -91,6 +94,10 @@ pub struct PlayArgs {
     /// UDP port to listen on (all interfaces); another is taken if it is busy.
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub port: u16,
+    /// The game's options from a RON file, keyed like `arena server`'s
+    /// (its `name` is the game's, --server-name here); the command line wins.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub game: GameArgs,
     #[command(flatten)]
@@ -106,6 +113,10 @@ pub struct HostArgs {
     /// An address players use to reach you from outside (NAT, port forwarding); repeatable.
     #[arg(long = "public-addr", value_name = "ADDR")]
     pub public_addrs: Vec<SocketAddr>,
+    /// The game's options from a RON file, keyed like `arena server`'s
+    /// (its `name` is the game's, --server-name here); the command line wins.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub game: GameArgs,
     #[command(flatten)]
@@ -268,8 +279,8 @@ pub enum CliError {
     /// Refused by the grammar, or `--help` or `--version` asked for: clap
     /// prints it and exits (see [`clap::Error::exit`]).
     Clap(clap::Error),
-    /// An `arena server --config` file that cannot be used.
-    ConfigFile(arena_server::ConfigFileError),
+    /// A `--config` file that cannot be read or does not fit the subcommand.
+    ConfigFile(ConfigFileArgsError),
 }
 
 impl std::fmt::Display for CliError {
@@ -287,17 +298,41 @@ impl From<clap::Error> for CliError {
     }
 }
 
-impl From<arena_server::ConfigFileError> for CliError {
-    fn from(e: arena_server::ConfigFileError) -> Self {
+impl From<ConfigFileArgsError> for CliError {
+    fn from(e: ConfigFileArgsError) -> Self {
         CliError::ConfigFile(e)
     }
 }
 
+/// The grammar of the command line: [`Cli`]'s, with the environment taken
+/// off `host` and `play`. The `ARENA_` variables of [`GameArgs`] configure
+/// a dedicated server (a container's, a unit file's); a player's own game
+/// on the same machine must not change by them.
+pub fn command() -> clap::Command {
+    let without_environment = |mode: clap::Command| mode.mut_args(|arg| arg.env(None));
+    Cli::command().mut_subcommand("host", without_environment).mut_subcommand("play", without_environment)
+}
+
 /// Parses the command line (the program's name first), with the options of
-/// an `arena server --config` file added.
-pub fn parse(args: Vec<String>) -> Result<Cli, CliError> {
-    let args = arena_server::with_config_file(args, |key| std::env::var(key).ok())?;
-    Ok(Cli::try_parse_from(args)?)
+/// a `--config` file added where `server`, `host` or `play` has one: each
+/// option given neither on the command line nor (`server`) in the
+/// environment, so that those win over the file.
+pub fn parse<I, T>(args: I) -> Result<Cli, CliError>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let mut args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let mut grammar = command();
+    let mut matches = grammar.try_get_matches_from_mut(&args)?;
+    let added = config_file::file_flags(&grammar, &matches)?;
+    if !added.is_empty() {
+        // The file's flags go last: `server`, `host` and `play` take no
+        // positional arguments, so they are the subcommand's.
+        args.extend(added);
+        matches = command().try_get_matches_from(&args)?;
+    }
+    Cli::from_arg_matches(&matches).map_err(|e| CliError::Clap(e.format(&mut command())))
 }
 
 impl PlayArgs {
@@ -400,13 +435,34 @@ mod tests {
     use super::*;
 
     fn parse_line(line: &str) -> Result<Cli, String> {
-        parse(line.split_whitespace().map(str::to_string).collect()).map_err(|e| e.to_string())
+        parse(line.split_whitespace()).map_err(|e| e.to_string())
     }
 
     fn mode(line: &str) -> Mode {
         match parse_line(line) {
             Ok(Cli { mode: Some(mode), .. }) => mode,
             other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    /// A config file in the temporary directory, removed when dropped.
+    struct TempFile(PathBuf);
+
+    impl TempFile {
+        fn new(name: &str, text: &str) -> Self {
+            let path = std::env::temp_dir().join(format!("arena-cli-{}-{name}.ron", std::process::id()));
+            std::fs::write(&path, text).expect("the temporary directory takes a file");
+            Self(path)
+        }
+
+        fn path(&self) -> String {
+            self.0.display().to_string()
+        }
+    }
+
+    impl Drop for TempFile {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
         }
     }
 
@@ -455,5 +511,105 @@ mod tests {
         assert_eq!(config.map(|c| c.stop_after), Ok(Some(Duration::from_secs(3))));
         let Mode::Play(play) = mode("arena play") else { panic!() };
         assert_eq!(play.server_config().map(|c| c.bots), Ok(arena_view::QUICK_PLAY_BOTS));
+    }
+
+    #[test]
+    fn a_config_file_counts_wherever_its_flag_stands_and_the_command_line_wins() {
+        let file =
+            TempFile::new("anywhere", "(name: \"From file\", bots: 4, tick: 32, frag_limit: 9, no_subtick: true)");
+        let path = file.path();
+        for line in [
+            format!("arena server --config {path} --tick 128"),
+            format!("arena server --tick 128 --config {path}"),
+            format!("arena server --tick=128 --config={path}"),
+            format!("arena --resolution 800x600 server --tick 128 --config {path}"),
+        ] {
+            let Mode::Server(server) = mode(&line) else { panic!("{line}") };
+            let got = (server.name.as_deref(), server.game.bots, server.game.tick, server.game.frag_limit);
+            assert_eq!(got, (Some("From file"), Some(4), 128, 9), "{line}");
+            assert!(server.game.no_subtick, "{line}");
+        }
+        // On a listen server the file's `name` is the game's; `--name` stays the player's.
+        let Mode::Host(host) = mode(&format!("arena host --name Ada --config {path} --bots 1")) else { panic!() };
+        let got = (host.game.server_name.as_deref(), host.window.name.as_deref(), host.game.bots, host.game.tick);
+        assert_eq!(got, (Some("From file"), Some("Ada"), Some(1), 32));
+        let Mode::Play(play) = mode(&format!("arena play --config {path} --port 27030")) else { panic!() };
+        assert_eq!((play.game.bots, play.game.frag_limit, play.port), (Some(4), 9, 27030));
+        assert!(
+            matches!(parse_line(&format!("arena join example.org --config {path}")), Err(e) if e.contains("--config"))
+        );
+    }
+
+    #[test]
+    fn a_dedicated_servers_own_options_are_refused_by_host_and_play() {
+        let bind = TempFile::new("bind", "(bind: \"0.0.0.0:27015\", bots: 2)");
+        let refused = parse_line(&format!("arena host --config {}", bind.path())).err().unwrap_or_default();
+        assert!(refused.contains("`bind`") && refused.contains("arena host"), "{refused}");
+        let Mode::Server(server) = mode(&format!("arena server --config {}", bind.path())) else { panic!() };
+        assert_eq!(server.bind, SocketAddr::from(([0, 0, 0, 0], 27015)));
+        let public = TempFile::new("public", "(public_addr: [\"192.0.2.7:27015\"], password: \"-dash\")");
+        let refused = parse_line(&format!("arena play --config {}", public.path())).err().unwrap_or_default();
+        assert!(refused.contains("`public_addr`") && refused.contains("arena play"), "{refused}");
+        let Mode::Host(host) = mode(&format!("arena host --config {}", public.path())) else { panic!() };
+        assert_eq!((host.public_addrs.len(), host.game.password.as_deref()), (1, Some("-dash")));
+    }
+
+    #[test]
+    fn host_and_play_read_no_environment_and_server_reads_it_by_the_flags_names() {
+        let grammar = command();
+        let env_of = |mode: &str, long: &str| {
+            let mode = grammar.find_subcommand(mode).expect("a subcommand");
+            let arg = mode.get_arguments().find(|a| a.get_long() == Some(long)).expect("an option");
+            arg.get_env().map(|name| name.to_string_lossy().into_owned())
+        };
+        for mode in ["host", "play"] {
+            let subcommand = grammar.find_subcommand(mode).expect("a subcommand");
+            let read = subcommand.get_arguments().filter_map(|a| a.get_env()).collect::<Vec<_>>();
+            assert!(read.is_empty(), "arena {mode} reads {read:?}");
+        }
+        // `ARENA_` and the flag's name, as the README says; `--master` is a list.
+        let server = grammar.find_subcommand("server").expect("a subcommand");
+        for long in server.get_arguments().filter_map(|a| a.get_long()) {
+            let want = match long {
+                "help" | "executor" => None,
+                "master" => Some("ARENA_MASTERS".to_string()),
+                long => Some(format!("ARENA_{}", long.replace('-', "_").to_uppercase())),
+            };
+            assert_eq!(env_of("server", long), want, "--{long}");
+        }
+    }
+
+    /// Runs in a copy of this test binary whose environment has ARENA_
+    /// variables set (a test cannot set its own: the environment is the
+    /// whole process's, shared by the tests running beside it).
+    #[test]
+    fn the_environment_changes_server_and_not_host_or_play() {
+        const CHILD: &str = "ARENA_CLI_TEST_CHILD";
+        let name = "cli::tests::the_environment_changes_server_and_not_host_or_play";
+        if std::env::var_os(CHILD).is_none() {
+            let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+                .args([name, "--exact", "--test-threads=1"])
+                .env(CHILD, "1")
+                .env("ARENA_BOTS", "3")
+                .env("ARENA_TICK", "32")
+                .env("ARENA_SERVER_NAME", "From env")
+                .output()
+                .expect("the test binary runs");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success() && stdout.contains("1 passed"), "{stdout}");
+            return;
+        }
+        let file = TempFile::new("env", "(bots: 4, frag_limit: 9)");
+        let path = file.path();
+        let Mode::Server(server) = mode(&format!("arena server --config {path}")) else { panic!() };
+        let got = (server.game.bots, server.game.tick, server.game.frag_limit, server.game.server_name.as_deref());
+        assert_eq!(got, (Some(3), 32, 9, Some("From env")), "the environment wins over the file");
+        let Mode::Server(server) = mode("arena server --bots 1") else { panic!() };
+        assert_eq!(server.game.bots, Some(1), "the command line wins over the environment");
+        let Mode::Host(host) = mode("arena host") else { panic!() };
+        let got = (host.game.bots, host.game.tick, host.game.server_name);
+        assert_eq!(got, (None, arena_sim::DEFAULT_TICK_HZ, None));
+        let Mode::Play(play) = mode(&format!("arena play --config {path}")) else { panic!() };
+        assert_eq!((play.game.bots, play.game.tick, play.game.frag_limit), (Some(4), arena_sim::DEFAULT_TICK_HZ, 9));
     }
 }

@@ -14,7 +14,7 @@ mod master;
 mod servers;
 
 fn main() -> ExitCode {
-    let cli = match cli::parse(std::env::args().collect()) {
+    let cli = match cli::parse(std::env::args_os()) {
         Ok(cli) => cli,
         Err(CliError::Clap(e)) => e.exit(),
         Err(e) => return fail(&e.to_string()),

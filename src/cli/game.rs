@@ -12,6 +12,10 @@ use clap::Args;
 const MAX_TIME_LIMIT_S: f64 = 86_400.0;
 
 /// How a hosted or dedicated server runs its games.
+///
+/// The `env` names are the dedicated server's alone: [`super::command`]
+/// takes them off `host` and `play`, so that a player's game on a machine
+/// whose environment configures a server is not changed by it.
 #[derive(Args, Debug, Clone)]
 pub struct GameArgs {
     /// Simulation rate, ticks per second.
