@@ -13,7 +13,7 @@ use arena_protocol::key::OPEN_KEY;
 use renetcode::{ClientAuthentication, ConnectToken, NetcodeClient};
 
 use crate::inputs::Generator;
-use crate::network::{connection_request_with, netcode_shaped, renet_shaped};
+use crate::targets::network::{connection_request_with, netcode_shaped, renet_shaped};
 
 /// What a flood sent.
 #[derive(Debug, Default, Clone, Copy)]

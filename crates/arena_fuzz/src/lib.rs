@@ -20,11 +20,9 @@
 pub mod driver;
 pub mod flood;
 pub mod inputs;
-pub mod master;
-pub mod nat;
-pub mod network;
 pub mod target;
 pub mod targets;
 
 pub use driver::{Report, run};
-pub use targets::{Target, all};
+pub use target::Target;
+pub use targets::all;

@@ -1,9 +1,10 @@
-//! `arena server --config FILE`: a dedicated server's options from a RON
-//! file, keyed like the flags (`bots: 4`, `tick: 128`, `password_file:
-//! "/run/secrets/arena"`). An unknown key is refused, named. The command
-//! line wins over the environment (`ARENA_...`), which wins over the file:
-//! the file's options become flags added after the command line's, for each
-//! option given neither there nor in the environment.
+//! `--config FILE` of `arena server` (and of `host` and `play`): a server's
+//! options from a RON file, keyed like `arena server`'s flags (`bots: 4`,
+//! `tick: 128`, `password_file: "/run/secrets/arena"`). An unknown key is
+//! refused, named. Each option is read as the flag it stands for; the
+//! command line (the `arena` binary) adds those given neither there nor in
+//! the environment, so the command line wins over the environment
+//! (`ARENA_...`), which wins over the file.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -69,83 +70,75 @@ impl std::fmt::Display for ConfigFileError {
     }
 }
 
-/// The environment variable of a flag: `--max-unlag-ms` is `ARENA_MAX_UNLAG_MS`.
-pub fn env_name(flag: &str) -> String {
-    format!("ARENA_{}", flag.trim_start_matches('-').replace('-', "_").to_uppercase())
+/// One of a config file's options, as the flag of `arena server` it stands for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileOption {
+    /// The file's key (`max_unlag_ms`), to name it in messages.
+    pub key: &'static str,
+    /// The flag of `arena server` it stands for (`--max-unlag-ms`).
+    pub flag: &'static str,
+    /// The flag's values: one for most, one per entry of a list
+    /// (`public_addr`, `masters`), none for a switch that is on.
+    pub values: Vec<String>,
 }
 
-/// The command line with the file's options added, if `args` is `arena
-/// server ... --config FILE ...`; `args` as they are otherwise.
-pub fn with_config_file(
-    args: Vec<String>,
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<Vec<String>, ConfigFileError> {
-    if args.get(1).map(String::as_str) != Some("server") {
-        return Ok(args);
-    }
-    let config = args.iter().enumerate().find_map(|(i, a)| {
-        if a == "--config" { args.get(i + 1).cloned() } else { a.strip_prefix("--config=").map(str::to_string) }
-    });
-    let Some(path) = config.or_else(|| env("ARENA_CONFIG")) else { return Ok(args) };
-    let file = read(Path::new(&path))?;
-    let given = |flag: &str| {
-        args.iter().any(|a| a == flag || a.starts_with(&format!("{flag}="))) || env(&env_name(flag)).is_some()
+/// The options the config file at `path` gives, each as `arena server`'s
+/// flag; keys the file leaves out, switches set to `false` and empty lists
+/// are not among them. Which of them apply is the command line's to decide
+/// (those given neither there nor in the environment).
+pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError> {
+    let file = read(path)?;
+    let mut options = Vec::new();
+    let mut add = |key: &'static str, flag: &'static str, values: Vec<String>| {
+        options.push(FileOption { key, flag, values });
     };
-    let mut added: Vec<String> = Vec::new();
-    let mut add = |flag: &str, value: Option<String>| {
-        if let Some(value) = value
-            && !given(flag)
-        {
-            added.push(flag.to_string());
-            added.push(value);
-        }
-    };
-    add("--name", file.name);
-    add("--bind", file.bind.map(|a| a.to_string()));
-    add("--public-port", file.public_port.map(|p| p.to_string()));
-    add("--tick", file.tick.map(|v| v.to_string()));
-    add("--snapshot-rate", file.snapshot_rate.map(|v| v.to_string()));
-    add("--max-unlag-ms", file.max_unlag_ms.map(|v| v.to_string()));
-    add("--max-clients", file.max_clients.map(|v| v.to_string()));
-    add("--bots", file.bots.map(|v| v.to_string()));
-    add("--bot-skill", file.bot_skill.map(|v| v.to_string()));
-    add("--bot-seed", file.bot_seed.map(|v| v.to_string()));
-    add("--frag-limit", file.frag_limit.map(|v| v.to_string()));
-    add("--time-limit-min", file.time_limit_min.map(|v| v.to_string()));
-    add("--password", file.password);
-    add("--password-file", file.password_file.map(|p| p.display().to_string()));
-    add("--seconds", file.seconds.map(|v| v.to_string()));
-    add("--record", file.record.map(|p| p.display().to_string()));
-    add("--record-keep", file.record_keep.map(|v| v.to_string()));
-    add("--master-heartbeat-s", file.master_heartbeat_s.map(|v| v.to_string()));
-    add("--map-port", file.map_port);
-    add("--map-lease-s", file.map_lease_s.map(|v| v.to_string()));
-    if !given("--public-addr") {
-        for addr in file.public_addr.unwrap_or_default() {
-            added.push("--public-addr".into());
-            added.push(addr.to_string());
-        }
-    }
-    // `--master` is repeatable; its variable is ARENA_MASTERS (a list).
-    if !given("--master") && env("ARENA_MASTERS").is_none() {
-        for master in file.masters.unwrap_or_default() {
-            added.push(format!("--master={master}"));
-        }
-    }
-    for (flag, on) in [
-        ("--no-lag-compensation", file.no_lag_compensation),
-        ("--no-subtick", file.no_subtick),
-        ("--no-projectile-compensation", file.no_projectile_compensation),
-        ("--bot-rifle-only", file.bot_rifle_only),
-        ("--range", file.range),
+    for (key, flag, value) in [
+        ("name", "--name", file.name),
+        ("bind", "--bind", file.bind.map(|a| a.to_string())),
+        ("public_port", "--public-port", file.public_port.map(|p| p.to_string())),
+        ("tick", "--tick", file.tick.map(|v| v.to_string())),
+        ("snapshot_rate", "--snapshot-rate", file.snapshot_rate.map(|v| v.to_string())),
+        ("max_unlag_ms", "--max-unlag-ms", file.max_unlag_ms.map(|v| v.to_string())),
+        ("max_clients", "--max-clients", file.max_clients.map(|v| v.to_string())),
+        ("bots", "--bots", file.bots.map(|v| v.to_string())),
+        ("bot_skill", "--bot-skill", file.bot_skill.map(|v| v.to_string())),
+        ("bot_seed", "--bot-seed", file.bot_seed.map(|v| v.to_string())),
+        ("frag_limit", "--frag-limit", file.frag_limit.map(|v| v.to_string())),
+        ("time_limit_min", "--time-limit-min", file.time_limit_min.map(|v| v.to_string())),
+        ("password", "--password", file.password),
+        ("password_file", "--password-file", file.password_file.map(|p| p.display().to_string())),
+        ("seconds", "--seconds", file.seconds.map(|v| v.to_string())),
+        ("record", "--record", file.record.map(|p| p.display().to_string())),
+        ("record_keep", "--record-keep", file.record_keep.map(|v| v.to_string())),
+        ("master_heartbeat_s", "--master-heartbeat-s", file.master_heartbeat_s.map(|v| v.to_string())),
+        ("map_port", "--map-port", file.map_port),
+        ("map_lease_s", "--map-lease-s", file.map_lease_s.map(|v| v.to_string())),
     ] {
-        if on == Some(true) && !given(flag) {
-            added.push(flag.to_string());
+        if let Some(value) = value {
+            add(key, flag, vec![value]);
         }
     }
-    let mut args = args;
-    args.extend(added);
-    Ok(args)
+    // The lists: `--public-addr` and `--master` (the file's `masters`) are repeatable.
+    let public_addrs: Vec<String> = file.public_addr.unwrap_or_default().iter().map(|a| a.to_string()).collect();
+    if !public_addrs.is_empty() {
+        add("public_addr", "--public-addr", public_addrs);
+    }
+    let masters = file.masters.unwrap_or_default();
+    if !masters.is_empty() {
+        add("masters", "--master", masters);
+    }
+    for (key, flag, on) in [
+        ("no_lag_compensation", "--no-lag-compensation", file.no_lag_compensation),
+        ("no_subtick", "--no-subtick", file.no_subtick),
+        ("no_projectile_compensation", "--no-projectile-compensation", file.no_projectile_compensation),
+        ("bot_rifle_only", "--bot-rifle-only", file.bot_rifle_only),
+        ("range", "--range", file.range),
+    ] {
+        if on == Some(true) {
+            add(key, flag, Vec::new());
+        }
+    }
+    Ok(options)
 }
 
 fn read(path: &Path) -> Result<ServerFile, ConfigFileError> {
@@ -180,69 +173,56 @@ fn parse_config_file(text: &str) -> Result<ServerFile, String> {
 mod tests {
     use super::*;
 
-    fn args(line: &str) -> Vec<String> {
-        line.split_whitespace().map(str::to_string).collect()
-    }
-
     fn write(text: &str) -> PathBuf {
         let path = std::env::temp_dir().join(format!("arena-config-{}-{}.ron", std::process::id(), text.len()));
         std::fs::write(&path, text).unwrap_or_default();
         path
     }
 
-    #[test]
-    fn the_command_line_wins_over_the_environment_which_wins_over_the_file() {
-        let path = write("(name: \"From file\", bots: 4, tick: 128, no_subtick: true)");
-        let line = format!("arena server --config {} --tick 32", path.display());
-        let env = |key: &str| (key == "ARENA_BOTS").then(|| "2".to_string());
-        let got = with_config_file(args(&line), env).map_err(|e| e.to_string());
+    fn read_text(text: &str) -> Result<Vec<FileOption>, String> {
+        let path = write(text);
+        let options = read_config_file(&path).map_err(|e| e.to_string());
         let _ = std::fs::remove_file(path);
-        let mut want = args(&line);
-        want.extend(["--name".to_string(), "From file".to_string(), "--no-subtick".to_string()]);
-        assert_eq!(got, Ok(want));
+        options
+    }
+
+    fn option(key: &'static str, flag: &'static str, values: &[&str]) -> FileOption {
+        FileOption { key, flag, values: values.iter().map(|v| v.to_string()).collect() }
+    }
+
+    #[test]
+    fn each_option_is_named_by_its_flag() {
+        let options = read_text(
+            "(name: \"From file\", tick: 128, public_addr: [\"203.0.113.7:27015\", \"[2001:db8::1]:27015\"], \
+             masters: [\"master.example.org\"], no_subtick: true, range: false, bot_seed: 7)",
+        );
+        let want = vec![
+            option("name", "--name", &["From file"]),
+            option("tick", "--tick", &["128"]),
+            option("bot_seed", "--bot-seed", &["7"]),
+            option("public_addr", "--public-addr", &["203.0.113.7:27015", "[2001:db8::1]:27015"]),
+            option("masters", "--master", &["master.example.org"]),
+            option("no_subtick", "--no-subtick", &[]),
+        ];
+        assert_eq!(options, Ok(want));
     }
 
     #[test]
     fn an_unknown_key_is_refused_by_name() {
-        let path = write("(bots: 4, tickrate: 128)");
-        let line = format!("arena server --config {}", path.display());
-        let error = with_config_file(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
-        let _ = std::fs::remove_file(path);
-        let message = error.err().unwrap_or_default();
+        let message = read_text("(bots: 4, tickrate: 128)").err().unwrap_or_default();
         assert!(message.contains("tickrate"), "{message}");
     }
 
     #[test]
     fn a_file_too_large_is_refused() {
-        let path = write(&format!("(name: \"{}\")", "x".repeat(MAX_CONFIG_FILE_BYTES as usize)));
-        let line = format!("arena server --config {}", path.display());
-        let error = with_config_file(args(&line), |_| None).map(|_| ()).map_err(|e| e.to_string());
-        let _ = std::fs::remove_file(path);
-        assert!(error.err().unwrap_or_default().contains("larger than"));
+        let message = read_text(&format!("(name: \"{}\")", "x".repeat(MAX_CONFIG_FILE_BYTES as usize)));
+        assert!(message.err().unwrap_or_default().contains("larger than"));
     }
 
     #[test]
-    fn masters_come_from_the_file_unless_the_line_or_the_environment_gives_them() {
-        let path = write("(masters: [\"master.example.org\", \"192.0.2.1:27950\"], master_heartbeat_s: 60)");
-        let line = format!("arena server --config {}", path.display());
-        let from_file = with_config_file(args(&line), |_| None).map_err(|e| e.to_string());
-        let env = |key: &str| (key == "ARENA_MASTERS").then(|| "elsewhere.example.org".to_string());
-        let from_env = with_config_file(args(&line), env).map_err(|e| e.to_string());
-        let _ = std::fs::remove_file(path);
-        let mut want = args(&line);
-        want.extend(
-            ["--master-heartbeat-s", "60", "--master=master.example.org", "--master=192.0.2.1:27950"].map(String::from),
-        );
-        assert_eq!(from_file, Ok(want));
-        let mut want = args(&line);
-        want.extend(["--master-heartbeat-s", "60"].map(String::from));
-        assert_eq!(from_env, Ok(want));
-    }
-
-    #[test]
-    fn other_modes_and_no_file_are_left_alone() {
-        assert_eq!(with_config_file(args("arena play --bots 2"), |_| None).ok(), Some(args("arena play --bots 2")));
-        assert_eq!(with_config_file(args("arena server --bots 2"), |_| None).ok(), Some(args("arena server --bots 2")));
-        assert_eq!(env_name("--max-unlag-ms"), "ARENA_MAX_UNLAG_MS");
+    fn a_missing_file_is_an_error_that_names_it() {
+        let path = std::env::temp_dir().join(format!("arena-config-{}-missing.ron", std::process::id()));
+        let error = read_config_file(&path).map_err(|e| e.to_string());
+        assert!(error.err().unwrap_or_default().contains(&path.display().to_string()));
     }
 }

@@ -104,7 +104,7 @@ pub use config::{
     ConfigError, DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, Executor,
     MAX_HEARTBEAT_S, MAX_MASTERS, MAX_UNLAG_MS, MatchRules, ServerConfig,
 };
-pub use config_file::{ConfigFileError, MAX_CONFIG_FILE_BYTES, check_config_file, env_name, with_config_file};
+pub use config_file::{ConfigFileError, FileOption, MAX_CONFIG_FILE_BYTES, check_config_file, read_config_file};
 pub use reach_report::{MapState, ReachHandle, ReachReport, Reachable, symmetric_advice};
 pub use transport::{ServerError, ServerInfo, ServerTransport, Traffic};
 

@@ -19,6 +19,7 @@ use renet::{RenetClient, RenetServer};
 use renetcode::{ClientAuthentication, ConnectToken, NetcodeClient};
 
 use crate::inputs::Generator;
+use crate::target::Target;
 
 /// Frame time the pipelines advance by between batches.
 const FRAME: Duration = Duration::from_millis(4);
@@ -193,7 +194,7 @@ impl Datagrams {
     }
 }
 
-impl crate::target::Target for Datagrams {
+impl Target for Datagrams {
     fn name(&self) -> &'static str {
         match self.side {
             Side::Server => "server_datagrams",
@@ -367,7 +368,7 @@ impl Payloads {
     }
 }
 
-impl crate::target::Target for Payloads {
+impl Target for Payloads {
     fn name(&self) -> &'static str {
         match self.side {
             Side::Server => "server_payloads",

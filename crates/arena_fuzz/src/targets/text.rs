@@ -1,0 +1,67 @@
+//! Fuzz targets of text people type: player names (cleaned, made unique,
+//! look-alikes refused) and an admin's server config file.
+
+use arena_protocol::names::{
+    MAX_NAME_CHARS, USER_DATA_BYTES, clean_name, is_invisible, name_from_user_data, refuse_name, unique_name,
+};
+
+use crate::target::Target;
+
+pub struct ConfigFile;
+
+impl Target for ConfigFile {
+    fn name(&self) -> &'static str {
+        "config_file"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        [
+            "(name: \"Friday\", bind: \"0.0.0.0:27015\", public_addr: [\"203.0.113.7:27015\"], bots: 4, tick: 64)",
+            "(no_subtick: true, max_unlag_ms: 300, password_file: \"/run/secrets/arena\", time_limit_min: 12.5)",
+            "(tickrate: 128)",
+            "((((((((((((((((((((",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        // The reader refuses more than this before parsing.
+        let input = &input[..input.len().min(arena_server::MAX_CONFIG_FILE_BYTES as usize)];
+        let _ = arena_server::check_config_file(&String::from_utf8_lossy(input));
+    }
+}
+
+pub struct Names;
+
+impl Target for Names {
+    fn name(&self) -> &'static str {
+        "names"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        ["Ada", "Аda", "Bob (bot)", "\u{202E}evil", "Z\u{0300}\u{0301}\u{0302}", "Ian"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        let text = String::from_utf8_lossy(input);
+        let name = clean_name(&text);
+        assert!(!name.is_empty() && name.chars().count() <= MAX_NAME_CHARS);
+        assert!(!name.chars().any(is_invisible), "{name:?}");
+        assert_eq!(clean_name(&name), name, "cleaning is idempotent");
+        let taken = ["Ada", "Bob", "Player", "Ian 2"];
+        let _ = refuse_name(&name, taken.iter().copied());
+        let unique = unique_name(&name, taken.iter().copied());
+        assert!(unique.chars().count() <= MAX_NAME_CHARS);
+        assert!(!taken.iter().any(|t| t.to_lowercase() == unique.to_lowercase()), "{unique}");
+        let mut data = [0u8; USER_DATA_BYTES];
+        let n = input.len().min(USER_DATA_BYTES);
+        data[..n].copy_from_slice(&input[..n]);
+        let from_data = name_from_user_data(&data);
+        assert_eq!(clean_name(&from_data), from_data);
+    }
+}

@@ -1,0 +1,204 @@
+//! How a hosted or dedicated server runs its games: the options `play`,
+//! `host` and `server` share, and the server's config made from them.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use arena_protocol::key::Password;
+use arena_server::ServerConfig;
+use clap::Args;
+
+/// Longest match the time limit allows, seconds (a day).
+const MAX_TIME_LIMIT_S: f64 = 86_400.0;
+
+/// How a hosted or dedicated server runs its games.
+///
+/// The `env` names are the dedicated server's alone: [`super::command`]
+/// takes them off `host` and `play`, so that a player's game on a machine
+/// whose environment configures a server is not changed by it.
+#[derive(Args, Debug, Clone)]
+pub struct GameArgs {
+    /// Simulation rate, ticks per second.
+    #[arg(long, env = "ARENA_TICK", default_value_t = arena_sim::DEFAULT_TICK_HZ)]
+    pub tick: u32,
+    /// Snapshots per second (default: the tick rate).
+    #[arg(long, env = "ARENA_SNAPSHOT_RATE")]
+    pub snapshot_rate: Option<u32>,
+    /// Turn lag compensation off for everyone.
+    #[arg(long, env = "ARENA_NO_LAG_COMPENSATION")]
+    pub no_lag_compensation: bool,
+    /// The UDP port players reach this server on when it is not the bound
+    /// one (a mapped container port, a forwarded port): what server queries
+    /// and the LAN browser are told (default: the first --public-addr's
+    /// port, else the bound port).
+    #[arg(long, env = "ARENA_PUBLIC_PORT", value_name = "PORT")]
+    pub public_port: Option<u16>,
+    /// How far back lag compensation rewinds at most, milliseconds (0-1000;
+    /// default 400, on the range 1000: its targets are bots): a shooter
+    /// whose round trip, frame time and interpolation delay add up to more
+    /// must lead, and nobody is hit further behind cover than this.
+    #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS")]
+    pub max_unlag_ms: Option<u16>,
+    /// Resolve shots from the tick, as before sub-tick shots (not from the
+    /// frame fire was pressed in).
+    #[arg(long, env = "ARENA_NO_SUBTICK")]
+    pub no_subtick: bool,
+    /// Fly rockets from the tick their command ran, not brought up to the
+    /// time their shooter fired them (the shooter leads moving targets).
+    #[arg(long, env = "ARENA_NO_PROJECTILE_COMPENSATION")]
+    pub no_projectile_compensation: bool,
+    /// Bots keep to the rifle (no rocket launcher).
+    #[arg(long, env = "ARENA_BOT_RIFLE_ONLY")]
+    pub bot_rifle_only: bool,
+    /// Most players connected at once (bots not counted).
+    #[arg(long, env = "ARENA_MAX_CLIENTS", default_value_t = 16)]
+    pub max_clients: usize,
+    /// Server-side bots (default: 5 for play, 0 otherwise).
+    #[arg(long, env = "ARENA_BOTS")]
+    pub bots: Option<usize>,
+    /// How well the bots play, 0-1.
+    #[arg(long, env = "ARENA_BOT_SKILL", default_value_t = 0.5)]
+    pub bot_skill: f32,
+    /// Seed the bots' choices, to replay the same game (default: different every time).
+    #[arg(long, env = "ARENA_BOT_SEED", value_name = "N")]
+    pub bot_seed: Option<u64>,
+    /// A match ends when someone reaches this many frags.
+    #[arg(long, env = "ARENA_FRAG_LIMIT", default_value_t = 20)]
+    pub frag_limit: u16,
+    /// A match ends after this many minutes.
+    #[arg(long, env = "ARENA_TIME_LIMIT_MIN", default_value_t = 10.0)]
+    pub time_limit_min: f64,
+    /// Make the game private: players need this password to join.
+    #[arg(long, env = "ARENA_PASSWORD", value_name = "TEXT")]
+    pub password: Option<String>,
+    /// Read the password from the first line of FILE (so that `ps` does not
+    /// show it, as with --password).
+    #[arg(long, env = "ARENA_PASSWORD_FILE", value_name = "FILE", conflicts_with = "password")]
+    pub password_file: Option<PathBuf>,
+    /// The name server browsers show (default: "NAME's game" when hosting,
+    /// where `--name` is your player's; the machine's name for a dedicated
+    /// server, whose `--name` is this).
+    #[arg(long, env = "ARENA_SERVER_NAME", value_name = "TEXT")]
+    pub server_name: Option<String>,
+    /// A shooting range: targets strafing across lanes at known speeds and
+    /// distances that cannot die, nobody hurt, hits and misses counted
+    /// (no bots unless --bots says so).
+    #[arg(long, env = "ARENA_RANGE")]
+    pub range: bool,
+    /// Record every match as a demo file in DIR (`arena demo play FILE` plays one back).
+    #[arg(long, env = "ARENA_RECORD", value_name = "DIR")]
+    pub record: Option<PathBuf>,
+    /// With --record: keep the newest N of Arena's demo files in DIR, deleting older ones.
+    #[arg(long, env = "ARENA_RECORD_KEEP", value_name = "N", default_value_t = arena_server::DEFAULT_RECORD_KEEP as u64,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub record_keep: u64,
+    /// List the game on an internet master (`arena master`, or any dpmaster):
+    /// HOST or HOST:PORT (default port 27950); repeatable (comma-separated in
+    /// the environment).
+    #[arg(long = "master", env = "ARENA_MASTERS", value_name = "HOST[:PORT]", value_delimiter = ',')]
+    pub masters: Vec<String>,
+    /// Seconds between heartbeats to the masters when nothing changes (a
+    /// heartbeat also goes at start, when players come or go, and on a clean stop).
+    #[arg(long, env = "ARENA_MASTER_HEARTBEAT_S", value_name = "S", default_value_t = arena_server::DEFAULT_HEARTBEAT_S)]
+    pub master_heartbeat_s: u32,
+    /// Ask the home router to forward the game port: `auto` (PCP, NAT-PMP,
+    /// then UPnP-IGD), `off`, or some of `upnp,natpmp,pcp`. Default: auto
+    /// for a listen server (play, host), off for `arena server` (given
+    /// without a value: auto). Removed again on a clean stop.
+    #[arg(long, env = "ARENA_MAP_PORT", value_name = "METHODS", num_args = 0..=1, default_missing_value = "auto")]
+    pub map_port: Option<String>,
+    /// The port mapping's lease asked for, seconds (renewed at half of it).
+    #[arg(long, env = "ARENA_MAP_LEASE_S", value_name = "S", default_value_t = arena_server::DEFAULT_MAP_LEASE_S,
+          value_parser = clap::value_parser!(u32).range(2..=604_800))]
+    pub map_lease_s: u32,
+    /// How the server's systems run: `single` (one after another on the
+    /// server's thread: cheapest for a server's small world) or `multi`
+    /// (Bevy's thread pool), for comparing with `arena lab servercost`.
+    #[arg(long, value_enum, default_value = "single")]
+    pub executor: ExecutorArg,
+}
+
+/// `--executor`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ExecutorArg {
+    Single,
+    Multi,
+}
+
+impl From<ExecutorArg> for arena_server::Executor {
+    fn from(arg: ExecutorArg) -> Self {
+        match arg {
+            ExecutorArg::Single => arena_server::Executor::Single,
+            ExecutorArg::Multi => arena_server::Executor::Multi,
+        }
+    }
+}
+
+impl GameArgs {
+    /// The server's config: listening on `bind`, reached at `public_addrs`,
+    /// with `default_bots` and `default_map_port` where no flag says otherwise.
+    pub fn config(
+        &self,
+        bind: SocketAddr,
+        public_addrs: Vec<SocketAddr>,
+        default_bots: usize,
+        default_map_port: arena_nat::Methods,
+    ) -> Result<ServerConfig, String> {
+        let map_port = match &self.map_port {
+            Some(text) => arena_nat::Methods::parse(text).map_err(|e| format!("--map-port: {e}"))?,
+            None => default_map_port,
+        };
+        Ok(ServerConfig {
+            name: self.server_name.clone().unwrap_or_default(),
+            kind: arena_protocol::query::ServerKind::Dedicated,
+            bind,
+            public_addrs,
+            public_port: self.public_port,
+            max_clients: self.max_clients,
+            tick_hz: self.tick,
+            snapshot_hz: self.snapshot_rate.unwrap_or(self.tick),
+            lag_compensation: !self.no_lag_compensation,
+            max_unlag_ms: self.max_unlag_ms.unwrap_or(if self.range {
+                arena_server::MAX_UNLAG_MS
+            } else {
+                arena_server::DEFAULT_MAX_UNLAG_MS
+            }),
+            bots: self.bots.unwrap_or(if self.range { 0 } else { default_bots }),
+            bot_skill: self.bot_skill,
+            bot_seed: self.bot_seed,
+            rules: arena_server::MatchRules {
+                frag_limit: self.frag_limit,
+                time_limit_s: (self.time_limit_min * 60.0).round().clamp(0.0, MAX_TIME_LIMIT_S) as u32,
+                ..arena_server::MatchRules::default()
+            },
+            password: match &self.password_file {
+                Some(path) => password_from_file(path)?,
+                None => password(self.password.as_deref())?,
+            },
+            stop_after: None,
+            range: self.range,
+            subtick: !self.no_subtick,
+            projectile_compensation: !self.no_projectile_compensation,
+            bot_rockets: !self.bot_rifle_only,
+            record_dir: self.record.clone(),
+            record_keep: usize::try_from(self.record_keep).unwrap_or(usize::MAX),
+            masters: self.masters.clone(),
+            master_heartbeat_s: self.master_heartbeat_s,
+            map_port,
+            map_lease_s: self.map_lease_s,
+            executor: self.executor.into(),
+        })
+    }
+}
+
+/// The password in the first line of `path` (its line end not counted).
+fn password_from_file(path: &Path) -> Result<Password, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--password-file {}: {e}", path.display()))?;
+    let line = text.lines().next().unwrap_or_default();
+    Password::new(line).map_err(|e| format!("--password-file {}: {e}", path.display()))
+}
+
+/// A `--password` flag's value (none: an open game).
+pub fn password(text: Option<&str>) -> Result<Password, String> {
+    Password::new(text.unwrap_or_default()).map_err(|e| format!("--password: {e}"))
+}

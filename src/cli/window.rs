@@ -1,0 +1,105 @@
+//! The windowed modes' options (the menu, `play`, `host`, `join`) and the
+//! view's config made from them.
+
+use std::path::PathBuf;
+
+use arena_client::NetcodeSettings;
+use arena_view::{Screenshot, StartAction, ViewConfig};
+use clap::Args;
+
+use super::netcode::{LinkArgs, NetcodeArgs};
+use super::values::{parse_resolution, positive_duration};
+
+/// Shortest run that leaves time for a screenshot one second before its
+/// end, seconds.
+const MIN_SCREENSHOT_RUN_S: f64 = 1.0;
+
+/// Options of the windowed modes.
+#[derive(Args, Debug, Clone)]
+pub struct WindowArgs {
+    /// Your player name.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Save a screenshot to FILE one second before --seconds runs out.
+    #[arg(long, value_name = "FILE", requires = "seconds")]
+    pub screenshot: Option<PathBuf>,
+    /// With --screenshot: quit after this many seconds.
+    #[arg(long, value_name = "S")]
+    pub seconds: Option<f64>,
+    /// With --screenshot: take it just after the first kill in view instead
+    /// (a body falling), or one second before --seconds if there is none.
+    #[arg(long, requires = "screenshot")]
+    pub screenshot_after_kill: bool,
+    /// With --screenshot: take it on a kill-cam's frozen shot instead (the
+    /// first with the server's ghost behind cover, or any in the last tenth of the run).
+    #[arg(long, requires = "screenshot")]
+    pub screenshot_in_kill_cam: bool,
+    #[command(flatten)]
+    pub netcode: NetcodeArgs,
+    /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
+    #[arg(long)]
+    pub show_hitboxes: bool,
+    /// Demonstration aid: your view follows the nearest player in sight, as your client draws them.
+    #[arg(long)]
+    pub auto_aim: bool,
+    /// Window size in pixels, WIDTHxHEIGHT.
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_resolution)]
+    pub resolution: (u32, u32),
+    #[command(flatten)]
+    pub link: LinkArgs,
+}
+
+impl WindowArgs {
+    /// The view's config for a window that starts with `start`.
+    pub fn view_config(self, start: StartAction) -> Result<ViewConfig, String> {
+        let screenshot =
+            screenshot(self.screenshot, self.seconds, self.screenshot_after_kill, self.screenshot_in_kill_cam)?;
+        let conditions = self.link.conditions()?;
+        self.netcode.check()?;
+        let netcode = NetcodeSettings {
+            prediction: self.netcode.prediction.on(),
+            reconciliation: self.netcode.reconciliation.on(),
+            interpolation: self.netcode.interpolation.on(),
+            interp_ms: self.netcode.interp_ms,
+            lag_compensation: self.netcode.lag_compensation.on(),
+            projectile_compensation: true,
+            subtick: true,
+            hit_prediction: true,
+            show_hitboxes: self.show_hitboxes,
+            // The player's setting (on unless turned off) replaces this once loaded.
+            kill_cam: true,
+            conditions,
+            conditioner_seed: None,
+        };
+        Ok(ViewConfig {
+            start,
+            name: self.name,
+            screenshot,
+            netcode,
+            resolution: self.resolution,
+            auto_aim: self.auto_aim,
+        })
+    }
+}
+
+/// `--screenshot FILE --seconds S` (and where in the run to take it) as the
+/// view's screenshot: none without a file; `--seconds` alone is refused, as
+/// is a run too short to take it in.
+pub fn screenshot(
+    path: Option<PathBuf>,
+    seconds: Option<f64>,
+    after_kill: bool,
+    in_kill_cam: bool,
+) -> Result<Option<Screenshot>, String> {
+    match (path, seconds) {
+        (Some(path), Some(seconds)) => {
+            let quit_after = positive_duration(seconds)?;
+            if seconds < MIN_SCREENSHOT_RUN_S {
+                return Err("--seconds must be at least 1 with --screenshot".into());
+            }
+            Ok(Some(Screenshot { path, quit_after, after_kill, in_kill_cam }))
+        }
+        (None, Some(_)) => Err("--seconds goes with --screenshot FILE".into()),
+        _ => Ok(None),
+    }
+}
