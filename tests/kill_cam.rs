@@ -8,12 +8,12 @@
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use arena_client::{KillCamFeed, LinkConditions, NetcodeSettings, SkipKillCam};
+use arena_client::{KillCamFeed, LinkConditions, LocalInput, NetcodeSettings, SkipKillCam};
 use arena_lab::experiments::{kill_once, part_gap};
 use arena_lab::harness::{LoopbackGame, loopback_config, test_frame, test_frames};
 use arena_protocol::kill_cam::MAX_KILL_CAM_BYTES;
 use arena_server::{KILL_CAM_HOLD_S, RESPAWN_DELAY_S, ShotLog};
-use arena_sim::Hitbox;
+use arena_sim::{Buttons, Hitbox};
 use bevy::prelude::*;
 
 #[test]
@@ -127,4 +127,70 @@ fn without_a_skip_the_respawn_waits_for_the_kill_cam_and_without_the_setting_it_
         let got = game.clients[1].world().resource::<KillCamFeed>().received;
         assert_eq!(got > 0, kill_cam, "a kill-cam only with the setting on");
     }
+}
+
+#[test]
+fn a_rocket_kill_freezes_on_the_rocket_and_the_victim_as_it_met_them() {
+    let netcode = NetcodeSettings {
+        conditions: LinkConditions { latency_ms: 200.0, ..LinkConditions::OFF },
+        kill_cam: true,
+        ..NetcodeSettings::default()
+    };
+    let mut game =
+        LoopbackGame::start(&loopback_config(64), &netcode, 29, &["Shooter", "Target"], test_frame()).expect("joined");
+    game.step(test_frames(2.0));
+    game.teleport("Shooter", Vec3::new(8.0, 0.0, 14.0), std::f32::consts::FRAC_PI_2);
+    // Near enough for the rocket to meet it within its catch-up (a round
+    // trip and the delay at 25 m/s: about 6 m), out of its own splash.
+    game.teleport("Target", Vec3::new(4.0, 0.0, 14.0), 0.0);
+    let hold = |game: &mut LoopbackGame, buttons: Buttons| {
+        game.clients[0].world_mut().resource_mut::<LocalInput>().held = buttons;
+    };
+    hold(&mut game, Buttons::ROCKET);
+    game.step(test_frames(1.0));
+    game.clients[1].world_mut().resource_mut::<KillCamFeed>().current = None;
+
+    // A rocket at the target's body as drawn every second until it dies
+    // and its client has the kill-cam (a direct hit kills).
+    let mut cam = None;
+    for frame in 0..test_frames(20.0) {
+        if frame % test_frames(1.0) == 0
+            && let Some(target) = game.drawn_other(0).filter(|t| t.alive)
+        {
+            game.aim(0, Hitbox::of(&target).body_center());
+            game.clients[0].world_mut().resource_mut::<LocalInput>().press(Buttons::FIRE.union(Buttons::ROCKET));
+        }
+        game.step(1);
+        hold(&mut game, Buttons::ROCKET);
+        if let Some(feed) = &game.clients[1].world().resource::<KillCamFeed>().current {
+            cam = Some(feed.cam.clone());
+            break;
+        }
+    }
+    let cam = cam.expect("a rocket killed the target and its client got a kill-cam");
+    cam.validate().expect("a valid kill-cam");
+    let shot = cam.shot.expect("a rocket kill has its frozen shot");
+    let blast = shot.blast.expect("the frozen shot is a rocket's");
+    let (gap_m, gap_ms) = cam.gap().expect("a gap");
+    eprintln!(
+        "rocket kill-cam: blast {blast}, {:.2} m from the victim as met; the server had it {gap_m:.2} m / \
+         {gap_ms:.0} ms away",
+        blast.distance(shot.drawn.body_center())
+    );
+    // The flight: from the launch along its line to the blast, which the
+    // victim as met was within reach of.
+    let along = (blast - shot.origin).normalize();
+    assert!(along.dot(shot.dir) > 0.999, "the blast lies on the rocket's line");
+    assert!(
+        blast.distance(shot.drawn.body_center()) <= arena_sim::rocket::SPLASH_RADIUS_M + 1.0,
+        "the victim as met was within the splash"
+    );
+    // The frozen frame is the victim as met, and the launch's eye.
+    let last = cam.frames.last().expect("a track");
+    assert!(part_gap(&last.victim.hitbox(), &shot.drawn) <= 0.012);
+    assert!(last.killer.pos().distance(shot.origin) < 0.01);
+    // At 200 ms the rocket was brought up to the time its shooter fired it
+    // (about 0.25 s of flight, farther than the target): it met the victim
+    // as the shooter saw it, ticks before the blast's tick.
+    assert!(gap_ms > 30.0, "met {gap_ms} ms before the blast's tick");
 }

@@ -33,8 +33,8 @@ pub struct GameArgs {
     /// port, else the bound port).
     #[arg(long, env = "ARENA_PUBLIC_PORT", value_name = "PORT")]
     pub public_port: Option<u16>,
-    /// How far back lag compensation rewinds at most, milliseconds (0-1000;
-    /// default 400, on the range 1000: its targets are bots): a shooter
+    /// How far back lag compensation rewinds at most, milliseconds (0-2000;
+    /// default 400, on the range 2000: its targets are bots): a shooter
     /// whose round trip, frame time and interpolation delay add up to more
     /// must lead, and nobody is hit further behind cover than this.
     #[arg(long, env = "ARENA_MAX_UNLAG_MS", value_name = "MS")]

@@ -181,7 +181,7 @@ pub struct LabArgs {
     /// Shots from the tick, as before sub-tick shots (server and client).
     #[arg(long)]
     pub no_subtick: bool,
-    /// The server's rewind cap, milliseconds (0-1000).
+    /// The server's rewind cap, milliseconds (0-2000).
     #[arg(long, value_name = "MS", default_value_t = arena_server::DEFAULT_MAX_UNLAG_MS)]
     pub max_unlag_ms: u16,
     /// Rockets from the tick their command ran (no catch-up).

@@ -12,15 +12,16 @@ use std::time::Duration;
 
 use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::{MAX_CMDS_PER_PACKET, ToServer, encode};
-use arena_sim::{Buttons, Click, PlayerId, PlayerState, UserCmd, tick_after, tick_diff};
+use arena_sim::{Buttons, SpawnPoint, UserCmd, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::settings::NetcodeSettings;
+use crate::sub_tick_shots::{self, ClickFor, PendingClick, drawn_others};
 use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
 use crate::vocabulary::{
-    Baselines, ClickedFrame, ClientStats, Drawn, DrawnFrame, LocalPlayer, MessageTally, NetPlayer, Outbox, Roster,
-    SessionState, SnapshotApplied,
+    Baselines, ClickedFrame, ClientStats, ClientWorld, Drawn, DrawnFrame, LocalPlayer, MessageTally, NetPlayer, Outbox,
+    Roster, SessionState, SnapshotApplied,
 };
 
 /// Commands in each packet, at least: the new ones and enough unacknowledged
@@ -57,8 +58,12 @@ pub struct LocalInput {
     /// Buttons pressed since the last tick, even if already released: a click
     /// shorter than a tick still fires.
     pub pressed: Buttons,
-    /// Whether the view angles have been taken from the server's spawn yet.
-    pub view_initialised: bool,
+    /// The life (the server's spawn count) the view last followed: none
+    /// before the first snapshot with our player.
+    pub view_life: Option<u8>,
+    /// Whether a snapshot has shown our player dead since: the next life
+    /// is a respawn, whose view is turned to its spawn point.
+    pub seen_dead: bool,
     /// A press of fire not yet in a command: where the view was (press
     /// before turning the view for the frame) and the frame looked at.
     pub click: Option<PendingClick>,
@@ -67,32 +72,6 @@ pub struct LocalInput {
     /// The weapon wanted in hand (every command says it), and the one before.
     pub weapon: arena_sim::Weapon,
     pub last_weapon: arena_sim::Weapon,
-}
-
-/// A click waiting for its command.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PendingClick {
-    /// The view at the click, radians.
-    pub yaw: f32,
-    pub pitch: f32,
-    /// How long after the frame drawn last it came, seconds (0 for input
-    /// read once a frame, whose events carry no time).
-    pub after_s: f64,
-    /// That frame and the other players as it drew them, once a newer one
-    /// is about to be drawn (until then, the last drawn).
-    pub frame: Option<(DrawnFrame, Vec<(PlayerId, PlayerState)>)>,
-}
-
-/// What a command does with the click waiting.
-#[derive(Debug, Clone, PartialEq)]
-enum ClickFor {
-    /// None, or none that can be placed: the shot goes from the tick.
-    Nothing,
-    /// The click comes after this command's tick: it waits for a later one.
-    Later,
-    /// This command carries it: the click, its render time, and the others
-    /// as they were drawn.
-    Now(Click, f64, Vec<(PlayerId, PlayerState)>),
 }
 
 impl LocalInput {
@@ -122,39 +101,6 @@ impl LocalInput {
             self.click = Some(PendingClick { yaw: self.yaw, pitch: self.pitch, after_s, frame: None });
             self.clicks += 1;
         }
-    }
-
-    /// Where the click waiting falls for the command of `tick`: on the
-    /// timeline the local player is drawn along, its frame's place (`drawn`
-    /// if it was not stamped with an older one) plus the time after it, at
-    /// `ticks_per_s` (the fixed timestep's); its render time at
-    /// `render_ticks_per_s`. A command carries it if it lies within the two
-    /// ticks before the command's end; one after waits; one older, or with
-    /// no place (the local player not drawn between predicted ticks), goes.
-    fn click_for(
-        &mut self,
-        tick: u32,
-        drawn: &DrawnFrame,
-        (ticks_per_s, render_ticks_per_s): (f64, f64),
-        others: impl FnOnce() -> Vec<(PlayerId, PlayerState)>,
-    ) -> ClickFor {
-        let Some(click) = self.click.as_mut() else { return ClickFor::Nothing };
-        let (frame, _) = click.frame.get_or_insert_with(|| (*drawn, others()));
-        let Some(frame_tick) = frame.tick else {
-            self.click = None;
-            return ClickFor::Nothing;
-        };
-        // Ticks after this command's end (wrapping as ticks do).
-        let after_end =
-            f64::from(tick_diff(frame_tick, tick)) - 1.0 + f64::from(frame.fraction) + click.after_s * ticks_per_s;
-        if after_end >= 0.0 {
-            return ClickFor::Later;
-        }
-        let fraction = after_end + 2.0;
-        let Some(click) = self.click.take() else { return ClickFor::Nothing };
-        let Some((frame, seen)) = click.frame.filter(|_| fraction >= 0.0) else { return ClickFor::Nothing };
-        let render_tick = frame.render_tick + click.after_s * render_ticks_per_s;
-        ClickFor::Now(Click { fraction: fraction as f32, yaw: click.yaw, pitch: click.pitch }, render_tick, seen)
     }
 
     /// The command for `tick`, made while the other players were drawn at
@@ -261,7 +207,7 @@ pub(crate) fn sample_command(
     };
     let rates = (1.0 / fixed.timestep().as_secs_f64(), f64::from(roster.tick_rate().hz()));
     let click = if settings.subtick && roster.subtick {
-        input.click_for(cmd_tick, &drawn, rates, || drawn_others(&others))
+        sub_tick_shots::click_for(&mut input.click, cmd_tick, &drawn, rates, || drawn_others(&others))
     } else {
         input.click = None;
         ClickFor::Nothing
@@ -323,9 +269,47 @@ pub(crate) fn stamp_clicks(
     }
 }
 
-fn drawn_others(others: &Query<(&NetPlayer, &Drawn), Without<LocalPlayer>>) -> Vec<(PlayerId, PlayerState)> {
-    others.iter().map(|(p, d)| (p.id, d.0)).collect()
+/// The view on joining and after each respawn: where the server spawned us.
+/// On joining, the state has not run a command of ours: its view is the
+/// spawn's. On a respawn, the commands in flight when the server put us
+/// back still carried the view we died with, so the state has turned back
+/// to it: the spawn point's own yaw is the one that faces into the arena.
+/// A new life without a death between (a teleport) keeps the view.
+fn turn_to_spawn(input: &mut LocalInput, state: &arena_sim::PlayerState, spawns: &[SpawnPoint]) {
+    if !state.alive {
+        input.seen_dead = true;
+        return;
+    }
+    if input.view_life == Some(state.spawn_count) {
+        return;
+    }
+    match input.view_life {
+        None => (input.yaw, input.pitch) = (state.yaw, state.pitch),
+        Some(_) if input.seen_dead => {
+            input.yaw = spawn_yaw(spawns, state.pos).unwrap_or(state.yaw);
+            input.pitch = 0.0;
+        }
+        Some(_) => {}
+    }
+    input.view_life = Some(state.spawn_count);
+    input.seen_dead = false;
 }
+
+/// The yaw of the spawn point a player put back at `pos` stands on: the
+/// nearest within [`SPAWN_FOUND_WITHIN_M`] (the ground a round trip of
+/// walking covers; spawn points lie further apart).
+fn spawn_yaw(spawns: &[SpawnPoint], pos: Vec3) -> Option<f32> {
+    spawns
+        .iter()
+        .map(|s| (s.pos.distance(pos), s))
+        .filter(|(d, _)| *d <= SPAWN_FOUND_WITHIN_M)
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, s)| s.yaw())
+}
+
+/// How far from its spawn point a respawned player may be when its client
+/// first sees it, metres: 7 m/s for half a second.
+const SPAWN_FOUND_WITHIN_M: f32 = 3.5;
 
 /// Puts this tick's command in the window of unacknowledged ones, to leave
 /// the lead after its tick's time (the end of the tick, on the app's real
@@ -401,20 +385,17 @@ pub(crate) fn send_commands(
     }
 }
 
-/// On each snapshot: forget what the server has run; on the first, look
-/// where the server spawned us.
+/// On each snapshot: forget what the server has run; on the first, and on
+/// the first of each new life, look where the server spawned us.
 pub(crate) fn acknowledge(
     mut applied: MessageReader<SnapshotApplied>,
     mut window: ResMut<CommandWindow>,
     mut input: ResMut<LocalInput>,
+    world: Res<ClientWorld>,
 ) {
     for snapshot in applied.read() {
-        if let Some(state) = snapshot.local_state
-            && !input.view_initialised
-        {
-            input.yaw = state.yaw;
-            input.pitch = state.pitch;
-            input.view_initialised = true;
+        if let Some(state) = snapshot.local_state {
+            turn_to_spawn(&mut input, &state, &world.0.map().spawns);
         }
         let Some(ack) = snapshot.ack else { continue };
         if window.last_ack.is_some_and(|last| !tick_after(ack, last)) {
@@ -431,38 +412,52 @@ pub(crate) fn acknowledge(
 mod tests {
     use super::*;
 
-    /// A click `after_s` after a frame drawn `fraction` of the way to the
-    /// state after command `frame_tick`, placed for the command of `tick`
-    /// at 64 ticks a second.
-    fn place(frame_tick: u32, fraction: f32, after_s: f64, tick: u32) -> ClickFor {
+    #[test]
+    fn a_respawned_player_looks_the_way_its_spawn_point_faces() {
+        let spawns = arena_sim::MapDef::foundry().spawns;
+        for spawn in &spawns {
+            // A step or two off it, as a round trip of commands may carry it.
+            let yaw = spawn_yaw(&spawns, spawn.pos + Vec3::new(0.8, 0.0, -1.1));
+            assert_eq!(yaw, Some(spawn.yaw()), "{spawn:?}");
+            // Facing into the arena: the centre lies ahead (forward is -z
+            // at yaw 0, turning toward -x as yaw grows).
+            let forward = Vec3::new(-spawn.yaw().sin(), 0.0, -spawn.yaw().cos());
+            let to_centre = (Vec3::ZERO - spawn.pos).with_y(0.0).normalize();
+            assert!(forward.dot(to_centre) > 0.7, "{spawn:?} faces away from the centre");
+        }
+        // Nowhere near a spawn point (the range's firing line): the state's own.
+        assert_eq!(spawn_yaw(&spawns, Vec3::new(0.0, 0.0, 0.0)), None);
+    }
+
+    #[test]
+    fn the_view_turns_to_the_spawn_on_joining_and_after_a_death_only() {
+        let spawns = arena_sim::MapDef::foundry().spawns;
+        let spawn = spawns[1];
         let mut input = LocalInput::default();
-        input.press_after(Buttons::FIRE, after_s);
-        let drawn = DrawnFrame { tick: Some(frame_tick), fraction, render_tick: 90.0 };
-        input.click_for(tick, &drawn, (64.0, 64.0), Vec::new)
-    }
-
-    fn fraction_of(placed: &ClickFor) -> Option<f32> {
-        if let ClickFor::Now(click, ..) = placed { Some(click.fraction) } else { None }
-    }
-
-    #[test]
-    fn a_click_goes_with_the_command_whose_two_ticks_hold_it() {
-        // Drawn a quarter of the way into command 100's tick: the command
-        // of 100 ends there, so it carries the click at 1.25 of its two ticks.
-        assert_eq!(fraction_of(&place(100, 0.25, 0.0, 100)), Some(1.25));
-        // Half a tick after that frame, as the next command's second half...
-        assert_eq!(fraction_of(&place(100, 0.25, 0.5 / 64.0, 101)), Some(0.75));
-        // ...and not yet for a command that ends before it.
-        assert_eq!(place(100, 0.25, 0.0, 99), ClickFor::Later);
-        // Older than two ticks: it goes, and the shot is from the tick.
-        assert_eq!(place(100, 0.25, 0.0, 103), ClickFor::Nothing);
-    }
-
-    #[test]
-    fn a_click_is_placed_across_the_wrap_of_ticks() {
-        assert_eq!(fraction_of(&place(u32::MAX, 0.25, 0.0, u32::MAX)), Some(1.25));
-        assert_eq!(fraction_of(&place(u32::MAX, 0.5, 0.0, 0)), Some(0.5));
-        assert_eq!(place(0, 0.5, 0.0, u32::MAX), ClickFor::Later);
-        assert_eq!(place(u32::MAX - 5, 0.5, 0.0, 1), ClickFor::Nothing);
+        let at = |pos: Vec3, yaw: f32, alive: bool, spawn_count: u8| arena_sim::PlayerState {
+            pos,
+            yaw,
+            pitch: 0.3,
+            alive,
+            spawn_count,
+            ..Default::default()
+        };
+        // Joining: the state's view.
+        turn_to_spawn(&mut input, &at(spawn.pos, 1.0, true, 0), &spawns);
+        assert_eq!((input.yaw, input.pitch), (1.0, 0.3));
+        // Looking around, then teleported (a new life, no death): kept.
+        (input.yaw, input.pitch) = (2.0, -0.2);
+        turn_to_spawn(&mut input, &at(Vec3::new(5.0, 0.0, 5.0), 0.5, true, 1), &spawns);
+        assert_eq!((input.yaw, input.pitch), (2.0, -0.2));
+        // Killed, then back at a spawn point with the old view in the state:
+        // the spawn point's yaw, level.
+        turn_to_spawn(&mut input, &at(Vec3::new(5.0, 0.0, 5.0), 2.0, false, 1), &spawns);
+        assert_eq!((input.yaw, input.pitch), (2.0, -0.2));
+        turn_to_spawn(&mut input, &at(spawn.pos + Vec3::X, 2.0, true, 2), &spawns);
+        assert_eq!((input.yaw, input.pitch), (spawn.yaw(), 0.0));
+        // The same life again changes nothing.
+        input.yaw = 0.7;
+        turn_to_spawn(&mut input, &at(spawn.pos, 2.0, true, 2), &spawns);
+        assert_eq!(input.yaw, 0.7);
     }
 }

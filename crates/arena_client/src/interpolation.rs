@@ -19,7 +19,7 @@ use crate::vocabulary::{Drawn, LocalPlayer, NetPlayer, NetState, PassedSnapshots
 /// Longest extrapolation past the newest snapshot, seconds.
 pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
 /// History kept per player, seconds.
-const HISTORY_S: f64 = 1.0;
+const HISTORY_S: f64 = 2.5;
 /// Faster than anything can move (the movement code's cap plus a fall), m/s:
 /// a bigger jump between two snapshots is a teleport.
 const TELEPORT_SPEED_MPS: f32 = 45.0;
@@ -301,6 +301,7 @@ mod tests {
         for i in 10..200u32 {
             h.push(i * 3, moving(i as f32 * 0.3, 6.4), 64);
         }
-        assert!(h.entries.len() <= 23, "{} entries", h.entries.len());
+        // 2.5 s at 64 Hz, a snapshot every 3 ticks.
+        assert!(h.entries.len() <= 55, "{} entries", h.entries.len());
     }
 }

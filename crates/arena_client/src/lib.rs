@@ -24,6 +24,8 @@
 //!   remote players are drawn by.
 //! - `round_trip`: the round trip from commands' departures and snapshots'
 //!   arrivals, less the server's hold.
+//! - `sub_tick_shots`: where a click falls between ticks, and the frame and
+//!   the others it was made at.
 //! - `commands`: input into one command per tick; the window of
 //!   unacknowledged commands, and sending it.
 //! - `prediction`: the predicted states, reconciliation, and where the local
@@ -83,6 +85,7 @@ mod round_trip;
 mod scoreboard;
 mod settings;
 mod stats;
+mod sub_tick_shots;
 mod timeline;
 pub mod transport;
 mod vocabulary;
@@ -102,11 +105,12 @@ pub use link::IoMode;
 pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
-pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, PendingClick, SendLead, ThisTick};
+pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, SendLead, ThisTick};
 pub use interp_delay::InterpDelay;
 pub use interpolation::{History, InterpStats};
 pub use prediction::{PredictedEvents, Prediction};
 pub use round_trip::RoundTrip;
+pub use sub_tick_shots::PendingClick;
 pub use timeline::{ClientTick, ServerClock};
 pub use vocabulary::{
     Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,

@@ -32,8 +32,8 @@ const TICK_GAP: [u32; 3] = [3, 8, 32];
 /// 0.09°, 0.35°, 1.4°, 22° a tick, any.
 const ANGLE_DELTA: [u32; 6] = [3, 5, 7, 9, 13, 17];
 /// Widths of the render-time offset and its differences, 1/256 tick (the
-/// offset is at most 64 ticks: 15 bits).
-const RENDER: [u32; 2] = [12, 15];
+/// offset is at most 256 ticks: 17 bits).
+const RENDER: [u32; 2] = [12, 17];
 const RENDER_DELTA: [u32; 4] = [4, 9, 16, 32];
 /// Widths of the acknowledged snapshot's distance behind the newest command.
 const ACK_OFFSET: [u32; 3] = [8, 12, 32];
@@ -231,7 +231,7 @@ impl CommandPacket {
     /// ```text
     /// count       5 (0: the packet ends with ack? = 0)
     /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u5
-    ///             | render? [ticks behind the command's tick × 256 v[12,15]] | its click
+    ///             | render? [ticks behind the command's tick × 256 v[12,17]] | its click
     /// each older  next tick? [] or [ticks apart - 2 v[3,8,32]]
     ///             | as predicted? [] or [view only? | a changed bit per field said
     ///               (view only: yaw, pitch; else forward, right, yaw, pitch, buttons, render)

@@ -113,13 +113,15 @@ pub struct CamFrame {
     pub victim: PoseQ,
 }
 
-/// The fatal hitscan shot, frozen.
+/// The fatal shot, frozen: a hitscan shot's line, or a rocket's flight from
+/// its launch to its blast.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct FatalShot {
     pub origin: Vec3,
     pub dir: Vec3,
     /// When the killer's client drew the victim (the time the server
-    /// rewound to), ticks.
+    /// rewound to; for a rocket, the time of the players its flight met),
+    /// ticks.
     pub tested_tick: f64,
     /// The server tick the shot was judged in (its present).
     pub server_tick: u32,
@@ -127,9 +129,12 @@ pub struct FatalShot {
     pub drawn: Hitbox,
     /// The victim's hitbox at the server's present.
     pub server: Hitbox,
-    /// Whether a wall stood between the shot's origin and the victim's body
-    /// where the server had it: "behind cover on the server".
+    /// Whether a wall stood between the shot's origin (a rocket's blast)
+    /// and the victim's body where the server had it: "behind cover on
+    /// the server".
     pub server_in_cover: bool,
+    /// Where a rocket that killed exploded; none for a hitscan shot.
+    pub blast: Option<Vec3>,
 }
 
 /// A death as the killer saw it (to the victim).
@@ -144,7 +149,7 @@ pub struct KillCam {
     pub step_ticks: u8,
     /// Oldest first; the last is the fatal instant.
     pub frames: Vec<CamFrame>,
-    /// Present for a hitscan kill (a rocket's splash has none).
+    /// The fatal shot or rocket (none when the server had no record of it).
     pub shot: Option<FatalShot>,
 }
 
@@ -176,13 +181,17 @@ impl KillCam {
         }
         if let Some(shot) = &self.shot {
             let bounded = |v: Vec3| v.is_finite() && v.abs().max_element() <= MAX_COORD_M;
-            if !bounded(shot.origin) || !shot.dir.is_finite() || !shot.tested_tick.is_finite() {
+            if !bounded(shot.origin)
+                || !shot.dir.is_finite()
+                || !shot.tested_tick.is_finite()
+                || shot.blast.is_some_and(|b| !bounded(b))
+            {
                 return Err("a kill-cam shot out of bounds".into());
             }
             if (shot.dir.length() - 1.0).abs() > 1e-3 {
                 return Err("a kill-cam shot's direction is not a unit vector".into());
             }
-            // Rewinds reach back a second at most; four is plenty.
+            // Rewinds reach back two seconds at most; four is plenty.
             if (f64::from(shot.server_tick) - shot.tested_tick).abs() > 4.0 * f64::from(self.tick_hz) {
                 return Err("a kill-cam shot's times too far apart".into());
             }
@@ -240,6 +249,7 @@ mod tests {
                 drawn: hitbox(8.0),
                 server: hitbox(8.6),
                 server_in_cover: true,
+                blast: None,
             }),
         }
     }
@@ -310,6 +320,16 @@ mod tests {
         assert!(cam.validate().is_err());
         let mut cam = sample();
         cam.tick_hz = 0;
+        assert!(cam.validate().is_err());
+        let mut cam = sample();
+        if let Some(s) = cam.shot.as_mut() {
+            s.blast = Some(Vec3::new(0.0, f32::INFINITY, 0.0));
+        }
+        assert!(cam.validate().is_err());
+        let mut cam = sample();
+        if let Some(s) = cam.shot.as_mut() {
+            s.blast = Some(Vec3::new(1.0e6, 0.0, 0.0));
+        }
         assert!(cam.validate().is_err());
     }
 }

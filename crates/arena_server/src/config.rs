@@ -15,8 +15,10 @@ use crate::range::LANES;
 /// How far back lag compensation rewinds at most by default, milliseconds:
 /// chosen from `arena lab unlag` (see the README's "The rewind cap").
 pub const DEFAULT_MAX_UNLAG_MS: u16 = 400;
-/// The largest rewind cap, milliseconds: the hitbox history is a little longer.
-pub const MAX_UNLAG_MS: u16 = 1000;
+/// The largest rewind cap, milliseconds: the hitbox history is a little
+/// longer. Reached by a client drawing a frame a second at a 250 ms round
+/// trip (the range's default: its targets are bots).
+pub const MAX_UNLAG_MS: u16 = 2000;
 
 /// How matches are played.
 #[derive(Resource, Debug, Clone, Copy)]

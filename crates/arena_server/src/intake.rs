@@ -35,9 +35,10 @@ pub const STALL_REPEAT_S: f32 = 0.0625;
 const ARRIVAL_SAMPLE_LIMIT_TICKS: f32 = 128.0;
 /// How quickly the arrival statistics follow new commands.
 const ARRIVAL_SMOOTHING: f32 = 0.05;
-/// Longest frame of a client's the server measures, seconds (2 frames a
-/// second): a slower "frame" says nothing a rewind could use.
-pub const MAX_CLIENT_FRAME_S: f32 = 0.5;
+/// Longest frame of a client's the server measures, seconds (a frame a
+/// second, as a software renderer draws a busy scene): a slower "frame"
+/// says nothing a rewind could use.
+pub const MAX_CLIENT_FRAME_S: f32 = 1.0;
 /// How quickly the measured frame interval follows new frames.
 const FRAME_SMOOTHING: f32 = 0.25;
 

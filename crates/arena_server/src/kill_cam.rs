@@ -2,8 +2,9 @@
 //! (eye, view, hitbox a tick) kept in a short track; on a kill, the victim's
 //! client (with the kill-cam on) is sent its death as the killer's client
 //! drew it: the killer's eyes, the victim as drawn (at the killer's render
-//! time), and for a hitscan kill the fatal shot with the hitbox the server
-//! tested and the victim's hitbox at the server's present. Such a victim
+//! time), and the fatal shot with the hitbox the server tested and the
+//! victim's hitbox at the server's present (for a rocket: its flight, and
+//! the victim as it met it). Such a victim
 //! respawns after [`KILL_CAM_HOLD_S`] instead of the usual delay, or as soon
 //! as the usual delay allows once it skips.
 
@@ -19,8 +20,8 @@ use bevy_renet::RenetServer;
 
 use crate::net::send;
 use crate::vocabulary::{
-    ClientPrefs, Dead, Frag, KillCamSkipped, ServerPlayer, ServerTick, ShotResolved, Sim, SimWorld, TestedShot,
-    TickRate,
+    ClientPrefs, Dead, Frag, KillCamSkipped, RocketKill, ServerPlayer, ServerTick, ShotResolved, Sim, SimWorld,
+    TestedShot, TickRate,
 };
 
 /// How long a victim watching the kill-cam stays dead, seconds: the track
@@ -28,7 +29,7 @@ use crate::vocabulary::{
 pub const KILL_CAM_HOLD_S: f32 = 5.0;
 /// How far back a track reaches, seconds: the kill-cam's length, and the
 /// longest a killer may have drawn the others behind the present.
-const TRACK_KEEP_S: f32 = KILL_CAM_TRACK_S + 1.5;
+const TRACK_KEEP_S: f32 = KILL_CAM_TRACK_S + 2.0;
 
 /// One tick of a player: where its eye was, where it looked, its hitbox.
 #[derive(Clone, Copy, Debug)]
@@ -160,9 +161,6 @@ fn fatal_shot(tested: &TestedShot, victim: PlayerId, tick: u32, world: &ArenaWor
     let drawn = tested.others.iter().find(|(id, _)| *id == victim)?.1;
     let server = tested.current.iter().find(|(id, _)| *id == victim).map_or(drawn, |(_, h)| *h);
     let origin = tested.pending.shot.origin;
-    let to = server.body_center() - origin;
-    let in_cover = to.length() > 1e-3
-        && world.cast_ray(origin, to.normalize(), to.length()).is_some_and(|d| d < to.length() - 0.05);
     Some(FatalShot {
         origin,
         dir: tested.pending.shot.dir,
@@ -170,8 +168,33 @@ fn fatal_shot(tested: &TestedShot, victim: PlayerId, tick: u32, world: &ArenaWor
         server_tick: tick,
         drawn,
         server,
-        server_in_cover: in_cover,
+        server_in_cover: in_cover(world, origin, &server),
+        blast: None,
     })
+}
+
+/// The fatal rocket: its flight from launch to blast, the victim as it met
+/// it, and where the server had the victim at the blast (`server`, its
+/// track's newest point; as met when there is none). Cover is seen
+/// from the blast, where the splash came from.
+fn fatal_rocket(kill: &RocketKill, server: Option<Hitbox>, tick: u32, world: &ArenaWorld) -> FatalShot {
+    let server = server.unwrap_or(kill.met);
+    FatalShot {
+        origin: kill.origin,
+        dir: kill.dir,
+        tested_tick: kill.met_tick,
+        server_tick: tick,
+        drawn: kill.met,
+        server,
+        server_in_cover: in_cover(world, kill.blast, &server),
+        blast: Some(kill.blast),
+    }
+}
+
+/// Whether a wall stands between `from` and the body of `hitbox`.
+fn in_cover(world: &ArenaWorld, from: Vec3, hitbox: &Hitbox) -> bool {
+    let to = hitbox.body_center() - from;
+    to.length() > 1e-3 && world.cast_ray(from, to.normalize(), to.length()).is_some_and(|d| d < to.length() - 0.05)
 }
 
 /// After the tick's shots and blasts: a kill-cam to each victim who wants one.
@@ -180,6 +203,7 @@ pub(crate) fn send_kill_cams(
     (tick, rate, world): (Res<ServerTick>, Res<TickRate>, Res<SimWorld>),
     mut shots: MessageReader<ShotResolved>,
     mut frags: MessageReader<Frag>,
+    mut rocket_kills: MessageReader<RocketKill>,
     players: Query<(Entity, &ServerPlayer, &Track, &ClientPrefs)>,
     mut dead: Query<&mut Dead>,
     mut server: ResMut<RenetServer>,
@@ -187,6 +211,7 @@ pub(crate) fn send_kill_cams(
 ) {
     let mut kills: Vec<(PlayerId, PlayerId, HitZone, Option<&TestedShot>)> = Vec::new();
     let resolved: Vec<&ShotResolved> = shots.read().collect();
+    let rockets: Vec<&RocketKill> = rocket_kills.read().collect();
     for r in &resolved {
         if let Some(hit) = r.hit.filter(|h| h.killed) {
             kills.push((r.tested.pending.shooter, hit.victim, hit.zone, Some(&r.tested)));
@@ -206,9 +231,16 @@ pub(crate) fn send_kill_cams(
             continue;
         };
         let Some(client) = v.client_id.filter(|_| prefs.0.kill_cam) else { continue };
-        let shot = tested.and_then(|t| fatal_shot(t, victim, tick.0, &world));
+        let rocket = rockets.iter().find(|r| r.killer == killer && r.victim == victim);
+        let shot = match (tested, rocket) {
+            (Some(t), _) => fatal_shot(t, victim, tick.0, &world),
+            (None, Some(r)) => Some(fatal_rocket(r, victim_track.0.back().map(|p| p.hitbox), tick.0, &world)),
+            (None, None) => None,
+        };
         let (end_tick, delay_ticks) = match tested {
             Some(t) => (t.pending.cmd.tick, f64::from(t.pending.cmd.tick) - t.tick),
+            // A rocket's flight met the victim as its shooter saw it (the
+            // catch-up) up to the blast: the track ends on the blast.
             None => {
                 let rtt_s = k.client_id.map_or(0.0, |c| server.rtt(c));
                 (tick.0, (rtt_s + f64::from(killer_prefs.0.interp_ms) / 1000.0) * f64::from(rate.hz()))
@@ -291,6 +323,7 @@ mod tests {
             drawn,
             server,
             server_in_cover: false,
+            blast: None,
         };
         for hz in [64, 128] {
             let input = KillCamInput {
@@ -319,6 +352,46 @@ mod tests {
             assert!(cam.frames.len() >= (KILL_CAM_TRACK_S * 64.0) as usize - 1, "{}", cam.frames.len());
         }
         assert_eq!(usual_delay_ticks(64), 128);
+    }
+
+    #[test]
+    fn a_rocket_kill_freezes_on_its_flight_and_the_victim_it_met() {
+        let world = ArenaWorld::new(arena_sim::MapDef::foundry());
+        let (killer, victim) = (track(900, 400, -10.0), track(900, 400, 5.0));
+        let met = victim.hitbox_at(1270.0).unwrap();
+        let now = victim.0.back().map(|p| p.hitbox);
+        let kill = RocketKill {
+            killer: PlayerId(1),
+            victim: PlayerId(2),
+            origin: Vec3::new(-10.0, 1.6, 0.0),
+            dir: Vec3::X,
+            blast: met.feet() + Vec3::new(-0.4, 0.1, 0.0),
+            met_tick: 1270.0,
+            met,
+        };
+        let shot = fatal_rocket(&kill, now, 1299, &world);
+        assert_eq!((shot.drawn, shot.tested_tick, shot.blast), (met, 1270.0, Some(kill.blast)));
+        assert_eq!(Some(shot.server), now, "the ghost: where the server had the victim at the blast");
+        assert!(!shot.server_in_cover, "open floor between the blast and the victim");
+        let input = KillCamInput {
+            killer: PlayerId(1),
+            victim: PlayerId(2),
+            zone: arena_sim::rocket::SPLASH_ZONE,
+            killer_track: &killer,
+            victim_track: &victim,
+            end_tick: 1299,
+            delay_ticks: 10.0,
+            tick_hz: 64,
+            shot: Some(shot),
+        };
+        let cam = build(&input).unwrap();
+        cam.validate().unwrap();
+        // The frozen frame: the launch's eye along the flight, the victim as met.
+        let last = cam.frames.last().unwrap();
+        assert!(last.killer.pos().distance(kill.origin) < 0.01);
+        assert!(last.victim.hitbox().feet().distance(met.feet()) < 0.01);
+        let (metres, ms) = cam.gap().unwrap();
+        assert!(metres > 0.5 && (ms - 29.0 * 1000.0 / 64.0).abs() < 1e-3, "{metres} m {ms} ms");
     }
 
     #[test]

@@ -34,8 +34,9 @@ pub const MAX_HEAD_START_IN_WINDOW_S: f64 = 0.2;
 /// How far before the rewind window the older of a shot's two drawn
 /// snapshots may lie, seconds.
 pub const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;
-/// How much history is kept, seconds (Source keeps one).
-pub const HISTORY_S: f64 = 1.25;
+/// How much history is kept, seconds (Source keeps one; a slow client's
+/// view, a frame old, reaches further back: see [`MAX_FRAME_ALLOWANCE_S`]).
+pub const HISTORY_S: f64 = 2.5;
 /// A claimed render time is believed if it is within this many ticks of the
 /// server's own estimate, plus the measured jitter of the shooter's commands
 /// (see [`render_time_tolerance_ticks`]).
@@ -58,9 +59,9 @@ pub const MAX_CLICK_WAIT_S: f64 = 1.0 / 30.0;
 /// and sends the click's command a frame later, and the server's estimate
 /// (from the round trip) knows of neither.
 pub const FRAMES_OF_ALLOWANCE: f64 = 2.0;
-/// The most that allowance reaches, seconds (the rewind cap still bounds
-/// every rewind).
-pub const MAX_FRAME_ALLOWANCE_S: f64 = 0.75;
+/// The most that allowance reaches, seconds (two frames at a frame a
+/// second; the rewind cap still bounds every rewind).
+pub const MAX_FRAME_ALLOWANCE_S: f64 = 2.0;
 
 /// How much older than the estimate a claimed render time is believed for a
 /// shooter whose frames last `frame_ticks`, ticks (0 for a client drawing a

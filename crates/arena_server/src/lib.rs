@@ -32,7 +32,7 @@
 //! - `snapshots`: what each client is sent after a tick.
 //! - `queries`: what server queries (A2S) and masters (`infoResponse`) are told.
 //! - `master_list`: being listed on internet masters: heartbeats, the farewell.
-//! - `recording`: each match into a demo file (`--record DIR`).
+//! - `demo_recording`: each match into a demo file (`--record DIR`).
 //!
 //! # The order of a frame
 //!
@@ -66,6 +66,7 @@ mod bots;
 mod combat;
 mod config;
 mod config_file;
+mod demo_recording;
 mod guard;
 mod hole_punch;
 mod intake;
@@ -81,7 +82,6 @@ mod range;
 mod rate_limits;
 mod reach_report;
 mod reachability;
-mod recording;
 mod rockets;
 mod roster;
 mod simulation;
@@ -222,7 +222,7 @@ impl Plugin for ServerPlugin {
                 rockets::plugin,
                 match_flow::plugin,
                 bots::plugin,
-                recording::plugin,
+                demo_recording::plugin,
                 kill_cam::plugin,
             ))
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
@@ -258,7 +258,7 @@ impl Plugin for ServerPlugin {
                     .in_set(ServerSet::Match),
             )
             .add_systems(FixedUpdate, snapshots::send_snapshots.in_set(ServerSet::Snapshot))
-            .add_systems(FixedUpdate, recording::record_tick.in_set(ServerSet::Demo));
+            .add_systems(FixedUpdate, demo_recording::record_tick.in_set(ServerSet::Demo));
     }
 }
 
@@ -320,7 +320,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         .add_plugins((master_list::plugin, reachability::plugin));
     }
     if let Some(dir) = &config.record_dir {
-        app.insert_resource(recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });
+        app.insert_resource(demo_recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });
     }
     app.add_plugins(ServerPlugin {
         tick_hz: config.tick_hz,

@@ -20,8 +20,8 @@ use crate::lag_compensation::{LagHistory, ShooterLink, Unlag};
 use crate::life::kill;
 use crate::net::{broadcast, send};
 use crate::vocabulary::{
-    ClientPrefs, CombatStats, Frag, LagCompensation, PendingRockets, ProjectileCompensation, Range, RocketResolved,
-    ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+    ClientPrefs, CombatStats, Frag, LagCompensation, PendingRockets, ProjectileCompensation, Range, RocketKill,
+    RocketResolved, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
 };
 
 /// Most rockets in flight at once (a rocket a player each 0.8 s, each
@@ -36,7 +36,8 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<Blasts>()
         .init_resource::<OwnSplashes>()
         .init_resource::<RocketLog>()
-        .add_message::<RocketResolved>();
+        .add_message::<RocketResolved>()
+        .add_message::<RocketKill>();
 }
 
 /// A rocket in flight.
@@ -66,6 +67,8 @@ pub(crate) struct Blast {
     direct: Option<PlayerId>,
     /// The other players as the rocket met them (rewound during the catch-up).
     others: Vec<(PlayerId, Hitbox)>,
+    /// The server time of those players, ticks.
+    met_tick: f64,
 }
 
 #[derive(Resource, Debug, Default)]
@@ -185,7 +188,8 @@ pub(crate) fn fly_rockets(
         flying.flown_s = to_s;
         if let Some((distance_m, direct)) = met {
             let others = present.iter().filter(|(id, _)| *id != flying.owner).copied().collect();
-            blasts.0.push(Blast { owner: flying.owner, launch: flying.launch, distance_m, direct, others });
+            let met_tick = f64::from(tick.0);
+            blasts.0.push(Blast { owner: flying.owner, launch: flying.launch, distance_m, direct, others, met_tick });
             return false;
         }
         if Launch::spent(to_s) {
@@ -283,7 +287,8 @@ pub(crate) fn launch_rockets(
             let met = meet(&flying, (flying.flown_s, to_s), &others);
             flying.flown_s = to_s.max(flying.flown_s);
             if let Some((distance_m, direct)) = met {
-                ended = Some(Blast { owner: shot.shooter, launch, distance_m, direct, others });
+                let met_tick = f64::from(tick.0) - if k == steps { 0.0 } else { behind_ticks };
+                ended = Some(Blast { owner: shot.shooter, launch, distance_m, direct, others, met_tick });
                 break;
             }
         }
@@ -306,7 +311,11 @@ pub(crate) fn splash_blasts(
     mut server: ResMut<RenetServer>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim)>,
     mut stats: ResMut<CombatStats>,
-    (mut frags, mut resolved): (MessageWriter<Frag>, MessageWriter<RocketResolved>),
+    (mut frags, mut resolved, mut kills): (
+        MessageWriter<Frag>,
+        MessageWriter<RocketResolved>,
+        MessageWriter<RocketKill>,
+    ),
     mut commands: Commands,
 ) {
     let dt = rate.dt_s();
@@ -340,6 +349,17 @@ pub(crate) fn splash_blasts(
             }
             if damage > 0 {
                 hits.push(HitReport { victim: *id, zone, damage, killed: !sim.alive });
+            }
+            if !sim.alive {
+                kills.write(RocketKill {
+                    killer: blast.owner,
+                    victim: *id,
+                    origin: blast.launch.origin,
+                    dir: blast.launch.dir,
+                    blast: point,
+                    met_tick: blast.met_tick,
+                    met: *hitbox,
+                });
             }
         }
         // The shooter's hit marker, for each player its splash hurt.

@@ -229,6 +229,23 @@ pub struct RocketResolved {
     pub reached: Vec<PlayerId>,
 }
 
+/// A rocket's splash killed someone: its flight and whom it met, for the
+/// victim's kill-cam.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct RocketKill {
+    pub killer: PlayerId,
+    pub victim: PlayerId,
+    pub origin: Vec3,
+    /// Unit.
+    pub dir: Vec3,
+    pub blast: Vec3,
+    /// The server time of the players it met (earlier than the present
+    /// when it met them during its catch-up), ticks.
+    pub met_tick: f64,
+    /// The victim's hitbox as it met it.
+    pub met: Hitbox,
+}
+
 /// Whether rockets are brought up to the time their shooter fired them.
 #[derive(Resource, Debug, Clone, Copy)]
 pub struct ProjectileCompensation(pub bool);

@@ -205,8 +205,11 @@ impl UserCmd {
     }
 }
 
-/// Most a render time may trail its command's tick, in grid steps (64 ticks).
-pub const MAX_RENDER_OFFSET_Q: u32 = 64 * RENDER_OFFSET_STEPS_PER_TICK as u32;
+/// Most a render time may trail its command's tick, in grid steps (256
+/// ticks: 2 s at 128 Hz, the view of a client drawing a frame a second at a
+/// 250 ms round trip with room to spare; the server bounds every rewind
+/// more tightly by its own rules).
+pub const MAX_RENDER_OFFSET_Q: u32 = 256 * RENDER_OFFSET_STEPS_PER_TICK as u32;
 
 /// How far the render time trails the command's tick, on its grid; 0 (the
 /// tick itself) for an unknown render time, at most [`MAX_RENDER_OFFSET_Q`].

@@ -206,7 +206,14 @@ fn play(
             // The ghost's outline in sight even behind a wall.
             crate::hitboxes::draw_hitbox(&mut gizmos, &shot.server, 0.0, GHOST_LINE);
             // From a metre out: seen from its own origin the line is a point.
-            gizmos.line(shot.origin + shot.dir, shot.origin + shot.dir * 120.0, SHOT);
+            // A rocket's flight ends at its blast, marked by the splash's reach.
+            match shot.blast {
+                Some(blast) => {
+                    gizmos.line(shot.origin + shot.dir, blast, SHOT);
+                    gizmos.sphere(Isometry3d::from_translation(blast), arena_sim::rocket::SPLASH_RADIUS_M, SHOT);
+                }
+                None => gizmos.line(shot.origin + shot.dir, shot.origin + shot.dir * 120.0, SHOT),
+            }
             // From where the killer saw us to where the server had us, on the floor.
             let lift = Vec3::Y * 0.05;
             gizmos.line(shot.drawn.feet() + lift, shot.server.feet() + lift, Color::WHITE);
@@ -254,12 +261,26 @@ fn caption(mut contexts: EguiContexts, shown: Res<KillCamShown>, roster: Res<Ros
         ctx,
         |ui| {
             egui::Frame::popup(ui.style()).show(ui, |ui| {
-                ui.heading(format!(
-                    "KILL-CAM: {killer}'s view, as their client drew it ({} shot)",
-                    zone_name(cam.zone)
-                ));
+                let how = if cam.shot.is_some_and(|s| s.blast.is_some()) {
+                    "rocket".to_string()
+                } else {
+                    format!("{} shot", zone_name(cam.zone))
+                };
+                ui.heading(format!("KILL-CAM: {killer}'s view, as their client drew it ({how})"));
                 if shown.frozen {
                     match (cam.shot, cam.gap()) {
+                        (Some(shot), Some((metres, ms))) if shot.blast.is_some() => {
+                            ui.colored_label(
+                                egui::Color32::from_rgb(255, 90, 80),
+                                "Red: your hitboxes where their rocket met you, which the server tested.",
+                            );
+                            ui.label("White ghost: where the server had you when it exploded.");
+                            let place = if shot.server_in_cover { "behind cover" } else { "in the open" };
+                            ui.strong(format!(
+                                "You were {metres:.2} m / {ms:.0} ms away on the server, {place}: the rocket flew \
+                                 through the world as {killer} saw it."
+                            ));
+                        }
                         (Some(shot), Some((metres, ms))) => {
                             ui.colored_label(
                                 egui::Color32::from_rgb(255, 90, 80),

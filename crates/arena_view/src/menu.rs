@@ -150,7 +150,13 @@ fn main_menu(
                         )
                         .clicked()
                     {
-                        config = Some(ServerConfig { range: true, ..ServerConfig::default() });
+                        // As `arena play --range`: the targets are bots, so the
+                        // rewind cap reaches as far as a slow window's view.
+                        config = Some(ServerConfig {
+                            range: true,
+                            max_unlag_ms: arena_server::MAX_UNLAG_MS,
+                            ..ServerConfig::default()
+                        });
                     }
                     if let Some(mut config) = config {
                         if settings.list_on_internet {

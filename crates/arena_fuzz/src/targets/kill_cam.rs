@@ -29,7 +29,7 @@ impl Target for KillCamMessage {
                 ..Default::default()
             }))
         };
-        let cam = |frames: usize, shot: bool| KillCam {
+        let cam = |frames: usize, shot: bool, blast: Option<Vec3>| KillCam {
             killer: PlayerId(1),
             victim: PlayerId(2),
             zone: arena_sim::HitZone::Body,
@@ -49,9 +49,10 @@ impl Target for KillCamMessage {
                 drawn: h(2.0),
                 server: h(2.4),
                 server_in_cover: false,
+                blast,
             }),
         };
-        [cam(1, false), cam(40, true), cam(160, true)]
+        [cam(1, false, None), cam(40, true, None), cam(160, true, None), cam(80, true, Some(Vec3::new(1.8, 0.4, 3.0)))]
             .into_iter()
             .filter_map(|c| encode(&ToClient::KillCam(Box::new(c))).ok())
             .collect()
