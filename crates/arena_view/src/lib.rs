@@ -6,6 +6,7 @@
 //!
 //! - `vocabulary`: the stages of a frame, what the window starts with, the
 //!   profile and player colours, which panels and aids are open.
+//! - `looks`: the glowing material of effects and rockets, text over the view.
 //! - `settings`: the player's settings file, bindings and their checks.
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
@@ -48,6 +49,7 @@ mod host;
 mod hud;
 mod input;
 mod kill_cam;
+mod looks;
 mod menu;
 mod name_tags;
 mod net_graph;
