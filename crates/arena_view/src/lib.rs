@@ -103,15 +103,18 @@ impl Plugin for InputPlugin {
     }
 }
 
-/// The player's settings file, or the defaults (with what was wrong).
-fn load_settings() -> settings::Loaded {
-    match settings::settings_path() {
-        Some(path) => settings::load(&path),
+/// The player's settings file and what it holds, or the defaults (with what
+/// was wrong).
+fn load_settings() -> (Option<std::path::PathBuf>, settings::Loaded) {
+    let path = settings::settings_path();
+    let loaded = match &path {
+        Some(path) => settings::load(path),
         None => settings::Loaded {
             settings: settings::Settings::default().repaired().0,
             problem: Some("No configuration directory (HOME is not set): settings will not be saved.".into()),
         },
-    }
+    };
+    (path, loaded)
 }
 
 /// Plays a demo file in a window until the player closes it (`arena demo
@@ -124,7 +127,7 @@ pub fn run_demo(
 ) -> Result<(), String> {
     let bytes = arena_protocol::demo::read_file(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let playback = demo_playback::Playback::open(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let loaded = load_settings();
+    let (_, loaded) = load_settings();
     if let Some(problem) = &loaded.problem {
         eprintln!("{problem}");
     }
@@ -173,13 +176,7 @@ pub fn run_demo(
 /// Opens the window and runs the game until the player quits.
 pub fn run(config: ViewConfig) -> Result<(), String> {
     // Settings first: a missing or broken file never stops the game.
-    let loaded = match settings::settings_path() {
-        Some(path) => settings::load(&path),
-        None => settings::Loaded {
-            settings: settings::Settings::default().repaired().0,
-            problem: Some("No configuration directory (HOME is not set): settings will not be saved.".into()),
-        },
-    };
+    let (path, loaded) = load_settings();
     if let Some(problem) = &loaded.problem {
         eprintln!("{problem}");
     }
@@ -206,7 +203,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .add_plugins(EguiPlugin::default())
     .add_plugins(ClientPlugin)
     .insert_resource(PlayerProfile { name: user_settings.name.clone() })
-    .insert_resource(settings::SettingsProblem(loaded.problem))
+    .insert_resource(settings::SettingsFile { path, problem: loaded.problem })
     // The masters set in Settings also introduce the player to a silent
     // server, from the first connection on (`arena join` connects at start).
     .insert_resource(arena_client::Introducers(user_settings.masters.clone()))
