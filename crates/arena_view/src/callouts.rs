@@ -13,6 +13,7 @@ use bevy::light::{NotShadowCaster, NotShadowReceiver};
 use bevy::prelude::*;
 use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 
+use crate::looks::overlay_text;
 use crate::vocabulary::ViewSet;
 
 /// Height of a sign's letters, metres.
@@ -250,10 +251,7 @@ fn spawn_area_label(mut commands: Commands) {
     commands.spawn((
         Name::new("area"),
         AreaLabel,
-        Text::new(""),
-        TextFont { font_size: bevy::text::FontSize::Px(18.0), ..default() },
-        TextColor(Color::WHITE),
-        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        overlay_text("", 18.0, Color::WHITE, 1.5),
         Node { position_type: PositionType::Absolute, bottom: px(56), left: px(24), ..default() },
     ));
 }

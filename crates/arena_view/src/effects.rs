@@ -14,6 +14,7 @@ use arena_sim::{HitZone, Hitbox, PlayerId};
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
+use crate::looks::glow;
 use crate::players::PlayerLooks;
 use crate::view_model::{Muzzle, ViewModel};
 use crate::vocabulary::{ViewSet, player_color};
@@ -81,12 +82,6 @@ fn load_assets(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    let glow = |r: f32, g: f32, b: f32, strength: f32| StandardMaterial {
-        base_color: Color::srgb(r, g, b),
-        emissive: LinearRgba::rgb(r * strength, g * strength, b * strength),
-        unlit: true,
-        ..default()
-    };
     commands.insert_resource(EffectAssets {
         unit_cube: meshes.add(Cuboid::new(1.0, 1.0, 1.0)),
         flash_mesh: meshes.add(Sphere::new(0.06).mesh().ico(2).unwrap_or_else(|_| Sphere::new(0.06).into())),

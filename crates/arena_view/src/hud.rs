@@ -12,6 +12,7 @@ use arena_sim::HitZone;
 use bevy::prelude::*;
 
 use crate::hitboxes::verdict;
+use crate::looks::overlay_text;
 use crate::vocabulary::ViewSet;
 
 /// How long a hit marker shows, seconds.
@@ -138,10 +139,7 @@ fn spawn_hud(mut commands: Commands) {
     }
     commands.spawn((
         DeniedLabel,
-        Text::new("no hit"),
-        TextFont { font_size: bevy::text::FontSize::Px(15.0), ..default() },
-        TextColor(Color::srgb(0.75, 0.75, 0.78)),
-        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        overlay_text("no hit", 15.0, Color::srgb(0.75, 0.75, 0.78), 1.5),
         Node {
             position_type: PositionType::Absolute,
             left: Val::Percent(50.0),
@@ -160,28 +158,19 @@ fn spawn_hud(mut commands: Commands) {
     ));
     commands.spawn((
         Vitals,
-        Text::new(""),
-        TextFont { font_size: bevy::text::FontSize::Px(28.0), ..default() },
-        TextColor(Color::WHITE),
-        TextShadow { offset: Vec2::splat(2.0), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        overlay_text("", 28.0, Color::WHITE, 2.0),
         Node { position_type: PositionType::Absolute, bottom: px(18), left: px(24), ..default() },
         ChildOf(root),
     ));
     commands.spawn((
         Verdicts,
-        Text::new(""),
-        TextFont { font_size: bevy::text::FontSize::Px(15.0), ..default() },
-        TextColor(Color::srgb(0.85, 0.9, 1.0)),
-        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        overlay_text("", 15.0, Color::srgb(0.85, 0.9, 1.0), 1.5),
         Node { position_type: PositionType::Absolute, top: percent(58), left: percent(53), ..default() },
         ChildOf(root),
     ));
     commands.spawn((
         ConnectionWarning,
-        Text::new(""),
-        TextFont { font_size: bevy::text::FontSize::Px(22.0), ..default() },
-        TextColor(Color::srgb(1.0, 0.45, 0.35)),
-        TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, 0.8) },
+        overlay_text("", 22.0, Color::srgb(1.0, 0.45, 0.35), 1.5),
         Node { position_type: PositionType::Absolute, top: px(16), left: px(16), ..default() },
         ChildOf(root),
     ));

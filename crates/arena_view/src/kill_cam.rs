@@ -303,35 +303,3 @@ fn caption(mut contexts: EguiContexts, shown: Res<KillCamShown>, roster: Res<Ros
         },
     );
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use arena_client::ClientPlugin;
-
-    /// The kill-cam's systems in an App with no window: their parameters
-    /// must not conflict (a conflict panics when the schedule starts).
-    #[test]
-    fn the_kill_cams_systems_start() {
-        let mut app = App::new();
-        app.add_plugins((
-            MinimalPlugins,
-            bevy::asset::AssetPlugin::default(),
-            bevy::state::app::StatesPlugin,
-            ClientPlugin,
-        ))
-        // The gizmos' store and storage, without the plugin's render-side systems.
-        .init_asset::<bevy::gizmos::GizmoAsset>()
-        .init_gizmo_group::<DefaultGizmoConfigGroup>()
-        .init_asset::<Mesh>()
-        .init_asset::<StandardMaterial>()
-        .init_resource::<ButtonInput<KeyCode>>()
-        .init_resource::<ButtonInput<MouseButton>>()
-        .insert_resource(Settings::default())
-        .configure_sets(Update, (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain())
-        .add_plugins((crate::players::plugin, plugin));
-        app.update();
-        app.update();
-        assert!(app.world().resource::<KillCamShown>().playing.is_none());
-    }
-}

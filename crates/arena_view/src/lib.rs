@@ -6,6 +6,7 @@
 //!
 //! - `vocabulary`: the stages of a frame, what the window starts with, the
 //!   profile and player colours, which panels and aids are open.
+//! - `looks`: the glowing material of effects and rockets, text over the view.
 //! - `settings`: the player's settings file, bindings and their checks.
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
@@ -48,6 +49,7 @@ mod host;
 mod hud;
 mod input;
 mod kill_cam;
+mod looks;
 mod menu;
 mod name_tags;
 mod net_graph;
@@ -101,15 +103,18 @@ impl Plugin for InputPlugin {
     }
 }
 
-/// The player's settings file, or the defaults (with what was wrong).
-fn load_settings() -> settings::Loaded {
-    match settings::settings_path() {
-        Some(path) => settings::load(&path),
+/// The player's settings file and what it holds, or the defaults (with what
+/// was wrong).
+fn load_settings() -> (Option<std::path::PathBuf>, settings::Loaded) {
+    let path = settings::settings_path();
+    let loaded = match &path {
+        Some(path) => settings::load(path),
         None => settings::Loaded {
             settings: settings::Settings::default().repaired().0,
             problem: Some("No configuration directory (HOME is not set): settings will not be saved.".into()),
         },
-    }
+    };
+    (path, loaded)
 }
 
 /// Plays a demo file in a window until the player closes it (`arena demo
@@ -122,7 +127,7 @@ pub fn run_demo(
 ) -> Result<(), String> {
     let bytes = arena_protocol::demo::read_file(file).map_err(|e| format!("{}: {e}", file.display()))?;
     let playback = demo_playback::Playback::open(bytes).map_err(|e| format!("{}: {e}", file.display()))?;
-    let loaded = load_settings();
+    let (_, loaded) = load_settings();
     if let Some(problem) = &loaded.problem {
         eprintln!("{problem}");
     }
@@ -145,20 +150,7 @@ pub fn run_demo(
     .insert_resource(loaded.settings)
     .insert_resource(playback)
     .insert_resource(start)
-    // What the screenshot plan listens for in a game.
-    .add_message::<arena_client::KillNotice>()
-    .init_resource::<vocabulary::KillCamShown>()
-    .configure_sets(Update, (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain())
-    .add_systems(Startup, camera::spawn_camera)
-    .add_systems(Update, camera::apply_fov.run_if(resource_changed::<settings::Settings>))
-    .add_plugins((
-        scene::plugin,
-        players::plugin,
-        name_tags::plugin,
-        callouts::plugin,
-        quality::plugin,
-        demo_playback::plugin,
-    ));
+    .add_plugins(demo_player);
     if let Some(shot) = screenshot {
         app.add_plugins(screenshot::plugin(shot));
     }
@@ -168,16 +160,30 @@ pub fn run_demo(
     }
 }
 
+/// The demo player's own part: every view plugin that [`run_demo`] adds to
+/// Bevy's window, renderer and egui, given the playback, its start and the
+/// settings as resources. The start test builds the same with no window.
+fn demo_player(app: &mut App) {
+    // What the screenshot plan listens for in a game.
+    app.add_message::<arena_client::KillNotice>()
+        .init_resource::<vocabulary::KillCamShown>()
+        .configure_sets(Update, (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain())
+        .add_systems(Startup, camera::spawn_camera)
+        .add_systems(Update, camera::apply_fov.run_if(resource_changed::<settings::Settings>))
+        .add_plugins((
+            scene::plugin,
+            players::plugin,
+            name_tags::plugin,
+            callouts::plugin,
+            quality::plugin,
+            demo_playback::plugin,
+        ));
+}
+
 /// Opens the window and runs the game until the player quits.
 pub fn run(config: ViewConfig) -> Result<(), String> {
     // Settings first: a missing or broken file never stops the game.
-    let loaded = match settings::settings_path() {
-        Some(path) => settings::load(&path),
-        None => settings::Loaded {
-            settings: settings::Settings::default().repaired().0,
-            problem: Some("No configuration directory (HOME is not set): settings will not be saved.".into()),
-        },
-    };
+    let (path, loaded) = load_settings();
     if let Some(problem) = &loaded.problem {
         eprintln!("{problem}");
     }
@@ -202,57 +208,83 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
             .set(LogPlugin { filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER), ..default() }),
     )
     .add_plugins(EguiPlugin::default())
-    .add_plugins(ClientPlugin)
-    .insert_resource(PlayerProfile { name: user_settings.name.clone() })
-    .insert_resource(settings::SettingsProblem(loaded.problem))
-    // The masters set in Settings also introduce the player to a silent
-    // server, from the first connection on (`arena join` connects at start).
-    .insert_resource(arena_client::Introducers(user_settings.masters.clone()))
-    .insert_resource(user_settings)
-    .insert_resource(config.netcode.clone())
-    .insert_resource(vocabulary::AutoAim(config.auto_aim))
-    .configure_sets(
-        Update,
-        (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain().after(arena_client::ClientSet::Present),
-    )
-    .add_plugins((
-        scene::plugin,
-        players::plugin,
-        name_tags::plugin,
-        view_model::plugin,
-        camera::plugin,
-        InputPlugin,
-        menu::plugin,
-        netcode_panel::plugin,
-        hud::plugin,
-        effects::plugin,
-        hitboxes::plugin,
-        host::plugin,
-    ))
-    .add_plugins((
-        settings_menu::plugin,
-        sound::plugin,
-        scoreboard_ui::plugin,
-        server_list::plugin,
-        range_hud::plugin,
-        callouts::plugin,
-        quality::plugin,
-    ));
-    app.add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin, kill_cam::plugin));
-    app.insert_resource(menu::StartupAction(Some(config.start)));
+    .add_plugins(GamePlugin {
+        settings: user_settings,
+        file: settings::SettingsFile { path, problem: loaded.problem },
+        netcode: config.netcode,
+        auto_aim: config.auto_aim,
+        start: config.start,
+        screenshot: config.screenshot,
+    });
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((
             bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
             bevy::diagnostic::LogDiagnosticsPlugin::default(),
         ));
     }
-    if let Some(shot) = config.screenshot {
-        app.add_plugins(screenshot::plugin(shot));
-    }
     quit_on_signals(&mut app);
     match app.run() {
         AppExit::Success => Ok(()),
         AppExit::Error(code) => Err(format!("the game stopped with error code {code}")),
+    }
+}
+
+/// The game's own part: the client's netcode, every view plugin and what
+/// they start with; all that [`run`] adds to Bevy's window, renderer and
+/// egui. The start test builds this same plugin with no window, so a view
+/// plugin added here is start-tested with the rest.
+struct GamePlugin {
+    settings: settings::Settings,
+    file: settings::SettingsFile,
+    netcode: arena_client::NetcodeSettings,
+    auto_aim: bool,
+    start: StartAction,
+    screenshot: Option<Screenshot>,
+}
+
+impl Plugin for GamePlugin {
+    fn build(&self, app: &mut App) {
+        app.add_plugins(ClientPlugin)
+            .insert_resource(PlayerProfile { name: self.settings.name.clone() })
+            .insert_resource(self.file.clone())
+            // The masters set in Settings also introduce the player to a silent
+            // server, from the first connection on (`arena join` connects at start).
+            .insert_resource(arena_client::Introducers(self.settings.masters.clone()))
+            .insert_resource(self.settings.clone())
+            .insert_resource(self.netcode.clone())
+            .insert_resource(vocabulary::AutoAim(self.auto_aim))
+            .insert_resource(menu::StartupAction(Some(self.start.clone())))
+            .configure_sets(
+                Update,
+                (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain().after(arena_client::ClientSet::Present),
+            )
+            .add_plugins((
+                scene::plugin,
+                players::plugin,
+                name_tags::plugin,
+                view_model::plugin,
+                camera::plugin,
+                InputPlugin,
+                menu::plugin,
+                netcode_panel::plugin,
+                hud::plugin,
+                effects::plugin,
+                hitboxes::plugin,
+                host::plugin,
+            ))
+            .add_plugins((
+                settings_menu::plugin,
+                sound::plugin,
+                scoreboard_ui::plugin,
+                server_list::plugin,
+                range_hud::plugin,
+                callouts::plugin,
+                quality::plugin,
+            ))
+            .add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin, kill_cam::plugin));
+        if let Some(shot) = &self.screenshot {
+            app.add_plugins(screenshot::plugin(shot.clone()));
+        }
     }
 }
 
@@ -278,4 +310,181 @@ fn quit_on_signals(app: &mut App) {
             exit.write(AppExit::Success);
         }
     });
+}
+
+#[cfg(test)]
+mod view_start {
+    //! The game's and the demo player's every view system started with no
+    //! window: a query conflict (B0001) or a missing resource panics at a
+    //! system's first run, here rather than at a player's first launch.
+
+    use std::time::Duration;
+
+    use arena_client::{Disconnect, Session};
+    use arena_lab::harness::{loopback_config, server_app_with_frame, session, step, step_until, tick};
+    use arena_protocol::key::Password;
+    use bevy::app::ScheduleRunnerPlugin;
+    use bevy::asset::AssetPlugin;
+    use bevy::state::app::StatesPlugin;
+    use bevy::time::TimeUpdateStrategy;
+    use bevy::window::ExitCondition;
+    use bevy_egui::PrimaryEguiContext;
+
+    use super::*;
+
+    const HZ: u32 = 64;
+
+    /// What DefaultPlugins and egui give the view, with the window, the
+    /// renderer and the audio output stood in for by the resources and asset
+    /// stores they register (as Bevy's and bevy_egui's own tests do). Every
+    /// update advances time by one tick.
+    fn headless_window() -> App {
+        let mut app = App::new();
+        app.add_plugins((
+            MinimalPlugins.set(ScheduleRunnerPlugin::run_once()),
+            bevy::transform::TransformPlugin,
+            StatesPlugin,
+            AssetPlugin::default(),
+            bevy::input::InputPlugin,
+            // The window's messages and components, with no window.
+            WindowPlugin { primary_window: None, exit_condition: ExitCondition::DontExit, ..default() },
+        ))
+        .init_asset::<Image>()
+        .init_asset::<bevy::shader::Shader>()
+        .init_asset::<Mesh>()
+        .init_asset::<StandardMaterial>()
+        .init_asset::<bevy::audio::AudioSource>()
+        .init_resource::<bevy::audio::GlobalVolume>()
+        // The gizmos' store and storage, without their render side.
+        .init_asset::<bevy::gizmos::GizmoAsset>()
+        .init_gizmo_group::<DefaultGizmoConfigGroup>()
+        // egui's contexts and passes run; only its render pipeline is absent.
+        .add_plugins(EguiPlugin::default())
+        .insert_resource(TimeUpdateStrategy::ManualDuration(tick(HZ)));
+        app
+    }
+
+    /// A screenshot plan that runs every frame and is never due.
+    fn never_taken(dir: &std::path::Path) -> Screenshot {
+        Screenshot {
+            path: dir.join("never.png"),
+            quit_after: Duration::from_secs(3600),
+            after_kill: false,
+            in_kill_cam: false,
+        }
+    }
+
+    fn egui_contexts(app: &mut App) -> usize {
+        app.world_mut().query_filtered::<(), With<PrimaryEguiContext>>().iter(app.world()).count()
+    }
+
+    /// The game as `run` builds it, starting with `start`, as player "Ada"
+    /// whose settings are saved in `dir` (joining saves the server among the
+    /// recent ones: there, not in the player's own settings).
+    fn game(start: StartAction, dir: &std::path::Path) -> App {
+        let mut settings = settings::Settings::default().repaired().0;
+        settings.name = "Ada".into();
+        let mut app = headless_window();
+        app.add_plugins(GamePlugin {
+            settings,
+            file: settings::SettingsFile { path: Some(dir.join("settings.ron")), problem: None },
+            netcode: arena_client::NetcodeSettings::default(),
+            auto_aim: false,
+            start,
+            screenshot: Some(never_taken(dir)),
+        });
+        app
+    }
+
+    #[test]
+    fn every_game_system_starts_with_a_client_in_game_and_leaving() {
+        // Bots, so that others are drawn, tagged, shot at and heard.
+        let config = arena_server::ServerConfig { bots: 3, ..loopback_config(HZ) };
+        let (mut server, info) = server_app_with_frame(&config, tick(HZ));
+        let dir = std::env::temp_dir().join(format!("arena-view-start-{}", std::process::id()));
+        let settings_file = dir.join("settings.ron");
+        // `arena join`: the menu's start action connects.
+        let mut view = game(StartAction::Join(info.local_addr, Password::OPEN), &dir);
+
+        assert!(
+            step_until(&mut [&mut server, &mut view], 5 * HZ as usize, |apps| session(apps[1]) == Session::InGame),
+            "the view's client never got into the game"
+        );
+        step(&mut [&mut server, &mut view], 2 * HZ as usize);
+        // Every panel and aid open, so that their drawing runs too.
+        {
+            let world = view.world_mut();
+            world.resource_mut::<vocabulary::NetcodePanel>().open = true;
+            *world.resource_mut::<vocabulary::NetGraph>() = vocabulary::NetGraph::Full;
+            world.resource_mut::<vocabulary::Ghosts>().0 = true;
+            world.resource_mut::<vocabulary::PauseMenu>().open = true;
+            world.resource_mut::<settings_menu::SettingsWindow>().open = true;
+            world.resource_mut::<ButtonInput<KeyCode>>().press(KeyCode::Tab);
+        }
+        step(&mut [&mut server, &mut view], HZ as usize);
+        assert!(settings_file.exists(), "joining saved no recent server: OnEnter(InGame) did not run");
+        assert_eq!(egui_contexts(&mut view), 1, "no egui context: the panels' systems never ran");
+
+        // Leaving runs the systems of leaving a game and of the main menu.
+        view.world_mut().trigger(Disconnect);
+        assert!(
+            step_until(&mut [&mut server, &mut view], HZ as usize, |apps| session(apps[1]) == Session::Offline),
+            "the view's client did not leave"
+        );
+        step(&mut [&mut server, &mut view], HZ as usize / 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Updates `app` a tick apart on the wall clock until `done` holds, at
+    /// most `frames` times; whether it held.
+    fn on_the_clock(app: &mut App, frames: u32, done: impl Fn(&App) -> bool) -> bool {
+        for _ in 0..frames {
+            app.update();
+            if done(app) {
+                return true;
+            }
+            std::thread::sleep(tick(HZ));
+        }
+        false
+    }
+
+    /// `arena host`: the listen server on its own thread, on the wall clock,
+    /// so this game runs on it too, a frame a tick.
+    #[test]
+    fn every_host_system_starts_hosting_a_game_and_stopping() {
+        let dir = std::env::temp_dir().join(format!("arena-view-host-{}", std::process::id()));
+        let mut view = game(StartAction::Host(arena_server::ServerConfig { bots: 1, ..loopback_config(HZ) }), &dir);
+        view.insert_resource(TimeUpdateStrategy::Automatic);
+        assert!(
+            on_the_clock(&mut view, 5 * HZ, |app| session(app) == Session::InGame),
+            "the host never got into its game"
+        );
+        assert!(view.world().contains_resource::<host::HostedServer>(), "not hosting");
+        on_the_clock(&mut view, HZ / 2, |_| false);
+        view.world_mut().trigger(Disconnect);
+        assert!(on_the_clock(&mut view, HZ, |app| session(app) == Session::Offline), "the host did not leave");
+        on_the_clock(&mut view, 2, |_| false);
+        assert!(!view.world().contains_resource::<host::HostedServer>(), "leaving did not stop the listen server");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn every_demo_player_system_starts_on_a_recording() {
+        let bytes = arena_protocol::replay::example_demo(400, true, |_, _| {}).expect("a demo");
+        let playback = demo_playback::Playback::open(bytes).expect("the demo opens");
+        let mut app = headless_window();
+        app.insert_resource(arena_client::ClientWorld(playback.world.clone()))
+            .insert_resource(settings::Settings::default())
+            .insert_resource(playback)
+            .insert_resource(PlaybackStart { speed: 1.0, show_hitboxes: true, ..default() })
+            .add_plugins((demo_player, screenshot::plugin(never_taken(&std::env::temp_dir()))));
+        for _ in 0..HZ {
+            app.update();
+        }
+        // Its two players drawn by the game's own player models.
+        let drawn =
+            app.world_mut().query::<(&arena_client::NetPlayer, &arena_client::Drawn)>().iter(app.world()).count();
+        assert_eq!(drawn, 2, "the demo's players are not drawn");
+        assert_eq!(egui_contexts(&mut app), 1, "no egui context: the timeline never ran");
+    }
 }

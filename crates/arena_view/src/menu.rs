@@ -15,8 +15,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::host::{HostGame, HostedServer};
 use crate::server_list::{self, PasswordPrompt, ServerList};
-use crate::settings::{Settings, SettingsProblem};
-use crate::settings_menu::{SettingsWindow, save_settings};
+use crate::settings::{Settings, SettingsFile};
+use crate::settings_menu::SettingsWindow;
 use crate::sound::SoundStatus;
 use crate::vocabulary::{NetcodePanel, PauseMenu, PlayerProfile, QUICK_PLAY_BOTS, StartAction};
 
@@ -107,7 +107,7 @@ fn main_menu(
     mut profile: ResMut<PlayerProfile>,
     mut settings: ResMut<Settings>,
     mut settings_window: ResMut<SettingsWindow>,
-    problems: (Res<LastDisconnect>, ResMut<SettingsProblem>, Res<SoundStatus>),
+    problems: (Res<LastDisconnect>, ResMut<SettingsFile>, Res<SoundStatus>),
     mut list: ResMut<ServerList>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
@@ -115,7 +115,7 @@ fn main_menu(
     if *session.get() != Session::Offline {
         return Ok(());
     }
-    let (last, mut settings_problem, sound) = problems;
+    let (last, mut settings_file, sound) = problems;
     let ctx = contexts.ctx_mut()?;
     egui::Window::new("main menu")
         .title_bar(false)
@@ -165,7 +165,7 @@ fn main_menu(
                             config.masters = settings.masters.clone();
                             config.map_port = arena_nat::Methods::ALL;
                         }
-                        take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                        take_name(&form, &mut profile, &mut settings, &mut settings_file);
                         form.problem = None;
                         commands.trigger(HostGame { config, any_port_if_taken: true });
                     }
@@ -211,14 +211,12 @@ fn main_menu(
                     };
                     if ui.checkbox(&mut listed, "Open to the internet").on_hover_text(hint).changed() {
                         settings.list_on_internet = listed;
-                        if let Err(e) = save_settings(&settings) {
-                            settings_problem.0 = Some(e);
-                        }
+                        settings_file.save(&settings);
                     }
                     if host {
                         match (form.port.trim().parse::<u16>(), Password::new(&form.host_password)) {
                             (Ok(port), Ok(password)) => {
-                                take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                                take_name(&form, &mut profile, &mut settings, &mut settings_file);
                                 form.problem = None;
                                 commands.trigger(HostGame {
                                     config: ServerConfig {
@@ -260,7 +258,7 @@ fn main_menu(
                     if join || enter {
                         match (resolve_server_addr(&form.address), Password::new(&form.join_password)) {
                             (Ok(addr), Ok(password)) => {
-                                take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                                take_name(&form, &mut profile, &mut settings, &mut settings_file);
                                 form.problem = None;
                                 commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
                             }
@@ -277,13 +275,11 @@ fn main_menu(
             // change detection (see the end of this function).
             let favourites = settings.favourites.clone();
             let picked = server_list::show(ui, &mut list, settings.bypass_change_detection());
-            if settings.favourites != favourites
-                && let Err(e) = save_settings(&settings)
-            {
-                settings_problem.0 = Some(e);
+            if settings.favourites != favourites {
+                settings_file.save(&settings);
             }
             if let Some(pick) = picked {
-                take_name(&form, &mut profile, &mut settings, &mut settings_problem);
+                take_name(&form, &mut profile, &mut settings, &mut settings_file);
                 form.problem = None;
                 if pick.password && form.join_password.is_empty() {
                     list.prompt = Some(PasswordPrompt {
@@ -307,7 +303,7 @@ fn main_menu(
                 ui.add_space(8.0);
                 ui.colored_label(warning, problem);
             }
-            if let Some(problem) = &settings_problem.0 {
+            if let Some(problem) = &settings_file.problem {
                 ui.add_space(4.0);
                 ui.colored_label(egui::Color32::from_rgb(255, 190, 90), problem);
             }
@@ -346,14 +342,12 @@ fn password_field<'a>(text: &'a mut String, hint: &'a str) -> egui::TextEdit<'a>
 }
 
 /// The name typed in the menu is the player's, and is saved with the settings.
-fn take_name(form: &MenuForm, profile: &mut PlayerProfile, settings: &mut Settings, problem: &mut SettingsProblem) {
+fn take_name(form: &MenuForm, profile: &mut PlayerProfile, settings: &mut Settings, file: &mut SettingsFile) {
     let name = clean_name(&form.name);
     profile.name.clone_from(&name);
     if settings.name != name {
         settings.name = name;
-        if let Err(e) = save_settings(settings) {
-            problem.0 = Some(e);
-        }
+        file.save(settings);
     }
 }
 

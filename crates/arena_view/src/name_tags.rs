@@ -9,6 +9,7 @@ use arena_sim::Hitbox;
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
+use crate::looks::{TEXT_SHADOW, overlay_text};
 use crate::vocabulary::{KillCamShown, ViewSet};
 
 /// Nearer than this a tag is fully opaque, metres.
@@ -21,8 +22,6 @@ const NAME_TAG_LIFT_M: f32 = 0.3;
 const TAG_GAP_PX: f32 = 2.0;
 /// How many times a tag may step up over nearer ones before it gives way.
 const MAX_TAG_STEPS: usize = 2;
-/// The text's shadow at full opacity.
-const SHADOW_ALPHA: f32 = 0.8;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(
@@ -50,10 +49,7 @@ fn tag_new_players(
             .spawn((
                 Name::new("name tag"),
                 NameTag { player },
-                Text::new(name.0.clone()),
-                TextFont { font_size: bevy::text::FontSize::Px(16.0), ..default() },
-                TextColor(Color::WHITE),
-                TextShadow { offset: Vec2::splat(1.5), color: Color::srgba(0.0, 0.0, 0.0, SHADOW_ALPHA) },
+                overlay_text(name.0.clone(), 16.0, Color::WHITE, 1.5),
                 Node { position_type: PositionType::Absolute, ..default() },
                 Visibility::Hidden,
             ))
@@ -207,7 +203,7 @@ fn place_name_tags(
         node.top = px(rect.min.y);
         let alpha = tag_alpha(distance);
         color.0.set_alpha(alpha);
-        shadow.color.set_alpha(SHADOW_ALPHA * alpha);
+        shadow.color.set_alpha(TEXT_SHADOW.alpha() * alpha);
         *visibility = Visibility::Inherited;
     }
 }

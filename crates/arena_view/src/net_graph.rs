@@ -227,38 +227,37 @@ fn compact(ctx: &egui::Context, data: &GraphData, latest: Option<Sample>, stats:
                     "The peeker's advantage over you, estimated from your link as both players': how much \
                      sooner someone stepping out sees you than you see them (arena lab peek measures it).",
                 );
-                Plot::new("net graph compact plot")
-                    .height(56.0)
-                    .show_axes([false, true])
-                    .show_grid([false, true])
-                    .allow_drag(false)
-                    .allow_zoom(false)
-                    .allow_scroll(false)
-                    .include_x(-GRAPH_S)
-                    .include_x(0.0)
-                    .include_y(0.0)
-                    .show(ui, |plot| {
+                recent_plot("net graph compact plot", 56.0).show_axes([false, true]).show_grid([false, true]).show(
+                    ui,
+                    |plot| {
                         plot.line(Line::new("rtt ms", data.line(now, |s| s.rtt_ms)).color(RTT));
                         plot.line(Line::new("buffer ms", data.line(now, |s| s.buffer_ms)).color(BUFFER));
-                    });
+                    },
+                );
             });
         },
     );
 }
 
-/// One plot of the full panel: `GRAPH_S` seconds wide, a unit on y.
-fn plot(ui: &mut egui::Ui, id: &str, y_label: &str, add: impl FnOnce(&mut egui_plot::PlotUi<'_>)) {
+/// A plot of the last `GRAPH_S` seconds (x: seconds ago) from 0 up, which
+/// stays put: a graph to read while playing, not to explore.
+fn recent_plot(id: &str, height: f32) -> Plot<'static> {
     Plot::new(id)
-        .height(96.0)
-        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
-        .y_axis_label(y_label)
-        .y_axis_min_width(36.0)
+        .height(height)
         .allow_drag(false)
         .allow_zoom(false)
         .allow_scroll(false)
         .include_x(-GRAPH_S)
         .include_x(0.0)
         .include_y(0.0)
+}
+
+/// One plot of the full panel: a legend, a unit on y.
+fn plot(ui: &mut egui::Ui, id: &str, y_label: &str, add: impl FnOnce(&mut egui_plot::PlotUi<'_>)) {
+    recent_plot(id, 96.0)
+        .legend(Legend::default().position(egui_plot::Corner::LeftTop))
+        .y_axis_label(y_label)
+        .y_axis_min_width(36.0)
         .show(ui, add);
 }
 

@@ -9,6 +9,7 @@ use arena_sim::rng::SplitMix64;
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
+use crate::looks::glow;
 use crate::view_model::LAUNCHER_AT;
 use crate::vocabulary::ViewSet;
 
@@ -85,12 +86,6 @@ fn load_assets(
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    let glow = |r: f32, g: f32, b: f32, strength: f32| StandardMaterial {
-        base_color: Color::srgb(r, g, b),
-        emissive: LinearRgba::rgb(r * strength, g * strength, b * strength),
-        unlit: true,
-        ..default()
-    };
     commands.insert_resource(RocketAssets {
         body: meshes.add(Capsule3d::new(0.1, 0.45)),
         tail: meshes.add(Cone::new(0.15, 0.9)),

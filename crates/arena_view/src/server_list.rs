@@ -26,8 +26,7 @@ use bevy::prelude::*;
 use bevy_egui::egui;
 
 use crate::host::HostedServer;
-use crate::settings::{Settings, SettingsProblem};
-use crate::settings_menu::save_settings;
+use crate::settings::{Settings, SettingsFile};
 
 /// How often the browser's thread reads the socket.
 const WORKER_POLL: Duration = Duration::from_millis(2);
@@ -320,16 +319,14 @@ fn remember_joined(
     connection: Option<Res<ServerConnection>>,
     hosted: Option<Res<HostedServer>>,
     mut settings: ResMut<Settings>,
-    mut problem: ResMut<SettingsProblem>,
+    mut file: ResMut<SettingsFile>,
 ) {
     let Some(connection) = connection else { return };
     if hosted.is_some() {
         return;
     }
     settings.joined(connection.addr);
-    if let Err(e) = save_settings(&settings) {
-        problem.0 = Some(e);
-    }
+    file.save(&settings);
 }
 
 /// What the player picked in the list.

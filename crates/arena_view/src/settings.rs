@@ -560,9 +560,31 @@ pub fn save(path: &Path, settings: &Settings) -> Result<(), String> {
     std::fs::rename(&temporary, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
 }
 
-/// A problem with the settings to show in the main menu.
+/// Where the settings are saved (none: no configuration directory), and the
+/// last problem with them, shown in the main menu. A resource rather than a
+/// lookup at each save so that a test's game saves into its own folder.
 #[derive(Resource, Debug, Default, Clone)]
-pub struct SettingsProblem(pub Option<String>);
+pub struct SettingsFile {
+    pub path: Option<PathBuf>,
+    pub problem: Option<String>,
+}
+
+impl SettingsFile {
+    /// Saves the settings; a failure becomes the problem the menu shows.
+    pub fn save(&mut self, settings: &Settings) {
+        let Some(path) = &self.path else {
+            self.problem = Some("Settings not saved: no configuration directory (HOME is not set).".into());
+            return;
+        };
+        match save(path, settings) {
+            Ok(()) => info!("settings saved to {}", path.display()),
+            Err(e) => {
+                warn!("{e}");
+                self.problem = Some(format!("Settings not saved: {e}"));
+            }
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -6,9 +6,7 @@
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::settings::{
-    Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsProblem, parse_masters, save, settings_path,
-};
+use crate::settings::{Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsFile, parse_masters};
 use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
@@ -36,7 +34,7 @@ fn show_settings(
     mut window: ResMut<SettingsWindow>,
     mut settings: ResMut<Settings>,
     mut profile: ResMut<PlayerProfile>,
-    mut problem: ResMut<SettingsProblem>,
+    mut file: ResMut<SettingsFile>,
 ) -> Result {
     if !window.open {
         return Ok(());
@@ -126,7 +124,7 @@ fn show_settings(
                     window.open = false;
                 }
             });
-            if let Some(path) = settings_path() {
+            if let Some(path) = &file.path {
                 ui.label(egui::RichText::new(format!("Saved in {}", path.display())).small().weak());
             }
         });
@@ -139,31 +137,12 @@ fn show_settings(
         window.masters_text = None;
         let (clean, _) = settings.clone().repaired();
         profile.name = if clean.name.is_empty() { crate::vocabulary::default_name() } else { clean.name.clone() };
-        if let Err(e) = save_settings(&clean) {
-            problem.0 = Some(e);
-        }
+        file.save(&clean);
         if *settings != clean {
             *settings = clean;
         }
     }
     Ok(())
-}
-
-/// Saves the settings where they are loaded from; a failure is logged and returned in words.
-pub(crate) fn save_settings(settings: &Settings) -> Result<(), String> {
-    let Some(path) = settings_path() else {
-        return Err("Settings not saved: no configuration directory (HOME is not set).".into());
-    };
-    match save(&path, settings) {
-        Ok(()) => {
-            info!("settings saved to {}", path.display());
-            Ok(())
-        }
-        Err(e) => {
-            warn!("{e}");
-            Err(format!("Settings not saved: {e}"))
-        }
-    }
 }
 
 /// While an action waits for a key, the next key or mouse button pressed is bound to it.

@@ -1,0 +1,38 @@
+//! Looks several parts of the view share: the glowing unlit material of shot
+//! effects and rockets, and the shadowed text drawn over the view (HUD, name
+//! tags, the area's name).
+
+use bevy::prelude::*;
+use bevy::text::FontSize;
+
+/// The shadow under text drawn over the view, at full opacity: white text
+/// stays readable on the bright sky and on a lit wall alike.
+pub(crate) const TEXT_SHADOW: Color = Color::srgba(0.0, 0.0, 0.0, 0.8);
+
+/// A material that glows without light: `strength` times its colour (given
+/// in sRGB) as emission, so bloom picks it up, and no shading, so it reads the
+/// same in shadow.
+pub(crate) fn glow(r: f32, g: f32, b: f32, strength: f32) -> StandardMaterial {
+    StandardMaterial {
+        base_color: Color::srgb(r, g, b),
+        emissive: LinearRgba::rgb(r * strength, g * strength, b * strength),
+        unlit: true,
+        ..default()
+    }
+}
+
+/// Text drawn over the view, `size_px` high, with a dark shadow `shadow_px`
+/// down and to the right.
+pub(crate) fn overlay_text(
+    text: impl Into<String>,
+    size_px: f32,
+    color: Color,
+    shadow_px: f32,
+) -> (Text, TextFont, TextColor, TextShadow) {
+    (
+        Text::new(text),
+        TextFont { font_size: FontSize::Px(size_px), ..default() },
+        TextColor(color),
+        TextShadow { offset: Vec2::splat(shadow_px), color: TEXT_SHADOW },
+    )
+}
