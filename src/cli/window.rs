@@ -31,7 +31,8 @@ pub struct WindowArgs {
     #[arg(long, requires = "screenshot")]
     pub screenshot_after_kill: bool,
     /// With --screenshot: take it on a kill-cam's frozen shot instead (the
-    /// first with the server's ghost behind cover, or any in the last tenth of the run).
+    /// first with the server's ghost behind cover or of a rocket kill, or any in the last
+    /// tenth of the run).
     #[arg(long, requires = "screenshot")]
     pub screenshot_in_kill_cam: bool,
     #[command(flatten)]

@@ -46,7 +46,7 @@ pub(crate) struct Played;
 
 /// Seconds the track lasts at its own pace.
 fn track_s(cam: &KillCam) -> f32 {
-    cam.frames.len().saturating_sub(1) as f32 * f32::from(cam.step_ticks) / f32::from(cam.tick_hz.max(1))
+    crate::vocabulary::kill_cam_track_s(cam)
 }
 
 fn follow_setting(settings: Res<Settings>, mut netcode: ResMut<NetcodeSettings>) {

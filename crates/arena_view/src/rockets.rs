@@ -145,17 +145,21 @@ fn spawn_rocket(commands: &mut Commands, assets: &RocketAssets) -> Entity {
             rocket.spawn((
                 Mesh3d(assets.body.clone()),
                 MeshMaterial3d(assets.metal.clone()),
+                // Rockets and blasts happen now: the kill-cam's past leaves them out.
+                crate::vocabulary::live_layer(),
                 Transform::from_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
             ));
             rocket.spawn((
                 Mesh3d(assets.tail.clone()),
                 MeshMaterial3d(assets.flame.clone()),
+                crate::vocabulary::live_layer(),
                 // Behind the body (the rocket looks along -Z), pointing back.
                 Transform::from_xyz(0.0, 0.0, 0.7).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
             ));
             rocket.spawn((
                 Mesh3d(assets.ball.clone()),
                 MeshMaterial3d(assets.halo.clone()),
+                crate::vocabulary::live_layer(),
                 Transform::from_xyz(0.0, 0.0, 0.5).with_scale(Vec3::splat(0.8)),
             ));
             rocket.spawn((
@@ -231,6 +235,7 @@ fn spawn_blasts(
             Name::new("fireball"),
             Mesh3d(assets.ball.clone()),
             MeshMaterial3d(assets.fire.clone()),
+            crate::vocabulary::live_layer(),
             BlastPart { age_s: 0.0, life_s: FIREBALL_S, kind: Part::Fireball },
             NewPart,
             Transform::from_translation(blast.point).with_scale(Vec3::splat(0.2)),
@@ -244,6 +249,7 @@ fn spawn_blasts(
             commands.spawn((
                 Mesh3d(assets.ball.clone()),
                 MeshMaterial3d(assets.smoke.clone()),
+                crate::vocabulary::live_layer(),
                 BlastPart { age_s: 0.0, life_s: SMOKE_S * r.range(0.7, 1.1), kind: Part::Smoke { rise, size_m } },
                 NewPart,
                 Transform::from_translation(blast.point + offset).with_scale(Vec3::splat(0.1)),
@@ -255,6 +261,7 @@ fn spawn_blasts(
             commands.spawn((
                 Mesh3d(assets.scorch.clone()),
                 MeshMaterial3d(assets.soot.clone()),
+                crate::vocabulary::live_layer(),
                 BlastPart { age_s: 0.0, life_s: SCORCH_S, kind: Part::Scorch },
                 NewPart,
                 Transform::from_translation(at).with_scale(Vec3::new(1.1, 1.0, 1.1)),

@@ -1,7 +1,7 @@
 //! `--screenshot FILE --seconds S`: save a screenshot one second before S
 //! (with `--screenshot-after-kill`, just after the first kill in view,
 //! as the body falls; with `--screenshot-in-kill-cam`, on a kill-cam's frozen
-//! shot), then quit at S (or as soon after as the file is written).
+//! shot, the first behind cover or a rocket's), then quit at S (or as soon after as the file is written).
 
 use std::time::Duration;
 
@@ -16,6 +16,8 @@ use crate::vocabulary::{KillCamShown, Screenshot, ViewSet};
 const SAVE_GRACE: Duration = Duration::from_secs(20);
 /// How long after a kill the picture is taken: the body has started to fall.
 const AFTER_KILL: Duration = Duration::from_millis(700);
+/// How long into a kill-cam's frozen shot its picture is taken, seconds.
+const FROZEN_SETTLE_S: f32 = 0.4;
 
 pub(crate) fn plugin(shot: Screenshot) -> impl Fn(&mut App) {
     move |app: &mut App| {
@@ -69,14 +71,20 @@ fn watch_kills(
     }
 }
 
-/// A kill-cam frozen on its shot: now (behind cover), or late in the run.
+/// A kill-cam frozen on its shot: now (behind cover, or a rocket's), or
+/// late in the run.
 fn watch_kill_cam(time: Res<Time<Real>>, shown: Res<KillCamShown>, mut plan: ResMut<Plan>) {
-    if !plan.shot.in_kill_cam || plan.killed_at.is_some() || !shown.frozen {
+    // Once the view has closed in on the frozen shot (a third of a second).
+    if !plan.shot.in_kill_cam || plan.killed_at.is_some() || shown.frozen_for_s().is_none_or(|s| s < FROZEN_SETTLE_S) {
         return;
     }
     let late = time.elapsed().as_secs_f64() > plan.shot.quit_after.as_secs_f64() * 0.9;
-    if shown.in_cover() || late {
-        info!("a kill-cam on its frozen shot (ghost behind cover: {}): the screenshot follows", shown.in_cover());
+    if shown.in_cover() || shown.rocket() || late {
+        info!(
+            "a kill-cam on its frozen shot (ghost behind cover: {}, a rocket's: {}): the screenshot follows",
+            shown.in_cover(),
+            shown.rocket()
+        );
         // Taken now: the frozen shot holds still.
         plan.killed_at = Some(time.elapsed().saturating_sub(AFTER_KILL));
     }

@@ -152,6 +152,17 @@ impl KillCamShown {
     pub fn in_cover(&self) -> bool {
         self.playing.as_ref().and_then(|(cam, _)| cam.shot).is_some_and(|s| s.server_in_cover)
     }
+
+    /// How long the frozen shot has been shown, seconds (none before it).
+    pub fn frozen_for_s(&self) -> Option<f32> {
+        let (cam, elapsed) = self.playing.as_ref()?;
+        Some(elapsed - kill_cam_track_s(cam)).filter(|s| *s >= 0.0)
+    }
+
+    /// Whether the death shown was a rocket's (its frozen shot is the flight).
+    pub fn rocket(&self) -> bool {
+        self.playing.as_ref().and_then(|(cam, _)| cam.shot).is_some_and(|s| s.blast.is_some())
+    }
 }
 
 /// The render layer of what happens now and only now (tracers, debris,
@@ -177,4 +188,9 @@ pub fn capsule_transform(capsule: &arena_sim::hitbox::Capsule, origin: Vec3) -> 
     let axis = capsule.b - capsule.a;
     let rotation = axis.try_normalize().map_or(Quat::IDENTITY, |dir| Quat::from_rotation_arc(Vec3::Y, dir));
     Transform::from_translation(capsule.center() - origin).with_rotation(rotation)
+}
+
+/// How long a kill-cam's track plays before its frozen shot, seconds.
+pub fn kill_cam_track_s(cam: &arena_protocol::kill_cam::KillCam) -> f32 {
+    cam.frames.len().saturating_sub(1) as f32 * f32::from(cam.step_ticks) / f32::from(cam.tick_hz.max(1))
 }
