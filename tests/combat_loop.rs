@@ -60,9 +60,10 @@ fn body_shot(game: &mut LoopbackGame) {
 /// between the shooter and its body), once its client has seen the respawn.
 fn target_side_on(game: &mut LoopbackGame) {
     game.step(test_frames(0.2));
-    let mut input = game.clients[1].world_mut().resource_mut::<arena_client::LocalInput>();
-    (input.yaw, input.pitch) = (0.0, 0.0);
-    drop(input);
+    {
+        let mut input = game.clients[1].world_mut().resource_mut::<arena_client::LocalInput>();
+        (input.yaw, input.pitch) = (0.0, 0.0);
+    }
     game.step(test_frames(0.2));
 }
 

@@ -3,6 +3,9 @@
 //! technique lives in), and every relative link between pages, exists. A
 //! file renamed or split without its page following fails here.
 
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 
 /// Where a path the manual names may start.

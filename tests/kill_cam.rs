@@ -16,16 +16,22 @@ use arena_server::{KILL_CAM_HOLD_S, RESPAWN_DELAY_S, ShotLog};
 use arena_sim::{Buttons, Hitbox};
 use bevy::prelude::*;
 
-#[test]
-fn the_kill_cam_shows_the_fatal_shot_as_the_killer_drew_and_the_server_tested_it() {
+/// A shooter and a target with the kill-cam on, 200 ms apart, 2 s in.
+fn shooter_and_target_at_200_ms(seed: u64) -> LoopbackGame {
     let netcode = NetcodeSettings {
         conditions: LinkConditions { latency_ms: 200.0, ..LinkConditions::OFF },
         kill_cam: true,
         ..NetcodeSettings::default()
     };
-    let mut game =
-        LoopbackGame::start(&loopback_config(64), &netcode, 23, &["Shooter", "Target"], test_frame()).expect("joined");
+    let mut game = LoopbackGame::start(&loopback_config(64), &netcode, seed, &["Shooter", "Target"], test_frame())
+        .expect("joined");
     game.step(test_frames(2.0));
+    game
+}
+
+#[test]
+fn the_kill_cam_shows_the_fatal_shot_as_the_killer_drew_and_the_server_tested_it() {
+    let mut game = shooter_and_target_at_200_ms(23);
     game.teleport("Shooter", Vec3::new(0.0, 0.0, 10.0), 0.0);
     game.teleport("Target", Vec3::new(8.0, 0.0, 4.0), 0.0);
     game.step(test_frames(1.0));
@@ -131,14 +137,7 @@ fn without_a_skip_the_respawn_waits_for_the_kill_cam_and_without_the_setting_it_
 
 #[test]
 fn a_rocket_kill_freezes_on_the_rocket_and_the_victim_as_it_met_them() {
-    let netcode = NetcodeSettings {
-        conditions: LinkConditions { latency_ms: 200.0, ..LinkConditions::OFF },
-        kill_cam: true,
-        ..NetcodeSettings::default()
-    };
-    let mut game =
-        LoopbackGame::start(&loopback_config(64), &netcode, 29, &["Shooter", "Target"], test_frame()).expect("joined");
-    game.step(test_frames(2.0));
+    let mut game = shooter_and_target_at_200_ms(29);
     game.teleport("Shooter", Vec3::new(8.0, 0.0, 14.0), std::f32::consts::FRAC_PI_2);
     // Near enough for the rocket to meet it within its catch-up (a round
     // trip and the delay at 25 m/s: about 6 m), out of its own splash.

@@ -269,28 +269,27 @@ fn caption(mut contexts: EguiContexts, shown: Res<KillCamShown>, roster: Res<Ros
                 ui.heading(format!("KILL-CAM: {killer}'s view, as their client drew it ({how})"));
                 if shown.frozen {
                     match (cam.shot, cam.gap()) {
-                        (Some(shot), Some((metres, ms))) if shot.blast.is_some() => {
-                            ui.colored_label(
-                                egui::Color32::from_rgb(255, 90, 80),
-                                "Red: your hitboxes where their rocket met you, which the server tested.",
-                            );
-                            ui.label("White ghost: where the server had you when it exploded.");
-                            let place = if shot.server_in_cover { "behind cover" } else { "in the open" };
-                            ui.strong(format!(
-                                "You were {metres:.2} m / {ms:.0} ms away on the server, {place}: the rocket flew \
-                                 through the world as {killer} saw it."
-                            ));
-                        }
                         (Some(shot), Some((metres, ms))) => {
-                            ui.colored_label(
-                                egui::Color32::from_rgb(255, 90, 80),
-                                "Red: your hitboxes where they saw you, which the server tested (rewound).",
-                            );
-                            ui.label("White ghost: where the server had you at that instant.");
+                            // A rocket's flight, or a hitscan shot's rewind.
+                            let (red, ghost, judged) = if shot.blast.is_some() {
+                                (
+                                    "Red: your hitboxes where their rocket met you, which the server tested.",
+                                    "White ghost: where the server had you when it exploded.",
+                                    "the rocket flew through the world as",
+                                )
+                            } else {
+                                (
+                                    "Red: your hitboxes where they saw you, which the server tested (rewound).",
+                                    "White ghost: where the server had you at that instant.",
+                                    "lag compensation judged the shot as",
+                                )
+                            };
+                            ui.colored_label(egui::Color32::from_rgb(255, 90, 80), red);
+                            ui.label(ghost);
                             let place = if shot.server_in_cover { "behind cover" } else { "in the open" };
                             ui.strong(format!(
-                                "You were {metres:.2} m / {ms:.0} ms away on the server, {place}: lag compensation \
-                                 judged the shot as {killer} saw it."
+                                "You were {metres:.2} m / {ms:.0} ms away on the server, {place}: {judged} {killer} \
+                                 saw it."
                             ));
                         }
                         _ => {
