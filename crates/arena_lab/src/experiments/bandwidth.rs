@@ -28,7 +28,6 @@ pub struct KindRate {
 #[derive(Debug, Serialize)]
 pub struct BandwidthReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     pub players: usize,
     /// UDP payload bytes per second, each way.

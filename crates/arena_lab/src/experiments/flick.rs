@@ -50,7 +50,6 @@ impl Default for Flick {
 #[derive(Debug, Serialize)]
 pub struct FlickReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     #[serde(flatten)]
     pub flick: Flick,

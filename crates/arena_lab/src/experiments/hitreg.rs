@@ -22,7 +22,6 @@ use super::setup::{
 #[derive(Debug, Serialize)]
 pub struct HitregReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     /// Shots the server resolved.
     pub shots: usize,

@@ -15,7 +15,6 @@ use super::setup::{
 #[derive(Debug, Serialize)]
 pub struct InterpolationReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     /// Rendered position against the target's true position at the render
     /// time, metres: mean and 99th percentile over frames.

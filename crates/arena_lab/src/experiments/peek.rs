@@ -60,7 +60,6 @@ impl Default for Peek {
 #[derive(Debug, Serialize)]
 pub struct PeekReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     #[serde(flatten)]
     pub peek: Peek,

@@ -15,7 +15,6 @@ use crate::harness::{client_app_with, server_app_with_frame, session, step, step
 #[derive(Debug, Serialize)]
 pub struct PredictionReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     /// Command packets sent while measuring (one per tick).
     pub commands_sent: u64,

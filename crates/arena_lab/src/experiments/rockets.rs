@@ -82,9 +82,8 @@ pub struct RocketFigures {
 #[derive(Debug, Serialize)]
 pub struct RocketsReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
-    #[serde(flatten)]
+    /// The run with the settings given.
     pub figures: RocketFigures,
     /// The same run with projectile compensation switched the other way.
     pub other: RocketFigures,

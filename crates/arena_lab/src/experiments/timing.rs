@@ -17,7 +17,6 @@ use super::setup::{LabError, LabSettings};
 #[derive(Debug, Serialize)]
 pub struct TimingReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     /// Both clients' frames per second.
     pub fps: f64,

@@ -55,7 +55,6 @@ pub struct UnlagRow {
 #[derive(Debug, Serialize)]
 pub struct UnlagReport {
     pub experiment: &'static str,
-    #[serde(flatten)]
     pub settings: LabSettings,
     /// The shooter's round trip and interpolation delay (in the last cap's run).
     pub rtt_ms: f64,
