@@ -46,14 +46,43 @@ fn named_paths(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The targets of relative Markdown links: `[text](page.md)`,
-/// `[text](page.md#part)`; web addresses and anchors within a page are not files.
-fn linked_files(text: &str) -> Vec<String> {
+/// The targets of relative Markdown links, `[text](page.md)` or
+/// `[text](page.md#part)`, as (file, part): an empty file for `(#part)`
+/// within the page; web addresses are left out.
+fn links(text: &str) -> Vec<(String, Option<String>)> {
     text.split("](")
         .skip(1)
         .filter_map(|rest| rest.split(')').next())
-        .map(|target| target.split('#').next().unwrap_or(target).to_string())
         .filter(|t| !t.is_empty() && !t.contains("://") && !t.starts_with("mailto:"))
+        .map(|target| match target.split_once('#') {
+            Some((file, part)) => (file.to_string(), Some(part.to_string())),
+            None => (target.to_string(), None),
+        })
+        .collect()
+}
+
+/// The files relative links lead to.
+fn linked_files(text: &str) -> Vec<String> {
+    links(text).into_iter().map(|(file, _)| file).filter(|f| !f.is_empty()).collect()
+}
+
+/// The anchors a page's headings make, as GitHub makes them: lower case,
+/// spaces to hyphens, punctuation other than hyphens and underscores gone.
+fn anchors(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| l.starts_with('#'))
+        .map(|l| {
+            l.trim_start_matches('#')
+                .trim()
+                .to_lowercase()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                    _ => None,
+                })
+                .collect()
+        })
         .collect()
 }
 
@@ -104,6 +133,33 @@ fn every_link_between_pages_leads_somewhere() {
 }
 
 #[test]
+fn every_link_to_a_part_of_a_page_finds_its_heading() {
+    let pages = pages();
+    let mut missing = Vec::new();
+    let mut checked = 0;
+    for (page, text) in &pages {
+        for (file, part) in links(text) {
+            let Some(part) = part else { continue };
+            // Pages of the manual only (the README links into docs/).
+            let target = if file.is_empty() {
+                page.clone()
+            } else if page == "README.md" {
+                file.clone()
+            } else {
+                format!("docs/{file}")
+            };
+            let Some((_, target_text)) = pages.iter().find(|(name, _)| *name == target) else { continue };
+            checked += 1;
+            if !anchors(target_text).contains(&part) {
+                missing.push(format!("{page}: ({file}#{part})"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "links to headings that do not exist:\n{}", missing.join("\n"));
+    assert!(checked >= 10, "only {checked} links to parts of pages found: the reader is broken");
+}
+
+#[test]
 fn the_readers_find_paths_and_links() {
     assert_eq!(
         named_paths("see `crates/a/src/b.rs::Thing`, `arena host`, `tests/c.rs`."),
@@ -112,5 +168,9 @@ fn the_readers_find_paths_and_links() {
     assert_eq!(
         linked_files("[a](netcode.md#peek) [b](https://x.org/y) [c](../LICENSE-MIT)"),
         ["netcode.md", "../LICENSE-MIT"]
+    );
+    assert_eq!(
+        anchors("# Hosting\n## The netcode panel (F1)\ntext\n### Outside `arena lab`"),
+        ["hosting", "the-netcode-panel-f1", "outside-arena-lab"]
     );
 }

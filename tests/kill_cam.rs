@@ -192,4 +192,11 @@ fn a_rocket_kill_freezes_on_the_rocket_and_the_victim_as_it_met_them() {
     // (about 0.25 s of flight, farther than the target): it met the victim
     // as the shooter saw it, ticks before the blast's tick.
     assert!(gap_ms > 30.0, "met {gap_ms} ms before the blast's tick");
+    // The server's record of that rocket: brought up to its shooter's time
+    // and exploded in the tick it was launched in, the gap the catch-up's.
+    let log = game.server.world().resource::<arena_server::RocketLog>();
+    let fatal = log.0.iter().find(|r| r.blast.as_ref().is_some_and(|b| b.point.distance(blast) < 0.01));
+    let fatal = fatal.expect("the server's record of the fatal rocket");
+    assert_eq!(fatal.blast.as_ref().map(|b| b.tick), Some(fatal.launched_tick), "met during its catch-up");
+    assert!(f32::from(fatal.catch_up_ms) >= gap_ms - 16.0, "{} ms caught up, met {gap_ms} ms back", fatal.catch_up_ms);
 }

@@ -16,6 +16,7 @@ use arena_sim::{Buttons, SpawnPoint, UserCmd, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::scoreboard::MatchStatus;
 use crate::settings::NetcodeSettings;
 use crate::sub_tick_shots::{self, ClickFor, PendingClick, drawn_others};
 use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
@@ -61,9 +62,10 @@ pub struct LocalInput {
     /// The life (the server's spawn count) the view last followed: none
     /// before the first snapshot with our player.
     pub view_life: Option<u8>,
-    /// Whether a snapshot has shown our player dead since: the next life
-    /// is a respawn, whose view is turned to its spawn point.
-    pub seen_dead: bool,
+    /// Whether a snapshot has shown our player dead, or the match its
+    /// results, since: the next life is a respawn at a spawn point, whose
+    /// view is turned to that point's way.
+    pub turn_at_next_life: bool,
     /// A press of fire not yet in a command: where the view was (press
     /// before turning the view for the frame) and the frame looked at.
     pub click: Option<PendingClick>,
@@ -269,15 +271,16 @@ pub(crate) fn stamp_clicks(
     }
 }
 
-/// The view on joining and after each respawn: where the server spawned us.
+/// The view on joining and after each respawn (after a death, or at a new
+/// match): where the server spawned us.
 /// On joining, the state has not run a command of ours: its view is the
 /// spawn's. On a respawn, the commands in flight when the server put us
 /// back still carried the view we died with, so the state has turned back
 /// to it: the spawn point's own yaw is the one that faces into the arena.
-/// A new life without a death between (a teleport) keeps the view.
+/// A new life with neither between (a teleport) keeps the view.
 fn turn_to_spawn(input: &mut LocalInput, state: &arena_sim::PlayerState, spawns: &[SpawnPoint]) {
     if !state.alive {
-        input.seen_dead = true;
+        input.turn_at_next_life = true;
         return;
     }
     if input.view_life == Some(state.spawn_count) {
@@ -285,19 +288,19 @@ fn turn_to_spawn(input: &mut LocalInput, state: &arena_sim::PlayerState, spawns:
     }
     match input.view_life {
         None => (input.yaw, input.pitch) = (state.yaw, state.pitch),
-        Some(_) if input.seen_dead => {
+        Some(_) if input.turn_at_next_life => {
             input.yaw = spawn_yaw(spawns, state.pos).unwrap_or(state.yaw);
             input.pitch = 0.0;
         }
         Some(_) => {}
     }
     input.view_life = Some(state.spawn_count);
-    input.seen_dead = false;
+    input.turn_at_next_life = false;
 }
 
 /// The yaw of the spawn point a player put back at `pos` stands on: the
 /// nearest within [`SPAWN_FOUND_WITHIN_M`] (the ground a round trip of
-/// walking covers; spawn points lie further apart).
+/// walking covers; spawn points lie twice as far apart or more).
 fn spawn_yaw(spawns: &[SpawnPoint], pos: Vec3) -> Option<f32> {
     spawns
         .iter()
@@ -308,8 +311,8 @@ fn spawn_yaw(spawns: &[SpawnPoint], pos: Vec3) -> Option<f32> {
 }
 
 /// How far from its spawn point a respawned player may be when its client
-/// first sees it, metres: 7 m/s for half a second.
-const SPAWN_FOUND_WITHIN_M: f32 = 3.5;
+/// first sees it, metres: 7 m/s for the round trip and a slow frame.
+const SPAWN_FOUND_WITHIN_M: f32 = 5.0;
 
 /// Puts this tick's command in the window of unacknowledged ones, to leave
 /// the lead after its tick's time (the end of the tick, on the app's real
@@ -392,7 +395,10 @@ pub(crate) fn acknowledge(
     mut window: ResMut<CommandWindow>,
     mut input: ResMut<LocalInput>,
     world: Res<ClientWorld>,
+    status: Res<MatchStatus>,
 ) {
+    // A new match puts everyone back at a spawn point.
+    input.turn_at_next_life |= status.is_over();
     for snapshot in applied.read() {
         if let Some(state) = snapshot.local_state {
             turn_to_spawn(&mut input, &state, &world.0.map().spawns);

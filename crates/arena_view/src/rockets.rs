@@ -166,10 +166,12 @@ fn spawn_rocket(commands: &mut Commands, assets: &RocketAssets) -> Entity {
                 Trail,
                 Mesh3d(assets.trail.clone()),
                 MeshMaterial3d(assets.trail_smoke.clone()),
+                crate::vocabulary::live_layer(),
                 Transform::from_xyz(0.0, 0.0, 1.0).with_rotation(Quat::from_rotation_x(std::f32::consts::FRAC_PI_2)),
             ));
             rocket.spawn((
                 PointLight { intensity: 60_000.0, range: 7.0, color: Color::srgb(1.0, 0.65, 0.3), ..default() },
+                crate::vocabulary::live_layer(),
                 Transform::from_xyz(0.0, 0.0, 0.6),
             ));
         })

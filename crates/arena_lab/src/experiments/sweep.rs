@@ -445,8 +445,8 @@ fn draw(r: &SweepReport, out: &Path) -> Result<Vec<PathBuf>, SweepError> {
                 .iter()
                 .enumerate()
                 .map(|(i, cap)| Series {
-                    label: (if *cap >= arena_server::MAX_UNLAG_MS {
-                        format!("cap {cap} ms (none within the history)")
+                    label: (if Some(cap) == UNLAG_CAPS_MS.last() {
+                        format!("cap {cap} ms (longer than any rewind swept)")
                     } else {
                         format!("cap {cap} ms")
                     }),
