@@ -287,7 +287,7 @@ pub(crate) fn launch_rockets(
             let met = meet(&flying, (flying.flown_s, to_s), &others);
             flying.flown_s = to_s.max(flying.flown_s);
             if let Some((distance_m, direct)) = met {
-                let met_tick = f64::from(tick.0) - if k == steps { 0.0 } else { behind_ticks };
+                let met_tick = f64::from(tick.0) - behind_ticks;
                 ended = Some(Blast { owner: shot.shooter, launch, distance_m, direct, others, met_tick });
                 break;
             }

@@ -6,7 +6,6 @@
 //! between the two.
 
 use arena_client::{Drawn, KillCamFeed, LocalPlayer, NetPlayer, NetcodeSettings, Roster, Session, SkipKillCam};
-use arena_protocol::kill_cam::KillCam;
 use arena_sim::hitbox::{BodyPart, PARTS, parts_of};
 use arena_sim::player::view_rotation;
 use arena_sim::{HitZone, Hitbox, PlayerId};
@@ -43,11 +42,6 @@ pub(crate) fn plugin(app: &mut App) {
 /// After the kill-cam has placed the camera and its puppets this frame.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Played;
-
-/// Seconds the track lasts at its own pace.
-fn track_s(cam: &KillCam) -> f32 {
-    crate::vocabulary::kill_cam_track_s(cam)
-}
 
 fn follow_setting(settings: Res<Settings>, mut netcode: ResMut<NetcodeSettings>) {
     if netcode.kill_cam != settings.kill_cam {
@@ -158,7 +152,7 @@ fn play(
     };
     let cam = &received.cam;
     let elapsed = (time.elapsed_secs_f64() - received.received_s).max(0.0) as f32;
-    let length = track_s(cam);
+    let length = crate::vocabulary::kill_cam_track_s(cam);
     let frozen = elapsed >= length;
     let at = (elapsed / length.max(1e-3)).clamp(0.0, 1.0) * cam.frames.len().saturating_sub(1) as f32;
     let (i, f) = (at.floor() as usize, at.fract());
