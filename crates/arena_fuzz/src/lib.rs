@@ -12,6 +12,16 @@
 //!
 //! The bounded run in this crate's tests is part of the test suite;
 //! `scripts/fuzz.sh` runs the `arena-fuzz` binary for as long as asked.
+//!
+//! # Modules, bottom up (each imports only those above it in this list)
+//!
+//! - `inputs`: input generation: random bytes, and mutations of a target's
+//!   seeds.
+//! - `target`: what a fuzz target is.
+//! - `targets`: every target, by family.
+//! - `driver`: random and mutated inputs into each target, panics caught.
+//! - `flood`: `arena-fuzz flood`, a fuzzer over the network for soak tests
+//!   of a real server process.
 
 // A fuzz harness: a failed setup (no loopback socket, say) may panic, and a
 // target's assertions panic by design; the driver catches and reports both.

@@ -12,6 +12,8 @@
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
 //! - `host`: a listen server in this process.
 //! - `server_list`: the main menu's list of games (LAN, favourites, recent).
+//! - `sound`: what shots, steps and the menus sound like (synthesised at
+//!   start).
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.
 //! - `surfaces`: the arena's textures, made at start.
@@ -21,7 +23,8 @@
 //! - `name_tags`: names over other players, laid out so none pile up.
 //! - `callouts`: the map's named areas: signs, wall bands, lamps, the HUD line.
 //! - `quality`: the graphics quality setting applied (shadows, MSAA, lamps).
-//! - `effects`, `hitboxes`, `sound`: what shots and steps look and sound like.
+//! - `effects`, `hitboxes`: what shots and hits look like.
+//! - `rockets`: rockets in flight, their trails and lights, and blasts.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
 //!   server last had everyone).
