@@ -18,7 +18,7 @@ use arena_sim::quant::{
 };
 
 use crate::bits::{BitsError, BitsIn, BitsOut};
-use crate::cmd_predict::predict_view;
+use crate::view_turn::predict_view;
 use crate::messages::MAX_CMDS_PER_PACKET;
 
 const COUNT_BITS: u32 = 5;

@@ -14,7 +14,7 @@
 //! - `snapshot`: snapshots quantised, delta-coded and packed: what each
 //!   client may know (`state`), the field tables (`fields`), what a delta is
 //!   against and expects (`baseline`), and the bits (`codec`).
-//! - `cmd_predict`: the command predictor the command packet and the demo
+//! - `view_turn`: the command predictor the command packet and the demo
 //!   frames both code against (the view turned on at the rate it turned).
 //! - `command_packet`: the commands and snapshot acknowledgement each tick.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
@@ -32,7 +32,6 @@ pub mod bits;
 pub mod bounds;
 pub mod bundle;
 pub mod channel;
-mod cmd_predict;
 pub mod codec;
 pub mod command_packet;
 pub mod datagram;
@@ -47,6 +46,7 @@ pub mod replay;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
+mod view_turn;
 
 pub use codec::{DecodeError, decode, encode};
 pub use messages::*;

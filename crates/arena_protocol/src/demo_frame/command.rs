@@ -12,7 +12,7 @@ use arena_sim::{PlayerId, UserCmd};
 
 use super::model::FrameError;
 use super::varint::{In, Out};
-use crate::cmd_predict::predict_view;
+use crate::view_turn::predict_view;
 
 pub(super) fn put_raw_cmd(out: &mut Out, c: &UserCmd) {
     out.var(u64::from(c.tick));
