@@ -28,8 +28,8 @@
 //! - `bundle`: a frame's renet packets in one datagram.
 //! - `demo_frame`: what one tick of a demo holds, and its compact coding.
 //! - `demo`: the demo file: frames in compressed, checked chunks with an
-//!   index for seeking; read with limits.
-//! - `replay`: a demo replayed through the shared rules and checked.
+//!   index for seeking; read with limits. Replaying one runs the simulation,
+//!   so that lives above this crate, in `arena_replay`.
 //!
 //! `query` is no module of this crate: it is the `arena_query` crate (server
 //! queries, Valve's A2S, for browsers and trackers; std only), which the
@@ -49,7 +49,6 @@ pub mod kill_cam;
 pub mod messages;
 pub mod names;
 pub mod payload_guard;
-pub mod replay;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
