@@ -58,7 +58,7 @@ fn run_demo(action: DemoAction) -> ExitCode {
         DemoAction::Info { file } => {
             print_report(arena_protocol::demo::summarize_file(&file).map_err(|e| format!("{}: {e}", file.display())))
         }
-        DemoAction::Verify { file } => match arena_protocol::replay::verify_file(&file) {
+        DemoAction::Verify { file } => match arena_replay::verify_file(&file) {
             Ok(report) => {
                 let ok = report.ok;
                 let code = print_report(Ok::<_, String>(report));

@@ -69,7 +69,7 @@ fn demo_info_summarises_a_demo_and_names_what_is_wrong_with_a_damaged_one() {
 fn demo_verify_passes_a_recording_and_names_what_is_wrong_with_a_damaged_one() {
     let dir = std::env::temp_dir().join(format!("arena-demo-verify-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
-    let bytes = arena_protocol::replay::example_demo(900, true, |_, _| {}).expect("a demo");
+    let bytes = arena_replay::example_demo(900, true, |_, _| {}).expect("a demo");
     let verify = |name: &str, bytes: &[u8]| {
         let path = dir.join(name);
         std::fs::write(&path, bytes).expect("write");
@@ -81,7 +81,7 @@ fn demo_verify_passes_a_recording_and_names_what_is_wrong_with_a_damaged_one() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert!(!out.status.success() && json["ok"] == false, "{json}");
     assert!(json["first_mismatches"][0].as_str().is_some_and(|m| m.starts_with("Shots")), "{json}");
-    let quiet = arena_protocol::replay::example_demo(900, false, |_, _| {}).expect("a demo");
+    let quiet = arena_replay::example_demo(900, false, |_, _| {}).expect("a demo");
     let out = verify("quiet.demo", &quiet);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert!(out.status.success() && json["ok"] == true && json["keyframes"] == 15, "{json}");

@@ -16,10 +16,11 @@ use arena_sim::{Buttons, SpawnPoint, UserCmd, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::command_clock::{ClientTick, ClockSync, next_command_tick};
+use crate::render_clock::ServerClock;
 use crate::scoreboard::MatchStatus;
 use crate::settings::NetcodeSettings;
 use crate::sub_tick_shots::{self, ClickFor, PendingClick, drawn_others};
-use crate::timeline::{ClientTick, ClockSync, ServerClock, next_command_tick};
 use crate::vocabulary::{
     Baselines, ClickedFrame, ClientStats, ClientWorld, Drawn, DrawnFrame, LocalPlayer, MessageTally, NetPlayer, Outbox,
     Roster, SessionState, SnapshotApplied,

@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 use arena_sim::{PlayerState, TickRate, tick_after, tick_diff};
 use bevy::prelude::*;
 
+use crate::render_clock::ServerClock;
 use crate::settings::NetcodeSettings;
-use crate::timeline::ServerClock;
 use crate::vocabulary::{Drawn, LocalPlayer, NetPlayer, NetState, PassedSnapshots, Roster, SessionState};
 
 /// Longest extrapolation past the newest snapshot, seconds.

@@ -19,13 +19,16 @@
 //! - `connection`: connecting, leaving, and every way a connection ends.
 //! - `interp_delay`: the adaptive interpolation delay (the need of each gap
 //!   between snapshots, and the delay that covers nearly all of them).
-//! - `timeline`: the client tick, the hold, the fixed timestep, the clock
-//!   sync (its head start from the measured jitter) and the server clock
-//!   remote players are drawn by.
+//! - `command_clock`: the client tick, the hold, the fixed timestep and the
+//!   clock sync (its head start from the measured jitter).
+//! - `render_clock`: the estimate of the server's clock, and the server time
+//!   remote players are drawn at.
+//! - `interpolation`: remote players drawn between snapshots.
 //! - `round_trip`: the round trip from commands' departures and snapshots'
 //!   arrivals, less the server's hold.
 //! - `sub_tick_shots`: where a click falls between ticks, and the frame and
 //!   the others it was made at.
+//! - `scoreboard`: the scoreboard and the match's state.
 //! - `commands`: input into one command per tick; the window of
 //!   unacknowledged commands, and sending it.
 //! - `prediction`: the predicted states, reconciliation, and where the local
@@ -33,15 +36,14 @@
 //! - `messages`: decoding, checking and routing what the server sends.
 //! - `roster`: who is on the server (the welcome, joins, leaves).
 //! - `replication`: the newest snapshot into entities.
-//! - `interpolation`: remote players drawn between snapshots.
 //! - `drawn`: the frame a drawn body dies or comes back.
-//! - `hit_prediction`: the hit foreseen at the click, and its tally against
+//! - `foreseen_hits`: the hit foreseen at the click, and its tally against
 //!   the server's verdicts.
 //! - `combat`: our shots and the server's verdicts, damage, kills.
+//! - `sent_settings`: our netcode choices told to the server.
 //! - `rockets`: our rockets predicted and matched, others' drawn, blasts,
 //!   our own splash into the prediction.
 //! - `kill_cam`: the server's account of our death, kept for the view; skips.
-//! - `scoreboard`: the scoreboard and the match's state.
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
 //! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
@@ -51,7 +53,7 @@
 //! `PreUpdate`: [`ClientSet::Receive`] (the link's datagrams into renet,
 //! each at its arrival time), then
 //! [`ClientSet::Route`] (decode and route), [`ClientSet::Apply`] (the roster,
-//! then the snapshot), [`ClientSet::Sync`] (the timeline follows the server),
+//! then the snapshot), [`ClientSet::Sync`] (the clocks follow the server),
 //! [`ClientSet::Acknowledge`] (acknowledged commands leave the window) and
 //! [`ClientSet::Reconcile`] (prediction, interpolation history, combat).
 //! Input is read before the fixed loop (in `arena_view`), so that in
@@ -65,11 +67,12 @@
 
 pub mod browser;
 mod combat;
+mod command_clock;
 mod commands;
 pub mod conditioner;
 mod connection;
 mod drawn;
-mod hit_prediction;
+mod foreseen_hits;
 pub mod hole_punch;
 mod interp_delay;
 pub mod interpolation;
@@ -78,15 +81,16 @@ pub mod link;
 mod messages;
 mod prediction;
 mod range;
+mod render_clock;
 mod replication;
 mod rockets;
 mod roster;
 mod round_trip;
 mod scoreboard;
+mod sent_settings;
 mod settings;
 mod stats;
 mod sub_tick_shots;
-mod timeline;
 pub mod transport;
 mod vocabulary;
 
@@ -105,13 +109,14 @@ pub use link::IoMode;
 pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
+pub use command_clock::ClientTick;
 pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, SendLead, ThisTick};
 pub use interp_delay::InterpDelay;
 pub use interpolation::{History, InterpStats};
 pub use prediction::{PredictedEvents, Prediction};
+pub use render_clock::ServerClock;
 pub use round_trip::RoundTrip;
 pub use sub_tick_shots::PendingClick;
-pub use timeline::{ClientTick, ServerClock};
 pub use vocabulary::{
     Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
     MessageTally, NetPlayer, NetState, OwnSplashSchedule, PlayerName, Roster, Session, SnapshotApplied,
@@ -123,7 +128,7 @@ pub use combat::{
     DamageTaken, FiredShot, HitConfirmed, KillNotice, RemoteShot, SHOT_MEMORY_S, ShotComparison, ShotComparisons,
     ShotMemory,
 };
-pub use hit_prediction::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
+pub use foreseen_hits::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
 pub use range::{MAX_RANGE_MISSES, RangeStats};
 pub use rockets::{
     BlastDrawn, CONFIRM_WAIT_S, ClientRockets, DrawnRocket, DrawnRockets, MAX_OWN_ROCKETS, MAX_REMOTE_ROCKETS,
@@ -133,8 +138,8 @@ pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;
 
 // The rules, each a plain type, tested and fuzzed on their own.
+pub use command_clock::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
 pub use prediction::{Authority, Mover, Reconciled, Switches};
-pub use timeline::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
 
 /// The client's ordered stages (see the order at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,7 +150,7 @@ pub enum ClientSet {
     Route,
     /// Apply them: the roster, then the newest snapshot (PreUpdate).
     Apply,
-    /// The timeline follows the server's clock (PreUpdate).
+    /// The command and render clocks follow the server's clock (PreUpdate).
     Sync,
     /// Acknowledged commands leave the window (PreUpdate).
     Acknowledge,
@@ -205,7 +210,7 @@ impl Plugin for ClientPlugin {
             .add_plugins((
                 settings::plugin,
                 connection::plugin,
-                timeline::plugin,
+                (command_clock::plugin, render_clock::plugin),
                 commands::plugin,
                 prediction::plugin,
                 messages::plugin,
@@ -213,8 +218,8 @@ impl Plugin for ClientPlugin {
                 replication::plugin,
                 interpolation::plugin,
                 drawn::plugin,
-                hit_prediction::plugin,
-                (combat::plugin, rockets::plugin),
+                foreseen_hits::plugin,
+                (combat::plugin, sent_settings::plugin, rockets::plugin),
                 (scoreboard::plugin, kill_cam::plugin),
                 range::plugin,
                 stats::plugin,
@@ -228,9 +233,9 @@ impl Plugin for ClientPlugin {
                 messages::route_messages.in_set(ClientSet::Route).run_if(has_renet),
                 (roster::apply_roster_news, replication::apply_snapshots).chain().in_set(ClientSet::Apply),
                 (
-                    timeline::start_clock,
-                    timeline::follow_server,
-                    timeline::follow_snapshots,
+                    command_clock::start_clock,
+                    command_clock::follow_server,
+                    render_clock::follow_snapshots,
                     round_trip::measure_round_trip,
                     commands::pace_departures,
                 )
@@ -262,7 +267,7 @@ impl Plugin for ClientPlugin {
             Update,
             (
                 (
-                    (timeline::advance_render_clock, commands::stamp_clicks),
+                    (render_clock::advance_render_clock, commands::stamp_clicks),
                     (interpolation::interpolate, prediction::present_local),
                     (drawn::watch_lives, rockets::draw_rockets),
                 )
@@ -271,7 +276,7 @@ impl Plugin for ClientPlugin {
                 (
                     connection::watch_connection.run_if(connected),
                     stats::gather.run_if(in_state(Session::InGame)),
-                    combat::send_settings.run_if(in_state(Session::InGame)),
+                    sent_settings::send_settings.run_if(in_state(Session::InGame)),
                     kill_cam::send_skips,
                 )
                     .in_set(ClientSet::Watch),

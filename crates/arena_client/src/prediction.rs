@@ -17,8 +17,8 @@ use arena_sim::{ArenaWorld, PlayerState, TickEvents, UserCmd, step_player, tick_
 use bevy::prelude::*;
 
 use crate::commands::{CommandWindow, MAX_PENDING, ThisTick};
+use crate::render_clock::ServerClock;
 use crate::settings::NetcodeSettings;
-use crate::timeline::ServerClock;
 use crate::vocabulary::{
     ClientWorld, Drawn, DrawnFrame, LocalPlayer, NetState, OwnSplashSchedule, Roster, SessionState, SnapshotApplied,
 };

@@ -5,10 +5,10 @@
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
+use crate::command_clock::ClockSync;
 use crate::commands::CommandWindow;
 use crate::prediction::Prediction;
 use crate::round_trip::RoundTrip;
-use crate::timeline::ClockSync;
 use crate::transport::UdpTransport;
 use crate::vocabulary::{ClientStats, SessionState};
 

@@ -2,11 +2,11 @@
 //! and the unacknowledged ones before it, newest first) and the newest
 //! snapshot it has decoded, packed into bits. Commands are on the wire's
 //! grids (axes, angles, the render time as an offset behind the command's
-//! tick). Each older copy is coded against a prediction from the ones after
-//! it: the same buttons and movement, the view turned back at the rate it
-//! turned between the two after it. A copy as predicted (a steady run, a
+//! tick). Each older copy is coded against what the ones after it lead to
+//! expect: the same buttons and movement, the view turned back at the rate it
+//! turned between the two after it. A copy as expected (a steady run, a
 //! steady turn) costs two bits; otherwise a mask of what differs follows,
-//! each as a difference from the prediction. So the copies a long round
+//! each as a difference from the expected copy. So the copies a long round
 //! trip leaves unacknowledged cost little while the input is steady (a
 //! turn's rate wobbling from tick to tick, as mouse frames fall into ticks
 //! unevenly, costs a byte or two a copy).
@@ -18,8 +18,8 @@ use arena_sim::quant::{
 };
 
 use crate::bits::{BitsError, BitsIn, BitsOut};
-use crate::cmd_predict::predict_view;
 use crate::messages::MAX_CMDS_PER_PACKET;
+use crate::view_turn::carry_turn;
 
 const COUNT_BITS: u32 = 5;
 /// Bits of a click's fraction: two ticks in 1/256 steps.
@@ -27,7 +27,7 @@ const CLICK_BITS: u32 = 9;
 /// Widths of the gap between two commands' ticks, less two (when they are
 /// not consecutive).
 const TICK_GAP: [u32; 3] = [3, 8, 32];
-/// Widths of an angle's difference from its prediction, yaw steps (1/65536
+/// Widths of an angle's difference from the expected one, yaw steps (1/65536
 /// turn; pitch steps are half that): a turn's rate changing by up to 0.02°,
 /// 0.09°, 0.35°, 1.4°, 22° a tick, any.
 const ANGLE_DELTA: [u32; 6] = [3, 5, 7, 9, 13, 17];
@@ -202,8 +202,8 @@ fn read_click(input: &mut BitsIn, q: Q) -> Result<Shot, BitsError> {
 /// What the command before `newer` is expected to be, given the one after
 /// it (`newest`, if any): the same, with the view turned back as much as it
 /// turned from `newer` to `newest`.
-fn predict(newer: Q, newest: Option<Q>) -> Q {
-    let (yaw, pitch) = predict_view((newer.yaw, newer.pitch), newest.map(|n| (n.yaw, n.pitch)));
+fn expected_before(newer: Q, newest: Option<Q>) -> Q {
+    let (yaw, pitch) = carry_turn((newer.yaw, newer.pitch), newest.map(|n| (n.yaw, n.pitch)));
     Q { yaw, pitch, ..newer }
 }
 
@@ -233,10 +233,10 @@ impl CommandPacket {
     /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u5
     ///             | render? [ticks behind the command's tick × 256 v[12,17]] | its click
     /// each older  next tick? [] or [ticks apart - 2 v[3,8,32]]
-    ///             | as predicted? [] or [view only? | a changed bit per field said
+    ///             | as expected? [] or [view only? | a changed bit per field said
     ///               (view only: yaw, pitch; else forward, right, yaw, pitch, buttons, render)
     ///               | each changed field, in that order:
-    ///                 forward s8 | right s8 | yaw turn from the prediction v[3,5,7,9,13,17]
+    ///                 forward s8 | right s8 | yaw turn from the expected yaw v[3,5,7,9,13,17]
     ///                 | pitch difference v[3,5,7,9,13,17] | buttons u5
     ///                 | render difference (none as -1) v[4,9,16,32]]
     ///             | its click
@@ -249,7 +249,7 @@ impl CommandPacket {
     /// end         zero bits to the byte
     /// ```
     ///
-    /// "Predicted" is `predict`: the command after it (newer), its buttons
+    /// "Expected" is `expected_before`: the command after it (newer), its buttons
     /// and movement, its view turned back as far as it turned to the newest.
     pub fn encode(&self) -> Vec<u8> {
         let skip = self.cmds.len().saturating_sub(MAX_CMDS_PER_PACKET);
@@ -274,7 +274,7 @@ impl CommandPacket {
         write_click(&mut out, *first, clicks[0]);
         for (i, older) in newest_first.iter().enumerate().skip(1) {
             let newer = newest_first[i - 1];
-            let expected = predict(newer, i.checked_sub(2).map(|j| newest_first[j]));
+            let expected = expected_before(newer, i.checked_sub(2).map(|j| newest_first[j]));
             let gap = newer.tick.wrapping_sub(older.tick).wrapping_sub(1);
             out.flag(gap == 0);
             if gap != 0 {
@@ -286,7 +286,7 @@ impl CommandPacket {
                 write_click(&mut out, older, click);
                 continue;
             }
-            // Usually only the view strays from the prediction (a turn that
+            // Usually only the view strays from the expected copy (a turn that
             // sped up or slowed down): say so in one bit.
             let view_only = Q { yaw: expected.yaw, pitch: expected.pitch, ..older } == expected;
             out.flag(view_only);
@@ -361,7 +361,7 @@ impl CommandPacket {
             clicks.push(read_click(&mut input, first)?);
             for i in 1..count {
                 let newer = newest_first[i - 1];
-                let expected = predict(newer, i.checked_sub(2).map(|j| newest_first[j]));
+                let expected = expected_before(newer, i.checked_sub(2).map(|j| newest_first[j]));
                 let gap = if input.flag()? { 0 } else { input.var_unsigned(&TICK_GAP)?.wrapping_add(1) };
                 let mut older = Q { tick: newer.tick.wrapping_sub(gap).wrapping_sub(1), ..expected };
                 if input.flag()? {
@@ -464,7 +464,7 @@ mod tests {
     fn an_uneven_turn_costs_about_a_byte_a_copy() {
         // The mouse turns steadily, but a tick holds three frames or four
         // (64 Hz ticks, 240 Hz frames), so each tick turns 3 or 4 frames'
-        // worth: the prediction is a step off, or a frame's turn off.
+        // worth: the expected turn is a step off, or a frame's turn off.
         let mut yaw = 0.3f32;
         let cmds: Vec<UserCmd> = (0..16)
             .map(|i| {

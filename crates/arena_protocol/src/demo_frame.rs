@@ -1,6 +1,6 @@
 //! What one tick of a demo holds, and its compact encoding: every player's
-//! command (coded against the one the player's last two predict, as the
-//! command packet does), a player's state only where the server changed it
+//! command (coded against the one the player's last two lead to expect, as
+//! the command packet does), a player's state only where the server changed it
 //! outside the shared rules (a hit, a death, a respawn, a blast's kick),
 //! the tick's shots, frags, rockets and blasts, who joined and left, and
 //! once a second a keyframe with everyone's whole state (to seek to, and
@@ -21,9 +21,9 @@
 //! - `varint`: the bytes: varints, exact floats, names, a float on its grid.
 //! - `grids`: each wire grid as a pair of integer adapters; hit zones.
 //! - `state`: a player's state coded whole; [`same_state`].
-//! - `command`: a command on its grids and its prediction (the command
-//!   packet's predictor, shared in `crate::cmd_predict`), or as its bits.
-//! - `player_tick`: a player's tick: the command against its prediction,
+//! - `command`: a command on its grids and the one expected (the command
+//!   packet's guess, shared in `crate::view_turn`), or as its bits.
+//! - `player_tick`: a player's tick: the command against the expected one,
 //!   the states the server changed.
 //! - `codec`: [`FrameCodec`], the frame's layout, encoding and decoding.
 

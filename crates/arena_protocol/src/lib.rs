@@ -6,33 +6,39 @@
 //!
 //! - `channel`: the renet channels, the same numbers both ways.
 //! - `codec`: bincode 2 with a size limit and no trailing bytes.
+//! - `bounds`: what a value from the network or a demo must be to be
+//!   simulated and drawn (positions, speeds, poses).
 //! - `key`: the netcode key (open, or derived from a password with Argon2id).
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
+//! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
+//! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
+//! - `kill_cam`: the two-view kill-cam's message: the killer's track and
+//!   the fatal shot, and their checks.
 //! - `messages`: the messages each way, their limits (players, names,
 //!   lengths) and their structural checks.
-//! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
 //! - `snapshot`: snapshots quantised, delta-coded and packed: what each
 //!   client may know (`state`), the field tables (`fields`), what a delta is
 //!   against and expects (`baseline`), and the bits (`codec`).
-//! - `cmd_predict`: the command predictor the command packet and the demo
-//!   frames both code against (the view turned on at the rate it turned).
+//! - `view_turn`: the view's turn carried on, the guess at a command's view
+//!   the command packet and the demo frames both code against.
 //! - `command_packet`: the commands and snapshot acknowledgement each tick.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
 //!   connection tokens opened and resealed; the refusal a server sends.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
-//! - `query`: server queries (Valve's A2S), for browsers and trackers: the
-//!   `arena_query` crate (std only), which the `arena-agones` sidecar reads
-//!   servers with too, without building the game.
-//! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
+//! - `demo_frame`: what one tick of a demo holds, and its compact coding.
 //! - `demo`: the demo file: frames in compressed, checked chunks with an
-//!   index for seeking; read with limits.
+//!   index for seeking; read with limits. Replaying one runs the simulation,
+//!   so that lives above this crate, in `arena_replay`.
+//!
+//! `query` is no module of this crate: it is the `arena_query` crate (server
+//! queries, Valve's A2S, for browsers and trackers; std only), which the
+//! `arena-agones` sidecar reads servers with too, without building the game.
 
 pub mod bits;
 pub mod bounds;
 pub mod bundle;
 pub mod channel;
-mod cmd_predict;
 pub mod codec;
 pub mod command_packet;
 pub mod datagram;
@@ -43,10 +49,10 @@ pub mod kill_cam;
 pub mod messages;
 pub mod names;
 pub mod payload_guard;
-pub mod replay;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
+mod view_turn;
 
 pub use codec::{DecodeError, decode, encode};
 pub use messages::*;

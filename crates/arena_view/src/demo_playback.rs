@@ -1,5 +1,5 @@
 //! `arena demo play FILE`: a recorded match in a window, replayed through the
-//! shared rules from the demo's commands (`arena_protocol::replay`), with a
+//! shared rules from the demo's commands (`arena_replay`), with a
 //! timeline (pause, step, 0.25-4x, seek), a camera at any player's eyes as
 //! that player's client drew the world (itself at its own tick, the others
 //! its view delay behind: round trip and interpolation delay, from the
@@ -15,7 +15,7 @@ use std::sync::Arc;
 use arena_client::{Drawn, NetPlayer, PlayerName};
 use arena_protocol::demo::DemoReader;
 use arena_protocol::demo_frame::{DemoFrag, DemoHit};
-use arena_protocol::replay::{Replay, ReplayError};
+use arena_replay::{Replay, ReplayError};
 use arena_sim::player::{GAIT_CYCLE_M, view_forward, view_rotation};
 use arena_sim::{ArenaWorld, HitZone, Hitbox, PlayerId, PlayerState};
 use bevy::input::mouse::AccumulatedMouseMotion;
@@ -93,7 +93,7 @@ impl Playback {
     /// Opens a demo at its first keyframe (an error names what is wrong).
     pub fn open(bytes: Vec<u8>) -> Result<Self, ReplayError> {
         let reader = DemoReader::open(bytes)?;
-        let world = Arc::new(arena_protocol::replay::world_of(&reader)?);
+        let world = Arc::new(arena_replay::world_of(&reader)?);
         let hz = u32::from(reader.header.tick_hz.max(1));
         let (first_tick, last_tick) = match (reader.chunks.first(), reader.chunks.last()) {
             (Some(a), Some(b)) => (a.first_tick, b.last_tick),
@@ -581,7 +581,7 @@ mod tests {
 
     /// A playback of a recording, with the systems that need no window.
     fn app(start: PlaybackStart) -> App {
-        let bytes = arena_protocol::replay::example_demo(400, false, |_, _| {}).expect("a demo");
+        let bytes = arena_replay::example_demo(400, false, |_, _| {}).expect("a demo");
         let mut app = App::new();
         app.add_plugins((MinimalPlugins, bevy::asset::AssetPlugin::default()))
             .init_asset::<Mesh>()

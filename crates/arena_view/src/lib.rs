@@ -473,7 +473,7 @@ mod view_start {
 
     #[test]
     fn every_demo_player_system_starts_on_a_recording() {
-        let bytes = arena_protocol::replay::example_demo(400, true, |_, _| {}).expect("a demo");
+        let bytes = arena_replay::example_demo(400, true, |_, _| {}).expect("a demo");
         let playback = demo_playback::Playback::open(bytes).expect("the demo opens");
         let mut app = headless_window();
         app.insert_resource(arena_client::ClientWorld(playback.world.clone()))

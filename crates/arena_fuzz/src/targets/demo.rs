@@ -15,15 +15,12 @@ impl Target for DemoFiles {
 
     fn seeds(&self) -> Vec<Vec<u8>> {
         // Real recordings (frames as a server codes them), short and long.
-        [3u32, 70, 700]
-            .iter()
-            .filter_map(|&ticks| arena_protocol::replay::example_demo(ticks, true, |_, _| {}).ok())
-            .collect()
+        [3u32, 70, 700].iter().filter_map(|&ticks| arena_replay::example_demo(ticks, true, |_, _| {}).ok()).collect()
     }
 
     fn run(&mut self, input: &[u8]) {
         use arena_protocol::demo::{DemoReader, MAX_CHUNK_BYTES, MAX_FRAME_BYTES};
-        use arena_protocol::replay::{Mismatch, ReplayWorld, chunk_frames, world_of};
+        use arena_replay::{Mismatch, ReplayWorld, chunk_frames, world_of};
         /// Player ticks replayed per input: enough to run every path of a
         /// replay on what decoded, few enough for millions of inputs.
         const REPLAY_BUDGET: usize = 48;

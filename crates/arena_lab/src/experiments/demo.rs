@@ -160,7 +160,7 @@ pub fn demo(settings: LabSettings, players: usize, out: Option<&Path>) -> Result
     drop(server);
     let file = newest_demo(&dir).ok_or(LabError::NoDemo)?;
     let summary = arena_protocol::demo::summarize_file(&file).map_err(|e| LabError::Demo(e.to_string()))?;
-    let report = arena_protocol::replay::verify_file(&file).map_err(|e| LabError::Demo(e.to_string()))?;
+    let report = arena_replay::verify_file(&file).map_err(|e| LabError::Demo(e.to_string()))?;
     let per_minute = summary.file_bytes as f64 / 1000.0 / (summary.duration_s / 60.0).max(1e-9);
     Ok(DemoReport {
         experiment: "demo",

@@ -310,7 +310,7 @@ mod tests {
         let (mut enc, mut dec) = (FrameCodec::default(), FrameCodec::default());
         let f = frame(1000);
         assert_eq!(dec.decode(1000, &enc.encode(&f)).unwrap(), f);
-        // A steady run and turn: predicted exactly, an id and a mask.
+        // A steady run and turn: as expected exactly, an id and a mask.
         let mut sizes = Vec::new();
         for t in 1001..1010 {
             let yaw = 0.5 + 0.01 * (t - 1000) as f32;
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn the_format_holds_byte_for_byte() {
         // A frame with everything in it, then a player's run and turn (up
-        // and to the left) coded against the prediction of its last two.
+        // and to the left) coded against what its last two lead to expect.
         // A demo written by an earlier build must still read: a change
         // here is a change of the file format.
         let golden: [&[u8]; 4] = [

@@ -1,7 +1,7 @@
-//! A player's command: on the wire's grids and against its prediction, or
+//! A player's command: on the wire's grids and against the one expected, or
 //! as its exact bits; a shot's extras.
 //!
-//! The prediction is the command packet's (`crate::cmd_predict`), run
+//! The expected one is the command packet's guess (`crate::view_turn`), run
 //! forward: the same keys, the view turning on at the same rate.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use arena_sim::{PlayerId, UserCmd};
 
 use super::model::FrameError;
 use super::varint::{In, Out};
-use crate::cmd_predict::predict_view;
+use crate::view_turn::carry_turn;
 
 pub(super) fn put_raw_cmd(out: &mut Out, c: &UserCmd) {
     out.var(u64::from(c.tick));
@@ -90,11 +90,11 @@ impl CmdQ {
         }
     }
 
-    /// The next command as the last two predict it: the same keys, the view
-    /// turning on at the same rate (the shared predictor, run forward).
-    fn predict(last: &UserCmd, before: Option<&UserCmd>) -> Self {
+    /// The next command as the last two lead to expect: the same keys, the
+    /// view turning on at the same rate (the shared guess, run forward).
+    fn expected_after(last: &UserCmd, before: Option<&UserCmd>) -> Self {
         let l = Self::of(last);
-        let (yaw, pitch) = predict_view((l.yaw, l.pitch), before.map(Self::of).map(|b| (b.yaw, b.pitch)));
+        let (yaw, pitch) = carry_turn((l.yaw, l.pitch), before.map(Self::of).map(|b| (b.yaw, b.pitch)));
         Self { tick: l.tick.wrapping_add(1), yaw, pitch, ..l }
     }
 }
@@ -167,7 +167,7 @@ pub(super) fn cmd_from_q(q: CmdQ) -> UserCmd {
 }
 
 /// Each player's last two commands in the chunk, from which its next one
-/// is predicted; both sides clear it at a chunk's start.
+/// is expected; both sides clear it at a chunk's start.
 #[derive(Clone, Debug, Default)]
 pub(super) struct LastCmds(BTreeMap<PlayerId, (Option<UserCmd>, UserCmd)>);
 
@@ -181,11 +181,11 @@ impl LastCmds {
         self.0.insert(id, (before, cmd));
     }
 
-    /// The player's next command as its last two predict it (all zeros
+    /// The player's next command as its last two lead to expect (all zeros
     /// before its first).
-    pub(super) fn predicted(&self, id: PlayerId) -> CmdQ {
+    pub(super) fn expected_next(&self, id: PlayerId) -> CmdQ {
         match self.0.get(&id) {
-            Some((before, last)) => CmdQ::predict(last, before.as_ref()),
+            Some((before, last)) => CmdQ::expected_after(last, before.as_ref()),
             None => CmdQ { tick: 0, forward: 0, right: 0, buttons: 0, yaw: 0, pitch: 0 },
         }
     }

@@ -1,8 +1,8 @@
-//! A player's tick in a frame: its command against the prediction, and the
+//! A player's tick in a frame: its command against the expected one, and the
 //! states the server changed.
 //!
 //! The player's id, a mask of the command's fields that differ from the
-//! one its last two predict (and a second mask byte for the states that
+//! one its last two lead to expect (and a second mask byte for the states that
 //! follow, or for a command off the wire's grids, sent as its exact bits),
 //! the differences, a shot's extras, then the states. A decoded command
 //! outside what sanitising leaves alone is refused: no server recorded it.
@@ -14,7 +14,7 @@ use super::model::{FrameError, PlayerTick};
 use super::state::{get_state, put_state};
 use super::varint::{In, Out};
 
-// Command mask: what differs from the prediction.
+// Command mask: what differs from the expected command.
 const C_TICK: u8 = 1 << 0;
 const C_FORWARD: u8 = 1 << 1;
 const C_RIGHT: u8 = 1 << 2;
@@ -35,7 +35,7 @@ const M_ALL: u8 = 0b111;
 
 pub(super) fn put_player(out: &mut Out, last: &mut LastCmds, p: &PlayerTick) {
     out.u8(p.id.0);
-    let predicted = last.predicted(p.id);
+    let expected = last.expected_next(p.id);
     let q = CmdQ::of(&p.cmd);
     // On the grids exactly (as every command from the wire is)?
     let mut rebuilt = cmd_from_q(q);
@@ -54,12 +54,12 @@ pub(super) fn put_player(out: &mut Out, last: &mut LastCmds, p: &PlayerTick) {
     let mut mask = if more != 0 { C_MORE } else { 0 };
     if !raw {
         for (differs, bit) in [
-            (q.tick != predicted.tick, C_TICK),
-            (q.forward != predicted.forward, C_FORWARD),
-            (q.right != predicted.right, C_RIGHT),
-            (q.buttons != predicted.buttons, C_BUTTONS),
-            (q.yaw != predicted.yaw, C_YAW),
-            (q.pitch != predicted.pitch, C_PITCH),
+            (q.tick != expected.tick, C_TICK),
+            (q.forward != expected.forward, C_FORWARD),
+            (q.right != expected.right, C_RIGHT),
+            (q.buttons != expected.buttons, C_BUTTONS),
+            (q.yaw != expected.yaw, C_YAW),
+            (q.pitch != expected.pitch, C_PITCH),
             (shot, C_SHOT),
         ] {
             if differs {
@@ -75,7 +75,7 @@ pub(super) fn put_player(out: &mut Out, last: &mut LastCmds, p: &PlayerTick) {
         put_raw_cmd(out, &p.cmd);
     } else {
         if mask & C_TICK != 0 {
-            out.ivar(i64::from(q.tick.wrapping_sub(predicted.tick) as i32));
+            out.ivar(i64::from(q.tick.wrapping_sub(expected.tick) as i32));
         }
         if mask & C_FORWARD != 0 {
             out.u8(q.forward as u8);
@@ -87,10 +87,10 @@ pub(super) fn put_player(out: &mut Out, last: &mut LastCmds, p: &PlayerTick) {
             out.u8(q.buttons);
         }
         if mask & C_YAW != 0 {
-            out.ivar(i64::from(q.yaw.wrapping_sub(predicted.yaw) as i16));
+            out.ivar(i64::from(q.yaw.wrapping_sub(expected.yaw) as i16));
         }
         if mask & C_PITCH != 0 {
-            out.ivar(i64::from(q.pitch) - i64::from(predicted.pitch));
+            out.ivar(i64::from(q.pitch) - i64::from(expected.pitch));
         }
         if shot {
             put_shot_extras(out, &p.cmd);
@@ -119,7 +119,7 @@ pub(super) fn get_player(input: &mut In, last: &mut LastCmds) -> Result<PlayerTi
         }
         get_raw_cmd(input)?
     } else {
-        let mut q = last.predicted(id);
+        let mut q = last.expected_next(id);
         if mask & C_TICK != 0 {
             let d = i32::try_from(input.ivar(W)?).map_err(|_| FrameError::Invalid { what: W })?;
             q.tick = q.tick.wrapping_add(d as u32);

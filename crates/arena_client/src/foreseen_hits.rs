@@ -1,9 +1,10 @@
-//! Predicted hits: at the click, on the hitboxes this client drew, whether
-//! the shot hit someone (body or head) and where, by the server's own rule
-//! (`ArenaWorld::first_hit`), so the hit marker and sparks come at once; the
-//! server's verdict then confirms the prediction or denies it, and the
-//! tally of both is kept. Damage and kills are never predicted: only the
-//! server says them.
+//! Foreseen hits (the "hit prediction" switch): at the click, on the
+//! hitboxes this client drew, whether the shot hit someone (body or head)
+//! and where, by the server's own rule (`ArenaWorld::first_hit`), so the hit
+//! marker and sparks come at once; the server's verdict then confirms the
+//! foreseen hit or denies it, and the tally of both is kept. Damage and
+//! kills are never foreseen: only the server says them. (Not the local
+//! player's movement, which `prediction` predicts.)
 
 use arena_sim::{ArenaWorld, HitZone, Hitbox, PlayerId, PlayerState, Shot};
 use bevy::prelude::*;

@@ -1,0 +1,20 @@
+//! Demos run again: a demo file's recorded commands replayed through the
+//! shared rules (`arena_sim::step_player`) and checked against what the
+//! server recorded, and a made-up demo for tests. It sits above the wire
+//! format (`arena_protocol::demo`, `arena_protocol::demo_frame`), which
+//! reads and writes demos but runs no simulation.
+//!
+//! # Modules, bottom up (each imports only those above it in this list)
+//!
+//! - `example`: a demo as a server records one, made up, for tests, fuzz
+//!   seeds and benchmarks.
+//! - `replay`: a demo replayed, seeking, and `arena demo verify`'s check.
+
+mod example;
+mod replay;
+
+pub use example::{EXAMPLE_DEMO_HZ, example_demo};
+pub use replay::{
+    Mismatch, Replay, ReplayError, ReplayPlayer, ReplayWorld, Replayed, VerifyReport, chunk_frames, verify,
+    verify_file, world_of,
+};
