@@ -13,7 +13,7 @@ use std::time::Duration;
 use arena_master::reach::Reach;
 use bevy::prelude::*;
 
-use crate::rate_limits::Bucket;
+use crate::socket::rate_limits::Bucket;
 
 /// Introductions taken a second, and in a burst.
 pub const INTRODUCTIONS_PER_S: f32 = 8.0;

@@ -14,10 +14,10 @@ use arena_master::net::canonical;
 use arena_master::reach::{self, Nat, Reach};
 use bevy::prelude::*;
 
-use crate::hole_punch::{self, Punches};
-use crate::master_list::Masters;
+use super::hole_punch::{self, Punches};
+use super::master_list::Masters;
 use crate::reach_report::{MapState, ReachHandle, Reachable};
-use crate::transport::ServerTransport;
+use crate::socket::transport::ServerTransport;
 
 /// How often the check is made again.
 pub const RECHECK: Duration = Duration::from_secs(300);

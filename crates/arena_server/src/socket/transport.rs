@@ -27,8 +27,8 @@ use bevy_renet::renet::{self, ClientId};
 use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};
 use renetcode::{NetcodeServer, ServerAuthentication, ServerConfig as NetcodeConfig, ServerResult};
 
+use super::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::config::{ConfigError, ServerConfig};
-use crate::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::vocabulary::DueClients;
 
 /// Longest a client goes without a datagram while it is connected: acks and
@@ -167,7 +167,7 @@ pub struct ServerTransport {
     /// what the server knows of its router).
     master_pairs: Vec<(String, String)>,
     /// Master-extension datagrams from masters' addresses, not yet read
-    /// (see `reachability.rs` and `hole_punch.rs`); at most [`MAX_REACH_INBOX`].
+    /// (see `internet/reach_check.rs` and `internet/hole_punch.rs`); at most [`MAX_REACH_INBOX`].
     reach_inbox: Vec<(SocketAddr, arena_master::reach::Reach)>,
     pub traffic: Traffic,
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 use arena_master::wire;
 use bevy::prelude::*;
 
-use crate::transport::ServerTransport;
+use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{Roster, ServerIdentity};
 
 /// Least time between two heartbeats: players coming and going in a burst
@@ -123,7 +123,7 @@ impl Masters {
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Update, (look_up_masters, send_heartbeats).chain())
-        .add_systems(Last, say_farewell.after(crate::transport::disconnect_on_exit));
+        .add_systems(Last, say_farewell.after(crate::socket::transport::disconnect_on_exit));
 }
 
 /// Looks the masters up on a thread of its own at start and every
