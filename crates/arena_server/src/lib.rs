@@ -19,7 +19,8 @@
 //!   internet (the port mapping, the check, the listing).
 //!
 //! Then the room both wings stand on, `socket` (see `socket/mod.rs`):
-//! `rate_limits`, `guard`, `transport`.
+//! `rate_limits`, `guard`, `answers`, `transport`, `master_traffic`,
+//! `farewell`.
 //!
 //! Then the two wings, side by side: neither imports the other.
 //!
@@ -27,7 +28,8 @@
 //!   `lag_compensation`, `combat`, `rockets`, `kill_cam`, `match_flow`,
 //!   `simulation`, `roster`, `bots`, `snapshots`, `demo_recording`.
 //! - `internet` (see `internet/mod.rs`), being found and reached:
-//!   `queries`, `port_mapping`, `master_list`, `hole_punch`, `reach_check`.
+//!   `queries`, `port_mapping`, `master_list`, `hole_punch`, `reach_check`,
+//!   `master_messages`.
 //!
 //! This file, above them all, orders the sets and starts the server.
 //!
@@ -78,7 +80,7 @@ use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
-use internet::{hole_punch, master_list, port_mapping, queries, reach_check};
+use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
 use socket::{guard, transport};
 use tick::{
     bots, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
@@ -305,7 +307,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             info.local_addr,
         ))
         .insert_resource(punches)
-        .add_plugins((master_list::plugin, reach_check::plugin));
+        .add_plugins((master_list::plugin, master_messages::plugin));
     }
     if let Some(dir) = &config.record_dir {
         app.insert_resource(demo_recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });

@@ -6,9 +6,11 @@
 //!
 //! A master answers a heartbeat with `getinfo` and a challenge; the guard
 //! lets a master's `getinfo` through (in full within a few seconds of a
-//! heartbeat to it) and the transport answers it with
-//! the server's `infoResponse` (see `queries.rs` for what it says). A master
-//! lists the server only once that answer comes back from this address.
+//! heartbeat to it) and the socket answers it with the server's
+//! `infoResponse` (see `queries.rs` for what it says, `socket/answers.rs`
+//! for what masters alone are told). A master lists the server only once
+//! that answer comes back from this address. The socket's side of all this
+//! is `socket/master_traffic.rs` and, for the farewell, `socket/farewell.rs`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;

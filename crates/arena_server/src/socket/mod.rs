@@ -8,8 +8,15 @@
 //! - `rate_limits`: token buckets, per address and bounded.
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
 //!   connections, issued ids, per-client tallies, the log summary).
+//! - `answers`: what queries and `getinfo` are answered, encoded ahead.
 //! - `transport`: the socket, netcode and renet behind the guard.
+//! - `master_traffic`: heartbeats to masters, what only they are told, and
+//!   their extension's messages handed on.
+//! - `farewell`: the last word to the masters on a clean stop.
 
+mod answers;
+mod farewell;
 pub(crate) mod guard;
+mod master_traffic;
 pub(crate) mod rate_limits;
 pub(crate) mod transport;
