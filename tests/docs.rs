@@ -109,9 +109,9 @@ fn the_netcode_page_names_the_files_of_each_technique() {
     for file in [
         "crates/arena_client/src/prediction.rs",
         "crates/arena_client/src/interpolation.rs",
-        "crates/arena_server/src/lag_compensation.rs",
+        "crates/arena_server/src/tick/lag_compensation.rs",
         "crates/arena_client/src/sub_tick_shots.rs",
-        "crates/arena_server/src/demo_recording.rs",
+        "crates/arena_server/src/tick/demo_recording.rs",
         "crates/arena_sim/src/movement.rs",
     ] {
         assert!(paths.iter().any(|p| p == file), "docs/netcode.md does not name {file}");

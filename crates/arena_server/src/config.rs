@@ -10,7 +10,7 @@ use arena_protocol::query::{ServerKind, clean_server_name};
 use arena_sim::{DEFAULT_TICK_HZ, TICK_HZ_RANGE};
 use bevy::prelude::*;
 
-use crate::range::LANES;
+use crate::range_lanes::LANES;
 
 /// How far back lag compensation rewinds at most by default, milliseconds:
 /// chosen from `arena lab unlag` (see the README's "The rewind cap").

@@ -8,31 +8,30 @@
 //!
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
+//! Shared leaves, below everything:
+//!
 //! - `vocabulary`: the shared components, resources and messages.
 //! - `net`: sending a message to one client or to all.
-//! - `range`: the shooting range's lanes, targets, tallies and misses.
+//! - `range_lanes`: the shooting range's lanes, and where shooters stand.
 //! - `config`: every server option, its defaults and checks; match rules.
 //! - `config_file`: `--config FILE`, the options from a RON file.
-//! - `rate_limits`: token buckets, per address and bounded.
-//! - `guard`: the datagram guard's bookkeeping (rate limits, pending
-//!   connections, issued ids, per-client tallies, the log summary).
-//! - `transport`: the socket, netcode and renet behind the guard.
-//! - `intake`: decoding and checking commands into each player's buffer.
-//! - `life`: the one place a player dies and the one place one respawns.
-//! - `lag_compensation`: the hitbox history, and for each shot what its
-//!   shooter saw (the render-time estimate, the bounds, the rewind).
-//! - `combat`: the shot rules (walls, hitboxes, damage) on what lag
-//!   compensation gave each shot.
-//! - `rockets`: rockets launched (the catch-up), flown, and their splash.
-//! - `kill_cam`: everyone's last seconds, and each victim's kill-cam.
-//! - `match_flow`: frags, the match clock and phases, the scoreboard.
-//! - `simulation`: the tick, and every player's command through the shared movement.
-//! - `roster`: players joining (clients and bots) and leaving.
-//! - `bots`: server-side bots' minds.
-//! - `snapshots`: what each client is sent after a tick.
-//! - `queries`: what server queries (A2S) and masters (`infoResponse`) are told.
-//! - `master_list`: being listed on internet masters: heartbeats, the farewell.
-//! - `demo_recording`: each match into a demo file (`--record DIR`).
+//! - `reach_report`: what a host is shown about being reached from the
+//!   internet (the port mapping, the check, the listing).
+//!
+//! Then the room both wings stand on, and the two wings side by side
+//! (neither imports the other):
+//!
+//! - `socket`: the socket, netcode and renet behind the datagram guard
+//!   (`rate_limits`, `guard`, `answers`, `transport`, `master_traffic`,
+//!   `farewell`; see `socket/mod.rs`).
+//! - `tick`, `internet`: the game (`intake`, `life`, `range`,
+//!   `lag_compensation`, `combat`, `rockets`, `kill_cam`, `match_flow`,
+//!   `simulation`, `roster`, `bots`, `snapshots`, `demo_recording`; see
+//!   `tick/mod.rs`), and being found and reached (`queries`, `port_mapping`,
+//!   `master_list`, `hole_punch`, `reach_check`, `master_messages`; see
+//!   `internet/mod.rs`).
+//!
+//! This file, above them all, orders the sets and starts the server.
 //!
 //! # The order of a frame
 //!
@@ -62,31 +61,14 @@
 //! 11. [`ServerSet::Snapshot`]: the result goes out.
 //! 12. [`ServerSet::Demo`]: the tick goes into the demo being recorded.
 
-mod bots;
-mod combat;
 mod config;
 mod config_file;
-mod demo_recording;
-mod guard;
-mod hole_punch;
-mod intake;
-mod kill_cam;
-mod lag_compensation;
-mod life;
-mod master_list;
-mod match_flow;
+mod internet;
 mod net;
-mod port_mapping;
-mod queries;
-mod range;
-mod rate_limits;
+mod range_lanes;
 mod reach_report;
-mod reachability;
-mod rockets;
-mod roster;
-mod simulation;
-mod snapshots;
-mod transport;
+mod socket;
+mod tick;
 mod vocabulary;
 
 use std::sync::Arc;
@@ -97,6 +79,13 @@ use arena_sim::{ArenaWorld, MapDef};
 use bevy::app::ScheduleRunnerPlugin;
 use bevy::prelude::*;
 use bevy_renet::RenetReceive;
+
+use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
+use socket::{guard, transport};
+use tick::{
+    bots, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
+    simulation, snapshots,
+};
 
 // What running a server needs.
 pub use bots::BotSettings;
@@ -129,7 +118,8 @@ pub use lag_compensation::{
 };
 pub use life::RESPAWN_DELAY_S;
 pub use queries::info_string;
-pub use range::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane, RangeTally, RangeTarget};
+pub use range::{RangeTally, RangeTarget};
+pub use range_lanes::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane};
 
 /// The log filter of the headless modes: renetcode logs an error line for
 /// every packet it cannot decrypt, which a flood would turn into a disk's
@@ -309,7 +299,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         // The introduction key: masters learn it from the server's answers
         // to them, and put it in every introduction.
         let punches = hole_punch::Punches::new(arena_master::reach::new_token());
-        let pairs = reachability::master_pairs(&punches.key, arena_master::reach::Nat::Unknown, info.local_addr.port());
+        let pairs = reach_check::master_pairs(&punches.key, arena_master::reach::Nat::Unknown, info.local_addr.port());
         app.world_mut().resource_mut::<ServerTransport>().set_master_pairs(pairs);
         app.insert_resource(master_list::Masters::new(
             config.masters.clone(),
@@ -317,7 +307,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             info.local_addr,
         ))
         .insert_resource(punches)
-        .add_plugins((master_list::plugin, reachability::plugin));
+        .add_plugins((master_list::plugin, master_messages::plugin));
     }
     if let Some(dir) = &config.record_dir {
         app.insert_resource(demo_recording::RecordTo { dir: dir.clone(), keep: config.record_keep.max(1) });

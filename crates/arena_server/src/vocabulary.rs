@@ -80,7 +80,7 @@ pub struct SnapshotAck(pub Acknowledged);
 
 /// Clients with something to send this frame (a snapshot went to them): the
 /// transport sends their renet packets now, bundled in one datagram, and
-/// otherwise waits (see `transport.rs`).
+/// otherwise waits (see `socket/transport.rs`).
 #[derive(Resource, Debug, Default)]
 pub struct DueClients(pub Vec<ClientId>);
 

@@ -6,8 +6,8 @@ use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
+use super::life::{SpawnRotation, positions, respawn};
 use crate::config::MatchRules;
-use crate::life::{SpawnRotation, positions, respawn};
 use crate::net::broadcast;
 use crate::vocabulary::{
     Frag, PlayersChanged, Range, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,

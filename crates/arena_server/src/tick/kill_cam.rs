@@ -289,7 +289,7 @@ pub(crate) fn apply_skips(
 /// The usual respawn delay in ticks (for tests).
 #[cfg(test)]
 fn usual_delay_ticks(hz: u32) -> u32 {
-    (crate::life::RESPAWN_DELAY_S * hz as f32) as u32
+    (super::life::RESPAWN_DELAY_S * hz as f32) as u32
 }
 
 #[cfg(test)]

@@ -20,8 +20,8 @@ use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::match_flow::MatchState;
-use crate::rockets::RocketLog;
+use super::match_flow::MatchState;
+use super::rockets::RocketLog;
 use crate::vocabulary::{
     ClientPrefs, Frag, LastRun, Roster, Score, ServerIdentity, ServerPlayer, ServerTick, ShotResolved, Sim, TickRate,
 };

@@ -6,6 +6,41 @@
 //! pass. Bounded: [`INTRODUCTIONS_PER_S`] a second, [`MAX_TARGETS`] at once,
 //! [`PROBES_PER_TARGET`] probes each. A forged introduction (another
 //! sender, a wrong key) sends nothing to anyone.
+//!
+//! # Every file of hole punching
+//!
+//! This file is the server's punching: introductions taken, probes sent.
+//! The rest, in the order of an introduction (a path without a crate is
+//! under `crates/arena_server/src/`):
+//!
+//! - `crates/arena_master/src/reach.rs`: the messages, all of them pure
+//!   datagrams with bounded parsers (`punchRequest`, `punchChallenge`,
+//!   `punchIntro`, `punchProbe`, `punchStarted`, `punchRefused`).
+//! - Server, before any player asks: `lib.rs` (`add_server`) makes a fresh
+//!   introduction key at start; `socket/answers.rs` tells it to masters
+//!   alone, in their `getinfo` answers, with the router's kind that
+//!   `internet/reach_check.rs` found (a router that gives every destination
+//!   a new port cannot be punched through: masters then refuse
+//!   introductions); `internet/master_list.rs` keeps heartbeats going while
+//!   strangers cannot reach the server, so that its router's binding to
+//!   each master stays open.
+//! - `crates/arena_client/src/connection.rs`: looks up the masters that
+//!   introduce a connection; `crates/arena_client/src/hole_punch.rs`: when
+//!   the server stays silent, asks them for an introduction, answers a
+//!   master's cookie, and gives up with the reason;
+//!   `crates/arena_client/src/transport.rs` runs it on the game socket and
+//!   counts the server's probes.
+//! - `crates/arena_master/src/table/extension.rs`: the master answers a
+//!   request with a cookie, then a request that proves its address with an
+//!   introduction to the server and word to the player;
+//!   `crates/arena_master/src/introductions.rs`: the cookies (a keyed MAC,
+//!   kept nowhere) and each server's budget of introductions.
+//! - Server, on an introduction: `socket/guard.rs` lets the extension's
+//!   messages in from masters' addresses only; `socket/transport.rs` drops
+//!   an introduction without this server's key before it queues;
+//!   `internet/master_messages.rs` hands it here; the probes go from here.
+//! - `tests/hole_punch.rs`: forged requests and introductions make the
+//!   server probe nothing.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -13,7 +48,8 @@ use std::time::Duration;
 use arena_master::reach::Reach;
 use bevy::prelude::*;
 
-use crate::rate_limits::Bucket;
+use crate::socket::rate_limits::Bucket;
+use crate::socket::transport::ServerTransport;
 
 /// Introductions taken a second, and in a burst.
 pub const INTRODUCTIONS_PER_S: f32 = 8.0;
@@ -95,6 +131,14 @@ impl Punches {
 /// The probe datagram.
 pub fn probe() -> Vec<u8> {
     Reach::PunchProbe.encode()
+}
+
+/// Sends the probes due, from the game socket (the one the player's
+/// connection requests are for).
+pub(crate) fn send_probes(mut punches: ResMut<Punches>, mut transport: ResMut<ServerTransport>, time: Res<Time<Real>>) {
+    for addr in punches.due(time.elapsed()) {
+        transport.send_datagram(&probe(), addr);
+    }
 }
 
 #[cfg(test)]

@@ -17,9 +17,9 @@ use arena_sim::weapon::MAGAZINE;
 use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, Weapon, look_at, yaw_towards};
 use bevy::prelude::*;
 
-use crate::intake::CommandBuffer;
-use crate::match_flow::MatchState;
-use crate::roster::Admission;
+use super::intake::CommandBuffer;
+use super::match_flow::MatchState;
+use super::roster::Admission;
 use crate::vocabulary::{PlayersChanged, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Names bots are given, in order.

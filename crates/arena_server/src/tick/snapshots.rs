@@ -12,7 +12,7 @@ use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::intake::CommandBuffer;
+use super::intake::CommandBuffer;
 use crate::net::send;
 use crate::vocabulary::{DueClients, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate};
 

@@ -14,7 +14,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 use bevy_renet::renet::ClientId;
 
-use crate::life::kill;
+use super::life::kill;
 use crate::net::{broadcast, send};
 use crate::vocabulary::{
     CombatStats, Frag, Range, Roster, ServerPlayer, ServerTick, ShotResolved, Sim, SimWorld, TestedShot, TestedShots,

@@ -16,7 +16,7 @@ use arena_sim::{UserCmd, tick_after, tick_diff};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::transport::ServerTransport;
+use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SnapshotAck, TickRate};
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client

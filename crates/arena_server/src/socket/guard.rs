@@ -25,7 +25,7 @@ use std::time::Duration;
 use arena_master::net::limit_key;
 use arena_master::wire;
 
-use crate::rate_limits::{Bucket, IpLimits};
+use super::rate_limits::{Bucket, IpLimits};
 use arena_protocol::datagram::{
     self, Checked, Direction, PacketKind, Refusal, Reject, ServerTerms, TokenError, reseal_connection_request,
 };

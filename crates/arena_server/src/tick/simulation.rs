@@ -8,10 +8,10 @@ use arena_sim::weapon::Ignored;
 use arena_sim::{HitZone, UserCmd, step_player};
 use bevy::prelude::*;
 
-use crate::intake::CommandBuffer;
-use crate::life::kill;
-use crate::match_flow::MatchState;
-use crate::rockets::{OwnSplashes, land};
+use super::intake::CommandBuffer;
+use super::life::kill;
+use super::match_flow::MatchState;
+use super::rockets::{OwnSplashes, land};
 use crate::vocabulary::{
     CombatStats, Frag, LastRun, PendingRockets, PendingShot, PendingShots, Range, ServerPlayer, ServerTick, Sim,
     SimBefore, SimWorld, SubTickShots, TickRate,

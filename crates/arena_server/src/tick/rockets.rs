@@ -15,9 +15,9 @@ use arena_sim::{ArenaWorld, Hitbox, PlayerId, PlayerState, tick_after};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::intake::CommandBuffer;
-use crate::lag_compensation::{LagHistory, ShooterLink, Unlag};
-use crate::life::kill;
+use super::intake::CommandBuffer;
+use super::lag_compensation::{LagHistory, ShooterLink, Unlag};
+use super::life::kill;
 use crate::net::{broadcast, send};
 use crate::vocabulary::{
     ClientPrefs, CombatStats, Frag, LagCompensation, PendingRockets, ProjectileCompensation, Range, RocketKill,

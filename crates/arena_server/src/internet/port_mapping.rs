@@ -51,7 +51,8 @@ pub(crate) struct MapRequest {
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Update, read_worker).add_systems(Last, remove_on_exit.after(crate::transport::disconnect_on_exit));
+    app.add_systems(Update, read_worker)
+        .add_systems(Last, remove_on_exit.after(crate::socket::transport::disconnect_on_exit));
 }
 
 impl PortMapping {

@@ -14,11 +14,12 @@ use bevy::prelude::*;
 use bevy_renet::renet::{ClientId, ServerEvent};
 use bevy_renet::{RenetServer, RenetServerEvent};
 
-use crate::intake::CommandBuffer;
-use crate::life::{SpawnRotation, choose_spawn};
+use super::intake::CommandBuffer;
+use super::life::{SpawnRotation, choose_spawn};
+use super::range::{RangeTally, RangeTarget};
 use crate::net::{broadcast, send};
-use crate::range::{LANES, RangeTally, RangeTarget, firing_spot};
-use crate::transport::ServerTransport;
+use crate::range_lanes::{LANES, firing_spot};
+use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
     ClientPrefs, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
     SimWorld, SnapshotAck, SnapshotRate, SubTickShots, TickRate,

@@ -4,20 +4,21 @@
 //! to, and tells it the address it sees; the server also asks that second
 //! socket who it is, and a different port means a router that gives every
 //! destination a new port. Run after the port mapping settles, every
-//! [`RECHECK`], and when the mapping changes. Also reads every master
-//! message the guard let through and hands introductions to `hole_punch`.
+//! [`RECHECK`], and when the mapping changes. The master's answers come
+//! through `master_messages.rs`. The check's outcome goes into the report,
+//! and into what the server tells its masters (its router's kind, which
+//! decides whether they introduce players to it: see `hole_punch.rs`).
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use arena_master::net::canonical;
 use arena_master::reach::{self, Nat, Reach};
 use bevy::prelude::*;
 
-use crate::hole_punch::{self, Punches};
-use crate::master_list::Masters;
+use super::hole_punch::Punches;
+use super::master_list::Masters;
 use crate::reach_report::{MapState, ReachHandle, Reachable};
-use crate::transport::ServerTransport;
+use crate::socket::transport::ServerTransport;
 
 /// How often the check is made again.
 pub const RECHECK: Duration = Duration::from_secs(300);
@@ -26,7 +27,7 @@ pub const PROBE_WAIT: Duration = Duration::from_millis(1000);
 /// A master that says nothing this long does not speak the extension.
 pub const NO_ANSWER: Duration = Duration::from_secs(3);
 /// How often the check's state is looked at.
-const CHECK_EVERY: Duration = Duration::from_millis(100);
+pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// A check unanswered is tried again after this.
 const RETRY: Duration = Duration::from_secs(60);
 /// Requests are padded to this many bytes: a master answers no address
@@ -54,52 +55,33 @@ pub(crate) struct ReachCheck {
     answered_at: Option<Duration>,
 }
 
-pub(crate) fn plugin(app: &mut App) {
-    // The check's decisions take a second or more: ten times a second is
-    // plenty (messages and probes go every frame).
-    let now_and_then = bevy::time::common_conditions::on_real_timer(CHECK_EVERY);
-    app.init_resource::<ReachCheck>()
-        .add_systems(Update, (read_master_messages, check.run_if(now_and_then), send_probes).chain());
-}
-
-/// Every master message the guard let through: the check's answers, and
-/// introductions (to `hole_punch`).
-fn read_master_messages(
-    mut state: ResMut<ReachCheck>,
-    mut transport: ResMut<ServerTransport>,
-    mut punches: ResMut<Punches>,
-    masters: Res<Masters>,
-    report: Res<ReachHandle>,
-    time: Res<Time<Real>>,
-) {
-    let now = time.elapsed();
-    if punches.masters.as_slice() != masters.resolved() {
-        punches.masters = masters.resolved().to_vec();
-    }
-    for (from, message) in transport.take_reach_inbox() {
-        let from = canonical(from);
-        let ours = |nonce: &str| !state.nonce.is_empty() && nonce == state.nonce;
-        let from_master = state.master.is_some_and(|m| m.ip() == from.ip());
+impl ReachCheck {
+    /// A master's message about the check in progress (`from` canonical):
+    /// the probe came, the master's word on what it saw, or who the server
+    /// is to the master's second socket. Returns the `whoami` to send, and
+    /// where (the master's second socket), once the master's word came.
+    pub(crate) fn hear(&mut self, from: SocketAddr, message: Reach, now: Duration) -> Option<(Vec<u8>, SocketAddr)> {
+        let ours = |nonce: &str| !self.nonce.is_empty() && nonce == self.nonce;
+        let from_master = self.master.is_some_and(|m| m.ip() == from.ip());
         match message {
-            Reach::Probe { nonce } if ours(&nonce) && from_master => state.probed = true,
+            Reach::Probe { nonce } if ours(&nonce) && from_master => self.probed = true,
             Reach::Sent { nonce, seen, probe_port }
-                if ours(&nonce) && state.master == Some(from) && state.sent.is_none() =>
+                if ours(&nonce) && self.master == Some(from) && self.sent.is_none() =>
             {
-                state.sent = Some((seen, probe_port, now));
-                let whoami = Reach::WhoAmI { nonce: nonce.clone() }.padded(WHOAMI_BYTES);
-                transport.send_datagram(&whoami, SocketAddr::new(from.ip(), probe_port));
+                self.sent = Some((seen, probe_port, now));
+                let whoami = Reach::WhoAmI { nonce }.padded(WHOAMI_BYTES);
+                return Some((whoami, SocketAddr::new(from.ip(), probe_port)));
             }
-            Reach::YouAre { nonce, seen } if ours(&nonce) && from_master => state.you_are = Some(seen),
-            Reach::PunchIntro { client, key } if punches.introduce(from, client, &key, now) => {
-                info!("a master introduced a player at {client}: probing it so that its connection passes");
-                report.update(|r| r.introductions += 1);
-            }
+            Reach::YouAre { nonce, seen } if ours(&nonce) && from_master => self.you_are = Some(seen),
             _ => {}
         }
+        None
     }
 }
 
-fn check(
+/// Decides the check: starts one when due, and settles the one in
+/// progress from what the master said.
+pub(crate) fn check(
     mut state: ResMut<ReachCheck>,
     mut masters: ResMut<Masters>,
     mut transport: ResMut<ServerTransport>,
@@ -201,10 +183,4 @@ pub(crate) fn master_pairs(key: &str, nat: Nat, game_port: u16) -> Vec<(String, 
         (reach::NAT_KEY.to_string(), nat.as_str().to_string()),
         (reach::GAME_PORT_KEY.to_string(), game_port.to_string()),
     ]
-}
-
-fn send_probes(mut punches: ResMut<Punches>, mut transport: ResMut<ServerTransport>, time: Res<Time<Real>>) {
-    for addr in punches.due(time.elapsed()) {
-        transport.send_datagram(&hole_punch::probe(), addr);
-    }
 }

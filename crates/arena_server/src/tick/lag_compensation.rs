@@ -20,7 +20,7 @@ use arena_sim::{Click, Hitbox, PlayerId};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use crate::intake::CommandBuffer;
+use super::intake::CommandBuffer;
 use crate::vocabulary::{
     ClientPrefs, CombatStats, LagCompensation, PendingShot, PendingShots, ServerPlayer, ServerTick, Sim, TestedShot,
     TestedShots, TickRate,

@@ -10,25 +10,30 @@
 //! One socket takes both address families (bound to `[::]` by default, see
 //! `arena_master::net`): everything above it sees IPv4 peers as IPv4, and
 //! each send maps the address back to the socket's family.
+//!
+//! What the socket answers on its own is encoded in `answers.rs`; its
+//! traffic with masters (heartbeats, the extension's messages handed on) is
+//! in `master_traffic.rs`, and its last word to them in `farewell.rs`.
 
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use arena_master::wire::{self, InfoString};
+use arena_master::wire::InfoString;
 use arena_protocol::bundle::{bundle, unbundle};
 use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
 use arena_protocol::names::USER_DATA_BYTES;
-use arena_protocol::query::{PlayerEntry, QueryKind, Reply, ServerListing};
+use arena_protocol::query::{PlayerEntry, ServerListing};
 use arena_protocol::{PROTOCOL_ID, connection_config};
 use bevy::prelude::*;
 use bevy_renet::renet::{self, ClientId};
 use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};
 use renetcode::{NetcodeServer, ServerAuthentication, ServerConfig as NetcodeConfig, ServerResult};
 
+use super::answers::Answers;
+use super::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::config::{ConfigError, ServerConfig};
-use crate::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::vocabulary::DueClients;
 
 /// Longest a client goes without a datagram while it is connected: acks and
@@ -152,42 +157,26 @@ pub struct Traffic {
 /// The server's socket, netcode state and guard.
 #[derive(Resource)]
 pub struct ServerTransport {
-    socket: UdpSocket,
+    pub(super) socket: UdpSocket,
     /// Whether the socket is IPv6 (then IPv4 peers are mapped on it).
     socket_v6: bool,
     netcode: NetcodeServer,
-    guard: Guard,
-    buffer: Box<[u8; 2048]>,
+    pub(super) guard: Guard,
+    pub(super) buffer: Box<[u8; 2048]>,
     /// The transport's clock: the sum of the frame times it was given.
-    clock: Duration,
+    pub(super) clock: Duration,
     /// When each client was last sent to.
     last_sent: std::collections::HashMap<ClientId, Duration>,
-    answers: QueryAnswers,
-    /// Pairs only masters' `getinfo` answers carry (the introduction key,
-    /// what the server knows of its router).
-    master_pairs: Vec<(String, String)>,
+    pub(super) answers: Answers,
     /// Master-extension datagrams from masters' addresses, not yet read
-    /// (see `reachability.rs` and `hole_punch.rs`); at most [`MAX_REACH_INBOX`].
-    reach_inbox: Vec<(SocketAddr, arena_master::reach::Reach)>,
+    /// (see `internet/master_messages.rs`); at most [`MAX_REACH_INBOX`].
+    pub(super) reach_inbox: Vec<(SocketAddr, arena_master::reach::Reach)>,
     pub traffic: Traffic,
 }
 
 /// Master-extension datagrams kept between two reads, at most (the rest is
 /// dropped: a master sends a handful).
 const MAX_REACH_INBOX: usize = 256;
-
-/// The server's answers to queries, encoded ahead (a flood of queries costs
-/// no encoding).
-#[derive(Debug, Default)]
-struct QueryAnswers {
-    info: Vec<Vec<u8>>,
-    players: Vec<Vec<u8>>,
-    rules: Vec<Vec<u8>>,
-    /// The id of the next multi-packet reply.
-    message_id: u32,
-    /// What a `getinfo` is answered with (the challenge is added per answer).
-    info_string: InfoString,
-}
 
 impl std::fmt::Debug for ServerTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -218,8 +207,7 @@ impl ServerTransport {
             buffer: Box::new([0; 2048]),
             clock: Duration::ZERO,
             last_sent: std::collections::HashMap::new(),
-            answers: QueryAnswers::default(),
-            master_pairs: Vec::new(),
+            answers: Answers::default(),
             reach_inbox: Vec::new(),
             traffic: Traffic::default(),
         })
@@ -261,14 +249,7 @@ impl ServerTransport {
         rules: Vec<(String, String)>,
         info_string: InfoString,
     ) {
-        let a = &mut self.answers;
-        a.info_string = info_string;
-        a.message_id = a.message_id.wrapping_add(1);
-        a.info = Reply::Info(info).datagrams(a.message_id);
-        a.message_id = a.message_id.wrapping_add(1);
-        a.players = Reply::Players(players).datagrams(a.message_id);
-        a.message_id = a.message_id.wrapping_add(1);
-        a.rules = Reply::Rules(rules).datagrams(a.message_id);
+        self.answers.set(info, players, rules, info_string);
     }
 
     /// Counts a message from a client that did not decode or validate; a
@@ -277,96 +258,13 @@ impl ServerTransport {
         self.guard.report_bad(client_id, self.clock);
     }
 
-    /// Pairs that only answers to masters carry from now on.
-    pub fn set_master_pairs(&mut self, pairs: Vec<(String, String)>) {
-        self.master_pairs = pairs;
-    }
-
-    /// The master-extension datagrams that came since the last call.
-    pub fn take_reach_inbox(&mut self) -> Vec<(SocketAddr, arena_master::reach::Reach)> {
-        std::mem::take(&mut self.reach_inbox)
-    }
-
     /// Sends a connectionless datagram from the game socket (a probe, a
     /// reachability check): the socket a NAT maps for the game.
     pub fn send_datagram(&mut self, datagram: &[u8], to: SocketAddr) {
         self.send_to(datagram, to);
     }
 
-    /// An `infoResponse` carrying `challenge`; with `leaving`, one that
-    /// says the server is going (`sv_maxclients` 0: a master drops it);
-    /// `to_master` adds the pairs only masters get.
-    fn info_response(&self, challenge: Option<String>, leaving: bool, to_master: bool) -> Option<Vec<u8>> {
-        let mut pairs: Vec<(String, String)> = self.answers.info_string.pairs().to_vec();
-        if to_master && !leaving {
-            pairs.extend(self.master_pairs.iter().cloned());
-        }
-        if leaving {
-            for (key, value) in &mut pairs {
-                if key == "sv_maxclients" {
-                    *value = "0".into();
-                }
-            }
-        }
-        if let Some(challenge) = challenge {
-            pairs.insert(0, ("challenge".into(), challenge));
-        }
-        wire::info_response(&InfoString::new(pairs).ok()?).ok()
-    }
-
-    /// Sends a heartbeat to `master` from the game socket: its `getinfo`
-    /// is answered in full for a few seconds.
-    pub fn send_heartbeat(&mut self, master: SocketAddr) {
-        self.guard.heartbeat_sent(master, self.clock);
-        self.send_to(&wire::heartbeat(), master);
-    }
-
-    /// `getinfo` from `master` answered in full so far.
-    pub fn master_answers(&self, master: SocketAddr) -> u64 {
-        self.guard.master_answers(master)
-    }
-
-    /// The masters whose `getinfo` is answered in full.
-    pub fn set_masters(&mut self, masters: Vec<SocketAddr>) {
-        self.guard.set_masters(masters);
-    }
-
-    /// The server's last word to its masters on a clean stop: a heartbeat
-    /// to each, and to each master's `getinfo` an answer that says the
-    /// server is leaving, so that it drops the server at once. Waits for
-    /// the masters at most `wait`; everything else that arrives meanwhile is
-    /// left unread (the clients have been told already). Returns the
-    /// masters that took the farewell.
-    pub fn farewell(&mut self, masters: &[SocketAddr], wait: Duration) -> usize {
-        if masters.is_empty() {
-            return 0;
-        }
-        let masters: Vec<SocketAddr> = masters.iter().map(|m| arena_master::net::canonical(*m)).collect();
-        for master in &masters {
-            self.send_to(&wire::heartbeat(), *master);
-        }
-        let deadline = std::time::Instant::now() + wait;
-        let mut told: Vec<SocketAddr> = Vec::new();
-        while told.len() < masters.len() && std::time::Instant::now() < deadline {
-            match arena_master::net::recv_from(&self.socket, &mut self.buffer[..]) {
-                Ok((len, from)) if masters.contains(&from) && !told.contains(&from) => {
-                    let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES)].to_vec();
-                    if let Ok(getinfo) = wire::parse_getinfo(&datagram)
-                        && let Some(answer) = self.info_response(getinfo.challenge, true, true)
-                    {
-                        self.send_to(&answer, from);
-                        told.push(from);
-                    }
-                }
-                Ok(_) => {}
-                // Nothing yet (or an ICMP error from a peer): wait a little.
-                Err(_) => std::thread::sleep(Duration::from_millis(2)),
-            }
-        }
-        told.len()
-    }
-
-    fn send_to(&mut self, datagram: &[u8], addr: SocketAddr) {
+    pub(super) fn send_to(&mut self, datagram: &[u8], addr: SocketAddr) {
         match arena_master::net::send_to(&self.socket, datagram, addr, self.socket_v6) {
             Ok(_) => {
                 self.traffic.bytes_out += datagram.len() as u64;
@@ -416,12 +314,7 @@ impl ServerTransport {
             }
             Verdict::Reply(reply) => self.send_to(&reply, from),
             Verdict::Answer(kind) => {
-                let datagrams = match kind {
-                    QueryKind::Info => &self.answers.info,
-                    QueryKind::Players => &self.answers.players,
-                    QueryKind::Rules => &self.answers.rules,
-                };
-                for datagram in datagrams.clone() {
+                for datagram in self.answers.to_query(kind).to_vec() {
                     self.send_to(&datagram, from);
                 }
             }
@@ -430,13 +323,13 @@ impl ServerTransport {
                 // forged from a master's address: dropped here, so that a
                 // flood of them cannot crowd out the real messages.
                 let forged = matches!(&message, arena_master::reach::Reach::PunchIntro { key, .. }
-                    if !self.master_pairs.iter().any(|(k, v)| k == arena_master::reach::INTRO_KEY && v == key));
+                    if !self.answers.is_intro_key(key));
                 if !forged && self.reach_inbox.len() < MAX_REACH_INBOX {
                     self.reach_inbox.push((from, message));
                 }
             }
             Verdict::GetInfo { challenge, from_master, request_bytes } => {
-                if let Some(answer) = self.info_response(challenge, false, from_master)
+                if let Some(answer) = self.answers.info_response(challenge, false, from_master)
                     && self.guard.answered_getinfo(from_master, request_bytes, answer.len())
                 {
                     self.send_to(&answer, from);

@@ -6,9 +6,11 @@
 //!
 //! A master answers a heartbeat with `getinfo` and a challenge; the guard
 //! lets a master's `getinfo` through (in full within a few seconds of a
-//! heartbeat to it) and the transport answers it with
-//! the server's `infoResponse` (see `queries.rs` for what it says). A master
-//! lists the server only once that answer comes back from this address.
+//! heartbeat to it) and the socket answers it with the server's
+//! `infoResponse` (see `queries.rs` for what it says, `socket/answers.rs`
+//! for what masters alone are told). A master lists the server only once
+//! that answer comes back from this address. The socket's side of all this
+//! is `socket/master_traffic.rs` and, for the farewell, `socket/farewell.rs`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -19,7 +21,7 @@ use std::time::Duration;
 use arena_master::wire;
 use bevy::prelude::*;
 
-use crate::transport::ServerTransport;
+use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{Roster, ServerIdentity};
 
 /// Least time between two heartbeats: players coming and going in a burst
@@ -123,7 +125,7 @@ impl Masters {
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Update, (look_up_masters, send_heartbeats).chain())
-        .add_systems(Last, say_farewell.after(crate::transport::disconnect_on_exit));
+        .add_systems(Last, say_farewell.after(crate::socket::transport::disconnect_on_exit));
 }
 
 /// Looks the masters up on a thread of its own at start and every

@@ -5,7 +5,7 @@
 //! protocol, see `arena_master::wire`). The answers are encoded once a
 //! second (and when someone joins or leaves) and handed to the transport,
 //! which sends them to queries with a good challenge, and to masters (see
-//! `guard.rs`).
+//! `socket/guard.rs`).
 
 use std::time::Duration;
 
@@ -14,7 +14,7 @@ use arena_protocol::query::{PlayerEntry, ServerListing};
 use bevy::prelude::*;
 
 use crate::config::MatchRules;
-use crate::transport::ServerTransport;
+use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate};
 
 /// How often the answers are brought up to date (time connected, scores).

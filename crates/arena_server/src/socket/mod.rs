@@ -1,0 +1,22 @@
+//! The game's one UDP socket, below both wings: players, server queries and
+//! masters all come in through it, each datagram judged by the guard before
+//! netcode and renet see it. The tick reads and sends players' messages
+//! through it; the internet wing talks to masters and strangers through it.
+//!
+//! # Modules, bottom up (each imports only those above it in this list)
+//!
+//! - `rate_limits`: token buckets, per address and bounded.
+//! - `guard`: the datagram guard's bookkeeping (rate limits, pending
+//!   connections, issued ids, per-client tallies, the log summary).
+//! - `answers`: what queries and `getinfo` are answered, encoded ahead.
+//! - `transport`: the socket, netcode and renet behind the guard.
+//! - `master_traffic`: heartbeats to masters, what only they are told, and
+//!   their extension's messages handed on.
+//! - `farewell`: the last word to the masters on a clean stop.
+
+mod answers;
+mod farewell;
+pub(crate) mod guard;
+mod master_traffic;
+pub(crate) mod rate_limits;
+pub(crate) mod transport;
