@@ -11,23 +11,23 @@
 
 # Build stage: the release binaries. rustc 1.95, as the workspace pins;
 # protoc for the Agones SDK's gRPC code (the sidecar has its own lock file).
+# `--no-default-features` leaves the game's window out: no renderer, winit
+# or audio to build, and no ALSA headers needed.
 FROM rust:1.95-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends pkg-config libasound2-dev protobuf-compiler \
+ && apt-get install -y --no-install-recommends protobuf-compiler \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
-RUN cargo build --release --locked --bin arena \
+RUN cargo build --release --locked --no-default-features --bin arena \
  && cp target/release/arena /usr/local/bin/arena \
  && cargo build --release --locked --manifest-path crates/arena_agones/Cargo.toml --bin arena-agones \
  && cp crates/arena_agones/target/release/arena-agones /usr/local/bin/arena-agones
 
-# Run stage: only what the binary loads (`ldd arena`: libasound, libc, libgcc).
+# Run stage: only what the binary loads (`ldd arena`: libc and libgcc,
+# both in the base image).
 FROM debian:bookworm-slim
-RUN apt-get update \
- && apt-get install -y --no-install-recommends libasound2 \
- && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin arena
+RUN useradd --system --uid 10001 --no-create-home --shell /usr/sbin/nologin arena
 COPY --from=build /usr/local/bin/arena /usr/local/bin/arena-agones /usr/local/bin/
 USER 10001
 EXPOSE 27015/udp

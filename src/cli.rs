@@ -3,6 +3,8 @@
 //! runs with. The families of options live below: `window` (the windowed
 //! modes), `game` (a server's games), `lab` (the experiments), `netcode`
 //! (the techniques and the link conditioner), `config_file` and `values`.
+//! The windowed modes' options parse in every build; only a build with the
+//! `window` feature makes the view's configs of them.
 
 use std::ffi::OsString;
 use std::net::{Ipv6Addr, SocketAddr};
@@ -12,6 +14,7 @@ use std::time::Duration;
 use arena_lab::bot_clients::{Behavior, BotsConfig};
 use arena_protocol::DEFAULT_PORT;
 use arena_server::ServerConfig;
+#[cfg(feature = "window")]
 use arena_view::{PlaybackStart, Screenshot, StartAction};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
@@ -269,6 +272,7 @@ pub struct DemoPlayArgs {
 
 /// What `arena demo play` opens: a file, where and how it starts, the
 /// window's size, and the screenshot to take.
+#[cfg(feature = "window")]
 #[derive(Debug)]
 pub struct DemoPlayback {
     pub file: PathBuf,
@@ -339,6 +343,7 @@ where
     Cli::from_arg_matches(&matches).map_err(|e| CliError::Clap(e.format(&mut command())))
 }
 
+#[cfg(feature = "window")]
 impl PlayArgs {
     /// The quick-play server: every interface, bots unless `--bots` says
     /// otherwise, the home router asked for the port.
@@ -348,6 +353,7 @@ impl PlayArgs {
     }
 }
 
+#[cfg(feature = "window")]
 impl HostArgs {
     /// The listen server: every interface, no bots unless `--bots` says
     /// otherwise, the home router asked for the port.
@@ -357,6 +363,7 @@ impl HostArgs {
     }
 }
 
+#[cfg(feature = "window")]
 impl JoinArgs {
     /// Joining the server at `addr`, resolved, with the password given.
     pub fn start(&self) -> Result<StartAction, String> {
@@ -413,6 +420,7 @@ impl BotsArgs {
     }
 }
 
+#[cfg(feature = "window")]
 impl DemoPlayArgs {
     /// The playback asked for, checked: a speed the timeline has, a start
     /// time of 0 or more, a screenshot with its run time.
@@ -514,8 +522,11 @@ mod tests {
         let config = server.config();
         assert_eq!(config.as_ref().map(|c| (c.name.as_str(), c.bots)), Ok(("Friday", 2)));
         assert_eq!(config.map(|c| c.stop_after), Ok(Some(Duration::from_secs(3))));
-        let Mode::Play(play) = mode("arena play") else { panic!() };
-        assert_eq!(play.server_config().map(|c| c.bots), Ok(arena_view::QUICK_PLAY_BOTS));
+        #[cfg(feature = "window")]
+        {
+            let Mode::Play(play) = mode("arena play") else { panic!() };
+            assert_eq!(play.server_config().map(|c| c.bots), Ok(arena_view::QUICK_PLAY_BOTS));
+        }
     }
 
     #[test]

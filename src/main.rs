@@ -1,17 +1,18 @@
 //! `arena`: the game's one binary. With no arguments it opens the main menu;
 //! subcommands host, join, or run a dedicated server. This file is the
 //! dispatch table: `cli` reads the command line into each mode's config,
-//! and each mode runs here.
+//! and each mode runs here (the windowed ones in `windowed`, which a build
+//! without the `window` feature refuses).
 
 use std::process::ExitCode;
 
-use arena_view::StartAction;
-
-use cli::{CliError, DemoAction, Experiment, Mode, WindowArgs};
+use cli::{CliError, DemoAction, Experiment, Mode};
+use windowed::Windowed;
 
 mod cli;
 mod master;
 mod servers;
+mod windowed;
 
 fn main() -> ExitCode {
     let cli = match cli::parse(std::env::args_os()) {
@@ -20,10 +21,10 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e.to_string()),
     };
     match cli.mode {
-        None => run_window(Ok(StartAction::Menu), cli.window),
-        Some(Mode::Play(args)) => run_window(args.server_config().map(StartAction::QuickPlay), args.window),
-        Some(Mode::Host(args)) => run_window(args.server_config().map(StartAction::Host), args.window),
-        Some(Mode::Join(args)) => run_window(args.start(), args.window),
+        None => report_done(windowed::run(Windowed::Menu(cli.window))),
+        Some(Mode::Play(args)) => report_done(windowed::run(Windowed::Play(args))),
+        Some(Mode::Host(args)) => report_done(windowed::run(Windowed::Host(args))),
+        Some(Mode::Join(args)) => report_done(windowed::run(Windowed::Join(args))),
         Some(Mode::Server(args)) => match args.config() {
             Ok(config) => report_done(arena_server::run_dedicated(&config).map_err(|e| e.to_string())),
             Err(e) => fail(&e),
@@ -45,14 +46,6 @@ fn main() -> ExitCode {
     }
 }
 
-/// Opens the game's window starting with `start` (or says why it cannot).
-fn run_window(start: Result<StartAction, String>, args: WindowArgs) -> ExitCode {
-    match start.and_then(|start| args.view_config(start)) {
-        Ok(config) => report_done(arena_view::run(config)),
-        Err(e) => fail(&e),
-    }
-}
-
 fn run_demo(action: DemoAction) -> ExitCode {
     match action {
         DemoAction::Info { file } => {
@@ -66,10 +59,7 @@ fn run_demo(action: DemoAction) -> ExitCode {
             }
             Err(e) => fail(&format!("{}: {e}", file.display())),
         },
-        DemoAction::Play(args) => match args.playback() {
-            Ok(p) => report_done(arena_view::run_demo(&p.file, p.start, p.resolution, p.screenshot)),
-            Err(e) => fail(&e),
-        },
+        DemoAction::Play(args) => report_done(windowed::run(Windowed::DemoPlay(args))),
     }
 }
 

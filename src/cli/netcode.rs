@@ -39,6 +39,7 @@ pub struct LinkArgs {
     pub fake_loss: f32,
 }
 
+#[cfg(feature = "window")]
 impl NetcodeArgs {
     /// Refuses an interpolation delay past what the protocol carries.
     pub fn check(self) -> Result<(), String> {

@@ -1,17 +1,22 @@
 //! The windowed modes' options (the menu, `play`, `host`, `join`) and the
-//! view's config made from them.
+//! view's config made from them (in a build with the `window` feature).
 
 use std::path::PathBuf;
 
+#[cfg(feature = "window")]
 use arena_client::NetcodeSettings;
+#[cfg(feature = "window")]
 use arena_view::{Screenshot, StartAction, ViewConfig};
 use clap::Args;
 
 use super::netcode::{LinkArgs, NetcodeArgs};
-use super::values::{parse_resolution, positive_duration};
+use super::values::parse_resolution;
+#[cfg(feature = "window")]
+use super::values::positive_duration;
 
 /// Shortest run that leaves time for a screenshot one second before its
 /// end, seconds.
+#[cfg(feature = "window")]
 const MIN_SCREENSHOT_RUN_S: f64 = 1.0;
 
 /// Options of the windowed modes.
@@ -50,6 +55,7 @@ pub struct WindowArgs {
     pub link: LinkArgs,
 }
 
+#[cfg(feature = "window")]
 impl WindowArgs {
     /// The view's config for a window that starts with `start`.
     pub fn view_config(self, start: StartAction) -> Result<ViewConfig, String> {
@@ -86,6 +92,7 @@ impl WindowArgs {
 /// `--screenshot FILE --seconds S` (and where in the run to take it) as the
 /// view's screenshot: none without a file; `--seconds` alone is refused, as
 /// is a run too short to take it in.
+#[cfg(feature = "window")]
 pub fn screenshot(
     path: Option<PathBuf>,
     seconds: Option<f64>,
