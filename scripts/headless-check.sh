@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The headless build stays headless: the crates that draw nothing
-# (arena_server, arena_master, arena_lab) and the `arena` binary without its
+# (arena_server, arena_master, arena_lab, arena_client, arena_fuzz) and the `arena` binary without its
 # default `window` feature depend on no renderer, window or audio (no wgpu,
 # winit, bevy_render, bevy_winit, bevy_audio, cpal or ALSA in their normal
 # dependency trees), and that binary and its tests compile without a
@@ -32,6 +32,8 @@ check_tree() {
 check_tree "arena_server" -p arena_server
 check_tree "arena_master" -p arena_master
 check_tree "arena_lab" -p arena_lab
+check_tree "arena_client" -p arena_client
+check_tree "arena_fuzz" -p arena_fuzz
 check_tree "arena --no-default-features" -p arena --no-default-features
 
 # The other way round: the default build does have the window, so the
