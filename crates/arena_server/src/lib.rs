@@ -123,9 +123,8 @@ pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, MAX_PENDING_PER_IP, PENDING_S
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
 pub use kill_cam::KILL_CAM_HOLD_S;
 pub use lag_compensation::{
-    HISTORY_S, LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds,
-    ShooterLink, TestedTick, Unlag, choose_tested_tick, click_wait_ticks, estimate_render_tick,
-    render_time_tolerance_ticks,
+    LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds, ShooterLink,
+    TestedTick, Unlag, choose_tested_tick, click_wait_ticks, estimate_render_tick, render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
 pub use queries::info_string;
