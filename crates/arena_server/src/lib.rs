@@ -438,13 +438,8 @@ fn stop_when_flagged(flag: Res<StopFlag>, mut exit: MessageWriter<AppExit>) {
 /// the reason, instead of timing out) and the process exits 0. A second
 /// signal while stopping exits at once (status 1).
 fn stop_on_signals(app: &mut App) -> Result<(), ServerError> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [SIGTERM, SIGINT] {
-        // In this order: the second signal finds the flag already set.
-        signal_hook::flag::register_conditional_shutdown(signal, 1, flag.clone()).map_err(ServerError::Signals)?;
-        signal_hook::flag::register(signal, flag.clone()).map_err(ServerError::Signals)?;
-    }
+    arena_udp::stop_on_signals(&flag).map_err(ServerError::Signals)?;
     app.insert_resource(StopFlag(flag)).add_systems(First, (announce_stop, stop_when_flagged).chain());
     Ok(())
 }

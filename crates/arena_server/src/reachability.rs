@@ -10,8 +10,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use arena_master::net::canonical;
 use arena_master::reach::{self, Nat, Reach};
+use arena_udp::canonical;
 use bevy::prelude::*;
 
 use crate::hole_punch::{self, Punches};
