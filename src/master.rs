@@ -64,7 +64,7 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
         listing_timeout: Duration::from_secs(args.listing_timeout_s),
         ..defaults
     };
-    let socket = arena_master::net::bind_udp(args.bind).map_err(|e| {
+    let socket = arena_udp::bind_udp(args.bind).map_err(|e| {
         let hint =
             if e.kind() == std::io::ErrorKind::AddrInUse { " (another master? pick another --bind)" } else { "" };
         format!("cannot listen on UDP {}: {e}{hint}", args.bind)
@@ -77,7 +77,7 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
         Some(0) => None,
         Some(port) => {
             let addr = SocketAddr::new(args.bind.ip(), port);
-            Some(arena_master::net::bind_udp(addr).map_err(|e| {
+            Some(arena_udp::bind_udp(addr).map_err(|e| {
                 format!("cannot listen on UDP {addr} for reachability probes: {e} (pick another --probe-port, or 0 for none)")
             })?)
         }
@@ -85,7 +85,7 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
             let next =
                 SocketAddr::new(args.bind.ip(), if local.port() == 0 { 0 } else { local.port().wrapping_add(1) });
             let any = SocketAddr::new(args.bind.ip(), 0);
-            let bound = arena_master::net::bind_udp(next).or_else(|_| arena_master::net::bind_udp(any));
+            let bound = arena_udp::bind_udp(next).or_else(|_| arena_udp::bind_udp(any));
             Some(bound.map_err(|e| {
                 format!("cannot listen on UDP {any} for reachability probes: {e} (--probe-port 0 for none)")
             })?)
@@ -99,12 +99,8 @@ pub fn run(args: &MasterArgs) -> Result<(), String> {
         local.port()
     );
     let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        // A second signal while stopping exits at once.
-        signal_hook::flag::register_conditional_shutdown(signal, 1, stop.clone())
-            .and_then(|_| signal_hook::flag::register(signal, stop.clone()))
-            .map_err(|e| format!("cannot handle SIGTERM and SIGINT: {e}"))?;
-    }
+    // A second signal while stopping exits at once.
+    arena_udp::stop_on_signals(&stop).map_err(|e| format!("cannot handle SIGTERM and SIGINT: {e}"))?;
     if let Some(after) = seconds {
         let stop = stop.clone();
         let started = Instant::now();

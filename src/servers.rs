@@ -31,7 +31,7 @@ pub fn run(ask: &Ask, json_lines: bool, wait: Duration) -> Result<ExitCode, Stri
         browser.query(addr);
     }
     for name in &ask.masters {
-        let found = arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, browser.has_ipv6());
+        let found = arena_udp::resolve(name, arena_master::wire::DEFAULT_PORT, browser.has_ipv6());
         if found.is_empty() {
             return Err(format!("--master {name}: no such host (or no address this machine can reach)"));
         }

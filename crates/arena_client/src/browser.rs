@@ -232,7 +232,7 @@ impl ServerBrowser {
     /// A server on this machine is listed once per family: at 127.0.0.1,
     /// or at ::1.
     fn key(&self, addr: SocketAddr) -> SocketAddr {
-        let addr = arena_master::net::canonical(addr);
+        let addr = arena_udp::canonical(addr);
         let local = addr.ip().is_loopback() || self.local_ips.contains(&addr.ip());
         match addr.ip() {
             IpAddr::V4(_) if local => SocketAddr::from((Ipv4Addr::LOCALHOST, addr.port())),
@@ -251,7 +251,7 @@ impl ServerBrowser {
         if self.muted {
             return;
         }
-        let to = arena_master::net::canonical(to);
+        let to = arena_udp::canonical(to);
         let socket = if to.is_ipv4() { Some(&self.socket) } else { self.socket6.as_ref() };
         if let Some(socket) = socket {
             let _ = socket.send_to(datagram, to);
@@ -274,7 +274,7 @@ impl ServerBrowser {
     /// protocol (empty and full ones too: the browser filters); each server
     /// it lists is then asked, like one asked by address.
     pub fn ask_master(&mut self, addr: SocketAddr) {
-        let addr = arena_master::net::canonical(addr);
+        let addr = arena_udp::canonical(addr);
         if addr.is_ipv6() && self.socket6.is_none() {
             return;
         }
@@ -330,10 +330,10 @@ impl ServerBrowser {
         // Only a master on this machine or its networks may list servers
         // there: an internet master listing 127.0.0.1 or 192.168.1.1 would
         // aim this browser at its own machine or LAN.
-        let local_master = arena_master::net::is_local(master.ip());
+        let local_master = arena_udp::is_local(master.ip());
         let mut from_masters = self.servers.values().filter(|s| s.from_master).count();
         for server in part.servers {
-            if !local_master && arena_master::net::is_local(server.ip()) {
+            if !local_master && arena_udp::is_local(server.ip()) {
                 self.stats.nonsense_listed += 1;
                 continue;
             }
@@ -456,7 +456,7 @@ impl ServerBrowser {
             for _ in 0..MAX_DATAGRAMS_PER_POLL {
                 let socket = if v6 { self.socket6.as_ref() } else { Some(&self.socket) };
                 let Some(socket) = socket else { break };
-                let (len, from) = match arena_master::net::recv_from(socket, &mut buffer) {
+                let (len, from) = match arena_udp::recv_from(socket, &mut buffer) {
                     Ok(received) => received,
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     // An ICMP "port unreachable" from an address asked: nothing there.
@@ -491,7 +491,7 @@ impl ServerBrowser {
 
     /// One datagram from `from`.
     pub fn receive(&mut self, from: SocketAddr, datagram: &[u8]) {
-        let from = arena_master::net::canonical(from);
+        let from = arena_udp::canonical(from);
         if self.masters.contains_key(&from) && !self.servers.contains_key(&self.key(from)) {
             self.receive_from_master(from, datagram);
             return;

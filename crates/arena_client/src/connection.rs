@@ -130,7 +130,7 @@ fn on_connect_to(
     match UdpTransport::connect(addr, &name, &password, settings.conditions, seed, mode) {
         Ok(mut transport) => {
             // A server on this machine or the LAN needs no introduction.
-            if let Some(introducers) = introducers.filter(|_| !arena_master::net::is_local(addr.ip())) {
+            if let Some(introducers) = introducers.filter(|_| !arena_udp::is_local(addr.ip())) {
                 look_up_introducers(&mut commands, &mut transport, addr, &introducers.0);
             }
             info!("connecting to {addr} as {name}");
@@ -159,7 +159,7 @@ fn look_up_introducers(commands: &mut Commands, transport: &mut UdpTransport, se
     let resolve = move |names: &[&String]| -> Vec<SocketAddr> {
         names
             .iter()
-            .flat_map(|name| arena_master::net::resolve(name, arena_master::wire::DEFAULT_PORT, server.is_ipv6()))
+            .flat_map(|name| arena_udp::resolve(name, arena_master::wire::DEFAULT_PORT, server.is_ipv6()))
             .collect()
     };
     let masters = resolve(&literal);

@@ -57,7 +57,7 @@ impl Introduction {
     pub fn new(server: SocketAddr, masters: &[SocketAddr]) -> Self {
         let masters = masters
             .iter()
-            .map(|m| arena_master::net::canonical(*m))
+            .map(|m| arena_udp::canonical(*m))
             .filter(|m| m.is_ipv4() == server.is_ipv4())
             .take(4)
             .collect();
@@ -89,7 +89,7 @@ impl Introduction {
     }
 
     pub fn is_master(&self, from: SocketAddr) -> bool {
-        self.masters.contains(&arena_master::net::canonical(from))
+        self.masters.contains(&arena_udp::canonical(from))
     }
 
     /// What to send at `clock` (since connecting), given whether the server

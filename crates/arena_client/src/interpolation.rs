@@ -3,12 +3,15 @@
 //! client's estimate of the server's time minus the interpolation delay,
 //! blended between the two entries around it. With the history run dry (lost
 //! snapshots) it extrapolates for at most 100 ms, as QuakeWorld did, then
-//! holds. A respawn, or a jump too large to be movement, clears the history
-//! instead of sliding across the map. Switched off, remote players are drawn
-//! as the newest snapshot has them: the jerky baseline.
+//! holds (the rule, shared with the server's rewind, is
+//! `arena_sim::interpolation`'s). A respawn, or a jump too large to be
+//! movement, clears the history instead of sliding across the map. Switched
+//! off, remote players are drawn as the newest snapshot has them: the jerky
+//! baseline.
 
 use std::collections::VecDeque;
 
+use arena_sim::interpolation::{HISTORY_S, HowDrawn, Keyframe, drawn_at};
 use arena_sim::{PlayerState, TickRate, tick_after, tick_diff};
 use bevy::prelude::*;
 
@@ -16,10 +19,6 @@ use crate::render_clock::ServerClock;
 use crate::settings::NetcodeSettings;
 use crate::vocabulary::{Drawn, LocalPlayer, NetPlayer, NetState, PassedSnapshots, Roster, SessionState};
 
-/// Longest extrapolation past the newest snapshot, seconds.
-pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
-/// History kept per player, seconds.
-const HISTORY_S: f64 = 2.5;
 /// Faster than anything can move (the movement code's cap plus a fall), m/s:
 /// a bigger jump between two snapshots is a teleport.
 const TELEPORT_SPEED_MPS: f32 = 45.0;
@@ -69,23 +68,6 @@ impl History {
         reset
     }
 
-    /// The newest velocity: the state's own if it has one (it does not when
-    /// the server sends only positions), else from the last two entries.
-    fn velocity(&self, rate: TickRate) -> Vec3 {
-        let mut newest = self.entries.iter().rev();
-        let Some(&(t1, b)) = newest.next() else { return Vec3::ZERO };
-        if b.vel != Vec3::ZERO {
-            return b.vel;
-        }
-        match newest.next() {
-            Some(&(t0, a)) if a.alive && a.spawn_count == b.spawn_count => {
-                let dt = rate.ticks_to_s(f64::from(tick_diff(t1, t0))) as f32;
-                if dt > 0.0 { (b.pos - a.pos) / dt } else { Vec3::ZERO }
-            }
-            _ => Vec3::ZERO,
-        }
-    }
-
     /// The two entries a draw at server time `tick` blends (older, newer),
     /// or carries on from (the last two, past the newest); none before the
     /// first or with only one.
@@ -111,7 +93,11 @@ impl History {
         self.entries.iter().position(|(t, _)| f64::from(*t) > tick)
     }
 
-    /// The state at server time `tick` (fractional), and how it was obtained.
+    /// The state at server time `tick` (fractional), and how it was obtained:
+    /// the first before it, the newest exactly on it, else the shared rule
+    /// ([`drawn_at`]), which the server's rewind follows too, on the two
+    /// entries [`Self::newer_index`] chose (past the newest, the last two;
+    /// the newest alone when it is the only one).
     pub fn sample(&self, tick: f64, tick_hz: u32) -> Option<(PlayerState, Sampled)> {
         let (first_tick, first) = *self.entries.front()?;
         let (last_tick, last) = *self.entries.back()?;
@@ -121,22 +107,16 @@ impl History {
         if tick == f64::from(last_tick) {
             return Some((last, Sampled::Interpolated));
         }
-        if tick > f64::from(last_tick) {
-            let rate = TickRate::new(tick_hz);
-            let ahead_s = rate.ticks_to_s(tick - f64::from(last_tick));
-            let mut state = last;
-            if state.alive {
-                state.pos += self.velocity(rate) * ahead_s.min(MAX_EXTRAPOLATION_S) as f32;
-            }
-            let how = if ahead_s <= MAX_EXTRAPOLATION_S { Sampled::Extrapolated } else { Sampled::Held };
-            return Some((state, how));
-        }
         let i = self.newer_index(tick)?;
-        let (t0, a) = *self.entries.get(i.checked_sub(1)?)?;
+        let older = i.checked_sub(1).and_then(|i| self.entries.get(i)).copied();
         let (t1, b) = *self.entries.get(i)?;
-        let f = ((tick - f64::from(t0)) / f64::from(tick_diff(t1, t0)).max(1e-9)) as f32;
-        // The shared rule, which the server's rewind follows too.
-        Some((PlayerState::blend(&a, &b, f), Sampled::Interpolated))
+        let keyframe = |(tick, state): (u32, PlayerState)| Keyframe::of_state(tick, &state);
+        match drawn_at(older.map(keyframe), keyframe((t1, b)), tick, TickRate::new(tick_hz))? {
+            HowDrawn::Blended(f) => Some((PlayerState::blend(&older?.1, &b, f), Sampled::Interpolated)),
+            HowDrawn::CarriedOn { pos, extrapolated } => {
+                Some((PlayerState { pos, ..b }, if extrapolated { Sampled::Extrapolated } else { Sampled::Held }))
+            }
+        }
     }
 }
 

@@ -181,7 +181,7 @@ impl LinkState {
             match socket.send_to(&datagram, self.server) {
                 Ok(_) => {}
                 // A full socket buffer loses the datagram, as the network would.
-                Err(e) if is_transient(&e) => {}
+                Err(e) if arena_udp::is_transient(&e) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -205,18 +205,6 @@ impl LinkState {
         let index = self.leaving.iter().rposition(|l| l.at <= leaving.at).map_or(0, |i| i + 1);
         self.leaving.insert(index, leaving);
     }
-}
-
-/// Errors a UDP socket reports that lose one datagram at most.
-fn is_transient(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock
-            | io::ErrorKind::TimedOut
-            | io::ErrorKind::Interrupted
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionRefused
-    )
 }
 
 fn lock(state: &Mutex<LinkState>) -> MutexGuard<'_, LinkState> {
@@ -327,7 +315,7 @@ impl Link {
             match self.socket.recv_from(&mut buffer) {
                 Ok((len, from)) => state.take_in(now, from, &buffer[..len]),
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if is_transient(&e) => {}
+                Err(e) if arena_udp::is_transient(&e) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -419,7 +407,7 @@ fn run(socket: &UdpSocket, state: &Mutex<LinkState>, stop: &AtomicBool, epoch: &
         }
         match socket.recv_from(&mut buffer) {
             Ok((len, from)) => lock(state).take_in(epoch.elapsed(), from, &buffer[..len]),
-            Err(e) if is_transient(&e) => {}
+            Err(e) if arena_udp::is_transient(&e) => {}
             Err(e) => {
                 lock(state).error = Some(e);
                 return;

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use crate::net::limit_key;
+use arena_udp::limit_key;
 
 /// Most bytes of credit an address can hold (what it sent lately).
 const MAX_CREDIT_BYTES: u64 = 64 * 1024;

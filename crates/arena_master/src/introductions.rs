@@ -10,9 +10,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Introductions to one server a second, and in a burst.
-pub const INTRODUCTIONS_PER_S: f64 = 8.0;
-pub const INTRODUCTION_BURST: f64 = 16.0;
+use arena_udp::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
+
 /// A cookie is made in a window this long and is good until
 /// [`COOKIE_LIFETIME`] after its window began.
 const COOKIE_WINDOW: Duration = Duration::from_millis(250);

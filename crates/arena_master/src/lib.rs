@@ -6,9 +6,6 @@
 //!
 //! # Modules, bottom up
 //!
-//! - `net`: sockets for both address families; canonical addresses; the
-//!   keys rate limits count by; which addresses a list may carry; looking
-//!   masters up.
 //! - `credit`: the no-reflection rule: a byte credit per address.
 //! - `wire`: the datagrams both ways (heartbeat, getinfo, infoResponse,
 //!   getservers, getserversExt and their answers), bounded parsers.
@@ -22,13 +19,12 @@
 
 mod credit;
 mod introductions;
-pub mod net;
 pub mod reach;
 pub mod serve;
 pub mod table;
 pub mod wire;
 
-pub use introductions::{COOKIE_LIFETIME, INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
+pub use introductions::COOKIE_LIFETIME;
 pub use serve::{bind, serve};
 pub use table::{Listing, Master, MasterConfig, MasterCounters};
 pub use wire::{GetInfo, InfoString, ServerQuery, ServersPart, ToMaster, WireError};

@@ -192,7 +192,7 @@ impl Reach {
             return None;
         }
         let token = |s: &str| is_token(s).then(|| s.to_owned());
-        let addr = |s: &str| s.parse::<SocketAddr>().ok().map(crate::net::canonical);
+        let addr = |s: &str| s.parse::<SocketAddr>().ok().map(arena_udp::canonical);
         Some(match (command, args.as_slice()) {
             ("reachCheck", [n]) => Reach::Check { nonce: token(n)? },
             ("reachProbe", [n]) => Reach::Probe { nonce: token(n)? },

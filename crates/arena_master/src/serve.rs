@@ -7,7 +7,6 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::net;
 use crate::table::Master;
 
 /// How long a read waits before the loop looks at the clock and the stop flag.
@@ -18,37 +17,19 @@ const EXPIRE_EVERY: Duration = Duration::from_millis(100);
 /// The receive buffer, bytes: larger than any datagram a master reads, so
 /// that a longer one arrives long (cut here) and is refused as too long.
 const RECV_BUFFER_BYTES: usize = 2048;
-/// WSAEMSGSIZE: Windows' way of saying a datagram was longer than the
-/// buffer (other systems cut it silently). Anyone can send one: it must
-/// not end the loop.
-const WSAEMSGSIZE: i32 = 10040;
 
 /// A socket for a master at `addr` (`[::]` takes both families; see
-/// [`net::bind_udp`]).
+/// [`arena_udp::bind_udp`]).
 pub fn bind(addr: SocketAddr) -> io::Result<UdpSocket> {
-    net::bind_udp(addr)
+    arena_udp::bind_udp(addr)
 }
 
 /// Datagrams read from the second socket per turn of the loop, at most.
 const PROBE_READS_PER_TURN: usize = 16;
 
-/// Reads in a row that fail with an error that is not [`transient`] before
-/// the loop gives up on its socket.
+/// Reads in a row that fail with an error that is not transient
+/// ([`arena_udp::is_transient`]) before the loop gives up on its socket.
 const MAX_FAILED_READS: u32 = 10_000;
-
-/// Receive errors that say nothing about the socket: timeouts, signals,
-/// ICMP errors of earlier sends (Windows reports them on later reads), a
-/// datagram too long for the buffer.
-fn transient(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::WouldBlock
-            | io::ErrorKind::TimedOut
-            | io::ErrorKind::Interrupted
-            | io::ErrorKind::ConnectionReset
-            | io::ErrorKind::ConnectionRefused
-    ) || e.raw_os_error() == Some(WSAEMSGSIZE)
-}
 
 /// Serves `master` on `socket` until `stop` is set; summary lines go to
 /// `log`. `probe`, a second socket on another port, sends the probes of
@@ -63,8 +44,8 @@ pub fn serve(
 ) -> io::Result<()> {
     socket.set_nonblocking(false)?;
     socket.set_read_timeout(Some(READ_TIMEOUT))?;
-    let v6 = net::is_v6(socket);
-    let probe_v6 = probe.is_some_and(net::is_v6);
+    let v6 = arena_udp::is_v6(socket);
+    let probe_v6 = probe.is_some_and(arena_udp::is_v6);
     if let Some(probe) = probe {
         probe.set_nonblocking(true)?;
         master.set_probe_port(probe.local_addr()?.port());
@@ -76,7 +57,7 @@ pub fn serve(
     let mut failed_reads: u32 = 0;
     let mut expired_at = Duration::ZERO;
     while !stop.load(Ordering::Relaxed) {
-        match net::recv_from(socket, &mut buffer) {
+        match arena_udp::recv_from(socket, &mut buffer) {
             Ok((len, from)) => {
                 out.clear();
                 master.receive(from, &buffer[..len], started.elapsed(), &mut out);
@@ -84,18 +65,18 @@ pub fn serve(
                 // is usually there when the server reads that word).
                 if let Some(probe) = probe {
                     for (to, datagram) in master.take_probe_datagrams() {
-                        if net::send_to(probe, &datagram, to, probe_v6).is_err() {
+                        if arena_udp::send_to(probe, &datagram, to, probe_v6).is_err() {
                             send_errors += 1;
                         }
                     }
                 }
                 for (to, datagram) in &out {
-                    if net::send_to(socket, datagram, *to, v6).is_err() {
+                    if arena_udp::send_to(socket, datagram, *to, v6).is_err() {
                         send_errors += 1;
                     }
                 }
             }
-            Err(e) if transient(&e) => {}
+            Err(e) if arena_udp::is_transient(&e) => {}
             // Another error (Windows reports some of the network's on later
             // reads): counted, and fatal only when nothing but errors comes
             // for a while, which a socket that cannot be read gives.
@@ -111,11 +92,11 @@ pub fn serve(
         if let Some(probe) = probe {
             // The second socket's few `whoami`s, read between the first's.
             for _ in 0..PROBE_READS_PER_TURN {
-                let Ok((len, from)) = net::recv_from(probe, &mut buffer) else { break };
+                let Ok((len, from)) = arena_udp::recv_from(probe, &mut buffer) else { break };
                 out.clear();
                 master.receive_on_probe_socket(from, &buffer[..len], started.elapsed(), &mut out);
                 for (to, datagram) in &out {
-                    if net::send_to(probe, datagram, *to, probe_v6).is_err() {
+                    if arena_udp::send_to(probe, datagram, *to, probe_v6).is_err() {
                         send_errors += 1;
                     }
                 }

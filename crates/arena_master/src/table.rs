@@ -24,9 +24,10 @@ use std::net::{IpAddr, SocketAddr};
 use std::ops::Bound;
 use std::time::Duration;
 
+use arena_udp::limit_key;
+
 use crate::credit::{Credits, SWEEP_PERIOD};
 use crate::introductions::Introductions;
-use crate::net::{self, limit_key};
 use crate::reach::{self, Nat, Reach};
 use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
 
@@ -210,7 +211,7 @@ impl Master {
 
     /// One datagram from `from` at `now`; what to send goes into `out`.
     pub fn receive(&mut self, from: SocketAddr, datagram: &[u8], now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
-        let from = net::canonical(from);
+        let from = arena_udp::canonical(from);
         self.counters.datagrams += 1;
         self.counters.bytes_in += datagram.len() as u64;
         if !self.credits.received(from.ip(), datagram.len(), now) {
@@ -1240,7 +1241,7 @@ mod tests {
                 1 | 2 => wire::get_servers(&q, (r >> 20) as usize % 1500),
                 3 => wire::get_servers(&q, 0),
                 4 => {
-                    let c = challenges.get(&net::canonical(from)).cloned().unwrap_or_else(|| "guessing".into());
+                    let c = challenges.get(&arena_udp::canonical(from)).cloned().unwrap_or_else(|| "guessing".into());
                     info(&c, (r >> 20) as u32 % 9, if r & (1 << 30) != 0 { 0 } else { 8 })
                 }
                 5 => vec![0xFF; (r >> 20) as usize % 2048],
@@ -1460,6 +1461,6 @@ mod tests {
             m.receive(c, &Reach::PunchRequest { server, cookie: Some(cookie) }.padded(160), ms(7001), &mut out);
             intros += out.iter().filter(|(to, _)| *to == server).count();
         }
-        assert!(intros <= crate::introductions::INTRODUCTION_BURST as usize, "{intros}");
+        assert!(intros <= arena_udp::INTRODUCTION_BURST as usize, "{intros}");
     }
 }

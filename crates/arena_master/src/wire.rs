@@ -11,8 +11,6 @@
 use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
-use crate::net;
-
 /// The prefix of every dpmaster datagram.
 pub const PREFIX: [u8; 4] = [0xFF; 4];
 /// Largest datagram sent, and largest read, bytes.
@@ -459,11 +457,11 @@ pub const MIN_ENTRY_BYTES: usize = 1 + 4 + 2;
 
 /// Bytes one entry takes in a list: its separator, address and port.
 pub fn entry_bytes(addr: &SocketAddr) -> usize {
-    if net::canonical(*addr).is_ipv4() { 1 + 4 + 2 } else { 1 + 16 + 2 }
+    if arena_udp::canonical(*addr).is_ipv4() { 1 + 4 + 2 } else { 1 + 16 + 2 }
 }
 
 fn push_entry(out: &mut Vec<u8>, addr: SocketAddr) {
-    match net::canonical(addr) {
+    match arena_udp::canonical(addr) {
         SocketAddr::V4(v4) => {
             out.push(b'\\');
             out.extend_from_slice(&v4.ip().octets());
@@ -510,7 +508,7 @@ pub fn servers_response(extended: bool, addrs: &[SocketAddr], end: bool, max_byt
     let mut datagram = with_prefix(&[if extended { EXT_RESPONSE } else { RESPONSE }]);
     let mut taken = 0;
     for addr in addrs {
-        let addr = net::canonical(*addr);
+        let addr = arena_udp::canonical(*addr);
         if !extended && addr.is_ipv6() {
             taken += 1;
             continue;
@@ -573,11 +571,11 @@ pub fn parse_servers_response(datagram: &[u8]) -> Result<ServersPart, WireError>
                 octets.copy_from_slice(&entry[..16]);
                 let addr =
                     SocketAddr::new(IpAddr::V6(Ipv6Addr::from(octets)), u16::from_be_bytes([entry[16], entry[17]]));
-                net::canonical(addr)
+                arena_udp::canonical(addr)
             }
             _ => return Err(WireError::Syntax),
         };
-        if net::is_joinable(addr) {
+        if arena_udp::is_joinable(addr) {
             part.servers.push(addr);
         } else {
             part.dropped += 1;
@@ -863,7 +861,7 @@ mod tests {
             let _ = parse_getinfo(&datagram);
             let _ = InfoString::parse(&datagram);
             if let Ok(part) = parse_servers_response(&datagram) {
-                assert!(part.servers.iter().all(|a| net::is_joinable(*a)));
+                assert!(part.servers.iter().all(|a| arena_udp::is_joinable(*a)));
             }
         }
     }

@@ -112,9 +112,8 @@ pub use guard::{BAD_MESSAGES_TO_DISCONNECT, Guard, MAX_PENDING_PER_IP, PENDING_S
 pub use intake::{MAX_AHEAD_S, STALL_REPEAT_S};
 pub use kill_cam::KILL_CAM_HOLD_S;
 pub use lag_compensation::{
-    HISTORY_S, LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds,
-    ShooterLink, TestedTick, Unlag, choose_tested_tick, click_wait_ticks, estimate_render_tick,
-    render_time_tolerance_ticks,
+    LagHistory, MAX_CLICK_WAIT_S, MAX_RENDER_TIME_TOLERANCE_S, RENDER_TIME_SLACK_TICKS, RewindBounds, ShooterLink,
+    TestedTick, Unlag, choose_tested_tick, click_wait_ticks, estimate_render_tick, render_time_tolerance_ticks,
 };
 pub use life::RESPAWN_DELAY_S;
 pub use queries::info_string;
@@ -429,13 +428,8 @@ fn stop_when_flagged(flag: Res<StopFlag>, mut exit: MessageWriter<AppExit>) {
 /// the reason, instead of timing out) and the process exits 0. A second
 /// signal while stopping exits at once (status 1).
 fn stop_on_signals(app: &mut App) -> Result<(), ServerError> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [SIGTERM, SIGINT] {
-        // In this order: the second signal finds the flag already set.
-        signal_hook::flag::register_conditional_shutdown(signal, 1, flag.clone()).map_err(ServerError::Signals)?;
-        signal_hook::flag::register(signal, flag.clone()).map_err(ServerError::Signals)?;
-    }
+    arena_udp::stop_on_signals(&flag).map_err(ServerError::Signals)?;
     app.insert_resource(StopFlag(flag)).add_systems(First, (announce_stop, stop_when_flagged).chain());
     Ok(())
 }

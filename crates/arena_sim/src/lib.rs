@@ -14,6 +14,9 @@
 //! - `pose`: the body's joints as a pure function of a player's state.
 //! - `hitbox`: capsules on the pose (head, torso, pelvis, limbs), and rays
 //!   against them.
+//! - `interpolation`: how a remote player is drawn between and past its
+//!   snapshots, the rule lag compensation rewinds by too; the history both
+//!   keep.
 //! - `weapon`: the two weapons' rules (rate, magazine, switching).
 //! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
 //! - `map`, `world`: the arena's data and its collision world.
@@ -23,6 +26,7 @@
 
 pub mod cmd;
 pub mod hitbox;
+pub mod interpolation;
 pub mod map;
 pub mod movement;
 pub mod nav;

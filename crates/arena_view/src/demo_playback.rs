@@ -27,7 +27,7 @@ use crate::hitboxes::draw_hitbox;
 use crate::vocabulary::ViewSet;
 
 /// How much of the past is kept to draw players behind the present, seconds.
-const HISTORY_S: f64 = 3.0;
+const PLAYBACK_HISTORY_S: f64 = 3.0;
 /// How long a shot's overlay and a frag's feed line stay, seconds.
 const SHOT_SHOWN_S: f64 = 1.0;
 const FEED_SHOWN_S: f64 = 8.0;
@@ -132,7 +132,7 @@ impl Playback {
     fn remember_now(&mut self) {
         let states = self.replay.world.players.iter().map(|(id, p)| (*id, p.state)).collect();
         self.history.push_back((self.replay.world.tick, states));
-        let keep = (HISTORY_S * f64::from(self.hz)) as usize;
+        let keep = (PLAYBACK_HISTORY_S * f64::from(self.hz)) as usize;
         while self.history.len() > keep {
             self.history.pop_front();
         }

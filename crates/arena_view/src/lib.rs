@@ -299,12 +299,8 @@ fn quit_on_signals(app: &mut App) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
     let flag = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        let registered = signal_hook::flag::register_conditional_shutdown(signal, 1, flag.clone())
-            .and_then(|_| signal_hook::flag::register(signal, flag.clone()));
-        if let Err(e) = registered {
-            warn!("cannot handle signal {signal}: {e}; it will end the game without cleaning up");
-        }
+    if let Err(e) = arena_udp::stop_on_signals(&flag) {
+        warn!("cannot handle SIGTERM or SIGINT: {e}; it will end the game without cleaning up");
     }
     app.add_systems(First, move |mut exit: MessageWriter<AppExit>, mut said: Local<bool>| {
         if flag.load(Ordering::Relaxed) && !*said {

@@ -230,7 +230,7 @@ fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, lookups: &Sende
                     // stay true) while a name takes seconds to look up.
                     let _ = std::thread::Builder::new().name("arena-master-lookup".into()).spawn(move || {
                         for name in names {
-                            for addr in arena_master::net::resolve(&name, arena_master::wire::DEFAULT_PORT, ipv6) {
+                            for addr in arena_udp::resolve(&name, arena_master::wire::DEFAULT_PORT, ipv6) {
                                 let _ = answer.send(Ask::Master(addr));
                             }
                         }

@@ -9,11 +9,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use arena_client::browser::ServerBrowser;
-use arena_master::net::limit_key;
 use arena_master::reach::Reach;
 use arena_master::wire::{self, InfoString, ServerQuery};
-use arena_master::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 use arena_master::{Master, MasterConfig};
+use arena_udp::limit_key;
+use arena_udp::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 
 use crate::target::Target;
 
@@ -277,7 +277,7 @@ impl Target for MasterReplies {
 
     fn run(&mut self, input: &[u8]) {
         if let Ok(part) = wire::parse_servers_response(input) {
-            assert!(part.servers.iter().all(|a| arena_master::net::is_joinable(*a)), "{part:?}");
+            assert!(part.servers.iter().all(|a| arena_udp::is_joinable(*a)), "{part:?}");
             // What parses can be said again, and reads back the same.
             let again = wire::servers_response(part.extended, &part.servers, part.end, wire::MAX_DATAGRAM_BYTES);
             if again.taken == part.servers.len() && again.ended == part.end {

@@ -176,8 +176,7 @@ impl Running {
                 .map_err(|e| LabError::Master(format!("cannot start {} master: {e}", exe.display())))?;
             return Ok(Running::Process(child));
         }
-        let socket =
-            arena_master::net::bind_udp(bind).map_err(|e| LabError::Master(format!("cannot bind the master: {e}")))?;
+        let socket = arena_udp::bind_udp(bind).map_err(|e| LabError::Master(format!("cannot bind the master: {e}")))?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {

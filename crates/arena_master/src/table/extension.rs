@@ -7,7 +7,6 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use super::Master;
-use crate::net;
 use crate::reach::{Nat, Reach, Refusal};
 
 impl Master {
@@ -30,7 +29,7 @@ impl Master {
         now: Duration,
         out: &mut Vec<(SocketAddr, Vec<u8>)>,
     ) {
-        let from = net::canonical(from);
+        let from = arena_udp::canonical(from);
         self.counters.datagrams += 1;
         self.counters.bytes_in += datagram.len() as u64;
         if !self.credits.received(from.ip(), datagram.len(), now) {

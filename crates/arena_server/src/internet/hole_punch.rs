@@ -46,14 +46,12 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use arena_master::reach::Reach;
+use arena_udp::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 use bevy::prelude::*;
 
 use crate::socket::rate_limits::Bucket;
 use crate::socket::transport::ServerTransport;
 
-/// Introductions taken a second, and in a burst.
-pub const INTRODUCTIONS_PER_S: f32 = 8.0;
-pub const INTRODUCTION_BURST: f32 = 16.0;
 /// Addresses being probed at once, at most.
 pub const MAX_TARGETS: usize = 32;
 /// Probes per introduced address, and the gap between two.
@@ -88,7 +86,7 @@ impl Punches {
             key,
             masters: Vec::new(),
             targets: Vec::new(),
-            bucket: Bucket::full(INTRODUCTION_BURST, Duration::ZERO),
+            bucket: Bucket::full(INTRODUCTION_BURST as f32, Duration::ZERO),
             accepted: 0,
             refused: 0,
             probes_sent: 0,
@@ -97,10 +95,10 @@ impl Punches {
 
     /// An introduction from `from`: true if taken (probes will go).
     pub fn introduce(&mut self, from: SocketAddr, client: SocketAddr, key: &str, now: Duration) -> bool {
-        let from = arena_master::net::canonical(from);
+        let from = arena_udp::canonical(from);
         let genuine = self.masters.contains(&from) && key == self.key;
         let fits = self.targets.len() < MAX_TARGETS || self.targets.iter().any(|t| t.addr == client);
-        if !genuine || !fits || !self.bucket.take(now, INTRODUCTIONS_PER_S, INTRODUCTION_BURST) {
+        if !genuine || !fits || !self.bucket.take(now, INTRODUCTIONS_PER_S as f32, INTRODUCTION_BURST as f32) {
             self.refused += 1;
             return false;
         }

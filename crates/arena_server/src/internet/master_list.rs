@@ -180,7 +180,7 @@ fn look_up_masters(mut masters: ResMut<Masters>, mut transport: ResMut<ServerTra
         // either family find this server.
         let mut all: Vec<SocketAddr> = names
             .iter()
-            .flat_map(|n| arena_master::net::resolve(n, wire::DEFAULT_PORT, v6))
+            .flat_map(|n| arena_udp::resolve(n, wire::DEFAULT_PORT, v6))
             .filter(|a| v4 || a.is_ipv6())
             .collect();
         all.sort();

@@ -4,7 +4,7 @@
 //! check's answers to `reach_check.rs`, introductions to `hole_punch.rs`.
 //! Then, in this order each frame: the check decides, and the probes due go.
 
-use arena_master::net::canonical;
+use arena_udp::canonical;
 use arena_master::reach::Reach;
 use bevy::prelude::*;
 

@@ -20,14 +20,14 @@ impl ServerTransport {
         if masters.is_empty() {
             return 0;
         }
-        let masters: Vec<SocketAddr> = masters.iter().map(|m| arena_master::net::canonical(*m)).collect();
+        let masters: Vec<SocketAddr> = masters.iter().map(|m| arena_udp::canonical(*m)).collect();
         for master in &masters {
             self.send_to(&wire::heartbeat(), *master);
         }
         let deadline = std::time::Instant::now() + wait;
         let mut told: Vec<SocketAddr> = Vec::new();
         while told.len() < masters.len() && std::time::Instant::now() < deadline {
-            match arena_master::net::recv_from(&self.socket, &mut self.buffer[..]) {
+            match arena_udp::recv_from(&self.socket, &mut self.buffer[..]) {
                 Ok((len, from)) if masters.contains(&from) && !told.contains(&from) => {
                     let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES)].to_vec();
                     if let Ok(getinfo) = wire::parse_getinfo(&datagram)

@@ -22,8 +22,8 @@ use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use arena_master::net::limit_key;
 use arena_master::wire;
+use arena_udp::limit_key;
 
 use super::rate_limits::{Bucket, IpLimits};
 use arena_protocol::datagram::{
@@ -450,7 +450,7 @@ impl Guard {
     /// The masters this server heartbeats to (those kept keep what they got).
     pub fn set_masters(&mut self, masters: Vec<SocketAddr>) {
         let old = std::mem::take(&mut self.masters);
-        for master in masters.into_iter().map(arena_master::net::canonical) {
+        for master in masters.into_iter().map(arena_udp::canonical) {
             self.masters.insert(master, old.get(&master).copied().unwrap_or_default());
         }
     }
@@ -458,7 +458,7 @@ impl Guard {
     /// A heartbeat went to `master` at `now`: its `getinfo` is answered in
     /// full for [`MASTER_WINDOW`], twice at most.
     pub fn heartbeat_sent(&mut self, master: SocketAddr, now: Duration) {
-        if let Some(window) = self.masters.get_mut(&arena_master::net::canonical(master)) {
+        if let Some(window) = self.masters.get_mut(&arena_udp::canonical(master)) {
             window.until = now + MASTER_WINDOW;
             window.answers_left = MASTER_ANSWERS_PER_HEARTBEAT;
         }
@@ -467,7 +467,7 @@ impl Guard {
     /// `getinfo` from `master` answered in full since the server started
     /// (0 for an address that is not a master).
     pub fn master_answers(&self, master: SocketAddr) -> u64 {
-        self.masters.get(&arena_master::net::canonical(master)).map_or(0, |w| w.answered)
+        self.masters.get(&arena_udp::canonical(master)).map_or(0, |w| w.answered)
     }
 
     fn getinfo(&mut self, from: SocketAddr, challenge: Option<String>, request_bytes: usize, now: Duration) -> Verdict {

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::Duration;
 
-use arena_master::net::limit_key;
+use arena_udp::limit_key;
 
 /// Per-address rate limiters remembered; beyond, unknown addresses are
 /// refused until idle ones are forgotten.
@@ -43,7 +43,7 @@ impl Bucket {
 }
 
 /// Per-address rate limits, bounded in number. An address is an IPv4
-/// address or an IPv6 /64 (see [`arena_master::net::limit_key`]): a host
+/// address or an IPv6 /64 (see [`arena_udp::limit_key`]): a host
 /// rotating addresses inside its block gets no more.
 #[derive(Debug, Default)]
 pub(crate) struct IpLimits {

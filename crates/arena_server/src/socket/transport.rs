@@ -8,8 +8,8 @@
 //! messages.
 //!
 //! One socket takes both address families (bound to `[::]` by default, see
-//! `arena_master::net`): everything above it sees IPv4 peers as IPv4, and
-//! each send maps the address back to the socket's family.
+//! `arena_udp`): everything above it sees IPv4 peers as IPv4, and each
+//! send maps the address back to the socket's family.
 //!
 //! What the socket answers on its own is encoded in `answers.rs`; its
 //! traffic with masters (heartbeats, the extension's messages handed on) is
@@ -200,7 +200,7 @@ impl ServerTransport {
             authentication: ServerAuthentication::Unsecure,
         });
         Ok(Self {
-            socket_v6: arena_master::net::is_v6(&socket),
+            socket_v6: arena_udp::is_v6(&socket),
             socket,
             netcode,
             guard: Guard::new(key, PROTOCOL_ID),
@@ -265,7 +265,7 @@ impl ServerTransport {
     }
 
     pub(super) fn send_to(&mut self, datagram: &[u8], addr: SocketAddr) {
-        match arena_master::net::send_to(&self.socket, datagram, addr, self.socket_v6) {
+        match arena_udp::send_to(&self.socket, datagram, addr, self.socket_v6) {
             Ok(_) => {
                 self.traffic.bytes_out += datagram.len() as u64;
                 self.traffic.datagrams_out += 1;
@@ -282,10 +282,10 @@ impl ServerTransport {
         self.netcode.update(dt);
         self.guard.expire(self.clock, self.netcode.current_time().as_secs());
         loop {
-            let (len, from) = match arena_master::net::recv_from(&self.socket, &mut self.buffer[..]) {
+            let (len, from) = match arena_udp::recv_from(&self.socket, &mut self.buffer[..]) {
                 Ok(received) => received,
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if matches!(e.kind(), io::ErrorKind::Interrupted | io::ErrorKind::ConnectionReset) => continue,
+                Err(e) if arena_udp::is_transient(&e) => continue,
                 Err(e) => return Err(e),
             };
             self.traffic.bytes_in += len as u64;
@@ -499,8 +499,7 @@ pub(crate) fn disconnect_on_exit(
 /// Binds the socket and inserts renet's server and the guarded transport.
 pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
     let key = config.password.key().map_err(ServerError::Password)?;
-    let socket =
-        arena_master::net::bind_udp(config.bind).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
+    let socket = arena_udp::bind_udp(config.bind).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let local_addr = socket.local_addr().map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let share_addrs = share_addresses(local_addr, &config.public_addrs);
     let transport = ServerTransport::new(socket, key, config.max_clients)

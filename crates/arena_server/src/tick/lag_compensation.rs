@@ -16,6 +16,8 @@
 
 use std::collections::VecDeque;
 
+use arena_sim::interpolation::{HISTORY_S, HowDrawn, Keyframe, drawn_at};
+use arena_sim::pose::PoseInput;
 use arena_sim::{Click, Hitbox, PlayerId};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
@@ -26,17 +28,11 @@ use crate::vocabulary::{
     TestedShots, TickRate,
 };
 
-/// Longest a client carries a player on past its newest snapshot, seconds
-/// (the client's interpolation's limit, as QuakeWorld had it).
-pub const MAX_EXTRAPOLATION_S: f64 = 0.1;
 /// Most of a command's head start the rewind window counts, seconds.
 pub const MAX_HEAD_START_IN_WINDOW_S: f64 = 0.2;
 /// How far before the rewind window the older of a shot's two drawn
 /// snapshots may lie, seconds.
 pub const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;
-/// How much history is kept, seconds (Source keeps one; a slow client's
-/// view, a frame old, reaches further back: see [`MAX_FRAME_ALLOWANCE_S`]).
-pub const HISTORY_S: f64 = 2.5;
 /// A claimed render time is believed if it is within this many ticks of the
 /// server's own estimate, plus the measured jitter of the shooter's commands
 /// (see [`render_time_tolerance_ticks`]).
@@ -130,11 +126,14 @@ impl LagHistory {
     }
 
     /// Every player at server time `tick` as a client draws it from the two
-    /// snapshots `older` and `newer` (interpolation's rule: blended between
-    /// them, or past the newer carried on at its velocity for at most
-    /// [`MAX_EXTRAPOLATION_S`], then held), not from the two recorded ticks
-    /// around `tick`: where a snapshot was lost or late, what the shooter
-    /// drew. None if either is no longer recorded.
+    /// snapshots `older` and `newer` (interpolation's rule, [`drawn_at`]:
+    /// blended between them, or past the newer carried on at its velocity
+    /// for at most [`MAX_EXTRAPOLATION_S`], then held), not from the two
+    /// recorded ticks around `tick`: where a snapshot was lost or late, what
+    /// the shooter drew. None if either is no longer recorded, or for a pair
+    /// out of order or a time that is none.
+    ///
+    /// [`MAX_EXTRAPOLATION_S`]: arena_sim::interpolation::MAX_EXTRAPOLATION_S
     pub fn rewind_between(
         &self,
         (older, newer): (u32, u32),
@@ -142,38 +141,22 @@ impl LagHistory {
         rate: TickRate,
     ) -> Option<Vec<(PlayerId, Hitbox)>> {
         let (a, b) = (self.at_tick(older)?, self.at_tick(newer)?);
-        let span = f64::from(arena_sim::tick_diff(newer, older));
-        if span <= 0.0 || !tick.is_finite() {
+        if arena_sim::tick_diff(newer, older) <= 0 || !tick.is_finite() {
             return None;
         }
-        let t = ((tick - f64::from(older)) / span).max(0.0);
-        let span_s = rate.ticks_to_s(span) as f32;
-        let ahead_s = rate.ticks_to_s(tick - f64::from(newer)).clamp(0.0, MAX_EXTRAPOLATION_S) as f32;
-        Some(
-            b.iter()
-                .map(|(id, nb)| {
-                    let Some((_, na)) = a.iter().find(|(other, _)| other == id) else { return (*id, *nb) };
-                    if t <= 1.0 {
-                        return (*id, na.lerp(nb, t as f32));
+        b.iter()
+            .map(|(id, nb)| {
+                let Some((_, na)) = a.iter().find(|(other, _)| other == id) else { return Some((*id, *nb)) };
+                let drawn =
+                    drawn_at(Some(Keyframe::of_hitbox(older, na)), Keyframe::of_hitbox(newer, nb), tick, rate.0)?;
+                Some(match drawn {
+                    HowDrawn::Blended(t) => (*id, na.lerp(nb, t)),
+                    HowDrawn::CarriedOn { pos, .. } => {
+                        (*id, Hitbox { input: PoseInput { feet: pos, ..nb.input }, ..*nb })
                     }
-                    // Carried on as the client's interpolation does: at the
-                    // velocity the snapshot says, else the one between the two.
-                    let mut h = *nb;
-                    let told = Vec3::new(nb.input.vel.x, 0.0, nb.input.vel.y);
-                    let velocity = if told != Vec3::ZERO {
-                        told
-                    } else if na.alive && na.spawn_count == nb.spawn_count && span_s > 0.0 {
-                        (nb.feet() - na.feet()) / span_s
-                    } else {
-                        Vec3::ZERO
-                    };
-                    if h.alive {
-                        h.input.feet += velocity * ahead_s;
-                    }
-                    (*id, h)
                 })
-                .collect(),
-        )
+            })
+            .collect()
     }
 
     /// The newest recorded hitboxes.

@@ -1,0 +1,32 @@
+//! The UDP toolkit below the master, the game server and the client: what
+//! every process of Arena that speaks UDP needs the same way. One socket
+//! for both address families and every address in its canonical form; the
+//! keys rate limits count by; which addresses a server list may carry;
+//! looking masters up; the receive errors that lose a datagram at most; the
+//! introduction limits that the master grants and a server accepts alike;
+//! and a clean stop on SIGTERM and SIGINT, which each of those processes
+//! (the master, the dedicated server, the game) handles the same way.
+//!
+//! Plain functions and constants on std, socket2 (for `IPV6_V6ONLY`, which
+//! std cannot set) and signal-hook; no Bevy.
+//!
+//! # Modules, bottom up
+//!
+//! - `dual_stack`: sockets for both address families; canonical addresses;
+//!   the keys rate limits count by; which addresses a list may carry;
+//!   looking masters up.
+//! - `transient`: the receive and send errors to shrug off.
+//! - `introductions`: the limits on introductions for hole punching.
+//! - `signals`: a stop flag set by SIGTERM and SIGINT.
+
+mod dual_stack;
+mod introductions;
+mod signals;
+mod transient;
+
+pub use dual_stack::{
+    bind_udp, canonical, for_socket, is_joinable, is_local, is_v6, limit_key, recv_from, resolve, send_to,
+};
+pub use introductions::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
+pub use signals::stop_on_signals;
+pub use transient::is_transient;
