@@ -5,7 +5,7 @@
 //! runs in the authoritative server, in client-side prediction and in tests,
 //! and gives bit-identical results for identical inputs on one machine.
 //!
-//! # Modules, bottom up
+//! # Modules, bottom up (each imports only those above it in this list)
 //!
 //! - `time`: tick rates and wrapping tick arithmetic.
 //! - `rng`: a small seeded random number generator.
@@ -18,10 +18,10 @@
 //!   snapshots, the rule lag compensation rewinds by too; the history both
 //!   keep.
 //! - `weapon`: the two weapons' rules (rate, magazine, switching).
-//! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
+//! - `quant`: the grids states and commands travel on.
 //! - `map`, `world`: the arena's data and its collision world.
 //! - `movement`: the shared movement function.
-//! - `quant`: the grids states and commands travel on.
+//! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
 //! - `spawn`, `nav`: spawn choice and the bots' navigation graph.
 
 pub mod cmd;
