@@ -30,10 +30,10 @@ mod window;
 
 use config_file::ConfigFileArgsError;
 use game::GameArgs;
-pub use lab::Experiment;
+pub(crate) use lab::Experiment;
 use netcode::LinkArgs;
 use values::positive_duration;
-pub use window::WindowArgs;
+pub(crate) use window::WindowArgs;
 
 /// Shortest and longest wait for server answers (`arena servers
 /// --wait-ms`), milliseconds.
@@ -47,7 +47,7 @@ const SERVERS_WAIT_MS: (u64, u64) = (100, 60_000);
     long_about = "Arena: a 3D arena shooter that demonstrates FPS netcode (user commands, prediction, \
                   interpolation, lag compensation).\n\nWith no subcommand it opens the main menu."
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub mode: Option<Mode>,
     #[command(flatten)]
@@ -56,7 +56,7 @@ pub struct Cli {
 
 /// What `arena` runs; with none, the main menu.
 #[derive(Subcommand, Debug)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Quick play: host a game with bots and jump straight in.
     Play(PlayArgs),
     /// Host a game: a listen server on this machine, joined by your own player.
@@ -93,7 +93,7 @@ pub enum Mode {
 
 /// `arena play`.
 #[derive(Args, Debug)]
-pub struct PlayArgs {
+pub(crate) struct PlayArgs {
     /// UDP port to listen on (all interfaces); another is taken if it is busy.
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub port: u16,
@@ -109,7 +109,7 @@ pub struct PlayArgs {
 
 /// `arena host`.
 #[derive(Args, Debug)]
-pub struct HostArgs {
+pub(crate) struct HostArgs {
     /// UDP port to listen on (all interfaces).
     #[arg(long, default_value_t = DEFAULT_PORT)]
     pub port: u16,
@@ -128,7 +128,7 @@ pub struct HostArgs {
 
 /// `arena join`.
 #[derive(Args, Debug)]
-pub struct JoinArgs {
+pub(crate) struct JoinArgs {
     /// Server address, such as 192.168.1.20, 192.168.1.20:27015 or example.org.
     pub addr: String,
     /// The game's password, if it is private.
@@ -140,7 +140,7 @@ pub struct JoinArgs {
 
 /// `arena server`.
 #[derive(Args, Debug)]
-pub struct ServerArgs {
+pub(crate) struct ServerArgs {
     /// Options from a RON file, keyed like the flags (`(bots: 4, tick: 128)`);
     /// an unknown key is refused.
     #[arg(long, value_name = "FILE", env = "ARENA_CONFIG")]
@@ -165,7 +165,7 @@ pub struct ServerArgs {
 
 /// `arena servers`.
 #[derive(Args, Debug)]
-pub struct ServersArgs {
+pub(crate) struct ServersArgs {
     /// Servers to ask (host or host:port); none and no --master: the LAN.
     pub addrs: Vec<String>,
     /// Also look for servers on the local networks.
@@ -185,7 +185,7 @@ pub struct ServersArgs {
 
 /// `arena bots`.
 #[derive(Args, Debug)]
-pub struct BotsArgs {
+pub(crate) struct BotsArgs {
     /// Server address (host or host:port).
     #[arg(long)]
     pub connect: String,
@@ -226,7 +226,7 @@ pub struct BotsArgs {
 
 /// `arena demo`'s actions on a demo file.
 #[derive(Subcommand, Debug)]
-pub enum DemoAction {
+pub(crate) enum DemoAction {
     /// Print a JSON summary of FILE (header, chunks, frames, ticks), reading
     /// every chunk; a damaged file is an error that says what and where.
     Info { file: PathBuf },
@@ -242,7 +242,7 @@ pub enum DemoAction {
 
 /// `arena demo play`.
 #[derive(Args, Debug)]
-pub struct DemoPlayArgs {
+pub(crate) struct DemoPlayArgs {
     pub file: PathBuf,
     /// Follow this player's eyes (default: the first player).
     #[arg(long, value_name = "NAME")]
@@ -274,7 +274,7 @@ pub struct DemoPlayArgs {
 /// window's size, and the screenshot to take.
 #[cfg(feature = "window")]
 #[derive(Debug)]
-pub struct DemoPlayback {
+pub(crate) struct DemoPlayback {
     pub file: PathBuf,
     pub start: PlaybackStart,
     pub resolution: (u32, u32),
@@ -283,7 +283,7 @@ pub struct DemoPlayback {
 
 /// Why the command line cannot be used.
 #[derive(Debug)]
-pub enum CliError {
+pub(crate) enum CliError {
     /// Refused by the grammar, or `--help` or `--version` asked for: clap
     /// prints it and exits (see [`clap::Error::exit`]).
     Clap(clap::Error),
@@ -316,7 +316,7 @@ impl From<ConfigFileArgsError> for CliError {
 /// off `host` and `play`. The `ARENA_` variables of [`GameArgs`] configure
 /// a dedicated server (a container's, a unit file's); a player's own game
 /// on the same machine must not change by them.
-pub fn command() -> clap::Command {
+pub(crate) fn command() -> clap::Command {
     let without_environment = |mode: clap::Command| mode.mut_args(|arg| arg.env(None));
     Cli::command().mut_subcommand("host", without_environment).mut_subcommand("play", without_environment)
 }
@@ -325,7 +325,7 @@ pub fn command() -> clap::Command {
 /// a `--config` file added where `server`, `host` or `play` has one: each
 /// option given neither on the command line nor (`server`) in the
 /// environment, so that those win over the file.
-pub fn parse<I, T>(args: I) -> Result<Cli, CliError>
+pub(crate) fn parse<I, T>(args: I) -> Result<Cli, CliError>
 where
     I: IntoIterator<Item = T>,
     T: Into<OsString>,
@@ -347,7 +347,7 @@ where
 impl PlayArgs {
     /// The quick-play server: every interface, bots unless `--bots` says
     /// otherwise, the home router asked for the port.
-    pub fn server_config(&self) -> Result<ServerConfig, String> {
+    pub(crate) fn server_config(&self) -> Result<ServerConfig, String> {
         let bind = SocketAddr::from((Ipv6Addr::UNSPECIFIED, self.port));
         self.game.config(bind, Vec::new(), arena_view::QUICK_PLAY_BOTS, arena_nat::Methods::ALL)
     }
@@ -357,7 +357,7 @@ impl PlayArgs {
 impl HostArgs {
     /// The listen server: every interface, no bots unless `--bots` says
     /// otherwise, the home router asked for the port.
-    pub fn server_config(&self) -> Result<ServerConfig, String> {
+    pub(crate) fn server_config(&self) -> Result<ServerConfig, String> {
         let bind = SocketAddr::from((Ipv6Addr::UNSPECIFIED, self.port));
         self.game.config(bind, self.public_addrs.clone(), 0, arena_nat::Methods::ALL)
     }
@@ -366,7 +366,7 @@ impl HostArgs {
 #[cfg(feature = "window")]
 impl JoinArgs {
     /// Joining the server at `addr`, resolved, with the password given.
-    pub fn start(&self) -> Result<StartAction, String> {
+    pub(crate) fn start(&self) -> Result<StartAction, String> {
         let addr = arena_client::resolve_server_addr(&self.addr).map_err(|e| e.to_string())?;
         Ok(StartAction::Join(addr, game::password(self.password.as_deref())?))
     }
@@ -375,7 +375,7 @@ impl JoinArgs {
 impl ServerArgs {
     /// The dedicated server: named `--name` (else `--server-name`), no bots
     /// and no port mapping unless asked, stopping after `--seconds`.
-    pub fn config(&self) -> Result<ServerConfig, String> {
+    pub(crate) fn config(&self) -> Result<ServerConfig, String> {
         let stop_after = self.seconds.map(positive_duration).transpose()?;
         let config = self.game.config(self.bind, self.public_addrs.clone(), 0, arena_nat::Methods::NONE)?;
         Ok(ServerConfig { stop_after, name: self.name.clone().unwrap_or(config.name.clone()), ..config })
@@ -384,12 +384,12 @@ impl ServerArgs {
 
 impl ServersArgs {
     /// How long to wait for answers, within [`SERVERS_WAIT_MS`].
-    pub fn wait(&self) -> Duration {
+    pub(crate) fn wait(&self) -> Duration {
         Duration::from_millis(self.wait_ms.clamp(SERVERS_WAIT_MS.0, SERVERS_WAIT_MS.1))
     }
 
     /// Whom to ask.
-    pub fn ask(self) -> servers::Ask {
+    pub(crate) fn ask(self) -> servers::Ask {
         servers::Ask { addrs: self.addrs, lan: self.lan, masters: self.masters }
     }
 }
@@ -397,7 +397,7 @@ impl ServersArgs {
 impl BotsArgs {
     /// The bots' config, checked: a password and link the game takes, a
     /// server found, a positive run time and 1 to a full server's players.
-    pub fn config(&self) -> Result<BotsConfig, String> {
+    pub(crate) fn config(&self) -> Result<BotsConfig, String> {
         let password = game::password(self.password.as_deref())?;
         let conditions = self.link.conditions()?;
         let server = arena_client::resolve_server_addr(&self.connect).map_err(|e| e.to_string())?;
@@ -424,7 +424,7 @@ impl BotsArgs {
 impl DemoPlayArgs {
     /// The playback asked for, checked: a speed the timeline has, a start
     /// time of 0 or more, a screenshot with its run time.
-    pub fn playback(self) -> Result<DemoPlayback, String> {
+    pub(crate) fn playback(self) -> Result<DemoPlayback, String> {
         if !arena_view::SPEEDS.contains(&self.speed) {
             return Err(format!("--speed {}: one of {:?}", self.speed, arena_view::SPEEDS));
         }

@@ -11,7 +11,7 @@ use bevy::log::{info, warn};
 use clap::Args;
 
 #[derive(Args, Debug, Clone)]
-pub struct MasterArgs {
+pub(crate) struct MasterArgs {
     /// Address and UDP port to listen on: [::] takes IPv4 and IPv6 (IPv4
     /// only where the machine has no IPv6).
     #[arg(long, env = "ARENA_MASTER_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, arena_master::wire::DEFAULT_PORT)))]
@@ -45,7 +45,7 @@ pub struct MasterArgs {
 }
 
 /// Runs the master until SIGTERM, SIGINT or `--seconds`.
-pub fn run(args: &MasterArgs) -> Result<(), String> {
+pub(crate) fn run(args: &MasterArgs) -> Result<(), String> {
     let defaults = MasterConfig::default();
     let games = if args.games.is_empty() { defaults.games.clone() } else { args.games.clone() };
     if let Some(bad) = games.iter().find(|g| g.is_empty() || g.len() > 63 || g.contains(char::is_whitespace)) {

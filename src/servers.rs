@@ -11,7 +11,7 @@ use arena_protocol::query::ServerKind;
 use serde_json::{Value, json};
 
 /// What to ask.
-pub struct Ask {
+pub(crate) struct Ask {
     /// Servers by address (`host`, `host:port`).
     pub addrs: Vec<String>,
     /// Scan the LAN too (also when nothing else is asked).
@@ -23,7 +23,7 @@ pub struct Ask {
 /// Asks the servers at `ask.addrs`, the masters' servers, and the LAN with
 /// `ask.lan` (or when nothing else is asked), and prints what answered
 /// within `wait`.
-pub fn run(ask: &Ask, json_lines: bool, wait: Duration) -> Result<ExitCode, String> {
+pub(crate) fn run(ask: &Ask, json_lines: bool, wait: Duration) -> Result<ExitCode, String> {
     let mut browser = ServerBrowser::new().map_err(|e| format!("cannot open a UDP socket: {e}"))?;
     browser.details = true;
     for text in &ask.addrs {

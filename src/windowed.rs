@@ -9,7 +9,7 @@ use crate::cli::{DemoPlayArgs, HostArgs, JoinArgs, PlayArgs, WindowArgs};
 /// without the window parses only to refuse the mode).
 #[derive(Debug)]
 #[cfg_attr(not(feature = "window"), allow(dead_code))]
-pub enum Windowed {
+pub(crate) enum Windowed {
     Menu(WindowArgs),
     Play(PlayArgs),
     Host(HostArgs),
@@ -18,7 +18,7 @@ pub enum Windowed {
 }
 
 #[cfg(feature = "window")]
-pub use with_window::run;
+pub(crate) use with_window::run;
 #[cfg(not(feature = "window"))]
 pub use without_window::run;
 
@@ -30,7 +30,7 @@ mod with_window {
 
     /// Runs `mode` in the game's window until it closes, or says why it
     /// cannot start.
-    pub fn run(mode: Windowed) -> Result<(), String> {
+    pub(crate) fn run(mode: Windowed) -> Result<(), String> {
         let (start, window) = match mode {
             Windowed::Menu(window) => (Ok(StartAction::Menu), window),
             Windowed::Play(args) => (args.server_config().map(StartAction::QuickPlay), args.window),

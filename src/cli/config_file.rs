@@ -14,7 +14,7 @@ const DEDICATED: &str = "server";
 
 /// Why a config file's options cannot be added.
 #[derive(Debug)]
-pub enum ConfigFileArgsError {
+pub(crate) enum ConfigFileArgsError {
     /// The file cannot be read, or is not a config file.
     File(ConfigFileError),
     /// The file has an option the subcommand does not take (`bind` on
@@ -36,7 +36,7 @@ impl std::fmt::Display for ConfigFileArgsError {
 /// The flags a `--config FILE` adds to a command line that `grammar` parsed
 /// as `matches`: none when its subcommand has no `--config` or it is not
 /// given (on the command line, or for `server` as `ARENA_CONFIG`).
-pub fn file_flags(grammar: &Command, matches: &ArgMatches) -> Result<Vec<OsString>, ConfigFileArgsError> {
+pub(super) fn file_flags(grammar: &Command, matches: &ArgMatches) -> Result<Vec<OsString>, ConfigFileArgsError> {
     let Some((mode, given)) = matches.subcommand() else { return Ok(Vec::new()) };
     // An error here is a subcommand without a `--config` option.
     let Ok(Some(path)) = given.try_get_one::<PathBuf>("config") else { return Ok(Vec::new()) };

@@ -17,7 +17,7 @@ const MAX_TIME_LIMIT_S: f64 = 86_400.0;
 /// takes them off `host` and `play`, so that a player's game on a machine
 /// whose environment configures a server is not changed by it.
 #[derive(Args, Debug, Clone)]
-pub struct GameArgs {
+pub(crate) struct GameArgs {
     /// Simulation rate, ticks per second.
     #[arg(long, env = "ARENA_TICK", default_value_t = arena_sim::DEFAULT_TICK_HZ)]
     pub tick: u32,
@@ -137,7 +137,7 @@ impl From<ExecutorArg> for arena_server::Executor {
 impl GameArgs {
     /// The server's config: listening on `bind`, reached at `public_addrs`,
     /// with `default_bots` and `default_map_port` where no flag says otherwise.
-    pub fn config(
+    pub(crate) fn config(
         &self,
         bind: SocketAddr,
         public_addrs: Vec<SocketAddr>,
@@ -199,6 +199,6 @@ fn password_from_file(path: &Path) -> Result<Password, String> {
 }
 
 /// A `--password` flag's value (none: an open game).
-pub fn password(text: Option<&str>) -> Result<Password, String> {
+pub(super) fn password(text: Option<&str>) -> Result<Password, String> {
     Password::new(text.unwrap_or_default()).map_err(|e| format!("--password: {e}"))
 }

@@ -11,7 +11,7 @@ use super::netcode::{LinkArgs, NetcodeArgs};
 
 /// `arena lab`'s experiments.
 #[derive(Subcommand, Debug)]
-pub enum Experiment {
+pub(crate) enum Experiment {
     /// Prediction and reconciliation: a scripted player over a conditioned link;
     /// counts mispredictions, corrections, missing and late commands, and
     /// measures input-to-motion latency.
@@ -161,7 +161,7 @@ pub enum Experiment {
 
 /// The flags every experiment takes.
 #[derive(Args, Debug, Clone)]
-pub struct LabArgs {
+pub(crate) struct LabArgs {
     #[command(flatten)]
     pub netcode: NetcodeArgs,
     #[command(flatten)]
@@ -194,7 +194,7 @@ pub struct LabArgs {
 
 impl LabArgs {
     /// The experiment's settings, checked.
-    pub fn settings(&self) -> Result<LabSettings, String> {
+    pub(crate) fn settings(&self) -> Result<LabSettings, String> {
         let conditions = self.link.conditions()?;
         let settings = LabSettings {
             prediction: self.netcode.prediction,
@@ -221,7 +221,7 @@ impl LabArgs {
 
 /// `arena lab master`'s flags: the attack on the master.
 #[derive(Args, Debug, Clone)]
-pub struct MasterLabArgs {
+pub(crate) struct MasterLabArgs {
     /// Real servers.
     #[arg(long, default_value_t = 10)]
     pub servers: usize,
@@ -245,7 +245,7 @@ pub struct MasterLabArgs {
 impl MasterLabArgs {
     /// The experiment's config: the master runs as `arena master` (this
     /// binary) unless `--in-process` says otherwise.
-    pub fn config(self) -> MasterLab {
+    pub(crate) fn config(self) -> MasterLab {
         MasterLab {
             servers: self.servers,
             forged_addresses: self.forged_addresses,

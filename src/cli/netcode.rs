@@ -7,7 +7,7 @@ use clap::Args;
 
 /// The paper's techniques, each switchable.
 #[derive(Args, Debug, Clone, Copy)]
-pub struct NetcodeArgs {
+pub(crate) struct NetcodeArgs {
     /// Client-side prediction of your own movement and shots.
     #[arg(long, value_enum, default_value = "on")]
     pub prediction: Switch,
@@ -27,7 +27,7 @@ pub struct NetcodeArgs {
 
 /// The link conditioner's flags.
 #[derive(Args, Debug, Clone, Copy)]
-pub struct LinkArgs {
+pub(crate) struct LinkArgs {
     /// Round trip the link conditioner adds, milliseconds (half each way).
     #[arg(long, default_value_t = 0.0, value_name = "MS")]
     pub fake_latency_ms: f32,
@@ -42,7 +42,7 @@ pub struct LinkArgs {
 #[cfg(feature = "window")]
 impl NetcodeArgs {
     /// Refuses an interpolation delay past what the protocol carries.
-    pub fn check(self) -> Result<(), String> {
+    pub(crate) fn check(self) -> Result<(), String> {
         match self.interp_ms {
             Some(ms) if ms > arena_protocol::MAX_INTERP_MS => {
                 Err(format!("--interp-ms must be 0..={}", arena_protocol::MAX_INTERP_MS))
@@ -55,7 +55,7 @@ impl NetcodeArgs {
 impl LinkArgs {
     /// The link conditioner's settings; refused rather than clamped when out
     /// of range, so that an experiment never measures other conditions than asked.
-    pub fn conditions(self) -> Result<LinkConditions, String> {
+    pub(crate) fn conditions(self) -> Result<LinkConditions, String> {
         let conditions =
             LinkConditions { latency_ms: self.fake_latency_ms, jitter_ms: self.fake_jitter_ms, loss: self.fake_loss };
         if conditions.clamped() != conditions {

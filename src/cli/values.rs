@@ -7,7 +7,7 @@ use std::time::Duration;
 const WINDOW_SIDE_PX: std::ops::RangeInclusive<u32> = 160..=8192;
 
 /// `--resolution WIDTHxHEIGHT`, each side within [`WINDOW_SIDE_PX`].
-pub fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
+pub(super) fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
     let (w, h) = text.split_once(['x', 'X']).ok_or_else(|| format!("\"{text}\" is not WIDTHxHEIGHT"))?;
     let parse = |v: &str| v.trim().parse::<u32>().ok().filter(|v| WINDOW_SIDE_PX.contains(v));
     match (parse(w), parse(h)) {
@@ -18,7 +18,7 @@ pub fn parse_resolution(text: &str) -> Result<(u32, u32), String> {
 
 /// A `--seconds` value as a duration: finite, above 0 and below 10⁹ s
 /// (what `Duration::from_secs_f64` takes without panicking, with room).
-pub fn positive_duration(seconds: f64) -> Result<Duration, String> {
+pub(super) fn positive_duration(seconds: f64) -> Result<Duration, String> {
     if seconds.is_finite() && seconds > 0.0 && seconds < 1e9 {
         Ok(Duration::from_secs_f64(seconds))
     } else {
@@ -27,7 +27,7 @@ pub fn positive_duration(seconds: f64) -> Result<Duration, String> {
 }
 
 /// `--fps` of `arena bots`: 1 to 1000 frames a second.
-pub fn frame_rate(text: &str) -> Result<f64, String> {
+pub(super) fn frame_rate(text: &str) -> Result<f64, String> {
     match text.parse::<f64>() {
         Ok(fps) if (1.0..=1000.0).contains(&fps) => Ok(fps),
         _ => Err(format!("{text} is not a frame rate from 1 to 1000")),

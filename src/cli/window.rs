@@ -21,7 +21,7 @@ const MIN_SCREENSHOT_RUN_S: f64 = 1.0;
 
 /// Options of the windowed modes.
 #[derive(Args, Debug, Clone)]
-pub struct WindowArgs {
+pub(crate) struct WindowArgs {
     /// Your player name.
     #[arg(long)]
     pub name: Option<String>,
@@ -58,7 +58,7 @@ pub struct WindowArgs {
 #[cfg(feature = "window")]
 impl WindowArgs {
     /// The view's config for a window that starts with `start`.
-    pub fn view_config(self, start: StartAction) -> Result<ViewConfig, String> {
+    pub(crate) fn view_config(self, start: StartAction) -> Result<ViewConfig, String> {
         let screenshot =
             screenshot(self.screenshot, self.seconds, self.screenshot_after_kill, self.screenshot_in_kill_cam)?;
         let conditions = self.link.conditions()?;
@@ -93,7 +93,7 @@ impl WindowArgs {
 /// view's screenshot: none without a file; `--seconds` alone is refused, as
 /// is a run too short to take it in.
 #[cfg(feature = "window")]
-pub fn screenshot(
+pub(super) fn screenshot(
     path: Option<PathBuf>,
     seconds: Option<f64>,
     after_kill: bool,

@@ -26,7 +26,7 @@ const MAX_REMEMBERED_SHOTS: usize = 256;
 /// Most combat messages of one kind passed on to the view in one frame. A
 /// fair server sends at most one shot per player per tick; a hostile one
 /// could send thousands, each a tracer and a sound.
-pub const MAX_COMBAT_EVENTS_PER_FRAME: usize = 4 * arena_protocol::MAX_PLAYERS;
+pub(crate) const MAX_COMBAT_EVENTS_PER_FRAME: usize = 4 * arena_protocol::MAX_PLAYERS;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_session_resource::<ShotMemory>()

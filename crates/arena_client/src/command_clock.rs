@@ -30,27 +30,27 @@ use bevy_renet::RenetClient;
 use crate::vocabulary::{SessionState, SnapshotArrived, Welcomed};
 
 /// The head start aimed at: this much, seconds...
-pub const HEAD_START_FLOOR_S: f64 = 0.001;
+pub(crate) const HEAD_START_FLOOR_S: f64 = 0.001;
 /// ...plus this many mean deviations of the commands' arrival (their jitter)...
-pub const HEAD_START_DEVIATIONS: f64 = 3.0;
+pub(crate) const HEAD_START_DEVIATIONS: f64 = 3.0;
 /// ...plus an allowance for lost packets (a lost command comes with the next
 /// packet, a packet later, so on a lossy link the head start must cover
 /// one): each command that came late adds this much, ticks...
-pub const LATE_ALLOWANCE_TICKS: f32 = 0.5;
+pub(crate) const LATE_ALLOWANCE_TICKS: f32 = 0.5;
 /// (a run of late commands, as after a stalled frame, counts once)...
 /// ...and it fades by this much a second, ticks, so that it lasts only
 /// while commands keep coming late (at 10% loss, about one command in 300
 /// is late: the allowance covers one lost packet, and fades in seconds
 /// once the link is clean).
-pub const ALLOWANCE_FADE_TICKS_PER_S: f32 = 0.1;
+pub(crate) const ALLOWANCE_FADE_TICKS_PER_S: f32 = 0.1;
 /// The largest allowance, ticks.
-pub const MAX_ALLOWANCE_TICKS: f32 = 2.0;
+pub(crate) const MAX_ALLOWANCE_TICKS: f32 = 2.0;
 /// The clock resets when the newest command, at best over the last few
 /// snapshots, is more than this many ticks behind the server's tick (three
 /// packets in a row lost cannot do that)...
-pub const RESET_BEHIND_TICKS: i32 = 2;
+pub(crate) const RESET_BEHIND_TICKS: i32 = 2;
 /// ...or more than this many ticks ahead of where it should be.
-pub const RESET_AHEAD_TICKS: i32 = 4;
+pub(crate) const RESET_AHEAD_TICKS: i32 = 4;
 /// Largest jump or hold of the clock at once, ticks. The server's word on
 /// ticks is untrusted: whatever it says, the clock moves by at most this.
 pub const MAX_JUMP_TICKS: u32 = 1 << 16;

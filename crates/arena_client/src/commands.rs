@@ -30,7 +30,7 @@ use crate::vocabulary::{
 /// ones before them to make this many (94 ms of redundancy at 64 Hz).
 pub const COMMANDS_PER_PACKET: usize = 6;
 /// Most unacknowledged commands kept (4 s at 64 Hz); older ones are forgotten.
-pub const MAX_PENDING: usize = 256;
+pub(crate) const MAX_PENDING: usize = 256;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_session_resource::<LocalInput>()
@@ -159,7 +159,7 @@ pub struct CommandWindow {
 pub struct SendLead(pub Duration);
 
 /// Longest lead, seconds: a frame slower than this sends its commands in a bunch.
-pub const MAX_SEND_LEAD_S: f64 = 0.25;
+pub(crate) const MAX_SEND_LEAD_S: f64 = 0.25;
 /// How quickly the lead follows the frame time.
 const SEND_LEAD_SMOOTHING: f64 = 0.1;
 

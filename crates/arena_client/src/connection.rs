@@ -17,7 +17,7 @@ use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
 use crate::vocabulary::{Outbox, Session};
 
 /// How long to wait for a server's welcome before giving up, seconds.
-pub const CONNECT_TIMEOUT_S: f32 = 8.0;
+pub(crate) const CONNECT_TIMEOUT_S: f32 = 8.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<LastDisconnect>()

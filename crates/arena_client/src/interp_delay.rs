@@ -23,14 +23,14 @@ use bevy::prelude::*;
 use crate::settings::NetcodeSettings;
 
 /// How long the needs are remembered, seconds.
-pub const NEED_WINDOW_S: f64 = 2.0;
+pub(crate) const NEED_WINDOW_S: f64 = 2.0;
 /// The share of gaps the delay covers whole (the rest extrapolate a little).
-pub const NEED_QUANTILE: f64 = 0.99;
+pub(crate) const NEED_QUANTILE: f64 = 0.99;
 /// Added to the quantile, seconds: a little room for the clock's wobble.
-pub const DELAY_MARGIN_S: f64 = 0.001;
+pub(crate) const DELAY_MARGIN_S: f64 = 0.001;
 /// How fast a delay larger than needed shrinks, seconds per second: the
 /// render clock then runs 5% fast, which the eye does not catch.
-pub const SHRINK_PER_S: f64 = 0.05;
+pub(crate) const SHRINK_PER_S: f64 = 0.05;
 /// Needs counted before the delay follows them (or two seconds' worth at a
 /// snapshot rate below 8 Hz); until then it is the old default, two
 /// snapshot intervals.

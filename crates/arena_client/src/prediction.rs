@@ -23,15 +23,15 @@ use crate::vocabulary::{
     ClientWorld, Drawn, DrawnFrame, LocalPlayer, NetState, OwnSplashSchedule, Roster, SessionState, SnapshotApplied,
 };
 /// Position difference that counts as a misprediction, metres.
-pub const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
+pub(crate) const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
 /// Velocity difference that counts as a misprediction, metres per second.
 const VELOCITY_EPSILON_MPS: f32 = 1.0e-3;
 /// Time constant of the visual offset's fade, seconds: about 95% is gone
 /// after 100 ms.
-pub const CORRECTION_FADE_S: f32 = 0.033;
+pub(crate) const CORRECTION_FADE_S: f32 = 0.033;
 /// Corrections larger than this (a respawn, a teleport) snap instead of
 /// sliding, metres.
-pub const SNAP_CORRECTION_M: f32 = 3.0;
+pub(crate) const SNAP_CORRECTION_M: f32 = 3.0;
 /// How long the panel's "largest correction lately" looks back, seconds.
 const RECENT_S: f64 = 5.0;
 

@@ -33,7 +33,7 @@ pub const CONFIRM_WAIT_S: f64 = 1.0;
 /// command to fire it, seconds.
 const CLICK_WAIT_S: f64 = 0.25;
 /// How long a rocket that was never on the server takes to fade, seconds.
-pub const FADE_S: f32 = 0.3;
+pub(crate) const FADE_S: f32 = 0.3;
 /// A server blast this far from ours is drawn too (ours was wrong), metres.
 const BLAST_MISMATCH_M: f32 = 1.0;
 /// Most rocket messages taken in one frame; past them a hostile server's

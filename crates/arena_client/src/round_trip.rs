@@ -15,7 +15,7 @@ use crate::transport::UdpTransport;
 use crate::vocabulary::{Roster, SessionState, SnapshotArrived};
 
 /// Round trips the figure is the median of (half a second at 128 Hz).
-pub const ROUND_TRIP_SAMPLES: usize = 64;
+pub(crate) const ROUND_TRIP_SAMPLES: usize = 64;
 /// A sample longer than this is not a round trip (a command lost and sent
 /// again, a stalled frame), seconds.
 const MAX_SAMPLE_S: f64 = 2.0;

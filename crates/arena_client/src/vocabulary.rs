@@ -78,7 +78,7 @@ pub struct DrawnFrame {
 /// The other players as drawn in the frame of the click that the command
 /// of `tick` carries: what the shot is foreseen on.
 #[derive(Resource, Debug, Default, Clone)]
-pub struct ClickedFrame {
+pub(crate) struct ClickedFrame {
     pub tick: u32,
     pub others: Vec<(PlayerId, PlayerState)>,
 }
@@ -293,7 +293,7 @@ impl MessageTally {
 
 /// What the transport has to send this frame (commands).
 #[derive(Resource, Debug, Default)]
-pub struct Outbox {
+pub(crate) struct Outbox {
     /// Command messages for renet, each with its departure time on the
     /// app's real clock, its channel and the newest command it carries.
     pub commands: Vec<(std::time::Duration, u8, Vec<u8>, u32)>,

@@ -22,7 +22,7 @@ const IDLE: Duration = Duration::from_secs(10);
 /// A client (its address and port) introduced to a server is not
 /// introduced to it again within this: a replayed cookie does not spend the
 /// server's budget. (Players sharing an address have ports of their own.)
-pub const REINTRODUCE_AFTER: Duration = Duration::from_secs(2);
+pub(crate) const REINTRODUCE_AFTER: Duration = Duration::from_secs(2);
 /// Recent introductions remembered, at most.
 const MAX_RECENT: usize = 16_384;
 

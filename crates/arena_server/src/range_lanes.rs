@@ -56,7 +56,7 @@ impl Lane {
 
 /// Where a shooter joining the range stands: the first spot of the firing
 /// line with nobody within a metre, facing the lanes (yaw 0 looks north).
-pub fn firing_spot(occupied: &[Vec3]) -> (Vec3, f32) {
+pub(crate) fn firing_spot(occupied: &[Vec3]) -> (Vec3, f32) {
     let spot = FIRING_SPOTS_X_M
         .iter()
         .map(|&x| Vec3::new(x, 0.0, FIRING_LINE_Z_M))

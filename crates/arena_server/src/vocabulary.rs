@@ -33,13 +33,13 @@ pub struct Sim(pub PlayerState);
 /// as the shooter's client drew it between the two. (At first, nobody: no
 /// blend.)
 #[derive(Component, Debug, Default, Clone, Copy)]
-pub struct SimBefore(pub PlayerState);
+pub(crate) struct SimBefore(pub PlayerState);
 
 /// What the last tick ran for this player, for the demo recorder: the
 /// command as run, the state it ran from, and the state the shared rules
 /// gave (before the server's own changes: hits, deaths, kicks).
 #[derive(Component, Debug, Default, Clone, Copy)]
-pub struct LastRun {
+pub(crate) struct LastRun {
     /// The server tick it ran in (none yet: not run).
     pub tick: Option<u32>,
     pub cmd: UserCmd,
@@ -62,12 +62,12 @@ pub struct Score {
 
 /// A client's netcode choices, as it last told the server.
 #[derive(Component, Debug, Clone, Copy)]
-pub struct ClientPrefs(pub ClientSettings);
+pub(crate) struct ClientPrefs(pub ClientSettings);
 
 impl ClientPrefs {
     /// What a client uses until it says otherwise: lag compensation, and the
     /// interpolation delay clients default to.
-    pub fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
+    pub(crate) fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
         let interp_ms = ClientSettings::interp_ms_of(arena_protocol::default_interp_ms(snapshot_rate));
         Self(ClientSettings { lag_compensation: true, interp_ms, projectile_compensation: true, kill_cam: false })
     }
@@ -76,13 +76,13 @@ impl ClientPrefs {
 /// The snapshots a client says it has decoded lately: the next one is a
 /// delta against the newest of them (none: a whole snapshot).
 #[derive(Component, Debug, Default, Clone)]
-pub struct SnapshotAck(pub Acknowledged);
+pub(crate) struct SnapshotAck(pub Acknowledged);
 
 /// Clients with something to send this frame (a snapshot went to them): the
 /// transport sends their renet packets now, bundled in one datagram, and
 /// otherwise waits (see `socket/transport.rs`).
 #[derive(Resource, Debug, Default)]
-pub struct DueClients(pub Vec<ClientId>);
+pub(crate) struct DueClients(pub Vec<ClientId>);
 
 /// The number of the tick being simulated (or last simulated).
 #[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,16 +94,16 @@ pub struct TickRate(pub arena_sim::TickRate);
 
 /// Snapshots per second.
 #[derive(Resource, Clone, Copy, Debug, Deref)]
-pub struct SnapshotRate(pub arena_sim::TickRate);
+pub(crate) struct SnapshotRate(pub arena_sim::TickRate);
 
 /// The arena's collision world, shared with nothing else.
 #[derive(Resource, Clone, Deref)]
-pub struct SimWorld(pub Arc<ArenaWorld>);
+pub(crate) struct SimWorld(pub Arc<ArenaWorld>);
 
 /// Lag compensation for the whole server (`--no-lag-compensation` turns it
 /// off), and how far back it rewinds at most (`--max-unlag-ms`), seconds.
 #[derive(Resource, Debug, Clone, Copy)]
-pub struct LagCompensation {
+pub(crate) struct LagCompensation {
     pub on: bool,
     pub max_unlag_s: f64,
 }
@@ -112,11 +112,11 @@ pub struct LagCompensation {
 /// command carries), or from the tick, as before sub-tick shots
 /// (`--no-subtick`).
 #[derive(Resource, Debug, Clone, Copy)]
-pub struct SubTickShots(pub bool);
+pub(crate) struct SubTickShots(pub bool);
 
 /// Present when the server is a shooting range: nobody takes damage.
 #[derive(Resource, Debug, Clone, Copy, Default)]
-pub struct Range;
+pub(crate) struct Range;
 
 /// When a player joined (real time since the server started).
 #[derive(Component, Debug, Clone, Copy)]
@@ -124,7 +124,7 @@ pub struct Joined(pub std::time::Duration);
 
 /// What the server calls itself and holds, for queries.
 #[derive(Resource, Debug, Clone)]
-pub struct ServerIdentity {
+pub(crate) struct ServerIdentity {
     pub name: String,
     pub map: String,
     pub kind: arena_protocol::query::ServerKind,
@@ -186,7 +186,7 @@ impl Roster {
 
 /// A kill (`killer == victim`: the victim fell out of the world).
 #[derive(Message, Debug, Clone, Copy)]
-pub struct Frag {
+pub(crate) struct Frag {
     pub killer: PlayerId,
     pub victim: PlayerId,
     pub zone: HitZone,
@@ -194,15 +194,15 @@ pub struct Frag {
 
 /// Someone joined or left: the scoreboard and match state go out again.
 #[derive(Event, Debug, Clone, Copy)]
-pub struct PlayersChanged;
+pub(crate) struct PlayersChanged;
 
 /// A player asked to skip its kill-cam (from intake to the kill-cam rules).
 #[derive(Message, Debug, Clone, Copy)]
-pub struct KillCamSkipped(pub Entity);
+pub(crate) struct KillCamSkipped(pub Entity);
 
 /// Shots fired this tick, resolved after everyone has moved.
 #[derive(Resource, Debug, Default)]
-pub struct PendingShots(pub Vec<PendingShot>);
+pub(crate) struct PendingShots(pub Vec<PendingShot>);
 
 #[derive(Debug, Clone, Copy)]
 pub struct PendingShot {
@@ -219,12 +219,12 @@ pub struct PendingShot {
 /// Rockets fired this tick (the shot and its instant within the tick),
 /// launched after everyone has moved.
 #[derive(Resource, Debug, Default)]
-pub struct PendingRockets(pub Vec<(PendingShot, f32)>);
+pub(crate) struct PendingRockets(pub Vec<(PendingShot, f32)>);
 
 /// A rocket's end, judged: whom its splash reached (none for one that flew
 /// its whole flight into the sky), for the range's tally.
 #[derive(Message, Debug, Clone)]
-pub struct RocketResolved {
+pub(crate) struct RocketResolved {
     pub owner: PlayerId,
     pub reached: Vec<PlayerId>,
 }
@@ -232,7 +232,7 @@ pub struct RocketResolved {
 /// A rocket's splash killed someone: its flight and whom it met, for the
 /// victim's kill-cam.
 #[derive(Message, Debug, Clone, Copy)]
-pub struct RocketKill {
+pub(crate) struct RocketKill {
     pub killer: PlayerId,
     pub victim: PlayerId,
     pub origin: Vec3,
@@ -248,7 +248,7 @@ pub struct RocketKill {
 
 /// Whether rockets are brought up to the time their shooter fired them.
 #[derive(Resource, Debug, Clone, Copy)]
-pub struct ProjectileCompensation(pub bool);
+pub(crate) struct ProjectileCompensation(pub bool);
 
 /// A shot and the other players it is tested against: rewound by lag
 /// compensation to what its shooter saw, or as they are now.
@@ -269,11 +269,11 @@ pub struct TestedShot {
 
 /// This tick's shots, with what each is tested against, for the combat rules.
 #[derive(Resource, Debug, Default)]
-pub struct TestedShots(pub Vec<TestedShot>);
+pub(crate) struct TestedShots(pub Vec<TestedShot>);
 
 /// A shot the combat rules have judged: for the range's tally.
 #[derive(Message, Debug, Clone)]
-pub struct ShotResolved {
+pub(crate) struct ShotResolved {
     pub tested: TestedShot,
     pub hit: Option<HitReport>,
 }

@@ -43,7 +43,7 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// A sign's lamp; shown at the high quality setting only.
 #[derive(Component)]
-pub struct AreaLamp;
+pub(crate) struct AreaLamp;
 
 /// The HUD's line naming the area the player is in.
 #[derive(Component)]

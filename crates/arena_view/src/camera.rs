@@ -14,7 +14,7 @@ use crate::vocabulary::ViewSet;
 
 /// Vertical field of view before the settings are applied, degrees (about
 /// 100° across at 16:9).
-pub const FOV_VERTICAL_DEG: f32 = 70.0;
+pub(crate) const FOV_VERTICAL_DEG: f32 = 70.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, spawn_camera)
@@ -60,7 +60,7 @@ fn trace_input_to_camera(
 
 /// The one 3D camera.
 #[derive(Component)]
-pub struct MainCamera;
+pub(crate) struct MainCamera;
 
 pub(crate) fn spawn_camera(mut commands: Commands) {
     commands.spawn((

@@ -91,7 +91,7 @@ pub(crate) struct Playback {
 
 impl Playback {
     /// Opens a demo at its first keyframe (an error names what is wrong).
-    pub fn open(bytes: Vec<u8>) -> Result<Self, ReplayError> {
+    pub(crate) fn open(bytes: Vec<u8>) -> Result<Self, ReplayError> {
         let reader = DemoReader::open(bytes)?;
         let world = Arc::new(arena_replay::world_of(&reader)?);
         let hz = u32::from(reader.header.tick_hz.max(1));

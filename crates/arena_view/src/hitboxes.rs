@@ -18,7 +18,7 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// The player a shot was about: the one it hit, or the one whose drawn
 /// hitbox passed nearest to it.
-pub fn shot_target(c: &ShotComparison) -> Option<PlayerId> {
+pub(crate) fn shot_target(c: &ShotComparison) -> Option<PlayerId> {
     if let Some(hit) = c.result.hit {
         return Some(hit.victim);
     }
@@ -36,7 +36,7 @@ pub fn shot_target(c: &ShotComparison) -> Option<PlayerId> {
 }
 
 /// A short line about a verdict, for the HUD.
-pub fn verdict(c: &ShotComparison) -> String {
+pub(crate) fn verdict(c: &ShotComparison) -> String {
     let how = if !c.result.lag_compensated {
         "not compensated".to_string()
     } else if (c.result.tested_tick - c.fired.render_tick).abs() > 0.5 {

@@ -107,7 +107,7 @@ fn internet_hud(mut contexts: EguiContexts, hosted: Res<HostedServer>) -> Result
 
 /// Ask to host a game with this configuration and join it.
 #[derive(Event, Debug, Clone)]
-pub struct HostGame {
+pub(crate) struct HostGame {
     pub config: ServerConfig,
     /// If the port is taken, take any free one instead (quick play).
     pub any_port_if_taken: bool,
@@ -115,7 +115,7 @@ pub struct HostGame {
 
 /// The listen server this process runs, while hosting.
 #[derive(Resource, Debug)]
-pub struct HostedServer(pub ListenServer);
+pub(crate) struct HostedServer(pub ListenServer);
 
 fn on_host_game(
     event: On<HostGame>,

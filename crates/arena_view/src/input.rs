@@ -20,7 +20,7 @@ use crate::settings_menu::SettingsWindow;
 use crate::vocabulary::{AutoAim, NetcodePanel, PauseMenu, ViewSet};
 
 /// Radians of view turn per mouse count (about Quake's default feel).
-pub const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
+pub(crate) const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<PauseMenu>()

@@ -16,7 +16,7 @@ use crate::settings::{Action, Settings};
 use crate::vocabulary::{NetGraph, ViewSet};
 
 /// How far back the plots reach, seconds.
-pub const GRAPH_S: f64 = 10.0;
+pub(crate) const GRAPH_S: f64 = 10.0;
 /// Most samples kept (a frame each; 10 s at 240 fps).
 const MAX_SAMPLES: usize = 2400;
 /// RFC 3550's jitter smoothing: each new difference counts this much.
@@ -86,7 +86,7 @@ impl Peek {
 
 /// The last [`GRAPH_S`] seconds of figures.
 #[derive(Resource, Debug, Default)]
-pub struct GraphData {
+pub(crate) struct GraphData {
     samples: VecDeque<Sample>,
     /// Snapshot arrivals: (time, milliseconds since the one before).
     arrivals: VecDeque<(f64, f64)>,

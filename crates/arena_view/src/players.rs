@@ -75,7 +75,7 @@ pub(crate) struct Colours {
 
 impl PlayerLooks {
     /// Player `id`'s materials, made on first use.
-    pub fn colours(&mut self, id: PlayerId, materials: &mut Assets<StandardMaterial>) -> Colours {
+    pub(crate) fn colours(&mut self, id: PlayerId, materials: &mut Assets<StandardMaterial>) -> Colours {
         self.colours
             .entry(id)
             .or_insert_with(|| {

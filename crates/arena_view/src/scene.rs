@@ -16,7 +16,7 @@ use crate::surfaces::{Mapping, TILE_M, surface};
 
 /// Sky colour at the horizon, which is also the fog's, so that distant
 /// walls fade into the sky.
-pub const SKY: Color = Color::srgb(0.62, 0.74, 0.88);
+pub(crate) const SKY: Color = Color::srgb(0.62, 0.74, 0.88);
 /// Sky colour straight overhead.
 const ZENITH: Color = Color::srgb(0.22, 0.42, 0.78);
 /// Radius of the sky dome, metres: inside the camera's far plane (500 m) from
@@ -29,7 +29,7 @@ const CRATE_MAX_M: f32 = 3.0;
 
 /// The sunlight (the one light that casts shadows).
 #[derive(Component)]
-pub struct Sun;
+pub(crate) struct Sun;
 
 pub(crate) fn plugin(app: &mut App) {
     app.insert_resource(ClearColor(SKY))

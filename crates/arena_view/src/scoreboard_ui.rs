@@ -30,7 +30,7 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Recent kills: (real time, the kill).
 #[derive(Resource, Default, Debug)]
-pub struct KillFeed(pub Vec<(f64, KillNotice)>);
+pub(crate) struct KillFeed(pub Vec<(f64, KillNotice)>);
 
 fn collect_kills(time: Res<Time<Real>>, mut kills: MessageReader<KillNotice>, mut feed: ResMut<KillFeed>) {
     let now = time.elapsed_secs_f64();

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// Where the settings live: `$ARENA_CONFIG_DIR`, else the platform's
 /// configuration directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux,
 /// `%APPDATA%` on Windows, `~/Library/Application Support` on macOS), in `arena/`.
-pub fn config_dir() -> Option<PathBuf> {
+pub(crate) fn config_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("ARENA_CONFIG_DIR") {
         return Some(PathBuf::from(dir));
     }
@@ -26,26 +26,26 @@ pub fn config_dir() -> Option<PathBuf> {
     base.map(|b| b.join("arena"))
 }
 
-pub fn settings_path() -> Option<PathBuf> {
+pub(crate) fn settings_path() -> Option<PathBuf> {
     config_dir().map(|d| d.join("settings.ron"))
 }
 
 /// Something a player can press.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Input {
+pub(crate) enum Input {
     Key(KeyCode),
     Mouse(MouseButton),
 }
 
 impl Input {
-    pub fn pressed(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
+    pub(crate) fn pressed(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
         match self {
             Input::Key(k) => keys.pressed(k),
             Input::Mouse(b) => mouse.pressed(b),
         }
     }
 
-    pub fn just_pressed(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
+    pub(crate) fn just_pressed(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
         match self {
             Input::Key(k) => keys.just_pressed(k),
             Input::Mouse(b) => mouse.just_pressed(b),
@@ -53,7 +53,7 @@ impl Input {
     }
 
     /// The name used in the settings file and the menus.
-    pub fn name(self) -> String {
+    pub(crate) fn name(self) -> String {
         match self {
             Input::Mouse(MouseButton::Left) => "Mouse Left".into(),
             Input::Mouse(MouseButton::Right) => "Mouse Right".into(),
@@ -69,7 +69,7 @@ impl Input {
         }
     }
 
-    pub fn parse(name: &str) -> Option<Input> {
+    pub(crate) fn parse(name: &str) -> Option<Input> {
         let name = name.trim();
         match name {
             "Mouse Left" => return Some(Input::Mouse(MouseButton::Left)),
@@ -163,7 +163,7 @@ const KEY_NAMES: &[(&str, KeyCode)] = &[
 
 /// What the player can do, each bound to an input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Action {
+pub(crate) enum Action {
     Forward,
     Back,
     Left,
@@ -182,7 +182,7 @@ pub enum Action {
 }
 
 impl Action {
-    pub const ALL: [Action; 15] = [
+    pub(crate) const ALL: [Action; 15] = [
         Action::Forward,
         Action::Back,
         Action::Left,
@@ -200,7 +200,7 @@ impl Action {
         Action::Ghosts,
     ];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Action::Forward => "Move forward",
             Action::Back => "Move back",
@@ -225,7 +225,7 @@ impl Action {
 /// "Mouse Left") so that the file stays readable and editable.
 #[derive(Resource, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub name: String,
     /// Multiplies the base mouse sensitivity.
     pub mouse_sensitivity: f32,
@@ -300,7 +300,7 @@ impl Default for Settings {
 
 /// Graphics quality.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Quality {
+pub(crate) enum Quality {
     /// Medium on a software renderer (no GPU), high otherwise.
     #[default]
     Auto,
@@ -314,9 +314,9 @@ pub enum Quality {
 }
 
 impl Quality {
-    pub const ALL: [Quality; 4] = [Quality::Auto, Quality::Low, Quality::Medium, Quality::High];
+    pub(crate) const ALL: [Quality; 4] = [Quality::Auto, Quality::Low, Quality::Medium, Quality::High];
 
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Quality::Auto => "Auto",
             Quality::Low => "Low",
@@ -326,7 +326,7 @@ impl Quality {
     }
 
     /// The level meant: Auto chooses by the renderer.
-    pub fn resolved(self, software_rendering: bool) -> Quality {
+    pub(crate) fn resolved(self, software_rendering: bool) -> Quality {
         match self {
             Quality::Auto if software_rendering => Quality::Medium,
             Quality::Auto => Quality::High,
@@ -336,20 +336,20 @@ impl Quality {
 }
 
 /// Most favourite servers kept, and most recent ones.
-pub const MAX_FAVOURITES: usize = 32;
-pub const MAX_RECENT: usize = 10;
+pub(crate) const MAX_FAVOURITES: usize = 32;
+pub(crate) const MAX_RECENT: usize = 10;
 /// Most internet masters kept (a server is listed on at most this many).
-pub const MAX_MASTERS: usize = arena_server::MAX_MASTERS;
+pub(crate) const MAX_MASTERS: usize = arena_server::MAX_MASTERS;
 
 /// Whether `text` could name a master: a host name or an address, with a
 /// port or not, no spaces.
-pub fn is_master_name(text: &str) -> bool {
+pub(crate) fn is_master_name(text: &str) -> bool {
     !text.is_empty() && text.len() <= 255 && !text.contains(char::is_whitespace) && !text.contains(',')
 }
 
 /// The masters in a comma- or space-separated line, cleaned: each once, at
 /// most [`MAX_MASTERS`]; the words that cannot be a master's name.
-pub fn parse_masters(line: &str) -> (Vec<String>, Vec<String>) {
+pub(crate) fn parse_masters(line: &str) -> (Vec<String>, Vec<String>) {
     let mut masters: Vec<String> = Vec::new();
     let mut bad = Vec::new();
     for word in line.split([',', ' ', '\t']).map(str::trim).filter(|w| !w.is_empty()) {
@@ -378,7 +378,7 @@ fn repair_addresses(list: &mut Vec<String>, max: usize, what: &str, problems: &m
 
 impl Settings {
     /// Remembers a server just joined, newest first.
-    pub fn joined(&mut self, addr: std::net::SocketAddr) {
+    pub(crate) fn joined(&mut self, addr: std::net::SocketAddr) {
         let addr = addr.to_string();
         self.recent.retain(|a| *a != addr);
         self.recent.insert(0, addr);
@@ -386,7 +386,7 @@ impl Settings {
     }
 
     /// Stars or unstars a server.
-    pub fn toggle_favourite(&mut self, addr: std::net::SocketAddr) {
+    pub(crate) fn toggle_favourite(&mut self, addr: std::net::SocketAddr) {
         let addr = addr.to_string();
         if self.favourites.contains(&addr) {
             self.favourites.retain(|a| *a != addr);
@@ -395,14 +395,14 @@ impl Settings {
         }
     }
 
-    pub fn is_favourite(&self, addr: std::net::SocketAddr) -> bool {
+    pub(crate) fn is_favourite(&self, addr: std::net::SocketAddr) -> bool {
         self.favourites.contains(&addr.to_string())
     }
 }
 
 /// Sensible ranges of the numbers.
-pub const SENSITIVITY_RANGE: std::ops::RangeInclusive<f32> = 0.1..=5.0;
-pub const FOV_RANGE: std::ops::RangeInclusive<f32> = 70.0..=130.0;
+pub(crate) const SENSITIVITY_RANGE: std::ops::RangeInclusive<f32> = 0.1..=5.0;
+pub(crate) const FOV_RANGE: std::ops::RangeInclusive<f32> = 70.0..=130.0;
 
 impl Settings {
     fn binding(&self, action: Action) -> &str {
@@ -446,18 +446,18 @@ impl Settings {
     }
 
     /// The input bound to `action` (the default's if the name is unknown).
-    pub fn input(&self, action: Action) -> Input {
+    pub(crate) fn input(&self, action: Action) -> Input {
         Input::parse(self.binding(action))
             .or_else(|| Input::parse(Settings::default().binding(action)))
             .unwrap_or(Input::Key(KeyCode::F12))
     }
 
-    pub fn bind(&mut self, action: Action, input: Input) {
+    pub(crate) fn bind(&mut self, action: Action, input: Input) {
         *self.binding_mut(action) = input.name();
     }
 
     /// Every field in range; problems found, in words.
-    pub fn repaired(mut self) -> (Self, Vec<String>) {
+    pub(crate) fn repaired(mut self) -> (Self, Vec<String>) {
         let mut problems = Vec::new();
         let defaults = Settings::default();
         if !self.mouse_sensitivity.is_finite() || !SENSITIVITY_RANGE.contains(&self.mouse_sensitivity) {
@@ -492,19 +492,19 @@ impl Settings {
         (self, problems)
     }
 
-    pub fn to_ron(&self) -> String {
+    pub(crate) fn to_ron(&self) -> String {
         let pretty = ron::ser::PrettyConfig::new().depth_limit(2);
         ron::ser::to_string_pretty(self, pretty).unwrap_or_default()
     }
 
-    pub fn from_ron(text: &str) -> Result<Self, String> {
+    pub(crate) fn from_ron(text: &str) -> Result<Self, String> {
         ron::from_str::<Settings>(text).map_err(|e| e.to_string())
     }
 }
 
 /// What loading found.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Loaded {
+pub(crate) struct Loaded {
     pub settings: Settings,
     /// Something to tell the player, if the file was not right.
     pub problem: Option<String>,
@@ -512,7 +512,7 @@ pub struct Loaded {
 
 /// Reads the settings at `path`. Missing: the defaults. Unparsable: the
 /// defaults, with the bad file kept next to it as `.bad` and a message.
-pub fn load(path: &Path) -> Loaded {
+pub(crate) fn load(path: &Path) -> Loaded {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -550,7 +550,7 @@ pub fn load(path: &Path) -> Loaded {
 }
 
 /// Writes the settings to `path`, creating its directory.
-pub fn save(path: &Path, settings: &Settings) -> Result<(), String> {
+pub(crate) fn save(path: &Path, settings: &Settings) -> Result<(), String> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
@@ -564,14 +564,14 @@ pub fn save(path: &Path, settings: &Settings) -> Result<(), String> {
 /// last problem with them, shown in the main menu. A resource rather than a
 /// lookup at each save so that a test's game saves into its own folder.
 #[derive(Resource, Debug, Default, Clone)]
-pub struct SettingsFile {
+pub(crate) struct SettingsFile {
     pub path: Option<PathBuf>,
     pub problem: Option<String>,
 }
 
 impl SettingsFile {
     /// Saves the settings; a failure becomes the problem the menu shows.
-    pub fn save(&mut self, settings: &Settings) {
+    pub(crate) fn save(&mut self, settings: &Settings) {
         let Some(path) = &self.path else {
             self.problem = Some("Settings not saved: no configuration directory (HOME is not set).".into());
             return;

@@ -18,7 +18,7 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Whether the settings window is open, and which action waits for a key.
 #[derive(Resource, Default, Debug)]
-pub struct SettingsWindow {
+pub(crate) struct SettingsWindow {
     pub open: bool,
     rebinding: Option<Action>,
     /// The frame the rebinding started: its own click does not count.

@@ -35,7 +35,7 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Whether sound plays; `None` until known.
 #[derive(Resource, Default, Debug)]
-pub struct SoundStatus {
+pub(crate) struct SoundStatus {
     pub silent: Option<bool>,
     probe: Option<(Entity, f32)>,
 }

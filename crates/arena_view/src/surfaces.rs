@@ -13,11 +13,11 @@ use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
 /// Texels along a texture's side (a power of two, for the mip chain).
 const SIZE_PX: u32 = 256;
 /// Size of one repeat of a world-mapped texture, metres.
-pub const TILE_M: f32 = 4.0;
+pub(crate) const TILE_M: f32 = 4.0;
 
 /// How a surface's texture is laid on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mapping {
+pub(crate) enum Mapping {
     /// In world metres, one repeat every [`TILE_M`], so patterns run on
     /// across neighbouring solids.
     World,
@@ -26,7 +26,7 @@ pub enum Mapping {
 }
 
 /// A surface's look: its texture, how it is mapped, the tint and roughness.
-pub struct Surface {
+pub(crate) struct Surface {
     pub image: Image,
     pub mapping: Mapping,
     pub tint: Color,
@@ -36,7 +36,7 @@ pub struct Surface {
 
 /// The look of `kind`. `small` is for solids no bigger than a crate (a
 /// cover block that size is a crate; bigger, a concrete barrier).
-pub fn surface(kind: SurfaceKind, small: bool) -> Surface {
+pub(crate) fn surface(kind: SurfaceKind, small: bool) -> Surface {
     let (pixels, mapping, tint, roughness, metallic): (fn(u32, u32) -> [u8; 3], _, _, _, _) = match kind {
         SurfaceKind::Floor => (floor_slabs, Mapping::World, Color::srgb(0.78, 0.78, 0.8), 0.92, 0.0),
         SurfaceKind::Wall => (block_wall, Mapping::World, Color::srgb(0.9, 0.84, 0.76), 0.9, 0.0),

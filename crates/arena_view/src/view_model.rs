@@ -18,9 +18,9 @@ use crate::camera::MainCamera;
 use crate::vocabulary::{ViewSet, capsule_transform, player_color};
 
 /// Where the rifle rests relative to the camera, metres.
-pub const VIEW_MODEL_AT: Vec3 = Vec3::new(0.22, -0.2, -0.45);
+pub(crate) const VIEW_MODEL_AT: Vec3 = Vec3::new(0.22, -0.2, -0.45);
 /// Where the launcher rests relative to the camera, metres.
-pub const LAUNCHER_AT: Vec3 = Vec3::new(0.2, -0.2, -0.55);
+pub(crate) const LAUNCHER_AT: Vec3 = Vec3::new(0.2, -0.2, -0.55);
 /// How far a weapon dips out of view while being taken up, metres.
 const SWITCH_DIP_M: f32 = 0.3;
 /// The shoulders, relative to the camera (just below the view), metres.
@@ -64,15 +64,15 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// The first-person rifle, a child of the camera.
 #[derive(Component)]
-pub struct ViewModel;
+pub(crate) struct ViewModel;
 
 /// The end of the first-person rifle's barrel: where shots start on screen.
 #[derive(Component)]
-pub struct Muzzle;
+pub(crate) struct Muzzle;
 
 /// The first-person rocket launcher, a child of the camera.
 #[derive(Component)]
-pub struct LauncherModel;
+pub(crate) struct LauncherModel;
 
 /// The rifle's magazine (it leaves the rifle during a reload).
 #[derive(Component)]

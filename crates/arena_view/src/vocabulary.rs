@@ -94,20 +94,20 @@ pub fn player_color(id: arena_sim::PlayerId) -> Color {
 
 /// Whether the in-game pause menu is open (the game goes on; your player stands still).
 #[derive(Resource, Default, Debug)]
-pub struct PauseMenu {
+pub(crate) struct PauseMenu {
     pub open: bool,
 }
 
 /// Whether the netcode panel is open.
 #[derive(Resource, Default, Debug)]
-pub struct NetcodePanel {
+pub(crate) struct NetcodePanel {
     pub open: bool,
 }
 
 /// The net graph: off, a compact overlay (like Source's `net_graph 1`), or
 /// the full panel of plots.
 #[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetGraph {
+pub(crate) enum NetGraph {
     #[default]
     Off,
     Compact,
@@ -115,7 +115,7 @@ pub enum NetGraph {
 }
 
 impl NetGraph {
-    pub fn next(self) -> Self {
+    pub(crate) fn next(self) -> Self {
         match self {
             NetGraph::Off => NetGraph::Compact,
             NetGraph::Compact => NetGraph::Full,
@@ -127,20 +127,20 @@ impl NetGraph {
 /// Whether server ghosts are drawn: each other player where the newest
 /// snapshot put them, and our own player where the server last had us.
 #[derive(Resource, Default, Debug)]
-pub struct Ghosts(pub bool);
+pub(crate) struct Ghosts(pub bool);
 
 /// A demonstration aid (netcode panel, `--auto-aim`): the view follows the
 /// nearest player in sight, exactly as this client draws it. With lag
 /// compensation every shot then hits; without it, they trail the target by
 /// its speed times the latency.
 #[derive(Resource, Default, Debug)]
-pub struct AutoAim(pub bool);
+pub(crate) struct AutoAim(pub bool);
 
 /// Where a body part's mesh goes: a capsule mesh (Bevy's stand along Y)
 /// centred on the part and turned onto its axis, relative to `origin`.
 /// What the kill-cam shows this frame (for the caption and screenshots).
 #[derive(Resource, Debug, Default, Clone)]
-pub struct KillCamShown {
+pub(crate) struct KillCamShown {
     /// Playing (or frozen): the kill-cam and how far into it, seconds.
     pub playing: Option<(arena_protocol::kill_cam::KillCam, f32)>,
     /// On the fatal shot, frozen.
@@ -149,18 +149,18 @@ pub struct KillCamShown {
 
 impl KillCamShown {
     /// Whether the server had the victim behind cover at the fatal instant.
-    pub fn in_cover(&self) -> bool {
+    pub(crate) fn in_cover(&self) -> bool {
         self.playing.as_ref().and_then(|(cam, _)| cam.shot).is_some_and(|s| s.server_in_cover)
     }
 
     /// How long the frozen shot has been shown, seconds (none before it).
-    pub fn frozen_for_s(&self) -> Option<f32> {
+    pub(crate) fn frozen_for_s(&self) -> Option<f32> {
         let (cam, elapsed) = self.playing.as_ref()?;
         Some(elapsed - kill_cam_track_s(cam)).filter(|s| *s >= 0.0)
     }
 
     /// Whether the death shown was a rocket's (its frozen shot is the flight).
-    pub fn rocket(&self) -> bool {
+    pub(crate) fn rocket(&self) -> bool {
         self.playing.as_ref().and_then(|(cam, _)| cam.shot).is_some_and(|s| s.blast.is_some())
     }
 }
@@ -168,15 +168,15 @@ impl KillCamShown {
 /// The render layer of what happens now and only now (tracers, debris,
 /// ragdolls): the camera draws it in a game and leaves it out while the
 /// kill-cam shows the past.
-pub const LIVE_LAYER: usize = 1;
+pub(crate) const LIVE_LAYER: usize = 1;
 
 /// [`LIVE_LAYER`], for a spawned bundle.
-pub fn live_layer() -> bevy::camera::visibility::RenderLayers {
+pub(crate) fn live_layer() -> bevy::camera::visibility::RenderLayers {
     bevy::camera::visibility::RenderLayers::layer(LIVE_LAYER)
 }
 
 /// What the main camera draws: the world, and what happens now.
-pub fn camera_layers(live: bool) -> bevy::camera::visibility::RenderLayers {
+pub(crate) fn camera_layers(live: bool) -> bevy::camera::visibility::RenderLayers {
     if live {
         bevy::camera::visibility::RenderLayers::from_layers(&[0, LIVE_LAYER])
     } else {
@@ -184,13 +184,13 @@ pub fn camera_layers(live: bool) -> bevy::camera::visibility::RenderLayers {
     }
 }
 
-pub fn capsule_transform(capsule: &arena_sim::hitbox::Capsule, origin: Vec3) -> Transform {
+pub(crate) fn capsule_transform(capsule: &arena_sim::hitbox::Capsule, origin: Vec3) -> Transform {
     let axis = capsule.b - capsule.a;
     let rotation = axis.try_normalize().map_or(Quat::IDENTITY, |dir| Quat::from_rotation_arc(Vec3::Y, dir));
     Transform::from_translation(capsule.center() - origin).with_rotation(rotation)
 }
 
 /// How long a kill-cam's track plays before its frozen shot, seconds.
-pub fn kill_cam_track_s(cam: &arena_protocol::kill_cam::KillCam) -> f32 {
+pub(crate) fn kill_cam_track_s(cam: &arena_protocol::kill_cam::KillCam) -> f32 {
     cam.frames.len().saturating_sub(1) as f32 * f32::from(cam.step_ticks) / f32::from(cam.tick_hz.max(1))
 }

@@ -15,7 +15,7 @@ use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, WARMUP_S, frame, frames_
 use crate::harness::LoopbackGame;
 
 /// IPv4 and UDP headers, bytes per datagram.
-pub const IP_UDP_HEADER_BYTES: f64 = 28.0;
+pub(super) const IP_UDP_HEADER_BYTES: f64 = 28.0;
 
 /// One message kind's share of a direction.
 #[derive(Debug, Clone, Serialize)]

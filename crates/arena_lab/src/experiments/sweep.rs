@@ -21,19 +21,19 @@ use super::setup::{LabError, LabSettings, Switch};
 use super::unlag::{UnlagReport, UnlagRow, unlag};
 
 /// Round trips the sweep adds with the conditioner, milliseconds.
-pub const ROUND_TRIPS_MS: [f32; 7] = [0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0];
+pub(super) const ROUND_TRIPS_MS: [f32; 7] = [0.0, 50.0, 100.0, 150.0, 200.0, 250.0, 300.0];
 /// Loss each way for the interpolation runs, and the round trip they run at.
-pub const LOSSES: [f32; 6] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3];
-pub const LOSS_ROUND_TRIP_MS: f32 = 100.0;
+pub(super) const LOSSES: [f32; 6] = [0.0, 0.05, 0.1, 0.15, 0.2, 0.3];
+pub(super) const LOSS_ROUND_TRIP_MS: f32 = 100.0;
 /// How fast the view turns in the flick runs, degrees per second, and the
 /// frame rate and round trip they run at.
-pub const TURN_RATES_DEG_S: [f64; 6] = [0.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0];
-pub const FLICK_FPS: f64 = 144.0;
-pub const FLICK_ROUND_TRIP_MS: f32 = 100.0;
+pub(super) const TURN_RATES_DEG_S: [f64; 6] = [0.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0];
+pub(super) const FLICK_FPS: f64 = 144.0;
+pub(super) const FLICK_ROUND_TRIP_MS: f32 = 100.0;
 /// Tick rates (a snapshot every tick) the peek runs compare.
-pub const PEEK_TICK_HZ: [u32; 3] = [32, 64, 128];
+pub(super) const PEEK_TICK_HZ: [u32; 3] = [32, 64, 128];
 /// Rewind caps the unlag runs compare, milliseconds.
-pub const UNLAG_CAPS_MS: [u16; 6] = [100, 150, 200, 300, 400, 1000];
+pub(super) const UNLAG_CAPS_MS: [u16; 6] = [100, 150, 200, 300, 400, 1000];
 
 /// The parts of a sweep, each a set of runs and its charts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -207,7 +207,7 @@ pub fn sweep(
 }
 
 /// The paper's lead: speed × (round trip + interpolation), metres.
-pub fn paper_lead_m(speed_mps: f64, rtt_ms: f64, interp_ms: f64) -> f64 {
+pub(super) fn paper_lead_m(speed_mps: f64, rtt_ms: f64, interp_ms: f64) -> f64 {
     speed_mps * (rtt_ms + interp_ms) / 1000.0
 }
 

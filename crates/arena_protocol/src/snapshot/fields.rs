@@ -51,7 +51,7 @@ pub(super) type Values = [i32; MAX_FIELDS];
 
 /// How one field travels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Field {
+pub(super) struct Field {
     pub name: &'static str,
     /// Width when sent whole, bits.
     pub bits: u32,
@@ -63,7 +63,7 @@ pub struct Field {
 
 /// How a changed field travels in a delta.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Delta {
+pub(super) enum Delta {
     /// Its difference from the expected value, in the first of these widths
     /// that holds it (a prefix of ones ending in a zero says which).
     Difference(&'static [u32]),
@@ -77,7 +77,7 @@ pub enum Delta {
 /// What a delta expects of a field, given how it changed between the two
 /// acknowledged snapshots before it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Motion {
+pub(super) enum Motion {
     /// The same as in the baseline.
     Held,
     /// Carried on at the rate it changed (within the world's bounds).

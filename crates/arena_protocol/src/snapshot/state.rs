@@ -32,7 +32,7 @@ pub(super) const REMOTE_PITCH_BITS: u32 = 16 - REMOTE_PITCH_SHIFT;
 /// Another player's horizontal velocity grid, metres per second (the pose's
 /// pace and direction; nothing else uses it), and its largest step either
 /// way (±15.75 m/s: past a run, a stride is a stride).
-pub const REMOTE_VEL_STEP_MPS: f32 = 0.25;
+pub(super) const REMOTE_VEL_STEP_MPS: f32 = 0.25;
 pub(super) const REMOTE_VEL_MAX_Q: i8 = 63;
 pub(super) const REMOTE_VEL_BITS: u32 = 7;
 /// Another player's gait phase: 64 steps a gait cycle (5 cm of walking).

@@ -53,10 +53,10 @@ use crate::socket::rate_limits::Bucket;
 use crate::socket::transport::ServerTransport;
 
 /// Addresses being probed at once, at most.
-pub const MAX_TARGETS: usize = 32;
+pub(crate) const MAX_TARGETS: usize = 32;
 /// Probes per introduced address, and the gap between two.
-pub const PROBES_PER_TARGET: u32 = 20;
-pub const PROBE_GAP: Duration = Duration::from_millis(100);
+pub(crate) const PROBES_PER_TARGET: u32 = 20;
+pub(crate) const PROBE_GAP: Duration = Duration::from_millis(100);
 
 #[derive(Debug)]
 struct Target {
@@ -67,7 +67,7 @@ struct Target {
 
 /// The introductions this server accepts, and its probes in flight.
 #[derive(Resource, Debug)]
-pub struct Punches {
+pub(crate) struct Punches {
     /// The key masters put in introductions (a fresh one per start).
     pub key: String,
     /// The masters' addresses (introductions come from these only).
@@ -81,7 +81,7 @@ pub struct Punches {
 }
 
 impl Punches {
-    pub fn new(key: String) -> Self {
+    pub(crate) fn new(key: String) -> Self {
         Self {
             key,
             masters: Vec::new(),
@@ -94,7 +94,7 @@ impl Punches {
     }
 
     /// An introduction from `from`: true if taken (probes will go).
-    pub fn introduce(&mut self, from: SocketAddr, client: SocketAddr, key: &str, now: Duration) -> bool {
+    pub(crate) fn introduce(&mut self, from: SocketAddr, client: SocketAddr, key: &str, now: Duration) -> bool {
         let from = arena_udp::canonical(from);
         let genuine = self.masters.contains(&from) && key == self.key;
         let fits = self.targets.len() < MAX_TARGETS || self.targets.iter().any(|t| t.addr == client);
@@ -111,7 +111,7 @@ impl Punches {
     }
 
     /// The probes due at `now` (each address's next one scheduled).
-    pub fn due(&mut self, now: Duration) -> Vec<SocketAddr> {
+    pub(crate) fn due(&mut self, now: Duration) -> Vec<SocketAddr> {
         let mut due = Vec::new();
         for target in &mut self.targets {
             if target.next <= now && target.left > 0 {
@@ -127,7 +127,7 @@ impl Punches {
 }
 
 /// The probe datagram.
-pub fn probe() -> Vec<u8> {
+pub(crate) fn probe() -> Vec<u8> {
     Reach::PunchProbe.encode()
 }
 

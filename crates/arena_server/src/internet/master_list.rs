@@ -26,16 +26,16 @@ use crate::vocabulary::{Roster, ServerIdentity};
 
 /// Least time between two heartbeats: players coming and going in a burst
 /// make one heartbeat, not one each.
-pub const MIN_HEARTBEAT_GAP: Duration = Duration::from_secs(2);
+pub(crate) const MIN_HEARTBEAT_GAP: Duration = Duration::from_secs(2);
 /// How long a clean stop waits for the masters' `getinfo` to say goodbye.
-pub const FAREWELL_WAIT: Duration = Duration::from_millis(1000);
+pub(crate) const FAREWELL_WAIT: Duration = Duration::from_millis(1000);
 
 /// A heartbeat that got no `getinfo` back is sent again after this, then
 /// after twice as long, up to the heartbeat interval (a master that is
 /// down, or a challenge lost on the way, does not cost 5 minutes listed).
-pub const RETRY_UNANSWERED: Duration = Duration::from_secs(5);
+pub(crate) const RETRY_UNANSWERED: Duration = Duration::from_secs(5);
 /// A lookup that found no master is tried again after this.
-pub const RETRY_LOOKUP: Duration = Duration::from_secs(30);
+pub(crate) const RETRY_LOOKUP: Duration = Duration::from_secs(30);
 
 /// One master's heartbeats.
 #[derive(Debug, Clone, Copy)]
@@ -75,7 +75,7 @@ pub(crate) struct Masters {
 
 /// The heartbeat interval of a server strangers cannot reach: home routers
 /// forget a UDP binding after 30 s or more of silence.
-pub const KEEP_ALIVE: Duration = Duration::from_secs(20);
+pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(20);
 
 impl Masters {
     /// The masters' addresses, once looked up.

@@ -14,9 +14,9 @@ use bevy::prelude::*;
 use crate::reach_report::{MapState, ReachHandle};
 
 /// How long asking the router may take, in all methods together.
-pub const MAP_BUDGET: Duration = Duration::from_secs(2);
+pub(crate) const MAP_BUDGET: Duration = Duration::from_secs(2);
 /// How long removing the mapping may hold up a stop.
-pub const REMOVE_BUDGET: Duration = Duration::from_millis(1000);
+pub(crate) const REMOVE_BUDGET: Duration = Duration::from_millis(1000);
 /// A renewal that failed is tried again after this.
 const RETRY_RENEW: Duration = Duration::from_secs(10);
 /// A mapping that could not be made is asked for again after this, then

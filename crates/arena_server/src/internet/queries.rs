@@ -18,11 +18,11 @@ use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate};
 
 /// How often the answers are brought up to date (time connected, scores).
-pub const ANSWERS_REFRESH: Duration = Duration::from_secs(1);
+pub(crate) const ANSWERS_REFRESH: Duration = Duration::from_secs(1);
 
 /// The game's folder and name, as A2S clients show them.
-pub const GAME_FOLDER: &str = "arena";
-pub const GAME_NAME: &str = "Arena";
+pub(crate) const GAME_FOLDER: &str = "arena";
+pub(crate) const GAME_NAME: &str = "Arena";
 
 /// Puts the server's current answers in the transport: once a second, and
 /// at once when the roster changed.

@@ -21,11 +21,11 @@ use crate::reach_report::{MapState, ReachHandle, Reachable};
 use crate::socket::transport::ServerTransport;
 
 /// How often the check is made again.
-pub const RECHECK: Duration = Duration::from_secs(300);
+pub(crate) const RECHECK: Duration = Duration::from_secs(300);
 /// After the master says it probed, how long the probe may take to come.
-pub const PROBE_WAIT: Duration = Duration::from_millis(1000);
+pub(crate) const PROBE_WAIT: Duration = Duration::from_millis(1000);
 /// A master that says nothing this long does not speak the extension.
-pub const NO_ANSWER: Duration = Duration::from_secs(3);
+pub(crate) const NO_ANSWER: Duration = Duration::from_secs(3);
 /// How often the check's state is looked at.
 pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(100);
 /// A check unanswered is tried again after this.

@@ -41,7 +41,7 @@ const TOKEN_TIMEOUT_S: i32 = 10;
 /// finished), seconds.
 pub const PENDING_S: u64 = 5;
 /// Most connections pending at once; requests beyond are dropped.
-pub const MAX_PENDING: usize = 1024;
+pub(crate) const MAX_PENDING: usize = 1024;
 /// New pending connections one address may open with tokens that open
 /// (the valid budget), per second, and in a burst. Players behind one
 /// address (carrier-grade NAT, a LAN party) share it; garbage never
@@ -83,9 +83,9 @@ const QUERIES_BURST: f32 = 24.0;
 const QUERY_REPLIES_PER_S: f32 = 500.0;
 const QUERY_REPLIES_BURST: f32 = 500.0;
 /// A challenge is good for this long (and the one before it as long again).
-pub const CHALLENGE_PERIOD: Duration = Duration::from_secs(30);
+pub(crate) const CHALLENGE_PERIOD: Duration = Duration::from_secs(30);
 /// How often the summary line may be written.
-pub const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+pub(crate) const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
 
 #[derive(Debug, Clone, Copy)]
 struct Issued {
@@ -223,7 +223,7 @@ pub enum Verdict {
 /// `getinfo` forged from a master's address (a well-known one) outside
 /// that window, or beyond those answers, is a stranger's: answered only if
 /// as large as the answer, and from the query budget.
-pub const MASTER_WINDOW: Duration = Duration::from_secs(5);
+pub(crate) const MASTER_WINDOW: Duration = Duration::from_secs(5);
 const MASTER_ANSWERS_PER_HEARTBEAT: u8 = 2;
 
 /// A master's window to ask, and what it got.

@@ -38,7 +38,7 @@ use crate::vocabulary::DueClients;
 
 /// Longest a client goes without a datagram while it is connected: acks and
 /// reliable messages that no snapshot carried go out then.
-pub const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
+pub(crate) const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(

@@ -62,11 +62,11 @@ pub struct BotSettings {
 
 /// The walkable spots of the arena and the links between them.
 #[derive(Resource, Debug)]
-pub struct Navigation(pub NavGraph);
+pub(crate) struct Navigation(pub NavGraph);
 
 /// A bot's mind.
 #[derive(Component, Debug)]
-pub struct BotBrain {
+pub(crate) struct BotBrain {
     skill: f32,
     /// Takes the rocket launcher at middle distances.
     rockets: bool,

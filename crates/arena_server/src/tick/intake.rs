@@ -25,7 +25,7 @@ pub const MAX_AHEAD_S: u32 = 1;
 /// Repeated ticks remembered to recognise late commands for them.
 const REMEMBERED_REPEATS: usize = 64;
 /// The margin reported for a tick whose command had not come, ticks.
-pub const MISSING_MARGIN_TICKS: f32 = -1.0;
+pub(crate) const MISSING_MARGIN_TICKS: f32 = -1.0;
 /// How long a missing command is stood in for by a repeat of the last one,
 /// seconds. Beyond it the player's commands have stalled: it gets neutral
 /// ones (no walking, no firing) until they come again, so that a client that
@@ -38,7 +38,7 @@ const ARRIVAL_SMOOTHING: f32 = 0.05;
 /// Longest frame of a client's the server measures, seconds (a frame a
 /// second, as a software renderer draws a busy scene): a slower "frame"
 /// says nothing a rewind could use.
-pub const MAX_CLIENT_FRAME_S: f32 = 1.0;
+pub(crate) const MAX_CLIENT_FRAME_S: f32 = 1.0;
 /// How quickly the measured frame interval follows new frames.
 const FRAME_SMOOTHING: f32 = 0.25;
 

@@ -29,10 +29,10 @@ use crate::vocabulary::{
 };
 
 /// Most of a command's head start the rewind window counts, seconds.
-pub const MAX_HEAD_START_IN_WINDOW_S: f64 = 0.2;
+pub(crate) const MAX_HEAD_START_IN_WINDOW_S: f64 = 0.2;
 /// How far before the rewind window the older of a shot's two drawn
 /// snapshots may lie, seconds.
-pub const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;
+pub(crate) const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;
 /// A claimed render time is believed if it is within this many ticks of the
 /// server's own estimate, plus the measured jitter of the shooter's commands
 /// (see [`render_time_tolerance_ticks`]).
@@ -54,15 +54,15 @@ pub const MAX_CLICK_WAIT_S: f64 = 1.0 / 30.0;
 /// renderer at a few frames a second) draws what it had at its last frame
 /// and sends the click's command a frame later, and the server's estimate
 /// (from the round trip) knows of neither.
-pub const FRAMES_OF_ALLOWANCE: f64 = 2.0;
+pub(crate) const FRAMES_OF_ALLOWANCE: f64 = 2.0;
 /// The most that allowance reaches, seconds (two frames at a frame a
 /// second; the rewind cap still bounds every rewind).
-pub const MAX_FRAME_ALLOWANCE_S: f64 = 2.0;
+pub(crate) const MAX_FRAME_ALLOWANCE_S: f64 = 2.0;
 
 /// How much older than the estimate a claimed render time is believed for a
 /// shooter whose frames last `frame_ticks`, ticks (0 for a client drawing a
 /// frame a tick or more).
-pub fn frame_allowance_ticks(frame_ticks: f32, tick_hz: u32) -> f64 {
+pub(crate) fn frame_allowance_ticks(frame_ticks: f32, tick_hz: u32) -> f64 {
     let frame = if frame_ticks.is_finite() { f64::from(frame_ticks.max(1.0)) - 1.0 } else { 0.0 };
     (FRAMES_OF_ALLOWANCE * frame).min(MAX_FRAME_ALLOWANCE_S * f64::from(tick_hz))
 }
@@ -355,7 +355,7 @@ pub(crate) fn rewind_shots(
 /// through the wire's grids for others (position, view, pace and gait
 /// phase), so the pose the server tests is the pose a client draws, to the
 /// bit at each snapshot's tick.
-pub fn seen_hitbox(state: &arena_sim::PlayerState) -> Hitbox {
+pub(crate) fn seen_hitbox(state: &arena_sim::PlayerState) -> Hitbox {
     Hitbox::of(&arena_protocol::snapshot::RemoteState::of(state).to_state())
 }
 

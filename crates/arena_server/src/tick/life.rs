@@ -17,10 +17,10 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Rotates through equally good spawn points.
 #[derive(Resource, Default, Debug)]
-pub struct SpawnRotation(usize);
+pub(crate) struct SpawnRotation(usize);
 
 /// A spawn point away from everyone at `occupied`, and its yaw.
-pub fn choose_spawn(world: &SimWorld, occupied: &[Vec3], rotation: &mut SpawnRotation) -> (Vec3, f32) {
+pub(crate) fn choose_spawn(world: &SimWorld, occupied: &[Vec3], rotation: &mut SpawnRotation) -> (Vec3, f32) {
     let spawns = &world.map().spawns;
     rotation.0 = rotation.0.wrapping_add(1);
     match pick_spawn(spawns, occupied, rotation.0).and_then(|i| spawns.get(i)) {
@@ -31,7 +31,7 @@ pub fn choose_spawn(world: &SimWorld, occupied: &[Vec3], rotation: &mut SpawnRot
 
 /// Kills the player of `entity` (state `sim`): dead until the respawn delay
 /// has passed, with a frag for `killer` (itself, for a fall).
-pub fn kill(
+pub(crate) fn kill(
     commands: &mut Commands,
     entity: Entity,
     sim: &mut PlayerState,
@@ -53,7 +53,7 @@ pub fn kill(
 /// Puts the player of `entity` back at the best spawn point against the
 /// others at `positions` (which then holds its new place), fresh and briefly
 /// protected.
-pub fn respawn(
+pub(crate) fn respawn(
     commands: &mut Commands,
     world: &SimWorld,
     rotation: &mut SpawnRotation,
@@ -70,7 +70,7 @@ pub fn respawn(
 }
 
 /// Everyone's position, for choosing spawn points.
-pub fn positions<'a>(players: impl Iterator<Item = (&'a ServerPlayer, &'a Sim)>) -> Vec<(PlayerId, Vec3)> {
+pub(crate) fn positions<'a>(players: impl Iterator<Item = (&'a ServerPlayer, &'a Sim)>) -> Vec<(PlayerId, Vec3)> {
     players.map(|(p, s)| (p.id, s.pos)).collect()
 }
 

@@ -99,7 +99,7 @@ pub(crate) fn tally_rockets(
 /// For a shot that hit no target: the target nearest its line (in front of
 /// the shooter), as tested, and where it was from the point where the shot
 /// passed it, in the shooter's view (right, up).
-pub fn miss(shot: Shot, targets: &[(PlayerId, Hitbox)]) -> Option<RangeMiss> {
+pub(crate) fn miss(shot: Shot, targets: &[(PlayerId, Hitbox)]) -> Option<RangeMiss> {
     let right = shot.dir.cross(Vec3::Y).normalize_or_zero();
     let up = right.cross(shot.dir).normalize_or_zero();
     targets

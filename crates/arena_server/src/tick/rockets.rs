@@ -76,7 +76,7 @@ pub(crate) struct Blasts(Vec<Blast>);
 
 /// A shooter's own splash, waiting for the tick of its timeline it lands on.
 #[derive(Debug, Clone, Copy)]
-pub struct OwnSplash {
+pub(crate) struct OwnSplash {
     pub owner: PlayerId,
     pub tick: u32,
     pub point: Vec3,
@@ -84,11 +84,11 @@ pub struct OwnSplash {
 
 /// Own splashes still to land, at most one per rocket.
 #[derive(Resource, Debug, Default)]
-pub struct OwnSplashes(pub Vec<OwnSplash>);
+pub(crate) struct OwnSplashes(pub Vec<OwnSplash>);
 
 impl OwnSplashes {
     /// The splashes landing on `owner` at `tick`, taken out.
-    pub fn take(&mut self, owner: PlayerId, tick: u32) -> Vec<Vec3> {
+    pub(crate) fn take(&mut self, owner: PlayerId, tick: u32) -> Vec<Vec3> {
         let mut landing = Vec::new();
         self.0.retain(|s| {
             let now = s.owner == owner && s.tick == tick;

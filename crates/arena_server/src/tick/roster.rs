@@ -39,13 +39,13 @@ pub(crate) fn plugin(app: &mut App) {
 }
 
 /// Joins and leaves logged a line each in a second, at most.
-pub const ARRIVAL_LINES_PER_S: u32 = 5;
+pub(crate) const ARRIVAL_LINES_PER_S: u32 = 5;
 
 /// The log of joins and leaves: a line each, up to [`ARRIVAL_LINES_PER_S`]
 /// in a second; past that they are counted, and said once, in sum, when the
 /// second is over (a flood of players must not flood the log).
 #[derive(Resource, Debug, Default, Clone, PartialEq)]
-pub struct ArrivalLog {
+pub(crate) struct ArrivalLog {
     /// When the current second began, real seconds.
     since_s: f64,
     /// Lines written in it.
@@ -57,7 +57,7 @@ pub struct ArrivalLog {
 
 impl ArrivalLog {
     /// Whether a join or leave at `now_s` gets its own line (else it is counted).
-    pub fn note(&mut self, now_s: f64, join: bool) -> bool {
+    pub(crate) fn note(&mut self, now_s: f64, join: bool) -> bool {
         if now_s - self.since_s >= 1.0 && self.quiet_joins + self.quiet_leaves == 0 {
             (self.since_s, self.lines) = (now_s, 0);
         }
@@ -74,7 +74,7 @@ impl ArrivalLog {
     }
 
     /// Once the second is over: the joins and leaves not written, taken.
-    pub fn sum_up(&mut self, now_s: f64) -> Option<(u32, u32)> {
+    pub(crate) fn sum_up(&mut self, now_s: f64) -> Option<(u32, u32)> {
         if now_s - self.since_s < 1.0 || self.quiet_joins + self.quiet_leaves == 0 {
             return None;
         }

@@ -18,15 +18,15 @@ use crate::vocabulary::{DueClients, ServerPlayer, ServerStats, ServerTick, Sim, 
 
 /// Snapshots kept per client as baselines (2 s at 32 Hz): an acknowledgement
 /// older than that gets a full snapshot.
-pub const KEPT_SNAPSHOTS: usize = 64;
+pub(crate) const KEPT_SNAPSHOTS: usize = 64;
 
 /// What was sent to one client lately, newest last.
 #[derive(Component, Debug, Default)]
-pub struct SentSnapshots(pub VecDeque<Frame>);
+pub(crate) struct SentSnapshots(pub VecDeque<Frame>);
 
 /// Whether a snapshot goes out after `tick`: `snapshot_hz` of every `tick_hz`
 /// ticks, spread evenly.
-pub fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
+pub(crate) fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
     let tick_hz = arena_sim::TickRate::new(tick_hz).hz();
     let slot = |t: u32| u64::from(t) * u64::from(snapshot_hz) / u64::from(tick_hz);
     slot(tick) != slot(tick.wrapping_sub(1)) || snapshot_hz >= tick_hz
@@ -37,7 +37,7 @@ pub fn is_snapshot_tick(tick: u32, tick_hz: u32, snapshot_hz: u32) -> bool {
 /// no health, ammo, velocity or timers). `send_snapshots` builds the same
 /// for every viewer at once; the tests check it against this.
 #[cfg(test)]
-pub fn frame_for<'a>(
+pub(crate) fn frame_for<'a>(
     tick: u32,
     viewer: PlayerId,
     everyone: impl IntoIterator<Item = (PlayerId, &'a PlayerState)>,
