@@ -20,7 +20,7 @@ pub(crate) enum Windowed {
 #[cfg(feature = "window")]
 pub(crate) use with_window::run;
 #[cfg(not(feature = "window"))]
-pub use without_window::run;
+pub(crate) use without_window::run;
 
 #[cfg(feature = "window")]
 mod with_window {
@@ -54,7 +54,7 @@ mod without_window {
     /// Why a windowed mode cannot run: this binary was built without the
     /// game's window.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub struct NoWindow {
+    pub(super) struct NoWindow {
         /// The command that asked for the window (`arena play`).
         pub command: &'static str,
     }
@@ -88,7 +88,7 @@ mod without_window {
     }
 
     /// Refuses `mode`: there is no window to run it in.
-    pub fn run(mode: Windowed) -> Result<(), String> {
+    pub(crate) fn run(mode: Windowed) -> Result<(), String> {
         Err(NoWindow { command: mode.command() }.to_string())
     }
 

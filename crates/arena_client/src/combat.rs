@@ -20,7 +20,7 @@ use crate::vocabulary::{
 
 /// How long a shot is remembered while its verdict is awaited, and how long a
 /// comparison is kept for drawing, seconds.
-pub const SHOT_MEMORY_S: f64 = 2.0;
+pub(crate) const SHOT_MEMORY_S: f64 = 2.0;
 /// Most shots remembered (ours, and verdicts kept for drawing).
 const MAX_REMEMBERED_SHOTS: usize = 256;
 /// Most combat messages of one kind passed on to the view in one frame. A

@@ -28,7 +28,7 @@ use crate::vocabulary::{
 
 /// Commands in each packet, at least: the new ones and enough unacknowledged
 /// ones before them to make this many (94 ms of redundancy at 64 Hz).
-pub const COMMANDS_PER_PACKET: usize = 6;
+pub(crate) const COMMANDS_PER_PACKET: usize = 6;
 /// Most unacknowledged commands kept (4 s at 64 Hz); older ones are forgotten.
 pub(crate) const MAX_PENDING: usize = 256;
 
@@ -139,7 +139,7 @@ pub struct ThisTick(pub Option<UserCmd>);
 /// The commands the server has not acknowledged yet, oldest first: what each
 /// packet resends, and what reconciliation replays.
 #[derive(Resource, Debug, Default, Clone)]
-pub struct CommandWindow {
+pub(crate) struct CommandWindow {
     pub pending: VecDeque<UserCmd>,
     /// The newest tick the server has acknowledged.
     pub last_ack: Option<u32>,
@@ -156,7 +156,7 @@ pub struct CommandWindow {
 /// others. With I/O once a frame (time stepped by hand) it is zero: every
 /// command goes with the frame that made it.
 #[derive(Resource, Debug, Default, Clone, Copy)]
-pub struct SendLead(pub Duration);
+pub(crate) struct SendLead(pub Duration);
 
 /// Longest lead, seconds: a frame slower than this sends its commands in a bunch.
 pub(crate) const MAX_SEND_LEAD_S: f64 = 0.25;
@@ -179,13 +179,6 @@ pub(crate) fn pace_departures(
     let lead_s = lead.0.as_secs_f64();
     let lead_s = lead_s + (frame_s - lead_s) * SEND_LEAD_SMOOTHING;
     lead.0 = Duration::from_secs_f64(lead_s.clamp(0.0, MAX_SEND_LEAD_S));
-}
-
-impl CommandWindow {
-    /// The commands after `ack`, oldest first.
-    pub fn after(&self, ack: u32) -> impl Iterator<Item = &UserCmd> {
-        self.pending.iter().filter(move |c| tick_after(c.tick, ack))
-    }
 }
 
 /// Makes this tick's command (or none, while holding).

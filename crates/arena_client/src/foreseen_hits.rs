@@ -28,7 +28,7 @@ pub struct PredictedHit {
 /// walls first, the nearest first. Nobody is hurt through spawn protection
 /// (the server reports no hit), so a protected player stops the shot and
 /// foresees no hit; the dead are not there.
-pub fn predict_hit(world: &ArenaWorld, shot: Shot, drawn: &[(PlayerId, PlayerState)]) -> Option<PredictedHit> {
+pub(crate) fn predict_hit(world: &ArenaWorld, shot: Shot, drawn: &[(PlayerId, PlayerState)]) -> Option<PredictedHit> {
     let hitboxes: Vec<(PlayerId, Hitbox)> = drawn.iter().map(|(id, s)| (*id, Hitbox::of(s))).collect();
     let (hit, at) = world.first_hit(shot, &hitboxes);
     let (victim, zone) = hit?;

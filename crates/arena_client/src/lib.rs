@@ -102,44 +102,36 @@ use bevy_renet::RenetReceive;
 
 // Connecting, and the switches a player or an experiment flips.
 pub use conditioner::LinkConditions;
-pub use connection::{AddrError, ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
+pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
 pub use hole_punch::{Introducers, Introduction};
-pub use kill_cam::{KillCamFeed, ReceivedKillCam, SkipKillCam};
+pub use kill_cam::{KillCamFeed, SkipKillCam};
 pub use link::IoMode;
 pub use settings::NetcodeSettings;
 
 // What the local player does, and where everyone is drawn.
 pub use command_clock::ClientTick;
-pub use commands::{COMMANDS_PER_PACKET, CommandWindow, LocalInput, SendLead, ThisTick};
+pub use commands::{LocalInput, ThisTick};
 pub use interp_delay::InterpDelay;
 pub use interpolation::{History, InterpStats};
 pub use prediction::{PredictedEvents, Prediction};
 pub use render_clock::ServerClock;
 pub use round_trip::RoundTrip;
-pub use sub_tick_shots::PendingClick;
+
 pub use vocabulary::{
     Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
-    MessageTally, NetPlayer, NetState, OwnSplashSchedule, PlayerName, Roster, Session, SnapshotApplied,
-    SnapshotArrived, Welcomed,
+    MessageTally, NetPlayer, NetState, PlayerName, Roster, Session, SnapshotArrived,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
-pub use combat::{
-    DamageTaken, FiredShot, HitConfirmed, KillNotice, RemoteShot, SHOT_MEMORY_S, ShotComparison, ShotComparisons,
-    ShotMemory,
-};
-pub use foreseen_hits::{HitDenied, HitPredicted, HitPredictions, Judged, PredictedHit, predict_hit};
-pub use range::{MAX_RANGE_MISSES, RangeStats};
-pub use rockets::{
-    BlastDrawn, CONFIRM_WAIT_S, ClientRockets, DrawnRocket, DrawnRockets, MAX_OWN_ROCKETS, MAX_REMOTE_ROCKETS,
-    MAX_ROCKET_MESSAGES_PER_FRAME, OwnBlast, OwnRocket, RemoteRocket, RocketStats,
-};
+pub use combat::{DamageTaken, HitConfirmed, KillNotice, RemoteShot, ShotComparison, ShotComparisons, ShotMemory};
+pub use foreseen_hits::{HitDenied, HitPredicted, HitPredictions};
+pub use range::RangeStats;
+pub use rockets::{BlastDrawn, ClientRockets, DrawnRockets, MAX_OWN_ROCKETS, MAX_REMOTE_ROCKETS, RocketStats};
 pub use scoreboard::{MatchStatus, Scoreboard};
 pub use stats::NetStats;
 
 // The rules, each a plain type, tested and fuzzed on their own.
 pub use command_clock::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
-pub use prediction::{Authority, Mover, Reconciled, Switches};
 
 /// The client's ordered stages (see the order at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]

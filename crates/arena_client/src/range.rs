@@ -10,7 +10,7 @@ use bevy::prelude::*;
 use crate::vocabulary::{GameMessage, SessionState};
 
 /// Misses remembered for the HUD.
-pub const MAX_RANGE_MISSES: usize = 8;
+pub(crate) const MAX_RANGE_MISSES: usize = 8;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_session_resource::<RangeStats>();

@@ -159,7 +159,7 @@ pub(crate) fn apply_snapshots(
             entities.0.insert(id, entity.id());
         }
     }
-    applied.write(SnapshotApplied { tick: frame.tick, ack: feedback.last_cmd_tick, local_state });
+    applied.write(SnapshotApplied { ack: feedback.last_cmd_tick, local_state });
     entities.0.retain(|id, entity| {
         let keep = seen.contains(id);
         if !keep {

@@ -28,7 +28,7 @@ pub const MAX_REMOTE_ROCKETS: usize = 512;
 /// How long after the server ran the command that fired it a predicted
 /// rocket waits for the server's word before it fades as never fired,
 /// seconds: past two of renet's reliable resends.
-pub const CONFIRM_WAIT_S: f64 = 1.0;
+pub(crate) const CONFIRM_WAIT_S: f64 = 1.0;
 /// How long a click's rocket, drawn before its command, waits for the
 /// command to fire it, seconds.
 const CLICK_WAIT_S: f64 = 0.25;
@@ -38,7 +38,7 @@ pub(crate) const FADE_S: f32 = 0.3;
 const BLAST_MISMATCH_M: f32 = 1.0;
 /// Most rocket messages taken in one frame; past them a hostile server's
 /// flood is counted and dropped (each costs a ray cast).
-pub const MAX_ROCKET_MESSAGES_PER_FRAME: usize = 128;
+pub(crate) const MAX_ROCKET_MESSAGES_PER_FRAME: usize = 128;
 /// Impact errors kept for the figures.
 const MAX_ERRORS: usize = 4096;
 /// Rockets done with kept for the figures.

@@ -174,7 +174,7 @@ pub struct ClientWorld(pub Arc<ArenaWorld>);
 /// Where our own rockets' splashes land on us, for the prediction: the
 /// tick of our timeline and the blast's centre.
 #[derive(Resource, Debug, Default, Clone)]
-pub struct OwnSplashSchedule(pub Vec<(u32, Vec3)>);
+pub(crate) struct OwnSplashSchedule(pub Vec<(u32, Vec3)>);
 
 /// Counters of what the client had to drop, for logs and tests.
 #[derive(Resource, Default, Debug, Clone)]
@@ -305,7 +305,7 @@ pub struct GameMessage(pub ToClient);
 
 /// The server welcomed us.
 #[derive(Message, Debug, Clone, Copy)]
-pub struct Welcomed {
+pub(crate) struct Welcomed {
     pub tick_hz: u32,
     pub server_tick: u32,
 }
@@ -313,8 +313,7 @@ pub struct Welcomed {
 /// A newer snapshot was applied (the newest a frame read): what it says
 /// about us. Its timing is in [`SnapshotArrived`].
 #[derive(Message, Debug, Clone, Copy)]
-pub struct SnapshotApplied {
-    pub tick: u32,
+pub(crate) struct SnapshotApplied {
     /// The newest of our commands the server has run.
     pub ack: Option<u32>,
     /// Our player's state after `ack`.

@@ -15,7 +15,7 @@ use arena_udp::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 /// A cookie is made in a window this long and is good until
 /// [`COOKIE_LIFETIME`] after its window began.
 const COOKIE_WINDOW: Duration = Duration::from_millis(250);
-pub const COOKIE_LIFETIME: Duration = Duration::from_secs(2);
+pub(crate) const COOKIE_LIFETIME: Duration = Duration::from_secs(2);
 /// Budgets idle this long are forgotten (a full one is the same as none).
 const IDLE: Duration = Duration::from_secs(10);
 

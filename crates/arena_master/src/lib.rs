@@ -24,7 +24,6 @@ pub mod serve;
 pub mod table;
 pub mod wire;
 
-pub use introductions::COOKIE_LIFETIME;
 pub use serve::{bind, serve};
-pub use table::{Listing, Master, MasterConfig, MasterCounters};
-pub use wire::{GetInfo, InfoString, ServerQuery, ServersPart, ToMaster, WireError};
+pub use table::{Master, MasterConfig};
+pub use wire::{GetInfo, InfoString, ServerQuery};

@@ -54,7 +54,7 @@ pub mod rocket;
 pub mod snapshot;
 mod view_turn;
 
-pub use codec::{DecodeError, decode, encode};
+pub use codec::{decode, encode};
 pub use messages::*;
 
 use std::time::Duration;

@@ -7,7 +7,7 @@ use arena_protocol::demo_frame::{DemoFrame, DemoPlayerInfo, FrameCodec, KeyPlaye
 use arena_sim::{ArenaWorld, MapDef, PlayerId, PlayerState, UserCmd, step_player};
 
 /// The tick rate of [`example_demo`].
-pub const EXAMPLE_DEMO_HZ: u32 = 64;
+pub(crate) const EXAMPLE_DEMO_HZ: u32 = 64;
 
 /// A demo as a server records one: two players running and turning (the
 /// second firing in bursts when `fire`), a keyframe a second; `tamper`

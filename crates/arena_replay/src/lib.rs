@@ -13,8 +13,5 @@
 mod example;
 mod replay;
 
-pub use example::{EXAMPLE_DEMO_HZ, example_demo};
-pub use replay::{
-    Mismatch, Replay, ReplayError, ReplayPlayer, ReplayWorld, Replayed, VerifyReport, chunk_frames, verify,
-    verify_file, world_of,
-};
+pub use example::example_demo;
+pub use replay::{Mismatch, Replay, ReplayError, ReplayWorld, Replayed, chunk_frames, verify, verify_file, world_of};

@@ -234,7 +234,7 @@ pub const DEFAULT_HEARTBEAT_S: u32 = 300;
 pub const MAX_MASTERS: usize = 8;
 /// The longest time between heartbeats, seconds: a master forgets a server
 /// 15 minutes after the last one.
-pub const MAX_HEARTBEAT_S: u32 = 600;
+pub(crate) const MAX_HEARTBEAT_S: u32 = 600;
 
 impl std::fmt::Display for ConfigError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

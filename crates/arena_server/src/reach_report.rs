@@ -150,7 +150,7 @@ impl ReachReport {
 
 /// The advice for a router that gives every destination a new port (the
 /// same sentence both sides are shown).
-pub fn symmetric_advice(port: u16) -> String {
+pub(crate) fn symmetric_advice(port: u16) -> String {
     format!("Your router changes ports per destination; forward UDP port {port}, or host on a dedicated server.")
 }
 

@@ -90,7 +90,7 @@ pub struct ServerTick(pub u32);
 
 /// The tick rate the server runs at.
 #[derive(Resource, Clone, Copy, Debug, Deref)]
-pub struct TickRate(pub arena_sim::TickRate);
+pub(crate) struct TickRate(pub arena_sim::TickRate);
 
 /// Snapshots per second.
 #[derive(Resource, Clone, Copy, Debug, Deref)]
@@ -205,7 +205,7 @@ pub(crate) struct KillCamSkipped(pub Entity);
 pub(crate) struct PendingShots(pub Vec<PendingShot>);
 
 #[derive(Debug, Clone, Copy)]
-pub struct PendingShot {
+pub(crate) struct PendingShot {
     pub shooter: PlayerId,
     pub cmd: UserCmd,
     pub shot: Shot,
@@ -253,7 +253,7 @@ pub(crate) struct ProjectileCompensation(pub bool);
 /// A shot and the other players it is tested against: rewound by lag
 /// compensation to what its shooter saw, or as they are now.
 #[derive(Debug, Clone)]
-pub struct TestedShot {
+pub(crate) struct TestedShot {
     pub pending: PendingShot,
     /// Whether the others were rewound.
     pub compensated: bool,

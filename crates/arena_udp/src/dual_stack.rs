@@ -67,7 +67,7 @@ pub fn canonical(addr: SocketAddr) -> SocketAddr {
 
 /// `addr` as a socket of this family sends to it: IPv4 mapped into IPv6 on
 /// an IPv6 socket; a mapped address unmapped on an IPv4 socket.
-pub fn for_socket(addr: SocketAddr, socket_is_v6: bool) -> SocketAddr {
+pub(crate) fn for_socket(addr: SocketAddr, socket_is_v6: bool) -> SocketAddr {
     match (canonical(addr), socket_is_v6) {
         (SocketAddr::V4(v4), true) => SocketAddr::new(v4.ip().to_ipv6_mapped().into(), v4.port()),
         (canonical, _) => canonical,

@@ -24,9 +24,7 @@ mod introductions;
 mod signals;
 mod transient;
 
-pub use dual_stack::{
-    bind_udp, canonical, for_socket, is_joinable, is_local, is_v6, limit_key, recv_from, resolve, send_to,
-};
+pub use dual_stack::{bind_udp, canonical, is_joinable, is_local, is_v6, limit_key, recv_from, resolve, send_to};
 pub use introductions::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 pub use signals::stop_on_signals;
 pub use transient::is_transient;

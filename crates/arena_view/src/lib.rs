@@ -80,7 +80,7 @@ use bevy::window::{PresentMode, WindowResolution};
 use bevy_egui::EguiPlugin;
 
 pub use demo_playback::{PlaybackStart, SPEEDS};
-pub use vocabulary::{PlayerProfile, QUICK_PLAY_BOTS, Screenshot, StartAction, ViewSet, player_color};
+pub use vocabulary::{PlayerProfile, QUICK_PLAY_BOTS, Screenshot, StartAction, ViewSet};
 
 #[derive(Clone, Debug)]
 pub struct ViewConfig {

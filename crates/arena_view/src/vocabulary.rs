@@ -71,7 +71,7 @@ pub(crate) fn default_name() -> String {
 
 /// A distinct colour for each player id: a palette ordered so that
 /// neighbouring ids contrast, then golden-ratio hues beyond it.
-pub fn player_color(id: arena_sim::PlayerId) -> Color {
+pub(crate) fn player_color(id: arena_sim::PlayerId) -> Color {
     const PALETTE: [(u8, u8, u8); 12] = [
         (230, 57, 70),   // red
         (29, 120, 230),  // blue

@@ -4,8 +4,8 @@
 //! check's answers to `reach_check.rs`, introductions to `hole_punch.rs`.
 //! Then, in this order each frame: the check decides, and the probes due go.
 
-use arena_udp::canonical;
 use arena_master::reach::Reach;
+use arena_udp::canonical;
 use bevy::prelude::*;
 
 use super::hole_punch::{self, Punches};

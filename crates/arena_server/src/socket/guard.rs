@@ -39,7 +39,7 @@ pub const SILENT_CLIENT_TIMEOUT: Duration = Duration::from_secs(10);
 const TOKEN_TIMEOUT_S: i32 = 10;
 /// How long a connection may stay pending (request sent, handshake not
 /// finished), seconds.
-pub const PENDING_S: u64 = 5;
+pub(crate) const PENDING_S: u64 = 5;
 /// Most connections pending at once; requests beyond are dropped.
 pub(crate) const MAX_PENDING: usize = 1024;
 /// New pending connections one address may open with tokens that open
@@ -49,7 +49,7 @@ pub(crate) const MAX_PENDING: usize = 1024;
 const NEW_PENDING_PER_IP_PER_S: f32 = 8.0;
 const NEW_PENDING_BURST: f32 = 16.0;
 /// Connections pending at once from one address, at most.
-pub const MAX_PENDING_PER_IP: usize = 32;
+pub(crate) const MAX_PENDING_PER_IP: usize = 32;
 /// Connection requests of the right shape one address may have the guard
 /// try to open (an AEAD over 1 KB, about a microsecond), per second and in
 /// a burst: far above what players behind one address send (one request
@@ -69,7 +69,7 @@ const REPLIES_BURST: f32 = 4.0;
 const CLIENT_PACKETS_PER_S: f32 = 512.0;
 const CLIENT_PACKETS_BURST: f32 = 256.0;
 /// Bad messages within [`BAD_WINDOW`] that get a client disconnected.
-pub const BAD_MESSAGES_TO_DISCONNECT: u32 = 20;
+pub(crate) const BAD_MESSAGES_TO_DISCONNECT: u32 = 20;
 const BAD_WINDOW: Duration = Duration::from_secs(10);
 /// Client ids issued to tokens remembered (a token sent again gets its id
 /// again; a token replayed from another address is refused).

@@ -49,7 +49,7 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// How many bots to add and how well they play.
 #[derive(Resource, Debug, Clone, Copy)]
-pub struct BotSettings {
+pub(crate) struct BotSettings {
     pub count: usize,
     /// 0 (hopeless) to 1 (sharp).
     pub skill: f32,

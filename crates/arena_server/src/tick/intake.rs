@@ -21,7 +21,7 @@ use crate::vocabulary::{ClientPrefs, KillCamSkipped, Roster, ServerStats, Server
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
 /// whose commands come from further ahead has a broken (or fast) clock.
-pub const MAX_AHEAD_S: u32 = 1;
+pub(crate) const MAX_AHEAD_S: u32 = 1;
 /// Repeated ticks remembered to recognise late commands for them.
 const REMEMBERED_REPEATS: usize = 64;
 /// The margin reported for a tick whose command had not come, ticks.
@@ -30,7 +30,7 @@ pub(crate) const MISSING_MARGIN_TICKS: f32 = -1.0;
 /// seconds. Beyond it the player's commands have stalled: it gets neutral
 /// ones (no walking, no firing) until they come again, so that a client that
 /// stops sending cannot keep running and shooting on the server.
-pub const STALL_REPEAT_S: f32 = 0.0625;
+pub(crate) const STALL_REPEAT_S: f32 = 0.0625;
 /// Largest arrival margin the jitter statistics take in, ticks.
 const ARRIVAL_SAMPLE_LIMIT_TICKS: f32 = 128.0;
 /// How quickly the arrival statistics follow new commands.

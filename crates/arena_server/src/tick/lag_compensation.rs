@@ -36,19 +36,19 @@ pub(crate) const MAX_DRAWN_BEFORE_WINDOW_S: f64 = 0.1;
 /// A claimed render time is believed if it is within this many ticks of the
 /// server's own estimate, plus the measured jitter of the shooter's commands
 /// (see [`render_time_tolerance_ticks`]).
-pub const RENDER_TIME_SLACK_TICKS: f64 = 2.0;
+pub(crate) const RENDER_TIME_SLACK_TICKS: f64 = 2.0;
 /// How many mean deviations of command arrival count as "the jitter".
 const JITTER_SPREAD: f64 = 2.0;
 /// The tolerance never exceeds this, seconds: a client on a wildly jittery
 /// link is rewound to the server's estimate instead of its claim.
-pub const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
+pub(crate) const MAX_RENDER_TIME_TOLERANCE_S: f64 = 0.1;
 /// A click waits for the frame that sends its command, up to this long
 /// counted (a frame at 30 frames a second), seconds. The oldest time a
 /// clicked shot may be rewound to moves back by its wait (the time between
 /// the click and its command's tick, which the command states and the wire
 /// bounds to two ticks), or a click at a low frame rate would count as
 /// late as its frame and be rewound less than its shooter saw.
-pub const MAX_CLICK_WAIT_S: f64 = 1.0 / 30.0;
+pub(crate) const MAX_CLICK_WAIT_S: f64 = 1.0 / 30.0;
 /// How many of a shooter's frames its claimed render time may lie before
 /// the server's estimate, beyond the tolerance: a slow client (a software
 /// renderer at a few frames a second) draws what it had at its last frame
@@ -81,12 +81,12 @@ pub(crate) fn plugin(app: &mut App) {
 
 /// Every player's hitbox at the end of each recent tick.
 #[derive(Resource, Debug, Default)]
-pub struct LagHistory {
+pub(crate) struct LagHistory {
     frames: VecDeque<(u32, Vec<(PlayerId, Hitbox)>)>,
 }
 
 impl LagHistory {
-    pub fn push(&mut self, tick: u32, hitboxes: Vec<(PlayerId, Hitbox)>, keep: usize) {
+    pub(crate) fn push(&mut self, tick: u32, hitboxes: Vec<(PlayerId, Hitbox)>, keep: usize) {
         self.frames.push_back((tick, hitboxes));
         while self.frames.len() > keep.max(2) {
             self.frames.pop_front();
@@ -94,14 +94,14 @@ impl LagHistory {
     }
 
     /// The oldest and newest recorded ticks.
-    pub fn span(&self) -> Option<(u32, u32)> {
+    pub(crate) fn span(&self) -> Option<(u32, u32)> {
         Some((self.frames.front()?.0, self.frames.back()?.0))
     }
 
     /// Every player's hitbox at server time `tick` (fractional), blended
     /// between the two recorded ticks around it. `tick` must be within
     /// [`Self::span`].
-    pub fn rewind(&self, tick: f64) -> Vec<(PlayerId, Hitbox)> {
+    pub(crate) fn rewind(&self, tick: f64) -> Vec<(PlayerId, Hitbox)> {
         let Some((oldest, _)) = self.span() else { return Vec::new() };
         let offset = (tick - f64::from(oldest)).max(0.0);
         let i = (offset.floor() as usize).min(self.frames.len() - 1);
@@ -134,7 +134,7 @@ impl LagHistory {
     /// out of order or a time that is none.
     ///
     /// [`MAX_EXTRAPOLATION_S`]: arena_sim::interpolation::MAX_EXTRAPOLATION_S
-    pub fn rewind_between(
+    pub(crate) fn rewind_between(
         &self,
         (older, newer): (u32, u32),
         tick: f64,
@@ -160,7 +160,7 @@ impl LagHistory {
     }
 
     /// The newest recorded hitboxes.
-    pub fn latest(&self) -> Vec<(PlayerId, Hitbox)> {
+    pub(crate) fn latest(&self) -> Vec<(PlayerId, Hitbox)> {
         self.frames.back().map(|(_, h)| h.clone()).unwrap_or_default()
     }
 }
@@ -169,7 +169,7 @@ impl LagHistory {
 /// drawing the others at when it made the command for `cmd_tick`: the newest
 /// snapshot it had (a round trip and the command's head start before its
 /// tick), minus its interpolation delay.
-pub fn estimate_render_tick(cmd_tick: u32, margin_ticks: f32, rtt_ticks: f64, interp_ticks: f64) -> f64 {
+pub(crate) fn estimate_render_tick(cmd_tick: u32, margin_ticks: f32, rtt_ticks: f64, interp_ticks: f64) -> f64 {
     f64::from(cmd_tick) - f64::from(margin_ticks.max(0.0)) - rtt_ticks - interp_ticks
 }
 
@@ -236,7 +236,7 @@ pub struct Unlag {
 
 /// What the server knows of a shooter's link when it resolves a shot.
 #[derive(Debug, Clone, Copy)]
-pub struct ShooterLink {
+pub(crate) struct ShooterLink {
     /// Round trip, seconds (renet's measure).
     pub rtt_s: f64,
     /// The interpolation delay the shooter draws with, milliseconds.
@@ -252,7 +252,7 @@ impl LagHistory {
     /// The other players for `pending`, as its shooter saw them (rewound,
     /// when `compensate`), or as they are now; with the server's estimate
     /// of the shooter's render time. Counts claims not believed or clamped.
-    pub fn tested_for(
+    pub(crate) fn tested_for(
         &self,
         pending: PendingShot,
         unlag: Unlag,

@@ -26,7 +26,7 @@ pub struct RangeTarget(pub usize);
 
 /// A shooter's tally since joining.
 #[derive(Component, Debug, Clone, Copy, Default)]
-pub struct RangeTally {
+pub(crate) struct RangeTally {
     pub shots: u32,
     pub hits: u32,
 }

@@ -26,7 +26,7 @@ use crate::vocabulary::{
 
 /// Most rockets in flight at once (a rocket a player each 0.8 s, each
 /// flying at most 4 s, is 320 for 64 players); more are not launched.
-pub const MAX_ROCKETS: usize = 512;
+pub(crate) const MAX_ROCKETS: usize = 512;
 /// Rocket records kept for experiments and tests.
 const ROCKET_LOG_LEN: usize = 4096;
 
@@ -135,7 +135,7 @@ pub struct BlastRecord {
 /// tested against (the shooter's render time, then a tick at a time up to
 /// the present).
 #[derive(Debug, Clone, PartialEq)]
-pub struct CatchUp {
+pub(crate) struct CatchUp {
     pub head_start_s: f32,
     pub capped: bool,
 }
@@ -150,7 +150,7 @@ pub struct CatchUp {
 /// on the timeline where a state after tick `t` is drawn at `t`) less
 /// `tested_tick`. At most `cap_s` (and what a launch can say), in whole
 /// milliseconds as it travels.
-pub fn catch_up(now: u32, at_s: f32, tested_tick: f64, cap_s: f64, dt_s: f32) -> CatchUp {
+pub(crate) fn catch_up(now: u32, at_s: f32, tested_tick: f64, cap_s: f64, dt_s: f32) -> CatchUp {
     let gap_s = ((f64::from(now) - 1.0 - tested_tick) * f64::from(dt_s) + f64::from(at_s)).max(0.0);
     let cap_s = cap_s.clamp(0.0, f64::from(MAX_CATCH_UP_MS) / 1000.0);
     let capped = gap_s > cap_s + 1e-6;
