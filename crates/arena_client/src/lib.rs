@@ -132,6 +132,15 @@ pub use stats::NetStats;
 
 // The rules, each a plain type, tested and fuzzed on their own.
 pub use command_clock::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
+// Types other crates reach through the items above (returned, carried
+// in fields or messages): nameable, though none names them yet.
+pub use combat::FiredShot;
+pub use connection::AddrError;
+pub use foreseen_hits::{Judged, PredictedHit};
+pub use kill_cam::ReceivedKillCam;
+pub use prediction::{Authority, Mover, Reconciled, Switches};
+pub use rockets::{DrawnRocket, OwnBlast, OwnRocket, RemoteRocket};
+pub use sub_tick_shots::PendingClick;
 
 /// The client's ordered stages (see the order at the top of this file).
 #[derive(SystemSet, Debug, Clone, Copy, PartialEq, Eq, Hash)]

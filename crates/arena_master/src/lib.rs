@@ -27,3 +27,7 @@ pub mod wire;
 pub use serve::{bind, serve};
 pub use table::{Master, MasterConfig};
 pub use wire::{GetInfo, InfoString, ServerQuery};
+// Types other crates reach through the items above (returned, carried
+// in fields or messages): nameable, though none names them yet.
+pub use table::{Listing, MasterCounters};
+pub use wire::{ServersPart, ToMaster, WireError};

@@ -56,6 +56,9 @@ mod view_turn;
 
 pub use codec::{decode, encode};
 pub use messages::*;
+// Types other crates reach through the items above (returned, carried
+// in fields or messages): nameable, though none names them yet.
+pub use codec::DecodeError;
 
 use std::time::Duration;
 

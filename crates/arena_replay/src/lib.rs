@@ -15,3 +15,6 @@ mod replay;
 
 pub use example::example_demo;
 pub use replay::{Mismatch, Replay, ReplayError, ReplayWorld, Replayed, chunk_frames, verify, verify_file, world_of};
+// Types other crates reach through the items above (returned, carried
+// in fields or messages): nameable, though none names them yet.
+pub use replay::{ReplayPlayer, VerifyReport};

@@ -114,6 +114,14 @@ pub use life::RESPAWN_DELAY_S;
 pub use queries::info_string;
 pub use range::RangeTarget;
 pub use range_lanes::{FIRING_LINE_Z_M, LANE_HALF_WIDTH_M, LANES, Lane};
+// Types other crates reach through the items above (returned, carried
+// in fields or messages): nameable, though none names them yet.
+pub use config::ConfigError;
+pub use lag_compensation::TestedTick;
+pub use reach_report::ReachHandle;
+pub use rockets::{BlastRecord, Flying};
+pub use transport::Traffic;
+pub use vocabulary::RosterEntry;
 
 /// The log filter of the headless modes: renetcode logs an error line for
 /// every packet it cannot decrypt, which a flood would turn into a disk's
