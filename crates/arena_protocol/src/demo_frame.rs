@@ -22,7 +22,7 @@
 //! - `grids`: each wire grid as a pair of integer adapters; hit zones.
 //! - `state`: a player's state coded whole; [`same_state`].
 //! - `command`: a command on its grids and the one expected (the command
-//!   packet's guess, shared in `crate::view_turn`), or as its bits.
+//!   packet's guess, shared from `crate::command_packet`), or as its bits.
 //! - `player_tick`: a player's tick: the command against the expected one,
 //!   the states the server changed.
 //! - `codec`: [`FrameCodec`], the frame's layout, encoding and decoding.

@@ -19,9 +19,8 @@
 //! - `snapshot`: snapshots quantised, delta-coded and packed: what each
 //!   client may know (`state`), the field tables (`fields`), what a delta is
 //!   against and expects (`baseline`), and the bits (`codec`).
-//! - `view_turn`: the view's turn carried on, the guess at a command's view
-//!   the command packet and the demo frames both code against.
-//! - `command_packet`: the commands and snapshot acknowledgement each tick.
+//! - `command_packet`: the commands and snapshot acknowledgement each tick;
+//!   the guess at a command's view it and the demo frames code against.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
 //!   connection tokens opened and resealed; the refusal a server sends.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
@@ -52,7 +51,6 @@ pub mod payload_guard;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
-mod view_turn;
 
 pub use codec::{decode, encode};
 pub use messages::*;

@@ -12,19 +12,18 @@
 //!
 //! # Modules, bottom up
 //!
-//! - `dual_stack`: sockets for both address families; canonical addresses;
-//!   the keys rate limits count by; which addresses a list may carry;
-//!   looking masters up.
-//! - `transient`: the receive and send errors to shrug off.
+//! - `socket`: sockets for both address families; canonical addresses;
+//!   the receive and send errors to shrug off; the keys rate limits count
+//!   by; which addresses a list may carry; looking masters up.
 //! - `introductions`: the limits on introductions for hole punching.
 //! - `signals`: a stop flag set by SIGTERM and SIGINT.
 
-mod dual_stack;
 mod introductions;
 mod signals;
-mod transient;
+mod socket;
 
-pub use dual_stack::{bind_udp, canonical, is_joinable, is_local, is_v6, limit_key, recv_from, resolve, send_to};
 pub use introductions::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 pub use signals::stop_on_signals;
-pub use transient::is_transient;
+pub use socket::{
+    bind_udp, canonical, is_joinable, is_local, is_transient, is_v6, limit_key, recv_from, resolve, send_to,
+};

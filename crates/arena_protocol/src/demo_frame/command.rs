@@ -1,7 +1,7 @@
 //! A player's command: on the wire's grids and against the one expected, or
 //! as its exact bits; a shot's extras.
 //!
-//! The expected one is the command packet's guess (`crate::view_turn`), run
+//! The expected one is the command packet's guess (`crate::command_packet::carry_turn`), run
 //! forward: the same keys, the view turning on at the same rate.
 
 use std::collections::BTreeMap;
@@ -12,7 +12,7 @@ use arena_sim::{PlayerId, UserCmd};
 
 use super::model::FrameError;
 use super::varint::{In, Out};
-use crate::view_turn::carry_turn;
+use crate::command_packet::carry_turn;
 
 pub(super) fn put_raw_cmd(out: &mut Out, c: &UserCmd) {
     out.var(u64::from(c.tick));

@@ -5,6 +5,11 @@
 //! family. Rate limits key IPv6 peers by their /64, the smallest block a
 //! home or a host is given, so that rotating addresses inside it buys no
 //! extra budget.
+//!
+//! The errors a UDP socket reports that say nothing about the socket
+//! itself, a loop shrugs off instead of stopping ([`is_transient`]): each
+//! loses one datagram at most. What a caller does with `WouldBlock` (stop
+//! reading for now, or carry on) stays the caller's.
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
@@ -155,6 +160,26 @@ pub fn resolve(name: &str, default_port: u16, ipv6: bool) -> Vec<SocketAddr> {
     one_each
 }
 
+/// WSAEMSGSIZE: Windows' way of saying a datagram was longer than the
+/// buffer (other systems cut it silently). Anyone can send one: it must
+/// not end a loop.
+const WSAEMSGSIZE: i32 = 10040;
+
+/// Whether `e` is one to shrug off: nothing to read yet or a read timeout,
+/// a signal, an ICMP error of an earlier send (Windows reports those on
+/// later reads, and a full socket buffer on sends), a datagram too long
+/// for the buffer.
+pub fn is_transient(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock
+            | io::ErrorKind::TimedOut
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::ConnectionRefused
+    ) || e.raw_os_error() == Some(WSAEMSGSIZE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +264,15 @@ mod tests {
             assert_eq!(&buffer[..len], b"six");
             assert!(from.is_ipv6());
         }
+    }
+
+    #[test]
+    fn lost_datagrams_are_shrugged_off_and_broken_sockets_are_not() {
+        for kind in [io::ErrorKind::WouldBlock, io::ErrorKind::ConnectionReset, io::ErrorKind::Interrupted] {
+            assert!(is_transient(&io::Error::from(kind)), "{kind:?}");
+        }
+        assert!(is_transient(&io::Error::from_raw_os_error(WSAEMSGSIZE)));
+        assert!(!is_transient(&io::Error::from(io::ErrorKind::PermissionDenied)));
+        assert!(!is_transient(&io::Error::from(io::ErrorKind::AddrNotAvailable)));
     }
 }
