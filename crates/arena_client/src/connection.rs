@@ -14,7 +14,7 @@ use crate::hole_punch::Introducers;
 use crate::link::IoMode;
 use crate::settings::NetcodeSettings;
 use crate::transport::{CONNECTION_TIMEOUT_S, UdpTransport};
-use crate::vocabulary::{Outbox, Session};
+use crate::vocabulary::Session;
 
 /// How long to wait for a server's welcome before giving up, seconds.
 pub(crate) const CONNECT_TIMEOUT_S: f32 = 8.0;
@@ -220,42 +220,6 @@ fn on_disconnect(_: On<Disconnect>, mut commands: Commands, transport: Option<Re
     }
     commands.insert_resource(LastDisconnect(None));
     commands.set_state(Session::Offline);
-}
-
-pub(crate) fn receive_packets(
-    mut transport: ResMut<UdpTransport>,
-    mut client: ResMut<RenetClient>,
-    time: Res<Time<Real>>,
-    mut commands: Commands,
-) {
-    if let Some(first) = time.first_update() {
-        transport.start_clock(first);
-    }
-    if let Err(e) = transport.receive(time.elapsed(), &mut client) {
-        end_connection(&mut commands, format!("Lost the connection: {e}"));
-    }
-}
-
-pub(crate) fn send_packets(
-    mut transport: ResMut<UdpTransport>,
-    mut client: ResMut<RenetClient>,
-    mut outbox: ResMut<Outbox>,
-    time: Res<Time<Real>>,
-    mut commands: Commands,
-) {
-    let now = time.elapsed();
-    let mut sent = Ok(());
-    // Each command message goes in its own datagram at its departure time
-    // (with whatever else renet had queued, on the first).
-    for (at, channel, bytes, newest) in std::mem::take(&mut outbox.commands) {
-        client.send_message(channel, bytes);
-        sent = sent.and_then(|()| transport.send_queued(at.max(now), &mut client, Some(newest)));
-    }
-    // The rest (acknowledgements, reliable messages) went with the commands;
-    // without commands, it goes once it has waited long enough.
-    if let Err(e) = sent.and_then(|()| transport.send(now, &mut client, false)) {
-        end_connection(&mut commands, format!("Lost the connection: {e}"));
-    }
 }
 
 pub(crate) fn watch_connection(

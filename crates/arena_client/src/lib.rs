@@ -33,7 +33,8 @@
 //!   unacknowledged commands, and sending it.
 //! - `prediction`: the predicted states, reconciliation, and where the local
 //!   player is drawn.
-//! - `messages`: decoding, checking and routing what the server sends.
+//! - `messages`: the connection's traffic each frame: the transport pumped
+//!   in and out, and what the server sends decoded, checked and routed.
 //! - `roster`: who is on the server (the welcome, joins, leaves).
 //! - `replication`: the newest snapshot into entities.
 //! - `drawn`: the frame a drawn body dies or comes back.
@@ -230,7 +231,7 @@ impl Plugin for ClientPlugin {
         app.add_systems(
             PreUpdate,
             (
-                connection::receive_packets.in_set(ClientSet::Receive).run_if(connected),
+                messages::receive_packets.in_set(ClientSet::Receive).run_if(connected),
                 messages::route_messages.in_set(ClientSet::Route).run_if(has_renet),
                 (roster::apply_roster_news, replication::apply_snapshots).chain().in_set(ClientSet::Apply),
                 (
@@ -283,7 +284,7 @@ impl Plugin for ClientPlugin {
                     .in_set(ClientSet::Watch),
             ),
         )
-        .add_systems(PostUpdate, connection::send_packets.in_set(ClientSet::Send).run_if(connected))
+        .add_systems(PostUpdate, messages::send_packets.in_set(ClientSet::Send).run_if(connected))
         .add_systems(Last, connection::disconnect_on_exit.run_if(connected))
         .add_systems(OnEnter(Session::Offline), (connection::drop_connection, roster::clear_world));
     }

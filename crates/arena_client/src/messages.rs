@@ -1,20 +1,63 @@
-//! Every message from the server, in one place: decoded with size limits,
-//! validated (a server may be hostile too), counted when bad, and routed to
-//! the small systems that apply them: the roster, the snapshot, the game
-//! messages (combat, scores, the match). A refusal ends the connection.
+//! The connection's traffic each frame, in one place: the transport pumped
+//! (what arrived, into renet; what renet and the command outbox hold, out
+//! at its departure time), and every message from the server decoded with
+//! size limits, validated (a server may be hostile too), counted when bad,
+//! and routed to the small systems that apply them: the roster, the
+//! snapshot, the game messages (combat, scores, the match). A refusal, or a
+//! transport that fails, ends the connection.
 
 use arena_protocol::{Refusal, ToClient, decode};
 use bevy::prelude::*;
+use bevy_renet::RenetClient;
 
 use crate::connection::{ServerConnection, end_connection};
 use crate::transport::{Received, UdpTransport};
-use crate::vocabulary::{ClientStats, GameMessage, MessageTally, RosterNews, SessionState, SnapshotReceived};
+use crate::vocabulary::{ClientStats, GameMessage, MessageTally, Outbox, RosterNews, SessionState, SnapshotReceived};
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<RosterNews>()
         .add_message::<SnapshotReceived>()
         .add_message::<GameMessage>()
         .init_session_resource::<MessageTally>();
+}
+
+/// What arrived since the last frame, into renet (at its arrival times).
+pub(crate) fn receive_packets(
+    mut transport: ResMut<UdpTransport>,
+    mut client: ResMut<RenetClient>,
+    time: Res<Time<Real>>,
+    mut commands: Commands,
+) {
+    if let Some(first) = time.first_update() {
+        transport.start_clock(first);
+    }
+    if let Err(e) = transport.receive(time.elapsed(), &mut client) {
+        end_connection(&mut commands, format!("Lost the connection: {e}"));
+    }
+}
+
+/// What renet and the command outbox hold, out: each command at its
+/// departure time.
+pub(crate) fn send_packets(
+    mut transport: ResMut<UdpTransport>,
+    mut client: ResMut<RenetClient>,
+    mut outbox: ResMut<Outbox>,
+    time: Res<Time<Real>>,
+    mut commands: Commands,
+) {
+    let now = time.elapsed();
+    let mut sent = Ok(());
+    // Each command message goes in its own datagram at its departure time
+    // (with whatever else renet had queued, on the first).
+    for (at, channel, bytes, newest) in std::mem::take(&mut outbox.commands) {
+        client.send_message(channel, bytes);
+        sent = sent.and_then(|()| transport.send_queued(at.max(now), &mut client, Some(newest)));
+    }
+    // The rest (acknowledgements, reliable messages) went with the commands;
+    // without commands, it goes once it has waited long enough.
+    if let Err(e) = sent.and_then(|()| transport.send(now, &mut client, false)) {
+        end_connection(&mut commands, format!("Lost the connection: {e}"));
+    }
 }
 
 /// Reads, checks and routes what the server sent since the last frame.
