@@ -289,6 +289,10 @@ pub(crate) enum CliError {
     Clap(clap::Error),
     /// A `--config` file that cannot be read or does not fit the subcommand.
     ConfigFile(ConfigFileArgsError),
+    /// A password given empty or only white space, by `source` (a flag, a
+    /// variable of the environment, or a config file's key): it would open
+    /// the game to anyone, so it is refused rather than taken for none.
+    EmptyPassword { source: String },
 }
 
 impl std::fmt::Display for CliError {
@@ -296,6 +300,11 @@ impl std::fmt::Display for CliError {
         match self {
             CliError::Clap(e) => write!(f, "{e}"),
             CliError::ConfigFile(e) => write!(f, "{e}"),
+            CliError::EmptyPassword { source } => write!(
+                f,
+                "{source} is empty (nothing but white space), which would open the game to anyone: give the \
+                 password, or leave it out for an open game"
+            ),
         }
     }
 }
@@ -337,10 +346,46 @@ where
     if !added.is_empty() {
         // The file's flags go last: `server`, `host` and `play` take no
         // positional arguments, so they are the subcommand's.
-        args.extend(added);
+        args.extend(added.iter().cloned());
         matches = command().try_get_matches_from(&args)?;
     }
+    refuse_empty_password(&matches, &added)?;
     Cli::from_arg_matches(&matches).map_err(|e| CliError::Clap(e.format(&mut command())))
+}
+
+/// Refuses a password, or a password file's name, given empty or only
+/// white space, naming where it came from: the flag, the environment
+/// (`arena server`) or a config file's key. An unset password is an open
+/// game; one set to nothing is a mistake (a variable left blank, an empty
+/// secret mounted) that must not open a private game to anyone. A password
+/// file's contents are checked when it is read
+/// ([`game::password_from_file`]).
+fn refuse_empty_password(matches: &clap::ArgMatches, added: &[OsString]) -> Result<(), CliError> {
+    let Some((_, given)) = matches.subcommand() else { return Ok(()) };
+    let blank = |text: &str| text.trim().is_empty();
+    let given_blank = |id: &str| match given.try_get_one::<String>(id) {
+        Ok(Some(text)) => blank(text),
+        _ => given.try_get_one::<std::path::PathBuf>(id).ok().flatten().is_some_and(|p| blank(&p.to_string_lossy())),
+    };
+    for (id, flag, variable, key) in [
+        ("password", "--password", "ARENA_PASSWORD", "password"),
+        ("password_file", "--password-file", "ARENA_PASSWORD_FILE", "password_file"),
+    ] {
+        if !given_blank(id) {
+            continue;
+        }
+        let from_file = added.iter().any(|added| added.to_string_lossy().starts_with(&format!("{flag}=")));
+        let source = match given.value_source(id) {
+            Some(clap::parser::ValueSource::EnvVariable) => format!("{variable} (the environment)"),
+            _ if from_file => {
+                let file = given.try_get_one::<std::path::PathBuf>("config").ok().flatten();
+                format!("`{key}` in the config file {}", file.map(|f| f.display().to_string()).unwrap_or_default())
+            }
+            _ => flag.to_string(),
+        };
+        return Err(CliError::EmptyPassword { source });
+    }
+    Ok(())
 }
 
 #[cfg(feature = "window")]

@@ -149,7 +149,8 @@ fn run_bots(config: &arena_lab::bot_clients::BotsConfig, report: Option<std::pat
 fn init_logging() {
     use bevy::log::tracing_subscriber::{EnvFilter, fmt};
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(arena_server::LOG_FILTER));
-    let _ = fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ =
+        fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(arena_server::log_colours()).try_init();
 }
 
 /// The exit code of a mode that ran to its end, or failed saying why.

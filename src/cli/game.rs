@@ -73,7 +73,10 @@ pub(crate) struct GameArgs {
     pub password: Option<String>,
     /// Read the password from the first line of FILE (so that `ps` does not
     /// show it, as with --password).
-    #[arg(long, env = "ARENA_PASSWORD_FILE", value_name = "FILE", conflicts_with = "password")]
+    // Parsed by hand so that an empty one reaches the check that says
+    // where it came from (clap's own would only say a value is missing).
+    #[arg(long, env = "ARENA_PASSWORD_FILE", value_name = "FILE", conflicts_with = "password",
+          value_parser = any_path)]
     pub password_file: Option<PathBuf>,
     /// The name server browsers show (default: "NAME's game" when hosting,
     /// where `--name` is your player's; the machine's name for a dedicated
@@ -191,10 +194,24 @@ impl GameArgs {
     }
 }
 
-/// The password in the first line of `path` (its line end not counted).
-fn password_from_file(path: &Path) -> Result<Password, String> {
+/// A path as given, empty included (see [`super::refuse_empty_password`]).
+fn any_path(text: &str) -> Result<PathBuf, String> {
+    Ok(PathBuf::from(text))
+}
+
+/// The password in the first line of `path` (its line end not counted). A
+/// file whose first line is empty or only white space is refused: an empty
+/// secret mounted by mistake must not open a private game to anyone.
+pub(super) fn password_from_file(path: &Path) -> Result<Password, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("--password-file {}: {e}", path.display()))?;
     let line = text.lines().next().unwrap_or_default();
+    if line.trim().is_empty() {
+        return Err(format!(
+            "--password-file {}: its first line is empty (nothing but white space), which would open the game to \
+             anyone: write the password on its first line, or leave --password-file out for an open game",
+            path.display()
+        ));
+    }
     Password::new(line).map_err(|e| format!("--password-file {}: {e}", path.display()))
 }
 

@@ -259,6 +259,9 @@ impl Plugin for ServerPlugin {
 /// cannot be used.
 pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
     config.check().map_err(ServerError::Config)?;
+    if let Some(dir) = &config.record_dir {
+        tick::demo_recording::check_writable(dir).map_err(|error| ServerError::Record { dir: dir.clone(), error })?;
+    }
     let info = transport::open(app, config)?;
     let map = MapDef::foundry();
     app.insert_resource(vocabulary::ServerIdentity {
@@ -366,20 +369,30 @@ pub fn headless_app(config: &ServerConfig) -> Result<(App, ServerInfo), ServerEr
     Ok((app, info))
 }
 
+/// Whether log lines may carry colour codes: only to a terminal, and not
+/// when `NO_COLOR` is set to anything (no-color.org), so that files,
+/// pipes, journald and container logs get plain text.
+pub fn log_colours() -> bool {
+    use std::io::IsTerminal;
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// Bevy's log layer for every mode that logs through a `LogPlugin` (the
+/// dedicated server, the window): to stderr, coloured only where
+/// [`log_colours`] says.
+pub fn log_layer(_: &mut App) -> Option<bevy::log::BoxedFmtLayer> {
+    let layer =
+        bevy::log::tracing_subscriber::fmt::Layer::default().with_writer(std::io::stderr).with_ansi(log_colours());
+    Some(Box::new(layer))
+}
+
 /// Runs a dedicated server until SIGTERM or SIGINT (Ctrl+C), or `stop_after`.
 pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
     let (mut app, info) = headless_app(config)?;
     app.add_plugins(bevy::log::LogPlugin {
         // RUST_LOG, when set, replaces this filter (Bevy's rule).
         filter: LOG_FILTER.into(),
-        // No colour codes into files, journald or container logs.
-        fmt_layer: |_| {
-            use std::io::IsTerminal;
-            let layer = bevy::log::tracing_subscriber::fmt::Layer::default()
-                .with_writer(std::io::stderr)
-                .with_ansi(std::io::stderr().is_terminal());
-            Some(Box::new(layer))
-        },
+        fmt_layer: log_layer,
         ..Default::default()
     });
     stop_on_signals(&mut app)?;

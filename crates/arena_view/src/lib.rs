@@ -146,7 +146,11 @@ pub fn run_demo(
                 }),
                 ..default()
             })
-            .set(LogPlugin { filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER), ..default() }),
+            .set(LogPlugin {
+                filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER),
+                fmt_layer: arena_server::log_layer,
+                ..default()
+            }),
     )
     .add_plugins(EguiPlugin::default())
     .insert_resource(arena_client::ClientWorld(playback.world.clone()))
@@ -208,7 +212,11 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
                 }),
                 ..default()
             })
-            .set(LogPlugin { filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER), ..default() }),
+            .set(LogPlugin {
+                filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER),
+                fmt_layer: arena_server::log_layer,
+                ..default()
+            }),
     )
     .add_plugins(EguiPlugin::default())
     .add_plugins(GamePlugin {

@@ -70,6 +70,12 @@ pub enum ServerError {
     Stopped(u8),
     /// The stop signals' handlers could not be installed.
     Signals(io::Error),
+    /// `--record`'s folder cannot be made, or a file cannot be written in
+    /// it: refused at start, not found out at the first match's end.
+    Record {
+        dir: std::path::PathBuf,
+        error: io::Error,
+    },
 }
 
 impl std::fmt::Display for ServerError {
@@ -92,6 +98,11 @@ impl std::fmt::Display for ServerError {
             ServerError::Thread(e) => write!(f, "cannot start the server thread: {e}"),
             ServerError::ThreadEnded => f.write_str("the server thread ended before it started listening"),
             ServerError::Stopped(code) => write!(f, "the server stopped with error code {code}"),
+            ServerError::Record { dir, error } => write!(
+                f,
+                "cannot record demos into {}: {error} (give --record a folder this user can write, or leave it out)",
+                dir.display()
+            ),
         }
     }
 }

@@ -123,6 +123,19 @@ fn finish_on_exit(mut exits: MessageReader<AppExit>, to: Option<Res<RecordTo>>, 
     }
 }
 
+/// Whether demos can be written into `dir`: made if it is missing, and a
+/// file created, written and removed in it. A server asked to record checks
+/// this before it listens, so an unwritable folder stops it at once.
+pub(crate) fn check_writable(dir: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".{FILE_PREFIX}write-check-{}", std::process::id()));
+    let written = File::create_new(&probe).and_then(|mut file| std::io::Write::write_all(&mut file, b"arena"));
+    // Removed whatever the write gave; a probe left behind would only be
+    // a stray empty file, so its removal's own error does not count.
+    let _ = std::fs::remove_file(&probe);
+    written
+}
+
 fn open_demo(to: &RecordTo, identity: &ServerIdentity, rate: TickRate, number: u32) -> Result<Open, String> {
     std::fs::create_dir_all(&to.dir).map_err(|e| format!("cannot create {}: {e}", to.dir.display()))?;
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());

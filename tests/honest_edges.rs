@@ -1,0 +1,162 @@
+//! The edges a new user or an admin meets first, run as they would run them
+//! (the real binary, headless): an empty password from any source never
+//! opens a game, log output into a file or a pipe is plain text, and a
+//! recording that cannot be written stops the server before it listens.
+
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::net::UdpSocket;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+fn arena() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_arena"));
+    // The test's own environment must not give the server a password.
+    for variable in ["ARENA_PASSWORD", "ARENA_PASSWORD_FILE", "ARENA_CONFIG", "NO_COLOR", "RUST_LOG"] {
+        command.env_remove(variable);
+    }
+    command
+}
+
+fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("arena-edges-{}-{name}", std::process::id()))
+}
+
+fn free_addr() -> String {
+    let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    format!("127.0.0.1:{port}")
+}
+
+/// Runs `command` to its end (at most `limit`; it is killed after that and
+/// the test fails).
+fn run(mut command: Command, limit: Duration) -> Output {
+    let child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("arena starts");
+    let id = child.id();
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done_tx.send(child.wait_with_output());
+    });
+    match done_rx.recv_timeout(limit) {
+        Ok(output) => output.expect("arena's output"),
+        Err(_) => {
+            let _ = Command::new("kill").arg(id.to_string()).status();
+            panic!("arena ran longer than {limit:?}");
+        }
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr))
+}
+
+/// A dedicated server with `args` (and `env`) must refuse to start: exit
+/// non-zero, before it listens, saying which source gave the empty password.
+fn refused(args: &[&str], env: &[(&str, &str)], names: &str) {
+    let mut command = arena();
+    command.args(["server", "--bind", &free_addr(), "--map-port", "off", "--seconds", "5"]).args(args);
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let started = Instant::now();
+    let output = run(command, Duration::from_secs(30));
+    let said = text(&output);
+    assert!(!output.status.success(), "{args:?} {env:?} started a server: {said}");
+    assert!(started.elapsed() < Duration::from_secs(4), "{args:?} {env:?} ran until --seconds: {said}");
+    assert!(!said.contains("listening"), "{args:?} {env:?} listened: {said}");
+    assert!(said.contains(names), "{args:?} {env:?}: the message should name {names:?}: {said}");
+    assert!(said.contains("open the game to anyone"), "{args:?} {env:?}: the message should say why: {said}");
+}
+
+#[test]
+fn an_empty_password_from_the_flag_the_file_the_environment_or_the_config_file_is_refused() {
+    for blank in ["", "   ", "\t"] {
+        refused(&["--password", blank], &[], "--password");
+        refused(&[], &[("ARENA_PASSWORD", blank)], "ARENA_PASSWORD");
+    }
+    for (i, contents) in ["", "\n", "   \nsecond line\n"].iter().enumerate() {
+        let file = temp_path(&format!("password-{i}"));
+        std::fs::write(&file, contents).unwrap();
+        let path = file.display().to_string();
+        refused(&["--password-file", &path], &[], &path);
+        refused(&[], &[("ARENA_PASSWORD_FILE", path.as_str())], &path);
+        let config = temp_path(&format!("password-file-{i}.ron"));
+        std::fs::write(&config, format!("(password_file: {path:?})\n")).unwrap();
+        refused(&["--config", &config.display().to_string()], &[], &path);
+        let _ = std::fs::remove_file(&file);
+        let _ = std::fs::remove_file(&config);
+    }
+    refused(&[], &[("ARENA_PASSWORD_FILE", "")], "ARENA_PASSWORD_FILE");
+    for (i, blank) in ["", "  "].iter().enumerate() {
+        let config = temp_path(&format!("blank-{i}.ron"));
+        std::fs::write(&config, format!("(password: {blank:?})\n")).unwrap();
+        let path = config.display().to_string();
+        refused(&["--config", &path], &[], &path);
+        let _ = std::fs::remove_file(&config);
+    }
+}
+
+#[test]
+fn a_real_password_still_starts_a_private_server() {
+    let mut command = arena();
+    command.args(["server", "--bind", &free_addr(), "--map-port", "off", "--seconds", "1", "--password", " sesame "]);
+    let output = run(command, Duration::from_secs(60));
+    let said = text(&output);
+    assert!(output.status.success(), "{said}");
+    assert!(said.contains("private: joining needs the password"), "{said}");
+}
+
+#[test]
+fn a_recording_that_cannot_be_written_stops_the_server_before_it_listens() {
+    // A folder under a plain file can be made by nobody, root included.
+    let file = temp_path("not-a-folder");
+    std::fs::write(&file, "a file").unwrap();
+    let dir = file.join("demos");
+    let mut command = arena();
+    command.args(["server", "--bind", &free_addr(), "--map-port", "off", "--seconds", "5", "--record"]).arg(&dir);
+    let started = Instant::now();
+    let output = run(command, Duration::from_secs(30));
+    let said = text(&output);
+    let _ = std::fs::remove_file(&file);
+    assert!(!output.status.success(), "{said}");
+    assert!(started.elapsed() < Duration::from_secs(4), "ran on: {said}");
+    assert!(!said.contains("listening"), "listened first: {said}");
+    assert!(said.contains(&format!("cannot record demos into {}", dir.display())), "{said}");
+}
+
+#[test]
+fn logs_into_a_file_or_a_pipe_carry_no_colour_codes() {
+    let master = {
+        let mut command = arena();
+        command.args(["master", "--bind", &free_addr(), "--probe-port", "0", "--seconds", "1"]);
+        command
+    };
+    let bots = {
+        // Nobody answers there: the bots log their attempts and give up.
+        let mut command = arena();
+        command.args(["bots", "--connect", &free_addr(), "--count", "1", "--seconds", "2"]);
+        command
+    };
+    let lab = {
+        let mut command = arena();
+        command.args(["lab", "prediction", "--seconds", "1"]);
+        command
+    };
+    let server = {
+        let mut command = arena();
+        command.args(["server", "--bind", &free_addr(), "--map-port", "off", "--seconds", "1"]);
+        command
+    };
+    for (what, command) in [("master", master), ("bots", bots), ("lab", lab), ("server", server)] {
+        let output = run(command, Duration::from_secs(90));
+        let said = text(&output);
+        // Something was logged, or there would be nothing to check.
+        assert!(said.contains("INFO") || said.contains("WARN"), "arena {what} logged nothing: {said}");
+        assert!(!said.contains('\u{1b}'), "arena {what} wrote an escape code into a pipe: {said:?}");
+    }
+}
