@@ -33,6 +33,7 @@ use game::GameArgs;
 pub(crate) use lab::Experiment;
 use netcode::LinkArgs;
 use values::positive_duration;
+pub(crate) use values::socket_addr;
 pub(crate) use window::WindowArgs;
 
 /// Shortest and longest wait for server answers (`arena servers
@@ -146,11 +147,13 @@ pub(crate) struct ServerArgs {
     #[arg(long, value_name = "FILE", env = "ARENA_CONFIG")]
     pub config: Option<PathBuf>,
     /// The name server browsers show (default: this machine's name).
-    #[arg(long, value_name = "TEXT", env = "ARENA_NAME")]
+    /// `--server-name` says the same on this command; give one of the two.
+    #[arg(long, value_name = "TEXT", env = "ARENA_NAME", conflicts_with = "server_name")]
     pub name: Option<String>,
     /// Address and UDP port to listen on: [::] takes every interface, IPv4 and
     /// IPv6 (IPv4 only where the machine has no IPv6); 0.0.0.0 every IPv4 one.
-    #[arg(long, env = "ARENA_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, DEFAULT_PORT)))]
+    #[arg(long, env = "ARENA_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, DEFAULT_PORT)),
+          value_parser = values::socket_addr)]
     pub bind: SocketAddr,
     /// An address players use to reach this server from outside (NAT, port forwarding); repeatable
     /// (comma-separated in the environment).

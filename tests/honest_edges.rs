@@ -160,3 +160,55 @@ fn logs_into_a_file_or_a_pipe_carry_no_colour_codes() {
         assert!(!said.contains('\u{1b}'), "arena {what} wrote an escape code into a pipe: {said:?}");
     }
 }
+
+/// Runs `args` and returns what it said, checking it failed.
+fn fails_saying(args: &[&str]) -> String {
+    let mut command = arena();
+    command.args(args);
+    let output = run(command, Duration::from_secs(30));
+    let said = text(&output);
+    assert!(!output.status.success(), "{args:?} succeeded: {said}");
+    said
+}
+
+#[test]
+fn mistakes_are_named_in_the_programs_own_words() {
+    // A port past 65535 is a port out of range, not an unknown name.
+    for args in [&["servers", "127.0.0.1:70000"][..], &["bots", "--connect", "example.invalid:70000", "--seconds", "1"]]
+    {
+        let said = fails_saying(args);
+        assert!(said.contains("port 70000 is out of range"), "{args:?}: {said}");
+    }
+    let said = fails_saying(&["server", "--bind", "127.0.0.1:70000", "--seconds", "1"]);
+    assert!(said.contains("port 70000 is out of range"), "{said}");
+    // A negative number is a value out of range, not an unknown flag.
+    let said = fails_saying(&["lab", "prediction", "--fake-loss", "-0.5", "--seconds", "1"]);
+    assert!(said.contains("--fake-loss within 0..=1"), "{said}");
+    // Seconds: what is allowed, in words that include the value refused.
+    let said = fails_saying(&["lab", "prediction", "--seconds", "0"]);
+    assert!(said.contains("more than 0"), "{said}");
+    // Two names for one server: refused, not one of them dropped.
+    let said = fails_saying(&["server", "--name", "A", "--server-name", "B", "--seconds", "1"]);
+    assert!(said.contains("--name") && said.contains("--server-name"), "{said}");
+    // A busy port: the flags this command really has.
+    let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let said = fails_saying(&["server", "--bind", &addr, "--map-port", "off", "--seconds", "1"]);
+    assert!(said.contains("--bind ADDRESS:PORT on `arena server`"), "{said}");
+}
+
+#[test]
+fn a_player_who_leaves_is_logged_as_leaving() {
+    let addr = free_addr();
+    let mut server = arena();
+    server.args(["server", "--bind", &addr, "--map-port", "off", "--seconds", "6"]);
+    let server = std::thread::spawn(move || run(server, Duration::from_secs(60)));
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut bots = arena();
+    bots.args(["bots", "--connect", &addr, "--count", "1", "--seconds", "2"]);
+    let bots = run(bots, Duration::from_secs(30));
+    assert!(bots.status.success(), "{}", text(&bots));
+    let said = text(&server.join().unwrap());
+    assert!(said.contains("Bot 1 (player 0) left"), "{said}");
+    assert!(!said.contains("terminated by the transport layer"), "{said}");
+}

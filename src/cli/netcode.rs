@@ -17,7 +17,8 @@ pub(crate) struct NetcodeArgs {
     /// Interpolation of other players between snapshots.
     #[arg(long, value_enum, default_value = "on")]
     pub interpolation: Switch,
-    /// Interpolation delay, milliseconds (0-250; default two snapshot intervals).
+    /// Interpolation delay, milliseconds (0-250; default: adaptive, about a
+    /// snapshot interval plus what the measured jitter needs).
     #[arg(long, value_name = "MS")]
     pub interp_ms: Option<u16>,
     /// Ask the server to compensate your lag when you shoot.
@@ -29,13 +30,13 @@ pub(crate) struct NetcodeArgs {
 #[derive(Args, Debug, Clone, Copy)]
 pub(crate) struct LinkArgs {
     /// Round trip the link conditioner adds, milliseconds (half each way).
-    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    #[arg(long, default_value_t = 0.0, value_name = "MS", allow_negative_numbers = true)]
     pub fake_latency_ms: f32,
     /// ± variation of each packet's one-way delay, milliseconds.
-    #[arg(long, default_value_t = 0.0, value_name = "MS")]
+    #[arg(long, default_value_t = 0.0, value_name = "MS", allow_negative_numbers = true)]
     pub fake_jitter_ms: f32,
     /// Probability (0-1) that a packet is dropped, each way.
-    #[arg(long, default_value_t = 0.0, value_name = "P")]
+    #[arg(long, default_value_t = 0.0, value_name = "P", allow_negative_numbers = true)]
     pub fake_loss: f32,
 }
 

@@ -64,6 +64,9 @@ pub fn resolve_server_addr(text: &str) -> Result<SocketAddr, AddrError> {
     if text.is_empty() {
         return Err(AddrError::Empty);
     }
+    if let Some(port) = arena_udp::port_out_of_range(text) {
+        return Err(AddrError::Port(text.to_string(), port));
+    }
     if let Ok(addr) = text.parse::<SocketAddr>() {
         return Ok(addr);
     }
@@ -96,6 +99,8 @@ pub enum AddrError {
     NotFound(String, String),
     /// The name resolves to no address.
     NoAddress(String),
+    /// The port is past 65535 (what was typed, and the port).
+    Port(String, u64),
 }
 
 impl std::fmt::Display for AddrError {
@@ -104,6 +109,9 @@ impl std::fmt::Display for AddrError {
             AddrError::Empty => f.write_str("enter the server's address, such as 192.168.1.20 or example.org:27015"),
             AddrError::NotFound(name, why) => write!(f, "cannot find \"{name}\": {why}"),
             AddrError::NoAddress(name) => write!(f, "\"{name}\" has no address"),
+            AddrError::Port(text, port) => {
+                write!(f, "\"{text}\": port {port} is out of range (a UDP port is 1-65535)")
+            }
         }
     }
 }

@@ -25,7 +25,8 @@ pub struct NetcodeSettings {
     /// Draw remote players between snapshots, a little in the past. Off: as
     /// the newest snapshot has them.
     pub interpolation: bool,
-    /// Interpolation delay, milliseconds; `None`: two snapshot intervals.
+    /// Interpolation delay, milliseconds; `None`: adaptive (a snapshot
+    /// interval plus what the measured jitter needs, see `interp_delay`).
     pub interp_ms: Option<u16>,
     /// Ask the server to rewind the other players to what we saw when firing.
     pub lag_compensation: bool,

@@ -135,6 +135,9 @@ pub fn is_joinable(addr: SocketAddr) -> bool {
 /// takes them). A name looks up DNS: call it off any thread that must not
 /// wait. A name that does not resolve gives none.
 pub fn resolve(name: &str, default_port: u16, ipv6: bool) -> Vec<SocketAddr> {
+    if port_out_of_range(name).is_some() {
+        return Vec::new();
+    }
     use std::net::ToSocketAddrs;
     let name = name.trim();
     let family_ok = |a: &SocketAddr| ipv6 || a.is_ipv4();
@@ -178,6 +181,19 @@ pub fn is_transient(e: &io::Error) -> bool {
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::ConnectionRefused
     ) || e.raw_os_error() == Some(WSAEMSGSIZE)
+}
+
+/// The port of `text` ("host:port", "1.2.3.4:port", "[v6]:port") when it
+/// is a number past 65535: a typing slip to point out as such, not to
+/// send to a name lookup (which would call it an unknown name).
+pub fn port_out_of_range(text: &str) -> Option<u64> {
+    let (host, port) = text.trim().rsplit_once(':')?;
+    // A bare IPv6 address ends in a group of up to 4 hex digits, not a port.
+    if host.contains(':') && !host.ends_with(']') {
+        return None;
+    }
+    let port: u64 = port.parse().ok()?;
+    (port > u64::from(u16::MAX)).then_some(port)
 }
 
 #[cfg(test)]
@@ -264,6 +280,17 @@ mod tests {
             assert_eq!(&buffer[..len], b"six");
             assert!(from.is_ipv6());
         }
+    }
+
+    #[test]
+    fn a_port_past_65535_is_told_apart_from_an_unknown_name() {
+        assert_eq!(port_out_of_range("example.org:70000"), Some(70000));
+        assert_eq!(port_out_of_range("127.0.0.1:65536"), Some(65536));
+        assert_eq!(port_out_of_range("[2001:db8::1]:99999"), Some(99999));
+        assert_eq!(port_out_of_range("127.0.0.1:65535"), None);
+        assert_eq!(port_out_of_range("2001:db8::1"), None);
+        assert_eq!(port_out_of_range("example.org"), None);
+        assert!(resolve("127.0.0.1:70000", 27015, true).is_empty());
     }
 
     #[test]

@@ -49,7 +49,7 @@ impl std::fmt::Display for LabError {
             LabError::TickRate(hz) => write!(f, "--tick {hz} must be within {:?}", arena_sim::TICK_HZ_RANGE),
             LabError::SnapshotRate(hz) => write!(f, "--snapshot-rate {hz} must be 1..=the tick rate"),
             LabError::InterpMs(ms) => write!(f, "--interp-ms {ms} must be 0..={}", arena_protocol::MAX_INTERP_MS),
-            LabError::Seconds(s) => write!(f, "--seconds {s} must be within 0..=3600"),
+            LabError::Seconds(s) => write!(f, "--seconds {s}: give more than 0 and at most 3600 seconds"),
             LabError::Conditions => write!(
                 f,
                 "--fake-latency-ms and --fake-jitter-ms must be within 0..={}, --fake-loss within 0..=1",
@@ -100,7 +100,7 @@ pub struct LabSettings {
     pub projectile_compensation: Switch,
     /// Server bots take the rocket launcher too (off: `--bot-rifle-only`).
     pub bot_rockets: Switch,
-    /// Interpolation delay, ms; two snapshot intervals when not given.
+    /// Interpolation delay, ms; adaptive when not given.
     pub interp_ms: Option<u16>,
     /// Snapshots per second; the tick rate when not given.
     pub snapshot_rate: Option<u32>,

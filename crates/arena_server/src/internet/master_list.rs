@@ -45,7 +45,16 @@ struct Beat {
     answers_then: u64,
     /// How long to wait for that `getinfo` before sending again.
     retry_after: Duration,
+    /// Heartbeats sent again in a row, each unanswered.
+    unanswered: u32,
+    /// Whether the log was told this master does not answer.
+    warned: bool,
 }
+
+/// Heartbeats re-sent unanswered (after 5, 10 and 20 s) before the log
+/// warns that a master does not answer: a lost datagram or two is normal,
+/// 35 s of silence is not.
+const UNANSWERED_BEFORE_WARNING: u32 = 3;
 
 /// The masters this server is listed on.
 #[derive(Resource, Debug)]
@@ -214,6 +223,13 @@ fn send_heartbeats(
     let mut sent = false;
     for master in masters.resolved.clone() {
         let answers = transport.master_answers(master);
+        if let Some(beat) = masters.beats.get_mut(&master)
+            && beat.warned
+            && answers != beat.answers_then
+        {
+            beat.warned = false;
+            info!("the master at {master} answers now: this server is listed there");
+        }
         let beat = masters.beats.get(&master).copied();
         let (due, retry_after) = match beat {
             None => (true, RETRY_UNANSWERED),
@@ -228,8 +244,20 @@ fn send_heartbeats(
             }
         };
         if due {
+            let silent = beat.filter(|beat| answers == beat.answers_then);
+            let unanswered = silent.map_or(0, |beat| beat.unanswered + 1);
+            let mut warned = silent.is_some_and(|beat| beat.warned);
+            if unanswered >= UNANSWERED_BEFORE_WARNING && !warned {
+                warned = true;
+                warn!(
+                    "the master at {master} has not answered {unanswered} heartbeats: this server is not listed \
+                     there (is the master running, and can its datagrams reach this server's UDP port?); still \
+                     trying, every {} s at most",
+                    interval.as_secs()
+                );
+            }
             transport.send_heartbeat(master);
-            masters.beats.insert(master, Beat { last: now, answers_then: answers, retry_after });
+            masters.beats.insert(master, Beat { last: now, answers_then: answers, retry_after, unanswered, warned });
             sent = true;
         }
     }

@@ -84,7 +84,8 @@ impl std::fmt::Display for ServerError {
             ServerError::Bind { addr, error } => {
                 let hint = match error.kind() {
                     io::ErrorKind::AddrInUse => {
-                        " — the port is already in use (another Arena server? pick another with --port/--bind)"
+                        " — the port is already in use (another Arena server?): choose another, with --bind ADDRESS:PORT on \
+                         `arena server` or --port on `arena host` and `arena play`"
                     }
                     io::ErrorKind::AddrNotAvailable => " — this machine has no such address",
                     io::ErrorKind::PermissionDenied => " — ports below 1024 need special rights",
@@ -182,8 +183,27 @@ pub struct ServerTransport {
     /// Master-extension datagrams from masters' addresses, not yet read
     /// (see `internet/master_messages.rs`); at most [`MAX_REACH_INBOX`].
     pub(super) reach_inbox: Vec<(SocketAddr, arena_master::reach::Reach)>,
+    /// How each client that went since the roster last looked went, so
+    /// that the log says it in words (renet calls every one of them
+    /// "terminated by the transport layer"); at most [`MAX_PARTINGS`].
+    partings: std::collections::HashMap<ClientId, Parting>,
     pub traffic: Traffic,
 }
+
+/// How a client's connection ended, as the transport saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Parting {
+    /// It said goodbye (netcode's disconnect packet): a normal leave.
+    Left,
+    /// Nothing came from it for [`SILENT_CLIENT_TIMEOUT`].
+    TimedOut,
+    /// It kept sending bad messages and was disconnected.
+    BadMessages,
+}
+
+/// Partings kept for the roster to read, at most (it reads them the frame
+/// they happen; this only bounds a roster that never looks).
+const MAX_PARTINGS: usize = 1024;
 
 /// Master-extension datagrams kept between two reads, at most (the rest is
 /// dropped: a master sends a handful).
@@ -218,6 +238,7 @@ impl ServerTransport {
             buffer: Box::new([0; 2048]),
             clock: Duration::ZERO,
             last_sent: std::collections::HashMap::new(),
+            partings: std::collections::HashMap::new(),
             answers: Answers::default(),
             reach_inbox: Vec::new(),
             traffic: Traffic::default(),
@@ -321,6 +342,10 @@ impl ServerTransport {
                 if kind == PacketKind::Payload && matches!(outcome, Outcome::None) {
                     self.guard.unauthenticated();
                 }
+                // A client's own packet that ends its connection is its goodbye.
+                if let Outcome::Disconnected { client_id, .. } = outcome {
+                    self.parted(client_id, Parting::Left);
+                }
                 self.apply(outcome, server);
             }
             Verdict::Reply(reply) => self.send_to(&reply, from),
@@ -361,9 +386,14 @@ impl ServerTransport {
             } else {
                 Outcome::of(self.netcode.update_client(client_id))
             };
+            // Netcode ends a connection here only for silence (ours, or its own timeout).
+            if let Outcome::Disconnected { client_id, .. } = outcome {
+                self.parted(client_id, Parting::TimedOut);
+            }
             self.apply(outcome, server);
         }
         for client_id in self.guard.offenders(self.clock) {
+            self.parted(client_id, Parting::BadMessages);
             self.guard.counters.disconnected_for_bad_messages += 1;
             debug!("disconnecting client {client_id}: it keeps sending bad messages");
             server.disconnect(client_id);
@@ -375,6 +405,19 @@ impl ServerTransport {
         if let Some(line) = self.guard.summary(self.clock) {
             warn!("{line}");
         }
+    }
+
+    fn parted(&mut self, client_id: ClientId, how: Parting) {
+        if self.partings.len() >= MAX_PARTINGS {
+            self.partings.clear();
+        }
+        self.partings.insert(client_id, how);
+    }
+
+    /// How `client_id`'s connection ended, if the transport knows (once:
+    /// the answer is forgotten as it is given).
+    pub(crate) fn take_parting(&mut self, client_id: ClientId) -> Option<Parting> {
+        self.partings.remove(&client_id)
     }
 
     fn apply(&mut self, outcome: Outcome, server: &mut renet::RenetServer) {

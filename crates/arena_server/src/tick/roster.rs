@@ -19,7 +19,8 @@ use super::life::{SpawnRotation, choose_spawn};
 use super::range::{RangeTally, RangeTarget};
 use crate::net::{broadcast, send};
 use crate::range_lanes::{LANES, firing_spot};
-use crate::socket::transport::ServerTransport;
+use crate::socket::guard::SILENT_CLIENT_TIMEOUT;
+use crate::socket::transport::{Parting, ServerTransport};
 use crate::vocabulary::{
     ClientPrefs, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
     SimWorld, SnapshotAck, SnapshotRate, SubTickShots, TickRate,
@@ -194,7 +195,7 @@ fn on_server_event(
     event: On<RenetServerEvent>,
     mut admission: Admission,
     mut server: ResMut<RenetServer>,
-    transport: Res<ServerTransport>,
+    mut transport: ResMut<ServerTransport>,
     mut refused: ResMut<Refused>,
     time: Res<Time<Real>>,
     tick: Res<ServerTick>,
@@ -239,6 +240,7 @@ fn on_server_event(
             admission.commands().trigger(PlayersChanged);
         }
         ServerEvent::ClientDisconnected { client_id, reason } => {
+            let parting = transport.take_parting(client_id);
             let Some((id, entry)) = admission.roster.by_client(client_id).map(|(id, e)| (id, e.clone())) else {
                 debug!("client {client_id} left before it had a player ({reason})");
                 return;
@@ -247,7 +249,18 @@ fn on_server_event(
             admission.commands().entity(entry.entity).despawn();
             stats.leaves += 1;
             if arrivals.note(now, false) {
-                info!("{} (player {}) left: {reason}", entry.name, id.0);
+                let (name, player) = (&entry.name, id.0);
+                match parting {
+                    Some(Parting::Left) => info!("{name} (player {player}) left"),
+                    Some(Parting::TimedOut) => info!(
+                        "{name} (player {player}) timed out: nothing heard from it for {} s",
+                        SILENT_CLIENT_TIMEOUT.as_secs()
+                    ),
+                    Some(Parting::BadMessages) => {
+                        info!("{name} (player {player}) was disconnected: it kept sending bad messages")
+                    }
+                    None => info!("{name} (player {player}) was disconnected: {reason}"),
+                }
             }
             broadcast(&mut server, &ToClient::PlayerLeft { id }, Some(client_id));
             admission.commands().trigger(PlayersChanged);
