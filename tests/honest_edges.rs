@@ -212,3 +212,26 @@ fn a_player_who_leaves_is_logged_as_leaving() {
     assert!(said.contains("Bot 1 (player 0) left"), "{said}");
     assert!(!said.contains("terminated by the transport layer"), "{said}");
 }
+
+#[test]
+fn on_a_terminal_logs_are_coloured_unless_no_color_is_set() {
+    // util-linux's `script` gives the program a terminal (bsdutils is
+    // Essential on Debian; elsewhere this test has nothing to run).
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` here: skipped");
+        return;
+    }
+    let on_a_terminal = |no_color: &str| {
+        let line = format!(
+            "NO_COLOR={no_color} {} master --bind 127.0.0.1:0 --probe-port 0 --seconds 1",
+            env!("CARGO_BIN_EXE_arena")
+        );
+        let mut command = Command::new("script");
+        command.args(["-qec", &line, "/dev/null"]);
+        text(&run(command, Duration::from_secs(30)))
+    };
+    let coloured = on_a_terminal("");
+    assert!(coloured.contains('\u{1b}'), "no colours on a terminal: {coloured:?}");
+    let plain = on_a_terminal("1");
+    assert!(plain.contains("INFO") && !plain.contains('\u{1b}'), "NO_COLOR=1 still coloured: {plain:?}");
+}
