@@ -148,7 +148,7 @@ pub(crate) struct ServerArgs {
     pub config: Option<PathBuf>,
     /// The name server browsers show (default: this machine's name).
     /// `--server-name` says the same on this command; give one of the two.
-    #[arg(long, value_name = "TEXT", env = "ARENA_NAME", conflicts_with = "server_name")]
+    #[arg(long, value_name = "TEXT", env = "ARENA_NAME")]
     pub name: Option<String>,
     /// Address and UDP port to listen on: [::] takes every interface, IPv4 and
     /// IPv6 (IPv4 only where the machine has no IPv6); 0.0.0.0 every IPv4 one.
@@ -292,6 +292,9 @@ pub(crate) enum CliError {
     Clap(clap::Error),
     /// A `--config` file that cannot be read or does not fit the subcommand.
     ConfigFile(ConfigFileArgsError),
+    /// `arena server` given both `--name` and `--server-name` (or their
+    /// variables), which say the same thing.
+    TwoNames,
     /// A password given empty or only white space, by `source` (a flag, a
     /// variable of the environment, or a config file's key): it would open
     /// the game to anyone, so it is refused rather than taken for none.
@@ -303,6 +306,10 @@ impl std::fmt::Display for CliError {
         match self {
             CliError::Clap(e) => write!(f, "{e}"),
             CliError::ConfigFile(e) => write!(f, "{e}"),
+            CliError::TwoNames => f.write_str(
+                "`arena server` was given two names: --name (ARENA_NAME) and --server-name (ARENA_SERVER_NAME) \
+                 both name the server; give one of them",
+            ),
             CliError::EmptyPassword { source } => write!(
                 f,
                 "{source} is empty (nothing but white space), which would open the game to anyone: give the \
@@ -353,7 +360,22 @@ where
         matches = command().try_get_matches_from(&args)?;
     }
     refuse_empty_password(&matches, &added)?;
+    refuse_two_names(&matches, &added)?;
     Cli::from_arg_matches(&matches).map_err(|e| CliError::Clap(e.format(&mut command())))
+}
+
+/// Refuses `arena server --name A --server-name B` (or the same through
+/// the environment): a server has one name, and taking one of two silently
+/// hides a mistake. A config file's `name` never counts here: the command
+/// line and the environment win over the file (see `config_file`).
+fn refuse_two_names(matches: &clap::ArgMatches, added: &[OsString]) -> Result<(), CliError> {
+    let Some(("server", given)) = matches.subcommand() else { return Ok(()) };
+    let from_file = added.iter().any(|flag| flag.to_string_lossy().starts_with("--name="));
+    let named = |id: &str| given.value_source(id).is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
+    if named("name") && named("server_name") && !from_file {
+        return Err(CliError::TwoNames);
+    }
+    Ok(())
 }
 
 /// Refuses a password, or a password file's name, given empty or only
@@ -364,32 +386,53 @@ where
 /// file's contents are checked when it is read
 /// ([`game::password_from_file`]).
 fn refuse_empty_password(matches: &clap::ArgMatches, added: &[OsString]) -> Result<(), CliError> {
-    let Some((_, given)) = matches.subcommand() else { return Ok(()) };
+    // Only where a password makes a game private: a player's empty one
+    // (`join`, `bots`) only means an open game is joined.
+    let Some(("server" | "host" | "play", given)) = matches.subcommand() else { return Ok(()) };
     let blank = |text: &str| text.trim().is_empty();
-    let given_blank = |id: &str| match given.try_get_one::<String>(id) {
-        Ok(Some(text)) => blank(text),
-        _ => given.try_get_one::<std::path::PathBuf>(id).ok().flatten().is_some_and(|p| blank(&p.to_string_lossy())),
+    let value = |id: &str| match given.try_get_one::<String>(id) {
+        Ok(Some(text)) => Some(text.clone()),
+        _ => given.try_get_one::<std::path::PathBuf>(id).ok().flatten().map(|p| p.to_string_lossy().into_owned()),
     };
-    for (id, flag, variable, key) in [
-        ("password", "--password", "ARENA_PASSWORD", "password"),
-        ("password_file", "--password-file", "ARENA_PASSWORD_FILE", "password_file"),
-    ] {
-        if !given_blank(id) {
-            continue;
-        }
+    // Where `id`'s value came from, in the words a user would look for.
+    let source = |id: &str, flag: &str, variable: &str, key: &str| {
         let from_file = added.iter().any(|added| added.to_string_lossy().starts_with(&format!("{flag}=")));
-        let source = match given.value_source(id) {
+        match given.value_source(id) {
             Some(clap::parser::ValueSource::EnvVariable) => format!("{variable} (the environment)"),
             _ if from_file => {
                 let file = given.try_get_one::<std::path::PathBuf>("config").ok().flatten();
                 format!("`{key}` in the config file {}", file.map(|f| f.display().to_string()).unwrap_or_default())
             }
             _ => flag.to_string(),
-        };
-        return Err(CliError::EmptyPassword { source });
+        }
+    };
+    if value("password").is_some_and(|text| blank(&text)) {
+        return Err(CliError::EmptyPassword { source: source("password", "--password", "ARENA_PASSWORD", "password") });
+    }
+    let Some(path) = value("password_file") else { return Ok(()) };
+    let named_by = source("password_file", "--password-file", "ARENA_PASSWORD_FILE", "password_file");
+    if blank(&path) {
+        return Err(CliError::EmptyPassword { source: named_by });
+    }
+    // The file's first line, read here so that the message can say which
+    // source named the file; a file that cannot be read is reported when
+    // the game reads it (`game::password_from_file`).
+    if let Ok(file) = std::fs::File::open(&path) {
+        use std::io::{BufRead, Read};
+        let mut first = String::new();
+        let read = std::io::BufReader::new(file.take(MAX_PASSWORD_LINE_BYTES)).read_line(&mut first);
+        if read.is_ok() && blank(&first) {
+            return Err(CliError::EmptyPassword {
+                source: format!("the first line of the password file {path} (named by {named_by})"),
+            });
+        }
     }
     Ok(())
 }
+
+/// How much of a password file's first line is read to see whether it is
+/// blank (a password is at most a few hundred bytes).
+const MAX_PASSWORD_LINE_BYTES: u64 = 4096;
 
 #[cfg(feature = "window")]
 impl PlayArgs {
@@ -564,9 +607,11 @@ mod tests {
 
     #[test]
     fn a_servers_config_comes_from_its_flags() {
-        let Mode::Server(server) = mode("arena server --name Friday --server-name Other --bots 2 --seconds 3") else {
-            panic!()
-        };
+        assert!(
+            matches!(parse_line("arena server --name Friday --server-name Other"), Err(e) if e.contains("two names")),
+            "two names for one server are refused"
+        );
+        let Mode::Server(server) = mode("arena server --name Friday --bots 2 --seconds 3") else { panic!() };
         let config = server.config();
         assert_eq!(config.as_ref().map(|c| (c.name.as_str(), c.bots)), Ok(("Friday", 2)));
         assert_eq!(config.map(|c| c.stop_after), Ok(Some(Duration::from_secs(3))));

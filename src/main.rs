@@ -124,6 +124,15 @@ fn print_report<T: serde::Serialize, E: std::fmt::Display>(report: Result<T, E>)
 /// fails if any bot was not connected the whole time.
 fn run_bots(config: &arena_lab::bot_clients::BotsConfig, report: Option<std::path::PathBuf>) -> ExitCode {
     init_logging();
+    // The report is written at the end; whether it can be is known now.
+    if let Some(path) = &report
+        && let Err(e) = std::fs::OpenOptions::new().create(true).append(true).open(path)
+    {
+        return fail(&format!(
+            "cannot write the report to {}: {e} (give --report a file this user can write)",
+            path.display()
+        ));
+    }
     let result = arena_lab::bot_clients::run(config);
     let json = match serde_json::to_string_pretty(&result) {
         Ok(json) => json,

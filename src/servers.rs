@@ -31,6 +31,9 @@ pub(crate) fn run(ask: &Ask, json_lines: bool, wait: Duration) -> Result<ExitCod
         browser.query(addr);
     }
     for name in &ask.masters {
+        if let Some(port) = arena_udp::port_out_of_range(name) {
+            return Err(format!("--master {name}: port {port} is out of range (a UDP port is 1-65535)"));
+        }
         let found = arena_udp::resolve(name, arena_master::wire::DEFAULT_PORT, browser.has_ipv6());
         if found.is_empty() {
             return Err(format!("--master {name}: no such host (or no address this machine can reach)"));

@@ -83,11 +83,16 @@ fn an_empty_password_from_the_flag_the_file_the_environment_or_the_config_file_i
         let file = temp_path(&format!("password-{i}"));
         std::fs::write(&file, contents).unwrap();
         let path = file.display().to_string();
-        refused(&["--password-file", &path], &[], &path);
-        refused(&[], &[("ARENA_PASSWORD_FILE", path.as_str())], &path);
+        refused(&["--password-file", &path], &[], &format!("{path} (named by --password-file)"));
+        refused(
+            &[],
+            &[("ARENA_PASSWORD_FILE", path.as_str())],
+            &format!("{path} (named by ARENA_PASSWORD_FILE (the environment))"),
+        );
         let config = temp_path(&format!("password-file-{i}.ron"));
         std::fs::write(&config, format!("(password_file: {path:?})\n")).unwrap();
-        refused(&["--config", &config.display().to_string()], &[], &path);
+        let named_by = format!("{path} (named by `password_file` in the config file {})", config.display());
+        refused(&["--config", &config.display().to_string()], &[], &named_by);
         let _ = std::fs::remove_file(&file);
         let _ = std::fs::remove_file(&config);
     }
@@ -99,6 +104,15 @@ fn an_empty_password_from_the_flag_the_file_the_environment_or_the_config_file_i
         refused(&["--config", &path], &[], &path);
         let _ = std::fs::remove_file(&config);
     }
+}
+
+#[test]
+fn a_player_may_give_an_empty_password_to_join_an_open_game() {
+    // Nobody answers there: the bots fail to connect, not to start.
+    let mut command = arena();
+    command.args(["bots", "--connect", &free_addr(), "--password", "", "--seconds", "1"]);
+    let said = text(&run(command, Duration::from_secs(30)));
+    assert!(!said.contains("open the game to anyone"), "{said}");
 }
 
 #[test]
@@ -189,7 +203,22 @@ fn mistakes_are_named_in_the_programs_own_words() {
     assert!(said.contains("more than 0"), "{said}");
     // Two names for one server: refused, not one of them dropped.
     let said = fails_saying(&["server", "--name", "A", "--server-name", "B", "--seconds", "1"]);
-    assert!(said.contains("--name") && said.contains("--server-name"), "{said}");
+    assert!(said.contains("two names") && said.contains("--server-name"), "{said}");
+    // A master's port past 65535 too.
+    let said = fails_saying(&["servers", "--master", "127.0.0.1:70000"]);
+    assert!(said.contains("port 70000 is out of range"), "{said}");
+    let said = fails_saying(&["server", "--master", "example.invalid:70000", "--map-port", "off", "--seconds", "1"]);
+    assert!(said.contains("port 70000 is out of range"), "{said}");
+    // An output that cannot be written fails at once.
+    let not_a_folder = temp_path("report-parent");
+    std::fs::write(&not_a_folder, "a file").unwrap();
+    let report = not_a_folder.join("report.json").display().to_string();
+    let said = fails_saying(&["bots", "--connect", "127.0.0.1:9", "--report", &report, "--seconds", "30"]);
+    assert!(said.contains("cannot write the report"), "{said}");
+    let out = not_a_folder.join("charts").display().to_string();
+    let said = fails_saying(&["lab", "sweep", "--out", &out, "--run-seconds", "1"]);
+    let _ = std::fs::remove_file(&not_a_folder);
+    assert!(said.contains(&out), "{said}");
     // A busy port: the flags this command really has.
     let taken = UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
@@ -203,7 +232,15 @@ fn a_player_who_leaves_is_logged_as_leaving() {
     let mut server = arena();
     server.args(["server", "--bind", &addr, "--map-port", "off", "--seconds", "6"]);
     let server = std::thread::spawn(move || run(server, Duration::from_secs(60)));
-    std::thread::sleep(Duration::from_millis(1500));
+    // Joined once it answers (a loaded machine starts it slowly).
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        let mut ask = arena();
+        ask.args(["servers", &addr, "--wait-ms", "300"]);
+        if run(ask, Duration::from_secs(10)).status.success() {
+            break;
+        }
+    }
     let mut bots = arena();
     bots.args(["bots", "--connect", &addr, "--count", "1", "--seconds", "2"]);
     let bots = run(bots, Duration::from_secs(30));
@@ -227,7 +264,7 @@ fn on_a_terminal_logs_are_coloured_unless_no_color_is_set() {
             env!("CARGO_BIN_EXE_arena")
         );
         let mut command = Command::new("script");
-        command.args(["-qec", &line, "/dev/null"]);
+        command.args(["-qec", &line, "/dev/null"]).env_remove("RUST_LOG");
         text(&run(command, Duration::from_secs(30)))
     };
     let coloured = on_a_terminal("");

@@ -118,19 +118,51 @@ fn module_sources(plan: &Path, name: &str) -> Vec<PathBuf> {
     files
 }
 
+/// `text` without its `#[cfg(test)] mod NAME { ... }` blocks (braces
+/// counted; a test module may import from anywhere). Other `#[cfg(test)]`
+/// items stay.
+fn outside_tests(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[cfg(test)]") {
+        let after = &rest[at + "#[cfg(test)]".len()..];
+        let trimmed = after.trim_start();
+        out.push_str(&rest[..at]);
+        if !(trimmed.starts_with("mod ") || trimmed.starts_with("pub(crate) mod ")) {
+            out.push_str("#[cfg(test)]");
+            rest = after;
+            continue;
+        }
+        let Some(open) = after.find('{') else { return out };
+        let mut depth = 0usize;
+        let mut end = after.len();
+        for (i, c) in after[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Modules of the same plan that `text` names through `crate::` (for a
 /// crate's `lib.rs`) or `super::` (inside a folder), in code before its
 /// tests.
 fn imported_siblings(text: &str, prefix: &str, listed: &BTreeMap<String, usize>) -> Vec<String> {
-    // Code before the tests, comments left out (a doc link is no import).
-    let code: String = text
-        .split("#[cfg(test)]")
-        .next()
-        .unwrap_or(text)
-        .lines()
-        .filter(|line| !line.trim_start().starts_with("//"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    // The code outside test modules, comments left out (a doc link is no
+    // import).
+    let code: String =
+        outside_tests(text).lines().filter(|line| !line.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
     let code = code.as_str();
     let mut found = Vec::new();
     for (i, _) in code.match_indices(prefix) {
@@ -197,6 +229,19 @@ fn every_module_list_names_every_module_and_runs_bottom_up() {
         }
     }
     assert!(checked >= 8, "only {checked} module lists found: is the heading still \"Modules, bottom up\"?");
+    // The server's two wings stand side by side on one line of its list:
+    // neither may name the other.
+    let server = Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/arena_server/src");
+    for (wing, other) in [("tick", "internet"), ("internet", "tick")] {
+        for file in rust_files(&server.join(wing)) {
+            let code = outside_tests(&fs::read_to_string(&file).expect("server source"));
+            for word in [format!("crate::{other}"), format!("super::super::{other}")] {
+                if code.contains(&word) {
+                    problems.push(format!("{}: the {wing} wing names the {other} wing ({word})", file.display()));
+                }
+            }
+        }
+    }
     assert!(problems.is_empty(), "module lists out of step with the code:\n{}", problems.join("\n"));
 }
 
@@ -215,4 +260,10 @@ fn the_list_reader_sees_bullets_groups_and_folders() {
         &listed,
     );
     assert_eq!(uses, ["c", "b", "a"]);
+    // A test module is left out, braces and all; code after it is read.
+    let listed = listed_modules("//! # Modules, bottom up\n//! - `a`: a.\n//! - `d`: d.\n");
+    let code = "#[cfg(test)]\nmod tests {\n    use crate::d;\n    fn t() { {} }\n}\nfn after() { crate::a::h() }\n";
+    assert_eq!(imported_siblings(code, "crate::", &listed), ["a"]);
+    // Other test-only items count.
+    assert_eq!(imported_siblings("#[cfg(test)]\nfn helper() { crate::d::x() }\n", "crate::", &listed), ["d"]);
 }

@@ -52,6 +52,14 @@ pub(super) fn file_flags(grammar: &Command, matches: &ArgMatches) -> Result<Vec<
         if let Some(ValueSource::CommandLine | ValueSource::EnvVariable) = given.value_source(arg.get_id().as_str()) {
             continue;
         }
+        // A dedicated server's `--server-name` is its name too: given, it
+        // wins over the file's `name` as `--name` would.
+        if mode == DEDICATED
+            && option.key == "name"
+            && let Some(ValueSource::CommandLine | ValueSource::EnvVariable) = given.value_source("server_name")
+        {
+            continue;
+        }
         flags.extend(as_flags(flag, &option.values));
     }
     Ok(flags)

@@ -147,6 +147,11 @@ impl GameArgs {
         default_bots: usize,
         default_map_port: arena_nat::Methods,
     ) -> Result<ServerConfig, String> {
+        if let Some((master, port)) =
+            self.masters.iter().find_map(|m| arena_udp::port_out_of_range(m).map(|port| (m, port)))
+        {
+            return Err(format!("--master {master}: port {port} is out of range (a UDP port is 1-65535)"));
+        }
         let map_port = match &self.map_port {
             Some(text) => arena_nat::Methods::parse(text).map_err(|e| format!("--map-port: {e}"))?,
             None => default_map_port,

@@ -128,7 +128,10 @@ fn finish_on_exit(mut exits: MessageReader<AppExit>, to: Option<Res<RecordTo>>, 
 /// this before it listens, so an unwritable folder stops it at once.
 pub(crate) fn check_writable(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let probe = dir.join(format!(".{FILE_PREFIX}write-check-{}", std::process::id()));
+    // Named by process and time: servers sharing a folder (containers are
+    // all process 1) do not trip over each other's probe.
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+    let probe = dir.join(format!(".{FILE_PREFIX}write-check-{}-{nanos}", std::process::id()));
     let written = File::create_new(&probe).and_then(|mut file| std::io::Write::write_all(&mut file, b"arena"));
     // Removed whatever the write gave; a probe left behind would only be
     // a stray empty file, so its removal's own error does not count.
