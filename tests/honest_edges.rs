@@ -144,7 +144,7 @@ fn a_recording_that_cannot_be_written_stops_the_server_before_it_listens() {
 }
 
 #[test]
-fn logs_into_a_file_or_a_pipe_carry_no_colour_codes() {
+fn logs_into_a_pipe_or_a_file_carry_no_colour_codes() {
     let master = {
         let mut command = arena();
         command.args(["master", "--bind", &free_addr(), "--probe-port", "0", "--seconds", "1"]);
@@ -167,12 +167,26 @@ fn logs_into_a_file_or_a_pipe_carry_no_colour_codes() {
         command
     };
     for (what, command) in [("master", master), ("bots", bots), ("lab", lab), ("server", server)] {
+        // Into a pipe (what `run` gives it).
         let output = run(command, Duration::from_secs(90));
         let said = text(&output);
         // Something was logged, or there would be nothing to check.
         assert!(said.contains("INFO") || said.contains("WARN"), "arena {what} logged nothing: {said}");
         assert!(!said.contains('\u{1b}'), "arena {what} wrote an escape code into a pipe: {said:?}");
     }
+    // Into a file, as a unit file or `arena master > master.log 2>&1` has it.
+    let log = temp_path("master.log");
+    let file = std::fs::File::create(&log).unwrap();
+    let status = arena()
+        .args(["master", "--bind", &free_addr(), "--probe-port", "0", "--seconds", "1"])
+        .stdout(file.try_clone().unwrap())
+        .stderr(file)
+        .status()
+        .expect("arena master runs");
+    let written = std::fs::read_to_string(&log).unwrap();
+    let _ = std::fs::remove_file(&log);
+    assert!(status.success() && written.contains("INFO"), "{written}");
+    assert!(!written.contains('\u{1b}'), "arena master wrote an escape code into a file: {written:?}");
 }
 
 /// Runs `args` and returns what it said, checking it failed.
