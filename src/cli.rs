@@ -33,7 +33,6 @@ use game::GameArgs;
 pub(crate) use lab::Experiment;
 use netcode::LinkArgs;
 use values::positive_duration;
-pub(crate) use values::socket_addr;
 pub(crate) use window::WindowArgs;
 
 /// Shortest and longest wait for server answers (`arena servers
@@ -153,7 +152,7 @@ pub(crate) struct ServerArgs {
     /// Address and UDP port to listen on: [::] takes every interface, IPv4 and
     /// IPv6 (IPv4 only where the machine has no IPv6); 0.0.0.0 every IPv4 one.
     #[arg(long, env = "ARENA_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, DEFAULT_PORT)),
-          value_parser = values::socket_addr)]
+          value_parser = arena_udp::parse_socket_addr)]
     pub bind: SocketAddr,
     /// An address players use to reach this server from outside (NAT, port forwarding); repeatable
     /// (comma-separated in the environment).

@@ -15,7 +15,7 @@ pub(crate) struct MasterArgs {
     /// Address and UDP port to listen on: [::] takes IPv4 and IPv6 (IPv4
     /// only where the machine has no IPv6).
     #[arg(long, env = "ARENA_MASTER_BIND", default_value_t = SocketAddr::from((Ipv6Addr::UNSPECIFIED, arena_master::wire::DEFAULT_PORT)),
-          value_parser = crate::cli::socket_addr)]
+          value_parser = arena_udp::parse_socket_addr)]
     bind: SocketAddr,
     /// A server is dropped this long after its last valid answer to a
     /// challenge, seconds (servers heartbeat every 5 minutes).

@@ -1,5 +1,5 @@
 //! Value parsers and checks that several subcommands share: a window's
-//! size, a number of seconds, a frame rate and an address to listen on.
+//! size, a number of seconds and a frame rate.
 
 use std::time::Duration;
 
@@ -24,15 +24,6 @@ pub(super) fn positive_duration(seconds: f64) -> Result<Duration, String> {
     } else {
         Err(format!("--seconds must be a positive number, not {seconds}"))
     }
-}
-
-/// `--bind ADDRESS:PORT`: a socket address, a port past 65535 said as such
-/// (the standard parser calls it only "invalid socket address syntax").
-pub(crate) fn socket_addr(text: &str) -> Result<std::net::SocketAddr, String> {
-    text.trim().parse().map_err(|_| match arena_udp::port_out_of_range(text) {
-        Some(port) => format!("port {port} is out of range (a UDP port is 0-65535)"),
-        None => "expected ADDRESS:PORT, such as [::]:27015 or 0.0.0.0:27015".to_string(),
-    })
 }
 
 /// `--fps` of `arena bots`: 1 to 1000 frames a second.

@@ -25,6 +25,6 @@ mod socket;
 pub use introductions::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 pub use signals::stop_on_signals;
 pub use socket::{
-    bind_udp, canonical, is_joinable, is_local, is_transient, is_v6, limit_key, port_out_of_range, recv_from, resolve,
-    send_to,
+    bind_udp, canonical, is_joinable, is_local, is_transient, is_v6, limit_key, parse_socket_addr, port_out_of_range,
+    recv_from, resolve, send_to,
 };

@@ -183,6 +183,16 @@ pub fn is_transient(e: &io::Error) -> bool {
     ) || e.raw_os_error() == Some(WSAEMSGSIZE)
 }
 
+/// `ADDRESS:PORT` as a flag gives it (`--bind`): a socket address, with a
+/// port past 65535 said to be one (the standard parser calls it only
+/// "invalid socket address syntax").
+pub fn parse_socket_addr(text: &str) -> Result<SocketAddr, String> {
+    text.trim().parse().map_err(|_| match port_out_of_range(text) {
+        Some(port) => format!("port {port} is out of range (a UDP port is 0-65535)"),
+        None => "expected ADDRESS:PORT, such as [::]:27015 or 0.0.0.0:27015".to_string(),
+    })
+}
+
 /// The port of `text` ("host:port", "1.2.3.4:port", "[v6]:port") when it
 /// is a number past 65535: a typing slip to point out as such, not to
 /// send to a name lookup (which would call it an unknown name).
