@@ -363,13 +363,19 @@ where
     Cli::from_arg_matches(&matches).map_err(|e| CliError::Clap(e.format(&mut command())))
 }
 
+/// Whether a `--config` file's options gave `flag` (as `flag=VALUE`, the
+/// form `config_file::file_flags` adds them in).
+fn added_by_file(added: &[OsString], flag: &str) -> bool {
+    added.iter().any(|added| added.to_string_lossy().strip_prefix(flag).is_some_and(|rest| rest.starts_with('=')))
+}
+
 /// Refuses `arena server --name A --server-name B` (or the same through
 /// the environment): a server has one name, and taking one of two silently
 /// hides a mistake. A config file's `name` never counts here: the command
 /// line and the environment win over the file (see `config_file`).
 fn refuse_two_names(matches: &clap::ArgMatches, added: &[OsString]) -> Result<(), CliError> {
     let Some(("server", given)) = matches.subcommand() else { return Ok(()) };
-    let from_file = added.iter().any(|flag| flag.to_string_lossy().starts_with("--name="));
+    let from_file = added_by_file(added, "--name");
     let named = |id: &str| given.value_source(id).is_some_and(|s| s != clap::parser::ValueSource::DefaultValue);
     if named("name") && named("server_name") && !from_file {
         return Err(CliError::TwoNames);
@@ -395,7 +401,7 @@ fn refuse_empty_password(matches: &clap::ArgMatches, added: &[OsString]) -> Resu
     };
     // Where `id`'s value came from, in the words a user would look for.
     let source = |id: &str, flag: &str, variable: &str, key: &str| {
-        let from_file = added.iter().any(|added| added.to_string_lossy().starts_with(&format!("{flag}=")));
+        let from_file = added_by_file(added, flag);
         match given.value_source(id) {
             Some(clap::parser::ValueSource::EnvVariable) => format!("{variable} (the environment)"),
             _ if from_file => {

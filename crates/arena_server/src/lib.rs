@@ -108,6 +108,7 @@ pub use vocabulary::{CombatStats, Dead, Joined, Roster, Score, ServerPlayer, Ser
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{Guard, SILENT_CLIENT_TIMEOUT, Verdict};
 
+pub use demo_recording::check_writable;
 pub use kill_cam::KILL_CAM_HOLD_S;
 pub use lag_compensation::{RewindBounds, Unlag, choose_tested_tick, click_wait_ticks, render_time_tolerance_ticks};
 pub use life::RESPAWN_DELAY_S;

@@ -120,13 +120,9 @@ pub fn sweep(
     progress: impl Fn(&str),
 ) -> Result<SweepReport, SweepError> {
     base.validate()?;
-    std::fs::create_dir_all(out).map_err(|e| SweepError::Write(out.to_path_buf(), e))?;
     // The charts are written after the runs (minutes); whether they can be
     // is known now.
-    let probe = out.join(".arena-sweep-write-check");
-    let written = std::fs::write(&probe, b"arena");
-    let _ = std::fs::remove_file(&probe);
-    written.map_err(|e| SweepError::Write(out.to_path_buf(), e))?;
+    arena_server::check_writable(out).map_err(|e| SweepError::Write(out.to_path_buf(), e))?;
     let at = |rtt: f32, loss: f32| LabSettings {
         fake_latency_ms: rtt,
         fake_loss: loss,

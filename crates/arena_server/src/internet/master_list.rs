@@ -245,7 +245,7 @@ fn send_heartbeats(
         };
         if due {
             let silent = beat.filter(|beat| answers == beat.answers_then);
-            let unanswered = silent.map_or(0, |beat| beat.unanswered + 1);
+            let unanswered = silent.map_or(0, |beat| beat.unanswered.saturating_add(1));
             let mut warned = silent.is_some_and(|beat| beat.warned);
             if unanswered >= UNANSWERED_BEFORE_WARNING && !warned {
                 warned = true;

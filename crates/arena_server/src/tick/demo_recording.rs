@@ -123,10 +123,10 @@ fn finish_on_exit(mut exits: MessageReader<AppExit>, to: Option<Res<RecordTo>>, 
     }
 }
 
-/// Whether demos can be written into `dir`: made if it is missing, and a
+/// Whether files (demos, the lab's charts) can be written into `dir`: made if it is missing, and a
 /// file created, written and removed in it. A server asked to record checks
 /// this before it listens, so an unwritable folder stops it at once.
-pub(crate) fn check_writable(dir: &std::path::Path) -> std::io::Result<()> {
+pub fn check_writable(dir: &std::path::Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     // Named by process and time: servers sharing a folder (containers are
     // all process 1) do not trip over each other's probe.
