@@ -11,6 +11,7 @@ use windowed::Windowed;
 
 mod cli;
 mod master;
+mod relay_peers;
 mod servers;
 mod windowed;
 

@@ -1,12 +1,13 @@
 //! `arena master`: an internet master server (see the `arena_master`
 //! crate) from the command line: its socket, its limits, its stop signals.
 
-use std::net::{Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use arena_master::{Master, MasterConfig};
+use arena_master::{Master, MasterConfig, RelayConfig};
 use bevy::log::{info, warn};
 use clap::Args;
 
@@ -40,9 +41,76 @@ pub(crate) struct MasterArgs {
     /// Game names listed (default: Arena); repeatable.
     #[arg(long = "game", value_name = "NAME")]
     games: Vec<String>,
+    /// A TURN relay (coturn) for players whose way to a listed server no
+    /// punching can open: its address as players reach it (HOST:PORT or
+    /// IP:PORT). Needs --turn-secret-file and --turn-userdb.
+    #[arg(long, env = "ARENA_MASTER_TURN_SERVER", value_name = "ADDR", value_parser = arena_udp::parse_socket_addr)]
+    turn_server: Option<SocketAddr>,
+    /// A file whose first line is coturn's static-auth-secret (its
+    /// --use-auth-secret credentials are made from it).
+    #[arg(long, env = "ARENA_MASTER_TURN_SECRET_FILE", value_name = "FILE", requires = "turn_server")]
+    turn_secret_file: Option<PathBuf>,
+    /// coturn's SQLite user database (turnserver --userdb): its table
+    /// allowed_peer_ip is kept to the listed servers' addresses, the only
+    /// peers a relay that denies all others admits.
+    #[arg(long, env = "ARENA_MASTER_TURN_USERDB", value_name = "FILE", requires = "turn_server")]
+    turn_userdb: Option<PathBuf>,
+    /// The realm of the rows written into allowed_peer_ip (coturn's realm).
+    #[arg(long, env = "ARENA_MASTER_TURN_REALM", value_name = "REALM", default_value = "arena", requires = "turn_server")]
+    turn_realm: String,
+    /// Addresses the relay's relayed addresses are on, if not the TURN
+    /// server's own (coturn's relay-ip or external-ip); repeatable.
+    #[arg(long = "turn-relay-ip", value_name = "IP", requires = "turn_server")]
+    turn_relay_ips: Vec<IpAddr>,
+    /// How long relay credentials may start an allocation, seconds.
+    #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(60..=86_400))]
+    turn_credential_lifetime_s: u64,
     /// Stop after this many seconds (for scripts and tests).
     #[arg(long, value_name = "S")]
     seconds: Option<f64>,
+}
+
+/// The relay's settings from the flags (none without --turn-server), and
+/// where the listed servers' addresses go for it.
+fn relay_config(args: &MasterArgs) -> Result<Option<(RelayConfig, PathBuf)>, String> {
+    let Some(turn) = args.turn_server else { return Ok(None) };
+    let secret_file = args.turn_secret_file.as_ref().ok_or(
+        "--turn-server needs --turn-secret-file (a file whose first line is coturn's static-auth-secret)",
+    )?;
+    let userdb = args.turn_userdb.clone().ok_or(
+        "--turn-server needs --turn-userdb (coturn's SQLite database, whose allowed_peer_ip table the master keeps          to the listed servers: without it the relay would carry players' datagrams to anyone)",
+    )?;
+    let secret = read_secret(secret_file)?;
+    let relay_ips = if args.turn_relay_ips.is_empty() { vec![turn.ip()] } else { args.turn_relay_ips.clone() };
+    let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_err(|e| format!("the clock: {e}"))?;
+    Ok(Some((
+        RelayConfig {
+            turn,
+            relay_ips: relay_ips.into_iter().map(|ip| arena_udp::canonical(SocketAddr::new(ip, 0)).ip()).collect(),
+            secret,
+            credential_lifetime: Duration::from_secs(args.turn_credential_lifetime_s),
+            started_unix,
+        },
+        userdb,
+    )))
+}
+
+/// The first line of the secret file; never empty.
+fn read_secret(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read --turn-secret-file {}: {e}", path.display()))?;
+    let mut text = String::new();
+    file.take(4096)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("cannot read --turn-secret-file {}: {e}", path.display()))?;
+    let line = text.lines().next().unwrap_or("").trim();
+    if line.is_empty() {
+        return Err(format!(
+            "--turn-secret-file {}: its first line is empty; it must hold coturn's static-auth-secret",
+            path.display()
+        ));
+    }
+    Ok(line.as_bytes().to_vec())
 }
 
 /// Runs the master until SIGTERM, SIGINT or `--seconds`.
@@ -58,7 +126,9 @@ pub(crate) fn run(args: &MasterArgs) -> Result<(), String> {
         }
         s => s.map(Duration::from_secs_f64),
     };
+    let relay = relay_config(args)?;
     let config = MasterConfig {
+        relay: relay.as_ref().map(|(config, _)| config.clone()),
         games,
         max_servers: args.max_servers as usize,
         max_servers_per_address: args.max_per_address as usize,
@@ -117,6 +187,17 @@ pub(crate) fn run(args: &MasterArgs) -> Result<(), String> {
         println!("Reachability probes go from UDP port {}.", addr.port());
     }
     let mut master = Master::new(config);
+    if let Some((relay, userdb)) = &relay {
+        let peers = crate::relay_peers::start(userdb, args.turn_realm.clone()).map_err(|e| e.to_string())?;
+        master.set_relay_peers_sink(Box::new(move |listed| {
+            let _ = peers.send(listed.clone());
+        }));
+        println!(
+            "Relay: TURN server {} for players no punching gets through; its admitted peers kept in {}.",
+            relay.turn,
+            userdb.display()
+        );
+    }
     let result = arena_master::serve(&socket, probe.as_ref(), &mut master, &stop, &mut |line: &str| info!("{line}"));
     let listed = master.listed().count();
     match result {

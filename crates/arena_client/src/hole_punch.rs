@@ -3,13 +3,19 @@
 //! sees the address the server must probe) for an introduction; answer a
 //! master's cookie; meanwhile netcode's connection requests keep going out,
 //! opening this side's router toward the server, and pass once the
-//! server's probes have opened its side. When every way has failed by
-//! [`GIVE_UP_AFTER`], the player is told why and what the host can do.
+//! server's probes have opened its side. When punching is hopeless (the
+//! master says the host's router changes ports per destination) or has
+//! failed for [`PUNCH_FAILS_AFTER`], the master is asked for relay
+//! credentials; the transport allocates a relayed address on the master's
+//! TURN server with them, and the master introduces that address to the
+//! server, which probes it like any other (see `relay.rs`). When every way
+//! has failed by [`GIVE_UP_AFTER`] (later while a relay is under way), the
+//! player is told why and what the host can do.
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use arena_master::reach::{Nat, Reach, Refusal};
+use arena_master::reach::{Nat, Reach, Refusal, RelayRefusal};
 use bevy::prelude::*;
 
 /// Silence from the server before the masters are asked.
@@ -25,6 +31,45 @@ pub const GIVE_UP_SYMMETRIC_AFTER: Duration = Duration::from_millis(2000);
 /// Requests are padded so that a master may answer them in full (it sends
 /// no address more bytes than that address sent).
 const REQUEST_BYTES: usize = 160;
+/// Punching that has not got the server's probes through this long after
+/// the master introduced us has failed: the relay is asked for.
+pub const PUNCH_FAILS_AFTER: Duration = Duration::from_millis(1200);
+/// When a connection whose relay is under way gives up.
+pub const GIVE_UP_RELAYED_AFTER: Duration = Duration::from_millis(7000);
+/// Gap between two relay requests while no master has answered, and how many.
+const RELAY_ASK_EVERY: Duration = Duration::from_millis(700);
+const MAX_RELAY_ASKS: u32 = 4;
+
+/// Credentials for the master's TURN server, for one connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayGrant {
+    pub turn: SocketAddr,
+    pub username: String,
+    pub password: String,
+    /// The master that gave them (and introduces the relayed address).
+    pub master: SocketAddr,
+}
+
+/// Where the relay stands for one connection.
+#[derive(Debug, Clone, Default)]
+struct RelayAsk {
+    asks: u32,
+    last_ask: Option<Duration>,
+    answered_cookie: bool,
+    /// The master's last cookie for this pair (it proves our address to
+    /// the master again when the relayed address is introduced).
+    cookie: Option<String>,
+    grant: Option<RelayGrant>,
+    /// Whether a master granted credentials (kept after the transport took them).
+    granted: bool,
+    refused: Option<RelayRefusal>,
+    /// The relayed address the transport got, and whether the master has
+    /// said it introduced it.
+    relayed: Option<SocketAddr>,
+    introduced: bool,
+    /// Why the relay failed, in words (from the transport).
+    failed: Option<String>,
+}
 
 /// The masters that introduce this client to servers: `host` or
 /// `host:port`, looked up when a connection starts.
@@ -50,6 +95,10 @@ pub struct Introduction {
     pub game_port: u16,
     /// Probes from the server that came through.
     pub probes: u32,
+    /// When the master introduced us (for [`PUNCH_FAILS_AFTER`]).
+    started_at: Option<Duration>,
+    /// The relay, once punching is hopeless or has failed.
+    relay: Option<RelayAsk>,
 }
 
 impl Introduction {
@@ -72,6 +121,44 @@ impl Introduction {
             refused: None,
             game_port: 0,
             probes: 0,
+            started_at: None,
+            relay: None,
+        }
+    }
+
+    /// Whether punching cannot work or has failed by `clock`: time for the relay.
+    fn punching_failed(&self, clock: Duration) -> bool {
+        let hopeless = self.refused == Some(Refusal::Symmetric) || self.nat == Nat::Symmetric;
+        let failed = self.started_at.is_some_and(|t| clock.saturating_sub(t) >= PUNCH_FAILS_AFTER);
+        hopeless || failed
+    }
+
+    /// The relay credentials a master granted, once (the transport takes them).
+    pub fn take_grant(&mut self) -> Option<RelayGrant> {
+        self.relay.as_mut().and_then(|r| r.grant.take())
+    }
+
+    /// Whether the relay is under way (asked for, granted or in use).
+    pub fn relaying(&self) -> bool {
+        self.relay.as_ref().is_some_and(|r| r.refused.is_none() && r.failed.is_none())
+    }
+
+    /// The transport holds `relayed` on the relay of `master`: what to send
+    /// that master so that it introduces the address to the server.
+    pub fn relayed(&mut self, relayed: SocketAddr, master: SocketAddr) -> Option<(SocketAddr, Vec<u8>)> {
+        let server = self.server;
+        let relay = self.relay.as_mut()?;
+        relay.relayed = Some(relayed);
+        relay.introduced = false;
+        info!("holding {relayed} on the relay: asking the master at {master} to introduce it to {server}");
+        let cookie = relay.cookie.clone()?;
+        Some((master, Reach::RelayIntro { server, relayed, cookie }.padded(REQUEST_BYTES)))
+    }
+
+    /// The relay failed (the transport says why): the player is told.
+    pub fn relay_failed(&mut self, why: String) {
+        if let Some(relay) = self.relay.as_mut() {
+            relay.failed = Some(why);
         }
     }
 
@@ -95,6 +182,22 @@ impl Introduction {
     /// What to send at `clock` (since connecting), given whether the server
     /// has been heard from.
     pub fn due(&mut self, clock: Duration, heard: bool) -> Vec<(SocketAddr, Vec<u8>)> {
+        if !heard && self.relay.is_none() && self.punching_failed(clock) {
+            info!("no way through to {} by punching: asking the master for the relay", self.server);
+            self.relay = Some(RelayAsk::default());
+        }
+        if let Some(relay) = self.relay.as_mut() {
+            let waiting = !relay.granted && relay.refused.is_none();
+            let asked_lately = relay.last_ask.is_some_and(|t| clock.saturating_sub(t) < RELAY_ASK_EVERY);
+            if heard || !waiting || asked_lately || relay.asks >= MAX_RELAY_ASKS {
+                return Vec::new();
+            }
+            relay.asks += 1;
+            relay.last_ask = Some(clock);
+            relay.answered_cookie = false;
+            let request = Reach::RelayRequest { server: self.server, cookie: None }.padded(REQUEST_BYTES);
+            return self.masters.iter().map(|m| (*m, request.clone())).collect();
+        }
         // A busy server's budget refills: ask again.
         let answered = self.started || self.refused.is_some_and(|r| r != Refusal::Busy);
         if heard || answered || clock < ASK_AFTER || self.asks >= MAX_ASKS {
@@ -122,6 +225,42 @@ impl Introduction {
         if heard || self.asks == 0 {
             return None;
         }
+        if let Some(relay) = self.relay.as_mut() {
+            match message {
+                Reach::RelayChallenge { server, cookie } if server == self.server && !relay.answered_cookie => {
+                    relay.answered_cookie = true;
+                    relay.cookie = Some(cookie.clone());
+                    // Before the grant: the request again with the cookie;
+                    // after it (the cookie went stale while allocating): the
+                    // introduction of the relayed address with the new one.
+                    let answer = match relay.relayed {
+                        Some(relayed) if !relay.introduced => Reach::RelayIntro { server, relayed, cookie },
+                        _ => Reach::RelayRequest { server, cookie: Some(cookie) },
+                    };
+                    return Some((from, answer.padded(REQUEST_BYTES)));
+                }
+                Reach::RelayGrant { server, turn, username, password }
+                    if server == self.server && !relay.granted =>
+                {
+                    info!("the master at {from} gave us the relay at {turn}");
+                    relay.grant = Some(RelayGrant { turn, username, password, master: from });
+                    relay.granted = true;
+                    // The next challenge (a stale cookie) is answered too.
+                    relay.answered_cookie = false;
+                    return None;
+                }
+                Reach::RelayRefused { server, why } if server == self.server => {
+                    relay.refused = Some(why);
+                    return None;
+                }
+                Reach::PunchStarted { server, nat, .. } if server == self.server && relay.relayed.is_some() => {
+                    relay.introduced = true;
+                    self.nat = nat;
+                    return None;
+                }
+                _ => {}
+            }
+        }
         match message {
             Reach::PunchChallenge { server, cookie }
                 if server == self.server && !self.started && !self.answered_cookie =>
@@ -132,6 +271,7 @@ impl Introduction {
             Reach::PunchStarted { server, nat, game_port } if server == self.server => {
                 if !self.started {
                     info!("the master at {from} introduced us to {server}: waiting for its probes");
+                    self.started_at = Some(self.last_ask.unwrap_or_default());
                 }
                 self.started = true;
                 self.nat = nat;
@@ -149,8 +289,20 @@ impl Introduction {
 
     /// Whether a connection silent until `clock` has failed every way.
     pub fn gave_up(&self, clock: Duration) -> bool {
+        // A relay under way: granted, or still being asked for (a master
+        // that runs none answers at once; one that does not know the
+        // request never does).
+        let unanswered = self.relay.as_ref().is_some_and(|r| {
+            !r.granted
+                && r.asks >= MAX_RELAY_ASKS
+                && r.last_ask.is_some_and(|t| clock.saturating_sub(t) >= RELAY_ASK_EVERY)
+        });
+        if self.relaying() && !unanswered {
+            return clock >= GIVE_UP_RELAYED_AFTER;
+        }
+        let relay_said_no = self.relay.as_ref().is_some_and(|r| r.refused.is_some() || r.failed.is_some());
         let hopeless = self.refused == Some(Refusal::Symmetric) || self.nat == Nat::Symmetric;
-        clock >= GIVE_UP_AFTER || (hopeless && clock >= GIVE_UP_SYMMETRIC_AFTER)
+        clock >= GIVE_UP_AFTER || (hopeless && (relay_said_no || self.relay.is_none()) && clock >= GIVE_UP_SYMMETRIC_AFTER)
     }
 
     /// Why joining failed, in words for the player.
@@ -159,6 +311,29 @@ impl Introduction {
         // may show as another.
         let port = if self.game_port != 0 { self.game_port } else { self.server.port() };
         let server = self.server;
+        if let Some(relay) = &self.relay {
+            if let Some(why) = &relay.failed {
+                return format!(
+                    "No way through to {server}: punching cannot cross the routers, and the relay failed: {why}. \
+                     The host should forward UDP port {port}, or host on a dedicated server."
+                );
+            }
+            match relay.refused {
+                Some(RelayRefusal::Off) | None if !relay.granted => {
+                    return format!(
+                        "No way through to {server}: punching cannot cross the routers, and the master offers no relay; \
+                         the host should forward UDP port {port}, or host on a dedicated server."
+                    );
+                }
+                Some(RelayRefusal::Busy) => {
+                    return format!(
+                        "No way through to {server}: punching cannot cross the routers, and the master's relay is \
+                         busy for your network just now: try again in a few seconds."
+                    );
+                }
+                _ => {}
+            }
+        }
         match (self.refused, self.nat) {
             (Some(Refusal::Symmetric), _) | (_, Nat::Symmetric) => format!(
                 "No way through to {server}: the host's router changes ports per destination; \

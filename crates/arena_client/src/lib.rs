@@ -14,6 +14,8 @@
 //!   and the advice when every way fails.
 //! - `link`: the socket off the frame: its I/O thread, arrival times,
 //!   departures at their time, the conditioner.
+//! - `relay`: a connection's allocation on the master's TURN server, and
+//!   the link's route through it once the server's probe came.
 //! - `transport`: the datagram guard, netcode and renet over the link.
 //! - `settings`: the paper's switches and the conditioner's settings.
 //! - `connection`: connecting, leaving, and every way a connection ends.
@@ -82,6 +84,7 @@ pub mod link;
 mod messages;
 mod prediction;
 mod range;
+mod relay;
 mod render_clock;
 mod replication;
 mod rockets;

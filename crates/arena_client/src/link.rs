@@ -109,9 +109,21 @@ pub struct Departure {
     pub released: Duration,
 }
 
+/// The way to the server through a TURN relay: datagrams to the server go
+/// to `turn` as ChannelData on `channel`, and ChannelData on that channel
+/// from `turn` is the server's (the relay bound the channel to the server's
+/// address as the relay sees it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RelayRoute {
+    pub turn: SocketAddr,
+    pub channel: u16,
+}
+
 /// Everything both threads touch.
 struct LinkState {
     server: SocketAddr,
+    /// Through a relay, once one carries the connection.
+    route: Option<RelayRoute>,
     conditioner: LinkConditioner,
     arrived: VecDeque<Arrival>,
     /// Ordered by departure time.
@@ -125,6 +137,19 @@ struct LinkState {
 impl LinkState {
     /// A datagram read from the socket at `now`.
     fn take_in(&mut self, now: Duration, from: SocketAddr, bytes: &[u8]) {
+        let relayed = match self.route {
+            Some(route) if from == route.turn => {
+                arena_turn::parse_channel_data(bytes).filter(|(channel, _)| *channel == route.channel)
+            }
+            _ => None,
+        };
+        if let Some((_, inner)) = relayed {
+            // The server's datagram, unwrapped: from here on as if direct
+            // (its ChannelData header counted with it: what the wire carried).
+            let inner = inner.to_vec();
+            self.counters.bytes_received += (bytes.len() - inner.len()) as u64;
+            return self.take_in(now, self.server, &inner);
+        }
         if from == self.server {
             self.counters.bytes_received += bytes.len() as u64;
             self.counters.datagrams_received += 1;
@@ -176,9 +201,19 @@ impl LinkState {
             self.conditioner.send(leaving.at, leaving.bytes);
         }
         while let Some(datagram) = self.conditioner.outgoing.pop_due(now) {
-            self.counters.bytes_sent += datagram.len() as u64;
             self.counters.datagrams_sent += 1;
-            match socket.send_to(&datagram, self.server) {
+            let sent = match self.route {
+                Some(route) => {
+                    let framed = arena_turn::frame_channel_data(route.channel, &datagram);
+                    self.counters.bytes_sent += framed.len() as u64;
+                    socket.send_to(&framed, route.turn)
+                }
+                None => {
+                    self.counters.bytes_sent += datagram.len() as u64;
+                    socket.send_to(&datagram, self.server)
+                }
+            };
+            match sent {
                 Ok(_) => {}
                 // A full socket buffer loses the datagram, as the network would.
                 Err(e) if arena_udp::is_transient(&e) => {}
@@ -256,6 +291,7 @@ impl Link {
         let socket = UdpSocket::bind(any)?;
         let state = Arc::new(Mutex::new(LinkState {
             server,
+            route: None,
             conditioner: LinkConditioner::new(conditions, seed),
             arrived: VecDeque::new(),
             leaving: VecDeque::new(),
@@ -348,6 +384,16 @@ impl Link {
 
     pub fn counters(&self) -> LinkCounters {
         lock(&self.state).counters
+    }
+
+    /// Sends the server's datagrams through a relay from now on (`None`:
+    /// straight to the server again).
+    pub fn set_route(&self, route: Option<RelayRoute>) {
+        lock(&self.state).route = route;
+    }
+
+    pub fn route(&self) -> Option<RelayRoute> {
+        lock(&self.state).route
     }
 
     pub fn conditions(&self) -> LinkConditions {

@@ -33,6 +33,7 @@ use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeCli
 use crate::conditioner::LinkConditions;
 use crate::hole_punch::Introduction;
 use crate::link::{Departure, IoMode, Link, LinkCounters};
+use crate::relay::{RelayNews, RelayedPath};
 
 /// Silence after which netcode gives up on a connection, seconds.
 pub const CONNECTION_TIMEOUT_S: i32 = 10;
@@ -82,6 +83,18 @@ pub struct UdpTransport {
     last_sent: Option<Duration>,
     /// Hole punching through masters, if any are known.
     introduction: Option<Introduction>,
+    /// The relay, when punching could not get through.
+    relay: Option<RelayedPath>,
+    /// Why the relay that carried the connection was lost, if it was.
+    relay_lost: Option<String>,
+}
+
+/// The way through a relay, for the netcode panel and reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViaRelay {
+    pub turn: SocketAddr,
+    /// The round trip to the relay (what it adds, about).
+    pub round_trip: Option<Duration>,
 }
 
 impl std::fmt::Debug for UdpTransport {
@@ -158,6 +171,8 @@ impl UdpTransport {
             last_summary: Duration::ZERO,
             last_sent: None,
             introduction: None,
+            relay: None,
+            relay_lost: None,
         })
     }
 
@@ -225,6 +240,60 @@ impl UdpTransport {
         match &mut self.introduction {
             Some(current) => current.add_masters(&introduction),
             None => self.introduction = introduction.has_masters().then_some(introduction),
+        }
+    }
+
+    /// The relay carrying the connection, once it does.
+    pub fn via_relay(&self) -> Option<ViaRelay> {
+        let relay = self.relay.as_ref()?;
+        relay.route().map(|_| ViaRelay { turn: relay.turn(), round_trip: relay.round_trip() })
+    }
+
+    /// Why the relay that carried the connection was lost, if it was.
+    pub fn relay_lost(&self) -> Option<&str> {
+        self.relay_lost.as_deref()
+    }
+
+    /// What the relay said, acted on.
+    fn relay_news(&mut self, news: Vec<RelayNews>, at: Duration, client: &mut RenetClient) {
+        for item in news {
+            match item {
+                RelayNews::Relayed(relayed) => {
+                    let master = self.relay.as_ref().map(|r| r.master);
+                    let reply = match (self.introduction.as_mut(), master) {
+                        (Some(intro), Some(master)) => intro.relayed(relayed, master),
+                        _ => None,
+                    };
+                    if let Some((to, datagram)) = reply {
+                        self.link.send_direct(to, &datagram);
+                    }
+                }
+                RelayNews::Probe => {
+                    if let Some(intro) = self.introduction.as_mut() {
+                        intro.probes = intro.probes.saturating_add(1);
+                    }
+                }
+                RelayNews::FromServer(bytes) => {
+                    if self.admit(&bytes) {
+                        self.last_heard = Some(self.last_heard.map_or(at, |t| t.max(at)));
+                        self.advance_renet(at, client);
+                        self.deliver(bytes, client, at);
+                    }
+                }
+                RelayNews::Route(route) => {
+                    info!("the relay at {} carries the connection to {} (channel {:#06x})", route.turn, self.server_addr(), route.channel);
+                    self.link.set_route(Some(route));
+                }
+                RelayNews::Failed(why) => {
+                    warn!("relay: {why}");
+                    if self.link.route().is_some() {
+                        self.relay_lost = Some(why.clone());
+                    }
+                    if let Some(intro) = self.introduction.as_mut() {
+                        intro.relay_failed(why);
+                    }
+                }
+            }
         }
     }
 
@@ -340,6 +409,9 @@ impl UdpTransport {
                     self.advance_renet(arrival.at, client);
                     self.deliver(bytes, client, arrival.at);
                 }
+            } else if let Some(relay) = self.relay.as_mut().filter(|r| r.turn() == arrival.from) {
+                let news = relay.receive(&bytes, arrival.at);
+                self.relay_news(news, arrival.at, client);
             } else if self.introduction.as_ref().is_some_and(|i| i.is_master(arrival.from)) {
                 self.read_master_message(&bytes, arrival.from);
             } else {
@@ -351,6 +423,20 @@ impl UdpTransport {
             let heard = self.last_heard.is_some() || self.netcode.is_connected();
             for (to, datagram) in intro.due(self.clock.saturating_sub(started), heard) {
                 self.link.send_direct(to, &datagram);
+            }
+            if let Some(grant) = intro.take_grant() {
+                info!("allocating on the relay at {} for {}", grant.turn, self.netcode.server_addr());
+                self.relay = Some(RelayedPath::new(grant, self.netcode.server_addr(), now));
+            }
+        }
+        let silence = self.server_silence();
+        if let Some(relay) = self.relay.as_mut() {
+            for datagram in relay.poll(now) {
+                self.link.send_direct(relay.turn(), &datagram);
+            }
+            if let Some(why) = relay.lost(silence) {
+                warn!("relay: {why}");
+                self.relay_lost = Some(why);
             }
         }
         self.summarise();

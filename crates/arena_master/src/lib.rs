@@ -14,7 +14,8 @@
 //! - `introductions`: the master's cookies and budgets for introductions.
 //! - `table`: the master's state: challenges, listings, caps, the
 //!   no-reflection byte credit, list continuations, counters;
-//!   `table/extension.rs` its side of Arena's extension.
+//!   `table/extension.rs` its side of Arena's extension, `table/relay.rs`
+//!   the relay's credentials and the peers it admits.
 //! - `serve`: the socket loop.
 
 mod credit;
@@ -25,7 +26,7 @@ pub mod table;
 pub mod wire;
 
 pub use serve::{bind, serve};
-pub use table::{Master, MasterConfig};
+pub use table::{Master, MasterConfig, RelayConfig};
 pub use wire::{GetInfo, InfoString, ServerQuery};
 // Types other crates reach through the items above (returned, carried
 // in fields or messages): nameable, though none names them yet.

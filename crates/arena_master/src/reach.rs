@@ -27,6 +27,19 @@
 //!   then pass;
 //! - master → client: `punchStarted SERVER NAT PORT` or `punchRefused SERVER
 //!   WHY PORT`, PORT the server's own game port (0: not known).
+//!
+//! The relay, for the routers punching cannot cross (client, master, a TURN
+//! server the master's operator runs, server):
+//! - client → master: `relayRequest SERVER COOKIE` (COOKIE `-` at first),
+//!   answered `relayChallenge SERVER COOKIE` as a punch request is;
+//! - master → client: `relayGrant SERVER TURN USERNAME PASSWORD`: TURN REST
+//!   credentials (coturn's `--use-auth-secret`) named after the client's
+//!   address, or `relayRefused SERVER WHY`;
+//! - client → master, once the TURN server gave it a relayed address:
+//!   `relayIntro SERVER RELAYED COOKIE`; the master checks that RELAYED is
+//!   on its TURN server and sends the server `punchIntro RELAYED KEY relay`:
+//!   the server probes the relayed address as any other, and the TURN
+//!   server (which admits listed servers only) hands the probes on.
 
 use std::net::SocketAddr;
 
@@ -109,6 +122,58 @@ impl Refusal {
     }
 }
 
+/// Why a master gave no relay credentials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayRefusal {
+    /// The master runs no relay.
+    Off,
+    /// The server is not listed (or is not an Arena server).
+    Unlisted,
+    /// Strangers reach the server directly: no relay needed.
+    Open,
+    /// Too many credentials for this network just now.
+    Busy,
+}
+
+impl RelayRefusal {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RelayRefusal::Off => "off",
+            RelayRefusal::Unlisted => "unlisted",
+            RelayRefusal::Open => "open",
+            RelayRefusal::Busy => "busy",
+        }
+    }
+
+    fn parse(text: &str) -> Option<RelayRefusal> {
+        match text {
+            "off" => Some(RelayRefusal::Off),
+            "unlisted" => Some(RelayRefusal::Unlisted),
+            "open" => Some(RelayRefusal::Open),
+            "busy" => Some(RelayRefusal::Busy),
+            _ => None,
+        }
+    }
+}
+
+/// Longest TURN password carried: base64 of a 20-byte HMAC-SHA1 is 28.
+pub const MAX_RELAY_PASSWORD_BYTES: usize = 44;
+
+/// Whether `s` is a TURN REST user name as a master makes them:
+/// `EXPIRY:ADDRESS`, EXPIRY a Unix time in seconds, ADDRESS an IP address.
+pub fn is_relay_username(s: &str) -> bool {
+    let Some((expiry, address)) = s.split_once(':') else { return false };
+    (1..=12).contains(&expiry.len())
+        && expiry.bytes().all(|c| c.is_ascii_digit())
+        && address.parse::<std::net::IpAddr>().is_ok()
+}
+
+/// Whether `s` is a TURN password as a master makes them (base64).
+pub fn is_relay_password(s: &str) -> bool {
+    (1..=MAX_RELAY_PASSWORD_BYTES).contains(&s.len())
+        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'+' || c == b'/' || c == b'=')
+}
+
 /// One extension datagram.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reach {
@@ -123,6 +188,13 @@ pub enum Reach {
     PunchProbe,
     PunchStarted { server: SocketAddr, nat: Nat, game_port: u16 },
     PunchRefused { server: SocketAddr, why: Refusal, game_port: u16 },
+    /// `punchIntro CLIENT KEY relay`: CLIENT is a relayed address.
+    PunchIntroRelayed { client: SocketAddr, key: String },
+    RelayRequest { server: SocketAddr, cookie: Option<String> },
+    RelayChallenge { server: SocketAddr, cookie: String },
+    RelayGrant { server: SocketAddr, turn: SocketAddr, username: String, password: String },
+    RelayRefused { server: SocketAddr, why: RelayRefusal },
+    RelayIntro { server: SocketAddr, relayed: SocketAddr, cookie: String },
 }
 
 /// Whether `s` is a nonce, cookie or key.
@@ -159,6 +231,16 @@ impl Reach {
             Reach::PunchRefused { server, why, game_port } => {
                 format!("punchRefused {server} {} {game_port}", why.as_str())
             }
+            Reach::PunchIntroRelayed { client, key } => format!("punchIntro {client} {key} relay"),
+            Reach::RelayRequest { server, cookie } => {
+                format!("relayRequest {server} {}", cookie.as_deref().unwrap_or("-"))
+            }
+            Reach::RelayChallenge { server, cookie } => format!("relayChallenge {server} {cookie}"),
+            Reach::RelayGrant { server, turn, username, password } => {
+                format!("relayGrant {server} {turn} {username} {password}")
+            }
+            Reach::RelayRefused { server, why } => format!("relayRefused {server} {}", why.as_str()),
+            Reach::RelayIntro { server, relayed, cookie } => format!("relayIntro {server} {relayed} {cookie}"),
         };
         let mut out = PREFIX.to_vec();
         out.extend_from_slice(text.as_bytes());
@@ -206,6 +288,7 @@ impl Reach {
             }
             ("punchChallenge", [s, c]) => Reach::PunchChallenge { server: addr(s)?, cookie: token(c)? },
             ("punchIntro", [a, k]) => Reach::PunchIntro { client: addr(a)?, key: token(k)? },
+            ("punchIntro", [a, k, &"relay"]) => Reach::PunchIntroRelayed { client: addr(a)?, key: token(k)? },
             ("punchProbe", []) => Reach::PunchProbe,
             ("punchStarted", [s, n, p]) => {
                 Reach::PunchStarted { server: addr(s)?, nat: Nat::parse(n), game_port: p.parse().ok()? }
@@ -213,6 +296,18 @@ impl Reach {
             ("punchRefused", [s, w, p]) => {
                 Reach::PunchRefused { server: addr(s)?, why: Refusal::parse(w)?, game_port: p.parse().ok()? }
             }
+            ("relayRequest", [s, c]) => {
+                Reach::RelayRequest { server: addr(s)?, cookie: if *c == "-" { None } else { Some(token(c)?) } }
+            }
+            ("relayChallenge", [s, c]) => Reach::RelayChallenge { server: addr(s)?, cookie: token(c)? },
+            ("relayGrant", [s, t, u, p]) if is_relay_username(u) && is_relay_password(p) => Reach::RelayGrant {
+                server: addr(s)?,
+                turn: addr(t)?,
+                username: (*u).to_owned(),
+                password: (*p).to_owned(),
+            },
+            ("relayRefused", [s, w]) => Reach::RelayRefused { server: addr(s)?, why: RelayRefusal::parse(w)? },
+            ("relayIntro", [s, r, c]) => Reach::RelayIntro { server: addr(s)?, relayed: addr(r)?, cookie: token(c)? },
             _ => return None,
         })
     }
@@ -241,6 +336,18 @@ mod tests {
             Reach::PunchProbe,
             Reach::PunchStarted { server: v4, nat: Nat::Punchable, game_port: 27015 },
             Reach::PunchRefused { server: v4, why: Refusal::Symmetric, game_port: 0 },
+            Reach::PunchIntroRelayed { client: v4, key: nonce.clone() },
+            Reach::RelayRequest { server: v4, cookie: None },
+            Reach::RelayRequest { server: v6, cookie: Some(nonce.clone()) },
+            Reach::RelayChallenge { server: v4, cookie: nonce.clone() },
+            Reach::RelayGrant {
+                server: v6,
+                turn: v4,
+                username: "1764212345:2001:db8::9".into(),
+                password: "q7uTmiJ3tbEVq2aD3Ri9hDEHaSs=".into(),
+            },
+            Reach::RelayRefused { server: v4, why: RelayRefusal::Open },
+            Reach::RelayIntro { server: v4, relayed: v4, cookie: nonce.clone() },
         ] {
             assert_eq!(Reach::parse(&message.encode()), Some(message.clone()), "{message:?}");
             let mut padded = message.encode();
@@ -263,6 +370,12 @@ mod tests {
             b"\xFF\xFF\xFF\xFFgetinfo abc",
             b"\xFF\xFF\xFF\xFF\xC3\x28",
             b"\xFF\xFF\xFF\xFFpunchRequest 1.2.3.4:5 - a b c d e",
+            b"\xFF\xFF\xFF\xFFpunchIntro 1.2.3.4:5 abcdefgh relayed",
+            b"\xFF\xFF\xFF\xFFrelayGrant 1.2.3.4:5 1.2.3.4:3478 nocolon pass",
+            b"\xFF\xFF\xFF\xFFrelayGrant 1.2.3.4:5 1.2.3.4:3478 12:not-an-ip pass",
+            b"\xFF\xFF\xFF\xFFrelayGrant 1.2.3.4:5 1.2.3.4:3478 12:1.2.3.4 pa ss",
+            b"\xFF\xFF\xFF\xFFrelayGrant 1.2.3.4:5 1.2.3.4:3478 12:1.2.3.4 pa\x01ss",
+            b"\xFF\xFF\xFF\xFFrelayRefused 1.2.3.4:5 maybe",
         ] {
             assert_eq!(Reach::parse(bad), None, "{bad:?}");
         }

@@ -33,8 +33,10 @@ use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
 
 mod counters;
 mod extension;
+mod relay;
 
 pub use counters::MasterCounters;
+pub use relay::{RelayConfig, RelayPeersSink};
 
 /// A master's limits and timeouts.
 #[derive(Clone, Debug)]
@@ -57,6 +59,9 @@ pub struct MasterConfig {
     pub continuation_timeout: Duration,
     /// Addresses whose bytes are counted (for the no-reflection rule), at most.
     pub max_tracked_addresses: usize,
+    /// The TURN relay offered to players who cannot reach a listed server
+    /// otherwise (none: no relay).
+    pub relay: Option<RelayConfig>,
 }
 
 impl Default for MasterConfig {
@@ -70,6 +75,7 @@ impl Default for MasterConfig {
             listing_timeout: Duration::from_secs(15 * 60),
             continuation_timeout: Duration::from_secs(5),
             max_tracked_addresses: 65_536,
+            relay: None,
         }
     }
 }
@@ -155,6 +161,7 @@ pub struct Master {
     /// would still be good: each is good once.
     spent: HashMap<SocketAddr, (String, Duration)>,
     introductions: Introductions,
+    relay: relay::RelayDesk,
     /// The second socket's port (0: none, reachability checks unanswered)
     /// and what is to go out of it.
     probe_port: u16,
@@ -183,6 +190,7 @@ impl Master {
             continuations: HashMap::new(),
             spent: HashMap::new(),
             introductions: Introductions::new(max_servers),
+            relay: relay::RelayDesk::default(),
             probe_port: 0,
             probe_out: Vec::new(),
             counters: MasterCounters::default(),
@@ -627,6 +635,7 @@ impl Master {
         self.continuations.retain(|_, c| c.expires > now);
         self.spent.retain(|_, (_, until)| *until > now);
         self.credits.expire(now);
+        self.publish_relay_peers(now);
     }
 
     /// One line about what happened since the last, at most once a second,

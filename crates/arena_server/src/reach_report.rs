@@ -66,6 +66,9 @@ pub struct ReachReport {
     pub has_masters: bool,
     /// Introductions accepted (probes sent to a joining player).
     pub introductions: u64,
+    /// Of those, players who came through the master's relay (their
+    /// router and this one left no other way).
+    pub relayed: u64,
 }
 
 impl ReachReport {
@@ -80,6 +83,7 @@ impl ReachReport {
             listed: false,
             has_masters,
             introductions: 0,
+            relayed: 0,
         }
     }
 

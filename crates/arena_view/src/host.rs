@@ -60,6 +60,9 @@ pub(crate) fn internet_status(ui: &mut egui::Ui, report: &ReachReport) {
         ui.label("Listed on the master");
         ui.label(if report.listed { "yes" } else { "no" });
         ui.end_row();
+        ui.label("Players introduced");
+        ui.label(format!("{} ({} through the master's relay)", report.introductions, report.relayed));
+        ui.end_row();
     });
     if let Some(advice) = report.advice() {
         ui.add(egui::Label::new(egui::RichText::new(advice).color(egui::Color32::from_rgb(255, 200, 120))).wrap());

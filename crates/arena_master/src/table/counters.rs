@@ -31,6 +31,8 @@ pub struct MasterCounters {
     /// Introductions sent to servers, and cookies handed out.
     pub introductions: u64,
     pub cookies: u64,
+    /// Relay credentials handed out.
+    pub relay_grants: u64,
     /// Datagrams dropped, by reason.
     pub dropped: BTreeMap<&'static str, u64>,
 }

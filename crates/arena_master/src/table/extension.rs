@@ -45,7 +45,7 @@ impl Master {
     }
 
     /// A reply to `to`, within its credit.
-    fn reply(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) -> bool {
+    pub(super) fn reply(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) -> bool {
         if datagram.len() <= self.credit_of(to.ip()) {
             self.send(to, datagram, out);
             true
@@ -118,6 +118,10 @@ impl Master {
                     Err(why) => Reach::PunchRefused { server, why, game_port },
                 };
                 self.reply(from, answer.encode(), out);
+            }
+            Reach::RelayRequest { server, cookie } => self.relay_request(from, server, cookie, now, out),
+            Reach::RelayIntro { server, relayed, cookie } => {
+                self.relay_intro(from, server, relayed, &cookie, now, out);
             }
             _ => self.counters.drop("not for a master"),
         }

@@ -47,6 +47,18 @@ fn read_master_messages(
                     report.update(|r| r.introductions += 1);
                 }
             }
+            Reach::PunchIntroRelayed { client, key } => {
+                if punches.introduce(from, client, &key, now) {
+                    info!(
+                        "a master introduced a player through its relay at {client}: probing it so that its \
+                         connection passes"
+                    );
+                    report.update(|r| {
+                        r.introductions += 1;
+                        r.relayed += 1;
+                    });
+                }
+            }
             message => {
                 if let Some((whoami, to)) = state.hear(from, message, now) {
                     transport.send_datagram(&whoami, to);

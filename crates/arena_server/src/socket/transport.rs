@@ -359,6 +359,7 @@ impl ServerTransport {
                 // forged from a master's address: dropped here, so that a
                 // flood of them cannot crowd out the real messages.
                 let forged = matches!(&message, arena_master::reach::Reach::PunchIntro { key, .. }
+                    | arena_master::reach::Reach::PunchIntroRelayed { key, .. }
                     if !self.answers.is_intro_key(key));
                 if !forged && self.reach_inbox.len() < MAX_REACH_INBOX {
                     self.reach_inbox.push((from, message));
