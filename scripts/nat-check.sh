@@ -11,8 +11,16 @@
 #              joins; after SIGTERM the mapping is gone from the router
 #   home B     a plain masquerading router: a player joins by hole punching
 #   home C     a router that gives every destination a new port
-#              (masquerade fully-random): no join, and both sides get the
-#              advice within 5 s
+#              (masquerade fully-random): the server is told within 5 s;
+#              a player from home P joins through the relay
+#   relay      Debian's coturn (11.0.0.3:3478) with TURN REST credentials
+#              from the master's secret, every peer denied but the listed
+#              servers (the master keeps them in coturn's database): C and
+#              C x C (the player behind a fully-random router too, home Q)
+#              join through it; credentials that expired and peers that
+#              are not a listed server (the master, a private address) are
+#              refused, and nothing leaves the relay toward them; the relay
+#              stopped mid-game: the player is told within 3 s
 #   home D     IPv6 only, a stateful firewall that drops unsolicited inbound
 #              (no NAT): a player joins by hole punching over IPv6
 #   home P     the player's: IPv4 behind a plain masquerading router, IPv6
@@ -38,6 +46,7 @@ fi
 need=()
 command -v nft >/dev/null 2>&1 || need+=(nftables)
 command -v miniupnpd >/dev/null 2>&1 || [ -x /usr/sbin/miniupnpd ] || need+=(miniupnpd-nftables)
+command -v turnserver >/dev/null 2>&1 || need+=(coturn)
 if [ "${#need[@]}" -gt 0 ]; then
   echo "nat-check: installing ${need[*]}" >&2
   env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null ||
@@ -170,10 +179,51 @@ home B 2 plain
 home C 3 random
 home D 4 v6
 home P 9 dual
+home Q 10 random
 ns_of() { echo "${tag}-$1"; }
 
+# The relay: coturn on the "internet", every peer denied but the rows the
+# master keeps in its database (the listed servers).
+relay_ns="${tag}-relay"
+ip netns add "$relay_ns"
+namespaces+=("$relay_ns")
+ip link add "${tag}wR" type veth peer name "${tag}WR"
+ip link set "${tag}wR" netns "$relay_ns"
+ip -n "$relay_ns" link set "${tag}wR" name wan
+ip link set "${tag}WR" netns "$inet"
+ip -n "$inet" link set "${tag}WR" master br0 up
+ip -n "$relay_ns" link set lo up
+ip -n "$relay_ns" link set wan up
+ip -n "$relay_ns" addr add 11.0.0.3/16 dev wan
+ip -n "$relay_ns" route add default via 11.0.0.1
+turn_secret="nat-check-$(od -An -N8 -tx8 /dev/urandom | tr -d ' ')"
+printf '%s\n' "$turn_secret" >"$work/turn-secret"
+chmod 600 "$work/turn-secret"
+# What leaves the relay toward addresses no player may reach through it.
+printf '%s\n' 'table inet count {' '  chain output {' \
+  '    type filter hook output priority 0; policy accept;' \
+  '    ip daddr { 11.0.0.1, 192.168.3.10 } udp dport != 3478 counter' '  }' '}' >"$work/relay-count.nft"
+ip netns exec "$relay_ns" nft -f "$work/relay-count.nft"
+relay_pid=""
+start_relay() {
+  ip netns exec "$relay_ns" turnserver -n --listening-ip=11.0.0.3 --relay-ip=11.0.0.3 --listening-port=3478 \
+    --use-auth-secret --static-auth-secret="$turn_secret" --realm=arena.test \
+    --min-port=50000 --max-port=50999 --max-bps=64000 --user-quota=4 --total-quota=200 \
+    --no-tcp --no-tls --no-dtls --no-tcp-relay --no-cli --no-multicast-peers --no-rfc5780 \
+    --no-stun-backward-compatibility --no-software-attribute --max-allocate-lifetime=3600 \
+    --userdb="$work/turndb" --pidfile="$work/turnserver.pid" --log-file=stdout --simple-log \
+    --denied-peer-ip=0.0.0.0-255.255.255.255 --denied-peer-ip=::-ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff \
+    >>"$work/turnserver.log" 2>&1 &
+  relay_pid=$!
+  pids+=("$relay_pid")
+  # coturn makes its database (with the table the master keeps) at start.
+  for _ in $(seq 50); do [ -s "$work/turndb" ] && break; sleep 0.1; done
+}
+start_relay
+
 ip netns exec "$inet" "$arena" master --bind "[::]:27950" --listing-timeout-s 120 \
-  >"$work/master.out" 2>"$work/master.log" &
+  --turn-server 11.0.0.3:3478 --turn-secret-file "$work/turn-secret" --turn-userdb "$work/turndb" \
+  --turn-realm arena.test >"$work/master.out" 2>"$work/master.log" &
 pids+=($!)
 sleep 0.5
 
@@ -265,7 +315,7 @@ join() {
   local masters=()
   for m in "$@"; do masters+=(--master "$m"); done
   join_started=$(now)
-  ip netns exec "$(ns_of hP)" "$arena" bots --connect "$addr" "${masters[@]}" --count 1 --seconds 5 \
+  ip netns exec "$(ns_of "${PLAYER_HOME:-hP}")" "$arena" bots --connect "$addr" "${masters[@]}" --count 1 --seconds 5 \
     --name "Player " --report "$work/join-$case.json" >"$work/join-$case.out" 2>"$work/join-$case.log" || true
   since "$join_started" >"$work/join-$case.elapsed"
   python3 - "$work/join-$case.json" <<'PY' 2>/dev/null || echo ""
@@ -273,6 +323,9 @@ import json, sys
 c = json.load(open(sys.argv[1]))["clients"][0]
 print(f"{c['joined_after_s']:.2f}" if c["joined_after_s"] is not None and c["error"] is None else "")
 PY
+}
+report_field() {
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0][sys.argv[2]])" "$work/join-$1.json" "$2" 2>/dev/null || echo "?"
 }
 join_error() {
   python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['error'] or '')" "$work/join-$1.json" 2>/dev/null || true
@@ -358,25 +411,87 @@ punch_case() {
 # --- Home B: plain NAT, hole punching --------------------------------------
 punch_case B "B plain" hB 11.0.0.1:27950 11.0.2.1:27015 "joined by hole punching" 11.0.0.1:27950
 
-# --- Home C: a new port per destination ------------------------------------
-start_server C "$(ns_of hC)" --master 11.0.0.1:27950
-listed=$(wait_for "$server_log" "listed yes" 10)
-advised=$(wait_for "$server_log" "changes ports per destination" 5)
-read_internet_line
-joined=$(join C "${external:-11.0.3.1:27015}" 11.0.0.1:27950)
-player_error=$(join_error C)
-join_elapsed=$(cat "$work/join-C.elapsed")
+# --- Home C: a new port per destination, joined through the relay ---------
+# relay_case CASE LABEL PLAYER_HOME: a server behind home C, a player from
+# PLAYER_HOME; the join must go through the relay within 3 s.
+relay_case() {
+  local case=$1 label=$2 player=$3
+  start_server "$case" "$(ns_of hC)" --master 11.0.0.1:27950
+  local listed advised joined relayed sent received
+  listed=$(wait_for "$server_log" "listed yes" 10)
+  advised=$(wait_for "$server_log" "changes ports per destination" 5)
+  read_internet_line
+  # The relay admits the server once it has read the master's row (coturn
+  # reads its database every few seconds).
+  sleep 3
+  joined=$(PLAYER_HOME=$player join "$case" "${external:-11.0.3.1:27015}" 11.0.0.1:27950)
+  relayed=$(report_field "$case" relayed)
+  sent=$(report_field "$case" bytes_per_datagram_sent)
+  received=$(report_field "$case" bytes_per_datagram_received)
+  stop_server
+  local outcome="joined through the relay; bytes/datagram up $sent, down $received"
+  [ -n "$advised" ] || fail "$case: the server did not find its router changes ports within 5 s ($line)"
+  [ -n "$listed" ] || fail "$case: not listed"
+  if [ -z "$joined" ]; then
+    fail "$case: the player did not join: $(join_error "$case")"
+    outcome="no join: $(join_error "$case")"
+  elif ! python3 -c "import sys; sys.exit(0 if $joined <= 3.0 else 1)"; then
+    fail "$case: joined after $joined s (> 3 s)"
+  fi
+  [ "$relayed" = True ] || fail "$case: the player's report does not say the relay carried it ($relayed)"
+  row "$label" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome"
+}
+relay_case C "C random" hP
+relay_case CxC "C x C" hQ
+
+# --- The relay refuses all but listed servers, and expired credentials ---
+# turn_user OFFSET_S NAME: TURN REST credentials as the master makes them.
+turn_user() {
+  local u="$(( $(date +%s) + $1 )):$2"
+  printf '%s %s' "$u" "$(printf %s "$u" | openssl dgst -sha1 -hmac "$turn_secret" -binary | base64)"
+}
+# uclient PEER_IP USER PASS: coturn's own client from home P, sending to PEER_IP.
+uclient() {
+  ip netns exec "$(ns_of hP)" timeout 10 turnutils_uclient -u "$2" -w "$3" -e "$1" -r 27015 -n 3 -l 100 -c \
+    11.0.0.3 2>&1 || true
+}
+read -r good_user good_pass <<<"$(turn_user 600 11.0.9.1)"
+read -r old_user old_pass <<<"$(turn_user -60 11.0.9.1)"
+refused_master=$(uclient 11.0.0.1 "$good_user" "$good_pass" | grep -c "403" || true)
+refused_private=$(uclient 192.168.3.10 "$good_user" "$good_pass" | grep -c "403" || true)
+refused_expired=$(uclient 11.0.3.1 "$old_user" "$old_pass" | grep -c "401" || true)
+leaked=$(ip netns exec "$relay_ns" nft list table inet count | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+[ "${refused_master:-0}" -ge 1 ] || fail "relay: a peer that is not a listed server (the master) was not refused"
+[ "${refused_private:-0}" -ge 1 ] || fail "relay: a private peer (192.168.3.10) was not refused"
+[ "${refused_expired:-0}" -ge 1 ] || fail "relay: credentials that expired a minute ago were not refused (401)"
+[ "${leaked:-1}" = 0 ] || fail "relay: $leaked datagrams left the relay toward the master or a private address"
+row "relay" "TURN" "11.0.0.3:3478" "—" "—" \
+  "refused: unlisted peer ${refused_master}x 403, private ${refused_private}x 403, expired ${refused_expired}x 401; sent to them: ${leaked:-?}"
+
+# --- The relay stops mid-game: the player is told within 3 s ---------------
+start_server Rstop "$(ns_of hC)" --master 11.0.0.1:27950
+wait_for "$server_log" "listed yes" 10 >/dev/null
+sleep 3
+ip netns exec "$(ns_of hP)" "$arena" bots --connect "${external:-11.0.3.1:27015}" --master 11.0.0.1:27950 \
+  --count 1 --seconds 12 --name "Player " --report "$work/join-Rstop.json" \
+  >"$work/join-Rstop.out" 2>"$work/join-Rstop.log" &
+player_pid=$!
+pids+=("$player_pid")
+server_started=$(now)
+carried=$(wait_for "$work/join-Rstop.log" "carries the connection" 6)
+sleep 1
+kill "$relay_pid" 2>/dev/null || true
+server_started=$(now)
+told=$(wait_for "$work/join-Rstop.log" "nothing came through the relay" 6)
+wait "$player_pid" 2>/dev/null || true
 stop_server
-outcome="no join; advice: server ${advised:-—} s, player ${join_elapsed} s"
-[ -n "$advised" ] || fail "C: the server did not give the advice within 5 s ($line)"
-[ -z "$joined" ] || fail "C: a player joined through a router that changes ports (unexpected)"
-case "$player_error" in
-  *"changes ports per destination"*) ;;
-  *) fail "C: the player was not told why: '$player_error'" ;;
-esac
-python3 -c "import sys; sys.exit(0 if $join_elapsed <= 5.5 else 1)" || fail "C: the player waited $join_elapsed s"
-row "C random" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome"
-echo "C: the player was told: $player_error" >"$work/c-advice.txt"
+[ -n "$carried" ] || fail "relay stop: the relay never carried the connection"
+if [ -z "$told" ]; then
+  fail "relay stop: the player was not told within 6 s"
+elif ! python3 -c "import sys; sys.exit(0 if $told <= 3.0 else 1)"; then
+  fail "relay stop: the player was told after $told s (> 3 s)"
+fi
+row "relay stop" "TURN" "11.0.0.3:3478" "—" "—" "relay killed mid-game: the player told after ${told:-—} s: $(join_error Rstop)"
 
 # --- Home D: IPv6 behind a stateful firewall --------------------------------
 punch_case D "D IPv6" hD "[2a00:ff::1]:27950" "[2a00:4::10]:27015" "joined by hole punching over IPv6" \
@@ -387,7 +502,6 @@ printf '%-10s | %-8s | %-22s | %6s | %6s | %s\n' case method "external address s
 printf '%s\n' "-----------+----------+------------------------+--------+--------+--------"
 printf '%s\n' "${rows[@]}"
 echo "(listed: seconds from the server's start to a master listing it; joined: seconds from the player's start to being in the game)"
-cat "$work/c-advice.txt"
 if [ "${#failures[@]}" -gt 0 ]; then
   echo "nat-check: ${#failures[@]} wrong outcome(s)" >&2
   KEEP_WORK=1

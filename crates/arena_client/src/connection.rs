@@ -245,6 +245,14 @@ pub(crate) fn watch_connection(
         end_connection(&mut commands, describe_netcode_reason(reason, addr, *session.get()));
     } else if let Some(reason) = client.disconnect_reason() {
         end_connection(&mut commands, format!("The connection to {addr} broke: {reason}"));
+    } else if let Some(why) = transport.relay_lost() {
+        end_connection(
+            &mut commands,
+            format!(
+                "Lost the connection to {addr}: {why}; the relay carried it because no other way through the \
+                 routers worked. Join again once the relay is back, or ask the host to forward a port."
+            ),
+        );
     } else if let Some(advice) = transport.unreachable() {
         end_connection(&mut commands, advice);
     } else if *session.get() == Session::Connecting

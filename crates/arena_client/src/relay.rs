@@ -70,11 +70,6 @@ impl RelayedPath {
         self.relay.server()
     }
 
-    /// Our relayed address, once allocated.
-    pub(crate) fn relayed(&self) -> Option<SocketAddr> {
-        self.relay.relayed()
-    }
-
     /// The round trip to the relay, from its transactions: what the relay
     /// adds to the way to the server, about.
     pub(crate) fn round_trip(&self) -> Option<Duration> {

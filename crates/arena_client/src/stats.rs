@@ -51,6 +51,9 @@ pub struct NetStats {
     pub mispredictions_per_s: f64,
     /// Largest correction in the last few seconds, metres.
     pub recent_max_correction_m: f32,
+    /// The TURN relay carrying the connection, and the round trip to it
+    /// (what the relay adds to the way, about), if one does.
+    pub via_relay: Option<crate::transport::ViaRelay>,
     window: Option<Window>,
 }
 
@@ -92,6 +95,7 @@ pub(crate) fn gather(
         stats.clock_resets = sync.resets;
     }
     let Some(transport) = transport else { return };
+    stats.via_relay = transport.via_relay();
     let link = transport.counters();
     let current = Window {
         started_s: now,

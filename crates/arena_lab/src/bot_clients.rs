@@ -71,6 +71,15 @@ pub struct BotReport {
     /// probes that came through.
     pub introduced: bool,
     pub punch_probes: u32,
+    /// Whether the master's TURN relay carried the connection (no other
+    /// way got through), the relay's address, and the round trip to it.
+    pub relayed: bool,
+    pub relay: Option<String>,
+    pub relay_rtt_ms: Option<f64>,
+    /// UDP payload bytes per datagram each way, as the socket saw them
+    /// (through a relay: with its 4-byte ChannelData header).
+    pub bytes_per_datagram_sent: f64,
+    pub bytes_per_datagram_received: f64,
     pub commands_sent: u64,
     pub snapshots_received: u64,
     /// Shots fired, hits the server confirmed, players killed, and deaths.
@@ -282,6 +291,10 @@ pub fn run(config: &BotsConfig) -> Report {
                 .get_resource::<arena_client::transport::UdpTransport>()
                 .and_then(|t| t.introduction().map(|i| (i.started, i.probes)));
             let (introduced, punch_probes) = introduction.unwrap_or((false, 0));
+            let transport = world.get_resource::<arena_client::transport::UdpTransport>();
+            let via_relay = transport.and_then(|t| t.via_relay());
+            let counters = transport.map(|t| t.counters()).unwrap_or_default();
+            let per = |bytes: u64, datagrams: u64| if datagrams == 0 { 0.0 } else { bytes as f64 / datagrams as f64 };
             // Leave politely so the server removes the player at once.
             bot.app.world_mut().trigger(arena_client::Disconnect);
             bot.app.update();
@@ -291,6 +304,11 @@ pub fn run(config: &BotsConfig) -> Report {
                 joined_after_s: bot.welcomed_at.map(|w| w.duration_since(start).as_secs_f64()),
                 introduced,
                 punch_probes,
+                relayed: via_relay.is_some(),
+                relay: via_relay.map(|v| v.turn.to_string()),
+                relay_rtt_ms: via_relay.and_then(|v| v.round_trip).map(|d| d.as_secs_f64() * 1000.0),
+                bytes_per_datagram_sent: per(counters.bytes_sent, counters.datagrams_sent),
+                bytes_per_datagram_received: per(counters.bytes_received, counters.datagrams_received),
                 commands_sent: stats.commands_sent,
                 snapshots_received: stats.snapshots_received,
                 shots: fight.shots,

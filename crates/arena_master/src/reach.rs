@@ -288,7 +288,7 @@ impl Reach {
             }
             ("punchChallenge", [s, c]) => Reach::PunchChallenge { server: addr(s)?, cookie: token(c)? },
             ("punchIntro", [a, k]) => Reach::PunchIntro { client: addr(a)?, key: token(k)? },
-            ("punchIntro", [a, k, &"relay"]) => Reach::PunchIntroRelayed { client: addr(a)?, key: token(k)? },
+            ("punchIntro", [a, k, "relay"]) => Reach::PunchIntroRelayed { client: addr(a)?, key: token(k)? },
             ("punchProbe", []) => Reach::PunchProbe,
             ("punchStarted", [s, n, p]) => {
                 Reach::PunchStarted { server: addr(s)?, nat: Nat::parse(n), game_port: p.parse().ok()? }

@@ -40,7 +40,7 @@ pub fn is_turn_datagram(datagram: &[u8]) -> bool {
 /// A ChannelData message, unpadded (RFC 8656 §12.5: over UDP padding is
 /// optional): 4 bytes more than `data`. `data` must fit a datagram with
 /// its header (the caller checks).
-pub(crate) fn encode(channel: u16, data: &[u8]) -> Vec<u8> {
+pub fn encode(channel: u16, data: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(HEADER_LEN + data.len());
     out.extend_from_slice(&channel.to_be_bytes());
     out.extend_from_slice(&(data.len().min(usize::from(u16::MAX)) as u16).to_be_bytes());
@@ -51,7 +51,7 @@ pub(crate) fn encode(channel: u16, data: &[u8]) -> Vec<u8> {
 /// Reads a ChannelData message: the channel (in 0x4000..=0x4FFF) and its
 /// data, or `None` for a datagram too short for its length, longer than
 /// its length plus padding to 4 bytes, or over [`MAX_DATAGRAM`].
-pub(crate) fn parse(datagram: &[u8]) -> Option<(u16, &[u8])> {
+pub fn parse(datagram: &[u8]) -> Option<(u16, &[u8])> {
     if datagram.len() > MAX_DATAGRAM {
         return None;
     }

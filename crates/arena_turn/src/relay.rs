@@ -626,6 +626,16 @@ impl Relay {
         self.start(Request::Allocate, now, 0);
     }
 
+    /// The channel bound to `peer`, once the relay granted it: datagrams
+    /// to `peer` may go as ChannelData on it (see [`crate::frame_channel_data`]).
+    pub fn bound_channel(&self, peer: SocketAddr) -> Option<u16> {
+        let peer = canonical_addr(peer);
+        self.channels
+            .iter()
+            .find(|c| c.peer == peer && matches!(c.grant, Grant::Granted { .. }))
+            .map(|c| c.number)
+    }
+
     /// `payload` for `peer` through the relay: ChannelData (4 bytes more)
     /// if a channel to `peer` is bound, else a Send indication. The first
     /// use of a peer asks for its permission and a channel. `None` before

@@ -171,6 +171,10 @@ fn live(
             ui.end_row();
         };
         row("round trip", format!("{:.0} ms", stats.rtt_ms));
+        if let Some(via) = stats.via_relay {
+            let added = via.round_trip.map_or("-".to_string(), |rtt| format!("{:.0} ms", rtt.as_secs_f64() * 1000.0));
+            row("via relay", format!("{} (round trip to it {added})", via.turn));
+        }
         row("packet loss", format!("{:.1} %", stats.packet_loss * 100.0));
         let kbit = |bytes_per_s: f64| bytes_per_s * 8.0 / 1000.0;
         row("in / out", format!("{:.1} / {:.1} kbit/s", kbit(stats.bytes_in_per_s), kbit(stats.bytes_out_per_s)));

@@ -36,6 +36,14 @@ fn small_config() -> MasterConfig {
         max_servers_per_address: 8,
         max_pending: 64,
         max_tracked_addresses: 256,
+        // A relay, so that credentials and relayed introductions go out too.
+        relay: Some(arena_master::RelayConfig {
+            turn: SocketAddr::from(([198, 51, 100, 200], 3478)),
+            relay_ips: vec![std::net::IpAddr::from([198, 51, 100, 200])],
+            secret: b"fuzz".to_vec(),
+            credential_lifetime: Duration::from_secs(600),
+            started_unix: Duration::from_secs(1_800_000_000),
+        }),
         ..MasterConfig::default()
     }
 }
@@ -95,7 +103,7 @@ impl MasterReceives {
         self.out.extend(self.master.take_probe_datagrams());
         for (to, reply) in &self.out {
             assert!(reply.len() <= wire::MAX_DATAGRAM_BYTES, "a reply of {} bytes", reply.len());
-            if let Some(Reach::PunchIntro { .. }) = Reach::parse(reply) {
+            if let Some(Reach::PunchIntro { .. } | Reach::PunchIntroRelayed { .. }) = Reach::parse(reply) {
                 // Introductions go to listed servers (which asked for
                 // them by listing), within each one's budget.
                 let n = self.introduced.entry(*to).or_default();
@@ -138,6 +146,9 @@ impl Target for MasterReceives {
         seeds.push(Reach::WhoAmI { nonce: "abcdefgh12345678".into() }.padded(200));
         seeds.push(Reach::PunchRequest { server, cookie: None }.padded(200));
         seeds.push(Reach::PunchRequest { server, cookie: Some("0123456789abcdef01234567".into()) }.padded(200));
+        seeds.push(Reach::RelayRequest { server, cookie: None }.padded(200));
+        let relayed = SocketAddr::from(([198, 51, 100, 200], 50001));
+        seeds.push(Reach::RelayIntro { server, relayed, cookie: "0123456789abcdef01234567".into() }.padded(200));
         seeds
     }
 
@@ -155,9 +166,24 @@ impl Target for MasterReceives {
         self.feed_on(from, input, input.len() % 5 == 3);
         // A request for an introduction with the cookie the master gave,
         // now and then, so that introductions go out.
-        if let Some(Reach::PunchChallenge { server, cookie }) = self.out.iter().find_map(|(_, d)| Reach::parse(d)) {
-            let request = Reach::PunchRequest { server, cookie: Some(cookie) }.padded(200);
-            self.feed(from, &request);
+        match self.out.iter().find_map(|(_, d)| Reach::parse(d)) {
+            Some(Reach::PunchChallenge { server, cookie }) => {
+                let request = Reach::PunchRequest { server, cookie: Some(cookie) }.padded(200);
+                self.feed(from, &request);
+            }
+            // The relay's credentials, then the relayed address introduced
+            // (on the relay, or, with an odd input, off it: never introduced).
+            Some(Reach::RelayChallenge { server, cookie }) => {
+                self.feed(from, &Reach::RelayRequest { server, cookie: Some(cookie.clone()) }.padded(200));
+                let ip = if input.len() % 2 == 0 { [198, 51, 100, 200] } else { [198, 51, 100, 7] };
+                let relayed = SocketAddr::from((ip, 50001));
+                self.feed(from, &Reach::RelayIntro { server, relayed, cookie }.padded(200));
+                if ip[3] == 7 {
+                    let introduced = self.out.iter().any(|(_, d)| Reach::parse(d).is_some_and(|r| matches!(r, Reach::PunchIntroRelayed { .. })));
+                    assert!(!introduced, "an address off the relay was introduced");
+                }
+            }
+            _ => {}
         }
         // A real server answering whatever challenge it was given, now and
         // then, so that lists have entries.

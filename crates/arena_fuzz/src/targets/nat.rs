@@ -103,6 +103,17 @@ impl Target for ReachMessages {
             Reach::PunchStarted { server: SERVER, nat: arena_master::reach::Nat::Punchable, game_port: 27015 }.encode(),
             Reach::Sent { nonce: "abcdefgh12345678".into(), seen: SERVER, probe_port: 27951 }.encode(),
             Reach::PunchProbe.encode(),
+            Reach::PunchRefused { server: SERVER, why: arena_master::reach::Refusal::Symmetric, game_port: 27015 }
+                .encode(),
+            Reach::RelayChallenge { server: SERVER, cookie: "0123456789abcdef01234567".into() }.encode(),
+            Reach::RelayGrant {
+                server: SERVER,
+                turn: MASTER,
+                username: "1800000600:11.0.9.1".into(),
+                password: "q7uTmiJ3tbEVq2aD3Ri9hDEHaSs=".into(),
+            }
+            .encode(),
+            Reach::RelayRefused { server: SERVER, why: arena_master::reach::RelayRefusal::Busy }.encode(),
         ]
     }
 
@@ -118,7 +129,19 @@ impl Target for ReachMessages {
         let heard = input.len().is_multiple_of(5);
         if let Some((to, reply)) = self.introduction.receive(MASTER, message, heard) {
             assert_eq!(to, MASTER, "a reply to someone other than the master");
-            assert!(matches!(Reach::parse(&reply), Some(Reach::PunchRequest { server: SERVER, .. })));
+            assert!(matches!(
+                Reach::parse(&reply),
+                Some(
+                    Reach::PunchRequest { server: SERVER, .. }
+                        | Reach::RelayRequest { server: SERVER, .. }
+                        | Reach::RelayIntro { server: SERVER, .. }
+                )
+            ));
+        }
+        if let Some(grant) = self.introduction.take_grant() {
+            assert_eq!(grant.master, MASTER, "credentials taken from someone other than the master");
+            // The transport would allocate and come back with an address.
+            let _ = self.introduction.relayed(SocketAddr::from(([11, 0, 0, 3], 50001)), MASTER);
         }
         let _ = self.introduction.advice();
     }

@@ -223,3 +223,154 @@ impl Master {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::reach::{INTRO_KEY, NAT_KEY};
+    use crate::table::MasterConfig;
+    use crate::wire::{self, InfoString};
+
+    type Out = Vec<(SocketAddr, Vec<u8>)>;
+
+    fn addr(text: &str) -> SocketAddr {
+        text.parse().expect("an address")
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    const TURN: &str = "11.0.0.3:3478";
+    const KEY: &str = "serverkey1234567";
+
+    fn master(relay: bool) -> Master {
+        let relay = relay.then(|| RelayConfig {
+            turn: addr(TURN),
+            relay_ips: vec![addr(TURN).ip()],
+            secret: b"the secret".to_vec(),
+            credential_lifetime: Duration::from_secs(600),
+            started_unix: Duration::from_secs(1_800_000_000),
+        });
+        Master::new(MasterConfig { relay, ..MasterConfig::default() })
+    }
+
+    /// Lists `server` with an introduction key and its router's kind.
+    fn register(m: &mut Master, server: SocketAddr, nat: &str, now: Duration) {
+        let mut out = Vec::new();
+        m.receive(server, &wire::heartbeat(), now, &mut out);
+        let challenge = out
+            .iter()
+            .filter(|(to, _)| *to == server)
+            .find_map(|(_, d)| wire::parse_getinfo(d).ok()?.challenge)
+            .expect("a challenge");
+        let pairs: Vec<(String, String)> = [
+            ("challenge", challenge.as_str()),
+            ("gamename", wire::GAME),
+            ("protocol", "12"),
+            ("clients", "1"),
+            ("sv_maxclients", "8"),
+            (INTRO_KEY, KEY),
+            (NAT_KEY, nat),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        let info = wire::info_response(&InfoString::new(pairs).expect("valid")).expect("fits");
+        m.receive(server, &info, now + ms(1), &mut out);
+        assert!(m.listed().any(|(a, _)| *a == server), "listed");
+    }
+
+    /// A client's relay request with the cookie dance; the master's answer.
+    fn ask(m: &mut Master, client: SocketAddr, server: SocketAddr, now: Duration) -> (Option<Reach>, String) {
+        let mut out: Out = Vec::new();
+        m.receive(client, &Reach::RelayRequest { server, cookie: None }.padded(160), now, &mut out);
+        let Some(Reach::RelayChallenge { cookie, .. }) = Reach::parse(&out[0].1) else { panic!("{out:?}") };
+        out.clear();
+        m.receive(client, &Reach::RelayRequest { server, cookie: Some(cookie.clone()) }.padded(160), now, &mut out);
+        (out.iter().filter(|(to, _)| *to == client).find_map(|(_, d)| Reach::parse(d)), cookie)
+    }
+
+    #[test]
+    fn credentials_go_only_for_a_listed_server_strangers_cannot_reach() {
+        let symmetric = addr("11.0.3.1:27015");
+        let open = addr("11.0.1.1:27015");
+        let unlisted = addr("11.0.5.1:27015");
+        let client = addr("11.0.9.1:40000");
+        let mut m = master(true);
+        register(&mut m, symmetric, "symmetric", ms(10));
+        register(&mut m, open, "open", ms(10));
+        let (answer, _) = ask(&mut m, client, symmetric, ms(100));
+        let Some(Reach::RelayGrant { server, turn, username, password }) = answer else { panic!("{answer:?}") };
+        assert_eq!((server, turn), (symmetric, addr(TURN)));
+        // Named after the client's address, good for the lifetime.
+        assert_eq!(username, format!("{}:11.0.9.1", 1_800_000_000 + 600));
+        assert_eq!(arena_turn::rest_credentials(b"the secret", 1_800_000_600, "11.0.9.1").password, password);
+        assert_eq!(ask(&mut m, client, open, ms(100)).0, Some(Reach::RelayRefused { server: open, why: RelayRefusal::Open }));
+        assert_eq!(
+            ask(&mut m, client, unlisted, ms(100)).0,
+            Some(Reach::RelayRefused { server: unlisted, why: RelayRefusal::Unlisted })
+        );
+        let mut without = master(false);
+        register(&mut without, symmetric, "symmetric", ms(10));
+        assert_eq!(
+            ask(&mut without, client, symmetric, ms(100)).0,
+            Some(Reach::RelayRefused { server: symmetric, why: RelayRefusal::Off })
+        );
+        // A forged request (a cookie never seen) gets a challenge, never credentials.
+        let mut out: Out = Vec::new();
+        let forged = Reach::RelayRequest { server: symmetric, cookie: Some("abcdefgh12345678abcdefgh".into()) };
+        m.receive(addr("11.0.7.7:1"), &forged.padded(160), ms(200), &mut out);
+        assert!(matches!(Reach::parse(&out[0].1), Some(Reach::RelayChallenge { .. })), "{out:?}");
+        assert_eq!(m.counters().relay_grants, 1);
+    }
+
+    #[test]
+    fn one_network_spends_only_its_own_budget_of_credentials() {
+        let server = addr("11.0.3.1:27015");
+        let mut m = master(true);
+        register(&mut m, server, "symmetric", ms(10));
+        let mut granted = 0;
+        for port in 0..300u16 {
+            let client = SocketAddr::new(format!("2a00:9::{port:x}").parse().expect("v6"), 40000);
+            if matches!(ask(&mut m, client, server, ms(100)).0, Some(Reach::RelayGrant { .. })) {
+                granted += 1;
+            }
+        }
+        assert_eq!(granted, GRANT_BURST as usize, "one /64: its burst, then busy");
+        let elsewhere = addr("11.0.9.1:40000");
+        assert!(matches!(ask(&mut m, elsewhere, server, ms(100)).0, Some(Reach::RelayGrant { .. })));
+        assert!(matches!(
+            ask(&mut m, addr("[2a00:9::1]:40000"), server, ms(2200)).0,
+            Some(Reach::RelayGrant { .. })
+        ), "refilled after 2 s");
+    }
+
+    #[test]
+    fn only_an_address_on_the_relay_is_introduced_and_the_relay_learns_the_listed_servers() {
+        let server = addr("11.0.3.1:27015");
+        let client = addr("11.0.9.1:40000");
+        let mut m = master(true);
+        let seen: Arc<Mutex<Vec<Vec<IpAddr>>>> = Arc::default();
+        let sink = seen.clone();
+        m.set_relay_peers_sink(Box::new(move |peers| sink.lock().unwrap().push(peers.iter().copied().collect())));
+        m.expire(ms(1));
+        register(&mut m, server, "symmetric", ms(10));
+        let (_, cookie) = ask(&mut m, client, server, ms(100));
+        let mut out: Out = Vec::new();
+        let elsewhere = Reach::RelayIntro { server, relayed: addr("11.0.0.66:50001"), cookie: cookie.clone() };
+        m.receive(client, &elsewhere.padded(160), ms(150), &mut out);
+        assert!(out.is_empty(), "an address off the relay is not introduced: {out:?}");
+        let relayed = addr("11.0.0.3:50001");
+        m.receive(client, &Reach::RelayIntro { server, relayed, cookie }.padded(160), ms(150), &mut out);
+        let sent: Vec<(SocketAddr, Option<Reach>)> = out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect();
+        assert!(sent.contains(&(server, Some(Reach::PunchIntroRelayed { client: relayed, key: KEY.into() }))), "{sent:?}");
+        assert!(sent.iter().any(|(to, r)| *to == client && matches!(r, Some(Reach::PunchStarted { .. }))));
+        m.expire(ms(500));
+        m.expire(ms(1200));
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen, vec![vec![], vec![server.ip()]], "empty at start, then the listed server, once");
+    }
+}
