@@ -25,9 +25,9 @@
 //! - `relay`: the allocation's state machine: transactions, retransmissions,
 //!   refreshes, permissions, channels.
 
+mod channel_data;
 mod credentials;
 mod message;
-mod channel_data;
 mod relay;
 
 pub use channel_data::{TurnDatagram, classify, is_turn_datagram};
