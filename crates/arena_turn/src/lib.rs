@@ -24,9 +24,12 @@
 //!   apart.
 //! - `relay`: the allocation's state machine: transactions, retransmissions,
 //!   refreshes, permissions, channels.
+//! - `fuzzing`: what `arena_fuzz` drives besides the API: the bare parsers
+//!   and answers made to order.
 
 mod channel_data;
 mod credentials;
+pub mod fuzzing;
 mod message;
 mod relay;
 
