@@ -297,6 +297,13 @@ impl Relay {
         self.permissions.iter().any(|p| p.ip == ip && matches!(p.grant, Grant::Granted { .. }))
     }
 
+    /// Whether a channel to `peer` is bound ([`Relay::wrap`] then writes
+    /// ChannelData, 4 bytes of overhead).
+    pub fn channel_bound(&self, peer: SocketAddr) -> bool {
+        let peer = canonical_addr(peer);
+        self.channels.iter().any(|c| c.peer == peer && matches!(c.grant, Grant::Granted { .. }))
+    }
+
     /// Asks the relay to admit datagrams from `peer_ip` (any port), and
     /// keeps the permission refreshed. At most [`MAX_PERMISSIONS`] peers;
     /// a refused peer stays refused.
