@@ -411,7 +411,10 @@ impl Relay {
                 self.phase = Phase::Closed;
                 self.transactions.clear();
             } else {
+                // A failed relay sends nothing more, not even this poll's
+                // retransmissions of other requests.
                 self.fail(TurnError::TimedOut { request: request.name() });
+                out.clear();
             }
         }
         out
