@@ -14,6 +14,7 @@ pub mod nat;
 pub mod network;
 pub mod queries;
 pub mod text;
+pub mod turn;
 
 use crate::target::Target;
 
@@ -48,5 +49,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(network::Datagrams::new(network::Side::Client)),
         Box::new(network::Payloads::new(network::Side::Server)),
         Box::new(network::Payloads::new(network::Side::Client)),
+        Box::new(turn::TurnMessages),
+        Box::new(turn::TurnRelay),
     ]
 }

@@ -24,10 +24,13 @@
 //!   apart.
 //! - `relay`: the allocation's state machine: transactions, retransmissions,
 //!   refreshes, permissions, channels.
+//! - `fuzzing`: what `arena_fuzz` drives besides the API: the bare parsers
+//!   and answers made to order.
 
-mod credentials;
-mod message;
 mod channel_data;
+mod credentials;
+pub mod fuzzing;
+mod message;
 mod relay;
 
 pub use channel_data::{TurnDatagram, classify, encode as frame_channel_data, is_turn_datagram, parse as parse_channel_data};

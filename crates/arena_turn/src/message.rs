@@ -102,7 +102,7 @@ pub(crate) fn looks_like_stun(datagram: &[u8]) -> bool {
     datagram.len() >= HEADER_LEN
         && datagram[0] & 0xC0 == 0
         && datagram[4..8] == MAGIC_COOKIE.to_be_bytes()
-        && u16::from_be_bytes([datagram[2], datagram[3]]) % 4 == 0
+        && u16::from_be_bytes([datagram[2], datagram[3]]).is_multiple_of(4)
 }
 
 /// An ERROR-CODE: the number (300..=699) and the server's reason, cleaned
@@ -312,11 +312,8 @@ fn error_code(value: &[u8]) -> Option<ErrorCode> {
     if !(3..=6).contains(&class) || number > 99 {
         return None;
     }
-    let reason = String::from_utf8_lossy(value.get(4..)?)
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_REASON_CHARS)
-        .collect();
+    let reason =
+        String::from_utf8_lossy(value.get(4..)?).chars().filter(|c| !c.is_control()).take(MAX_REASON_CHARS).collect();
     Some(ErrorCode { code: class * 100 + number, reason })
 }
 

@@ -109,9 +109,16 @@ pub enum Event {
 enum Request {
     Allocate,
     /// `Some(0)` deletes the allocation.
-    Refresh { lifetime: Option<u32> },
-    CreatePermission { ip: IpAddr },
-    ChannelBind { channel: u16, peer: SocketAddr },
+    Refresh {
+        lifetime: Option<u32>,
+    },
+    CreatePermission {
+        ip: IpAddr,
+    },
+    ChannelBind {
+        channel: u16,
+        peer: SocketAddr,
+    },
 }
 
 impl Request {
@@ -167,7 +174,9 @@ enum Phase {
 enum Grant {
     /// Asked for (or to be asked for); the relay has not granted it yet.
     Wanted,
-    Granted { refresh_at: Duration },
+    Granted {
+        refresh_at: Duration,
+    },
     Refused,
 }
 
@@ -288,6 +297,13 @@ impl Relay {
         self.permissions.iter().any(|p| p.ip == ip && matches!(p.grant, Grant::Granted { .. }))
     }
 
+    /// Whether a channel to `peer` is bound ([`Relay::wrap`] then writes
+    /// ChannelData, 4 bytes of overhead).
+    pub fn channel_bound(&self, peer: SocketAddr) -> bool {
+        let peer = canonical_addr(peer);
+        self.channels.iter().any(|c| c.peer == peer && matches!(c.grant, Grant::Granted { .. }))
+    }
+
     /// Asks the relay to admit datagrams from `peer_ip` (any port), and
     /// keeps the permission refreshed. At most [`MAX_PERMISSIONS`] peers;
     /// a refused peer stays refused.
@@ -342,7 +358,16 @@ impl Relay {
         self.transactions.retain(|t| t.request != request);
         let id = self.new_id();
         let (bytes, key) = self.encode(request, &id);
-        self.transactions.push(Transaction { id, request, bytes, key, started: now, next_at: now, sends: 0, auth_retries });
+        self.transactions.push(Transaction {
+            id,
+            request,
+            bytes,
+            key,
+            started: now,
+            next_at: now,
+            sends: 0,
+            auth_retries,
+        });
     }
 
     fn pending(&self, request: Request) -> bool {
@@ -386,7 +411,10 @@ impl Relay {
                 self.phase = Phase::Closed;
                 self.transactions.clear();
             } else {
+                // A failed relay sends nothing more, not even this poll's
+                // retransmissions of other requests.
                 self.fail(TurnError::TimedOut { request: request.name() });
+                out.clear();
             }
         }
         out
@@ -576,9 +604,7 @@ impl Relay {
                 Vec::new()
             }
             Request::Allocate => vec![self.fail(refused)],
-            Request::Refresh { .. } | Request::CreatePermission { .. } | Request::ChannelBind { .. }
-                if code == 437 =>
-            {
+            Request::Refresh { .. } | Request::CreatePermission { .. } | Request::ChannelBind { .. } if code == 437 => {
                 self.reallocate(now);
                 Vec::new()
             }
@@ -704,4 +730,383 @@ impl Relay {
 fn refresh_after(lifetime_s: u32) -> Duration {
     let lifetime = Duration::from_secs(u64::from(lifetime_s.max(2)));
     if lifetime >= Duration::from_secs(120) { lifetime - Duration::from_secs(60) } else { lifetime / 2 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SERVER: &str = "11.0.0.5:3478";
+    const RELAYED: &str = "11.0.0.5:50001";
+    const MAPPED: &str = "11.0.0.9:40000";
+    const PEER: &str = "11.0.0.6:9000";
+    const REALM: &[u8] = b"arena.test";
+
+    fn secs(s: u64) -> Duration {
+        Duration::from_secs(s)
+    }
+
+    fn credentials() -> Credentials {
+        Credentials { username: "1700000000:player".into(), password: "pw".into() }
+    }
+
+    /// A relay played by hand: reads requests, answers them signed with
+    /// the key of its realm and current nonce.
+    struct Server {
+        nonce: Vec<u8>,
+        key: [u8; 16],
+    }
+
+    impl Server {
+        fn new() -> Self {
+            Self { nonce: b"nonce-1".to_vec(), key: long_term_key(&credentials().username, REALM, "pw") }
+        }
+
+        fn answer(&self, request: &[u8], class: Class, add: impl FnOnce(&mut Builder)) -> Vec<u8> {
+            let m = Message::parse(request).expect("a request");
+            let mut b = Builder::new(m.method, class, &m.transaction);
+            add(&mut b);
+            b.finish_with_integrity(&self.key)
+        }
+
+        fn challenge(&self, request: &[u8], code: u16) -> Vec<u8> {
+            let m = Message::parse(request).expect("a request");
+            let mut b = Builder::new(m.method, Class::Error, &m.transaction);
+            b.attribute(attr::ERROR_CODE, &error_value(code))
+                .attribute(attr::REALM, REALM)
+                .attribute(attr::NONCE, &self.nonce);
+            b.finish()
+        }
+
+        fn error(&self, request: &[u8], code: u16) -> Vec<u8> {
+            self.answer(request, Class::Error, |b| {
+                b.attribute(attr::ERROR_CODE, &error_value(code));
+            })
+        }
+
+        fn allocated(&self, request: &[u8], relayed: &str) -> Vec<u8> {
+            self.answer(request, Class::Success, |b| {
+                b.xor_address(attr::XOR_RELAYED_ADDRESS, relayed.parse().expect("addr"))
+                    .xor_address(attr::XOR_MAPPED_ADDRESS, MAPPED.parse().expect("addr"))
+                    .u32(attr::LIFETIME, 600);
+            })
+        }
+
+        fn ok(&self, request: &[u8]) -> Vec<u8> {
+            self.answer(request, Class::Success, |_| {})
+        }
+    }
+
+    fn error_value(code: u16) -> Vec<u8> {
+        let mut v = vec![0, 0, (code / 100) as u8, (code % 100) as u8];
+        v.extend_from_slice(b"Reason");
+        v
+    }
+
+    fn data_indication(peer: &str, payload: &[u8]) -> Vec<u8> {
+        let mut b = Builder::new(method::DATA, Class::Indication, &[7; 12]);
+        b.xor_address(attr::XOR_PEER_ADDRESS, peer.parse().expect("addr")).attribute(attr::DATA, payload);
+        b.finish()
+    }
+
+    fn one(datagrams: Vec<Vec<u8>>) -> Vec<u8> {
+        assert_eq!(datagrams.len(), 1, "one datagram expected");
+        datagrams.into_iter().next().expect("one")
+    }
+
+    /// A relay taken through 401 to an allocation at t = 0.
+    fn allocated() -> (Relay, Server) {
+        let server = Server::new();
+        let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+        let first = one(relay.poll(secs(0)));
+        assert!(relay.receive(&server.challenge(&first, 401), secs(0)).is_empty());
+        let signed = one(relay.poll(secs(0)));
+        let events = relay.receive(&server.allocated(&signed, RELAYED), secs(0));
+        assert_eq!(
+            events,
+            vec![Event::Allocated {
+                relayed: RELAYED.parse().expect("addr"),
+                mapped: Some(MAPPED.parse().expect("addr"))
+            }]
+        );
+        (relay, server)
+    }
+
+    /// The relay with PEER's IP permitted and granted at t = 0.
+    fn permitted() -> (Relay, Server) {
+        let (mut relay, server) = allocated();
+        relay.permit(PEER.parse::<SocketAddr>().expect("addr").ip());
+        let request = one(relay.poll(secs(0)));
+        let m = Message::parse(&request).expect("request");
+        assert_eq!(m.method, method::CREATE_PERMISSION);
+        assert_eq!(m.xor_peer.map(|a| a.ip()), Some(PEER.parse::<SocketAddr>().expect("addr").ip()));
+        assert!(relay.receive(&server.ok(&request), secs(0)).is_empty());
+        (relay, server)
+    }
+
+    #[test]
+    fn allocate_is_retried_signed_after_401() {
+        let server = Server::new();
+        let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+        let first = one(relay.poll(secs(0)));
+        let m = Message::parse(&first).expect("request");
+        assert_eq!((m.method, m.class), (method::ALLOCATE, Class::Request));
+        assert!(!m.has_integrity() && m.username.is_none());
+        assert!(relay.receive(&server.challenge(&first, 401), Duration::from_millis(30)).is_empty());
+        assert_eq!(relay.round_trip(), Some(Duration::from_millis(30)));
+        let signed = one(relay.poll(Duration::from_millis(30)));
+        let m = Message::parse(&signed).expect("request");
+        assert_eq!(m.username, Some(credentials().username.as_bytes()));
+        assert_eq!(m.realm, Some(REALM));
+        assert_eq!(m.nonce, Some(&b"nonce-1"[..]));
+        assert!(m.integrity_ok(&server.key), "signed with MD5(username:realm:password)");
+        assert_ne!(m.transaction, Message::parse(&first).expect("request").transaction);
+        assert_eq!(relay.relayed(), None);
+        let events = relay.receive(&server.allocated(&signed, RELAYED), secs(1));
+        assert!(matches!(events[..], [Event::Allocated { .. }]));
+        assert_eq!(relay.relayed(), Some(RELAYED.parse().expect("addr")));
+        assert_eq!(relay.last_heard(), Some(secs(1)));
+        assert!(relay.poll(secs(1)).is_empty(), "nothing more to send");
+    }
+
+    #[test]
+    fn forged_and_unsolicited_responses_are_ignored() {
+        let server = Server::new();
+        let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+        let first = one(relay.poll(secs(0)));
+        relay.receive(&server.challenge(&first, 401), secs(0));
+        let signed = one(relay.poll(secs(0)));
+        // Unsigned, signed with another key, another transaction, another method.
+        let m = Message::parse(&signed).expect("request");
+        let mut unsigned = Builder::new(method::ALLOCATE, Class::Success, &m.transaction);
+        unsigned.xor_address(attr::XOR_RELAYED_ADDRESS, RELAYED.parse().expect("addr"));
+        let forger = Server { nonce: b"x".to_vec(), key: [1; 16] };
+        let mut other = signed.clone();
+        other[8] ^= 1;
+        let mut wrong_method = Builder::new(method::REFRESH, Class::Success, &m.transaction);
+        wrong_method.xor_address(attr::XOR_RELAYED_ADDRESS, RELAYED.parse().expect("addr"));
+        for forged in [
+            unsigned.finish(),
+            forger.allocated(&signed, RELAYED),
+            server.allocated(&other, RELAYED),
+            wrong_method.finish_with_integrity(&server.key),
+            server.challenge(&other, 401),
+            vec![0; 2000],
+        ] {
+            assert!(relay.receive(&forged, secs(0)).is_empty());
+        }
+        assert_eq!(relay.relayed(), None);
+        assert_eq!(relay.last_heard(), Some(secs(0)), "only the 401 was heard");
+        assert!(matches!(relay.receive(&server.allocated(&signed, RELAYED), secs(0))[..], [Event::Allocated { .. }]));
+        // The same answer again: its transaction is over.
+        assert!(relay.receive(&server.allocated(&signed, RELAYED), secs(0)).is_empty());
+    }
+
+    #[test]
+    fn wrong_credentials_fail_after_one_signed_try() {
+        let server = Server::new();
+        let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+        let first = one(relay.poll(secs(0)));
+        relay.receive(&server.challenge(&first, 401), secs(0));
+        let signed = one(relay.poll(secs(0)));
+        let events = relay.receive(&server.challenge(&signed, 401), secs(0));
+        assert!(matches!(&events[..], [Event::Failed(TurnError::Refused { code: 401, .. })]));
+        assert!(relay.is_failed());
+        assert!(relay.poll(secs(100)).is_empty());
+    }
+
+    #[test]
+    fn quota_and_forbidden_fail_with_the_code_in_words() {
+        for code in [486, 403] {
+            let server = Server::new();
+            let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+            let first = one(relay.poll(secs(0)));
+            relay.receive(&server.challenge(&first, 401), secs(0));
+            let signed = one(relay.poll(secs(0)));
+            let events = relay.receive(&server.error(&signed, code), secs(0));
+            let [Event::Failed(error)] = &events[..] else { panic!("{events:?}") };
+            assert_eq!(error.code(), Some(code));
+            assert!(error.to_string().contains(code_in_words(code)), "{error}");
+            assert_eq!(relay.failure(), Some(error));
+        }
+        assert_eq!(
+            TurnError::Refused { request: "Allocate", code: 486, reason: "Allocation Quota Reached".into() }
+                .to_string(),
+            "the relay refused Allocate: 486 allocation quota reached (\"Allocation Quota Reached\")"
+        );
+    }
+
+    #[test]
+    fn retransmissions_follow_the_rfc_schedule_then_fail() {
+        let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+        let mut sent = Vec::new();
+        for ms in (0..45_000).step_by(100) {
+            let now = Duration::from_millis(ms);
+            for d in relay.poll(now) {
+                sent.push((ms, d));
+            }
+        }
+        let times: Vec<u64> = sent.iter().map(|(ms, _)| *ms).collect();
+        assert_eq!(times, [0, 500, 1500, 3500, 7500, 15500, 31500]);
+        assert!(sent.windows(2).all(|w| w[0].1 == w[1].1), "the same bytes each time");
+        assert!(relay.is_failed());
+        assert_eq!(relay.failure(), Some(&TurnError::TimedOut { request: "Allocate" }));
+        assert_eq!(relay.round_trip(), None);
+    }
+
+    #[test]
+    fn the_allocation_is_refreshed_before_its_lifetime_ends() {
+        let (mut relay, server) = allocated();
+        assert!(relay.poll(secs(539)).is_empty());
+        let refresh = one(relay.poll(secs(540)));
+        let m = Message::parse(&refresh).expect("request");
+        assert_eq!(m.method, method::REFRESH);
+        assert!(m.integrity_ok(&server.key));
+        assert!(
+            relay
+                .receive(
+                    &server.answer(&refresh, Class::Success, |b| {
+                        b.u32(attr::LIFETIME, 600);
+                    }),
+                    secs(540)
+                )
+                .is_empty()
+        );
+        assert!(relay.poll(secs(1079)).is_empty());
+        assert_eq!(Message::parse(&one(relay.poll(secs(1080)))).expect("request").method, method::REFRESH);
+        assert!(!relay.is_failed());
+    }
+
+    #[test]
+    fn a_stale_nonce_is_replaced_and_the_request_signed_again() {
+        let (mut relay, mut server) = allocated();
+        let refresh = one(relay.poll(secs(540)));
+        server.nonce = b"nonce-2".to_vec();
+        assert!(relay.receive(&server.challenge(&refresh, 438), secs(540)).is_empty());
+        let again = one(relay.poll(secs(540)));
+        let m = Message::parse(&again).expect("request");
+        assert_eq!((m.method, m.nonce), (method::REFRESH, Some(&b"nonce-2"[..])));
+        assert!(m.integrity_ok(&server.key));
+        assert!(relay.receive(&server.ok(&again), secs(540)).is_empty());
+        assert!(!relay.is_failed());
+        // Stale again and again: bounded.
+        let mut request = one(relay.poll(secs(1080)));
+        let mut events = Vec::new();
+        for n in 0..10 {
+            server.nonce = format!("n{n}").into_bytes();
+            events = relay.receive(&server.challenge(&request, 438), secs(1080));
+            match relay.poll(secs(1080)).pop() {
+                Some(next) => request = next,
+                None => break,
+            }
+        }
+        assert!(matches!(&events[..], [Event::Failed(TurnError::Refused { code: 438, .. })]));
+    }
+
+    #[test]
+    fn allocation_mismatch_on_refresh_allocates_again() {
+        let (mut relay, server) = permitted();
+        let refresh = one(relay.poll(secs(540)).into_iter().filter(|d| d[1] == 0x04).collect());
+        assert!(relay.receive(&server.error(&refresh, 437), secs(540)).is_empty());
+        assert_eq!(relay.relayed(), None);
+        let allocate = one(relay.poll(secs(540)));
+        let m = Message::parse(&allocate).expect("request");
+        assert_eq!(m.method, method::ALLOCATE);
+        assert!(m.integrity_ok(&server.key), "signed at once with the nonce it has");
+        let events = relay.receive(&server.allocated(&allocate, "11.0.0.5:50002"), secs(541));
+        assert!(matches!(events[..], [Event::Allocated { relayed, .. }] if relayed.port() == 50002));
+        // The permission is asked for again on the new allocation.
+        let again = one(relay.poll(secs(541)));
+        assert_eq!(Message::parse(&again).expect("request").method, method::CREATE_PERMISSION);
+        assert!(!relay.is_permitted(PEER.parse::<SocketAddr>().expect("addr").ip()));
+    }
+
+    #[test]
+    fn data_only_from_permitted_peers() {
+        let (mut relay, _) = allocated();
+        let peer_ip = PEER.parse::<SocketAddr>().expect("addr").ip();
+        relay.permit(peer_ip);
+        // Asked for, not yet granted: nothing is believed.
+        assert!(relay.receive(&data_indication(PEER, b"early"), secs(0)).is_empty());
+        let request = one(relay.poll(secs(0)));
+        let server = Server::new();
+        relay.receive(&server.ok(&request), secs(0));
+        assert_eq!(
+            relay.receive(&data_indication(PEER, b"hi"), secs(1)),
+            vec![Event::Data { peer: PEER.parse().expect("addr"), payload: b"hi".to_vec() }]
+        );
+        assert!(relay.receive(&data_indication("11.0.0.7:9000", b"stranger"), secs(1)).is_empty());
+        assert!(relay.receive(&data_indication("[::ffff:11.0.0.6]:9001", b"mapped"), secs(1)).len() == 1);
+        // Permission refreshed every 240 s.
+        assert!(relay.poll(secs(239)).is_empty());
+        let refresh = one(relay.poll(secs(240)));
+        assert_eq!(Message::parse(&refresh).expect("request").method, method::CREATE_PERMISSION);
+    }
+
+    #[test]
+    fn a_refused_permission_is_reported_and_wrap_refuses_the_peer() {
+        let (mut relay, server) = allocated();
+        relay.permit("11.0.0.7".parse().expect("ip"));
+        let request = one(relay.poll(secs(0)));
+        let events = relay.receive(&server.error(&request, 403), secs(0));
+        assert_eq!(events, vec![Event::PermissionRefused { peer_ip: "11.0.0.7".parse().expect("ip"), code: 403 }]);
+        assert_eq!(relay.wrap("11.0.0.7:1".parse().expect("addr"), b"x", secs(0)), None);
+        assert!(relay.poll(secs(300)).is_empty(), "not asked again");
+        assert!(!relay.is_failed());
+    }
+
+    #[test]
+    fn channel_bind_then_channel_data_both_ways() {
+        let (mut relay, server) = permitted();
+        let peer: SocketAddr = PEER.parse().expect("addr");
+        // First use: a Send indication, and a ChannelBind started.
+        let send = relay.wrap(peer, b"hello", secs(1)).expect("sent");
+        let m = Message::parse(&send).expect("indication");
+        assert_eq!(
+            (m.method, m.class, m.xor_peer, m.data),
+            (method::SEND, Class::Indication, Some(peer), Some(&b"hello"[..]))
+        );
+        let bind = one(relay.poll(secs(1)));
+        let m = Message::parse(&bind).expect("request");
+        assert_eq!((m.method, m.channel, m.xor_peer), (method::CHANNEL_BIND, Some(0x4000), Some(peer)));
+        assert!(m.integrity_ok(&server.key));
+        // Still a Send indication until the binding is confirmed.
+        assert!(relay.wrap(peer, b"again", secs(1)).expect("sent").len() > 9);
+        assert!(relay.poll(secs(1)).is_empty(), "one ChannelBind in flight");
+        relay.receive(&server.ok(&bind), secs(1));
+        let framed = relay.wrap(peer, b"hello", secs(2)).expect("sent");
+        assert_eq!(framed, [&[0x40, 0x00, 0x00, 0x05][..], b"hello"].concat());
+        assert_eq!(
+            relay.receive(&framed, secs(2)),
+            vec![Event::Data { peer, payload: b"hello".to_vec() }],
+            "ChannelData from the relay on the bound channel"
+        );
+        assert!(relay.receive(&channel_data::encode(0x4001, b"nobody"), secs(2)).is_empty());
+        // Refreshed every 540 s.
+        let due: Vec<u16> = relay.poll(secs(541)).iter().map(|d| Message::parse(d).expect("request").method).collect();
+        assert!(due.contains(&method::CHANNEL_BIND), "{due:?}");
+        // Too big for one datagram.
+        assert_eq!(relay.wrap(peer, &[0; MAX_DATAGRAM - 3], secs(3)), None);
+        assert!(relay.wrap(peer, &[0; MAX_DATAGRAM - 4], secs(3)).is_some());
+    }
+
+    #[test]
+    fn nothing_is_wrapped_before_the_allocation() {
+        let mut relay = Relay::new(SERVER.parse().expect("addr"), credentials(), secs(0));
+        assert_eq!(relay.wrap(PEER.parse().expect("addr"), b"x", secs(0)), None);
+        assert!(relay.receive(&data_indication(PEER, b"x"), secs(0)).is_empty());
+    }
+
+    #[test]
+    fn close_deletes_the_allocation() {
+        let (mut relay, server) = allocated();
+        let close = one(relay.close(secs(5)));
+        let m = Message::parse(&close).expect("request");
+        assert_eq!((m.method, m.lifetime), (method::REFRESH, Some(0)));
+        assert!(m.integrity_ok(&server.key));
+        assert_eq!(relay.relayed(), None);
+        assert!(relay.receive(&server.ok(&close), secs(5)).is_empty());
+        assert!(relay.poll(secs(1000)).is_empty());
+        assert!(!relay.is_failed());
+    }
 }
