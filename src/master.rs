@@ -56,7 +56,13 @@ pub(crate) struct MasterArgs {
     #[arg(long, env = "ARENA_MASTER_TURN_USERDB", value_name = "FILE", requires = "turn_server")]
     turn_userdb: Option<PathBuf>,
     /// The realm of the rows written into allowed_peer_ip (coturn's realm).
-    #[arg(long, env = "ARENA_MASTER_TURN_REALM", value_name = "REALM", default_value = "arena", requires = "turn_server")]
+    #[arg(
+        long,
+        env = "ARENA_MASTER_TURN_REALM",
+        value_name = "REALM",
+        default_value = "arena",
+        requires = "turn_server"
+    )]
     turn_realm: String,
     /// Addresses the relay's relayed addresses are on, if not the TURN
     /// server's own (coturn's relay-ip or external-ip); repeatable.
@@ -74,9 +80,10 @@ pub(crate) struct MasterArgs {
 /// where the listed servers' addresses go for it.
 fn relay_config(args: &MasterArgs) -> Result<Option<(RelayConfig, PathBuf)>, String> {
     let Some(turn) = args.turn_server else { return Ok(None) };
-    let secret_file = args.turn_secret_file.as_ref().ok_or(
-        "--turn-server needs --turn-secret-file (a file whose first line is coturn's static-auth-secret)",
-    )?;
+    let secret_file = args
+        .turn_secret_file
+        .as_ref()
+        .ok_or("--turn-server needs --turn-secret-file (a file whose first line is coturn's static-auth-secret)")?;
     let userdb = args.turn_userdb.clone().ok_or(
         "--turn-server needs --turn-userdb (coturn's SQLite database, whose allowed_peer_ip table the master keeps          to the listed servers: without it the relay would carry players' datagrams to anyone)",
     )?;
@@ -98,7 +105,8 @@ fn relay_config(args: &MasterArgs) -> Result<Option<(RelayConfig, PathBuf)>, Str
 /// The first line of the secret file; never empty.
 fn read_secret(path: &std::path::Path) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read --turn-secret-file {}: {e}", path.display()))?;
+    let file =
+        std::fs::File::open(path).map_err(|e| format!("cannot read --turn-secret-file {}: {e}", path.display()))?;
     let mut text = String::new();
     file.take(4096)
         .read_to_string(&mut text)

@@ -142,7 +142,8 @@ mod tests {
         write(&mut db, "arena.test", &peers).expect("written");
         write(&mut db, "arena.test", &peers).expect("written twice");
         let rows = |realm: &str| -> Vec<String> {
-            let mut q = other.prepare("SELECT ip_range FROM allowed_peer_ip WHERE realm = ?1 ORDER BY ip_range").unwrap();
+            let mut q =
+                other.prepare("SELECT ip_range FROM allowed_peer_ip WHERE realm = ?1 ORDER BY ip_range").unwrap();
             q.query_map([realm], |r| r.get(0)).unwrap().map(Result::unwrap).collect()
         };
         assert_eq!(rows("arena.test"), vec!["11.0.3.1".to_string(), "2a00:4::10".to_string()]);

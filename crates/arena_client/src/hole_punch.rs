@@ -239,9 +239,7 @@ impl Introduction {
                     };
                     return Some((from, answer.padded(REQUEST_BYTES)));
                 }
-                Reach::RelayGrant { server, turn, username, password }
-                    if server == self.server && !relay.granted =>
-                {
+                Reach::RelayGrant { server, turn, username, password } if server == self.server && !relay.granted => {
                     info!("the master at {from} gave us the relay at {turn}");
                     relay.grant = Some(RelayGrant { turn, username, password, master: from });
                     relay.granted = true;
@@ -302,7 +300,8 @@ impl Introduction {
         }
         let relay_said_no = self.relay.as_ref().is_some_and(|r| r.refused.is_some() || r.failed.is_some());
         let hopeless = self.refused == Some(Refusal::Symmetric) || self.nat == Nat::Symmetric;
-        clock >= GIVE_UP_AFTER || (hopeless && (relay_said_no || self.relay.is_none()) && clock >= GIVE_UP_SYMMETRIC_AFTER)
+        clock >= GIVE_UP_AFTER
+            || (hopeless && (relay_said_no || self.relay.is_none()) && clock >= GIVE_UP_SYMMETRIC_AFTER)
     }
 
     /// Why joining failed, in words for the player.

@@ -281,7 +281,12 @@ impl UdpTransport {
                     }
                 }
                 RelayNews::Route(route) => {
-                    info!("the relay at {} carries the connection to {} (channel {:#06x})", route.turn, self.server_addr(), route.channel);
+                    info!(
+                        "the relay at {} carries the connection to {} (channel {:#06x})",
+                        route.turn,
+                        self.server_addr(),
+                        route.channel
+                    );
                     self.link.set_route(Some(route));
                 }
                 RelayNews::Failed(why) => {

@@ -177,24 +177,75 @@ pub fn is_relay_password(s: &str) -> bool {
 /// One extension datagram.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Reach {
-    Check { nonce: String },
-    Probe { nonce: String },
-    Sent { nonce: String, seen: SocketAddr, probe_port: u16 },
-    WhoAmI { nonce: String },
-    YouAre { nonce: String, seen: SocketAddr },
-    PunchRequest { server: SocketAddr, cookie: Option<String> },
-    PunchChallenge { server: SocketAddr, cookie: String },
-    PunchIntro { client: SocketAddr, key: String },
+    Check {
+        nonce: String,
+    },
+    Probe {
+        nonce: String,
+    },
+    Sent {
+        nonce: String,
+        seen: SocketAddr,
+        probe_port: u16,
+    },
+    WhoAmI {
+        nonce: String,
+    },
+    YouAre {
+        nonce: String,
+        seen: SocketAddr,
+    },
+    PunchRequest {
+        server: SocketAddr,
+        cookie: Option<String>,
+    },
+    PunchChallenge {
+        server: SocketAddr,
+        cookie: String,
+    },
+    PunchIntro {
+        client: SocketAddr,
+        key: String,
+    },
     PunchProbe,
-    PunchStarted { server: SocketAddr, nat: Nat, game_port: u16 },
-    PunchRefused { server: SocketAddr, why: Refusal, game_port: u16 },
+    PunchStarted {
+        server: SocketAddr,
+        nat: Nat,
+        game_port: u16,
+    },
+    PunchRefused {
+        server: SocketAddr,
+        why: Refusal,
+        game_port: u16,
+    },
     /// `punchIntro CLIENT KEY relay`: CLIENT is a relayed address.
-    PunchIntroRelayed { client: SocketAddr, key: String },
-    RelayRequest { server: SocketAddr, cookie: Option<String> },
-    RelayChallenge { server: SocketAddr, cookie: String },
-    RelayGrant { server: SocketAddr, turn: SocketAddr, username: String, password: String },
-    RelayRefused { server: SocketAddr, why: RelayRefusal },
-    RelayIntro { server: SocketAddr, relayed: SocketAddr, cookie: String },
+    PunchIntroRelayed {
+        client: SocketAddr,
+        key: String,
+    },
+    RelayRequest {
+        server: SocketAddr,
+        cookie: Option<String>,
+    },
+    RelayChallenge {
+        server: SocketAddr,
+        cookie: String,
+    },
+    RelayGrant {
+        server: SocketAddr,
+        turn: SocketAddr,
+        username: String,
+        password: String,
+    },
+    RelayRefused {
+        server: SocketAddr,
+        why: RelayRefusal,
+    },
+    RelayIntro {
+        server: SocketAddr,
+        relayed: SocketAddr,
+        cookie: String,
+    },
 }
 
 /// Whether `s` is a nonce, cookie or key.

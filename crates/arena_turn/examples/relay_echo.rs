@@ -76,7 +76,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let indication = relay.wrap(peer, &payload, start.elapsed()).ok_or("wrap refused")?;
     socket.send_to(&indication, relay_addr)?;
     let send_indication_len = indication.len();
-    let first_echo = wait(&mut relay, &mut received, &mut step, &|r, got| !got.is_empty() && r.channel_bound(peer))?;
+    let first_echo =
+        wait(&mut relay, &mut received, &mut step, &|r, got| !got.is_empty() && r.bound_channel(peer).is_some())?;
     println!("send indication: {send_indication_len} B for 100 B; echoed: {first_echo}");
     received.clear();
 

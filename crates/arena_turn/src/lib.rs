@@ -33,7 +33,9 @@ pub mod fuzzing;
 mod message;
 mod relay;
 
-pub use channel_data::{TurnDatagram, classify, encode as frame_channel_data, is_turn_datagram, parse as parse_channel_data};
+pub use channel_data::{
+    TurnDatagram, classify, encode as frame_channel_data, is_turn_datagram, parse as parse_channel_data,
+};
 pub use credentials::{Credentials, rest_credentials};
 pub use message::MAX_DATAGRAM;
 pub use relay::{Event, MAX_CHANNELS, MAX_PERMISSIONS, Relay, TurnError, code_in_words};

@@ -297,13 +297,6 @@ impl Relay {
         self.permissions.iter().any(|p| p.ip == ip && matches!(p.grant, Grant::Granted { .. }))
     }
 
-    /// Whether a channel to `peer` is bound ([`Relay::wrap`] then writes
-    /// ChannelData, 4 bytes of overhead).
-    pub fn channel_bound(&self, peer: SocketAddr) -> bool {
-        let peer = canonical_addr(peer);
-        self.channels.iter().any(|c| c.peer == peer && matches!(c.grant, Grant::Granted { .. }))
-    }
-
     /// Asks the relay to admit datagrams from `peer_ip` (any port), and
     /// keeps the permission refreshed. At most [`MAX_PERMISSIONS`] peers;
     /// a refused peer stays refused.
@@ -656,10 +649,7 @@ impl Relay {
     /// to `peer` may go as ChannelData on it (see [`crate::frame_channel_data`]).
     pub fn bound_channel(&self, peer: SocketAddr) -> Option<u16> {
         let peer = canonical_addr(peer);
-        self.channels
-            .iter()
-            .find(|c| c.peer == peer && matches!(c.grant, Grant::Granted { .. }))
-            .map(|c| c.number)
+        self.channels.iter().find(|c| c.peer == peer && matches!(c.grant, Grant::Granted { .. })).map(|c| c.number)
     }
 
     /// `payload` for `peer` through the relay: ChannelData (4 bytes more)

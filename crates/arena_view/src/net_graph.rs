@@ -211,7 +211,8 @@ fn compact(ctx: &egui::Context, data: &GraphData, latest: Option<Sample>, stats:
                     s.kbit_in, s.kbit_out, stats.snapshots_per_s
                 )));
                 if let Some(via) = stats.via_relay {
-                    let rtt = via.round_trip.map_or("-".to_string(), |d| format!("+{:.0} ms", d.as_secs_f64() * 1000.0));
+                    let rtt =
+                        via.round_trip.map_or("-".to_string(), |d| format!("+{:.0} ms", d.as_secs_f64() * 1000.0));
                     ui.label(small(format!("via relay {}  {rtt}", via.turn))).on_hover_text(
                         "No direct way through the routers: the master's TURN relay carries every datagram \
                          (4 bytes more each); the figure is the round trip to the relay, about what it adds.",

@@ -179,7 +179,10 @@ impl Target for MasterReceives {
                 let relayed = SocketAddr::from((ip, 50001));
                 self.feed(from, &Reach::RelayIntro { server, relayed, cookie }.padded(200));
                 if ip[3] == 7 {
-                    let introduced = self.out.iter().any(|(_, d)| Reach::parse(d).is_some_and(|r| matches!(r, Reach::PunchIntroRelayed { .. })));
+                    let introduced = self
+                        .out
+                        .iter()
+                        .any(|(_, d)| Reach::parse(d).is_some_and(|r| matches!(r, Reach::PunchIntroRelayed { .. })));
                     assert!(!introduced, "an address off the relay was introduced");
                 }
             }

@@ -85,9 +85,8 @@ impl RelayDesk {
         let key = limit_key(client);
         if !self.budgets.contains_key(&key) && self.budgets.len() >= MAX_GRANT_BUDGETS {
             // Full budgets are the same as none: they go first.
-            self.budgets.retain(|_, (tokens, at)| {
-                *tokens + now.saturating_sub(*at).as_secs_f64() * GRANTS_PER_S < GRANT_BURST
-            });
+            self.budgets
+                .retain(|_, (tokens, at)| *tokens + now.saturating_sub(*at).as_secs_f64() * GRANTS_PER_S < GRANT_BURST);
             if self.budgets.len() >= MAX_GRANT_BUDGETS {
                 return false;
             }
@@ -308,7 +307,10 @@ mod tests {
         // Named after the client's address, good for the lifetime.
         assert_eq!(username, format!("{}:11.0.9.1", 1_800_000_000 + 600));
         assert_eq!(arena_turn::rest_credentials(b"the secret", 1_800_000_600, "11.0.9.1").password, password);
-        assert_eq!(ask(&mut m, client, open, ms(100)).0, Some(Reach::RelayRefused { server: open, why: RelayRefusal::Open }));
+        assert_eq!(
+            ask(&mut m, client, open, ms(100)).0,
+            Some(Reach::RelayRefused { server: open, why: RelayRefusal::Open })
+        );
         assert_eq!(
             ask(&mut m, client, unlisted, ms(100)).0,
             Some(Reach::RelayRefused { server: unlisted, why: RelayRefusal::Unlisted })
@@ -342,10 +344,10 @@ mod tests {
         assert_eq!(granted, GRANT_BURST as usize, "one /64: its burst, then busy");
         let elsewhere = addr("11.0.9.1:40000");
         assert!(matches!(ask(&mut m, elsewhere, server, ms(100)).0, Some(Reach::RelayGrant { .. })));
-        assert!(matches!(
-            ask(&mut m, addr("[2a00:9::1]:40000"), server, ms(2200)).0,
-            Some(Reach::RelayGrant { .. })
-        ), "refilled after 2 s");
+        assert!(
+            matches!(ask(&mut m, addr("[2a00:9::1]:40000"), server, ms(2200)).0, Some(Reach::RelayGrant { .. })),
+            "refilled after 2 s"
+        );
     }
 
     #[test]
@@ -366,7 +368,10 @@ mod tests {
         let relayed = addr("11.0.0.3:50001");
         m.receive(client, &Reach::RelayIntro { server, relayed, cookie }.padded(160), ms(150), &mut out);
         let sent: Vec<(SocketAddr, Option<Reach>)> = out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect();
-        assert!(sent.contains(&(server, Some(Reach::PunchIntroRelayed { client: relayed, key: KEY.into() }))), "{sent:?}");
+        assert!(
+            sent.contains(&(server, Some(Reach::PunchIntroRelayed { client: relayed, key: KEY.into() }))),
+            "{sent:?}"
+        );
         assert!(sent.iter().any(|(to, r)| *to == client && matches!(r, Some(Reach::PunchStarted { .. }))));
         m.expire(ms(500));
         m.expire(ms(1200));
