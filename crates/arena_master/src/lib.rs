@@ -7,6 +7,8 @@
 //! # Modules, bottom up
 //!
 //! - `credit`: the no-reflection rule: a byte credit per address.
+//! - `budget`: budgets by network: token buckets per target, client
+//!   network and client address, reusable for any kind of grant.
 //! - `wire`: the datagrams both ways (heartbeat, getinfo, infoResponse,
 //!   getservers, getserversExt and their answers), bounded parsers.
 //! - `reach`: Arena's extension: the reachability check and introductions
@@ -17,6 +19,7 @@
 //!   `table/extension.rs` its side of Arena's extension.
 //! - `serve`: the socket loop.
 
+mod budget;
 mod credit;
 mod introductions;
 pub mod reach;

@@ -554,13 +554,16 @@ impl Master {
         // No more than the credit could carry (one past, so that a list
         // that does not end here is not taken for one that does).
         let most = self.credit_of(from.ip()) / wire::MIN_ENTRY_BYTES + 1;
+        let mut scanned = 0u64;
         let matching: Vec<SocketAddr> = self
             .listed
             .range((start, Bound::Unbounded))
+            .inspect(|_| scanned += 1)
             .filter(|(addr, listing)| listing.expires > now && Self::matches(&query, addr, listing))
             .map(|(addr, _)| *addr)
             .take(most)
             .collect();
+        self.counters.scanned += scanned;
         let mut rest: &[SocketAddr] = &matching;
         let mut last_sent = after;
         loop {
@@ -1462,5 +1465,165 @@ mod tests {
             intros += out.iter().filter(|(to, _)| *to == server).count();
         }
         assert!(intros <= arena_udp::INTRODUCTION_BURST as usize, "{intros}");
+    }
+    /// A client's introduction to `server`: the cookie asked for, then the
+    /// request that proves its address; what went to the server.
+    fn ask_introduction(m: &mut Master, client: SocketAddr, server: SocketAddr, now: Duration) -> (usize, Out) {
+        let mut out = Vec::new();
+        m.receive(client, &Reach::PunchRequest { server, cookie: None }.padded(160), now, &mut out);
+        let Some(Reach::PunchChallenge { cookie, .. }) = out.iter().find_map(|(_, d)| Reach::parse(d)) else {
+            return (0, out);
+        };
+        out.clear();
+        m.receive(client, &Reach::PunchRequest { server, cookie: Some(cookie) }.padded(160), now + ms(1), &mut out);
+        (out.iter().filter(|(to, _)| *to == server).count(), out)
+    }
+
+    #[test]
+    fn one_network_cannot_spend_a_servers_introductions_for_everyone() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        register_with(&mut m, server, &[(reach::INTRO_KEY, "serverkey1234567"), (reach::NAT_KEY, "punchable")], ms(0));
+        // 300 requests (each with its cookie) from one /64, many hosts and ports.
+        let mut from_one = 0;
+        for i in 0..300u16 {
+            let c = SocketAddr::from(([0x2001, 0xdb8, 0, 7, 0, 0, i, 1], 40_000 + i));
+            from_one += ask_introduction(&mut m, c, server, ms(100)).0;
+        }
+        // Another network's player, in the same instant: introduced.
+        let (introduced, out) = ask_introduction(&mut m, addr("198.51.100.20:5000"), server, ms(100));
+        assert_eq!(introduced, 1, "another network's join was refused after {from_one} from one /64: {out:?}");
+        assert!(from_one < arena_udp::INTRODUCTION_BURST as usize, "{from_one}");
+    }
+
+    #[test]
+    fn the_recent_introductions_table_costs_no_sweep_per_request() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        register_with(&mut m, server, &[(reach::INTRO_KEY, "serverkey1234567"), (reach::NAT_KEY, "punchable")], ms(0));
+        let mut introduced = 0;
+        for i in 0..20_000u32 {
+            let c = SocketAddr::from(([10, 9, (i >> 8) as u8, i as u8], 1000 + (i % 7) as u16));
+            introduced += ask_introduction(&mut m, c, server, ms(100)).0;
+        }
+        assert!(introduced <= arena_udp::INTRODUCTION_BURST as usize);
+        // Only introductions made are remembered, and no request sweeps a table.
+        assert!(m.introductions.recent_len() <= introduced, "{} remembered", m.introductions.recent_len());
+        assert!(m.introductions.swept <= 40_000, "{} entries swept for 20,000 requests", m.introductions.swept);
+    }
+
+    #[test]
+    fn a_list_request_that_matches_nothing_looks_at_no_listing() {
+        let mut m = Master::new(MasterConfig { max_servers_per_address: 4096, ..MasterConfig::default() });
+        for i in 0..4096u32 {
+            register(&mut m, SocketAddr::from(([10, 0, (i >> 8) as u8, i as u8], 27015)), 0, 8, ms(0));
+        }
+        assert_eq!(m.listed().count(), 4096);
+        let before = m.counters().scanned;
+        // Not empty ones (all are), another protocol, another game type: nothing.
+        for q in [
+            ServerQuery { empty: false, ..query() },
+            ServerQuery { protocol: 11, ..query() },
+            ServerQuery { gametype: Some("7".into()), ..query() },
+            ServerQuery { ipv6: true, ..query() },
+        ] {
+            let got = list(&mut m, addr("198.51.100.1:5000"), &q, ms(100));
+            assert!(got.is_empty());
+        }
+        let scanned = m.counters().scanned - before;
+        assert!(scanned <= 16, "{scanned} listings looked at for four requests that match nothing");
+        // A request that matches looks at what it sends, about.
+        let before = m.counters().scanned;
+        let mut out = Vec::new();
+        m.receive(addr("198.51.100.2:5000"), &wire::get_servers(&query(), 200), ms(200), &mut out);
+        assert!(m.counters().scanned - before <= 64, "{}", m.counters().scanned - before);
+    }
+
+    #[test]
+    fn one_ipv6_56_cannot_fill_the_list() {
+        let mut m = Master::new(MasterConfig::default());
+        // 32 servers in each of the 256 /64s of one /56.
+        for net in 0..256u16 {
+            for host in 0..32u16 {
+                let a = SocketAddr::from(([0x2001, 0xdb8, 0x77, net, 0, 0, 0, host + 1], 27015));
+                register_maybe(&mut m, a, ms(0));
+            }
+        }
+        let held = m.listed().count();
+        // A real server elsewhere, restarted: it comes back.
+        register_maybe(&mut m, addr("192.0.2.50:27015"), ms(10));
+        register_maybe(&mut m, addr("[2001:db8:99::1]:27015"), ms(10));
+        assert_eq!(m.listed().count(), held + 2, "{held} listed from one /56; newcomers refused");
+        assert!(held <= 64, "one /56 holds {held}");
+    }
+
+    #[test]
+    fn a_full_list_makes_room_for_a_network_with_fewer_listings() {
+        let mut m = Master::new(MasterConfig { max_servers: 100, ..MasterConfig::default() });
+        // Four /48s fill the list.
+        for i in 0..100u16 {
+            let a = SocketAddr::from(([0x2001, 0xdb8, i % 4, i, 0, 0, 0, 1], 27015));
+            register_maybe(&mut m, a, ms(0));
+        }
+        assert_eq!(m.listed().count(), 100);
+        let newcomer = addr("[2001:db9::1]:27015");
+        register_maybe(&mut m, newcomer, ms(10));
+        assert!(m.listed().any(|(a, _)| *a == newcomer), "a newcomer from an unlisted network was refused");
+        assert_eq!(m.listed().count(), 100);
+        // One of the four largest networks gave up a listing; a second
+        // server of the newcomer's network, then, is no fairer: refused.
+        register_maybe(&mut m, addr("[2001:db9::2]:27015"), ms(20));
+        register_maybe(&mut m, addr("[2001:db9::3]:27015"), ms(20));
+        let newcomers = m.listed().filter(|(a, _)| a.ip().to_string().starts_with("2001:db9")).count();
+        assert!(newcomers <= 25, "{newcomers}");
+    }
+
+    /// A padded list request carrying a per-refresh token.
+    fn request_with_token(query: &ServerQuery, token: Option<&str>, pad: usize) -> Vec<u8> {
+        let mut d = wire::get_servers(query, 0);
+        if let Some(token) = token {
+            d.extend_from_slice(format!(" refresh={token}").as_bytes());
+        }
+        if d.len() < pad {
+            d.resize(pad, b' ');
+        }
+        d
+    }
+
+    #[test]
+    fn a_forged_request_cannot_move_another_clients_place_in_a_list() {
+        let mut m = Master::new(MasterConfig::default());
+        for i in 0..500u32 {
+            register(&mut m, SocketAddr::from(([10, 0, (i >> 8) as u8, i as u8], 27015)), 1, 8, ms(0));
+        }
+        let client = addr("198.51.100.1:5000");
+        let token = "refresh1234567890";
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        m.receive(client, &request_with_token(&query(), Some(token), 700), ms(100), &mut out);
+        for (_, d) in &out {
+            got.extend(wire::parse_servers_response(d).expect("a list").servers);
+        }
+        assert!(!got.is_empty() && got.len() < 500);
+        // Forged from the client's address and port: the same query,
+        // without the token, then with a wrong one.
+        for forged in [None, Some("guessedtoken0000")] {
+            let mut ignored = Vec::new();
+            m.receive(client, &request_with_token(&query(), forged, 1400), ms(110), &mut ignored);
+        }
+        // The client's next requests resume where its own list stopped.
+        for i in 0..10 {
+            let mut out = Vec::new();
+            m.receive(client, &request_with_token(&query(), Some(token), 1400), ms(120 + i), &mut out);
+            let part = wire::parse_servers_response(&out[0].1).expect("a list");
+            got.extend(part.servers);
+            if part.end {
+                break;
+            }
+        }
+        let mut unique = got.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!((got.len(), unique.len()), (500, 500), "the list as the client got it");
     }
 }

@@ -31,6 +31,9 @@ pub struct MasterCounters {
     /// Introductions sent to servers, and cookies handed out.
     pub introductions: u64,
     pub cookies: u64,
+    /// Listings looked at to answer list requests (work, not bytes: a
+    /// request that matches nothing must not look at the whole list).
+    pub scanned: u64,
     /// Datagrams dropped, by reason.
     pub dropped: BTreeMap<&'static str, u64>,
 }

@@ -107,7 +107,7 @@ impl Master {
                     Ok((_, nat)) if self.introductions.introduced_lately(from, server, now) => {
                         Reach::PunchStarted { server, nat, game_port }
                     }
-                    Ok((key, nat)) if self.introductions.allow(server, now) => {
+                    Ok((key, nat)) if self.introductions.allow(from, server, now) => {
                         let intro = Reach::PunchIntro { client: from, key }.encode();
                         self.counters.bytes_out += intro.len() as u64;
                         self.counters.introductions += 1;
