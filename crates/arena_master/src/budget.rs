@@ -99,11 +99,6 @@ impl<K: Hash + Eq + Copy> Buckets<K> {
         let refill = self.rate.refill();
         self.buckets.retain(|_, (_, at)| now.saturating_sub(*at) < refill);
     }
-
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.buckets.len()
-    }
 }
 
 /// The rates of one kind of grant.
@@ -163,11 +158,6 @@ impl<T: Hash + Eq + Copy> NetworkBudget<T> {
         self.target.forget_idle(now);
         self.network.forget_idle(now);
         self.address.forget_idle(now);
-    }
-
-    #[cfg(test)]
-    pub(crate) fn targets(&self) -> usize {
-        self.target.len()
     }
 }
 

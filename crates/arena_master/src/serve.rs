@@ -173,6 +173,7 @@ mod tests {
             ipv4: true,
             ipv6: true,
             gametype: None,
+            refresh: None,
         };
         let mut listed = Vec::new();
         for _ in 0..20 {

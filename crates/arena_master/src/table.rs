@@ -21,7 +21,6 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
-use std::ops::Bound;
 use std::time::Duration;
 
 use arena_udp::limit_key;
@@ -33,6 +32,7 @@ use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
 
 mod counters;
 mod extension;
+mod index;
 
 pub use counters::MasterCounters;
 
@@ -46,6 +46,11 @@ pub struct MasterConfig {
     /// Servers (pending and listed) per address (an IPv4 address or an
     /// IPv6 /64), at most.
     pub max_servers_per_address: usize,
+    /// Servers listed per IPv6 /56 and per IPv6 /48, at most (one home's
+    /// prefix, one site's: without them one /56 could hold 32 × 256
+    /// listings, more than the whole list).
+    pub max_servers_per_56: usize,
+    pub max_servers_per_48: usize,
     /// Servers waiting to answer their challenge, at most (the oldest make
     /// room for the newest).
     pub max_pending: usize,
@@ -65,6 +70,8 @@ impl Default for MasterConfig {
             games: vec![wire::GAME.to_string()],
             max_servers: 4096,
             max_servers_per_address: 32,
+            max_servers_per_56: 64,
+            max_servers_per_48: 256,
             max_pending: 4096,
             challenge_timeout: Duration::from_secs(2),
             listing_timeout: Duration::from_secs(15 * 60),
@@ -115,7 +122,9 @@ struct Challenge {
     pending_since: Option<Duration>,
 }
 
-/// The rest of a list that did not fit what its asker sent.
+/// The rest of a list that did not fit what its asker sent (kept per
+/// address and per-refresh token: a request forged from the asker's
+/// address, which cannot know the token, cannot move its place).
 #[derive(Clone, Debug)]
 struct Continuation {
     query: ServerQuery,
@@ -130,6 +139,10 @@ pub struct Master {
     challenges: Challenges,
     /// Listed servers, in address order (lists go out in this order).
     listed: BTreeMap<SocketAddr, Listing>,
+    /// The same by what list requests filter on, and counted per network
+    /// (see `table/index.rs`); changed only through `put_listing` and
+    /// `drop_listing`.
+    index: index::ListIndex,
     /// Open challenges, by server address (listed servers re-proving, and
     /// pending ones).
     open: HashMap<SocketAddr, Challenge>,
@@ -150,7 +163,7 @@ pub struct Master {
     /// last swept (a sweep per datagram would be a flood's lever).
     continuations_swept: Option<Duration>,
     spent_swept: Option<Duration>,
-    continuations: HashMap<SocketAddr, Continuation>,
+    continuations: HashMap<(SocketAddr, Option<String>), Continuation>,
     /// Challenges answered lately, per server address, and until when they
     /// would still be good: each is good once.
     spent: HashMap<SocketAddr, (String, Duration)>,
@@ -172,6 +185,7 @@ impl Master {
             config,
             challenges: Challenges::default(),
             listed: BTreeMap::new(),
+            index: index::ListIndex::default(),
             open: HashMap::new(),
             pending_order: VecDeque::new(),
             pending_of: HashMap::new(),
@@ -299,7 +313,7 @@ impl Master {
             self.counters.drop("servers per address");
             return false;
         }
-        if self.listed.len() >= self.config.max_servers {
+        if self.listed.len() >= self.config.max_servers && !self.fairer_with(from.ip()) {
             self.counters.drop("list full");
             return false;
         }
@@ -441,7 +455,7 @@ impl Master {
         let counted = was_pending || listed;
         if listing.max_clients == 0 {
             // An authenticated goodbye.
-            if self.listed.remove(&from).is_some() {
+            if self.drop_listing(from).is_some() {
                 self.counters.farewells += 1;
             }
             if counted {
@@ -450,8 +464,19 @@ impl Master {
             return;
         }
         if !listed {
-            if self.listed.len() >= self.config.max_servers {
-                self.counters.drop("list full");
+            let crowded = index::capped_networks(from.ip()).into_iter().find(|&(bits, ip)| {
+                let cap = if bits == 56 { self.config.max_servers_per_56 } else { self.config.max_servers_per_48 };
+                self.index.listed_in((bits, ip)) >= cap
+            });
+            let refusal = if crowded.is_some() {
+                Some("servers per network")
+            } else if self.listed.len() >= self.config.max_servers && !self.make_room_for(from.ip()) {
+                Some("list full")
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                self.counters.drop(why);
                 if counted {
                     self.less_per_address(from);
                 }
@@ -469,11 +494,64 @@ impl Master {
                 *self.per_address.entry(key).or_default() += 1;
             }
         }
-        if self.listed.insert(from, listing).is_some() {
+        if self.put_listing(from, listing) {
             self.counters.refreshed += 1;
         } else {
             self.counters.listed_new += 1;
         }
+    }
+
+    /// Lists (or lists again) `addr`, indexed; true if it was listed.
+    fn put_listing(&mut self, addr: SocketAddr, listing: Listing) -> bool {
+        self.index.insert(addr, &listing);
+        match self.listed.insert(addr, listing) {
+            Some(old) => {
+                self.index.remove(addr, &old);
+                // Its new entry may share the old one's set.
+                if let Some(new) = self.listed.get(&addr) {
+                    self.index.insert(addr, new);
+                }
+                true
+            }
+            None => {
+                self.index.count(addr.ip(), true);
+                false
+            }
+        }
+    }
+
+    /// Unlists `addr` (its address's share is the caller's).
+    fn drop_listing(&mut self, addr: SocketAddr) -> Option<Listing> {
+        let old = self.listed.remove(&addr)?;
+        self.index.remove(addr, &old);
+        self.index.count(addr.ip(), false);
+        Some(old)
+    }
+
+    /// Whether listing one more server of `ip`'s network would be fairer
+    /// than keeping a listing of the network that holds the most: it holds
+    /// at least two more than `ip`'s would.
+    fn fairer_with(&self, ip: IpAddr) -> bool {
+        let mine = self.index.listed_in(index::fairness_group(ip));
+        self.index.largest_group().is_some_and(|(most, _)| most > mine + 1)
+    }
+
+    /// The list is full: the network holding the most listings gives one
+    /// up (its largest address), if that is fairer to `ip`'s; false if not.
+    fn make_room_for(&mut self, ip: IpAddr) -> bool {
+        if !self.fairer_with(ip) {
+            return false;
+        }
+        let Some((_, group)) = self.index.largest_group() else { return false };
+        let (first, last) = index::ListIndex::bounds(group);
+        let Some(victim) = self.listed.range(first..=last).next_back().map(|(a, _)| *a) else { return false };
+        self.drop_listing(victim);
+        if self.open.get(&victim).is_some_and(|c| c.pending_since.is_none()) {
+            self.open.remove(&victim);
+        }
+        self.less_per_address(victim);
+        self.counters.evicted_for_fairness += 1;
+        true
     }
 
     /// Remembers an answered challenge until it would have expired.
@@ -545,24 +623,20 @@ impl Master {
             self.counters.drop("list of a game not listed here");
             return;
         }
-        // A repeat of a list that did not all go resumes after what went.
-        let after = match self.continuations.get(&from) {
+        // A repeat of a list that did not all go resumes after what went
+        // (the same address, query and per-refresh token).
+        let place = (from, query.refresh.clone());
+        let after = match self.continuations.get(&place) {
             Some(c) if c.query == query && c.expires > now => Some(c.after),
             _ => None,
         };
-        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
         // No more than the credit could carry (one past, so that a list
         // that does not end here is not taken for one that does).
         let most = self.credit_of(from.ip()) / wire::MIN_ENTRY_BYTES + 1;
-        let mut scanned = 0u64;
-        let matching: Vec<SocketAddr> = self
-            .listed
-            .range((start, Bound::Unbounded))
-            .inspect(|_| scanned += 1)
-            .filter(|(addr, listing)| listing.expires > now && Self::matches(&query, addr, listing))
-            .map(|(addr, _)| *addr)
-            .take(most)
-            .collect();
+        let listed = &self.listed;
+        let (matching, scanned) = self.index.matching(&query, after, most, |addr| {
+            listed.get(addr).is_some_and(|l| l.expires > now && Self::matches(&query, addr, l))
+        });
         self.counters.scanned += scanned;
         let mut rest: &[SocketAddr] = &matching;
         let mut last_sent = after;
@@ -582,22 +656,22 @@ impl Master {
             self.counters.list_datagrams += 1;
             self.send(from, part.datagram, out);
             if part.ended {
-                self.continuations.remove(&from);
+                self.continuations.remove(&place);
                 return;
             }
         }
         // Not all of it went: the same request again gets the rest.
         if let Some(after) = last_sent {
             if self.continuations.len() >= MAX_CONTINUATIONS
-                && !self.continuations.contains_key(&from)
+                && !self.continuations.contains_key(&place)
                 && self.continuations_swept.is_none_or(|t| now.saturating_sub(t) >= SWEEP_PERIOD)
             {
                 self.continuations_swept = Some(now);
                 self.continuations.retain(|_, c| c.expires > now);
             }
-            if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&from) {
+            if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&place) {
                 let expires = now + self.config.continuation_timeout;
-                self.continuations.insert(from, Continuation { query, after, expires });
+                self.continuations.insert(place, Continuation { query, after, expires });
             }
         }
     }
@@ -614,7 +688,7 @@ impl Master {
         }
         let gone: Vec<SocketAddr> = self.listed.iter().filter(|(_, l)| l.expires <= now).map(|(a, _)| *a).collect();
         for addr in gone {
-            self.listed.remove(&addr);
+            self.drop_listing(addr);
             self.open.remove(&addr);
             self.counters.expired += 1;
             self.less_per_address(addr);
@@ -724,6 +798,7 @@ mod tests {
             ipv4: false,
             ipv6: false,
             gametype: None,
+            refresh: None,
         }
     }
 

@@ -96,6 +96,12 @@ fn with_prefix(parts: &[&[u8]]) -> Vec<u8> {
 // ---------------------------------------------------------------------------
 // Challenges
 
+/// Nonces and tokens of Arena's extensions (a heartbeat's nonce, a list's
+/// per-refresh token, and `reach.rs`'s): 8 to 32 ASCII letters and digits.
+pub fn is_nonce(s: &str) -> bool {
+    (8..=32).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// Characters a master's challenge may use: printable ASCII but `\ / ; " %`.
 fn challenge_char(c: u8) -> bool {
     (33..=126).contains(&c) && !matches!(c, b'\\' | b'/' | b';' | b'"' | b'%')
@@ -310,6 +316,11 @@ pub struct ServerQuery {
     pub ipv6: bool,
     /// Only servers of this game type.
     pub gametype: Option<String>,
+    /// Arena's per-refresh token (`refresh=TOKEN`, a word other masters
+    /// skip): a list that did not all go is continued only for requests
+    /// carrying it, so a request forged from the asker's address cannot
+    /// move its place.
+    pub refresh: Option<String>,
 }
 
 impl ServerQuery {
@@ -325,6 +336,7 @@ impl ServerQuery {
             ipv4: true,
             ipv6: true,
             gametype: None,
+            refresh: None,
         }
     }
 
@@ -363,6 +375,10 @@ pub fn get_servers(query: &ServerQuery, pad_to: usize) -> Vec<u8> {
         text.push_str(" gametype=");
         text.push_str(gametype);
     }
+    if let Some(token) = &query.refresh {
+        text.push_str(" refresh=");
+        text.push_str(token);
+    }
     let command = if query.extended { GETSERVERS_EXT } else { GETSERVERS };
     let mut out = with_prefix(&[command, text.as_bytes()]);
     let pad_to = pad_to.min(MAX_DATAGRAM_BYTES);
@@ -396,6 +412,7 @@ fn parse_query(text: &[u8], extended: bool) -> Result<ServerQuery, WireError> {
         ipv4: false,
         ipv6: false,
         gametype: None,
+        refresh: None,
     };
     for word in words {
         match word {
@@ -412,6 +429,10 @@ fn parse_query(text: &[u8], extended: bool) -> Result<ServerQuery, WireError> {
                     && (1..=MAX_INFO_VALUE_BYTES).contains(&gametype.len())
                 {
                     query.gametype = Some(gametype.to_string());
+                } else if let Some(token) = word.strip_prefix("refresh=")
+                    && is_nonce(token)
+                {
+                    query.refresh = Some(token.to_string());
                 }
                 // Anything else is skipped, as dpmaster does: padding.
             }
@@ -602,6 +623,7 @@ mod tests {
             ipv4: false,
             ipv6: extended,
             gametype: None,
+            refresh: None,
         }
     }
 

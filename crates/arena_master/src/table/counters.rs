@@ -19,6 +19,9 @@ pub struct MasterCounters {
     pub expired: u64,
     /// Pending servers pushed out by newer ones.
     pub evicted_pending: u64,
+    /// Listings given up, the list full, by the network holding the most
+    /// to one holding fewer.
+    pub evicted_for_fairness: u64,
     pub lists_asked: u64,
     pub list_datagrams: u64,
     /// Replies not sent (or cut short) because the address had not sent enough.
