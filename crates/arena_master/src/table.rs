@@ -171,6 +171,8 @@ pub struct Master {
     /// The second socket's port (0: none, reachability checks unanswered)
     /// and what is to go out of it.
     probe_port: u16,
+    /// The second socket's own address, when it has one of its own.
+    probe_ip: Option<IpAddr>,
     probe_out: Vec<(SocketAddr, Vec<u8>)>,
     counters: MasterCounters,
     summarised: MasterCounters,
@@ -198,6 +200,7 @@ impl Master {
             spent: HashMap::new(),
             introductions: Introductions::new(max_servers),
             probe_port: 0,
+            probe_ip: None,
             probe_out: Vec::new(),
             counters: MasterCounters::default(),
             summarised: MasterCounters::default(),
@@ -237,7 +240,7 @@ impl Master {
             return;
         }
         match wire::parse_to_master(datagram) {
-            Ok(ToMaster::Heartbeat { tag }) => self.heartbeat(from, &tag, now, out),
+            Ok(ToMaster::Heartbeat { tag, nonce }) => self.heartbeat(from, &tag, nonce.as_deref(), now, out),
             Ok(ToMaster::InfoResponse(info)) => self.info_response(from, &info, now),
             Ok(ToMaster::GetServers(query)) => self.get_servers(from, query, now, out),
             Err(e) => self.counters.drop(match e {
@@ -264,7 +267,14 @@ impl Master {
         out.push((to, datagram));
     }
 
-    fn heartbeat(&mut self, from: SocketAddr, tag: &str, now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+    fn heartbeat(
+        &mut self,
+        from: SocketAddr,
+        tag: &str,
+        nonce: Option<&str>,
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+    ) {
         self.counters.heartbeats += 1;
         if tag != wire::HEARTBEAT_TAG {
             self.counters.drop("unknown heartbeat");
@@ -292,7 +302,12 @@ impl Master {
                 text
             }
         };
-        let datagram = wire::getinfo(&text);
+        // Arena's servers send a nonce: echoed, so that the server can tell
+        // this `getinfo` from one forged from this master's address.
+        let datagram = match nonce {
+            Some(nonce) => wire::getinfo_with_nonce(&text, nonce),
+            None => wire::getinfo(&text),
+        };
         if datagram.len() <= self.credit_of(from.ip()) {
             self.counters.challenges_sent += 1;
             self.send(from, datagram, out);
@@ -1437,7 +1452,10 @@ mod tests {
         assert_eq!(probes, vec![(server, Reach::Probe { nonce: "abcdefgh12345678".into() }.encode())]);
         assert_eq!(
             out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect::<Vec<_>>(),
-            vec![(server, Some(Reach::Sent { nonce: "abcdefgh12345678".into(), seen: server, probe_port: 27951 }))]
+            vec![(
+                server,
+                Some(Reach::Sent { nonce: "abcdefgh12345678".into(), seen: server, probe_port: 27951, probe_ip: None })
+            )]
         );
         // A bare check (smaller than its answers) from a new address: withheld.
         out.clear();
@@ -1700,5 +1718,49 @@ mod tests {
         unique.sort();
         unique.dedup();
         assert_eq!((got.len(), unique.len()), (500, 500), "the list as the client got it");
+    }
+    #[test]
+    fn a_heartbeats_nonce_comes_back_in_its_getinfo_and_plain_ones_get_plain_getinfo() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        let mut out = Vec::new();
+        m.receive(server, &wire::heartbeat_with_nonce("heartbeat1234567"), ms(0), &mut out);
+        let got = wire::parse_getinfo(&out[0].1).expect("a getinfo");
+        assert_eq!(got.nonce.as_deref(), Some("heartbeat1234567"));
+        let challenge = got.challenge.expect("a challenge");
+        m.receive(server, &info(&challenge, 1, 8), ms(1), &mut out);
+        assert_eq!(m.listed().count(), 1);
+        out.clear();
+        m.receive(addr("192.0.2.2:27015"), &wire::heartbeat(), ms(2), &mut out);
+        assert_eq!(wire::parse_getinfo(&out[0].1).expect("a getinfo").nonce, None);
+    }
+
+    #[test]
+    fn a_second_address_is_named_in_the_word_that_the_probe_went() {
+        let mut m = Master::new(MasterConfig::default());
+        m.set_probe_addr(addr("11.0.0.100:27951"));
+        let server = addr("11.0.2.1:27015");
+        let mut out = Vec::new();
+        let check = Reach::Check { nonce: "abcdefgh12345678".into() }.padded(200);
+        m.receive(server, &check, ms(0), &mut out);
+        assert_eq!(m.take_probe_datagrams().len(), 1);
+        assert_eq!(
+            Reach::parse(&out[0].1),
+            Some(Reach::Sent {
+                nonce: "abcdefgh12345678".into(),
+                seen: server,
+                probe_port: 27951,
+                probe_ip: Some("11.0.0.100".parse().expect("address")),
+            })
+        );
+        // An IPv6 server cannot be probed from an IPv4 second socket.
+        out.clear();
+        m.receive(addr("[2a00:ff::2]:27015"), &check, ms(10), &mut out);
+        assert!(out.is_empty() && m.take_probe_datagrams().is_empty());
+        // A second socket on every address sends from the master's own: none named.
+        m.set_probe_addr(addr("[::]:27951"));
+        m.receive(server, &check, ms(20), &mut out);
+        let Some(Reach::Sent { probe_ip, .. }) = Reach::parse(&out[0].1) else { panic!("{out:?}") };
+        assert_eq!(probe_ip, None);
     }
 }
