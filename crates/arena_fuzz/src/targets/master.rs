@@ -217,7 +217,7 @@ impl Target for ServerGetInfo {
         let now = Duration::from_millis(self.now_ms);
         // A heartbeat now and then opens the master's window to ask.
         if self.now_ms.is_multiple_of(50) {
-            self.guard.heartbeat_sent(SocketAddr::from(([192, 0, 2, 27], 27950)), now);
+            self.guard.heartbeat_sent(SocketAddr::from(([192, 0, 2, 27], 27950)), "heartbeat0000001", now);
         }
         let from = if self.now_ms.is_multiple_of(3) {
             SocketAddr::from(([192, 0, 2, 27], 27950))
