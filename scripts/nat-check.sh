@@ -15,6 +15,15 @@
 #              advice within 5 s
 #   home D     IPv6 only, a stateful firewall that drops unsolicited inbound
 #              (no NAT): a player joins by hole punching over IPv6
+#   home E     a router that filters by address only ("address-restricted
+#              cone": any port of an address the host has sent to gets in,
+#              an nft set of those addresses and a DNAT for them): a master
+#              probing from its own address is fooled ("reachable yes",
+#              which the server's line says was checked from one address
+#              only); a second master (port 27960) probing from a second
+#              address of the internet's namespace (--probe-bind
+#              11.0.0.100:27961) finds it "reachable no", and a player
+#              joins by hole punching through it
 #   home P     the player's: IPv4 behind a plain masquerading router, IPv6
 #              behind a stateful firewall
 #
@@ -77,13 +86,15 @@ ip -n "$inet" link set lo up
 ip -n "$inet" link add name br0 type bridge
 ip -n "$inet" link set br0 up
 ip -n "$inet" addr add 11.0.0.1/16 dev br0
+# A second address of the master's machine, for home E's exact check.
+ip -n "$inet" addr add 11.0.0.100/16 dev br0
 ip -n "$inet" addr add 2a00:ff::1/64 dev br0 nodad
 ip netns exec "$inet" sysctl -qw net.ipv6.conf.all.forwarding=1
 
 # The router's rules: masquerade (or none), a stateful firewall, and the
 # chains miniupnpd fills (named in its config below).
 ruleset() {
-  local masquerade=$1
+  local masquerade=$1 forward_extra=${2:-}
   cat <<EOF
 flush ruleset
 table inet filter {
@@ -99,6 +110,7 @@ table inet filter {
     iifname "lan" accept
     ct state established,related accept
     meta l4proto ipv6-icmp accept
+    $forward_extra
     jump miniupnpd
   }
   chain miniupnpd {
@@ -122,7 +134,8 @@ EOF
 
 # home NAME INDEX KIND: a router r$NAME and a host h$NAME behind it.
 # KIND: plain, random (a new port per destination), v6 (IPv6 only, no
-# NAT), dual (plain IPv4 and firewalled IPv6).
+# NAT), dual (plain IPv4 and firewalled IPv6), addr (plain IPv4 that lets
+# in any port of an address the host's game port has sent to).
 home() {
   local name=$1 idx=$2 kind=$3
   local r="${tag}-r$name" h="${tag}-h$name"
@@ -161,7 +174,28 @@ home() {
     ip -n "$inet" -6 route add "2a00:$idx::/64" via "2a00:ff::$idx"
   fi
   [ "$kind" = random ] && masquerade="$masquerade fully-random"
-  ruleset "$masquerade" >"$work/r$name.nft"
+  if [ "$kind" = addr ]; then
+    # Address-restricted cone for the game port: every address the host's
+    # port 27015 sends to goes into a set (for 120 s); a new flow from any
+    # port of such an address to the router's port 27015 is sent to the
+    # host (and the forward chain admits what was DNATed).
+    ruleset "$masquerade" "ct status dnat accept" >"$work/r$name.nft"
+    cat >>"$work/r$name.nft" <<EOF
+table ip addrcone {
+  set talked { type ipv4_addr; flags dynamic,timeout; timeout 120s; }
+  chain out {
+    type filter hook forward priority 10; policy accept;
+    iifname "lan" udp sport 27015 update @talked { ip daddr }
+  }
+  chain in {
+    type nat hook prerouting priority -110; policy accept;
+    iifname "wan" udp dport 27015 ip saddr @talked dnat to 192.168.$idx.10:27015
+  }
+}
+EOF
+  else
+    ruleset "$masquerade" >"$work/r$name.nft"
+  fi
   ip netns exec "$r" nft -f "$work/r$name.nft"
 }
 
@@ -169,11 +203,16 @@ home A 1 plain
 home B 2 plain
 home C 3 random
 home D 4 v6
+home E 5 addr
 home P 9 dual
 ns_of() { echo "${tag}-$1"; }
 
 ip netns exec "$inet" "$arena" master --bind "[::]:27950" --listing-timeout-s 120 \
   >"$work/master.out" 2>"$work/master.log" &
+pids+=($!)
+# The two-address master (home E): probes from 11.0.0.100.
+ip netns exec "$inet" "$arena" master --bind "11.0.0.1:27960" --probe-bind "11.0.0.100:27961" \
+  --listing-timeout-s 120 >"$work/master2.out" 2>"$work/master2.log" &
 pids+=($!)
 sleep 0.5
 
@@ -381,6 +420,19 @@ echo "C: the player was told: $player_error" >"$work/c-advice.txt"
 # --- Home D: IPv6 behind a stateful firewall --------------------------------
 punch_case D "D IPv6" hD "[2a00:ff::1]:27950" "[2a00:4::10]:27015" "joined by hole punching over IPv6" \
   11.0.0.1:27950 "[2a00:ff::1]:27950"
+
+# --- Home E: a router that filters by address only --------------------------
+# The one-address master is fooled, and the server's line says how little
+# its check proved.
+start_server E1 "$(ns_of hE)" --master 11.0.0.1:27950
+fooled=$(wait_for "$server_log" "reachable yes (checked from the master's one address only" 10)
+read_internet_line
+stop_server
+[ -n "$fooled" ] || fail "E: the one-address check did not say it was one address only ($line)"
+row "E 1-addr" "$how" "${external:-?}" "—" "—" "reachable yes, said to be a one-address check: ${fooled:+yes}"
+# The two-address master finds it out; a player joins by punching.
+punch_case E "E addr-only" hE 11.0.0.1:27960 11.0.5.1:27015 "reachable no (two-address master), joined by hole punching" \
+  11.0.0.1:27960
 
 echo
 printf '%-10s | %-8s | %-22s | %6s | %6s | %s\n' case method "external address seen" listed joined outcome
