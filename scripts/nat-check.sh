@@ -23,6 +23,15 @@
 #              stopped mid-game: the player is told within 3 s
 #   home D     IPv6 only, a stateful firewall that drops unsolicited inbound
 #              (no NAT): a player joins by hole punching over IPv6
+#   home E     a router that filters by address only ("address-restricted
+#              cone": any port of an address the host has sent to gets in,
+#              an nft set of those addresses and a DNAT for them): a master
+#              probing from its own address is fooled ("reachable yes",
+#              which the server's line says was checked from one address
+#              only); a second master (port 27960) probing from a second
+#              address of the internet's namespace (--probe-bind
+#              11.0.0.100:27961) finds it "reachable no", and a player
+#              joins by hole punching through it
 #   home P     the player's: IPv4 behind a plain masquerading router, IPv6
 #              behind a stateful firewall
 #
@@ -86,13 +95,15 @@ ip -n "$inet" link set lo up
 ip -n "$inet" link add name br0 type bridge
 ip -n "$inet" link set br0 up
 ip -n "$inet" addr add 11.0.0.1/16 dev br0
+# A second address of the master's machine, for home E's exact check.
+ip -n "$inet" addr add 11.0.0.100/16 dev br0
 ip -n "$inet" addr add 2a00:ff::1/64 dev br0 nodad
 ip netns exec "$inet" sysctl -qw net.ipv6.conf.all.forwarding=1
 
 # The router's rules: masquerade (or none), a stateful firewall, and the
 # chains miniupnpd fills (named in its config below).
 ruleset() {
-  local masquerade=$1
+  local masquerade=$1 forward_extra=${2:-}
   cat <<EOF
 flush ruleset
 table inet filter {
@@ -108,6 +119,7 @@ table inet filter {
     iifname "lan" accept
     ct state established,related accept
     meta l4proto ipv6-icmp accept
+    $forward_extra
     jump miniupnpd
   }
   chain miniupnpd {
@@ -131,7 +143,8 @@ EOF
 
 # home NAME INDEX KIND: a router r$NAME and a host h$NAME behind it.
 # KIND: plain, random (a new port per destination), v6 (IPv6 only, no
-# NAT), dual (plain IPv4 and firewalled IPv6).
+# NAT), dual (plain IPv4 and firewalled IPv6), addr (plain IPv4 that lets
+# in any port of an address the host's game port has sent to).
 home() {
   local name=$1 idx=$2 kind=$3
   local r="${tag}-r$name" h="${tag}-h$name"
@@ -170,7 +183,28 @@ home() {
     ip -n "$inet" -6 route add "2a00:$idx::/64" via "2a00:ff::$idx"
   fi
   [ "$kind" = random ] && masquerade="$masquerade fully-random"
-  ruleset "$masquerade" >"$work/r$name.nft"
+  if [ "$kind" = addr ]; then
+    # Address-restricted cone for the game port: every address the host's
+    # port 27015 sends to goes into a set (for 120 s); a new flow from any
+    # port of such an address to the router's port 27015 is sent to the
+    # host (and the forward chain admits what was DNATed).
+    ruleset "$masquerade" "ct status dnat accept" >"$work/r$name.nft"
+    cat >>"$work/r$name.nft" <<EOF
+table ip addrcone {
+  set talked { type ipv4_addr; flags dynamic,timeout; timeout 120s; }
+  chain out {
+    type filter hook forward priority 10; policy accept;
+    iifname "lan" udp sport 27015 update @talked { ip daddr }
+  }
+  chain in {
+    type nat hook prerouting priority -110; policy accept;
+    iifname "wan" udp dport 27015 ip saddr @talked dnat to 192.168.$idx.10:27015
+  }
+}
+EOF
+  else
+    ruleset "$masquerade" >"$work/r$name.nft"
+  fi
   ip netns exec "$r" nft -f "$work/r$name.nft"
 }
 
@@ -178,6 +212,7 @@ home A 1 plain
 home B 2 plain
 home C 3 random
 home D 4 v6
+home E 5 addr
 home P 9 dual
 home Q 10 random
 ns_of() { echo "${tag}-$1"; }
@@ -224,6 +259,10 @@ start_relay
 ip netns exec "$inet" "$arena" master --bind "[::]:27950" --listing-timeout-s 120 \
   --turn-server 11.0.0.3:3478 --turn-secret-file "$work/turn-secret" --turn-userdb "$work/turndb" \
   --turn-realm arena.test >"$work/master.out" 2>"$work/master.log" &
+pids+=($!)
+# The two-address master (home E): probes from 11.0.0.100.
+ip netns exec "$inet" "$arena" master --bind "11.0.0.1:27960" --probe-bind "11.0.0.100:27961" \
+  --listing-timeout-s 120 >"$work/master2.out" 2>"$work/master2.log" &
 pids+=($!)
 sleep 0.5
 
@@ -327,6 +366,11 @@ PY
 report_field() {
   python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0][sys.argv[2]])" "$work/join-$1.json" "$2" 2>/dev/null || echo "?"
 }
+# per_datagram CASE sent|received: UDP payload bytes per datagram the player saw.
+per_datagram() {
+  python3 -c "import json,sys; print(f\"{json.load(open(sys.argv[1]))['clients'][0]['bytes_per_datagram_'+sys.argv[2]]:.1f}\")" \
+    "$work/join-$1.json" "$2" 2>/dev/null || echo "?"
+}
 join_error() {
   python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['error'] or '')" "$work/join-$1.json" 2>/dev/null || true
 }
@@ -395,6 +439,8 @@ punch_case() {
   joined=$(join "$case" "${external:-$fallback}" "$@")
   introduced=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['clients'][0]['introduced'])" \
     "$work/join-$case.json" 2>/dev/null || echo "?")
+  local per_datagram
+  per_datagram="bytes/datagram up $(per_datagram "$case" sent), down $(per_datagram "$case" received)"
   stop_server
   [ -n "$verdict" ] || fail "$case: the server did not find itself unreachable ($line)"
   [ -n "$listed" ] || fail "$case: not listed"
@@ -405,7 +451,7 @@ punch_case() {
     fail "$case: joined after $joined s (> 3 s)"
   fi
   [ "$introduced" = True ] || fail "$case: the player was not introduced by the master"
-  row "$label" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced)"
+  row "$label" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome (introduced: $introduced); $per_datagram"
 }
 
 # --- Home B: plain NAT, hole punching --------------------------------------
@@ -426,8 +472,8 @@ relay_case() {
   sleep 3
   joined=$(PLAYER_HOME=$player join "$case" "${external:-11.0.3.1:27015}" 11.0.0.1:27950)
   relayed=$(report_field "$case" relayed)
-  sent=$(report_field "$case" bytes_per_datagram_sent)
-  received=$(report_field "$case" bytes_per_datagram_received)
+  sent=$(per_datagram "$case" sent)
+  received=$(per_datagram "$case" received)
   stop_server
   local outcome="joined through the relay; bytes/datagram up $sent, down $received"
   [ -n "$advised" ] || fail "$case: the server did not find its router changes ports within 5 s ($line)"
@@ -455,18 +501,21 @@ uclient() {
   ip netns exec "$(ns_of hP)" timeout 10 turnutils_uclient -u "$2" -w "$3" -e "$1" -r 27015 -n 3 -l 100 -c \
     11.0.0.3 2>&1 || true
 }
-read -r good_user good_pass <<<"$(turn_user 600 11.0.9.1)"
-read -r old_user old_pass <<<"$(turn_user -60 11.0.9.1)"
-refused_master=$(uclient 11.0.0.1 "$good_user" "$good_pass" | grep -c "403" || true)
-refused_private=$(uclient 192.168.3.10 "$good_user" "$good_pass" | grep -c "403" || true)
-refused_expired=$(uclient 11.0.3.1 "$old_user" "$old_pass" | grep -c "401" || true)
-leaked=$(ip netns exec "$relay_ns" nft list table inet count | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
+# Each its own name (coturn's --user-quota counts allocations per name).
+read -r user_a pass_a <<<"$(turn_user 600 11.0.9.201)"
+read -r user_b pass_b <<<"$(turn_user 600 11.0.9.202)"
+read -r old_user old_pass <<<"$(turn_user -60 11.0.9.203)"
+refused_master=$(uclient 11.0.0.1 "$user_a" "$pass_a" | grep -c "403" || true)
+refused_private=$(uclient 192.168.3.10 "$user_b" "$pass_b" | grep -c "403" || true)
+# Expired: no allocation, and the relay says whose credentials it refused.
+refused_expired=$(uclient 11.0.3.1 "$old_user" "$old_pass" | grep -c "Cannot complete Allocation" || true)
+grep -q "Cannot find credentials of user <$old_user>" "$work/turnserver.log" || refused_expired=0
 [ "${refused_master:-0}" -ge 1 ] || fail "relay: a peer that is not a listed server (the master) was not refused"
 [ "${refused_private:-0}" -ge 1 ] || fail "relay: a private peer (192.168.3.10) was not refused"
-[ "${refused_expired:-0}" -ge 1 ] || fail "relay: credentials that expired a minute ago were not refused (401)"
+[ "${refused_expired:-0}" -ge 1 ] || fail "relay: credentials that expired a minute ago were not refused"
 [ "${leaked:-1}" = 0 ] || fail "relay: $leaked datagrams left the relay toward the master or a private address"
 row "relay" "TURN" "11.0.0.3:3478" "—" "—" \
-  "refused: unlisted peer ${refused_master}x 403, private ${refused_private}x 403, expired ${refused_expired}x 401; sent to them: ${leaked:-?}"
+  "refused: unlisted peer (403 x${refused_master}), private peer (403 x${refused_private}), expired credentials (no allocation); datagrams sent to them: ${leaked:-?}"
 
 # --- The relay stops mid-game: the player is told within 3 s ---------------
 start_server Rstop "$(ns_of hC)" --master 11.0.0.1:27950
@@ -496,6 +545,19 @@ row "relay stop" "TURN" "11.0.0.3:3478" "—" "—" "relay killed mid-game: the 
 # --- Home D: IPv6 behind a stateful firewall --------------------------------
 punch_case D "D IPv6" hD "[2a00:ff::1]:27950" "[2a00:4::10]:27015" "joined by hole punching over IPv6" \
   11.0.0.1:27950 "[2a00:ff::1]:27950"
+
+# --- Home E: a router that filters by address only --------------------------
+# The one-address master is fooled, and the server's line says how little
+# its check proved.
+start_server E1 "$(ns_of hE)" --master 11.0.0.1:27950
+fooled=$(wait_for "$server_log" "reachable yes (checked from the master's one address only" 10)
+read_internet_line
+stop_server
+[ -n "$fooled" ] || fail "E: the one-address check did not say it was one address only ($line)"
+row "E 1-addr" "$how" "${external:-?}" "—" "—" "reachable yes, said to be a one-address check: ${fooled:+yes}"
+# The two-address master finds it out; a player joins by punching.
+punch_case E "E addr-only" hE 11.0.0.1:27960 11.0.5.1:27015 "reachable no (two-address master), joined by hole punching" \
+  11.0.0.1:27960
 
 echo
 printf '%-10s | %-8s | %-22s | %6s | %6s | %s\n' case method "external address seen" listed joined outcome

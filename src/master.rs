@@ -36,8 +36,17 @@ pub(crate) struct MasterArgs {
     /// (so that a server learns whether strangers reach it, not only this
     /// master): default the listening port + 1, or any free port if that one
     /// is taken; 0 for none (checks go unanswered: reachability stays unknown).
-    #[arg(long, env = "ARENA_MASTER_PROBE_PORT", value_name = "PORT")]
+    #[arg(long, env = "ARENA_MASTER_PROBE_PORT", value_name = "PORT", conflicts_with = "probe_bind")]
     probe_port: Option<u16>,
+    /// Address and UDP port of the second socket instead, on a second IP
+    /// address of this machine (of the family servers use): the probe then
+    /// comes from an address a server never sent to, so a router that
+    /// admits any port of an address it has talked to is found out
+    /// ("reachable no"); without it a server's check is only as good as
+    /// one address, and its report says so.
+    #[arg(long, env = "ARENA_MASTER_PROBE_BIND", value_name = "ADDR:PORT",
+          value_parser = arena_udp::parse_socket_addr)]
+    probe_bind: Option<SocketAddr>,
     /// Game names listed (default: Arena); repeatable.
     #[arg(long = "game", value_name = "NAME")]
     games: Vec<String>,
@@ -152,15 +161,21 @@ pub(crate) fn run(args: &MasterArgs) -> Result<(), String> {
     // The second socket: the port asked for, else the listening port + 1,
     // else any free one (its number goes out in every answer, so any will
     // do; a game server on the next port must not stop the master).
-    let probe = match args.probe_port {
-        Some(0) => None,
-        Some(port) => {
+    let probe = match (args.probe_bind, args.probe_port) {
+        (Some(addr), _) => Some(arena_udp::bind_udp(addr).map_err(|e| {
+            format!(
+                "cannot listen on UDP {addr} for reachability probes: {e} (is {} an address of this machine?)",
+                addr.ip()
+            )
+        })?),
+        (None, Some(0)) => None,
+        (None, Some(port)) => {
             let addr = SocketAddr::new(args.bind.ip(), port);
             Some(arena_udp::bind_udp(addr).map_err(|e| {
                 format!("cannot listen on UDP {addr} for reachability probes: {e} (pick another --probe-port, or 0 for none)")
             })?)
         }
-        None => {
+        (None, None) => {
             let next =
                 SocketAddr::new(args.bind.ip(), if local.port() == 0 { 0 } else { local.port().wrapping_add(1) });
             let any = SocketAddr::new(args.bind.ip(), 0);
@@ -192,7 +207,15 @@ pub(crate) fn run(args: &MasterArgs) -> Result<(), String> {
     }
     if let Some(probe) = &probe {
         let addr = probe.local_addr().map_err(|e| e.to_string())?;
-        println!("Reachability probes go from UDP port {}.", addr.port());
+        if addr.ip().is_unspecified() || addr.ip() == local.ip() {
+            println!(
+                "Reachability probes go from UDP port {} of this address (a check only as good as one address: \
+                 --probe-bind on a second address makes it exact).",
+                addr.port()
+            );
+        } else {
+            println!("Reachability probes go from {addr}, a second address.");
+        }
     }
     let mut master = Master::new(config);
     if let Some((relay, userdb)) = &relay {

@@ -146,6 +146,9 @@ pub struct MasterQuery {
     /// It answered at all.
     pub answered: bool,
     last_activity: Instant,
+    /// This refresh's token: the master continues a list only for requests
+    /// carrying it (one forged from this address cannot move its place).
+    refresh: String,
 }
 
 impl MasterQuery {
@@ -286,6 +289,7 @@ impl ServerBrowser {
             complete: false,
             answered: false,
             last_activity: now,
+            refresh: String::new(),
         });
         // A refresh: the list is counted afresh.
         query.requests = 0;
@@ -293,6 +297,7 @@ impl ServerBrowser {
         query.answered = false;
         query.complete = false;
         query.last_activity = now;
+        query.refresh = arena_master::reach::new_token();
         self.send_master_request(addr);
     }
 
@@ -302,6 +307,7 @@ impl ServerBrowser {
         query.last_activity = Instant::now();
         let request = ServerQuery {
             ipv6: self.socket6.is_some(),
+            refresh: Some(query.refresh.clone()),
             ..ServerQuery::everything(wire::GAME, PROTOCOL_VERSION as i64)
         };
         // Padded to the largest reply datagram: the master sends an address

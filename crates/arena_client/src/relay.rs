@@ -137,6 +137,12 @@ impl RelayedPath {
         news
     }
 
+    /// Deletes the allocation: what to send the TURN server.
+    pub(crate) fn close(&mut self, now: Duration) -> Vec<Vec<u8>> {
+        self.failed = true;
+        self.relay.close(now)
+    }
+
     /// Whether the relay carried the connection and then went silent for
     /// [`RELAY_SILENCE`] (`server_silence`: since the server was last heard).
     pub(crate) fn lost(&mut self, server_silence: Duration) -> Option<String> {

@@ -551,6 +551,13 @@ impl UdpTransport {
 
     /// Tells the server at once that we are leaving (bypassing the conditioner).
     pub fn disconnect(&mut self) {
+        // The relay's allocation goes too (it would hold one of the
+        // player's few allocations until its lifetime ran out).
+        if let Some(relay) = self.relay.as_mut() {
+            for datagram in relay.close(self.clock) {
+                self.link.send_direct(relay.turn(), &datagram);
+            }
+        }
         if self.netcode.is_disconnected() {
             return;
         }

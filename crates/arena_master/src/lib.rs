@@ -7,6 +7,8 @@
 //! # Modules, bottom up
 //!
 //! - `credit`: the no-reflection rule: a byte credit per address.
+//! - `budget`: budgets by network: token buckets per target, client
+//!   network and client address, reusable for any kind of grant.
 //! - `wire`: the datagrams both ways (heartbeat, getinfo, infoResponse,
 //!   getservers, getserversExt and their answers), bounded parsers.
 //! - `reach`: Arena's extension: the reachability check and introductions
@@ -18,6 +20,7 @@
 //!   the relay's credentials and the peers it admits.
 //! - `serve`: the socket loop.
 
+mod budget;
 mod credit;
 mod introductions;
 pub mod reach;

@@ -8,8 +8,15 @@
 //! - master → server, from its second socket (another port, which the
 //!   server has never sent to): `reachProbe NONCE`: if it arrives,
 //!   strangers can reach the server;
-//! - master → server: `reachSent NONCE ADDR PORT`: the probe went out; ADDR
-//!   is the server as the master sees it; PORT is the second socket's;
+//! - master → server: `reachSent NONCE ADDR PORT [IP]`: the probe went out;
+//!   ADDR is the server as the master sees it; PORT is the second socket's;
+//!   IP, if given, the second socket's own address (`arena master
+//!   --probe-bind`): when it is not the master's, the probe came from an
+//!   address the server never sent to, and a router that admits any port of
+//!   an address it has talked to ("address-restricted cone") cannot pass it
+//!   off as reachable; without it the check is only as good as one address
+//!   (the server's report says so). The probe may come from that address:
+//!   the server takes it from anyone with the check's nonce;
 //! - server → master's second socket: `whoami NONCE`, answered
 //!   `youAre NONCE ADDR`: if ADDR's port differs from the first one, the
 //!   server's router gives every destination a new port (hole punching
@@ -41,11 +48,12 @@
 //!   the server probes the relayed address as any other, and the TURN
 //!   server (which admits listed servers only) hands the probes on.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 
 use crate::wire::{MAX_DATAGRAM_BYTES, PREFIX};
 
-/// Nonces, cookies and keys: 8 to 32 ASCII letters and digits.
+/// Nonces, cookies and keys: 8 to 32 ASCII letters and digits (the rule of
+/// [`crate::wire::is_nonce`]).
 pub const MIN_TOKEN_BYTES: usize = 8;
 pub const MAX_TOKEN_BYTES: usize = 32;
 
@@ -187,6 +195,7 @@ pub enum Reach {
         nonce: String,
         seen: SocketAddr,
         probe_port: u16,
+        probe_ip: Option<IpAddr>,
     },
     WhoAmI {
         nonce: String,
@@ -250,7 +259,7 @@ pub enum Reach {
 
 /// Whether `s` is a nonce, cookie or key.
 pub fn is_token(s: &str) -> bool {
-    (MIN_TOKEN_BYTES..=MAX_TOKEN_BYTES).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_alphanumeric())
+    crate::wire::is_nonce(s)
 }
 
 /// A fresh random token of 16 characters.
@@ -267,7 +276,10 @@ impl Reach {
         let text = match self {
             Reach::Check { nonce } => format!("reachCheck {nonce}"),
             Reach::Probe { nonce } => format!("reachProbe {nonce}"),
-            Reach::Sent { nonce, seen, probe_port } => format!("reachSent {nonce} {seen} {probe_port}"),
+            Reach::Sent { nonce, seen, probe_port, probe_ip: None } => format!("reachSent {nonce} {seen} {probe_port}"),
+            Reach::Sent { nonce, seen, probe_port, probe_ip: Some(ip) } => {
+                format!("reachSent {nonce} {seen} {probe_port} {ip}")
+            }
             Reach::WhoAmI { nonce } => format!("whoami {nonce}"),
             Reach::YouAre { nonce, seen } => format!("youAre {nonce} {seen}"),
             Reach::PunchRequest { server, cookie } => {
@@ -329,9 +341,18 @@ impl Reach {
         Some(match (command, args.as_slice()) {
             ("reachCheck", [n]) => Reach::Check { nonce: token(n)? },
             ("reachProbe", [n]) => Reach::Probe { nonce: token(n)? },
-            ("reachSent", [n, a, p]) => {
-                Reach::Sent { nonce: token(n)?, seen: addr(a)?, probe_port: p.parse().ok().filter(|&p| p != 0)? }
-            }
+            ("reachSent", [n, a, p]) => Reach::Sent {
+                nonce: token(n)?,
+                seen: addr(a)?,
+                probe_port: p.parse().ok().filter(|&p| p != 0)?,
+                probe_ip: None,
+            },
+            ("reachSent", [n, a, p, ip]) => Reach::Sent {
+                nonce: token(n)?,
+                seen: addr(a)?,
+                probe_port: p.parse().ok().filter(|&p| p != 0)?,
+                probe_ip: Some(ip.parse::<IpAddr>().ok().map(|ip| arena_udp::canonical(SocketAddr::new(ip, 0)).ip())?),
+            },
             ("whoami", [n]) => Reach::WhoAmI { nonce: token(n)? },
             ("youAre", [n, a]) => Reach::YouAre { nonce: token(n)?, seen: addr(a)? },
             ("punchRequest", [s, c]) => {
@@ -377,7 +398,13 @@ mod tests {
         for message in [
             Reach::Check { nonce: nonce.clone() },
             Reach::Probe { nonce: nonce.clone() },
-            Reach::Sent { nonce: nonce.clone(), seen: v4, probe_port: 27951 },
+            Reach::Sent { nonce: nonce.clone(), seen: v4, probe_port: 27951, probe_ip: None },
+            Reach::Sent {
+                nonce: nonce.clone(),
+                seen: v6,
+                probe_port: 27951,
+                probe_ip: Some("2001:db8::9".parse().unwrap()),
+            },
             Reach::WhoAmI { nonce: nonce.clone() },
             Reach::YouAre { nonce: nonce.clone(), seen: v6 },
             Reach::PunchRequest { server: v4, cookie: None },

@@ -48,7 +48,7 @@ pub fn serve(
     let probe_v6 = probe.is_some_and(arena_udp::is_v6);
     if let Some(probe) = probe {
         probe.set_nonblocking(true)?;
-        master.set_probe_port(probe.local_addr()?.port());
+        master.set_probe_addr(probe.local_addr()?);
     }
     let started = Instant::now();
     let mut buffer = vec![0u8; RECV_BUFFER_BYTES];
@@ -173,6 +173,7 @@ mod tests {
             ipv4: true,
             ipv6: true,
             gametype: None,
+            refresh: None,
         };
         let mut listed = Vec::new();
         for _ in 0..20 {

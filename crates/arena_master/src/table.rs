@@ -21,7 +21,6 @@
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr};
-use std::ops::Bound;
 use std::time::Duration;
 
 use arena_udp::limit_key;
@@ -33,6 +32,7 @@ use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
 
 mod counters;
 mod extension;
+mod index;
 mod relay;
 
 pub use counters::MasterCounters;
@@ -48,6 +48,11 @@ pub struct MasterConfig {
     /// Servers (pending and listed) per address (an IPv4 address or an
     /// IPv6 /64), at most.
     pub max_servers_per_address: usize,
+    /// Servers listed per IPv6 /56 and per IPv6 /48, at most (one home's
+    /// prefix, one site's: without them one /56 could hold 32 × 256
+    /// listings, more than the whole list).
+    pub max_servers_per_56: usize,
+    pub max_servers_per_48: usize,
     /// Servers waiting to answer their challenge, at most (the oldest make
     /// room for the newest).
     pub max_pending: usize,
@@ -70,6 +75,8 @@ impl Default for MasterConfig {
             games: vec![wire::GAME.to_string()],
             max_servers: 4096,
             max_servers_per_address: 32,
+            max_servers_per_56: 64,
+            max_servers_per_48: 256,
             max_pending: 4096,
             challenge_timeout: Duration::from_secs(2),
             listing_timeout: Duration::from_secs(15 * 60),
@@ -121,7 +128,9 @@ struct Challenge {
     pending_since: Option<Duration>,
 }
 
-/// The rest of a list that did not fit what its asker sent.
+/// The rest of a list that did not fit what its asker sent (kept per
+/// address and per-refresh token: a request forged from the asker's
+/// address, which cannot know the token, cannot move its place).
 #[derive(Clone, Debug)]
 struct Continuation {
     query: ServerQuery,
@@ -136,6 +145,10 @@ pub struct Master {
     challenges: Challenges,
     /// Listed servers, in address order (lists go out in this order).
     listed: BTreeMap<SocketAddr, Listing>,
+    /// The same by what list requests filter on, and counted per network
+    /// (see `table/index.rs`); changed only through `put_listing` and
+    /// `drop_listing`.
+    index: index::ListIndex,
     /// Open challenges, by server address (listed servers re-proving, and
     /// pending ones).
     open: HashMap<SocketAddr, Challenge>,
@@ -156,7 +169,7 @@ pub struct Master {
     /// last swept (a sweep per datagram would be a flood's lever).
     continuations_swept: Option<Duration>,
     spent_swept: Option<Duration>,
-    continuations: HashMap<SocketAddr, Continuation>,
+    continuations: HashMap<(SocketAddr, Option<String>), Continuation>,
     /// Challenges answered lately, per server address, and until when they
     /// would still be good: each is good once.
     spent: HashMap<SocketAddr, (String, Duration)>,
@@ -165,6 +178,8 @@ pub struct Master {
     /// The second socket's port (0: none, reachability checks unanswered)
     /// and what is to go out of it.
     probe_port: u16,
+    /// The second socket's own address, when it has one of its own.
+    probe_ip: Option<IpAddr>,
     probe_out: Vec<(SocketAddr, Vec<u8>)>,
     counters: MasterCounters,
     summarised: MasterCounters,
@@ -179,6 +194,7 @@ impl Master {
             config,
             challenges: Challenges::default(),
             listed: BTreeMap::new(),
+            index: index::ListIndex::default(),
             open: HashMap::new(),
             pending_order: VecDeque::new(),
             pending_of: HashMap::new(),
@@ -192,6 +208,7 @@ impl Master {
             introductions: Introductions::new(max_servers),
             relay: relay::RelayDesk::default(),
             probe_port: 0,
+            probe_ip: None,
             probe_out: Vec::new(),
             counters: MasterCounters::default(),
             summarised: MasterCounters::default(),
@@ -231,7 +248,7 @@ impl Master {
             return;
         }
         match wire::parse_to_master(datagram) {
-            Ok(ToMaster::Heartbeat { tag }) => self.heartbeat(from, &tag, now, out),
+            Ok(ToMaster::Heartbeat { tag, nonce }) => self.heartbeat(from, &tag, nonce.as_deref(), now, out),
             Ok(ToMaster::InfoResponse(info)) => self.info_response(from, &info, now),
             Ok(ToMaster::GetServers(query)) => self.get_servers(from, query, now, out),
             Err(e) => self.counters.drop(match e {
@@ -258,7 +275,14 @@ impl Master {
         out.push((to, datagram));
     }
 
-    fn heartbeat(&mut self, from: SocketAddr, tag: &str, now: Duration, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+    fn heartbeat(
+        &mut self,
+        from: SocketAddr,
+        tag: &str,
+        nonce: Option<&str>,
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+    ) {
         self.counters.heartbeats += 1;
         if tag != wire::HEARTBEAT_TAG {
             self.counters.drop("unknown heartbeat");
@@ -286,7 +310,12 @@ impl Master {
                 text
             }
         };
-        let datagram = wire::getinfo(&text);
+        // Arena's servers send a nonce: echoed, so that the server can tell
+        // this `getinfo` from one forged from this master's address.
+        let datagram = match nonce {
+            Some(nonce) => wire::getinfo_with_nonce(&text, nonce),
+            None => wire::getinfo(&text),
+        };
         if datagram.len() <= self.credit_of(from.ip()) {
             self.counters.challenges_sent += 1;
             self.send(from, datagram, out);
@@ -307,7 +336,7 @@ impl Master {
             self.counters.drop("servers per address");
             return false;
         }
-        if self.listed.len() >= self.config.max_servers {
+        if self.listed.len() >= self.config.max_servers && !self.fairer_with(from.ip()) {
             self.counters.drop("list full");
             return false;
         }
@@ -449,7 +478,7 @@ impl Master {
         let counted = was_pending || listed;
         if listing.max_clients == 0 {
             // An authenticated goodbye.
-            if self.listed.remove(&from).is_some() {
+            if self.drop_listing(from).is_some() {
                 self.counters.farewells += 1;
             }
             if counted {
@@ -458,8 +487,19 @@ impl Master {
             return;
         }
         if !listed {
-            if self.listed.len() >= self.config.max_servers {
-                self.counters.drop("list full");
+            let crowded = index::capped_networks(from.ip()).into_iter().find(|&(bits, ip)| {
+                let cap = if bits == 56 { self.config.max_servers_per_56 } else { self.config.max_servers_per_48 };
+                self.index.listed_in((bits, ip)) >= cap
+            });
+            let refusal = if crowded.is_some() {
+                Some("servers per network")
+            } else if self.listed.len() >= self.config.max_servers && !self.make_room_for(from.ip()) {
+                Some("list full")
+            } else {
+                None
+            };
+            if let Some(why) = refusal {
+                self.counters.drop(why);
                 if counted {
                     self.less_per_address(from);
                 }
@@ -477,11 +517,64 @@ impl Master {
                 *self.per_address.entry(key).or_default() += 1;
             }
         }
-        if self.listed.insert(from, listing).is_some() {
+        if self.put_listing(from, listing) {
             self.counters.refreshed += 1;
         } else {
             self.counters.listed_new += 1;
         }
+    }
+
+    /// Lists (or lists again) `addr`, indexed; true if it was listed.
+    fn put_listing(&mut self, addr: SocketAddr, listing: Listing) -> bool {
+        self.index.insert(addr, &listing);
+        match self.listed.insert(addr, listing) {
+            Some(old) => {
+                self.index.remove(addr, &old);
+                // Its new entry may share the old one's set.
+                if let Some(new) = self.listed.get(&addr) {
+                    self.index.insert(addr, new);
+                }
+                true
+            }
+            None => {
+                self.index.count(addr.ip(), true);
+                false
+            }
+        }
+    }
+
+    /// Unlists `addr` (its address's share is the caller's).
+    fn drop_listing(&mut self, addr: SocketAddr) -> Option<Listing> {
+        let old = self.listed.remove(&addr)?;
+        self.index.remove(addr, &old);
+        self.index.count(addr.ip(), false);
+        Some(old)
+    }
+
+    /// Whether listing one more server of `ip`'s network would be fairer
+    /// than keeping a listing of the network that holds the most: it holds
+    /// at least two more than `ip`'s would.
+    fn fairer_with(&self, ip: IpAddr) -> bool {
+        let mine = self.index.listed_in(index::fairness_group(ip));
+        self.index.largest_group().is_some_and(|(most, _)| most > mine + 1)
+    }
+
+    /// The list is full: the network holding the most listings gives one
+    /// up (its largest address), if that is fairer to `ip`'s; false if not.
+    fn make_room_for(&mut self, ip: IpAddr) -> bool {
+        if !self.fairer_with(ip) {
+            return false;
+        }
+        let Some((_, group)) = self.index.largest_group() else { return false };
+        let (first, last) = index::ListIndex::bounds(group);
+        let Some(victim) = self.listed.range(first..=last).next_back().map(|(a, _)| *a) else { return false };
+        self.drop_listing(victim);
+        if self.open.get(&victim).is_some_and(|c| c.pending_since.is_none()) {
+            self.open.remove(&victim);
+        }
+        self.less_per_address(victim);
+        self.counters.evicted_for_fairness += 1;
+        true
     }
 
     /// Remembers an answered challenge until it would have expired.
@@ -553,22 +646,21 @@ impl Master {
             self.counters.drop("list of a game not listed here");
             return;
         }
-        // A repeat of a list that did not all go resumes after what went.
-        let after = match self.continuations.get(&from) {
+        // A repeat of a list that did not all go resumes after what went
+        // (the same address, query and per-refresh token).
+        let place = (from, query.refresh.clone());
+        let after = match self.continuations.get(&place) {
             Some(c) if c.query == query && c.expires > now => Some(c.after),
             _ => None,
         };
-        let start = after.map_or(Bound::Unbounded, Bound::Excluded);
         // No more than the credit could carry (one past, so that a list
         // that does not end here is not taken for one that does).
         let most = self.credit_of(from.ip()) / wire::MIN_ENTRY_BYTES + 1;
-        let matching: Vec<SocketAddr> = self
-            .listed
-            .range((start, Bound::Unbounded))
-            .filter(|(addr, listing)| listing.expires > now && Self::matches(&query, addr, listing))
-            .map(|(addr, _)| *addr)
-            .take(most)
-            .collect();
+        let listed = &self.listed;
+        let (matching, scanned) = self.index.matching(&query, after, most, |addr| {
+            listed.get(addr).is_some_and(|l| l.expires > now && Self::matches(&query, addr, l))
+        });
+        self.counters.scanned += scanned;
         let mut rest: &[SocketAddr] = &matching;
         let mut last_sent = after;
         loop {
@@ -587,22 +679,22 @@ impl Master {
             self.counters.list_datagrams += 1;
             self.send(from, part.datagram, out);
             if part.ended {
-                self.continuations.remove(&from);
+                self.continuations.remove(&place);
                 return;
             }
         }
         // Not all of it went: the same request again gets the rest.
         if let Some(after) = last_sent {
             if self.continuations.len() >= MAX_CONTINUATIONS
-                && !self.continuations.contains_key(&from)
+                && !self.continuations.contains_key(&place)
                 && self.continuations_swept.is_none_or(|t| now.saturating_sub(t) >= SWEEP_PERIOD)
             {
                 self.continuations_swept = Some(now);
                 self.continuations.retain(|_, c| c.expires > now);
             }
-            if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&from) {
+            if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&place) {
                 let expires = now + self.config.continuation_timeout;
-                self.continuations.insert(from, Continuation { query, after, expires });
+                self.continuations.insert(place, Continuation { query, after, expires });
             }
         }
     }
@@ -610,6 +702,7 @@ impl Master {
     /// Forgets expired challenges, listings, continuations and credit.
     pub fn expire(&mut self, now: Duration) {
         self.introductions.forget_idle(now);
+        self.relay.budget.forget_idle(now);
         let expired: Vec<SocketAddr> = self.open.iter().filter(|(_, c)| c.expires <= now).map(|(a, _)| *a).collect();
         for addr in expired {
             // A pending server is forgotten; a listed one's unanswered
@@ -619,7 +712,7 @@ impl Master {
         }
         let gone: Vec<SocketAddr> = self.listed.iter().filter(|(_, l)| l.expires <= now).map(|(a, _)| *a).collect();
         for addr in gone {
-            self.listed.remove(&addr);
+            self.drop_listing(addr);
             self.open.remove(&addr);
             self.counters.expired += 1;
             self.less_per_address(addr);
@@ -730,6 +823,7 @@ mod tests {
             ipv4: false,
             ipv6: false,
             gametype: None,
+            refresh: None,
         }
     }
 
@@ -1368,7 +1462,10 @@ mod tests {
         assert_eq!(probes, vec![(server, Reach::Probe { nonce: "abcdefgh12345678".into() }.encode())]);
         assert_eq!(
             out.iter().map(|(to, d)| (*to, Reach::parse(d))).collect::<Vec<_>>(),
-            vec![(server, Some(Reach::Sent { nonce: "abcdefgh12345678".into(), seen: server, probe_port: 27951 }))]
+            vec![(
+                server,
+                Some(Reach::Sent { nonce: "abcdefgh12345678".into(), seen: server, probe_port: 27951, probe_ip: None })
+            )]
         );
         // A bare check (smaller than its answers) from a new address: withheld.
         out.clear();
@@ -1471,5 +1568,209 @@ mod tests {
             intros += out.iter().filter(|(to, _)| *to == server).count();
         }
         assert!(intros <= arena_udp::INTRODUCTION_BURST as usize, "{intros}");
+    }
+    /// A client's introduction to `server`: the cookie asked for, then the
+    /// request that proves its address; what went to the server.
+    fn ask_introduction(m: &mut Master, client: SocketAddr, server: SocketAddr, now: Duration) -> (usize, Out) {
+        let mut out = Vec::new();
+        m.receive(client, &Reach::PunchRequest { server, cookie: None }.padded(160), now, &mut out);
+        let Some(Reach::PunchChallenge { cookie, .. }) = out.iter().find_map(|(_, d)| Reach::parse(d)) else {
+            return (0, out);
+        };
+        out.clear();
+        m.receive(client, &Reach::PunchRequest { server, cookie: Some(cookie) }.padded(160), now + ms(1), &mut out);
+        (out.iter().filter(|(to, _)| *to == server).count(), out)
+    }
+
+    #[test]
+    fn one_network_cannot_spend_a_servers_introductions_for_everyone() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        register_with(&mut m, server, &[(reach::INTRO_KEY, "serverkey1234567"), (reach::NAT_KEY, "punchable")], ms(0));
+        // 300 requests (each with its cookie) from one /64, many hosts and ports.
+        let mut from_one = 0;
+        for i in 0..300u16 {
+            let c = SocketAddr::from(([0x2001, 0xdb8, 0, 7, 0, 0, i, 1], 40_000 + i));
+            from_one += ask_introduction(&mut m, c, server, ms(100)).0;
+        }
+        // Another network's player, in the same instant: introduced.
+        let (introduced, out) = ask_introduction(&mut m, addr("198.51.100.20:5000"), server, ms(100));
+        assert_eq!(introduced, 1, "another network's join was refused after {from_one} from one /64: {out:?}");
+        assert!(from_one < arena_udp::INTRODUCTION_BURST as usize, "{from_one}");
+    }
+
+    #[test]
+    fn the_recent_introductions_table_costs_no_sweep_per_request() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        register_with(&mut m, server, &[(reach::INTRO_KEY, "serverkey1234567"), (reach::NAT_KEY, "punchable")], ms(0));
+        let mut introduced = 0;
+        for i in 0..20_000u32 {
+            let c = SocketAddr::from(([10, 9, (i >> 8) as u8, i as u8], 1000 + (i % 7) as u16));
+            introduced += ask_introduction(&mut m, c, server, ms(100)).0;
+        }
+        assert!(introduced <= arena_udp::INTRODUCTION_BURST as usize);
+        // Only introductions made are remembered, and no request sweeps a table.
+        assert!(m.introductions.recent_len() <= introduced, "{} remembered", m.introductions.recent_len());
+        assert!(m.introductions.swept <= 40_000, "{} entries swept for 20,000 requests", m.introductions.swept);
+    }
+
+    #[test]
+    fn a_list_request_that_matches_nothing_looks_at_no_listing() {
+        let mut m = Master::new(MasterConfig { max_servers_per_address: 4096, ..MasterConfig::default() });
+        for i in 0..4096u32 {
+            register(&mut m, SocketAddr::from(([10, 0, (i >> 8) as u8, i as u8], 27015)), 0, 8, ms(0));
+        }
+        assert_eq!(m.listed().count(), 4096);
+        let before = m.counters().scanned;
+        // Not empty ones (all are), another protocol, another game type: nothing.
+        for q in [
+            ServerQuery { empty: false, ..query() },
+            ServerQuery { protocol: 11, ..query() },
+            ServerQuery { gametype: Some("7".into()), ..query() },
+            ServerQuery { ipv6: true, ..query() },
+        ] {
+            let got = list(&mut m, addr("198.51.100.1:5000"), &q, ms(100));
+            assert!(got.is_empty());
+        }
+        let scanned = m.counters().scanned - before;
+        assert!(scanned <= 16, "{scanned} listings looked at for four requests that match nothing");
+        // A request that matches looks at what it sends, about.
+        let before = m.counters().scanned;
+        let mut out = Vec::new();
+        m.receive(addr("198.51.100.2:5000"), &wire::get_servers(&query(), 200), ms(200), &mut out);
+        assert!(m.counters().scanned - before <= 64, "{}", m.counters().scanned - before);
+    }
+
+    #[test]
+    fn one_ipv6_56_cannot_fill_the_list() {
+        let mut m = Master::new(MasterConfig::default());
+        // 32 servers in each of the 256 /64s of one /56.
+        for net in 0..256u16 {
+            for host in 0..32u16 {
+                let a = SocketAddr::from(([0x2001, 0xdb8, 0x77, net, 0, 0, 0, host + 1], 27015));
+                register_maybe(&mut m, a, ms(0));
+            }
+        }
+        let held = m.listed().count();
+        // A real server elsewhere, restarted: it comes back.
+        register_maybe(&mut m, addr("192.0.2.50:27015"), ms(10));
+        register_maybe(&mut m, addr("[2001:db8:99::1]:27015"), ms(10));
+        assert_eq!(m.listed().count(), held + 2, "{held} listed from one /56; newcomers refused");
+        assert!(held <= 64, "one /56 holds {held}");
+    }
+
+    #[test]
+    fn a_full_list_makes_room_for_a_network_with_fewer_listings() {
+        let mut m = Master::new(MasterConfig { max_servers: 100, ..MasterConfig::default() });
+        // Four /48s fill the list.
+        for i in 0..100u16 {
+            let a = SocketAddr::from(([0x2001, 0xdb8, i % 4, i, 0, 0, 0, 1], 27015));
+            register_maybe(&mut m, a, ms(0));
+        }
+        assert_eq!(m.listed().count(), 100);
+        let newcomer = addr("[2001:db9::1]:27015");
+        register_maybe(&mut m, newcomer, ms(10));
+        assert!(m.listed().any(|(a, _)| *a == newcomer), "a newcomer from an unlisted network was refused");
+        assert_eq!(m.listed().count(), 100);
+        // One of the four largest networks gave up a listing; a second
+        // server of the newcomer's network, then, is no fairer: refused.
+        register_maybe(&mut m, addr("[2001:db9::2]:27015"), ms(20));
+        register_maybe(&mut m, addr("[2001:db9::3]:27015"), ms(20));
+        let newcomers = m.listed().filter(|(a, _)| a.ip().to_string().starts_with("2001:db9")).count();
+        assert!(newcomers <= 25, "{newcomers}");
+    }
+
+    /// A padded list request carrying a per-refresh token.
+    fn request_with_token(query: &ServerQuery, token: Option<&str>, pad: usize) -> Vec<u8> {
+        let mut d = wire::get_servers(query, 0);
+        if let Some(token) = token {
+            d.extend_from_slice(format!(" refresh={token}").as_bytes());
+        }
+        if d.len() < pad {
+            d.resize(pad, b' ');
+        }
+        d
+    }
+
+    #[test]
+    fn a_forged_request_cannot_move_another_clients_place_in_a_list() {
+        let mut m = Master::new(MasterConfig::default());
+        for i in 0..500u32 {
+            register(&mut m, SocketAddr::from(([10, 0, (i >> 8) as u8, i as u8], 27015)), 1, 8, ms(0));
+        }
+        let client = addr("198.51.100.1:5000");
+        let token = "refresh1234567890";
+        let mut got = Vec::new();
+        let mut out = Vec::new();
+        m.receive(client, &request_with_token(&query(), Some(token), 700), ms(100), &mut out);
+        for (_, d) in &out {
+            got.extend(wire::parse_servers_response(d).expect("a list").servers);
+        }
+        assert!(!got.is_empty() && got.len() < 500);
+        // Forged from the client's address and port: the same query,
+        // without the token, then with a wrong one.
+        for forged in [None, Some("guessedtoken0000")] {
+            let mut ignored = Vec::new();
+            m.receive(client, &request_with_token(&query(), forged, 1400), ms(110), &mut ignored);
+        }
+        // The client's next requests resume where its own list stopped.
+        for i in 0..10 {
+            let mut out = Vec::new();
+            m.receive(client, &request_with_token(&query(), Some(token), 1400), ms(120 + i), &mut out);
+            let part = wire::parse_servers_response(&out[0].1).expect("a list");
+            got.extend(part.servers);
+            if part.end {
+                break;
+            }
+        }
+        let mut unique = got.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!((got.len(), unique.len()), (500, 500), "the list as the client got it");
+    }
+    #[test]
+    fn a_heartbeats_nonce_comes_back_in_its_getinfo_and_plain_ones_get_plain_getinfo() {
+        let mut m = Master::new(MasterConfig::default());
+        let server = addr("192.0.2.1:27015");
+        let mut out = Vec::new();
+        m.receive(server, &wire::heartbeat_with_nonce("heartbeat1234567"), ms(0), &mut out);
+        let got = wire::parse_getinfo(&out[0].1).expect("a getinfo");
+        assert_eq!(got.nonce.as_deref(), Some("heartbeat1234567"));
+        let challenge = got.challenge.expect("a challenge");
+        m.receive(server, &info(&challenge, 1, 8), ms(1), &mut out);
+        assert_eq!(m.listed().count(), 1);
+        out.clear();
+        m.receive(addr("192.0.2.2:27015"), &wire::heartbeat(), ms(2), &mut out);
+        assert_eq!(wire::parse_getinfo(&out[0].1).expect("a getinfo").nonce, None);
+    }
+
+    #[test]
+    fn a_second_address_is_named_in_the_word_that_the_probe_went() {
+        let mut m = Master::new(MasterConfig::default());
+        m.set_probe_addr(addr("11.0.0.100:27951"));
+        let server = addr("11.0.2.1:27015");
+        let mut out = Vec::new();
+        let check = Reach::Check { nonce: "abcdefgh12345678".into() }.padded(200);
+        m.receive(server, &check, ms(0), &mut out);
+        assert_eq!(m.take_probe_datagrams().len(), 1);
+        assert_eq!(
+            Reach::parse(&out[0].1),
+            Some(Reach::Sent {
+                nonce: "abcdefgh12345678".into(),
+                seen: server,
+                probe_port: 27951,
+                probe_ip: Some("11.0.0.100".parse().expect("address")),
+            })
+        );
+        // An IPv6 server cannot be probed from an IPv4 second socket.
+        out.clear();
+        m.receive(addr("[2a00:ff::2]:27015"), &check, ms(10), &mut out);
+        assert!(out.is_empty() && m.take_probe_datagrams().is_empty());
+        // A second socket on every address sends from the master's own: none named.
+        m.set_probe_addr(addr("[::]:27951"));
+        m.receive(server, &check, ms(20), &mut out);
+        let Some(Reach::Sent { probe_ip, .. }) = Reach::parse(&out[0].1) else { panic!("{out:?}") };
+        assert_eq!(probe_ip, None);
     }
 }

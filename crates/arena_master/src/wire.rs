@@ -96,6 +96,12 @@ fn with_prefix(parts: &[&[u8]]) -> Vec<u8> {
 // ---------------------------------------------------------------------------
 // Challenges
 
+/// Nonces and tokens of Arena's extensions (a heartbeat's nonce, a list's
+/// per-refresh token, and `reach.rs`'s): 8 to 32 ASCII letters and digits.
+pub fn is_nonce(s: &str) -> bool {
+    (8..=32).contains(&s.len()) && s.bytes().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// Characters a master's challenge may use: printable ASCII but `\ / ; " %`.
 fn challenge_char(c: u8) -> bool {
     (33..=126).contains(&c) && !matches!(c, b'\\' | b'/' | b';' | b'"' | b'%')
@@ -164,9 +170,28 @@ pub fn heartbeat() -> Vec<u8> {
     with_prefix(&[HEARTBEAT, b" ", HEARTBEAT_TAG.as_bytes(), b"\n"])
 }
 
+/// The line of a heartbeat that carries Arena's nonce.
+const NONCE_LINE: &[u8] = b"nonce ";
+
+/// Arena's heartbeat: a plain one, then a line `nonce NONCE` (dpmaster
+/// reads the tag up to the line end and ignores the rest): Arena's master
+/// echoes the nonce in its `getinfo`, which only the master that got the
+/// heartbeat can, so the server can tell the master's `getinfo` from one
+/// forged from the master's (public) address.
+pub fn heartbeat_with_nonce(nonce: &str) -> Vec<u8> {
+    with_prefix(&[HEARTBEAT, b" ", HEARTBEAT_TAG.as_bytes(), b"\n", NONCE_LINE, nonce.as_bytes(), b"\n"])
+}
+
 /// A master's `getinfo` with its challenge.
 pub fn getinfo(challenge: &str) -> Vec<u8> {
     with_prefix(&[GETINFO, b" ", challenge.as_bytes()])
+}
+
+/// Arena's master's `getinfo` to a heartbeat that carried a nonce: the
+/// challenge, then the nonce (a word older Arena servers skip; sent only to
+/// servers whose heartbeat had one).
+pub fn getinfo_with_nonce(challenge: &str, nonce: &str) -> Vec<u8> {
+    with_prefix(&[GETINFO, b" ", challenge.as_bytes(), b" ", nonce.as_bytes()])
 }
 
 /// A `getinfo` as a server reads it.
@@ -174,6 +199,8 @@ pub fn getinfo(challenge: &str) -> Vec<u8> {
 pub struct GetInfo {
     /// The challenge to echo, if one was given.
     pub challenge: Option<String>,
+    /// The heartbeat's nonce, echoed (Arena's master).
+    pub nonce: Option<String>,
 }
 
 /// Reads a `getinfo`: the command, then optionally a challenge, then
@@ -181,16 +208,19 @@ pub struct GetInfo {
 pub fn parse_getinfo(datagram: &[u8]) -> Result<GetInfo, WireError> {
     let rest = body(datagram)?.strip_prefix(GETINFO).ok_or(WireError::Unknown)?;
     if rest.is_empty() {
-        return Ok(GetInfo { challenge: None });
+        return Ok(GetInfo { challenge: None, nonce: None });
     }
     if !rest[0].is_ascii_whitespace() {
         return Err(WireError::Unknown);
     }
     let mut words = rest.split(|c| c.is_ascii_whitespace()).filter(|w| !w.is_empty());
     match words.next() {
-        None => Ok(GetInfo { challenge: None }),
+        None => Ok(GetInfo { challenge: None, nonce: None }),
         Some(word) if is_getinfo_challenge(word) => {
-            Ok(GetInfo { challenge: Some(String::from_utf8_lossy(word).into_owned()) })
+            // A second word that is a nonce is Arena's echo; anything else
+            // there is padding.
+            let nonce = words.next().and_then(|w| std::str::from_utf8(w).ok()).filter(|w| is_nonce(w));
+            Ok(GetInfo { challenge: Some(String::from_utf8_lossy(word).into_owned()), nonce: nonce.map(str::to_owned) })
         }
         Some(_) => Err(WireError::BadChallenge),
     }
@@ -310,6 +340,11 @@ pub struct ServerQuery {
     pub ipv6: bool,
     /// Only servers of this game type.
     pub gametype: Option<String>,
+    /// Arena's per-refresh token (`refresh=TOKEN`, a word other masters
+    /// skip): a list that did not all go is continued only for requests
+    /// carrying it, so a request forged from the asker's address cannot
+    /// move its place.
+    pub refresh: Option<String>,
 }
 
 impl ServerQuery {
@@ -325,6 +360,7 @@ impl ServerQuery {
             ipv4: true,
             ipv6: true,
             gametype: None,
+            refresh: None,
         }
     }
 
@@ -363,6 +399,10 @@ pub fn get_servers(query: &ServerQuery, pad_to: usize) -> Vec<u8> {
         text.push_str(" gametype=");
         text.push_str(gametype);
     }
+    if let Some(token) = &query.refresh {
+        text.push_str(" refresh=");
+        text.push_str(token);
+    }
     let command = if query.extended { GETSERVERS_EXT } else { GETSERVERS };
     let mut out = with_prefix(&[command, text.as_bytes()]);
     let pad_to = pad_to.min(MAX_DATAGRAM_BYTES);
@@ -396,6 +436,7 @@ fn parse_query(text: &[u8], extended: bool) -> Result<ServerQuery, WireError> {
         ipv4: false,
         ipv6: false,
         gametype: None,
+        refresh: None,
     };
     for word in words {
         match word {
@@ -412,6 +453,10 @@ fn parse_query(text: &[u8], extended: bool) -> Result<ServerQuery, WireError> {
                     && (1..=MAX_INFO_VALUE_BYTES).contains(&gametype.len())
                 {
                     query.gametype = Some(gametype.to_string());
+                } else if let Some(token) = word.strip_prefix("refresh=")
+                    && is_nonce(token)
+                {
+                    query.refresh = Some(token.to_string());
                 }
                 // Anything else is skipped, as dpmaster does: padding.
             }
@@ -423,7 +468,11 @@ fn parse_query(text: &[u8], extended: bool) -> Result<ServerQuery, WireError> {
 /// What a master receives.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ToMaster {
-    Heartbeat { tag: String },
+    /// `nonce`: Arena's, to echo in the `getinfo` (none from other games).
+    Heartbeat {
+        tag: String,
+        nonce: Option<String>,
+    },
     InfoResponse(InfoString),
     GetServers(ServerQuery),
 }
@@ -447,7 +496,16 @@ pub fn parse_to_master(datagram: &[u8]) -> Result<ToMaster, WireError> {
         if tag.is_empty() || tag.len() > 64 || !tag.iter().all(u8::is_ascii_graphic) {
             return Err(WireError::Syntax);
         }
-        return Ok(ToMaster::Heartbeat { tag: String::from_utf8_lossy(tag).into_owned() });
+        // The next line may carry Arena's nonce; anything else after the
+        // tag is ignored, as dpmaster does.
+        let next = rest.get(end + 1..).unwrap_or_default();
+        let line = next.split(|&c| c == b'\n').next().unwrap_or_default();
+        let nonce = line
+            .strip_prefix(NONCE_LINE)
+            .and_then(|n| std::str::from_utf8(n).ok())
+            .filter(|n| is_nonce(n))
+            .map(str::to_owned);
+        return Ok(ToMaster::Heartbeat { tag: String::from_utf8_lossy(tag).into_owned(), nonce });
     }
     Err(WireError::Unknown)
 }
@@ -602,13 +660,31 @@ mod tests {
             ipv4: false,
             ipv6: extended,
             gametype: None,
+            refresh: None,
         }
     }
 
     #[test]
     fn every_message_reads_back_as_written() {
-        assert_eq!(parse_to_master(&heartbeat()), Ok(ToMaster::Heartbeat { tag: HEARTBEAT_TAG.into() }));
+        assert_eq!(parse_to_master(&heartbeat()), Ok(ToMaster::Heartbeat { tag: HEARTBEAT_TAG.into(), nonce: None }));
         assert_eq!(heartbeat(), b"\xFF\xFF\xFF\xFFheartbeat DarkPlaces\n");
+        // Arena's nonce rides on the next line, which dpmaster ignores.
+        assert_eq!(heartbeat_with_nonce("abcdefgh1234"), b"\xFF\xFF\xFF\xFFheartbeat DarkPlaces\nnonce abcdefgh1234\n");
+        assert_eq!(
+            parse_to_master(&heartbeat_with_nonce("abcdefgh1234")),
+            Ok(ToMaster::Heartbeat { tag: HEARTBEAT_TAG.into(), nonce: Some("abcdefgh1234".into()) })
+        );
+        assert_eq!(
+            parse_to_master(b"\xFF\xFF\xFF\xFFheartbeat DarkPlaces\nnonce short\n"),
+            Ok(ToMaster::Heartbeat { tag: HEARTBEAT_TAG.into(), nonce: None })
+        );
+        assert_eq!(
+            parse_getinfo(&getinfo_with_nonce("A_ch4Lleng3", "abcdefgh1234")),
+            Ok(GetInfo { challenge: Some("A_ch4Lleng3".into()), nonce: Some("abcdefgh1234".into()) })
+        );
+        let mut q = query(true);
+        q.refresh = Some("refresh12345".into());
+        assert_eq!(parse_to_master(&get_servers(&q, 300)), Ok(ToMaster::GetServers(q)));
         for extended in [false, true] {
             let q = query(extended);
             assert_eq!(parse_to_master(&get_servers(&q, 0)), Ok(ToMaster::GetServers(q.clone())));
@@ -619,8 +695,11 @@ mod tests {
         let info = InfoString::new(vec![("challenge".into(), "abcdefgh".into()), ("clients".into(), "3".into())])
             .expect("valid");
         assert_eq!(parse_to_master(&info_response(&info).expect("fits")), Ok(ToMaster::InfoResponse(info)));
-        assert_eq!(parse_getinfo(&getinfo("A_ch4Lleng3")), Ok(GetInfo { challenge: Some("A_ch4Lleng3".into()) }));
-        assert_eq!(parse_getinfo(b"\xFF\xFF\xFF\xFFgetinfo"), Ok(GetInfo { challenge: None }));
+        assert_eq!(
+            parse_getinfo(&getinfo("A_ch4Lleng3")),
+            Ok(GetInfo { challenge: Some("A_ch4Lleng3".into()), nonce: None })
+        );
+        assert_eq!(parse_getinfo(b"\xFF\xFF\xFF\xFFgetinfo"), Ok(GetInfo { challenge: None, nonce: None }));
         let mut bytes = PREFIX.to_vec();
         bytes.extend_from_slice(b"getinfo qstat ");
         bytes.extend([b'.'; 300]);
@@ -771,7 +850,7 @@ mod tests {
         assert_eq!(parse_getinfo(&getinfo(&longest)).map(|g| g.challenge), Ok(Some(longest.clone())));
         assert_eq!(parse_getinfo(&getinfo(&format!("{longest}x"))), Err(WireError::BadChallenge));
         assert_eq!(parse_getinfo(&with(b"getinfo\tabc\n")).map(|g| g.challenge), Ok(Some("abc".into())));
-        assert_eq!(parse_getinfo(&with(b"getinfo   ")), Ok(GetInfo { challenge: None }));
+        assert_eq!(parse_getinfo(&with(b"getinfo   ")), Ok(GetInfo { challenge: None, nonce: None }));
         assert_eq!(parse_getinfo(&with(b"getinfo a\"b")), Err(WireError::BadChallenge));
         assert_eq!(parse_getinfo(b"getinfo abc"), Err(WireError::NotMaster));
         let mut long = getinfo("abcdefgh");

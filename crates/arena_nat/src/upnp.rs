@@ -4,8 +4,9 @@
 //! WAN*Connection service: `AddPortMapping`, `DeletePortMapping`,
 //! `GetExternalIPAddress`.
 //!
-//! Whatever answers on the LAN is untrusted: a description is fetched only
-//! from the address that answered the search, bodies are read up to
+//! Whatever answers on the LAN is untrusted: answers are taken only from
+//! the gateway (the routing table's, never the answer's word) and a
+//! description is fetched only from the gateway, bodies are read up to
 //! [`MAX_HTTP_BYTES`] before a deadline, and the XML is scanned for a few
 //! elements rather than parsed.
 
@@ -112,8 +113,8 @@ pub fn parse_url(url: &str) -> Option<(SocketAddr, String)> {
 }
 
 /// Finds an IGD: searches from `local` (multicast, and unicast to
-/// `gateway`) until `deadline`, then fetches the first description whose
-/// address is the one that answered.
+/// `gateway`) until `deadline`, then fetches the first description the
+/// gateway points at on itself (see [`description_to_fetch`]).
 pub fn discover(local: Ipv4Addr, gateway: Ipv4Addr, deadline: Instant) -> Result<Gateway, UpnpError> {
     let socket = UdpSocket::bind(SocketAddr::from((local, 0)))?;
     let request = search_request();
@@ -135,22 +136,43 @@ pub fn discover(local: Ipv4Addr, gateway: Ipv4Addr, deadline: Instant) -> Result
             }
             Err(e) => return Err(e.into()),
         };
-        let Some(location) = parse_search_answer(&buffer[..len]) else { continue };
-        let Some((addr, path)) = parse_url(&location) else {
-            last_error = UpnpError::Malformed("a location that is not http://ipv4:port/");
-            continue;
+        let (addr, path) = match description_to_fetch(&buffer[..len], from, gateway) {
+            Ok(Some(found)) => found,
+            Ok(None) => continue,
+            Err(e) => {
+                last_error = e;
+                continue;
+            }
         };
-        // Only from the device that answered: a LAN peer cannot aim the
-        // game at another host.
-        if addr.ip() != from.ip() {
-            last_error = UpnpError::Malformed("a location on another host than the one answering");
-            continue;
-        }
         match describe(addr, &path, deadline) {
             Ok(gateway) => return Ok(gateway),
             Err(e) => last_error = e,
         }
     }
+}
+
+/// The description a search answer from `from` points at, if the game
+/// should fetch it: `None` for what is not an IGD's answer.
+pub fn description_to_fetch(
+    answer: &[u8],
+    from: SocketAddr,
+    gateway: Ipv4Addr,
+) -> Result<Option<(SocketAddr, String)>, UpnpError> {
+    let Some(location) = parse_search_answer(answer) else { return Ok(None) };
+    let Some((addr, path)) = parse_url(&location) else {
+        return Err(UpnpError::Malformed("a location that is not http://ipv4:port/"));
+    };
+    // Only from the gateway, about itself: a UDP source is easy to forge
+    // on a LAN, so a peer could make an answer's source and location agree
+    // on any host (and the game would GET any URL there); the gateway's
+    // address comes from the routing table, not from the answer.
+    if from.ip() != std::net::IpAddr::V4(gateway) {
+        return Err(UpnpError::Malformed("a search answer from another host than the gateway"));
+    }
+    if addr.ip() != std::net::IpAddr::V4(gateway) {
+        return Err(UpnpError::Malformed("a location on another host than the gateway"));
+    }
+    Ok(Some((addr, path)))
 }
 
 fn describe(addr: SocketAddr, path: &str, deadline: Instant) -> Result<Gateway, UpnpError> {
@@ -434,5 +456,28 @@ mod tests {
         assert!(request.contains("SOAPAction: \"urn:schemas-upnp-org:service:WANIPConnection:1#AddPortMapping\""));
         let body_len = request.split("\r\n\r\n").nth(1).unwrap().len();
         assert!(request.contains(&format!("Content-Length: {body_len}\r\n")));
+    }
+
+    #[test]
+    fn only_the_gateways_search_answers_are_followed() {
+        let answer = |location: &str| {
+            format!(
+                "HTTP/1.1 200 OK\r\nST: urn:schemas-upnp-org:device:InternetGatewayDevice:1\r\nLOCATION: {location}\r\n\r\n"
+            )
+        };
+        let gateway = Ipv4Addr::new(192, 168, 1, 1);
+        // A LAN peer forging the answer from the host it aims at (the
+        // source and the location agree): not followed.
+        let forged = answer("http://192.168.1.50:80/admin/reboot.cgi?confirm=1");
+        let from: SocketAddr = "192.168.1.50:1900".parse().expect("address");
+        assert!(description_to_fetch(forged.as_bytes(), from, gateway).is_err(), "a forged answer is followed");
+        // The gateway's own answer, about itself: followed.
+        let real = answer("http://192.168.1.1:5000/rootDesc.xml");
+        let from: SocketAddr = "192.168.1.1:1900".parse().expect("address");
+        let (addr, path) = description_to_fetch(real.as_bytes(), from, gateway).expect("good").expect("an IGD");
+        assert_eq!((addr, path.as_str()), ("192.168.1.1:5000".parse().expect("address"), "/rootDesc.xml"));
+        // The gateway pointing elsewhere: not followed either.
+        let elsewhere = answer("http://192.168.1.50:80/rootDesc.xml");
+        assert!(description_to_fetch(elsewhere.as_bytes(), from, gateway).is_err());
     }
 }

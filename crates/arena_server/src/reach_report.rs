@@ -59,6 +59,11 @@ pub struct ReachReport {
     /// The server as the master saw it.
     pub seen_by_master: Option<SocketAddr>,
     pub reachable: Reachable,
+    /// Whether the master probed from its own address (no second one, see
+    /// `arena master --probe-bind`): then a router that admits any port of
+    /// an address the server talked to passes the check, and "reachable
+    /// yes" may be wrong for strangers.
+    pub one_address_check: bool,
     pub nat: Nat,
     /// Whether a master has listed it (answered its challenge lately).
     pub listed: bool,
@@ -79,6 +84,7 @@ impl ReachReport {
             manual,
             seen_by_master: None,
             reachable: Reachable::Unknown,
+            one_address_check: false,
             nat: Nat::Unknown,
             listed: false,
             has_masters,
@@ -143,9 +149,15 @@ impl ReachReport {
     pub fn line(&self) -> String {
         let (external, how) = self.external();
         format!(
-            "internet: external {} ({how}), reachable {}, listed {}{}",
+            "internet: external {} ({how}), reachable {}{}, listed {}{}",
             external.map_or("unknown".to_string(), |a| a.to_string()),
             self.reachable.label(),
+            if self.reachable == Reachable::Yes && self.one_address_check {
+                " (checked from the master's one address only: a router that lets in any port of an address \
+                 it has talked to passes too)"
+            } else {
+                ""
+            },
             if self.listed { "yes" } else { "no" },
             self.advice().map(|a| format!(": {a}")).unwrap_or_default()
         )

@@ -103,13 +103,32 @@ pub fn limit_key(ip: IpAddr) -> IpAddr {
 }
 
 /// Whether `ip` is reachable only from this machine or its own networks:
-/// loopback, private and link-local IPv4, unique local and link-local IPv6.
+/// loopback, private, link-local and shared (100.64/10) IPv4, unique local
+/// and link-local IPv6, and such IPv4 addresses carried in IPv6 (NAT64's
+/// 64:ff9b::/96, 6to4's 2002::/16).
 /// An internet master listing such an address would aim its clients at
 /// their own machine or LAN.
 pub fn is_local(ip: IpAddr) -> bool {
     match canonical(SocketAddr::new(ip, 0)).ip() {
-        IpAddr::V4(v4) => v4.is_loopback() || v4.is_private() || v4.is_link_local(),
+        // 100.64/10 is shared address space: a carrier-grade NAT's inside.
+        IpAddr::V4(v4) => {
+            v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.octets()[0] == 100 && v4.octets()[1] & 0xC0 == 64
+        }
         IpAddr::V6(v6) => {
+            let bits = u128::from(v6);
+            // An IPv4 address carried in IPv6 reaches that IPv4 host: NAT64's
+            // well-known prefix 64:ff9b::/96 (its last 32 bits) and 6to4's
+            // 2002::/16 (the 32 bits after the prefix).
+            let embedded = |v4: u32| is_local(IpAddr::V4(std::net::Ipv4Addr::from(v4)));
+            if bits >> 32 == 0x0064_ff9b_0000_0000_0000_0000 {
+                return embedded(bits as u32);
+            }
+            if bits >> 112 == 0x2002 {
+                return embedded((bits >> 80) as u32);
+            }
             v6.is_loopback() || v6.segments()[0] & 0xFE00 == 0xFC00 || v6.segments()[0] & 0xFFC0 == 0xFE80
         }
     }
@@ -311,5 +330,23 @@ mod tests {
         assert!(is_transient(&io::Error::from_raw_os_error(WSAEMSGSIZE)));
         assert!(!is_transient(&io::Error::from(io::ErrorKind::PermissionDenied)));
         assert!(!is_transient(&io::Error::from(io::ErrorKind::AddrNotAvailable)));
+    }
+
+    #[test]
+    fn local_addresses_include_translated_and_shared_ones() {
+        let local = |text: &str| is_local(text.parse().unwrap_or_else(|e| panic!("{text}: {e}")));
+        for text in [
+            "64:ff9b::c0a8:101", // NAT64 of 192.168.1.1
+            "64:ff9b::7f00:1",   // NAT64 of 127.0.0.1
+            "2002:c0a8:101::1",  // 6to4 of 192.168.1.1
+            "2002:a00:1::1",     // 6to4 of 10.0.0.1
+            "100.64.0.1",        // shared address space (carrier-grade NAT)
+            "100.127.255.254",
+        ] {
+            assert!(local(text), "{text} is not public");
+        }
+        for text in ["64:ff9b::808:808", "2002:808:808::1", "100.128.0.1", "8.8.8.8", "2001:db8::1"] {
+            assert!(!local(text), "{text} is public");
+        }
     }
 }

@@ -139,6 +139,9 @@ impl Target for MasterReceives {
         seeds.push(info("abcdefgh", "0"));
         seeds.push(b"\xFF\xFF\xFF\xFFgetservers 68 empty full".to_vec());
         seeds.push(b"\xFF\xFF\xFF\xFFgetserversExt Arena 12 ipv6 gametype=ffa ffa tourney".to_vec());
+        seeds.push(wire::heartbeat_with_nonce("heartbeat1234567"));
+        seeds.push(b"\xFF\xFF\xFF\xFFheartbeat DarkPlaces\nnonce \nnonce abc".to_vec());
+        seeds.push(wire::get_servers(&ServerQuery { refresh: Some("refresh123456789".into()), ..arena_query() }, 600));
         let server = SocketAddr::from(([198, 51, 100, 1], 27015));
         // Padded as clients pad them: a master answers no address with more
         // bytes than it sent.
@@ -231,6 +234,8 @@ impl Target for ServerGetInfo {
             b"\xFF\xFF\xFF\xFFgetinfo".to_vec(),
             b"\xFF\xFF\xFF\xFFgetinfo qstat ............................................".to_vec(),
             b"\xFF\xFF\xFF\xFFgetinfo \\\\\\".to_vec(),
+            wire::getinfo_with_nonce("abcdefgh", "heartbeat0000001"),
+            wire::getinfo_with_nonce("abcdefgh", "heartbeat0000002"),
         ]
     }
 
@@ -241,12 +246,14 @@ impl Target for ServerGetInfo {
             // A challenge that parses can go into an infostring.
             let pairs = vec![("challenge".to_string(), challenge.clone())];
             assert!(InfoString::new(pairs).is_ok(), "challenge {challenge:?} does not fit an infostring");
+            // An echoed nonce is a nonce.
+            assert!(getinfo.nonce.as_deref().is_none_or(wire::is_nonce));
         }
         self.now_ms += 11;
         let now = Duration::from_millis(self.now_ms);
         // A heartbeat now and then opens the master's window to ask.
         if self.now_ms.is_multiple_of(50) {
-            self.guard.heartbeat_sent(SocketAddr::from(([192, 0, 2, 27], 27950)), now);
+            self.guard.heartbeat_sent(SocketAddr::from(([192, 0, 2, 27], 27950)), "heartbeat0000001", now);
         }
         let from = if self.now_ms.is_multiple_of(3) {
             SocketAddr::from(([192, 0, 2, 27], 27950))

@@ -101,7 +101,14 @@ impl Target for ReachMessages {
         vec![
             Reach::PunchChallenge { server: SERVER, cookie: "0123456789abcdef01234567".into() }.encode(),
             Reach::PunchStarted { server: SERVER, nat: arena_master::reach::Nat::Punchable, game_port: 27015 }.encode(),
-            Reach::Sent { nonce: "abcdefgh12345678".into(), seen: SERVER, probe_port: 27951 }.encode(),
+            Reach::Sent { nonce: "abcdefgh12345678".into(), seen: SERVER, probe_port: 27951, probe_ip: None }.encode(),
+            Reach::Sent {
+                nonce: "abcdefgh12345678".into(),
+                seen: SERVER,
+                probe_port: 27951,
+                probe_ip: Some(std::net::IpAddr::from([11, 0, 0, 100])),
+            }
+            .encode(),
             Reach::PunchProbe.encode(),
             Reach::PunchRefused { server: SERVER, why: arena_master::reach::Refusal::Symmetric, game_port: 27015 }
                 .encode(),

@@ -19,6 +19,9 @@ pub struct MasterCounters {
     pub expired: u64,
     /// Pending servers pushed out by newer ones.
     pub evicted_pending: u64,
+    /// Listings given up, the list full, by the network holding the most
+    /// to one holding fewer.
+    pub evicted_for_fairness: u64,
     pub lists_asked: u64,
     pub list_datagrams: u64,
     /// Replies not sent (or cut short) because the address had not sent enough.
@@ -33,6 +36,9 @@ pub struct MasterCounters {
     pub cookies: u64,
     /// Relay credentials handed out.
     pub relay_grants: u64,
+    /// Listings looked at to answer list requests (work, not bytes: a
+    /// request that matches nothing must not look at the whole list).
+    pub scanned: u64,
     /// Datagrams dropped, by reason.
     pub dropped: BTreeMap<&'static str, u64>,
 }

@@ -15,6 +15,17 @@ impl Master {
         self.probe_port = port;
     }
 
+    /// The second socket's address: its port, and its own address when it
+    /// is bound to one (`--probe-bind`): servers are told it, and a server
+    /// whose master's address differs knows the probe came from an address
+    /// it never sent to. A socket bound to all addresses sends from the
+    /// master's own: no address is told.
+    pub fn set_probe_addr(&mut self, addr: SocketAddr) {
+        self.probe_port = addr.port();
+        let ip = arena_udp::canonical(addr).ip();
+        self.probe_ip = (!ip.is_unspecified()).then_some(ip);
+    }
+
     /// What is to go out of the second socket (taken).
     pub fn take_probe_datagrams(&mut self) -> Vec<(SocketAddr, Vec<u8>)> {
         std::mem::take(&mut self.probe_out)
@@ -69,8 +80,14 @@ impl Master {
                     self.counters.drop("reachability check without a probe socket");
                     return;
                 }
+                // A second socket on one family cannot probe the other.
+                if self.probe_ip.is_some_and(|ip| ip.is_ipv4() != from.is_ipv4()) {
+                    self.counters.drop("reachability check of the probe socket's other family");
+                    return;
+                }
                 let probe = Reach::Probe { nonce: nonce.clone() }.encode();
-                let sent = Reach::Sent { nonce, seen: from, probe_port: self.probe_port }.encode();
+                let sent =
+                    Reach::Sent { nonce, seen: from, probe_port: self.probe_port, probe_ip: self.probe_ip }.encode();
                 // Both count against the asker's credit: a forged check
                 // aims at most its own size at anyone.
                 if probe.len() + sent.len() > self.credit_of(from.ip()) {
@@ -107,7 +124,7 @@ impl Master {
                     Ok((_, nat)) if self.introductions.introduced_lately(from, server, now) => {
                         Reach::PunchStarted { server, nat, game_port }
                     }
-                    Ok((key, nat)) if self.introductions.allow(server, now) => {
+                    Ok((key, nat)) if self.introductions.allow(from, server, now) => {
                         let intro = Reach::PunchIntro { client: from, key }.encode();
                         self.counters.bytes_out += intro.len() as u64;
                         self.counters.introductions += 1;

@@ -8,23 +8,26 @@
 //! Credentials are named after the player's IP address (`EXPIRY:ADDRESS`),
 //! so that coturn's `--user-quota` caps the allocations one address holds.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use arena_udp::limit_key;
-
 use super::Master;
+use crate::budget::{NetworkBudget, Rate, Rates};
 use crate::reach::{Nat, Reach, RelayRefusal};
 
-/// Credentials a network (an IPv4 address or an IPv6 /64) may be given:
-/// this many a second, in bursts of [`GRANT_BURST`]. A player needs one
-/// per join; a house of friends joining at once needs a few.
-const GRANTS_PER_S: f64 = 0.5;
-const GRANT_BURST: f64 = 4.0;
-/// Networks whose budget is remembered, at most (a full budget is the same
-/// as none, so the fullest make room).
-const MAX_GRANT_BUDGETS: usize = 16_384;
+/// Credentials for one server: per network (an IPv4 address or an IPv6
+/// /56) and per address (an IPv6 /64) a burst of 4, then one every 2 s (a
+/// player needs one per join; a house of friends joining at once, a few);
+/// in all, twice the introductions a server takes.
+const GRANT_RATES: Rates = Rates {
+    target: Rate { per_s: 16.0, burst: 32.0 },
+    network: Rate { per_s: 0.5, burst: 4.0 },
+    address: Rate { per_s: 0.5, burst: 4.0 },
+};
+/// Servers, and (server, network) pairs, whose budgets are remembered.
+const MAX_GRANT_SERVERS: usize = 4096;
+const MAX_GRANT_CLIENTS: usize = 16_384;
 /// How often the set of peers the relay admits is worked out again.
 const PEERS_EVERY: Duration = Duration::from_secs(1);
 
@@ -60,10 +63,9 @@ impl std::fmt::Debug for RelayConfig {
 pub type RelayPeersSink = Box<dyn FnMut(&BTreeSet<IpAddr>) + Send>;
 
 /// The desk's state: budgets per network, and the peers last worked out.
-#[derive(Default)]
 pub(super) struct RelayDesk {
-    /// Per network: credentials left and when they were counted.
-    budgets: HashMap<IpAddr, (f64, Duration)>,
+    /// Credentials per server, per network and per address.
+    pub(super) budget: NetworkBudget<SocketAddr>,
     /// The listed servers' addresses as last handed to the relay, and when.
     peers: BTreeSet<IpAddr>,
     peers_at: Option<Duration>,
@@ -72,33 +74,17 @@ pub(super) struct RelayDesk {
 
 impl std::fmt::Debug for RelayDesk {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RelayDesk")
-            .field("budgets", &self.budgets.len())
-            .field("peers", &self.peers)
-            .finish_non_exhaustive()
+        f.debug_struct("RelayDesk").field("budget", &self.budget).field("peers", &self.peers).finish_non_exhaustive()
     }
 }
 
-impl RelayDesk {
-    /// Whether `client`'s network may have credentials now (spends one).
-    fn allow(&mut self, client: IpAddr, now: Duration) -> bool {
-        let key = limit_key(client);
-        if !self.budgets.contains_key(&key) && self.budgets.len() >= MAX_GRANT_BUDGETS {
-            // Full budgets are the same as none: they go first.
-            self.budgets
-                .retain(|_, (tokens, at)| *tokens + now.saturating_sub(*at).as_secs_f64() * GRANTS_PER_S < GRANT_BURST);
-            if self.budgets.len() >= MAX_GRANT_BUDGETS {
-                return false;
-            }
-        }
-        let (tokens, at) = self.budgets.entry(key).or_insert((GRANT_BURST, now));
-        *tokens = (*tokens + now.saturating_sub(*at).as_secs_f64() * GRANTS_PER_S).min(GRANT_BURST);
-        *at = now;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
-            true
-        } else {
-            false
+impl Default for RelayDesk {
+    fn default() -> Self {
+        Self {
+            budget: NetworkBudget::new(GRANT_RATES, MAX_GRANT_SERVERS, MAX_GRANT_CLIENTS),
+            peers: BTreeSet::new(),
+            peers_at: None,
+            sink: None,
         }
     }
 }
@@ -128,7 +114,7 @@ impl Master {
             (_, None) => Err(RelayRefusal::Unlisted),
             (_, Some(listing)) if listing.intro_key.is_none() => Err(RelayRefusal::Unlisted),
             (_, Some(listing)) if listing.nat == Nat::Open => Err(RelayRefusal::Open),
-            (Some(_), Some(_)) if !self.relay.allow(from.ip(), now) => Err(RelayRefusal::Busy),
+            (Some(_), Some(_)) if !self.relay.budget.allow(server, from.ip(), now) => Err(RelayRefusal::Busy),
             (Some(relay), Some(_)) => {
                 let expires = (relay.started_unix + now + relay.credential_lifetime).as_secs();
                 let name = from.ip().to_string();
@@ -184,7 +170,7 @@ impl Master {
         };
         let answer = if self.introductions.introduced_lately(relayed, server, now) {
             Reach::PunchStarted { server, nat, game_port }
-        } else if self.introductions.allow(server, now) {
+        } else if self.introductions.allow_charged(from.ip(), relayed, server, now) {
             let intro = Reach::PunchIntroRelayed { client: relayed, key }.encode();
             self.counters.bytes_out += intro.len() as u64;
             self.counters.introductions += 1;
@@ -341,7 +327,7 @@ mod tests {
                 granted += 1;
             }
         }
-        assert_eq!(granted, GRANT_BURST as usize, "one /64: its burst, then busy");
+        assert_eq!(granted, GRANT_RATES.network.burst as usize, "one /56: its burst, then busy");
         let elsewhere = addr("11.0.9.1:40000");
         assert!(matches!(ask(&mut m, elsewhere, server, ms(100)).0, Some(Reach::RelayGrant { .. })));
         assert!(

@@ -43,6 +43,11 @@ pub(crate) struct ReachCheck {
     started: Duration,
     /// The master's word: the server as seen, its probe socket's port, when.
     sent: Option<(SocketAddr, u16, Duration)>,
+    /// Whether the probe came from a second address of the master's (its
+    /// word named one other than the master's own).
+    second_address: bool,
+    /// Where the `whoami` went (the `youAre` comes from there).
+    whoami_to: Option<SocketAddr>,
     probed: bool,
     you_are: Option<SocketAddr>,
     last_done: Option<Duration>,
@@ -62,17 +67,23 @@ impl ReachCheck {
     /// where (the master's second socket), once the master's word came.
     pub(crate) fn hear(&mut self, from: SocketAddr, message: Reach, now: Duration) -> Option<(Vec<u8>, SocketAddr)> {
         let ours = |nonce: &str| !self.nonce.is_empty() && nonce == self.nonce;
-        let from_master = self.master.is_some_and(|m| m.ip() == from.ip());
         match message {
-            Reach::Probe { nonce } if ours(&nonce) && from_master => self.probed = true,
-            Reach::Sent { nonce, seen, probe_port }
+            // From the master's second socket, wherever it is: the nonce,
+            // which only the master knows, is the proof (the guard lets it
+            // through from any address, a few times per check).
+            Reach::Probe { nonce } if ours(&nonce) => self.probed = true,
+            Reach::Sent { nonce, seen, probe_port, probe_ip }
                 if ours(&nonce) && self.master == Some(from) && self.sent.is_none() =>
             {
                 self.sent = Some((seen, probe_port, now));
+                let probe_ip = probe_ip.unwrap_or(from.ip());
+                self.second_address = probe_ip != from.ip();
+                let to = SocketAddr::new(probe_ip, probe_port);
+                self.whoami_to = Some(to);
                 let whoami = Reach::WhoAmI { nonce }.padded(WHOAMI_BYTES);
-                return Some((whoami, SocketAddr::new(from.ip(), probe_port)));
+                return Some((whoami, to));
             }
-            Reach::YouAre { nonce, seen } if ours(&nonce) && from_master => self.you_are = Some(seen),
+            Reach::YouAre { nonce, seen } if ours(&nonce) && self.whoami_to == Some(from) => self.you_are = Some(seen),
             _ => {}
         }
         None
@@ -91,7 +102,9 @@ pub(crate) fn check(
 ) {
     let now = time.elapsed();
     let current = report.get();
-    let answers: u64 = masters.resolved().iter().map(|m| transport.master_answers(*m)).sum();
+    // Only answers to a `getinfo` that echoed the heartbeat's nonce: one
+    // forged from a master's address must not say "listed".
+    let answers: u64 = masters.resolved().iter().map(|m| transport.master_confirmed(*m)).sum();
     if answers > state.answers {
         state.answers = answers;
         state.answered_at = Some(now);
@@ -125,6 +138,7 @@ pub(crate) fn check(
                 ..Default::default()
             };
             let request = Reach::Check { nonce: state.nonce.clone() }.padded(CHECK_BYTES);
+            transport.expect_reach_nonce(Some(state.nonce.clone()));
             transport.send_datagram(&request, master);
         }
     } else {
@@ -147,9 +161,12 @@ pub(crate) fn check(
         };
         if let Some((reachable, nat)) = outcome {
             let seen = state.sent.map(|(seen, _, _)| seen);
+            let one_address = !state.second_address;
+            transport.expect_reach_nonce(None);
             report.update(|r| {
                 r.reachable = reachable;
                 r.nat = nat;
+                r.one_address_check = one_address;
                 if seen.is_some() {
                     r.seen_by_master = seen;
                 }

@@ -21,8 +21,12 @@ impl ServerTransport {
             return 0;
         }
         let masters: Vec<SocketAddr> = masters.iter().map(|m| arena_udp::canonical(*m)).collect();
+        // With a nonce, as every heartbeat: a `getinfo` forged from a
+        // master's address cannot take the farewell in its place (from a
+        // master that echoes nonces; a plain one's first `getinfo` counts).
+        let nonce = arena_master::reach::new_token();
         for master in &masters {
-            self.send_to(&wire::heartbeat(), *master);
+            self.send_to(&wire::heartbeat_with_nonce(&nonce), *master);
         }
         let deadline = std::time::Instant::now() + wait;
         let mut told: Vec<SocketAddr> = Vec::new();
@@ -31,6 +35,10 @@ impl ServerTransport {
                 Ok((len, from)) if masters.contains(&from) && !told.contains(&from) => {
                     let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES)].to_vec();
                     if let Ok(getinfo) = wire::parse_getinfo(&datagram)
+                        && match &getinfo.nonce {
+                            Some(echoed) => *echoed == nonce,
+                            None => !self.guard.master_echoes_nonces(from),
+                        }
                         && let Some(answer) = self.answers.info_response(getinfo.challenge, true, true)
                     {
                         self.send_to(&answer, from);

@@ -210,30 +210,51 @@ pub enum Verdict {
     /// carrying `challenge`, if the sender is a master or the answer is no
     /// larger than the `request_bytes` it sent (see [`Guard::answered_getinfo`]).
     GetInfo { challenge: Option<String>, from_master: bool, request_bytes: usize },
-    /// Arena's master extension (a reachability probe or answer, an
-    /// introduction) from a master's address (any port: probes come from
-    /// its second socket): checked further by whoever expects it.
+    /// Arena's master extension: an introduction or the word that a probe
+    /// went from a master's exact address and port; a reachability probe or
+    /// `youAre` from anyone with the check's nonce (they come from the
+    /// master's second socket, which may be on a second address): checked
+    /// further by whoever expects it.
     Reach(arena_master::reach::Reach),
     /// Drop it.
     Drop,
 }
 
 /// How long after a heartbeat a master's `getinfo` is answered in full,
-/// and how many times: a master answers a heartbeat at once, once. A
-/// `getinfo` forged from a master's address (a well-known one) outside
-/// that window, or beyond those answers, is a stranger's: answered only if
-/// as large as the answer, and from the query budget.
+/// and how many times: a master answers a heartbeat at once, once. Each
+/// heartbeat carries a fresh nonce that Arena's master echoes in its
+/// `getinfo`: only the master that got the heartbeat can, so a `getinfo`
+/// forged from a master's (well-known) address cannot spend the window, and
+/// only an echoed nonce confirms that the master has the server's answer
+/// (the report's "listed"). Plain dpmaster masters echo nothing: their
+/// window is the old one (two answers in 5 s, first come first served)
+/// until a master has once echoed a nonce, and their answers are never
+/// counted as confirmed. A `getinfo` outside those is a stranger's:
+/// answered only if as large as the answer, and from the query budget.
 pub(crate) const MASTER_WINDOW: Duration = Duration::from_secs(5);
 const MASTER_ANSWERS_PER_HEARTBEAT: u8 = 2;
 
 /// A master's window to ask, and what it got.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct MasterWindow {
     until: Duration,
+    /// The last heartbeat's nonce.
+    nonce: String,
+    /// Answers left to `getinfo`s with that nonce, and to ones without.
+    nonce_answers_left: u8,
     answers_left: u8,
-    /// `getinfo` answered in full, since the server started.
+    /// Whether this master has echoed a nonce (then a `getinfo` without
+    /// one from its address is a stranger's).
+    echoes_nonces: bool,
+    /// `getinfo` answered in full, since the server started, and of those
+    /// the ones with the heartbeat's nonce.
     answered: u64,
+    confirmed: u64,
 }
+
+/// Nonce-gated extension messages (the reachability probe, `youAre`) let
+/// through per check, at most: a master sends one of each.
+const REACH_MESSAGES_PER_CHECK: u8 = 8;
 
 /// The server's guard.
 #[derive(Debug)]
@@ -257,6 +278,10 @@ pub struct Guard {
     /// with the window after its last heartbeat in which its `getinfo` is
     /// answered whatever its size (see [`MasterWindow`]).
     masters: HashMap<SocketAddr, MasterWindow>,
+    /// The reachability check's nonce in progress, and how many messages
+    /// carrying it were let through.
+    reach_nonce: Option<String>,
+    reach_let_through: u8,
     issued: HashMap<[u8; 16], Issued>,
     next_client_id: u64,
     clients: HashMap<u64, Client>,
@@ -282,6 +307,8 @@ impl Guard {
             pending: HashMap::new(),
             pending_per_ip: HashMap::new(),
             masters: HashMap::new(),
+            reach_nonce: None,
+            reach_let_through: 0,
             issued: HashMap::new(),
             // Ids start from a random point so they say nothing about how
             // many have joined; any unused value would do.
@@ -318,11 +345,10 @@ impl Guard {
                 return self.query(from, request, now);
             }
             if let Some(message) = arena_master::reach::Reach::parse(datagram) {
-                let from_a_master = self.masters.keys().any(|m| m.ip() == from.ip());
-                return if from_a_master { Verdict::Reach(message) } else { self.drop(DropReason::Connectionless) };
+                return self.reach(from, message);
             }
             return match wire::parse_getinfo(datagram) {
-                Ok(getinfo) => self.getinfo(from, getinfo.challenge, datagram.len(), now),
+                Ok(getinfo) => self.getinfo(from, getinfo.challenge, getinfo.nonce, datagram.len(), now),
                 Err(_) => self.drop(DropReason::Connectionless),
             };
         }
@@ -449,17 +475,19 @@ impl Guard {
 
     /// The masters this server heartbeats to (those kept keep what they got).
     pub fn set_masters(&mut self, masters: Vec<SocketAddr>) {
-        let old = std::mem::take(&mut self.masters);
+        let mut old = std::mem::take(&mut self.masters);
         for master in masters.into_iter().map(arena_udp::canonical) {
-            self.masters.insert(master, old.get(&master).copied().unwrap_or_default());
+            self.masters.insert(master, old.remove(&master).unwrap_or_default());
         }
     }
 
-    /// A heartbeat went to `master` at `now`: its `getinfo` is answered in
-    /// full for [`MASTER_WINDOW`], twice at most.
-    pub fn heartbeat_sent(&mut self, master: SocketAddr, now: Duration) {
+    /// A heartbeat carrying `nonce` went to `master` at `now`: its
+    /// `getinfo` is answered in full for [`MASTER_WINDOW`], twice at most.
+    pub fn heartbeat_sent(&mut self, master: SocketAddr, nonce: &str, now: Duration) {
         if let Some(window) = self.masters.get_mut(&arena_udp::canonical(master)) {
             window.until = now + MASTER_WINDOW;
+            window.nonce = nonce.to_owned();
+            window.nonce_answers_left = MASTER_ANSWERS_PER_HEARTBEAT;
             window.answers_left = MASTER_ANSWERS_PER_HEARTBEAT;
         }
     }
@@ -470,15 +498,70 @@ impl Guard {
         self.masters.get(&arena_udp::canonical(master)).map_or(0, |w| w.answered)
     }
 
-    fn getinfo(&mut self, from: SocketAddr, challenge: Option<String>, request_bytes: usize, now: Duration) -> Verdict {
+    /// Of those, the ones that echoed the heartbeat's nonce: the master has
+    /// the answer (a plain dpmaster master's are never confirmed).
+    pub fn master_confirmed(&self, master: SocketAddr) -> u64 {
+        self.masters.get(&arena_udp::canonical(master)).map_or(0, |w| w.confirmed)
+    }
+
+    /// Whether `master` has echoed a heartbeat's nonce (Arena's master).
+    pub fn master_echoes_nonces(&self, master: SocketAddr) -> bool {
+        self.masters.get(&arena_udp::canonical(master)).is_some_and(|w| w.echoes_nonces)
+    }
+
+    /// The nonce of the reachability check in progress (none: nothing
+    /// nonce-gated passes).
+    pub fn expect_reach_nonce(&mut self, nonce: Option<String>) {
+        self.reach_nonce = nonce;
+        self.reach_let_through = 0;
+    }
+
+    fn reach(&mut self, from: SocketAddr, message: arena_master::reach::Reach) -> Verdict {
+        use arena_master::reach::Reach;
+        let from = arena_udp::canonical(from);
+        let from_master = self.masters.contains_key(&from);
+        let ours = |nonce: &str| self.reach_nonce.as_deref() == Some(nonce);
+        let pass = match &message {
+            Reach::PunchIntro { .. } => from_master,
+            Reach::Sent { nonce, .. } => from_master && ours(nonce),
+            Reach::Probe { nonce } | Reach::YouAre { nonce, .. } => {
+                ours(nonce) && self.reach_let_through < REACH_MESSAGES_PER_CHECK
+            }
+            _ => false,
+        };
+        if !pass {
+            return self.drop(DropReason::Connectionless);
+        }
+        if matches!(message, Reach::Probe { .. } | Reach::YouAre { .. }) {
+            self.reach_let_through += 1;
+        }
+        Verdict::Reach(message)
+    }
+
+    fn getinfo(
+        &mut self,
+        from: SocketAddr,
+        challenge: Option<String>,
+        nonce: Option<String>,
+        request_bytes: usize,
+        now: Duration,
+    ) -> Verdict {
         // A master's, in the window after a heartbeat: its own budget.
         if let Some(window) = self.masters.get_mut(&from)
             && window.until > now
-            && window.answers_left > 0
         {
-            window.answers_left -= 1;
-            window.answered += 1;
-            return Verdict::GetInfo { challenge, from_master: true, request_bytes };
+            if nonce.is_some_and(|n| n == window.nonce) && window.nonce_answers_left > 0 {
+                window.nonce_answers_left -= 1;
+                window.echoes_nonces = true;
+                window.answered += 1;
+                window.confirmed += 1;
+                return Verdict::GetInfo { challenge, from_master: true, request_bytes };
+            }
+            if !window.echoes_nonces && window.answers_left > 0 {
+                window.answers_left -= 1;
+                window.answered += 1;
+                return Verdict::GetInfo { challenge, from_master: true, request_bytes };
+            }
         }
         if !self.queries.take(from.ip(), now, QUERIES_PER_IP_PER_S, QUERIES_BURST)
             || !self.query_replies.take(now, QUERY_REPLIES_PER_S, QUERY_REPLIES_BURST)
@@ -798,7 +881,7 @@ mod tests {
             panic!("a getinfo")
         };
         assert!(!from_master, "no heartbeat went to it");
-        g.heartbeat_sent(master, t);
+        g.heartbeat_sent(master, "heartbeat0000001", t);
         let verdict = g.judge(master, &mut getinfo.clone(), t, 0);
         let Verdict::GetInfo { challenge, from_master, request_bytes } = verdict else { panic!("{verdict:?}") };
         assert_eq!((challenge.as_deref(), from_master), (Some("abcdefgh"), true));
@@ -814,7 +897,7 @@ mod tests {
         };
         assert!(!from_master, "a third answer to one heartbeat");
         assert_eq!(g.master_answers(master), 2);
-        g.heartbeat_sent(master, t);
+        g.heartbeat_sent(master, "heartbeat0000001", t);
         let late = t + MASTER_WINDOW;
         let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut getinfo.clone(), late, 0) else {
             panic!("a getinfo")
@@ -829,7 +912,7 @@ mod tests {
         assert_eq!(g.counters.dropped(DropReason::WouldAmplify), 1);
         // Mapped IPv4 masters are the same master.
         g.set_masters(vec!["[::ffff:192.0.2.9]:4000".parse().expect("address")]);
-        g.heartbeat_sent("[::ffff:192.0.2.9]:4000".parse().expect("address"), t);
+        g.heartbeat_sent("[::ffff:192.0.2.9]:4000".parse().expect("address"), "heartbeat0000001", t);
         let Verdict::GetInfo { from_master, .. } = g.judge(stranger, &mut wire::getinfo("abcdefgh"), t, 0) else {
             panic!("a getinfo")
         };
@@ -848,5 +931,67 @@ mod tests {
         g.report_bad(42, Duration::from_secs(1));
         assert_eq!(g.offenders(Duration::from_secs(1)), vec![42]);
         assert!(g.offenders(Duration::from_secs(30)).is_empty(), "old offences lapse");
+    }
+
+    #[test]
+    fn forged_getinfos_from_the_masters_address_cannot_spend_its_answers() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let master: SocketAddr = "11.0.0.1:27950".parse().expect("address");
+        g.set_masters(vec![master]);
+        let t = Duration::from_secs(3);
+        g.heartbeat_sent(master, "heartbeat0000001", t);
+        // Two 21-byte getinfos forged from the master's (public) address...
+        for _ in 0..2 {
+            let _ = g.judge(master, &mut wire::getinfo("forged12"), t, 0);
+        }
+        // ...then the master's own, with the heartbeat's nonce.
+        let mut real = wire::getinfo_with_nonce("realchal1", "heartbeat0000001");
+        let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut real, t, 0) else { panic!("a getinfo") };
+        assert!(from_master, "the master's real getinfo fell to the stranger path");
+        assert_eq!(g.master_confirmed(master), 1, "only the echoed nonce confirms");
+        // Once the master echoed a nonce, forged ones without it are strangers'.
+        g.heartbeat_sent(master, "heartbeat0000002", t);
+        for _ in 0..200 {
+            let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut wire::getinfo("forged12"), t, 0) else {
+                continue;
+            };
+            assert!(!from_master);
+        }
+        let mut real = wire::getinfo_with_nonce("realchal2", "heartbeat0000002");
+        let Verdict::GetInfo { from_master, .. } = g.judge(master, &mut real, t, 0) else { panic!("a getinfo") };
+        assert!(from_master);
+        // A wrong nonce confirms nothing.
+        let mut wrong = wire::getinfo_with_nonce("realchal3", "heartbeat0000009");
+        let _ = g.judge(master, &mut wrong, t, 0);
+        assert_eq!(g.master_confirmed(master), 2);
+    }
+
+    #[test]
+    fn extension_messages_from_other_ports_of_a_masters_address_are_dropped() {
+        let mut g = Guard::new(OPEN_KEY, 7);
+        let master: SocketAddr = "11.0.0.1:27950".parse().expect("address");
+        g.set_masters(vec![master]);
+        let t = Duration::from_secs(3);
+        let intro = arena_master::reach::Reach::PunchIntro {
+            client: "11.0.9.9:4000".parse().expect("address"),
+            key: "abcdefgh12345678".into(),
+        };
+        let passed = (0..300u16)
+            .filter(|i| {
+                let from = SocketAddr::from(([11, 0, 0, 1], 30_000 + i));
+                matches!(g.judge(from, &mut intro.encode(), t, 0), Verdict::Reach(_))
+            })
+            .count();
+        assert_eq!(passed, 0, "{passed} of 300 from other ports of the master's address let through");
+        assert!(matches!(g.judge(master, &mut intro.encode(), t, 0), Verdict::Reach(_)), "the master's own");
+        // The probe and youAre pass from anyone with the check's nonce,
+        // a few times; without it, from nobody.
+        let probe = arena_master::reach::Reach::Probe { nonce: "checknonce123456".into() };
+        let second = SocketAddr::from(([11, 0, 0, 100], 27951));
+        assert_eq!(g.judge(second, &mut probe.encode(), t, 0), Verdict::Drop);
+        g.expect_reach_nonce(Some("checknonce123456".into()));
+        let passed =
+            (0..100).filter(|_| matches!(g.judge(second, &mut probe.encode(), t, 0), Verdict::Reach(_))).count();
+        assert_eq!(passed, REACH_MESSAGES_PER_CHECK as usize);
     }
 }

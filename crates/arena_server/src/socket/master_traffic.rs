@@ -16,13 +16,28 @@ impl ServerTransport {
     /// Sends a heartbeat to `master` from the game socket: its `getinfo`
     /// is answered in full for a few seconds.
     pub fn send_heartbeat(&mut self, master: SocketAddr) {
-        self.guard.heartbeat_sent(master, self.clock);
-        self.send_to(&wire::heartbeat(), master);
+        // A fresh nonce each time: Arena's master echoes it in its
+        // `getinfo`, which a forger cannot (see `guard.rs`).
+        let nonce = arena_master::reach::new_token();
+        self.guard.heartbeat_sent(master, &nonce, self.clock);
+        self.send_to(&wire::heartbeat_with_nonce(&nonce), master);
     }
 
     /// `getinfo` from `master` answered in full so far.
     pub fn master_answers(&self, master: SocketAddr) -> u64 {
         self.guard.master_answers(master)
+    }
+
+    /// Of those, the ones confirmed by the heartbeat's nonce (only these
+    /// say the server is listed).
+    pub fn master_confirmed(&self, master: SocketAddr) -> u64 {
+        self.guard.master_confirmed(master)
+    }
+
+    /// The reachability check's nonce in progress: the probe and `youAre`
+    /// carrying it pass the guard from any address.
+    pub fn expect_reach_nonce(&mut self, nonce: Option<String>) {
+        self.guard.expect_reach_nonce(nonce);
     }
 
     /// The masters whose `getinfo` is answered in full.
