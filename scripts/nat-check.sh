@@ -510,6 +510,7 @@ refused_private=$(uclient 192.168.3.10 "$user_b" "$pass_b" | grep -c "403" || tr
 # Expired: no allocation, and the relay says whose credentials it refused.
 refused_expired=$(uclient 11.0.3.1 "$old_user" "$old_pass" | grep -c "Cannot complete Allocation" || true)
 grep -q "Cannot find credentials of user <$old_user>" "$work/turnserver.log" || refused_expired=0
+leaked=$(ip netns exec "$relay_ns" nft list table inet count | sed -n 's/.*counter packets \([0-9]*\).*/\1/p')
 [ "${refused_master:-0}" -ge 1 ] || fail "relay: a peer that is not a listed server (the master) was not refused"
 [ "${refused_private:-0}" -ge 1 ] || fail "relay: a private peer (192.168.3.10) was not refused"
 [ "${refused_expired:-0}" -ge 1 ] || fail "relay: credentials that expired a minute ago were not refused"

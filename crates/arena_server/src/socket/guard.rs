@@ -522,7 +522,7 @@ impl Guard {
         let from_master = self.masters.contains_key(&from);
         let ours = |nonce: &str| self.reach_nonce.as_deref() == Some(nonce);
         let pass = match &message {
-            Reach::PunchIntro { .. } => from_master,
+            Reach::PunchIntro { .. } | Reach::PunchIntroRelayed { .. } => from_master,
             Reach::Sent { nonce, .. } => from_master && ours(nonce),
             Reach::Probe { nonce } | Reach::YouAre { nonce, .. } => {
                 ours(nonce) && self.reach_let_through < REACH_MESSAGES_PER_CHECK
