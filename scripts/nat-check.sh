@@ -523,7 +523,7 @@ start_server Rstop "$(ns_of hC)" --master 11.0.0.1:27950
 wait_for "$server_log" "listed yes" 10 >/dev/null
 sleep 3
 ip netns exec "$(ns_of hP)" "$arena" bots --connect "${external:-11.0.3.1:27015}" --master 11.0.0.1:27950 \
-  --count 1 --seconds 12 --name "Player " --report "$work/join-Rstop.json" \
+  --count 1 --seconds 14 --name "Player " --report "$work/join-Rstop.json" \
   >"$work/join-Rstop.out" 2>"$work/join-Rstop.log" &
 player_pid=$!
 pids+=("$player_pid")
@@ -541,7 +541,15 @@ if [ -z "$told" ]; then
 elif ! python3 -c "import sys; sys.exit(0 if $told <= 3.0 else 1)"; then
   fail "relay stop: the player was told after $told s (> 3 s)"
 fi
-row "relay stop" "TURN" "11.0.0.3:3478" "—" "—" "relay killed mid-game: the player told after ${told:-—} s: $(join_error Rstop)"
+# Then it rejoins through a new allocation, which the dead relay cannot
+# give: the player is told why.
+rejoin_error=$(join_error Rstop)
+case "$rejoin_error" in
+  *"did not answer"*) ;;
+  *) fail "relay stop: the rejoin did not end with the reason: '$rejoin_error'" ;;
+esac
+grep -q "rejoining" "$work/join-Rstop.log" || fail "relay stop: the player did not try to rejoin"
+row "relay stop" "TURN" "11.0.0.3:3478" "—" "—" "relay killed mid-game: the player told after ${told:-—} s, rejoined through a new allocation: $rejoin_error"
 
 # --- Home D: IPv6 behind a stateful firewall --------------------------------
 punch_case D "D IPv6" hD "[2a00:ff::1]:27950" "[2a00:4::10]:27015" "joined by hole punching over IPv6" \

@@ -23,7 +23,29 @@ pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<LastDisconnect>()
         .add_observer(on_connect_to)
         .add_observer(on_disconnect)
-        .add_systems(PreUpdate, adopt_introducers.run_if(resource_exists::<IntroducerLookup>));
+        .add_systems(PreUpdate, adopt_introducers.run_if(resource_exists::<IntroducerLookup>))
+        .add_systems(Update, rejoin.run_if(resource_exists::<Rejoin>))
+        .add_systems(OnEnter(Session::InGame), |mut commands: Commands| commands.remove_resource::<Rejoin>());
+}
+
+/// A connection the relay carried and lost, to be made again once (the
+/// client allocates afresh; if the relay is down, the new attempt says so).
+#[derive(Resource, Debug, Clone)]
+pub(crate) struct Rejoin {
+    connect: ConnectTo,
+    /// Whether the new attempt has begun (then a second loss before it
+    /// gets into the game ends for good).
+    begun: bool,
+}
+
+/// Starts the rejoin once the lost connection is gone.
+fn rejoin(mut rejoin: ResMut<Rejoin>, session: Res<State<Session>>, mut commands: Commands) {
+    if rejoin.begun || *session.get() != Session::Offline {
+        return;
+    }
+    rejoin.begun = true;
+    info!("rejoining {} through a new allocation on the relay", rejoin.connect.addr);
+    commands.trigger(rejoin.connect.clone());
 }
 
 pub(crate) fn connected(transport: Option<Res<UdpTransport>>) -> bool {
@@ -53,6 +75,8 @@ pub struct LastDisconnect(pub Option<String>);
 pub struct ServerConnection {
     pub addr: SocketAddr,
     pub name: String,
+    /// The game's password, for a rejoin.
+    pub password: Password,
     /// Real time at which connecting started.
     pub started: Duration,
 }
@@ -130,6 +154,7 @@ fn on_connect_to(
     mut next: ResMut<NextState<Session>>,
 ) {
     let ConnectTo { addr, name, password } = event.event().clone();
+    let for_rejoin = password.clone();
     let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
     let mode = io_mode.map(|m| *m).unwrap_or(match strategy.as_deref() {
         None | Some(bevy::time::TimeUpdateStrategy::Automatic) => IoMode::Thread,
@@ -144,7 +169,7 @@ fn on_connect_to(
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);
             commands.insert_resource(RenetClient::new(arena_protocol::connection_config()));
-            commands.insert_resource(ServerConnection { addr, name, started: time.elapsed() });
+            commands.insert_resource(ServerConnection { addr, name, password: for_rejoin, started: time.elapsed() });
             last.0 = None;
             next.set(Session::Connecting);
         }
@@ -222,6 +247,7 @@ pub(crate) fn adopt_introducers(
 }
 
 fn on_disconnect(_: On<Disconnect>, mut commands: Commands, transport: Option<ResMut<UdpTransport>>) {
+    commands.remove_resource::<Rejoin>();
     if let Some(mut transport) = transport {
         transport.disconnect();
         info!("left the server");
@@ -236,6 +262,7 @@ pub(crate) fn watch_connection(
     connection: Res<ServerConnection>,
     session: Res<State<Session>>,
     time: Res<Time<Real>>,
+    rejoining: Option<Res<Rejoin>>,
     mut commands: Commands,
 ) {
     let addr = connection.addr;
@@ -246,13 +273,20 @@ pub(crate) fn watch_connection(
     } else if let Some(reason) = client.disconnect_reason() {
         end_connection(&mut commands, format!("The connection to {addr} broke: {reason}"));
     } else if let Some(why) = transport.relay_lost() {
-        end_connection(
-            &mut commands,
-            format!(
-                "Lost the connection to {addr}: {why}; the relay carried it because no other way through the \
-                 routers worked. Join again once the relay is back, or ask the host to forward a port."
-            ),
-        );
+        if rejoining.is_some() {
+            end_connection(
+                &mut commands,
+                format!(
+                    "Lost the connection to {addr} again: {why}; the relay carried it because no other way through \
+                     the routers worked. Join again once the relay is back, or ask the host to forward a port."
+                ),
+            );
+        } else {
+            let connect =
+                ConnectTo { addr, name: connection.name.clone(), password: connection.password.clone() };
+            commands.insert_resource(Rejoin { connect, begun: false });
+            end_connection(&mut commands, format!("Lost the connection to {addr}: {why}: rejoining..."));
+        }
     } else if let Some(advice) = transport.unreachable() {
         end_connection(&mut commands, advice);
     } else if *session.get() == Session::Connecting

@@ -25,6 +25,10 @@ use crate::link::RelayRoute;
 /// connection: the relay is taken for lost (the player is told within
 /// 3 s, with a second to spare for the frame and the message).
 pub(crate) const RELAY_SILENCE: Duration = Duration::from_millis(2000);
+/// A relay that has not allocated this long after the first request is
+/// taken for down (a live one answers within a round trip or two; TURN's
+/// own retransmissions would wait 39.5 s).
+pub(crate) const ALLOCATE_WITHIN: Duration = Duration::from_millis(3000);
 
 /// What the relay had to say, for the transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +57,8 @@ pub(crate) struct RelayedPath {
     pub(crate) master: SocketAddr,
     route: Option<RelayRoute>,
     failed: bool,
+    /// When the allocation must exist by.
+    allocate_by: Duration,
 }
 
 impl RelayedPath {
@@ -62,7 +68,15 @@ impl RelayedPath {
         let mut relay = Relay::new(grant.turn, credentials, now);
         // Per IP: whichever port the host's router picks for its probes.
         relay.permit(server.ip());
-        Self { relay, server, peer: None, master: grant.master, route: None, failed: false }
+        Self {
+            relay,
+            server,
+            peer: None,
+            master: grant.master,
+            route: None,
+            failed: false,
+            allocate_by: now + ALLOCATE_WITHIN,
+        }
     }
 
     /// The TURN server's address.
@@ -135,6 +149,19 @@ impl RelayedPath {
             news.push(RelayNews::Route(route));
         }
         news
+    }
+
+    /// Whether the relay has not allocated by [`ALLOCATE_WITHIN`]: why, once.
+    pub(crate) fn stalled(&mut self, now: Duration) -> Option<String> {
+        if self.failed || self.relay.relayed().is_some() || now < self.allocate_by {
+            return None;
+        }
+        self.failed = true;
+        Some(format!(
+            "the relay at {} did not answer within {:.0} s",
+            self.relay.server(),
+            ALLOCATE_WITHIN.as_secs_f64()
+        ))
     }
 
     /// Deletes the allocation: what to send the TURN server.

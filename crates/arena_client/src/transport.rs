@@ -442,6 +442,11 @@ impl UdpTransport {
             if let Some(why) = relay.lost(silence) {
                 warn!("relay: {why}");
                 self.relay_lost = Some(why);
+            } else if let Some(why) = relay.stalled(now) {
+                warn!("relay: {why}");
+                if let Some(intro) = self.introduction.as_mut() {
+                    intro.relay_failed(why);
+                }
             }
         }
         self.summarise();
