@@ -29,6 +29,8 @@ pub(crate) const RELAY_SILENCE: Duration = Duration::from_millis(2000);
 /// taken for down (a live one answers within a round trip or two; TURN's
 /// own retransmissions would wait 39.5 s).
 pub(crate) const ALLOCATE_WITHIN: Duration = Duration::from_millis(3000);
+/// A gap this long between two frames is a stall, not the relay's silence.
+const STALL: Duration = Duration::from_millis(500);
 
 /// What the relay had to say, for the transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,6 +61,11 @@ pub(crate) struct RelayedPath {
     failed: bool,
     /// When the allocation must exist by.
     allocate_by: Duration,
+    /// When the route began, when the last frame looked, and when the
+    /// last stall ended (see [`RelayedPath::lost`]).
+    routed_at: Option<Duration>,
+    watched_at: Option<Duration>,
+    quiet_from: Duration,
 }
 
 impl RelayedPath {
@@ -76,6 +83,9 @@ impl RelayedPath {
             route: None,
             failed: false,
             allocate_by: now + ALLOCATE_WITHIN,
+            routed_at: None,
+            watched_at: None,
+            quiet_from: Duration::ZERO,
         }
     }
 
@@ -146,6 +156,7 @@ impl RelayedPath {
         {
             let route = RelayRoute { turn: self.relay.server(), channel };
             self.route = Some(route);
+            self.routed_at = Some(now);
             news.push(RelayNews::Route(route));
         }
         news
@@ -171,16 +182,81 @@ impl RelayedPath {
     }
 
     /// Whether the relay carried the connection and then went silent for
-    /// [`RELAY_SILENCE`] (`server_silence`: since the server was last heard).
-    pub(crate) fn lost(&mut self, server_silence: Duration) -> Option<String> {
-        if self.failed || self.route.is_none() || server_silence < RELAY_SILENCE {
+    /// [`RELAY_SILENCE`] at `now` (`last_heard`: when the server's newest
+    /// datagram came). Silence counts from the route's start at the
+    /// earliest, and a frame that came long after the last one (a window
+    /// stalled loading, a machine asleep) starts it again: the game sent
+    /// nothing then either, so nothing was due back.
+    pub(crate) fn lost(&mut self, last_heard: Option<Duration>, now: Duration) -> Option<String> {
+        let stalled = self.watched_at.is_some_and(|t| now.saturating_sub(t) >= STALL);
+        self.watched_at = Some(now);
+        let Some(routed_at) = self.routed_at else { return None };
+        if stalled {
+            self.quiet_from = now;
+        }
+        let since = routed_at.max(last_heard.unwrap_or(routed_at)).max(self.quiet_from);
+        let silence = now.saturating_sub(since);
+        if self.failed || silence < RELAY_SILENCE {
             return None;
         }
         self.failed = true;
-        Some(format!(
-            "nothing came through the relay at {} for {:.0} s",
-            self.relay.server(),
-            server_silence.as_secs_f64()
-        ))
+        Some(format!("nothing came through the relay at {} for {:.0} s", self.relay.server(), silence.as_secs_f64()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn path(now: Duration) -> RelayedPath {
+        let grant = RelayGrant {
+            turn: "11.0.0.3:3478".parse().unwrap(),
+            username: "1800000600:11.0.9.1".into(),
+            password: "q7uTmiJ3tbEVq2aD3Ri9hDEHaSs=".into(),
+            master: "11.0.0.1:27950".parse().unwrap(),
+        };
+        RelayedPath::new(grant, "11.0.3.1:27015".parse().unwrap(), now)
+    }
+
+    fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn silence_counts_only_while_frames_come_and_only_once_routed() {
+        let mut p = path(ms(0));
+        assert_eq!(p.lost(None, ms(5000)), None, "not routed: nothing to lose");
+        p.routed_at = Some(ms(5000));
+        // Frames every 100 ms, the server heard until 6 s, then nothing.
+        let mut told = None;
+        for t in (5100..=9000).step_by(100) {
+            let heard = Some(ms(t.min(6000)));
+            if let Some(why) = p.lost(heard, ms(t)) {
+                told = Some((t, why));
+                break;
+            }
+        }
+        let (at, why) = told.expect("told");
+        assert_eq!(at, 8000, "2 s after the last datagram");
+        assert!(why.contains("11.0.0.3:3478"), "{why}");
+        assert_eq!(p.lost(None, ms(9000)), None, "told once");
+
+        // A window that stalls 3 s (loading) is not the relay's silence.
+        let mut p = path(ms(0));
+        p.routed_at = Some(ms(1000));
+        assert_eq!(p.lost(Some(ms(1000)), ms(1100)), None);
+        assert_eq!(p.lost(Some(ms(1100)), ms(4100)), None, "the frame after a stall");
+        assert_eq!(p.lost(Some(ms(1100)), ms(4200)), None);
+        assert!(p.lost(Some(ms(1100)), ms(6100)).is_none(), "a gap of 1.9 s is a stall again");
+    }
+
+    #[test]
+    fn a_relay_that_never_allocates_is_called_down_once() {
+        let mut p = path(ms(0));
+        assert_eq!(p.stalled(ms(2900)), None);
+        let why = p.stalled(ms(3000)).expect("down");
+        assert!(why.contains("did not answer within 3 s"), "{why}");
+        assert_eq!(p.stalled(ms(4000)), None);
+        assert!(p.poll(ms(4000)).is_empty(), "nothing more sent to it");
     }
 }

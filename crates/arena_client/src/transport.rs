@@ -434,12 +434,12 @@ impl UdpTransport {
                 self.relay = Some(RelayedPath::new(grant, self.netcode.server_addr(), now));
             }
         }
-        let silence = self.server_silence();
+        let last_heard = self.last_heard;
         if let Some(relay) = self.relay.as_mut() {
             for datagram in relay.poll(now) {
                 self.link.send_direct(relay.turn(), &datagram);
             }
-            if let Some(why) = relay.lost(silence) {
+            if let Some(why) = relay.lost(last_heard, now) {
                 warn!("relay: {why}");
                 self.relay_lost = Some(why);
             } else if let Some(why) = relay.stalled(now) {

@@ -394,6 +394,11 @@ impl Relay {
                 timed_out = Some(t.request);
                 continue;
             }
+            if t.sends == 0 {
+                // The round trip counts from when it left, not from when
+                // it was asked for (a frame or more before, in a game).
+                t.started = now;
+            }
             out.push(t.bytes.clone());
             t.sends += 1;
             let wait = if t.sends == SENDS { RTO * LAST_WAIT_RTOS } else { RTO * (1 << (t.sends - 1)) };
