@@ -17,7 +17,7 @@
 #              from the master's secret, every peer denied but the listed
 #              servers (the master keeps them in coturn's database): C and
 #              C x C (the player behind a fully-random router too, home Q)
-#              join through it; credentials that expired and peers that
+#              join through it, and B x Q (punching fails after 1.2 s); credentials that expired and peers that
 #              are not a listed server (the master, a private address) are
 #              refused, and nothing leaves the relay toward them; the relay
 #              stopped mid-game: the player is told within 3 s
@@ -458,25 +458,29 @@ punch_case() {
 punch_case B "B plain" hB 11.0.0.1:27950 11.0.2.1:27015 "joined by hole punching" 11.0.0.1:27950
 
 # --- Home C: a new port per destination, joined through the relay ---------
-# relay_case CASE LABEL PLAYER_HOME: a server behind home C, a player from
-# PLAYER_HOME; the join must go through the relay within 3 s.
+# relay_case CASE LABEL HOST PLAYER_HOME FALLBACK: a server behind HOST, a
+# player from PLAYER_HOME; the join must go through the relay within 3 s.
 relay_case() {
-  local case=$1 label=$2 player=$3
-  start_server "$case" "$(ns_of hC)" --master 11.0.0.1:27950
+  local case=$1 label=$2 host=$3 player=$4 fallback=$5
+  start_server "$case" "$(ns_of "$host")" --master 11.0.0.1:27950
   local listed advised joined relayed sent received
   listed=$(wait_for "$server_log" "listed yes" 10)
-  advised=$(wait_for "$server_log" "changes ports per destination" 5)
+  if [ "$host" = hC ]; then
+    advised=$(wait_for "$server_log" "changes ports per destination" 5)
+  else
+    advised=$(wait_for "$server_log" "reachable no" 5)
+  fi
   read_internet_line
   # The relay admits the server once it has read the master's row (coturn
   # reads its database every few seconds).
   sleep 3
-  joined=$(PLAYER_HOME=$player join "$case" "${external:-11.0.3.1:27015}" 11.0.0.1:27950)
+  joined=$(PLAYER_HOME=$player join "$case" "${external:-$fallback}" 11.0.0.1:27950)
   relayed=$(report_field "$case" relayed)
   sent=$(per_datagram "$case" sent)
   received=$(per_datagram "$case" received)
   stop_server
   local outcome="joined through the relay; bytes/datagram up $sent, down $received"
-  [ -n "$advised" ] || fail "$case: the server did not find its router changes ports within 5 s ($line)"
+  [ -n "$advised" ] || fail "$case: the server did not find what its router does within 5 s ($line)"
   [ -n "$listed" ] || fail "$case: not listed"
   if [ -z "$joined" ]; then
     fail "$case: the player did not join: $(join_error "$case")"
@@ -487,8 +491,11 @@ relay_case() {
   [ "$relayed" = True ] || fail "$case: the player's report does not say the relay carried it ($relayed)"
   row "$label" "$how" "${external:-?}" "${listed:-—}" "${joined:-—}" "$outcome"
 }
-relay_case C "C random" hP
-relay_case CxC "C x C" hQ
+relay_case C "C random" hC hP 11.0.3.1:27015
+relay_case CxC "C x C" hC hQ 11.0.3.1:27015
+# A host whose router punching crosses, and a player whose router does not:
+# punching fails, then the relay.
+relay_case BxQ "B x Q" hB hQ 11.0.2.1:27015
 
 # --- The relay refuses all but listed servers, and expired credentials ---
 # turn_user OFFSET_S NAME: TURN REST credentials as the master makes them.

@@ -282,8 +282,7 @@ pub(crate) fn watch_connection(
                 ),
             );
         } else {
-            let connect =
-                ConnectTo { addr, name: connection.name.clone(), password: connection.password.clone() };
+            let connect = ConnectTo { addr, name: connection.name.clone(), password: connection.password.clone() };
             commands.insert_resource(Rejoin { connect, begun: false });
             end_connection(&mut commands, format!("Lost the connection to {addr}: {why}: rejoining..."));
         }

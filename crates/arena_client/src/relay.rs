@@ -190,7 +190,7 @@ impl RelayedPath {
     pub(crate) fn lost(&mut self, last_heard: Option<Duration>, now: Duration) -> Option<String> {
         let stalled = self.watched_at.is_some_and(|t| now.saturating_sub(t) >= STALL);
         self.watched_at = Some(now);
-        let Some(routed_at) = self.routed_at else { return None };
+        let routed_at = self.routed_at?;
         if stalled {
             self.quiet_from = now;
         }

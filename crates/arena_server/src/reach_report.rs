@@ -167,7 +167,10 @@ impl ReachReport {
 /// The advice for a router that gives every destination a new port (the
 /// same sentence both sides are shown).
 pub(crate) fn symmetric_advice(port: u16) -> String {
-    format!("Your router changes ports per destination; forward UDP port {port}, or host on a dedicated server.")
+    format!(
+        "Your router changes ports per destination: hole punching cannot cross it, so friends join only through \
+         a master that runs a relay; forward UDP port {port}, or host on a dedicated server."
+    )
 }
 
 /// The report, shared with whoever shows it (a listen server's host runs
@@ -208,7 +211,10 @@ mod tests {
         report.nat = Nat::Symmetric;
         assert_eq!(
             report.advice().as_deref(),
-            Some("Your router changes ports per destination; forward UDP port 27015, or host on a dedicated server.")
+            Some(
+                "Your router changes ports per destination: hole punching cannot cross it, so friends join only \
+                 through a master that runs a relay; forward UDP port 27015, or host on a dedicated server."
+            )
         );
         report.nat = Nat::Punchable;
         assert!(report.advice().is_some_and(|a| a.contains("hole punching") && a.contains("27015")));

@@ -178,7 +178,7 @@ impl Target for MasterReceives {
             // (on the relay, or, with an odd input, off it: never introduced).
             Some(Reach::RelayChallenge { server, cookie }) => {
                 self.feed(from, &Reach::RelayRequest { server, cookie: Some(cookie.clone()) }.padded(200));
-                let ip = if input.len() % 2 == 0 { [198, 51, 100, 200] } else { [198, 51, 100, 7] };
+                let ip = if input.len().is_multiple_of(2) { [198, 51, 100, 200] } else { [198, 51, 100, 7] };
                 let relayed = SocketAddr::from((ip, 50001));
                 self.feed(from, &Reach::RelayIntro { server, relayed, cookie }.padded(200));
                 if ip[3] == 7 {
