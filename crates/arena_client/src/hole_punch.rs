@@ -248,6 +248,7 @@ impl Introduction {
                     return None;
                 }
                 Reach::RelayRefused { server, why } if server == self.server => {
+                    info!("the master at {from} refused us its relay: {}", why.as_str());
                     relay.refused = Some(why);
                     return None;
                 }

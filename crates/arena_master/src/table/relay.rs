@@ -113,7 +113,11 @@ impl Master {
             (None, _) => Err(RelayRefusal::Off),
             (_, None) => Err(RelayRefusal::Unlisted),
             (_, Some(listing)) if listing.intro_key.is_none() => Err(RelayRefusal::Unlisted),
-            (_, Some(listing)) if listing.nat == Nat::Open => Err(RelayRefusal::Open),
+            // "Open" is trusted only from a check made from a second
+            // address (`--probe-bind`): from the master's own, a router
+            // that admits any port of an address it has talked to passes
+            // it, and its players would be refused the relay they need.
+            (_, Some(listing)) if listing.nat == Nat::Open && self.probe_ip.is_some() => Err(RelayRefusal::Open),
             (Some(_), Some(_)) if !self.relay.budget.allow(server, from.ip(), now) => Err(RelayRefusal::Busy),
             (Some(relay), Some(_)) => {
                 let expires = (relay.started_unix + now + relay.credential_lifetime).as_secs();
@@ -293,9 +297,15 @@ mod tests {
         // Named after the client's address, good for the lifetime.
         assert_eq!(username, format!("{}:11.0.9.1", 1_800_000_000 + 600));
         assert_eq!(arena_turn::rest_credentials(b"the secret", 1_800_000_600, "11.0.9.1").password, password);
+        assert!(
+            matches!(ask(&mut m, client, open, ms(100)).0, Some(Reach::RelayGrant { .. })),
+            "open by a one-address check only: granted"
+        );
+        m.set_probe_addr("11.0.0.100:27951".parse().expect("an address"));
         assert_eq!(
             ask(&mut m, client, open, ms(100)).0,
-            Some(Reach::RelayRefused { server: open, why: RelayRefusal::Open })
+            Some(Reach::RelayRefused { server: open, why: RelayRefusal::Open }),
+            "open by a check from a second address: no relay needed"
         );
         assert_eq!(
             ask(&mut m, client, unlisted, ms(100)).0,
@@ -312,7 +322,7 @@ mod tests {
         let forged = Reach::RelayRequest { server: symmetric, cookie: Some("abcdefgh12345678abcdefgh".into()) };
         m.receive(addr("11.0.7.7:1"), &forged.padded(160), ms(200), &mut out);
         assert!(matches!(Reach::parse(&out[0].1), Some(Reach::RelayChallenge { .. })), "{out:?}");
-        assert_eq!(m.counters().relay_grants, 1);
+        assert_eq!(m.counters().relay_grants, 2);
     }
 
     #[test]
