@@ -396,9 +396,82 @@ mod tests {
         assert_eq!(intro.receive(master, challenge, false), None, "one answer per ask");
         let started = Reach::PunchStarted { server, nat: Nat::Punchable, game_port: 27015 };
         assert_eq!(intro.receive(master, started, false), None);
-        assert!(intro.due(Duration::from_secs(3), false).is_empty());
+        assert!(intro.due(Duration::from_millis(1500), false).is_empty(), "no punch request once introduced");
         assert!(intro.advice().contains("27015"));
+        // Punching that got nothing through by PUNCH_FAILS_AFTER: the relay.
+        let asked = intro.due(Duration::from_secs(3), false);
+        assert_eq!(asked.len(), 1);
+        assert_eq!(Reach::parse(&asked[0].1), Some(Reach::RelayRequest { server, cookie: None }));
+
+        let mut intro = Introduction::new(server, &[master]);
+        intro.due(Duration::from_millis(600), false);
         intro.receive(master, Reach::PunchRefused { server, why: Refusal::Symmetric, game_port: 27016 }, false);
         assert!(intro.advice().contains("changes ports per destination; the host should forward UDP port 27016"));
+    }
+
+    #[test]
+    fn a_hopeless_punch_asks_for_the_relay_and_introduces_the_relayed_address() {
+        let server: SocketAddr = "11.0.3.1:27015".parse().unwrap();
+        let master: SocketAddr = "11.0.0.1:27950".parse().unwrap();
+        let mut intro = Introduction::new(server, &[master]);
+        intro.due(Duration::from_millis(600), false);
+        intro.receive(master, Reach::PunchRefused { server, why: Refusal::Symmetric, game_port: 27015 }, false);
+        // At once, not after PUNCH_FAILS_AFTER: nothing will come through.
+        let asked = intro.due(Duration::from_millis(700), false);
+        assert_eq!(asked, vec![(master, Reach::RelayRequest { server, cookie: None }.padded(REQUEST_BYTES))]);
+        assert!(!intro.gave_up(Duration::from_millis(2500)), "not while the relay is asked for");
+        let cookie = "abcdefgh12345678".to_string();
+        let (to, reply) =
+            intro.receive(master, Reach::RelayChallenge { server, cookie: cookie.clone() }, false).expect("answered");
+        assert_eq!(
+            (to, Reach::parse(&reply)),
+            (master, Some(Reach::RelayRequest { server, cookie: Some(cookie.clone()) }))
+        );
+        let turn: SocketAddr = "11.0.0.3:3478".parse().unwrap();
+        let grant = Reach::RelayGrant {
+            server,
+            turn,
+            username: "1800000600:11.0.9.1".into(),
+            password: "q7uTmiJ3tbEVq2aD3Ri9hDEHaSs=".into(),
+        };
+        // A grant for another server is not taken.
+        let other = Reach::RelayGrant {
+            server: "11.0.4.1:27015".parse().unwrap(),
+            turn,
+            username: "1800000600:11.0.9.1".into(),
+            password: "q7uTmiJ3tbEVq2aD3Ri9hDEHaSs=".into(),
+        };
+        intro.receive(master, other, false);
+        assert_eq!(intro.take_grant(), None);
+        intro.receive(master, grant, false);
+        let taken = intro.take_grant().expect("granted");
+        assert_eq!((taken.turn, taken.master), (turn, master));
+        assert_eq!(intro.take_grant(), None, "taken once");
+        assert!(intro.due(Duration::from_millis(1500), false).is_empty(), "granted: asked no more");
+        let relayed: SocketAddr = "11.0.0.3:50001".parse().unwrap();
+        let (to, intro_request) = intro.relayed(relayed, master).expect("introduced");
+        assert_eq!((to, Reach::parse(&intro_request)), (master, Some(Reach::RelayIntro { server, relayed, cookie })));
+        intro.receive(master, Reach::PunchStarted { server, nat: Nat::Symmetric, game_port: 27015 }, false);
+        assert!(!intro.gave_up(Duration::from_millis(6900)));
+        assert!(intro.gave_up(Duration::from_millis(7000)), "gives up in the end");
+        intro.relay_failed("the relay at 11.0.0.3:3478 did not answer within 3 s".into());
+        assert!(
+            intro.advice().contains("the relay failed: the relay at 11.0.0.3:3478 did not answer"),
+            "{}",
+            intro.advice()
+        );
+    }
+
+    #[test]
+    fn a_master_without_a_relay_leaves_the_advice_at_once() {
+        let server: SocketAddr = "11.0.3.1:27015".parse().unwrap();
+        let master: SocketAddr = "11.0.0.1:27950".parse().unwrap();
+        let mut intro = Introduction::new(server, &[master]);
+        intro.due(Duration::from_millis(600), false);
+        intro.receive(master, Reach::PunchRefused { server, why: Refusal::Symmetric, game_port: 27015 }, false);
+        intro.due(Duration::from_millis(700), false);
+        intro.receive(master, Reach::RelayRefused { server, why: RelayRefusal::Off }, false);
+        assert!(intro.gave_up(Duration::from_millis(2000)));
+        assert!(intro.advice().contains("the master offers no relay; the host should forward UDP port 27015"));
     }
 }
