@@ -173,18 +173,22 @@ async fn the_sidecar_reports_a_real_server_and_its_bot_clients_to_dummy_agones()
         "arena bots",
     );
     let joined = Instant::now();
-    let gs =
-        wait_for(&mut sdk, Duration::from_secs(15), "three people", |gs| label(gs, "players").as_deref() == Some("3"))
-            .await;
+    // The sidecar sets the label, then each annotation, one call each: the
+    // three are looked at once the last of them has come.
+    let gs = wait_for(&mut sdk, Duration::from_secs(15), "three people", |gs| {
+        label(gs, "players").as_deref() == Some("3") && annotation(gs, "arena-disconnects").is_some()
+    })
+    .await;
     let seen_after = joined.elapsed();
     assert_eq!(annotation(&gs, "arena-connects").as_deref(), Some("3"), "{gs:?}");
     assert_eq!(annotation(&gs, "arena-disconnects").as_deref(), Some("0"), "{gs:?}");
     let gs = wait_for(&mut sdk, Duration::from_secs(2), "Allocated", |gs| state(gs) == "Allocated").await;
     assert_eq!(label(&gs, "players").as_deref(), Some("3"));
     assert_eq!(bots.exit_code(Duration::from_secs(30)).await, Some(0), "bot clients' log: {}", bots_log_path.display());
-    let gs =
-        wait_for(&mut sdk, Duration::from_secs(15), "everyone left", |gs| label(gs, "players").as_deref() == Some("0"))
-            .await;
+    let gs = wait_for(&mut sdk, Duration::from_secs(15), "everyone left", |gs| {
+        label(gs, "players").as_deref() == Some("0") && annotation(gs, "arena-disconnects").as_deref() == Some("3")
+    })
+    .await;
     let (connects, disconnects) = (annotation(&gs, "arena-connects"), annotation(&gs, "arena-disconnects"));
     assert_eq!((connects.as_deref(), disconnects.as_deref()), (Some("3"), Some("3")), "{gs:?}");
     let gs = wait_for(&mut sdk, Duration::from_secs(2), "Ready again", |gs| state(gs) == "Ready").await;
