@@ -258,7 +258,7 @@ start_relay
 
 ip netns exec "$inet" "$arena" master --bind "[::]:27950" --listing-timeout-s 120 \
   --turn-server 11.0.0.3:3478 --turn-secret-file "$work/turn-secret" --turn-userdb "$work/turndb" \
-  --turn-realm arena.test >"$work/master.out" 2>"$work/master.log" &
+  --turn-realm arena.test --turn-relay-ports 50000-50999 >"$work/master.out" 2>"$work/master.log" &
 pids+=($!)
 # The two-address master (home E): probes from 11.0.0.100.
 ip netns exec "$inet" "$arena" master --bind "11.0.0.1:27960" --probe-bind "11.0.0.100:27961" \
@@ -473,9 +473,10 @@ relay_case() {
     advised=$(wait_for "$server_log" "internet: external" 5)
   fi
   read_internet_line
-  # The relay admits the server once it has read the master's row (coturn
-  # reads its database every few seconds).
-  sleep 3
+  # A host that has been up a few seconds: the relay has read the master's
+  # row for it (the master says "busy" until then, 4 s; coturn reads its
+  # database every few seconds).
+  sleep 4
   joined=$(PLAYER_HOME=$player join "$case" "${external:-$fallback}" 11.0.0.1:27950)
   relayed=$(report_field "$case" relayed)
   sent=$(per_datagram "$case" sent)
@@ -532,7 +533,7 @@ start_server Rstop "$(ns_of hC)" --master 11.0.0.1:27950
 wait_for "$server_log" "listed yes" 10 >/dev/null
 wait_for "$server_log" "changes ports per destination" 5 >/dev/null
 read_internet_line
-sleep 3
+sleep 4
 ip netns exec "$(ns_of hP)" "$arena" bots --connect "${external:-11.0.3.1:27015}" --master 11.0.0.1:27950 \
   --count 1 --seconds 14 --name "Player " --report "$work/join-Rstop.json" \
   >"$work/join-Rstop.out" 2>"$work/join-Rstop.log" &

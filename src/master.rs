@@ -77,12 +77,29 @@ pub(crate) struct MasterArgs {
     /// server's own (coturn's relay-ip or external-ip); repeatable.
     #[arg(long = "turn-relay-ip", value_name = "IP", requires = "turn_server")]
     turn_relay_ips: Vec<IpAddr>,
+    /// The relay's relayed ports (coturn's min-port-max-port): only an
+    /// address there is introduced to a server as a player's.
+    #[arg(long, value_name = "MIN-MAX", default_value = "49152-65535", value_parser = parse_port_range,
+          requires = "turn_server")]
+    turn_relay_ports: std::ops::RangeInclusive<u16>,
     /// How long relay credentials may start an allocation, seconds.
     #[arg(long, value_name = "S", default_value_t = 600, value_parser = clap::value_parser!(u64).range(60..=86_400))]
     turn_credential_lifetime_s: u64,
     /// Stop after this many seconds (for scripts and tests).
     #[arg(long, value_name = "S")]
     seconds: Option<f64>,
+}
+
+/// `MIN-MAX`, two ports, the first not above the second.
+fn parse_port_range(text: &str) -> Result<std::ops::RangeInclusive<u16>, String> {
+    let bad = || format!("\"{text}\": give the relayed ports as MIN-MAX, such as 50000-50999 (1-65535)");
+    let (min, max) = text.split_once('-').ok_or_else(bad)?;
+    let min: u16 = min.trim().parse().map_err(|_| bad())?;
+    let max: u16 = max.trim().parse().map_err(|_| bad())?;
+    if min == 0 || min > max {
+        return Err(bad());
+    }
+    Ok(min..=max)
 }
 
 /// The relay's settings from the flags (none without --turn-server), and
@@ -94,7 +111,8 @@ fn relay_config(args: &MasterArgs) -> Result<Option<(RelayConfig, PathBuf)>, Str
         .as_ref()
         .ok_or("--turn-server needs --turn-secret-file (a file whose first line is coturn's static-auth-secret)")?;
     let userdb = args.turn_userdb.clone().ok_or(
-        "--turn-server needs --turn-userdb (coturn's SQLite database, whose allowed_peer_ip table the master keeps          to the listed servers: without it the relay would carry players' datagrams to anyone)",
+        "--turn-server needs --turn-userdb (coturn's SQLite database, whose allowed_peer_ip table the master keeps \
+         to the listed servers: without it the relay would carry players' datagrams to anyone)",
     )?;
     let secret = read_secret(secret_file)?;
     let relay_ips = if args.turn_relay_ips.is_empty() { vec![turn.ip()] } else { args.turn_relay_ips.clone() };
@@ -103,6 +121,7 @@ fn relay_config(args: &MasterArgs) -> Result<Option<(RelayConfig, PathBuf)>, Str
         RelayConfig {
             turn,
             relay_ips: relay_ips.into_iter().map(|ip| arena_udp::canonical(SocketAddr::new(ip, 0)).ip()).collect(),
+            relay_ports: args.turn_relay_ports.clone(),
             secret,
             credential_lifetime: Duration::from_secs(args.turn_credential_lifetime_s),
             started_unix,

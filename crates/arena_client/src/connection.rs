@@ -327,7 +327,12 @@ pub(crate) fn end_connection(commands: &mut Commands, reason: String) {
     commands.set_state(Session::Offline);
 }
 
-pub(crate) fn drop_connection(mut commands: Commands) {
+pub(crate) fn drop_connection(mut commands: Commands, transport: Option<ResMut<UdpTransport>>) {
+    // However the connection ended, its allocation on a relay goes with it
+    // (it would hold one of the player's few until its lifetime ran out).
+    if let Some(mut transport) = transport {
+        transport.close_relay();
+    }
     commands.remove_resource::<UdpTransport>();
     commands.remove_resource::<RenetClient>();
     commands.remove_resource::<ServerConnection>();

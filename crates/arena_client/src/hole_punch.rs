@@ -38,7 +38,7 @@ pub const PUNCH_FAILS_AFTER: Duration = Duration::from_millis(1200);
 pub const GIVE_UP_RELAYED_AFTER: Duration = Duration::from_millis(7000);
 /// Gap between two relay requests while no master has answered, and how many.
 const RELAY_ASK_EVERY: Duration = Duration::from_millis(700);
-const MAX_RELAY_ASKS: u32 = 4;
+const MAX_RELAY_ASKS: u32 = 8;
 
 /// Credentials for the master's TURN server, for one connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,9 +50,12 @@ pub struct RelayGrant {
     pub master: SocketAddr,
 }
 
-/// Where the relay stands for one connection.
-#[derive(Debug, Clone, Default)]
+/// Where the relay stands for one connection: asked of one master only
+/// (the one that answered for the server), so that its cookie, its grant
+/// and its refusal are all one master's.
+#[derive(Debug, Clone)]
 struct RelayAsk {
+    master: SocketAddr,
     asks: u32,
     last_ask: Option<Duration>,
     answered_cookie: bool,
@@ -97,6 +100,8 @@ pub struct Introduction {
     pub probes: u32,
     /// When the master introduced us (for [`PUNCH_FAILS_AFTER`]).
     started_at: Option<Duration>,
+    /// The master that answered for the server last (the relay is asked of it).
+    answered_by: Option<SocketAddr>,
     /// The relay, once punching is hopeless or has failed.
     relay: Option<RelayAsk>,
 }
@@ -122,6 +127,7 @@ impl Introduction {
             game_port: 0,
             probes: 0,
             started_at: None,
+            answered_by: None,
             relay: None,
         }
     }
@@ -140,7 +146,7 @@ impl Introduction {
 
     /// Whether the relay is under way (asked for, granted or in use).
     pub fn relaying(&self) -> bool {
-        self.relay.as_ref().is_some_and(|r| r.refused.is_none() && r.failed.is_none())
+        self.relay.as_ref().is_some_and(|r| r.refused.is_none_or(|why| why == RelayRefusal::Busy) && r.failed.is_none())
     }
 
     /// The transport holds `relayed` on the relay of `master`: what to send
@@ -183,11 +189,28 @@ impl Introduction {
     /// has been heard from.
     pub fn due(&mut self, clock: Duration, heard: bool) -> Vec<(SocketAddr, Vec<u8>)> {
         if !heard && self.relay.is_none() && self.punching_failed(clock) {
-            info!("no way through to {} by punching: asking the master for the relay", self.server);
-            self.relay = Some(RelayAsk::default());
+            let master = self.answered_by.or(self.masters.first().copied());
+            if let Some(master) = master {
+                info!("no way through to {} by punching: asking the master at {master} for its relay", self.server);
+                self.relay = Some(RelayAsk {
+                    master,
+                    asks: 0,
+                    last_ask: None,
+                    answered_cookie: false,
+                    cookie: None,
+                    grant: None,
+                    granted: false,
+                    refused: None,
+                    relayed: None,
+                    introduced: false,
+                    failed: None,
+                });
+            }
         }
         if let Some(relay) = self.relay.as_mut() {
-            let waiting = !relay.granted && relay.refused.is_none();
+            // A busy relay (a server listed a moment ago, which the relay
+            // does not admit yet; a network's budget spent) is asked again.
+            let waiting = !relay.granted && relay.refused.is_none_or(|r| r == RelayRefusal::Busy);
             let asked_lately = relay.last_ask.is_some_and(|t| clock.saturating_sub(t) < RELAY_ASK_EVERY);
             if heard || !waiting || asked_lately || relay.asks >= MAX_RELAY_ASKS {
                 return Vec::new();
@@ -195,8 +218,9 @@ impl Introduction {
             relay.asks += 1;
             relay.last_ask = Some(clock);
             relay.answered_cookie = false;
+            relay.refused = None;
             let request = Reach::RelayRequest { server: self.server, cookie: None }.padded(REQUEST_BYTES);
-            return self.masters.iter().map(|m| (*m, request.clone())).collect();
+            return vec![(relay.master, request)];
         }
         // A busy server's budget refills: ask again.
         let answered = self.started || self.refused.is_some_and(|r| r != Refusal::Busy);
@@ -225,7 +249,7 @@ impl Introduction {
         if heard || self.asks == 0 {
             return None;
         }
-        if let Some(relay) = self.relay.as_mut() {
+        if let Some(relay) = self.relay.as_mut().filter(|r| r.master == from) {
             match message {
                 Reach::RelayChallenge { server, cookie } if server == self.server && !relay.answered_cookie => {
                     relay.answered_cookie = true;
@@ -268,6 +292,7 @@ impl Introduction {
                 Some((from, Reach::PunchRequest { server, cookie: Some(cookie) }.padded(REQUEST_BYTES)))
             }
             Reach::PunchStarted { server, nat, game_port } if server == self.server => {
+                self.answered_by = Some(from);
                 if !self.started {
                     info!("the master at {from} introduced us to {server}: waiting for its probes");
                     self.started_at = Some(self.last_ask.unwrap_or_default());
@@ -278,6 +303,7 @@ impl Introduction {
                 None
             }
             Reach::PunchRefused { server, why, game_port } if server == self.server => {
+                self.answered_by = Some(from);
                 self.refused = Some(why);
                 self.game_port = game_port;
                 None
@@ -299,7 +325,8 @@ impl Introduction {
         if self.relaying() && !unanswered {
             return clock >= GIVE_UP_RELAYED_AFTER;
         }
-        let relay_said_no = self.relay.as_ref().is_some_and(|r| r.refused.is_some() || r.failed.is_some());
+        let relay_said_no =
+            self.relay.as_ref().is_some_and(|r| r.refused.is_some() || r.failed.is_some() || r.asks >= MAX_RELAY_ASKS);
         let hopeless = self.refused == Some(Refusal::Symmetric) || self.nat == Nat::Symmetric;
         clock >= GIVE_UP_AFTER
             || (hopeless && (relay_said_no || self.relay.is_none()) && clock >= GIVE_UP_SYMMETRIC_AFTER)

@@ -21,6 +21,11 @@ use arena_turn::{Credentials, Event, Relay};
 use crate::hole_punch::RelayGrant;
 use crate::link::RelayRoute;
 
+/// An address's IP in its canonical form (IPv4-mapped IPv6 as IPv4).
+fn canonical_ip(addr: SocketAddr) -> std::net::IpAddr {
+    arena_udp::canonical(addr).ip()
+}
+
 /// Silence from the server this long while the relay carries the
 /// connection: the relay is taken for lost (the player is told within
 /// 3 s, with a second to spare for the frame and the message).
@@ -31,6 +36,11 @@ pub(crate) const RELAY_SILENCE: Duration = Duration::from_millis(2000);
 pub(crate) const ALLOCATE_WITHIN: Duration = Duration::from_millis(3000);
 /// A gap this long between two frames is a stall, not the relay's silence.
 const STALL: Duration = Duration::from_millis(500);
+/// Silence from the server this long makes the relay suspect: it is asked
+/// for a sign of life (a Refresh), and only a relay that does not give one
+/// within [`RELAY_SILENCE`] is lost (a host that stalls is the host's
+/// trouble, which netcode's own timeout meets, not the relay's).
+const SUSPECT_AFTER: Duration = Duration::from_millis(1000);
 
 /// What the relay had to say, for the transport.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +76,8 @@ pub(crate) struct RelayedPath {
     routed_at: Option<Duration>,
     watched_at: Option<Duration>,
     quiet_from: Duration,
+    /// When the relay was asked for a sign of life, if it is suspect.
+    suspect_since: Option<Duration>,
 }
 
 impl RelayedPath {
@@ -86,6 +98,7 @@ impl RelayedPath {
             routed_at: None,
             watched_at: None,
             quiet_from: Duration::ZERO,
+            suspect_since: None,
         }
     }
 
@@ -122,14 +135,18 @@ impl RelayedPath {
         for event in self.relay.receive(bytes, now) {
             match event {
                 Event::Allocated { relayed, .. } => news.push(RelayNews::Relayed(relayed)),
-                Event::Data { peer, payload } if peer.ip() == self.server.ip() => {
-                    if self.peer.is_none() {
+                Event::Data { peer, payload } if canonical_ip(peer) == canonical_ip(self.server) => {
+                    let probe = Reach::parse(&payload) == Some(Reach::PunchProbe);
+                    // Only a probe names the server's port as the relay sees
+                    // it: a datagram forged from another port of its address
+                    // before the first probe cannot take the channel.
+                    if probe && self.peer.is_none() {
                         self.peer = Some(peer);
                         // The first use of the peer binds a channel to it
                         // (the Send indication it returns is not needed).
                         let _ = self.relay.wrap(peer, &[], now);
                     }
-                    if Reach::parse(&payload) == Some(Reach::PunchProbe) {
+                    if probe {
                         news.push(RelayNews::Probe);
                     } else if Some(peer) == self.peer {
                         news.push(RelayNews::FromServer(payload));
@@ -181,26 +198,52 @@ impl RelayedPath {
         self.relay.close(now)
     }
 
-    /// Whether the relay carried the connection and then went silent for
-    /// [`RELAY_SILENCE`] at `now` (`last_heard`: when the server's newest
-    /// datagram came). Silence counts from the route's start at the
-    /// earliest, and a frame that came long after the last one (a window
-    /// stalled loading, a machine asleep) starts it again: the game sent
-    /// nothing then either, so nothing was due back.
+    /// Whether the relay carried the connection and then went silent at
+    /// `now` (`last_heard`: when the server's newest datagram came): the
+    /// server silent for [`SUSPECT_AFTER`], then the relay asked for a sign
+    /// of life and silent too, [`RELAY_SILENCE`] in all. Silence counts from
+    /// the route's start at the earliest, and a frame that came long after
+    /// the last one (a window stalled loading, a machine asleep) starts it
+    /// again: the game sent nothing then either, so nothing was due back.
     pub(crate) fn lost(&mut self, last_heard: Option<Duration>, now: Duration) -> Option<String> {
         let stalled = self.watched_at.is_some_and(|t| now.saturating_sub(t) >= STALL);
         self.watched_at = Some(now);
         let routed_at = self.routed_at?;
         if stalled {
             self.quiet_from = now;
+            self.suspect_since = None;
+        }
+        if self.failed {
+            return None;
         }
         let since = routed_at.max(last_heard.unwrap_or(routed_at)).max(self.quiet_from);
         let silence = now.saturating_sub(since);
-        if self.failed || silence < RELAY_SILENCE {
-            return None;
+        match self.suspect_since {
+            _ if silence < SUSPECT_AFTER => {
+                self.suspect_since = None;
+                None
+            }
+            None => {
+                self.suspect_since = Some(now);
+                self.relay.refresh_now(now);
+                None
+            }
+            // The relay answered: the server is the silent one.
+            Some(asked) if self.relay.last_heard().is_some_and(|t| t >= asked) => {
+                self.quiet_from = now;
+                self.suspect_since = None;
+                None
+            }
+            Some(_) if silence < RELAY_SILENCE => None,
+            Some(_) => {
+                self.failed = true;
+                Some(format!(
+                    "nothing came through the relay at {} for {:.0} s, and it did not answer itself",
+                    self.relay.server(),
+                    silence.as_secs_f64()
+                ))
+            }
         }
-        self.failed = true;
-        Some(format!("nothing came through the relay at {} for {:.0} s", self.relay.server(), silence.as_secs_f64()))
     }
 }
 

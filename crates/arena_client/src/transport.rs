@@ -554,15 +554,19 @@ impl UdpTransport {
         Ok(())
     }
 
-    /// Tells the server at once that we are leaving (bypassing the conditioner).
-    pub fn disconnect(&mut self) {
-        // The relay's allocation goes too (it would hold one of the
-        // player's few allocations until its lifetime ran out).
-        if let Some(relay) = self.relay.as_mut() {
+    /// Deletes the allocation on the relay, if one is held (it would hold one
+    /// of the player's few allocations until its lifetime ran out).
+    pub fn close_relay(&mut self) {
+        if let Some(mut relay) = self.relay.take() {
             for datagram in relay.close(self.clock) {
                 self.link.send_direct(relay.turn(), &datagram);
             }
         }
+    }
+
+    /// Tells the server at once that we are leaving (bypassing the conditioner).
+    pub fn disconnect(&mut self) {
+        self.close_relay();
         if self.netcode.is_disconnected() {
             return;
         }

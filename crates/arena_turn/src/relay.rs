@@ -621,11 +621,11 @@ impl Relay {
                     if let Some(p) = self.permissions.iter_mut().find(|p| p.ip == peer.ip()) {
                         p.grant = Grant::Refused;
                     }
-                    vec![Event::PermissionRefused { peer_ip: peer.ip(), code }]
-                } else {
-                    // The peer stays reachable through Send indications.
-                    Vec::new()
                 }
+                // Either way the caller hears of it: a peer without its
+                // channel is one a caller that speaks ChannelData only
+                // cannot reach.
+                vec![Event::PermissionRefused { peer_ip: peer.ip(), code }]
             }
         }
     }
@@ -696,6 +696,16 @@ impl Relay {
         let mut b = Builder::new(method::SEND, Class::Indication, &id);
         b.xor_address(attr::XOR_PEER_ADDRESS, peer).attribute(attr::DATA, payload);
         Some(b.finish())
+    }
+
+    /// Asks the relay for a sign of life now (a Refresh, unless one is under
+    /// way): [`Relay::last_heard`] moves if it answers. For a caller that
+    /// suspects the relay of having died.
+    pub fn refresh_now(&mut self, now: Duration) {
+        let refresh = Request::Refresh { lifetime: None };
+        if self.phase == Phase::Allocated && !self.pending(refresh) {
+            self.start(refresh, now, 0);
+        }
     }
 
     /// Deletes the allocation (Refresh with lifetime 0); keep polling for

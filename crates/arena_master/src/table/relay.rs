@@ -8,7 +8,7 @@
 //! Credentials are named after the player's IP address (`EXPIRY:ADDRESS`),
 //! so that coturn's `--user-quota` caps the allocations one address holds.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
@@ -30,6 +30,11 @@ const MAX_GRANT_SERVERS: usize = 4096;
 const MAX_GRANT_CLIENTS: usize = 16_384;
 /// How often the set of peers the relay admits is worked out again.
 const PEERS_EVERY: Duration = Duration::from_secs(1);
+/// How long after a server's address went to the relay's database the
+/// relay is taken to admit it (coturn reads the table again every few
+/// seconds: about 3 s seen here): until then its players are told "busy"
+/// and ask again, rather than being refused by the relay for good.
+const PEER_SETTLES_AFTER: Duration = Duration::from_secs(4);
 
 /// Where a master's players find the relay, and how its credentials are made.
 #[derive(Clone)]
@@ -37,8 +42,10 @@ pub struct RelayConfig {
     /// The TURN server's address, as players reach it.
     pub turn: SocketAddr,
     /// The addresses its relayed addresses are on (coturn's `relay-ip`;
-    /// at least the TURN server's own).
+    /// at least the TURN server's own), and their ports (coturn's
+    /// `min-port`-`max-port`).
     pub relay_ips: Vec<IpAddr>,
+    pub relay_ports: std::ops::RangeInclusive<u16>,
     /// coturn's `static-auth-secret`.
     pub secret: Vec<u8>,
     /// How long credentials may start an allocation.
@@ -53,6 +60,7 @@ impl std::fmt::Debug for RelayConfig {
         f.debug_struct("RelayConfig")
             .field("turn", &self.turn)
             .field("relay_ips", &self.relay_ips)
+            .field("relay_ports", &self.relay_ports)
             .field("credential_lifetime", &self.credential_lifetime)
             .finish_non_exhaustive()
     }
@@ -69,6 +77,9 @@ pub(super) struct RelayDesk {
     /// The listed servers' addresses as last handed to the relay, and when.
     peers: BTreeSet<IpAddr>,
     peers_at: Option<Duration>,
+    /// When each of them went to the sink (bounded by the list: a listed
+    /// server's address each).
+    published_at: HashMap<IpAddr, Duration>,
     sink: Option<RelayPeersSink>,
 }
 
@@ -78,12 +89,20 @@ impl std::fmt::Debug for RelayDesk {
     }
 }
 
+impl RelayDesk {
+    /// Whether the relay admits `ip` by now (its row has had time to be read).
+    fn admits(&self, ip: IpAddr, now: Duration) -> bool {
+        self.published_at.get(&ip).is_some_and(|&at| now.saturating_sub(at) >= PEER_SETTLES_AFTER)
+    }
+}
+
 impl Default for RelayDesk {
     fn default() -> Self {
         Self {
             budget: NetworkBudget::new(GRANT_RATES, MAX_GRANT_SERVERS, MAX_GRANT_CLIENTS),
             peers: BTreeSet::new(),
             peers_at: None,
+            published_at: HashMap::new(),
             sink: None,
         }
     }
@@ -118,6 +137,10 @@ impl Master {
             // that admits any port of an address it has talked to passes
             // it, and its players would be refused the relay they need.
             (_, Some(listing)) if listing.nat == Nat::Open && self.probe_ip.is_some() => Err(RelayRefusal::Open),
+            // Not admitted by the relay yet (see PEER_SETTLES_AFTER).
+            (Some(_), Some(_)) if self.relay.sink.is_some() && !self.relay.admits(server.ip(), now) => {
+                Err(RelayRefusal::Busy)
+            }
             (Some(_), Some(_)) if !self.relay.budget.allow(server, from.ip(), now) => Err(RelayRefusal::Busy),
             (Some(relay), Some(_)) => {
                 let expires = (relay.started_unix + now + relay.credential_lifetime).as_secs();
@@ -161,7 +184,11 @@ impl Master {
         }
         // Only an address on the master's own relay: anything else would
         // make the server probe whatever a player names.
-        let on_relay = self.config.relay.as_ref().is_some_and(|r| r.relay_ips.contains(&relayed.ip()));
+        let on_relay = self
+            .config
+            .relay
+            .as_ref()
+            .is_some_and(|r| r.relay_ips.contains(&relayed.ip()) && r.relay_ports.contains(&relayed.port()));
         if !on_relay {
             self.counters.drop("relayed address not on the relay");
             return;
@@ -206,6 +233,10 @@ impl Master {
         if !first && peers == self.relay.peers {
             return;
         }
+        self.relay.published_at.retain(|ip, _| peers.contains(ip));
+        for ip in &peers {
+            self.relay.published_at.entry(*ip).or_insert(now);
+        }
         self.relay.peers = peers;
         if let Some(sink) = self.relay.sink.as_mut() {
             sink(&self.relay.peers);
@@ -239,6 +270,7 @@ mod tests {
         let relay = relay.then(|| RelayConfig {
             turn: addr(TURN),
             relay_ips: vec![addr(TURN).ip()],
+            relay_ports: 50000..=50999,
             secret: b"the secret".to_vec(),
             credential_lifetime: Duration::from_secs(600),
             started_unix: Duration::from_secs(1_800_000_000),
@@ -373,5 +405,22 @@ mod tests {
         m.expire(ms(1200));
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen, vec![vec![], vec![server.ip()]], "empty at start, then the listed server, once");
+        // Credentials only once the relay has had time to read its row.
+        let other_client = addr("11.0.8.1:40000");
+        assert_eq!(
+            ask(&mut m, other_client, server, ms(2000)).0,
+            Some(Reach::RelayRefused { server, why: RelayRefusal::Busy })
+        );
+        assert!(matches!(ask(&mut m, other_client, server, ms(5300)).0, Some(Reach::RelayGrant { .. })));
+        // A port of the relay's address outside its relayed ports (the
+        // master's own, the TURN port): not introduced.
+        let (_, cookie) = ask(&mut m, client, server, ms(5400));
+        out.clear();
+        let off_range = Reach::RelayIntro { server, relayed: addr("11.0.0.3:3478"), cookie };
+        m.receive(client, &off_range.padded(160), ms(5400), &mut out);
+        assert!(
+            !out.iter().any(|(to, _)| *to == server),
+            "a port outside the relay's range is not introduced: {out:?}"
+        );
     }
 }
