@@ -617,10 +617,10 @@ impl Relay {
                 if let Some(c) = self.channels.iter_mut().find(|c| c.number == channel) {
                     c.grant = Grant::Refused;
                 }
-                if code == 403 {
-                    if let Some(p) = self.permissions.iter_mut().find(|p| p.ip == peer.ip()) {
-                        p.grant = Grant::Refused;
-                    }
+                if code == 403
+                    && let Some(p) = self.permissions.iter_mut().find(|p| p.ip == peer.ip())
+                {
+                    p.grant = Grant::Refused;
                 }
                 // Either way the caller hears of it: a peer without its
                 // channel is one a caller that speaks ChannelData only
