@@ -442,10 +442,13 @@ const MAX_PASSWORD_LINE_BYTES: u64 = 4096;
 #[cfg(feature = "window")]
 impl PlayArgs {
     /// The quick-play server: every interface, bots unless `--bots` says
-    /// otherwise, the home router asked for the port.
+    /// otherwise. As the menu's Quick play, a game nobody was invited to
+    /// opens no port: the home router is asked only when the game is to be
+    /// found on the internet (`--master`) or `--map-port` says so.
     pub(crate) fn server_config(&self) -> Result<ServerConfig, String> {
         let bind = SocketAddr::from((Ipv6Addr::UNSPECIFIED, self.port));
-        self.game.config(bind, Vec::new(), arena_view::QUICK_PLAY_BOTS, arena_nat::Methods::ALL)
+        let map_port = if self.game.masters.is_empty() { arena_nat::Methods::NONE } else { arena_nat::Methods::ALL };
+        self.game.config(bind, Vec::new(), arena_view::QUICK_PLAY_BOTS, map_port)
     }
 }
 
@@ -552,6 +555,21 @@ mod tests {
             Ok(Cli { mode: Some(mode), .. }) => mode,
             other => panic!("{line}: {other:?}"),
         }
+    }
+
+    #[cfg(feature = "window")]
+    #[test]
+    fn quick_play_opens_no_port_unless_asked_and_a_host_does() {
+        let map_port = |line: &str| match mode(line) {
+            Mode::Play(play) => play.server_config().expect("a config").map_port,
+            Mode::Host(host) => host.server_config().expect("a config").map_port,
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(map_port("arena play"), arena_nat::Methods::NONE, "nobody invited: no port opened");
+        assert_eq!(map_port("arena play --master 192.0.2.1"), arena_nat::Methods::ALL, "listed: reachable");
+        assert_eq!(map_port("arena play --map-port"), arena_nat::Methods::ALL);
+        assert_eq!(map_port("arena play --master 192.0.2.1 --map-port off"), arena_nat::Methods::NONE);
+        assert_eq!(map_port("arena host"), arena_nat::Methods::ALL);
     }
 
     /// A config file in the temporary directory, removed when dropped.

@@ -106,8 +106,10 @@ pub(crate) struct GameArgs {
     pub master_heartbeat_s: u32,
     /// Ask the home router to forward the game port: `auto` (PCP, NAT-PMP,
     /// then UPnP-IGD), `off`, or some of `upnp,natpmp,pcp`. Default: auto
-    /// for a listen server (play, host), off for `arena server` (given
-    /// without a value: auto). Removed again on a clean stop.
+    /// for `arena host`, and for `arena play` listed on a master (`--master`),
+    /// else off (a game nobody was invited to opens no port); off for
+    /// `arena server` (given without a value: auto). Removed again on a
+    /// clean stop.
     #[arg(long, env = "ARENA_MAP_PORT", value_name = "METHODS", num_args = 0..=1, default_missing_value = "auto")]
     pub map_port: Option<String>,
     /// The port mapping's lease asked for, seconds (renewed at half of it).

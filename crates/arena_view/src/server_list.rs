@@ -431,8 +431,18 @@ fn internet_bar(ui: &mut egui::Ui, list: &mut ServerList, settings: &Settings) {
         ui.checkbox(&mut view.not_empty, "Not empty");
         ui.checkbox(&mut view.no_password, "No password");
         ui.label("Ping under");
-        ui.add(egui::DragValue::new(&mut view.max_ping_ms).range(0..=1000).speed(5.0).suffix(" ms"))
-            .on_hover_text("0: any ping");
+        // 0 is "no limit": shown as "any", not as a limit nothing passes.
+        ui.add(
+            egui::DragValue::new(&mut view.max_ping_ms)
+                .range(0..=1000)
+                .speed(5.0)
+                .custom_formatter(|ms, _| if ms <= 0.0 { "any".to_string() } else { format!("{ms:.0} ms") })
+                .custom_parser(|text| {
+                    let text = text.trim().trim_end_matches("ms").trim();
+                    if text.eq_ignore_ascii_case("any") { Some(0.0) } else { text.parse::<f64>().ok() }
+                }),
+        )
+        .on_hover_text("Drag or type a limit in milliseconds; 0 or \"any\": any ping");
     });
     let said: Vec<String> = list
         .masters
@@ -451,7 +461,7 @@ fn internet_bar(ui: &mut egui::Ui, list: &mut ServerList, settings: &Settings) {
         })
         .collect();
     let line = if settings.masters.is_empty() {
-        "Masters: none set (Settings → Internet masters)".to_string()
+        "Masters: none set (Settings, Internet masters)".to_string()
     } else if said.is_empty() {
         format!("Masters: {} (looking up…)", settings.masters.join(", "))
     } else {
