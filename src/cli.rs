@@ -212,6 +212,10 @@ pub(crate) struct BotsArgs {
     /// Leave and rejoin at random (5-40 s in, 1-5 s out), for soak tests.
     #[arg(long)]
     pub churn: bool,
+    /// Say TEXT in the chat once in the game (each bot): the report counts
+    /// the lines received and refused.
+    #[arg(long, value_name = "TEXT")]
+    pub say: Option<String>,
     /// Frames a second of the bot loop: a low rate plays like a slow
     /// machine's window (1-1000).
     #[arg(long, default_value_t = arena_lab::bot_clients::FRAMES_PER_S, value_parser = values::frame_rate)]
@@ -515,6 +519,7 @@ impl BotsArgs {
             conditions,
             introducers: self.masters.clone(),
             frames_per_s: self.fps,
+            say: self.say.clone(),
         })
     }
 }

@@ -47,6 +47,7 @@
 //! - `rockets`: our rockets predicted and matched, others' drawn, blasts,
 //!   our own splash into the prediction.
 //! - `kill_cam`: the server's account of our death, kept for the view; skips.
+//! - `chat`: what the player says, sent; what the server passed on, kept.
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
 //! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
@@ -69,6 +70,7 @@
 //! with its departure time; one datagram, or none, for the rest).
 
 pub mod browser;
+mod chat;
 mod combat;
 mod command_clock;
 mod commands;
@@ -105,6 +107,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 // Connecting, and the switches a player or an experiment flips.
+pub use chat::{CHAT_LOG_LINES, ChatLine, ChatLog, SayChat};
 pub use conditioner::LinkConditions;
 pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, resolve_server_addr};
 pub use hole_punch::{Introducers, Introduction};
@@ -225,7 +228,7 @@ impl Plugin for ClientPlugin {
                 drawn::plugin,
                 foreseen_hits::plugin,
                 (combat::plugin, sent_settings::plugin, rockets::plugin),
-                (scoreboard::plugin, kill_cam::plugin),
+                (scoreboard::plugin, kill_cam::plugin, chat::plugin),
                 range::plugin,
                 stats::plugin,
             ));
@@ -254,6 +257,7 @@ impl Plugin for ClientPlugin {
                     rockets::apply_rocket_messages.after(prediction::reconcile),
                     scoreboard::follow,
                     kill_cam::receive_kill_cams,
+                    chat::receive_chat,
                     range::apply_range_reports,
                 )
                     .in_set(ClientSet::Reconcile),
@@ -283,6 +287,7 @@ impl Plugin for ClientPlugin {
                     stats::gather.run_if(in_state(Session::InGame)),
                     sent_settings::send_settings.run_if(in_state(Session::InGame)),
                     kill_cam::send_skips,
+                    chat::send_chat,
                 )
                     .in_set(ClientSet::Watch),
             ),

@@ -120,7 +120,9 @@ pub(crate) fn route_messages(
             | ToClient::RocketFired { .. }
             | ToClient::RocketExploded { .. }
             | ToClient::RocketHit(_)
-            | ToClient::KillCam(_)) => {
+            | ToClient::KillCam(_)
+            | ToClient::Chat { .. }
+            | ToClient::ChatRefused(_)) => {
                 game.write(GameMessage(message));
             }
         }

@@ -39,6 +39,8 @@ pub struct BotsConfig {
     /// How often every bot is updated, per second ([`FRAMES_PER_S`] by
     /// default): a low rate plays like a slow machine's window.
     pub frames_per_s: f64,
+    /// A chat line each bot says once it is in the game (`--say`).
+    pub say: Option<String>,
 }
 
 /// How long a churning bot stays, and stays away, seconds.
@@ -93,6 +95,9 @@ pub struct BotReport {
     pub error: Option<String>,
     /// Times it got into the game (more than one when churning).
     pub sessions: u32,
+    /// Chat lines of players it received, and refusals of its own lines.
+    pub chat_received: u64,
+    pub chat_refused: u64,
     /// Messages it had to drop as bad (snapshots that did not decode among
     /// them), snapshots against a baseline it no longer had, and whole
     /// snapshots received (one per session when all is well).
@@ -245,6 +250,9 @@ pub fn run(config: &BotsConfig) -> Report {
                 (true, None, _) => {
                     info!("{} is in the game", bot.name);
                     bot.welcomed_at = Some(Instant::now());
+                    if let Some(text) = &config.say {
+                        bot.app.world_mut().write_message(arena_client::SayChat { text: text.clone(), team: false });
+                    }
                 }
                 (false, Some(_), None) if !config.churn => bot.lost_at = Some(Instant::now()),
                 _ => {}
@@ -276,6 +284,8 @@ pub fn run(config: &BotsConfig) -> Report {
             let stats = world.resource::<ClientStats>().clone();
             let fight = *world.resource::<Tally>();
             let mispredictions = world.resource::<arena_client::Prediction>().mispredictions;
+            let chat = world.resource::<arena_client::ChatLog>();
+            let (chat_received, chat_refused) = (chat.received, chat.refused);
             let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
             let error = match (bot.welcomed_at, bot.lost_at) {
                 _ if !bot.failures.is_empty() => Some(bot.failures.join("; ")),
@@ -318,6 +328,8 @@ pub fn run(config: &BotsConfig) -> Report {
                 rtt_ms,
                 error,
                 sessions: bot.sessions.max(u32::from(bot.welcomed_at.is_some())),
+                chat_received,
+                chat_refused,
                 bad_messages: stats.bad_messages,
                 unknown_baselines: stats.unknown_baselines,
                 full_snapshots: stats.full_snapshots,

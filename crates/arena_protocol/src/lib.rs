@@ -10,6 +10,7 @@
 //!   simulated and drawn (positions, speeds, poses).
 //! - `key`: the netcode key (open, or derived from a password with Argon2id).
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
+//! - `chat`: chat lines: their length, what cleaning takes out, refusals.
 //! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
 //! - `kill_cam`: the two-view kill-cam's message: the killer's track and
@@ -38,6 +39,7 @@ pub mod bits;
 pub mod bounds;
 pub mod bundle;
 pub mod channel;
+pub mod chat;
 pub mod codec;
 pub mod command_packet;
 pub mod datagram;

@@ -41,6 +41,8 @@ pub enum ToServer {
     Settings(ClientSettings),
     /// The player skipped the kill-cam: respawn as soon as the rules allow.
     SkipKillCam,
+    /// A chat line, to everyone or (`team`) to the player's team.
+    Chat { text: String, team: bool },
 }
 
 /// What the server must know of a client's netcode settings.
@@ -85,13 +87,14 @@ impl ToServer {
             ToServer::Commands(_) => "commands",
             ToServer::Settings(_) => "settings",
             ToServer::SkipKillCam => "skip_kill_cam",
+            ToServer::Chat { .. } => "chat",
         }
     }
 
     pub fn channel(&self) -> u8 {
         match self {
             ToServer::Commands(_) => channel::UNRELIABLE,
-            ToServer::Settings(_) | ToServer::SkipKillCam => channel::RELIABLE,
+            ToServer::Settings(_) | ToServer::SkipKillCam | ToServer::Chat { .. } => channel::RELIABLE,
         }
     }
 
@@ -106,7 +109,18 @@ impl ToServer {
                 Err(format!("interpolation delay {} ms (at most {MAX_INTERP_MS})", s.interp_ms))
             }
             ToServer::Settings(_) | ToServer::SkipKillCam => Ok(()),
+            ToServer::Chat { text, .. } => chat_fits(text),
         }
+    }
+}
+
+/// A chat line within its bytes (its characters and what it holds are the
+/// server's to clean: `chat::clean_chat`).
+fn chat_fits(text: &str) -> Result<(), String> {
+    if text.len() <= crate::chat::MAX_CHAT_BYTES {
+        Ok(())
+    } else {
+        Err(format!("a chat line of {} bytes (at most {})", text.len(), crate::chat::MAX_CHAT_BYTES))
     }
 }
 
@@ -166,6 +180,14 @@ pub enum ToClient {
     RocketHit(HitReport),
     /// To a victim (with the kill-cam on): its death as the killer drew it.
     KillCam(Box<crate::kill_cam::KillCam>),
+    /// A chat line the server passed on (cleaned), and who said it.
+    Chat {
+        from: PlayerId,
+        text: String,
+        team: bool,
+    },
+    /// To a sender: its line was not passed on, and why.
+    ChatRefused(crate::chat::ChatRefusal),
 }
 
 /// Farthest a range miss is reported from the shot's line, metres.
@@ -288,6 +310,8 @@ impl ToClient {
             ToClient::RocketExploded { .. } => "rocket_exploded",
             ToClient::RocketHit(_) => "rocket_hit",
             ToClient::KillCam(_) => "kill_cam",
+            ToClient::Chat { .. } => "chat",
+            ToClient::ChatRefused(_) => "chat_refused",
         }
     }
 
@@ -336,6 +360,7 @@ impl ToClient {
             }
             ToClient::ShotFired { .. } => Ok(()),
             ToClient::KillCam(cam) => cam.validate(),
+            ToClient::Chat { text, .. } => chat_fits(text),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
             ToClient::Range(RangeReport { miss: Some(m), .. })
@@ -350,6 +375,7 @@ impl ToClient {
             | ToClient::Killed { .. }
             | ToClient::Match(_)
             | ToClient::Refused(_)
+            | ToClient::ChatRefused(_)
             // Bit packs whose every reading is finite and bounded.
             | ToClient::RocketFired { .. }
             | ToClient::RocketExploded { .. }

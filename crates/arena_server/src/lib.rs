@@ -83,7 +83,7 @@ use bevy_renet::RenetReceive;
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
 use socket::{guard, transport};
 use tick::{
-    bots, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
+    bots, chat, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
     simulation, snapshots,
 };
 
@@ -98,6 +98,7 @@ pub use reach_report::{MapState, ReachReport, Reachable};
 pub use transport::{ServerError, ServerInfo, ServerTransport};
 
 // What a game, a test or an experiment reads of a running server.
+pub use chat::ChatStats;
 pub use combat::{ShotLog, ShotRecord};
 pub use guard::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
@@ -217,8 +218,10 @@ impl Plugin for ServerPlugin {
                 bots::plugin,
                 demo_recording::plugin,
                 kill_cam::plugin,
+                chat::plugin,
             ))
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
+            .add_systems(PreUpdate, chat::pass_on_chat.after(ServerSet::Intake))
             .add_systems(Update, roster::settle_joiners)
             .add_systems(Update, queries::publish_answers.after(roster::settle_joiners))
             .add_systems(FixedUpdate, simulation::advance_tick.in_set(ServerSet::Tick))

@@ -196,6 +196,14 @@ pub(crate) struct Frag {
 #[derive(Event, Debug, Clone, Copy)]
 pub(crate) struct PlayersChanged;
 
+/// A chat line a client sent (from intake to `tick/chat.rs`), as it came.
+#[derive(Message, Debug, Clone)]
+pub(crate) struct ChatSaid {
+    pub client: bevy_renet::renet::ClientId,
+    pub text: String,
+    pub team: bool,
+}
+
 /// A player asked to skip its kill-cam (from intake to the kill-cam rules).
 #[derive(Message, Debug, Clone, Copy)]
 pub(crate) struct KillCamSkipped(pub Entity);

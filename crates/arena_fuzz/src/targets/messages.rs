@@ -31,6 +31,7 @@ impl Target for DecodeToServer {
                 kill_cam: true,
             }),
             ToServer::SkipKillCam,
+            ToServer::Chat { text: "gg \u{202E}wp".into(), team: false },
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -47,6 +48,14 @@ impl Target for DecodeToServer {
         let again = encode(&message).expect("a decoded message encodes");
         let twice = decode::<ToServer>(&again).expect("an encoded message decodes");
         assert_eq!(encode(&twice).ok(), Some(again));
+        if let ToServer::Chat { text, .. } = &message {
+            // What the server would pass on: short, and nothing that steers
+            // a reader's screen.
+            let cleaned = arena_protocol::chat::clean_chat(text);
+            assert!(cleaned.chars().count() <= arena_protocol::chat::MAX_CHAT_CHARS);
+            assert!(!cleaned.chars().any(|c| c.is_control() || ('\u{202A}'..='\u{202E}').contains(&c)));
+            assert_eq!(arena_protocol::chat::clean_chat(&cleaned), cleaned, "cleaning twice changes nothing");
+        }
         if let ToServer::Commands(bytes) = message
             && let Ok(packet) = CommandPacket::decode(&bytes)
         {
@@ -75,6 +84,8 @@ impl Target for DecodeToClient {
             ToClient::Snapshot(snapshot::encode(&base, &Feedback::default(), None)),
             ToClient::Snapshot(snapshot::encode(&next, &Feedback::default(), Some(Baseline::still(&base)))),
             ToClient::ShotFired { shooter: PlayerId(2), trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::ONE) },
+            ToClient::Chat { from: PlayerId(2), text: "gg wp".into(), team: false },
+            ToClient::ChatRefused(arena_protocol::chat::ChatRefusal::TooFast),
             ToClient::Welcome(arena_protocol::Welcome {
                 your_id: PlayerId(1),
                 tick_hz: 64,

@@ -17,7 +17,9 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use crate::socket::transport::ServerTransport;
-use crate::vocabulary::{ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SnapshotAck, TickRate};
+use crate::vocabulary::{
+    ChatSaid, ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SnapshotAck, TickRate,
+};
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
 /// whose commands come from further ahead has a broken (or fast) clock.
@@ -273,6 +275,7 @@ pub(crate) fn receive_commands(
     mut stats: ResMut<ServerStats>,
     mut transport: ResMut<ServerTransport>,
     mut skips: MessageWriter<KillCamSkipped>,
+    mut chat: MessageWriter<ChatSaid>,
 ) {
     let max_ahead = MAX_AHEAD_S * rate.hz();
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
@@ -328,6 +331,9 @@ pub(crate) fn receive_commands(
                         if let Some(entity) = entity {
                             skips.write(KillCamSkipped(entity));
                         }
+                    }
+                    ToServer::Chat { text, team } => {
+                        chat.write(ChatSaid { client: client_id, text, team });
                     }
                 }
             }

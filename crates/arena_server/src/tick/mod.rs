@@ -8,6 +8,7 @@
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
 //! - `intake`: decoding and checking commands into each player's buffer.
+//! - `chat`: chat lines cleaned, rate-limited, passed on and logged.
 //! - `life`: the one place a player dies and the one place one respawns.
 //! - `range`: the shooting range's targets moved along their lanes; each
 //!   shooter's tally and misses.
@@ -25,6 +26,7 @@
 //! - `demo_recording`: each match into a demo file (`--record DIR`).
 
 pub(crate) mod bots;
+pub(crate) mod chat;
 pub(crate) mod combat;
 pub(crate) mod demo_recording;
 pub(crate) mod intake;

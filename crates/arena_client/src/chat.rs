@@ -1,0 +1,114 @@
+//! Chat, client side: what the player says goes to the server (which
+//! cleans, limits and passes it on: `arena_server`'s `tick/chat.rs`); what
+//! the server passed on, with the speaker's name, and its refusals of our
+//! own lines, are kept in a bounded log for the view to show.
+
+use std::collections::VecDeque;
+
+use arena_protocol::chat::clean_chat;
+use arena_protocol::{ToClient, ToServer, encode};
+use bevy::prelude::*;
+use bevy_renet::RenetClient;
+
+use crate::vocabulary::{GameMessage, MessageTally, Roster, SessionState};
+
+/// Lines the log keeps, at most (the oldest go first).
+pub const CHAT_LOG_LINES: usize = 64;
+
+pub(crate) fn plugin(app: &mut App) {
+    // A fresh log for each connection.
+    app.init_session_resource::<ChatLog>().add_message::<SayChat>();
+}
+
+/// The player says `text` (to the team with `team`): the view, the console
+/// and `arena bots --say` write it.
+#[derive(Message, Debug, Clone, PartialEq, Eq)]
+pub struct SayChat {
+    pub text: String,
+    pub team: bool,
+}
+
+/// One line of the log: a player's line, or the server's word on ours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatLine {
+    /// The speaker's name (cleaned by the server's name rules); `None`: the
+    /// server's word to us (a refusal).
+    pub from: Option<String>,
+    pub text: String,
+    pub team: bool,
+    /// Real time it came, seconds (the app's clock): lines fade by it.
+    pub at_s: f64,
+}
+
+/// The chat lines that came this connection, newest last, and counts.
+#[derive(Resource, Debug, Default)]
+pub struct ChatLog {
+    pub lines: VecDeque<ChatLine>,
+    /// Lines of players received, and refusals of ours.
+    pub received: u64,
+    pub refused: u64,
+}
+
+impl ChatLog {
+    fn push(&mut self, line: ChatLine) {
+        if self.lines.len() >= CHAT_LOG_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+}
+
+/// Sends what the player said (cleaned here too, so that nothing the server
+/// would drop travels).
+pub(crate) fn send_chat(
+    mut said: MessageReader<SayChat>,
+    client: Option<ResMut<RenetClient>>,
+    mut tally: ResMut<MessageTally>,
+) {
+    let Some(mut client) = client else {
+        said.clear();
+        return;
+    };
+    for SayChat { text, team } in said.read() {
+        let text = clean_chat(text);
+        if text.is_empty() {
+            continue;
+        }
+        let message = ToServer::Chat { text, team: *team };
+        match encode(&message) {
+            Ok(bytes) => {
+                tally.count_up(message.kind(), bytes.len());
+                client.send_message(message.channel(), bytes);
+            }
+            Err(e) => error!("could not encode a chat line: {e}"),
+        }
+    }
+}
+
+/// Keeps the lines the server passed on, and its refusals of ours. The text
+/// is cleaned again: a server may be hostile too.
+pub(crate) fn receive_chat(
+    mut messages: MessageReader<GameMessage>,
+    roster: Res<Roster>,
+    time: Res<Time<Real>>,
+    mut log: ResMut<ChatLog>,
+) {
+    let at_s = time.elapsed_secs_f64();
+    for GameMessage(message) in messages.read() {
+        match message {
+            ToClient::Chat { from, text, team } => {
+                let text = clean_chat(text);
+                if text.is_empty() {
+                    continue;
+                }
+                log.received = log.received.saturating_add(1);
+                log.push(ChatLine { from: Some(roster.name(*from)), text, team: *team, at_s });
+            }
+            ToClient::ChatRefused(why) => {
+                log.refused = log.refused.saturating_add(1);
+                log.push(ChatLine { from: None, text: why.explain().to_string(), team: false, at_s });
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Chat, with the server as the authority: each line cleaned
+//! (`arena_protocol::chat`), at most [`CHAT_PER_S`] a second per player in
+//! bursts of [`CHAT_BURST`] (the rest refused, with the reason, to the
+//! sender alone), then passed on with who said it, and logged. A summary
+//! of refusals goes to the log at most every [`SUMMARY_PERIOD`], not a line
+//! per refusal.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use arena_protocol::ToClient;
+use arena_protocol::chat::{ChatRefusal, clean_chat};
+use bevy::prelude::*;
+use bevy_renet::RenetServer;
+use bevy_renet::renet::ClientId;
+
+use crate::net;
+use crate::socket::rate_limits::Bucket;
+use crate::vocabulary::{ChatSaid, Roster};
+
+/// Lines a player may send: this many a second, in bursts of this many.
+pub(crate) const CHAT_PER_S: f32 = 1.0;
+pub(crate) const CHAT_BURST: f32 = 3.0;
+/// How often refusals are summed up in the log.
+const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+
+/// Each player's chat budget, and what was passed on and refused.
+#[derive(Resource, Debug, Default)]
+pub struct ChatStats {
+    budgets: HashMap<ClientId, Bucket>,
+    /// Lines passed on, and refused by reason, since the start.
+    pub passed: u64,
+    pub refused: BTreeMap<&'static str, u64>,
+    summarised: u64,
+    last_summary: Duration,
+}
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_message::<ChatSaid>().init_resource::<ChatStats>();
+}
+
+fn label(why: ChatRefusal) -> &'static str {
+    match why {
+        ChatRefusal::TooFast => "too fast",
+        ChatRefusal::Empty => "empty",
+        ChatRefusal::NoTeams => "team chat without teams",
+    }
+}
+
+/// The lines intake read this frame: checked, passed on or refused.
+pub(crate) fn pass_on_chat(
+    mut said: MessageReader<ChatSaid>,
+    roster: Res<Roster>,
+    server: Option<ResMut<RenetServer>>,
+    mut stats: ResMut<ChatStats>,
+    time: Res<Time<Real>>,
+) {
+    let now = time.elapsed();
+    let Some(mut server) = server else { return };
+    let mut any = false;
+    for ChatSaid { client, text, team } in said.read() {
+        any = true;
+        let Some((id, entry)) = roster.by_client(*client) else { continue };
+        let bucket = stats.budgets.entry(*client).or_insert_with(|| Bucket::full(CHAT_BURST, now));
+        let text = clean_chat(text);
+        let refusal = if !bucket.take(now, CHAT_PER_S, CHAT_BURST) {
+            Some(ChatRefusal::TooFast)
+        } else if text.is_empty() {
+            Some(ChatRefusal::Empty)
+        } else if *team {
+            // No mode has teams yet: a team line would reach nobody.
+            Some(ChatRefusal::NoTeams)
+        } else {
+            None
+        };
+        match refusal {
+            Some(why) => {
+                *stats.refused.entry(label(why)).or_default() += 1;
+                net::send(&mut server, *client, &ToClient::ChatRefused(why));
+            }
+            None => {
+                stats.passed += 1;
+                info!("chat: {}: {text}", entry.name);
+                net::broadcast(&mut server, &ToClient::Chat { from: id, text, team: false }, None);
+            }
+        }
+    }
+    if any {
+        // Budgets of players who left go (the table holds players only).
+        stats.budgets.retain(|client, _| roster.by_client(*client).is_some());
+    }
+    let total: u64 = stats.refused.values().sum();
+    if total > stats.summarised && now.saturating_sub(stats.last_summary) >= SUMMARY_PERIOD {
+        let reasons: Vec<String> = stats.refused.iter().map(|(why, n)| format!("{n} {why}")).collect();
+        info!("chat: {} lines refused lately ({} since the start)", total - stats.summarised, reasons.join(", "));
+        stats.summarised = total;
+        stats.last_summary = now;
+    }
+}
