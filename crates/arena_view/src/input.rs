@@ -2,7 +2,9 @@
 //! bindings (by default WASD, Space jump, Ctrl crouch, left mouse fire, R
 //! reload, 1 rifle, 2 rocket launcher, Q the last weapon, the wheel either
 //! way); mouse look while the cursor is grabbed. Esc opens the pause menu
-//! and releases the mouse.
+//! and releases the mouse. Y opens a chat line to everyone and U one to the
+//! team (as in Quake and Counter-Strike): the player stands still while it
+//! is typed, and Esc closes it.
 //!
 //! Input is read before the fixed loop (as in Bevy's
 //! `physics_in_fixed_timestep` example), so that the ticks run this frame
@@ -17,7 +19,7 @@ use bevy::window::{CursorGrabMode, CursorOptions};
 
 use crate::settings::{Action, Input, Settings};
 use crate::settings_menu::SettingsWindow;
-use crate::vocabulary::{AutoAim, NetcodePanel, PauseMenu, ViewSet};
+use crate::vocabulary::{AutoAim, ChatInput, NetcodePanel, PauseMenu, ViewSet};
 
 /// Radians of view turn per mouse count (about Quake's default feel).
 pub(crate) const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
@@ -27,6 +29,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<AutoAim>()
         .init_resource::<NetcodePanel>()
         .init_resource::<SettingsWindow>()
+        .init_resource::<ChatInput>()
         .init_resource::<Settings>()
         .add_message::<bevy::window::WindowFocused>()
         .add_systems(
@@ -37,8 +40,9 @@ pub(crate) fn plugin(app: &mut App) {
         .add_systems(OnEnter(Session::InGame), close_pause_menu);
 }
 
-fn close_pause_menu(mut pause: ResMut<PauseMenu>) {
+fn close_pause_menu(mut pause: ResMut<PauseMenu>, mut chat: ResMut<ChatInput>) {
     pause.open = false;
+    *chat = ChatInput::default();
 }
 
 fn toggle_pause(
@@ -47,10 +51,21 @@ fn toggle_pause(
     mut had_focus: Local<bool>,
     mut pause: ResMut<PauseMenu>,
     settings_window: Res<SettingsWindow>,
+    mut chat: ResMut<ChatInput>,
 ) {
-    // With the settings window open, Esc is the window's.
-    if keys.just_pressed(KeyCode::Escape) && !settings_window.open {
+    // Esc closes a chat line being typed; with the settings window open,
+    // Esc is the window's.
+    if chat.open {
+        if keys.just_pressed(KeyCode::Escape) {
+            *chat = ChatInput::default();
+        }
+    } else if keys.just_pressed(KeyCode::Escape) && !settings_window.open {
         pause.open = !pause.open;
+    } else if !pause.open && !settings_window.open {
+        let team = keys.just_pressed(KeyCode::KeyU);
+        if keys.just_pressed(KeyCode::KeyY) || team {
+            *chat = ChatInput { open: true, team, text: String::new(), focused: false };
+        }
     }
     // Alt-tabbing away opens the menu, so the mouse is free. (Only a loss of
     // focus the window had: some desktops report "unfocused" at start.)
@@ -71,9 +86,10 @@ fn read_input(
     panel: Res<NetcodePanel>,
     settings_window: Res<SettingsWindow>,
     settings: Res<Settings>,
+    chat: Res<ChatInput>,
     mut input: ResMut<LocalInput>,
 ) {
-    if pause.open || settings_window.open {
+    if pause.open || settings_window.open || chat.open {
         // The player stands still while a menu is open.
         input.forward = 0.0;
         input.right = 0.0;

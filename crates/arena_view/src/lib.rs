@@ -26,6 +26,7 @@
 //! - `effects`, `hitboxes`: what shots and hits look like.
 //! - `rockets`: rockets in flight, their trails and lights, and blasts.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
+//! - `chat`: chat lines over the view, fading; the line being typed.
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
 //!   server last had everyone).
 //! - `ragdolls`: bodies that fall (bevy_rapier3d, this client only).
@@ -44,6 +45,7 @@
 
 mod callouts;
 mod camera;
+mod chat;
 mod demo_playback;
 mod effects;
 mod ghosts;
@@ -279,6 +281,7 @@ impl Plugin for GamePlugin {
                 menu::plugin,
                 netcode_panel::plugin,
                 hud::plugin,
+                chat::plugin,
                 effects::plugin,
                 hitboxes::plugin,
                 host::plugin,

@@ -98,6 +98,17 @@ pub(crate) struct PauseMenu {
     pub open: bool,
 }
 
+/// The chat line being typed: open (Y to everyone, U to the team), what is
+/// typed so far. While it is open the player stands still and keys type.
+#[derive(Resource, Default, Debug)]
+pub(crate) struct ChatInput {
+    pub open: bool,
+    pub team: bool,
+    pub text: String,
+    /// The field has been given the keyboard (once, the frame after opening).
+    pub focused: bool,
+}
+
 /// Whether the netcode panel is open.
 #[derive(Resource, Default, Debug)]
 pub(crate) struct NetcodePanel {
