@@ -2,7 +2,8 @@
 //! player with its speaker, cleaned of control characters and
 //! bidirectional overrides; 10 lines in a second from one player give 3
 //! delivered and 7 refused (told to the sender alone, with the reason); a
-//! team line where there are no teams is refused.
+//! team line where there are no teams is refused; a bot says one "gg" when
+//! a match ends.
 
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -59,4 +60,21 @@ fn lines_reach_everyone_cleaned_and_a_flood_is_cut_to_the_burst() {
     assert_eq!(stats.passed, 4);
     assert_eq!(stats.refused.get("too fast"), Some(&7));
     assert_eq!(stats.refused.get("team chat without teams"), Some(&1));
+}
+
+#[test]
+fn a_bot_says_gg_once_when_a_match_ends() {
+    let config = arena_server::ServerConfig {
+        bots: 2,
+        rules: arena_server::MatchRules { frag_limit: 20, time_limit_s: 2, results_s: 2 },
+        ..loopback_config(64)
+    };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 9, &["Ada"], test_frame()).expect("joined");
+    // Two matches of 2 s, each with 2 s of results.
+    game.step(test_frames(9.0));
+    let ada = log(&game, 0);
+    let gg: Vec<_> = ada.lines.iter().filter(|l| l.text == "gg").collect();
+    assert_eq!(gg.len(), 2, "one gg per match that ended: {:?}", ada.lines);
+    assert!(gg.iter().all(|l| l.from.as_deref().is_some_and(|n| n != "Ada")), "said by a bot: {gg:?}");
 }

@@ -222,6 +222,7 @@ impl Plugin for ServerPlugin {
             ))
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(PreUpdate, chat::pass_on_chat.after(ServerSet::Intake))
+            .add_systems(FixedUpdate, chat::bots_say_gg.after(ServerSet::Match))
             .add_systems(Update, roster::settle_joiners)
             .add_systems(Update, queries::publish_answers.after(roster::settle_joiners))
             .add_systems(FixedUpdate, simulation::advance_tick.in_set(ServerSet::Tick))

@@ -3,7 +3,8 @@
 //! bursts of [`CHAT_BURST`] (the rest refused, with the reason, to the
 //! sender alone), then passed on with who said it, and logged. A summary
 //! of refusals goes to the log at most every [`SUMMARY_PERIOD`], not a line
-//! per refusal.
+//! per refusal. Bots say one "gg" when a match ends, one bot, once: never
+//! more.
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
@@ -14,6 +15,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 use bevy_renet::renet::ClientId;
 
+use super::match_flow::MatchState;
 use crate::net;
 use crate::socket::rate_limits::Bucket;
 use crate::vocabulary::{ChatSaid, Roster};
@@ -96,4 +98,25 @@ pub(crate) fn pass_on_chat(
         stats.summarised = total;
         stats.last_summary = now;
     }
+}
+
+/// When a match ends, one bot says "gg" (the first in the roster that did
+/// not win: a winner's "gg" reads as gloating), once per match.
+pub(crate) fn bots_say_gg(
+    state: Res<MatchState>,
+    roster: Res<Roster>,
+    server: Option<ResMut<RenetServer>>,
+    mut said_for: Local<Option<u32>>,
+) {
+    let arena_protocol::MatchPhase::Over { winner } = state.phase else { return };
+    if *said_for == Some(state.number) {
+        return;
+    }
+    *said_for = Some(state.number);
+    let Some(mut server) = server else { return };
+    let Some((id, bot)) = roster.players.iter().find(|(id, e)| e.is_bot() && Some(**id) != winner) else {
+        return;
+    };
+    info!("chat: {}: gg", bot.name);
+    net::broadcast(&mut server, &ToClient::Chat { from: *id, text: "gg".into(), team: false }, None);
 }

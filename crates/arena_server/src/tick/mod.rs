@@ -8,7 +8,6 @@
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
 //! - `intake`: decoding and checking commands into each player's buffer.
-//! - `chat`: chat lines cleaned, rate-limited, passed on and logged.
 //! - `life`: the one place a player dies and the one place one respawns.
 //! - `range`: the shooting range's targets moved along their lanes; each
 //!   shooter's tally and misses.
@@ -19,6 +18,8 @@
 //! - `rockets`: rockets launched (the catch-up), flown, and their splash.
 //! - `kill_cam`: everyone's last seconds, and each victim's kill-cam.
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
+//! - `chat`: chat lines cleaned, rate-limited, passed on and logged; a
+//!   bot's "gg" when a match ends.
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
 //! - `bots`: server-side bots' minds.
