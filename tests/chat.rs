@@ -2,8 +2,8 @@
 //! player with its speaker, cleaned of control characters and
 //! bidirectional overrides; 10 lines in a second from one player give 3
 //! delivered and 7 refused (told to the sender alone, with the reason); a
-//! team line where there are no teams is refused; a bot says one "gg" when
-//! a match ends.
+//! team line where there are no teams is refused; a muted player's lines
+//! are not shown; a bot says one "gg" when a match ends.
 
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -56,8 +56,18 @@ fn lines_reach_everyone_cleaned_and_a_flood_is_cut_to_the_burst() {
     assert!(log(&game, 1).lines.back().is_some_and(|l| l.text.contains("no teams")));
     assert!(!log(&game, 0).lines.iter().any(|l| l.text == "push B"));
 
+    // Bob mutes Ada: her next line is not shown to him, and she still sees it.
+    let ada_id = game.id_of("Ada").unwrap();
+    game.clients[1].world_mut().resource_mut::<ChatLog>().set_muted(ada_id, "Ada", true);
+    game.step(test_frames(3.0));
+    say(&mut game, 0, "anyone there?", false);
+    game.step(test_frames(0.5));
+    assert!(!log(&game, 1).lines.iter().any(|l| l.text == "anyone there?"), "muted");
+    assert_eq!(log(&game, 1).muted_lines, 1);
+    assert!(log(&game, 0).lines.iter().any(|l| l.text == "anyone there?"));
+
     let stats = game.server.world().resource::<ChatStats>();
-    assert_eq!(stats.passed, 4);
+    assert_eq!(stats.passed, 5);
     assert_eq!(stats.refused.get("too fast"), Some(&7));
     assert_eq!(stats.refused.get("team chat without teams"), Some(&1));
 }

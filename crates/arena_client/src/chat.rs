@@ -3,10 +3,11 @@
 //! the server passed on, with the speaker's name, and its refusals of our
 //! own lines, are kept in a bounded log for the view to show.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use arena_protocol::chat::clean_chat;
 use arena_protocol::{ToClient, ToServer, encode};
+use arena_sim::PlayerId;
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
@@ -44,12 +45,31 @@ pub struct ChatLine {
 #[derive(Resource, Debug, Default)]
 pub struct ChatLog {
     pub lines: VecDeque<ChatLine>,
-    /// Lines of players received, and refusals of ours.
+    /// Lines of players received (shown or not), and refusals of ours.
     pub received: u64,
     pub refused: u64,
+    /// Players this player muted, with the name they had then (an id is
+    /// given to someone else once its player leaves: the mute is not), and
+    /// their lines not shown.
+    muted: BTreeMap<PlayerId, String>,
+    pub muted_lines: u64,
 }
 
 impl ChatLog {
+    /// Mutes (or unmutes) player `id`, called `name` now.
+    pub fn set_muted(&mut self, id: PlayerId, name: &str, muted: bool) {
+        if muted {
+            self.muted.insert(id, name.to_owned());
+        } else {
+            self.muted.remove(&id);
+        }
+    }
+
+    /// Whether `id`, called `name`, is muted.
+    pub fn is_muted(&self, id: PlayerId, name: &str) -> bool {
+        self.muted.get(&id).is_some_and(|n| n == name)
+    }
+
     fn push(&mut self, line: ChatLine) {
         if self.lines.len() >= CHAT_LOG_LINES {
             self.lines.pop_front();
@@ -102,7 +122,12 @@ pub(crate) fn receive_chat(
                     continue;
                 }
                 log.received = log.received.saturating_add(1);
-                log.push(ChatLine { from: Some(roster.name(*from)), text, team: *team, at_s });
+                let name = roster.name(*from);
+                if log.is_muted(*from, &name) {
+                    log.muted_lines = log.muted_lines.saturating_add(1);
+                    continue;
+                }
+                log.push(ChatLine { from: Some(name), text, team: *team, at_s });
             }
             ToClient::ChatRefused(why) => {
                 log.refused = log.refused.saturating_add(1);

@@ -389,6 +389,7 @@ fn pause_menu(
     mut settings_window: ResMut<SettingsWindow>,
     hosted: Option<Res<HostedServer>>,
     connection: Option<Res<ServerConnection>>,
+    (roster, mut chat): (Res<arena_client::Roster>, ResMut<arena_client::ChatLog>),
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) -> Result {
@@ -412,6 +413,19 @@ fn pause_menu(
             } else if let Some(connection) = connection {
                 ui.label(format!("Playing on {}", connection.addr));
             }
+            // Everyone else, each with a mute for the chat.
+            egui::CollapsingHeader::new("Players (mute in chat)").show(ui, |ui| {
+                let others: Vec<_> = roster.names.iter().filter(|(id, _)| Some(**id) != roster.local_id).collect();
+                if others.is_empty() {
+                    ui.label("Nobody else yet.");
+                }
+                for (id, name) in others {
+                    let mut muted = chat.is_muted(*id, name);
+                    if ui.checkbox(&mut muted, name.as_str()).changed() {
+                        chat.set_muted(*id, name, muted);
+                    }
+                }
+            });
             ui.vertical_centered(|ui| {
                 if ui.button("Resume").clicked() {
                     pause.open = false;
