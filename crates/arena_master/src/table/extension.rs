@@ -55,6 +55,28 @@ impl Master {
         self.credits.datagram_done();
     }
 
+    /// Whether `cookie` proves that `from` asks about `server` (a request
+    /// from a forged address never sees its cookie); if not, `from` is sent
+    /// a fresh one in the `challenge` of its request's kind, within its credit.
+    pub(super) fn proved(
+        &mut self,
+        from: SocketAddr,
+        server: SocketAddr,
+        cookie: Option<&str>,
+        now: Duration,
+        out: &mut Vec<(SocketAddr, Vec<u8>)>,
+        challenge: impl FnOnce(SocketAddr, String) -> Reach,
+    ) -> bool {
+        if cookie.is_some_and(|c| self.introductions.cookie_good(from, server, c, now)) {
+            return true;
+        }
+        let cookie = self.introductions.cookie(from, server, now);
+        if self.reply(from, challenge(server, cookie).encode(), out) {
+            self.counters.cookies += 1;
+        }
+        false
+    }
+
     /// A reply to `to`, within its credit.
     pub(super) fn reply(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) -> bool {
         if datagram.len() <= self.credit_of(to.ip()) {
@@ -101,12 +123,8 @@ impl Master {
                 self.counters.reach_checks += 1;
             }
             Reach::PunchRequest { server, cookie } => {
-                let good = cookie.is_some_and(|c| self.introductions.cookie_good(from, server, &c, now));
-                if !good {
-                    let cookie = self.introductions.cookie(from, server, now);
-                    if self.reply(from, Reach::PunchChallenge { server, cookie }.encode(), out) {
-                        self.counters.cookies += 1;
-                    }
+                let challenge = |server, cookie| Reach::PunchChallenge { server, cookie };
+                if !self.proved(from, server, cookie.as_deref(), now, out, challenge) {
                     return;
                 }
                 let game_port = self.listed.get(&server).map_or(0, |l| l.game_port);

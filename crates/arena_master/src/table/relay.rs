@@ -120,12 +120,8 @@ impl Master {
         now: Duration,
         out: &mut Vec<(SocketAddr, Vec<u8>)>,
     ) {
-        let good = cookie.is_some_and(|c| self.introductions.cookie_good(from, server, &c, now));
-        if !good {
-            let cookie = self.introductions.cookie(from, server, now);
-            if self.reply(from, Reach::RelayChallenge { server, cookie }.encode(), out) {
-                self.counters.cookies += 1;
-            }
+        let challenge = |server, cookie| Reach::RelayChallenge { server, cookie };
+        if !self.proved(from, server, cookie.as_deref(), now, out, challenge) {
             return;
         }
         let answer = match (&self.config.relay, self.listed.get(&server)) {
@@ -175,11 +171,8 @@ impl Master {
         now: Duration,
         out: &mut Vec<(SocketAddr, Vec<u8>)>,
     ) {
-        if !self.introductions.cookie_good(from, server, cookie, now) {
-            let cookie = self.introductions.cookie(from, server, now);
-            if self.reply(from, Reach::RelayChallenge { server, cookie }.encode(), out) {
-                self.counters.cookies += 1;
-            }
+        let challenge = |server, cookie| Reach::RelayChallenge { server, cookie };
+        if !self.proved(from, server, Some(cookie), now, out, challenge) {
             return;
         }
         // Only an address on the master's own relay: anything else would
