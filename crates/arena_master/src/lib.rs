@@ -16,8 +16,10 @@
 //! - `introductions`: the master's cookies and budgets for introductions.
 //! - `table`: the master's state: challenges, listings, caps, the
 //!   no-reflection byte credit, list continuations, counters;
-//!   `table/extension.rs` its side of Arena's extension, `table/relay.rs`
-//!   the relay's credentials and the peers it admits.
+//!   `table/lists.rs` the lists for clients, `table/counters.rs` the
+//!   counters and the summary line, `table/extension.rs` its side of
+//!   Arena's extension, `table/relay.rs` the relay's credentials and the
+//!   peers it admits.
 //! - `serve`: the socket loop.
 
 mod budget;

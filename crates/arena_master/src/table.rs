@@ -33,6 +33,7 @@ use crate::wire::{self, Challenges, InfoString, ServerQuery, ToMaster};
 mod counters;
 mod extension;
 mod index;
+mod lists;
 mod relay;
 
 pub use counters::MasterCounters;
@@ -88,9 +89,9 @@ impl Default for MasterConfig {
 }
 
 /// Most list continuations remembered.
-const MAX_CONTINUATIONS: usize = 4096;
+pub(super) const MAX_CONTINUATIONS: usize = 4096;
 /// How often the summary line may be given.
-const SUMMARY_PERIOD: Duration = Duration::from_secs(1);
+pub(super) const SUMMARY_PERIOD: Duration = Duration::from_secs(1);
 /// Challenges are a keyed MAC of the server's address and the window of
 /// this length they were made in; one is good until `challenge_timeout`
 /// after its window began.
@@ -132,7 +133,7 @@ struct Challenge {
 /// address and per-refresh token: a request forged from the asker's
 /// address, which cannot know the token, cannot move its place).
 #[derive(Clone, Debug)]
-struct Continuation {
+pub(super) struct Continuation {
     query: ServerQuery,
     after: SocketAddr,
     expires: Duration,
@@ -265,11 +266,11 @@ impl Master {
     }
 
     /// Bytes `ip` may still be sent.
-    fn credit_of(&self, ip: IpAddr) -> usize {
+    pub(super) fn credit_of(&self, ip: IpAddr) -> usize {
         self.credits.available(ip)
     }
 
-    fn send(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
+    pub(super) fn send(&mut self, to: SocketAddr, datagram: Vec<u8>, out: &mut Vec<(SocketAddr, Vec<u8>)>) {
         self.credits.spend(to.ip(), datagram.len());
         self.counters.bytes_out += datagram.len() as u64;
         out.push((to, datagram));
@@ -625,80 +626,6 @@ impl Master {
         })
     }
 
-    fn matches(query: &ServerQuery, addr: &SocketAddr, listing: &Listing) -> bool {
-        listing.game == query.game
-            && listing.protocol == query.protocol
-            && (query.empty || listing.clients > 0)
-            && (query.full || listing.clients < listing.max_clients)
-            && query.gametype.as_ref().is_none_or(|g| *g == listing.gametype)
-            && query.wants(addr)
-    }
-
-    fn get_servers(
-        &mut self,
-        from: SocketAddr,
-        query: ServerQuery,
-        now: Duration,
-        out: &mut Vec<(SocketAddr, Vec<u8>)>,
-    ) {
-        self.counters.lists_asked += 1;
-        if !self.config.games.contains(&query.game) {
-            self.counters.drop("list of a game not listed here");
-            return;
-        }
-        // A repeat of a list that did not all go resumes after what went
-        // (the same address, query and per-refresh token).
-        let place = (from, query.refresh.clone());
-        let after = match self.continuations.get(&place) {
-            Some(c) if c.query == query && c.expires > now => Some(c.after),
-            _ => None,
-        };
-        // No more than the credit could carry (one past, so that a list
-        // that does not end here is not taken for one that does).
-        let most = self.credit_of(from.ip()) / wire::MIN_ENTRY_BYTES + 1;
-        let listed = &self.listed;
-        let (matching, scanned) = self.index.matching(&query, after, most, |addr| {
-            listed.get(addr).is_some_and(|l| l.expires > now && Self::matches(&query, addr, l))
-        });
-        self.counters.scanned += scanned;
-        let mut rest: &[SocketAddr] = &matching;
-        let mut last_sent = after;
-        loop {
-            let room = self.credit_of(from.ip()).min(wire::MAX_DATAGRAM_BYTES);
-            let part = wire::servers_response(query.extended, rest, true, room);
-            if part.taken == 0 && !part.ended {
-                // Not even one entry (or the end mark) fits what it sent.
-                self.counters.withheld += 1;
-                break;
-            }
-            let (sent, unsent) = rest.split_at_checked(part.taken).unwrap_or((rest, &[]));
-            if let Some(last) = sent.last() {
-                last_sent = Some(*last);
-            }
-            rest = unsent;
-            self.counters.list_datagrams += 1;
-            self.send(from, part.datagram, out);
-            if part.ended {
-                self.continuations.remove(&place);
-                return;
-            }
-        }
-        // Not all of it went: the same request again gets the rest.
-        if let Some(after) = last_sent {
-            if self.continuations.len() >= MAX_CONTINUATIONS
-                && !self.continuations.contains_key(&place)
-                && self.continuations_swept.is_none_or(|t| now.saturating_sub(t) >= SWEEP_PERIOD)
-            {
-                self.continuations_swept = Some(now);
-                self.continuations.retain(|_, c| c.expires > now);
-            }
-            if self.continuations.len() < MAX_CONTINUATIONS || self.continuations.contains_key(&place) {
-                let expires = now + self.config.continuation_timeout;
-                self.continuations.insert(place, Continuation { query, after, expires });
-            }
-        }
-    }
-
     /// Forgets expired challenges, listings, continuations and credit.
     pub fn expire(&mut self, now: Duration) {
         self.introductions.forget_idle(now);
@@ -729,48 +656,6 @@ impl Master {
         self.spent.retain(|_, (_, until)| *until > now);
         self.credits.expire(now);
         self.publish_relay_peers(now);
-    }
-
-    /// One line about what happened since the last, at most once a second,
-    /// and only if anything did.
-    pub fn summary(&mut self, now: Duration) -> Option<String> {
-        if self.last_summary.is_some_and(|t| now.saturating_sub(t) < SUMMARY_PERIOD) {
-            return None;
-        }
-        let before = std::mem::replace(&mut self.summarised, self.counters.clone());
-        self.last_summary = Some(now);
-        let c = &self.counters;
-        if c.datagrams == before.datagrams && c.expired == before.expired {
-            return None;
-        }
-        let dropped: Vec<String> = c
-            .dropped
-            .iter()
-            .filter_map(|(why, n)| {
-                let new = n - before.dropped.get(why).copied().unwrap_or(0);
-                (new > 0).then(|| format!("{new} {why}"))
-            })
-            .collect();
-        Some(format!(
-            "master: {} datagrams in ({} B), {} B out; {} heartbeats, {} challenges; {} new, {} refreshed, \
-             {} said goodbye, {} expired; {} lists asked ({} datagrams, {} withheld); dropped: {}; \
-             {} listed, {} pending",
-            c.datagrams - before.datagrams,
-            c.bytes_in - before.bytes_in,
-            c.bytes_out - before.bytes_out,
-            c.heartbeats - before.heartbeats,
-            c.challenges_sent - before.challenges_sent,
-            c.listed_new - before.listed_new,
-            c.refreshed - before.refreshed,
-            c.farewells - before.farewells,
-            c.expired - before.expired,
-            c.lists_asked - before.lists_asked,
-            c.list_datagrams - before.list_datagrams,
-            c.withheld - before.withheld,
-            if dropped.is_empty() { "none".to_string() } else { dropped.join(", ") },
-            self.listed.len(),
-            self.pending,
-        ))
     }
 }
 

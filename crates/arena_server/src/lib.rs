@@ -81,7 +81,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
-use socket::{guard, transport};
+use socket::{drops, guard, transport};
 use tick::{
     bots, chat, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
     simulation, snapshots,
@@ -100,7 +100,7 @@ pub use transport::{ServerError, ServerInfo, ServerTransport};
 // What a game, a test or an experiment reads of a running server.
 pub use chat::ChatStats;
 pub use combat::{ShotLog, ShotRecord};
-pub use guard::{DropReason, GuardCounters};
+pub use drops::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
 pub use rockets::{RocketLog, RocketRecord, Rockets};

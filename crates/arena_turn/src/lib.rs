@@ -22,6 +22,7 @@
 //!   FINGERPRINT checks, a writer.
 //! - `channel_data`: ChannelData framing; telling the relay's datagrams
 //!   apart.
+//! - `events`: what an allocation tells its caller, and its errors in words.
 //! - `relay`: the allocation's state machine: transactions, retransmissions,
 //!   refreshes, permissions, channels.
 //! - `fuzzing`: what `arena_fuzz` drives besides the API: the bare parsers
@@ -29,6 +30,7 @@
 
 mod channel_data;
 mod credentials;
+mod events;
 pub mod fuzzing;
 mod message;
 mod relay;
@@ -37,5 +39,6 @@ pub use channel_data::{
     TurnDatagram, classify, encode as frame_channel_data, is_turn_datagram, parse as parse_channel_data,
 };
 pub use credentials::{Credentials, rest_credentials};
+pub use events::{Event, TurnError, code_in_words};
 pub use message::MAX_DATAGRAM;
-pub use relay::{Event, MAX_CHANNELS, MAX_PERMISSIONS, Relay, TurnError, code_in_words};
+pub use relay::{MAX_CHANNELS, MAX_PERMISSIONS, Relay};

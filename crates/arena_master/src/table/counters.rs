@@ -1,8 +1,11 @@
 //! What the master has done since it started: datagrams, bytes, servers
 //! proving themselves, lists, and every drop by its reason (the summary a
-//! second reports the change of these).
+//! second reports the change of these, written here too).
 
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::{Master, SUMMARY_PERIOD};
 
 /// What the master has done, since it started.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -46,5 +49,49 @@ pub struct MasterCounters {
 impl MasterCounters {
     pub(super) fn drop(&mut self, why: &'static str) {
         *self.dropped.entry(why).or_default() += 1;
+    }
+}
+
+impl Master {
+    /// One line about what happened since the last, at most once a second,
+    /// and only if anything did.
+    pub fn summary(&mut self, now: Duration) -> Option<String> {
+        if self.last_summary.is_some_and(|t| now.saturating_sub(t) < SUMMARY_PERIOD) {
+            return None;
+        }
+        let before = std::mem::replace(&mut self.summarised, self.counters.clone());
+        self.last_summary = Some(now);
+        let c = &self.counters;
+        if c.datagrams == before.datagrams && c.expired == before.expired {
+            return None;
+        }
+        let dropped: Vec<String> = c
+            .dropped
+            .iter()
+            .filter_map(|(why, n)| {
+                let new = n - before.dropped.get(why).copied().unwrap_or(0);
+                (new > 0).then(|| format!("{new} {why}"))
+            })
+            .collect();
+        Some(format!(
+            "master: {} datagrams in ({} B), {} B out; {} heartbeats, {} challenges; {} new, {} refreshed, \
+             {} said goodbye, {} expired; {} lists asked ({} datagrams, {} withheld); dropped: {}; \
+             {} listed, {} pending",
+            c.datagrams - before.datagrams,
+            c.bytes_in - before.bytes_in,
+            c.bytes_out - before.bytes_out,
+            c.heartbeats - before.heartbeats,
+            c.challenges_sent - before.challenges_sent,
+            c.listed_new - before.listed_new,
+            c.refreshed - before.refreshed,
+            c.farewells - before.farewells,
+            c.expired - before.expired,
+            c.lists_asked - before.lists_asked,
+            c.list_datagrams - before.list_datagrams,
+            c.withheld - before.withheld,
+            if dropped.is_empty() { "none".to_string() } else { dropped.join(", ") },
+            self.listed.len(),
+            self.pending,
+        ))
     }
 }

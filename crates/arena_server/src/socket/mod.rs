@@ -6,6 +6,7 @@
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
 //! - `rate_limits`: token buckets, per address and bounded.
+//! - `drops`: what the guard drops, by reason, and its counters.
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
 //!   connections, issued ids, per-client tallies, the log summary).
 //! - `answers`: what queries and `getinfo` are answered, encoded ahead.
@@ -15,6 +16,7 @@
 //! - `farewell`: the last word to the masters on a clean stop.
 
 mod answers;
+pub(crate) mod drops;
 mod farewell;
 pub(crate) mod guard;
 mod master_traffic;

@@ -32,7 +32,8 @@ use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};
 use renetcode::{NetcodeServer, ServerAuthentication, ServerConfig as NetcodeConfig, ServerResult};
 
 use super::answers::Answers;
-use super::guard::{Guard, GuardCounters, SILENT_CLIENT_TIMEOUT, Verdict};
+use super::drops::GuardCounters;
+use super::guard::{Guard, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::config::{ConfigError, ServerConfig};
 use crate::vocabulary::DueClients;
 
