@@ -107,6 +107,18 @@ enum Grant {
     Refused,
 }
 
+impl Grant {
+    /// Whether a request for it is due at `now`: wanted, or granted and
+    /// about to run out.
+    fn due(self, now: Duration) -> bool {
+        match self {
+            Grant::Wanted => true,
+            Grant::Granted { refresh_at } => refresh_at <= now,
+            Grant::Refused => false,
+        }
+    }
+}
+
 struct Permission {
     ip: IpAddr,
     grant: Grant,
@@ -351,27 +363,14 @@ impl Relay {
         if self.refresh_at.is_some_and(|at| at <= now) && !self.pending(refresh) {
             self.start(refresh, now, 0);
         }
-        let mut due = Vec::new();
-        for p in &self.permissions {
-            let wanted = match p.grant {
-                Grant::Wanted => true,
-                Grant::Granted { refresh_at } => refresh_at <= now,
-                Grant::Refused => false,
-            };
-            if wanted {
-                due.push(Request::CreatePermission { ip: p.ip });
-            }
-        }
-        for c in &self.channels {
-            let wanted = match c.grant {
-                Grant::Wanted => true,
-                Grant::Granted { refresh_at } => refresh_at <= now,
-                Grant::Refused => false,
-            };
-            if wanted {
-                due.push(Request::ChannelBind { channel: c.number, peer: c.peer });
-            }
-        }
+        let permissions =
+            self.permissions.iter().filter(|p| p.grant.due(now)).map(|p| Request::CreatePermission { ip: p.ip });
+        let channels = self
+            .channels
+            .iter()
+            .filter(|c| c.grant.due(now))
+            .map(|c| Request::ChannelBind { channel: c.number, peer: c.peer });
+        let due: Vec<Request> = permissions.chain(channels).collect();
         for request in due {
             if !self.pending(request) {
                 self.start(request, now, 0);
