@@ -134,6 +134,10 @@ pub(crate) struct JoinArgs {
     /// The game's password, if it is private.
     #[arg(long, value_name = "TEXT")]
     pub password: Option<String>,
+    /// Join to watch: follow the players (mouse buttons), first person or
+    /// chase view (Space), or fly freely.
+    #[arg(long)]
+    pub spectate: bool,
     #[command(flatten)]
     pub window: WindowArgs,
 }
@@ -216,6 +220,12 @@ pub(crate) struct BotsArgs {
     /// the lines received and refused.
     #[arg(long, value_name = "TEXT")]
     pub say: Option<String>,
+    /// Join to watch (the report says `spectator`).
+    #[arg(long)]
+    pub spectate: bool,
+    /// Play for this team (`red` or `blue`; team deathmatch), asked for once in the game.
+    #[arg(long, value_name = "TEAM", value_parser = team, conflicts_with = "spectate")]
+    pub team: Option<arena_protocol::modes::Team>,
     /// Frames a second of the bot loop: a low rate plays like a slow
     /// machine's window (1-1000).
     #[arg(long, default_value_t = arena_lab::bot_clients::FRAMES_PER_S, value_parser = values::frame_rate)]
@@ -439,6 +449,11 @@ fn refuse_empty_password(matches: &clap::ArgMatches, added: &[OsString]) -> Resu
     Ok(())
 }
 
+/// `--team`: red or blue.
+fn team(text: &str) -> Result<arena_protocol::modes::Team, String> {
+    arena_protocol::modes::Team::parse(text).ok_or_else(|| format!("{text:?} is no team: red or blue"))
+}
+
 /// How much of a password file's first line is read to see whether it is
 /// blank (a password is at most a few hundred bytes).
 const MAX_PASSWORD_LINE_BYTES: u64 = 4096;
@@ -471,7 +486,7 @@ impl JoinArgs {
     /// Joining the server at `addr`, resolved, with the password given.
     pub(crate) fn start(&self) -> Result<StartAction, String> {
         let addr = arena_client::resolve_server_addr(&self.addr).map_err(|e| e.to_string())?;
-        Ok(StartAction::Join(addr, game::password(self.password.as_deref())?))
+        Ok(StartAction::Join(addr, game::password(self.password.as_deref())?, self.spectate))
     }
 }
 
@@ -520,6 +535,8 @@ impl BotsArgs {
             introducers: self.masters.clone(),
             frames_per_s: self.fps,
             say: self.say.clone(),
+            spectate: self.spectate,
+            team: self.team,
         })
     }
 }

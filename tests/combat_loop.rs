@@ -181,11 +181,11 @@ fn a_match_ends_at_the_frag_limit_shows_results_and_starts_again() {
     target_side_on(&mut game);
     kill_target(&mut game);
     game.step(test_frames(0.2));
-    assert_eq!(phase(&game), MatchPhase::Over { winner: Some(shooter) });
+    assert_eq!(phase(&game), MatchPhase::Over { winner: Some(shooter), team: None });
     for client in &game.clients {
         let status = client.world().resource::<MatchStatus>();
         assert!(status.is_over(), "every client shows the results");
-        assert_eq!(status.info.unwrap().phase, MatchPhase::Over { winner: Some(shooter) });
+        assert_eq!(status.info.unwrap().phase, MatchPhase::Over { winner: Some(shooter), team: None });
     }
     // During the results nobody acts: the shooter's trigger does nothing.
     let ammo = game.sim("Shooter").unwrap().ammo;
@@ -214,7 +214,7 @@ fn a_match_ends_at_the_frag_limit_shows_results_and_starts_again() {
 #[test]
 fn a_match_with_no_frags_ends_at_the_time_limit_without_a_winner() {
     let mut game = game(MatchRules { frag_limit: 20, time_limit_s: 3, results_s: 1 });
-    assert!(game.step_until(test_frames(4.0), |g| phase(g) == MatchPhase::Over { winner: None }));
+    assert!(game.step_until(test_frames(4.0), |g| phase(g) == MatchPhase::Over { winner: None, team: None }));
     assert!(game.step_until(test_frames(2.0), |g| phase(g) == MatchPhase::Playing));
     assert_eq!(game.server.world().resource::<MatchState>().number, 2);
 }

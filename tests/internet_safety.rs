@@ -160,9 +160,15 @@ fn hostile_pair() -> (HostileServer, App) {
         snapshot_hz: HZ,
         server_tick: 1000,
         map_name: "Foundry".into(),
-        players: vec![PlayerInfo { id: PlayerId(0), name: "Ada".into(), bot: false }],
+        players: vec![PlayerInfo {
+            id: PlayerId(0),
+            name: "Ada".into(),
+            bot: false,
+            side: arena_protocol::modes::Side::Free,
+        }],
         range: false,
         subtick: true,
+        mode: arena_protocol::modes::Mode::Ffa,
     }));
     let ok = (0..test_frames(2.0)).any(|_| {
         hostile.pump(test_frame());
@@ -274,6 +280,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             players: vec![],
             range: true,
             subtick: true,
+            mode: arena_protocol::modes::Mode::Ffa,
         }),
         ToClient::Range(arena_protocol::RangeReport {
             shots: 1,

@@ -116,11 +116,27 @@ pub(crate) struct GameArgs {
     #[arg(long, env = "ARENA_MAP_LEASE_S", value_name = "S", default_value_t = arena_server::DEFAULT_MAP_LEASE_S,
           value_parser = clap::value_parser!(u32).range(2..=604_800))]
     pub map_lease_s: u32,
+    /// How matches are played: `ffa` (everyone against everyone), `tdm`
+    /// (team deathmatch: two teams, balanced) or `duel` (two players, the
+    /// rest watch and queue for the next match).
+    #[arg(long, env = "ARENA_MODE", default_value = "ffa", value_parser = mode)]
+    pub mode: arena_protocol::modes::Mode,
+    /// Teammates hurt each other (team deathmatch; off by default).
+    #[arg(long, env = "ARENA_FRIENDLY_FIRE")]
+    pub friendly_fire: bool,
+    /// Most clients watching at once, apart from the players (0-32).
+    #[arg(long, env = "ARENA_MAX_SPECTATORS", value_name = "N", default_value_t = arena_server::DEFAULT_MAX_SPECTATORS)]
+    pub max_spectators: usize,
     /// How the server's systems run: `single` (one after another on the
     /// server's thread: cheapest for a server's small world) or `multi`
     /// (Bevy's thread pool), for comparing with `arena lab servercost`.
     #[arg(long, value_enum, default_value = "single")]
     pub executor: ExecutorArg,
+}
+
+/// `--mode`: a mode by its short name.
+fn mode(text: &str) -> Result<arena_protocol::modes::Mode, String> {
+    arena_protocol::modes::Mode::parse(text).ok_or_else(|| format!("{text:?} is no mode: ffa, tdm or duel"))
 }
 
 /// `--executor`.
@@ -197,6 +213,9 @@ impl GameArgs {
             map_port,
             map_lease_s: self.map_lease_s,
             executor: self.executor.into(),
+            mode: self.mode,
+            friendly_fire: self.friendly_fire,
+            max_spectators: self.max_spectators,
         })
     }
 }

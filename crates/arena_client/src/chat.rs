@@ -6,12 +6,13 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use arena_protocol::chat::clean_chat;
-use arena_protocol::{ToClient, ToServer, encode};
+use arena_protocol::modes::Side;
+use arena_protocol::{ToClient, ToServer};
 use arena_sim::PlayerId;
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
-use crate::vocabulary::{GameMessage, MessageTally, Roster, SessionState};
+use crate::vocabulary::{GameMessage, MessageTally, Roster, SessionState, send_to_server};
 
 /// Lines the log keeps, at most (the oldest go first).
 pub const CHAT_LOG_LINES: usize = 64;
@@ -37,6 +38,9 @@ pub struct ChatLine {
     pub from: Option<String>,
     pub text: String,
     pub team: bool,
+    /// The speaker's side when it spoke (its team's colour; free for the
+    /// server's word).
+    pub side: Side,
     /// Real time it came, seconds (the app's clock): lines fade by it.
     pub at_s: f64,
 }
@@ -94,14 +98,7 @@ pub(crate) fn send_chat(
         if text.is_empty() {
             continue;
         }
-        let message = ToServer::Chat { text, team: *team };
-        match encode(&message) {
-            Ok(bytes) => {
-                tally.count_up(message.kind(), bytes.len());
-                client.send_message(message.channel(), bytes);
-            }
-            Err(e) => error!("could not encode a chat line: {e}"),
-        }
+        send_to_server(&mut client, &mut tally, &ToServer::Chat { text, team: *team });
     }
 }
 
@@ -127,11 +124,12 @@ pub(crate) fn receive_chat(
                     log.muted_lines = log.muted_lines.saturating_add(1);
                     continue;
                 }
-                log.push(ChatLine { from: Some(name), text, team: *team, at_s });
+                log.push(ChatLine { from: Some(name), text, team: *team, side: roster.side(*from), at_s });
             }
             ToClient::ChatRefused(why) => {
                 log.refused = log.refused.saturating_add(1);
-                log.push(ChatLine { from: None, text: why.explain().to_string(), team: false, at_s });
+                let text = why.explain().to_string();
+                log.push(ChatLine { from: None, text, team: false, side: Side::Free, at_s });
             }
             _ => {}
         }

@@ -241,6 +241,11 @@ pub(crate) fn sample_command(
         cmd.sanitize();
         cmd.quantize();
     }
+    if roster.watching() {
+        // A watcher's commands keep its clock in step and carry its
+        // acknowledgements; its view turns, but it neither moves nor acts.
+        cmd = UserCmd { tick: cmd.tick, yaw: cmd.yaw, pitch: cmd.pitch, ..UserCmd::default() };
+    }
     if window.last_ack.is_none() {
         // Until the server has run one of our commands, the clock is still
         // finding its lead and the server drops what comes too late: a shot

@@ -59,6 +59,8 @@ pub struct ConnectTo {
     pub name: String,
     /// The game's password (open: none).
     pub password: Password,
+    /// Join to watch (`arena join --spectate`): never in the world.
+    pub spectate: bool,
 }
 
 /// Ask the client to leave the server.
@@ -77,6 +79,8 @@ pub struct ServerConnection {
     pub name: String,
     /// The game's password, for a rejoin.
     pub password: Password,
+    /// Joined to watch.
+    pub spectate: bool,
     /// Real time at which connecting started.
     pub started: Duration,
 }
@@ -153,14 +157,14 @@ fn on_connect_to(
     mut last: ResMut<LastDisconnect>,
     mut next: ResMut<NextState<Session>>,
 ) {
-    let ConnectTo { addr, name, password } = event.event().clone();
+    let ConnectTo { addr, name, password, spectate } = event.event().clone();
     let for_rejoin = password.clone();
     let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
     let mode = io_mode.map(|m| *m).unwrap_or(match strategy.as_deref() {
         None | Some(bevy::time::TimeUpdateStrategy::Automatic) => IoMode::Thread,
         Some(_) => IoMode::Frame,
     });
-    match UdpTransport::connect(addr, &name, &password, settings.conditions, seed, mode) {
+    match UdpTransport::connect(addr, (&name, spectate), &password, settings.conditions, seed, mode) {
         Ok(mut transport) => {
             // A server on this machine or the LAN needs no introduction.
             if let Some(introducers) = introducers.filter(|_| !arena_udp::is_local(addr.ip())) {
@@ -169,7 +173,13 @@ fn on_connect_to(
             info!("connecting to {addr} as {name}");
             commands.insert_resource(transport);
             commands.insert_resource(RenetClient::new(arena_protocol::connection_config()));
-            commands.insert_resource(ServerConnection { addr, name, password: for_rejoin, started: time.elapsed() });
+            commands.insert_resource(ServerConnection {
+                addr,
+                name,
+                password: for_rejoin,
+                spectate,
+                started: time.elapsed(),
+            });
             last.0 = None;
             next.set(Session::Connecting);
         }
@@ -282,7 +292,12 @@ pub(crate) fn watch_connection(
                 ),
             );
         } else {
-            let connect = ConnectTo { addr, name: connection.name.clone(), password: connection.password.clone() };
+            let connect = ConnectTo {
+                addr,
+                name: connection.name.clone(),
+                password: connection.password.clone(),
+                spectate: connection.spectate,
+            };
             commands.insert_resource(Rejoin { connect, begun: false });
             end_connection(&mut commands, format!("Lost the connection to {addr}: {why}: rejoining..."));
         }

@@ -5,11 +5,11 @@
 //! delay allows.
 
 use arena_protocol::kill_cam::KillCam;
-use arena_protocol::{ToClient, ToServer, encode};
+use arena_protocol::{ToClient, ToServer};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
-use crate::vocabulary::{GameMessage, MessageTally};
+use crate::vocabulary::{GameMessage, MessageTally, send_to_server};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<KillCamFeed>().add_message::<SkipKillCam>();
@@ -58,12 +58,5 @@ pub(crate) fn send_skips(
     }
     feed.current = None;
     let Some(mut client) = client else { return };
-    let message = ToServer::SkipKillCam;
-    match encode(&message) {
-        Ok(bytes) => {
-            tally.count_up(message.kind(), bytes.len());
-            client.send_message(message.channel(), bytes);
-        }
-        Err(e) => error!("could not encode a kill-cam skip: {e}"),
-    }
+    send_to_server(&mut client, &mut tally, &ToServer::SkipKillCam);
 }

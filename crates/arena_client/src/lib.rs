@@ -48,6 +48,7 @@
 //!   our own splash into the prediction.
 //! - `kill_cam`: the server's account of our death, kept for the view; skips.
 //! - `chat`: what the player says, sent; what the server passed on, kept.
+//! - `spectating`: the side we ask for; whom a watcher follows, and how.
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
 //! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
@@ -95,6 +96,7 @@ mod round_trip;
 mod scoreboard;
 mod sent_settings;
 mod settings;
+mod spectating;
 mod stats;
 mod sub_tick_shots;
 pub mod transport;
@@ -114,6 +116,7 @@ pub use hole_punch::{Introducers, Introduction};
 pub use kill_cam::{KillCamFeed, SkipKillCam};
 pub use link::IoMode;
 pub use settings::NetcodeSettings;
+pub use spectating::{ChooseSide, Spectating, SpectatorInput, WatchView};
 
 // What the local player does, and where everyone is drawn.
 pub use command_clock::ClientTick;
@@ -228,7 +231,7 @@ impl Plugin for ClientPlugin {
                 drawn::plugin,
                 foreseen_hits::plugin,
                 (combat::plugin, sent_settings::plugin, rockets::plugin),
-                (scoreboard::plugin, kill_cam::plugin, chat::plugin),
+                (scoreboard::plugin, kill_cam::plugin, chat::plugin, spectating::plugin),
                 range::plugin,
                 stats::plugin,
             ));
@@ -278,7 +281,7 @@ impl Plugin for ClientPlugin {
                 (
                     (render_clock::advance_render_clock, commands::stamp_clicks),
                     (interpolation::interpolate, prediction::present_local),
-                    (drawn::watch_lives, rockets::draw_rockets),
+                    (drawn::watch_lives, rockets::draw_rockets, spectating::follow),
                 )
                     .chain()
                     .in_set(ClientSet::Present),
@@ -288,6 +291,7 @@ impl Plugin for ClientPlugin {
                     sent_settings::send_settings.run_if(in_state(Session::InGame)),
                     kill_cam::send_skips,
                     chat::send_chat,
+                    spectating::send_side_choices,
                 )
                     .in_set(ClientSet::Watch),
             ),

@@ -6,7 +6,7 @@
 //! snapshot, the game messages (combat, scores, the match). A refusal, or a
 //! transport that fails, ends the connection.
 
-use arena_protocol::{Refusal, ToClient, decode};
+use arena_protocol::{ToClient, decode};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
@@ -89,7 +89,7 @@ pub(crate) fn route_messages(
             }
         };
         match message {
-            ToClient::Refused(Refusal::Name(refusal)) => {
+            ToClient::Refused(refusal) => {
                 let name = connection.as_ref().map(|c| c.name.clone()).unwrap_or_default();
                 end_connection(&mut commands, refusal.explain(&name));
                 if let Some(transport) = transport.as_mut() {
@@ -105,6 +105,9 @@ pub(crate) fn route_messages(
             }
             ToClient::PlayerLeft { id } => {
                 roster.write(RosterNews::Left(id));
+            }
+            ToClient::SideChanged { id, side } => {
+                roster.write(RosterNews::Side(id, side));
             }
             ToClient::Snapshot(bytes) => {
                 stats.snapshots_received += 1;

@@ -35,6 +35,7 @@ pub(crate) fn apply_roster_news(
                     map_name: arena_protocol::names::clean_name(&welcome.map_name),
                     range: welcome.range,
                     subtick: welcome.subtick,
+                    mode: welcome.mode,
                     ..Roster::default()
                 };
                 for info in &welcome.players {
@@ -49,8 +50,15 @@ pub(crate) fn apply_roster_news(
                 info!("{} joined", info.name);
                 roster.add(info);
             }
+            RosterNews::Side(id, side) => {
+                if roster.names.contains_key(id) {
+                    info!("{} is now {}", roster.name(*id), side.label());
+                    roster.sides.insert(*id, *side);
+                }
+            }
             RosterNews::Left(id) => {
                 roster.bots.remove(id);
+                roster.sides.remove(id);
                 if let Some(name) = roster.names.remove(id) {
                     info!("{name} left");
                 }

@@ -3,13 +3,13 @@
 //! interpolation delay, sent on joining and when they change. The switches
 //! themselves are `settings`' [`NetcodeSettings`].
 
-use arena_protocol::{ClientSettings, ToServer, encode};
+use arena_protocol::{ClientSettings, ToServer};
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::render_clock::ServerClock;
 use crate::settings::NetcodeSettings;
-use crate::vocabulary::{MessageTally, Roster, SessionState};
+use crate::vocabulary::{MessageTally, Roster, SessionState, send_to_server};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_session_resource::<SentSettings>();
@@ -74,13 +74,7 @@ pub(crate) fn send_settings(
     if sent.last == Some(current) || !sent.worth_sending(current, now_s) {
         return;
     }
-    let message = ToServer::Settings(current);
-    match encode(&message) {
-        Ok(bytes) => {
-            tally.count_up(message.kind(), bytes.len());
-            client.send_message(message.channel(), bytes);
-            *sent = SentSettings { last: Some(current), at_s: now_s };
-        }
-        Err(e) => error!("could not encode settings: {e}"),
+    if send_to_server(&mut client, &mut tally, &ToServer::Settings(current)) {
+        *sent = SentSettings { last: Some(current), at_s: now_s };
     }
 }

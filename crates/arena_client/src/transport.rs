@@ -24,7 +24,7 @@ use arena_protocol::PROTOCOL_ID;
 use arena_protocol::bundle::{bundle, unbundle};
 use arena_protocol::datagram::{self, Direction, MAX_DATAGRAM_BYTES, Refusal};
 use arena_protocol::key::{Password, PasswordError};
-use arena_protocol::names::name_to_user_data;
+use arena_protocol::names::join_user_data;
 use arena_protocol::payload_guard::PayloadGuard;
 use bevy::prelude::*;
 use renet::RenetClient;
@@ -129,7 +129,7 @@ impl UdpTransport {
     /// or on a thread (see [`UdpTransport::start_clock`]).
     pub fn connect(
         server: SocketAddr,
-        name: &str,
+        (name, spectate): (&str, bool),
         password: &Password,
         conditions: LinkConditions,
         seed: u64,
@@ -149,7 +149,7 @@ impl UdpTransport {
             random_u64(),
             CONNECTION_TIMEOUT_S,
             vec![server],
-            Some(&name_to_user_data(name)),
+            Some(&join_user_data(name, spectate)),
             &key,
         )
         .map_err(|e| TransportError::Netcode(e.to_string()))?;

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
+use arena_protocol::modes::{Mode, Side};
 use arena_protocol::snapshot::Frame;
 use arena_protocol::{PlayerInfo, ToClient, Welcome};
 use arena_sim::{ArenaWorld, PlayerId, PlayerState, TickRate};
@@ -134,6 +135,10 @@ pub struct Roster {
     pub range: bool,
     /// The server fires from clicks within the tick (sub-tick shots).
     pub subtick: bool,
+    /// How matches are played on the server.
+    pub mode: Mode,
+    /// Each player's side (a team, watching, the duel's queue).
+    pub sides: BTreeMap<PlayerId, Side>,
 }
 
 impl Roster {
@@ -150,11 +155,27 @@ impl Roster {
         let name = arena_protocol::names::clean_name(&info.name);
         let shown = if info.bot { format!("{name} (bot)") } else { name };
         self.names.insert(info.id, shown);
+        self.sides.insert(info.id, info.side);
         if info.bot {
             self.bots.insert(info.id);
         } else {
             self.bots.remove(&info.id);
         }
+    }
+
+    /// A player's side (one not announced: free).
+    pub fn side(&self, id: PlayerId) -> Side {
+        self.sides.get(&id).copied().unwrap_or_default()
+    }
+
+    /// Our own side.
+    pub fn local_side(&self) -> Side {
+        self.local_id.map(|id| self.side(id)).unwrap_or_default()
+    }
+
+    /// Whether we watch (by choice, or in the duel's queue).
+    pub fn watching(&self) -> bool {
+        self.local_id.is_some() && self.local_side().watches()
     }
 
     /// The name shown for a player.
@@ -207,6 +228,7 @@ pub(crate) enum RosterNews {
     Welcome(Welcome),
     Joined(PlayerInfo),
     Left(PlayerId),
+    Side(PlayerId, Side),
 }
 
 /// A snapshot as it came (packed), in the order they came, and when it came
@@ -288,6 +310,26 @@ impl MessageTally {
         let entry = self.up.entry(kind).or_default();
         entry.0 += 1;
         entry.1 += bytes as u64;
+    }
+}
+
+/// Sends `message` to the server on its channel and counts it; whether it
+/// went (a message that does not encode is a bug, logged).
+pub(crate) fn send_to_server(
+    client: &mut bevy_renet::RenetClient,
+    tally: &mut MessageTally,
+    message: &arena_protocol::ToServer,
+) -> bool {
+    match arena_protocol::encode(message) {
+        Ok(bytes) => {
+            tally.count_up(message.kind(), bytes.len());
+            client.send_message(message.channel(), bytes);
+            true
+        }
+        Err(e) => {
+            error!("could not encode a {} message: {e}", message.kind());
+            false
+        }
     }
 }
 

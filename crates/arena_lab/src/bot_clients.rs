@@ -41,6 +41,10 @@ pub struct BotsConfig {
     pub frames_per_s: f64,
     /// A chat line each bot says once it is in the game (`--say`).
     pub say: Option<String>,
+    /// Join to watch (`--spectate`): never in the world.
+    pub spectate: bool,
+    /// Play for this team (`--team`; team deathmatch), asked for once in the game.
+    pub team: Option<arena_protocol::modes::Team>,
 }
 
 /// How long a churning bot stays, and stays away, seconds.
@@ -98,6 +102,10 @@ pub struct BotReport {
     /// Chat lines of players it received, and refusals of its own lines.
     pub chat_received: u64,
     pub chat_refused: u64,
+    /// Its team at the end (team deathmatch: "red" or "blue"), and whether
+    /// it was watching then.
+    pub team: Option<String>,
+    pub spectator: bool,
     /// Messages it had to drop as bad (snapshots that did not decode among
     /// them), snapshots against a baseline it no longer had, and whole
     /// snapshots received (one per session when all is well).
@@ -178,14 +186,14 @@ impl Default for Steering {
 /// A headless network client with the game's client plugin (no window),
 /// asked to join `server` as `name`.
 pub fn headless_client(server: SocketAddr, name: &str, password: arena_protocol::key::Password) -> App {
-    headless_client_via(server, name, password, &[])
+    headless_client_via(server, (name, false), password, &[])
 }
 
 /// [`headless_client`], asking these masters for an introduction if the
 /// server stays silent.
 pub fn headless_client_via(
     server: SocketAddr,
-    name: &str,
+    (name, spectate): (&str, bool),
     password: arena_protocol::key::Password,
     introducers: &[String],
 ) -> App {
@@ -194,7 +202,7 @@ pub fn headless_client_via(
     if !introducers.is_empty() {
         app.insert_resource(arena_client::Introducers(introducers.to_vec()));
     }
-    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password });
+    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password, spectate });
     app
 }
 
@@ -203,7 +211,12 @@ pub fn run(config: &BotsConfig) -> Report {
     let mut bots: Vec<Bot> = (0..config.count)
         .map(|i| {
             let name = format!("{}{}", config.name_prefix, i + 1);
-            let mut app = headless_client_via(config.server, &name, config.password.clone(), &config.introducers);
+            let mut app = headless_client_via(
+                config.server,
+                (&name, config.spectate),
+                config.password.clone(),
+                &config.introducers,
+            );
             {
                 let mut netcode = app.world_mut().resource_mut::<arena_client::NetcodeSettings>();
                 netcode.conditions = config.conditions;
@@ -253,6 +266,10 @@ pub fn run(config: &BotsConfig) -> Report {
                     if let Some(text) = &config.say {
                         bot.app.world_mut().write_message(arena_client::SayChat { text: text.clone(), team: false });
                     }
+                    if let Some(team) = config.team {
+                        let choice = arena_protocol::modes::SideChoice::Team(team);
+                        bot.app.world_mut().write_message(arena_client::ChooseSide(choice));
+                    }
                 }
                 (false, Some(_), None) if !config.churn => bot.lost_at = Some(Instant::now()),
                 _ => {}
@@ -286,6 +303,8 @@ pub fn run(config: &BotsConfig) -> Report {
             let mispredictions = world.resource::<arena_client::Prediction>().mispredictions;
             let chat = world.resource::<arena_client::ChatLog>();
             let (chat_received, chat_refused) = (chat.received, chat.refused);
+            let side = world.resource::<arena_client::Roster>().local_side();
+            let (team, spectator) = (side.team().map(|t| t.name().to_string()), side.watches());
             let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
             let error = match (bot.welcomed_at, bot.lost_at) {
                 _ if !bot.failures.is_empty() => Some(bot.failures.join("; ")),
@@ -330,6 +349,8 @@ pub fn run(config: &BotsConfig) -> Report {
                 sessions: bot.sessions.max(u32::from(bot.welcomed_at.is_some())),
                 chat_received,
                 chat_refused,
+                team,
+                spectator,
                 bad_messages: stats.bad_messages,
                 unknown_baselines: stats.unknown_baselines,
                 full_snapshots: stats.full_snapshots,
@@ -342,7 +363,12 @@ pub fn run(config: &BotsConfig) -> Report {
 }
 
 fn connect_to(config: &BotsConfig, name: &str) -> ConnectTo {
-    ConnectTo { addr: config.server, name: name.to_string(), password: config.password.clone() }
+    ConnectTo {
+        addr: config.server,
+        name: name.to_string(),
+        password: config.password.clone(),
+        spectate: config.spectate,
+    }
 }
 
 /// Leaves after a random stay, and comes back after a random absence.

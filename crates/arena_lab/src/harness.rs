@@ -68,11 +68,22 @@ pub fn client_app_with_password(
     settings: NetcodeSettings,
     password: Password,
 ) -> App {
+    client_app_joining(frame, server, (name, false), settings, password)
+}
+
+/// As [`client_app_with_password`], joining to play or (`spectate`) to watch.
+pub fn client_app_joining(
+    frame: Duration,
+    server: SocketAddr,
+    (name, spectate): (&str, bool),
+    settings: NetcodeSettings,
+    password: Password,
+) -> App {
     let mut app = App::new();
     app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
     app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
     app.insert_resource(settings);
-    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password });
+    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password, spectate });
     app
 }
 
@@ -83,7 +94,12 @@ pub fn client_app_real(server: SocketAddr, name: &str, settings: NetcodeSettings
     let mut app = App::new();
     app.add_plugins((MinimalPlugins.set(ScheduleRunnerPlugin::run_once()), StatesPlugin, ClientPlugin));
     app.insert_resource(settings);
-    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password: Password::OPEN });
+    app.world_mut().trigger(ConnectTo {
+        addr: server,
+        name: name.to_string(),
+        password: Password::OPEN,
+        spectate: false,
+    });
     app
 }
 
@@ -96,7 +112,12 @@ pub fn client_app_pumped(frame: Duration, server: SocketAddr, name: &str, settin
     app.insert_resource(TimeUpdateStrategy::ManualDuration(frame));
     app.insert_resource(settings);
     app.insert_resource(arena_client::IoMode::Pumped);
-    app.world_mut().trigger(ConnectTo { addr: server, name: name.to_string(), password: Password::OPEN });
+    app.world_mut().trigger(ConnectTo {
+        addr: server,
+        name: name.to_string(),
+        password: Password::OPEN,
+        spectate: false,
+    });
     app
 }
 
@@ -210,6 +231,28 @@ impl LoopbackGame {
         let frames = (10.0 / frame.as_secs_f64()) as usize;
         let joined = game.step_until(frames, |g| g.clients.iter().all(|c| session(c) == Session::InGame));
         if joined { Ok(game) } else { Err("the clients did not get into the game within 10 s".into()) }
+    }
+
+    /// Another client called `name` joins (to watch, with `spectate`) with
+    /// `netcode`, updated every `frame`; its index once it is in the game
+    /// (within 10 s).
+    pub fn join(
+        &mut self,
+        name: &str,
+        spectate: bool,
+        netcode: NetcodeSettings,
+        frame: Duration,
+    ) -> Result<usize, String> {
+        let transport = self.server.world().resource::<arena_server::ServerTransport>();
+        let addr = transport.local_addr().map_err(|e| e.to_string())?;
+        self.clients.push(client_app_joining(frame, addr, (name, spectate), netcode, Password::OPEN));
+        let index = self.clients.len() - 1;
+        let frames = (10.0 / frame.as_secs_f64()) as usize;
+        if self.step_until(frames, |g| session(&g.clients[index]) == Session::InGame) {
+            Ok(index)
+        } else {
+            Err(format!("{name} did not get into the game within 10 s"))
+        }
     }
 
     /// Updates the server and then every client, `frames` times.

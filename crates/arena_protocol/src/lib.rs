@@ -11,6 +11,8 @@
 //! - `key`: the netcode key (open, or derived from a password with Argon2id).
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
 //! - `chat`: chat lines: their length, what cleaning takes out, refusals.
+//! - `modes`: free-for-all, team deathmatch and duel; sides (teams,
+//!   watching, the duel's queue); who may hurt whom; the balance of teams.
 //! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
 //! - `kill_cam`: the two-view kill-cam's message: the killer's track and
@@ -48,6 +50,7 @@ pub mod demo_frame;
 pub mod key;
 pub mod kill_cam;
 pub mod messages;
+pub mod modes;
 pub mod names;
 pub mod payload_guard;
 pub use arena_query as query;
@@ -65,7 +68,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 14;
+pub const PROTOCOL_VERSION: u64 = 15;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -43,6 +43,8 @@ pub enum ToServer {
     SkipKillCam,
     /// A chat line, to everyone or (`team`) to the player's team.
     Chat { text: String, team: bool },
+    /// Play, play for a team, or watch (a switch waits for the player's death).
+    ChooseSide(crate::modes::SideChoice),
 }
 
 /// What the server must know of a client's netcode settings.
@@ -88,13 +90,16 @@ impl ToServer {
             ToServer::Settings(_) => "settings",
             ToServer::SkipKillCam => "skip_kill_cam",
             ToServer::Chat { .. } => "chat",
+            ToServer::ChooseSide(_) => "choose_side",
         }
     }
 
     pub fn channel(&self) -> u8 {
         match self {
             ToServer::Commands(_) => channel::UNRELIABLE,
-            ToServer::Settings(_) | ToServer::SkipKillCam | ToServer::Chat { .. } => channel::RELIABLE,
+            ToServer::Settings(_) | ToServer::SkipKillCam | ToServer::Chat { .. } | ToServer::ChooseSide(_) => {
+                channel::RELIABLE
+            }
         }
     }
 
@@ -108,7 +113,7 @@ impl ToServer {
             ToServer::Settings(s) if s.interp_ms > MAX_INTERP_MS => {
                 Err(format!("interpolation delay {} ms (at most {MAX_INTERP_MS})", s.interp_ms))
             }
-            ToServer::Settings(_) | ToServer::SkipKillCam => Ok(()),
+            ToServer::Settings(_) | ToServer::SkipKillCam | ToServer::ChooseSide(_) => Ok(()),
             ToServer::Chat { text, .. } => chat_fits(text),
         }
     }
@@ -188,6 +193,11 @@ pub enum ToClient {
     },
     /// To a sender: its line was not passed on, and why.
     ChatRefused(crate::chat::ChatRefusal),
+    /// A player's side changed (a team, watching, the duel's queue).
+    SideChanged {
+        id: PlayerId,
+        side: crate::modes::Side,
+    },
 }
 
 /// Farthest a range miss is reported from the shot's line, metres.
@@ -218,6 +228,20 @@ pub struct RangeMiss {
 pub enum Refusal {
     /// Its name is not allowed.
     Name(NameRefusal),
+    /// No room: every player's place is taken and every spectator's too
+    /// (`spectators`: it came to watch, and the watchers' places are taken).
+    Full { spectators: bool },
+}
+
+impl Refusal {
+    /// In words, for the player (`name`: the one it asked for).
+    pub fn explain(&self, name: &str) -> String {
+        match self {
+            Refusal::Name(refusal) => refusal.explain(name),
+            Refusal::Full { spectators: true } => "the server has no room for another spectator".into(),
+            Refusal::Full { spectators: false } => "the server is full: no room to play, and none to watch".into(),
+        }
+    }
 }
 
 /// Where a shot went from its shooter's eye, in five bytes: the direction
@@ -279,6 +303,8 @@ pub struct MatchInfo {
     pub frag_limit: u16,
     /// Seconds left in this phase (the match, or the results screen).
     pub seconds_left: u32,
+    /// Each team's frags, red then blue (team deathmatch only).
+    pub team_frags: Option<[i16; 2]>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -287,6 +313,8 @@ pub enum MatchPhase {
     /// Over: the results are shown until the next match starts.
     Over {
         winner: Option<PlayerId>,
+        /// The winning team (team deathmatch; none for a draw).
+        team: Option<crate::modes::Team>,
     },
 }
 
@@ -312,6 +340,7 @@ impl ToClient {
             ToClient::KillCam(_) => "kill_cam",
             ToClient::Chat { .. } => "chat",
             ToClient::ChatRefused(_) => "chat_refused",
+            ToClient::SideChanged { .. } => "side_changed",
         }
     }
 
@@ -376,6 +405,7 @@ impl ToClient {
             | ToClient::Match(_)
             | ToClient::Refused(_)
             | ToClient::ChatRefused(_)
+            | ToClient::SideChanged { .. }
             // Bit packs whose every reading is finite and bounded.
             | ToClient::RocketFired { .. }
             | ToClient::RocketExploded { .. }
@@ -436,6 +466,8 @@ pub struct Welcome {
     pub range: bool,
     /// Shots go from where fire was pressed within a tick (clicks are used).
     pub subtick: bool,
+    /// How matches are played here.
+    pub mode: crate::modes::Mode,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -444,6 +476,8 @@ pub struct PlayerInfo {
     pub name: String,
     /// A server-side bot.
     pub bot: bool,
+    /// Playing (for a team) or watching.
+    pub side: crate::modes::Side,
 }
 
 #[cfg(test)]
@@ -460,10 +494,17 @@ mod tests {
                 snapshot_hz: 20,
                 server_tick: 1234,
                 map_name: "Foundry".into(),
-                players: vec![PlayerInfo { id: PlayerId(3), name: "Ada".into(), bot: false }],
+                players: vec![PlayerInfo {
+                    id: PlayerId(3),
+                    name: "Ada".into(),
+                    bot: false,
+                    side: crate::modes::Side::Team(crate::modes::Team::Blue),
+                }],
                 range: true,
                 subtick: true,
+                mode: crate::modes::Mode::Tdm,
             }),
+            ToClient::SideChanged { id: PlayerId(4), side: crate::modes::Side::Waiting },
             ToClient::Range(RangeReport {
                 shots: 9,
                 hits: 4,
@@ -473,9 +514,10 @@ mod tests {
             ToClient::Scores(vec![ScoreRow { id: PlayerId(1), frags: -1, deaths: 4, ping_ms: 80 }]),
             ToClient::Match(MatchInfo {
                 number: 2,
-                phase: MatchPhase::Over { winner: Some(PlayerId(1)) },
+                phase: MatchPhase::Over { winner: Some(PlayerId(1)), team: Some(crate::modes::Team::Red) },
                 frag_limit: 20,
                 seconds_left: 9,
+                team_frags: Some([20, -3]),
             }),
             ToClient::Snapshot(vec![1, 2, 3]),
         ];

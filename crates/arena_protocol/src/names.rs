@@ -114,19 +114,37 @@ pub fn unique_name<'a>(name: &str, taken: impl Iterator<Item = &'a str> + Clone)
 
 /// Packs a name into connect-token user data: a length byte, then UTF-8.
 pub fn name_to_user_data(name: &str) -> [u8; USER_DATA_BYTES] {
+    join_user_data(name, false)
+}
+
+/// The byte of the user data that holds how a client joins (after the
+/// name's, which never reach it).
+const JOIN_FLAGS_BYTE: usize = USER_DATA_BYTES - 1;
+/// In [`JOIN_FLAGS_BYTE`]: the client joins to watch.
+const JOIN_SPECTATE: u8 = 1;
+
+/// The user data a client connects with: its name, and whether it comes to
+/// watch (`arena join --spectate`), so that it never stands in the world.
+pub fn join_user_data(name: &str, spectate: bool) -> [u8; USER_DATA_BYTES] {
     let name = clean_name(name);
     let mut data = [0u8; USER_DATA_BYTES];
     let bytes = name.as_bytes();
-    let len = bytes.len().min(USER_DATA_BYTES - 1);
+    let len = bytes.len().min(JOIN_FLAGS_BYTE - 1);
     data[0] = len as u8;
     data[1..1 + len].copy_from_slice(&bytes[..len]);
+    data[JOIN_FLAGS_BYTE] = if spectate { JOIN_SPECTATE } else { 0 };
     data
 }
 
 /// Reads a name from untrusted user data; anything odd becomes a clean name.
 pub fn name_from_user_data(data: &[u8; USER_DATA_BYTES]) -> String {
-    let len = usize::from(data[0]).min(USER_DATA_BYTES - 1);
+    let len = usize::from(data[0]).min(JOIN_FLAGS_BYTE - 1);
     clean_name(&String::from_utf8_lossy(&data[1..1 + len]))
+}
+
+/// Whether untrusted user data asks to watch (other bits are ignored).
+pub fn spectate_from_user_data(data: &[u8; USER_DATA_BYTES]) -> bool {
+    data[JOIN_FLAGS_BYTE] & JOIN_SPECTATE != 0
 }
 
 #[cfg(test)]
@@ -188,5 +206,8 @@ mod tests {
         assert_eq!(name_from_user_data(&garbage).chars().count(), MAX_NAME_CHARS);
         garbage[0] = 0;
         assert_eq!(name_from_user_data(&garbage), "Player");
+        assert!(spectate_from_user_data(&join_user_data("Eve", true)));
+        assert!(!spectate_from_user_data(&join_user_data("Eve", false)));
+        assert_eq!(name_from_user_data(&join_user_data("Eve", true)), "Eve");
     }
 }

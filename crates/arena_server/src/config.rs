@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use arena_protocol::key::Password;
+use arena_protocol::modes::Mode;
 use arena_protocol::query::{ServerKind, clean_server_name};
 use arena_sim::{DEFAULT_TICK_HZ, TICK_HZ_RANGE};
 use bevy::prelude::*;
@@ -105,6 +106,13 @@ pub struct ServerConfig {
     pub map_lease_s: u32,
     /// How the server's systems are run (see [`Executor`]).
     pub executor: Executor,
+    /// How matches are played (`--mode`).
+    pub mode: Mode,
+    /// Teammates hurt each other (`--friendly-fire`; team deathmatch).
+    pub friendly_fire: bool,
+    /// Clients watching at once, at most (`--max-spectators`), apart from
+    /// the players' places.
+    pub max_spectators: usize,
 }
 
 /// How a server's systems are run each frame.
@@ -154,9 +162,17 @@ impl Default for ServerConfig {
             map_port: arena_nat::Methods::NONE,
             map_lease_s: DEFAULT_MAP_LEASE_S,
             executor: Executor::default(),
+            mode: Mode::Ffa,
+            friendly_fire: false,
+            max_spectators: DEFAULT_MAX_SPECTATORS,
         }
     }
 }
+
+/// Spectators a server takes by default.
+pub const DEFAULT_MAX_SPECTATORS: usize = 8;
+/// The most spectators a server takes.
+pub const MAX_SPECTATORS: usize = 32;
 
 /// Demo files a recording server keeps by default (a 10-minute match of 16
 /// players is a few megabytes).
@@ -206,6 +222,10 @@ impl ServerConfig {
             Some(E::Masters)
         } else if !(1..=MAX_HEARTBEAT_S).contains(&self.master_heartbeat_s) {
             Some(E::HeartbeatInterval(self.master_heartbeat_s))
+        } else if self.max_spectators > MAX_SPECTATORS {
+            Some(E::MaxSpectators(self.max_spectators))
+        } else if self.range && self.mode != Mode::Ffa {
+            Some(E::RangeMode(self.mode))
         } else {
             None
         };
@@ -225,6 +245,8 @@ pub enum ConfigError {
     TooManyPlayers { bots: usize, targets: usize, clients: usize },
     Masters,
     HeartbeatInterval(u32),
+    MaxSpectators(usize),
+    RangeMode(Mode),
 }
 
 /// The default time between heartbeats when nothing changes, seconds
@@ -254,6 +276,10 @@ impl std::fmt::Display for ConfigError {
             }
             ConfigError::HeartbeatInterval(s) => {
                 write!(f, "the heartbeat interval must be 1..={MAX_HEARTBEAT_S} s, not {s}")
+            }
+            ConfigError::MaxSpectators(n) => write!(f, "max spectators must be 0..={MAX_SPECTATORS}, not {n}"),
+            ConfigError::RangeMode(mode) => {
+                write!(f, "a shooting range is practice, not a {}: leave out --mode or --range", mode.label())
             }
             ConfigError::TooManyPlayers { bots, targets: 0, clients } => write!(
                 f,

@@ -48,6 +48,10 @@ struct ServerFile {
     /// "upnp,natpmp,pcp"), and the lease asked for.
     map_port: Option<String>,
     map_lease_s: Option<u32>,
+    /// How matches are played: "ffa", "tdm" or "duel" (`--mode`).
+    mode: Option<String>,
+    friendly_fire: Option<bool>,
+    max_spectators: Option<usize>,
 }
 
 /// Why a config file cannot be used.
@@ -113,6 +117,8 @@ pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError>
         ("master_heartbeat_s", "--master-heartbeat-s", file.master_heartbeat_s.map(|v| v.to_string())),
         ("map_port", "--map-port", file.map_port),
         ("map_lease_s", "--map-lease-s", file.map_lease_s.map(|v| v.to_string())),
+        ("mode", "--mode", file.mode),
+        ("max_spectators", "--max-spectators", file.max_spectators.map(|v| v.to_string())),
     ] {
         if let Some(value) = value {
             add(key, flag, vec![value]);
@@ -133,6 +139,7 @@ pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError>
         ("no_projectile_compensation", "--no-projectile-compensation", file.no_projectile_compensation),
         ("bot_rifle_only", "--bot-rifle-only", file.bot_rifle_only),
         ("range", "--range", file.range),
+        ("friendly_fire", "--friendly-fire", file.friendly_fire),
     ] {
         if on == Some(true) {
             add(key, flag, Vec::new());

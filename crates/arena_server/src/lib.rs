@@ -26,7 +26,7 @@
 //!   `farewell`; see `socket/mod.rs`).
 //! - `tick`, `internet`: the game (`intake`, `life`, `range`,
 //!   `lag_compensation`, `combat`, `rockets`, `kill_cam`, `match_flow`,
-//!   `simulation`, `roster`, `bots`, `snapshots`, `demo_recording`; see
+//!   `sides`, `simulation`, `roster`, `bots`, `snapshots`, `demo_recording`; see
 //!   `tick/mod.rs`), and being found and reached (`queries`, `port_mapping`,
 //!   `master_list`, `hole_punch`, `reach_check`, `master_messages`; see
 //!   `internet/mod.rs`).
@@ -56,8 +56,10 @@
 //!    the range's tallies of rockets.
 //! 8. [`ServerSet::KillCam`]: each victim who wants one is sent its
 //!    kill-cam (and stays dead while it plays); skips are applied.
-//! 9. [`ServerSet::Respawn`]: the dead whose time has come are back.
-//! 10. [`ServerSet::Match`]: frags, the clock, the scoreboard.
+//! 9. [`ServerSet::Respawn`]: team switches waiting for a death are made;
+//!    the dead whose time has come are back.
+//! 10. [`ServerSet::Match`]: frags, the clock, the duel's rotation, the
+//!     balance of teams, the scoreboard.
 //! 11. [`ServerSet::Snapshot`]: the result goes out.
 //! 12. [`ServerSet::Demo`]: the tick goes into the demo being recorded.
 
@@ -84,14 +86,14 @@ use internet::{hole_punch, master_list, master_messages, port_mapping, queries, 
 use socket::{drops, guard, transport};
 use tick::{
     bots, chat, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
-    simulation, snapshots,
+    sides, simulation, snapshots,
 };
 
 // What running a server needs.
 
 pub use config::{
-    DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP, Executor, MAX_MASTERS,
-    MAX_UNLAG_MS, MatchRules, ServerConfig,
+    DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_SPECTATORS, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP,
+    Executor, MAX_MASTERS, MAX_SPECTATORS, MAX_UNLAG_MS, MatchRules, ServerConfig,
 };
 pub use config_file::{ConfigFileError, FileOption, MAX_CONFIG_FILE_BYTES, check_config_file, read_config_file};
 pub use reach_report::{MapState, ReachReport, Reachable};
@@ -104,7 +106,8 @@ pub use drops::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
 pub use rockets::{RocketLog, RocketRecord, Rockets};
-pub use vocabulary::{CombatStats, Dead, Joined, Roster, Score, ServerPlayer, ServerStats, ServerTick, Sim};
+pub use sides::SideStats;
+pub use vocabulary::{CombatStats, Dead, GameMode, Joined, Roster, Score, ServerPlayer, ServerStats, ServerTick, Sim};
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{Guard, SILENT_CLIENT_TIMEOUT, Verdict};
@@ -219,9 +222,13 @@ impl Plugin for ServerPlugin {
                 demo_recording::plugin,
                 kill_cam::plugin,
                 chat::plugin,
+                sides::plugin,
             ))
+            .init_resource::<GameMode>()
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(PreUpdate, chat::pass_on_chat.after(ServerSet::Intake))
+            .add_systems(PreUpdate, sides::take_choices.after(ServerSet::Intake))
+            .add_systems(Update, sides::sum_up)
             .add_systems(FixedUpdate, chat::bots_say_gg.after(ServerSet::Match))
             .add_systems(Update, roster::settle_joiners)
             .add_systems(Update, queries::publish_answers.after(roster::settle_joiners))
@@ -229,7 +236,9 @@ impl Plugin for ServerPlugin {
             .add_systems(FixedUpdate, bots::think.in_set(ServerSet::Bots))
             .add_systems(
                 FixedUpdate,
-                (simulation::run_commands, range::move_targets).chain().in_set(ServerSet::Simulate),
+                (simulation::run_commands, simulation::pass_watchers, range::move_targets)
+                    .chain()
+                    .in_set(ServerSet::Simulate),
             )
             .add_systems(
                 FixedUpdate,
@@ -247,10 +256,19 @@ impl Plugin for ServerPlugin {
                     .chain()
                     .in_set(ServerSet::Rockets),
             )
-            .add_systems(FixedUpdate, life::respawn_the_dead.in_set(ServerSet::Respawn))
             .add_systems(
                 FixedUpdate,
-                (match_flow::count_frags, match_flow::advance_phase, match_flow::publish)
+                (sides::switch_the_dead, life::respawn_the_dead).chain().in_set(ServerSet::Respawn),
+            )
+            .add_systems(
+                FixedUpdate,
+                (
+                    match_flow::count_frags,
+                    match_flow::advance_phase,
+                    sides::rotate_duel,
+                    sides::balance_teams,
+                    match_flow::publish,
+                )
                     .chain()
                     .in_set(ServerSet::Match),
             )
@@ -287,7 +305,12 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             }),
             rockets: config.bot_rockets,
         })
-        .insert_resource(config.rules);
+        .insert_resource(config.rules)
+        .insert_resource(GameMode {
+            mode: config.mode,
+            friendly_fire: config.friendly_fire,
+            max_spectators: config.max_spectators,
+        });
     if config.range {
         app.insert_resource(vocabulary::Range);
     }

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arena_protocol::modes::{Mode, Side, harms};
 use arena_protocol::snapshot::Acknowledged;
 use arena_protocol::{ClientSettings, HitReport, PlayerInfo};
 use arena_sim::{ArenaWorld, HitZone, Hitbox, PlayerId, PlayerState, Shot, UserCmd};
@@ -149,6 +150,10 @@ pub struct RosterEntry {
     pub client_id: Option<ClientId>,
     pub name: String,
     pub entity: Entity,
+    /// Playing (for a team) or watching: the one place that says which.
+    /// A player who watches has no [`Sim`]: nothing simulates, shoots or
+    /// scores it.
+    pub side: Side,
 }
 
 impl RosterEntry {
@@ -167,7 +172,35 @@ impl Roster {
     }
 
     pub fn infos(&self) -> Vec<PlayerInfo> {
-        self.players.iter().map(|(id, e)| PlayerInfo { id: *id, name: e.name.clone(), bot: e.is_bot() }).collect()
+        self.players.iter().map(|(id, e)| self.info(*id, e)).collect()
+    }
+
+    pub fn info(&self, id: PlayerId, entry: &RosterEntry) -> PlayerInfo {
+        PlayerInfo { id, name: entry.name.clone(), bot: entry.is_bot(), side: entry.side }
+    }
+
+    /// A player's side (one who is not here: watching).
+    pub fn side(&self, id: PlayerId) -> Side {
+        self.players.get(&id).map_or(Side::Spectating, |e| e.side)
+    }
+
+    /// Players on each team, red then blue.
+    pub fn team_counts(&self) -> [usize; 2] {
+        let mut counts = [0; 2];
+        for team in self.players.values().filter_map(|e| e.side.team()) {
+            counts[team.index()] += 1;
+        }
+        counts
+    }
+
+    /// Players in the world (not watching).
+    pub fn playing(&self) -> usize {
+        self.players.values().filter(|e| e.side.plays()).count()
+    }
+
+    /// Those watching by choice (the duel's queue is not counted).
+    pub fn spectators(&self) -> usize {
+        self.players.values().filter(|e| e.side == Side::Spectating).count()
     }
 
     pub fn name(&self, id: PlayerId) -> &str {
@@ -182,6 +215,34 @@ impl Roster {
             None => "?".into(),
         }
     }
+}
+
+/// How matches are played here (`--mode`, `--friendly-fire`), and how
+/// many may watch (`--max-spectators`).
+#[derive(Resource, Debug, Clone, Copy, Default)]
+pub struct GameMode {
+    pub mode: Mode,
+    pub friendly_fire: bool,
+    pub max_spectators: usize,
+}
+
+impl GameMode {
+    /// Whether `attacker`'s damage reaches `victim` (see [`harms`]).
+    pub fn harms(&self, roster: &Roster, attacker: PlayerId, victim: PlayerId) -> bool {
+        harms(roster.side(attacker), roster.side(victim), attacker == victim, self.friendly_fire)
+    }
+}
+
+/// A player's switch of side, waiting for its death (a team switch), or
+/// for the balance of teams.
+#[derive(Component, Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SideSwitch(pub Side);
+
+/// A player asked for a side (from intake to `tick/sides.rs`), as it came.
+#[derive(Message, Debug, Clone, Copy)]
+pub(crate) struct SideAsked {
+    pub client: ClientId,
+    pub choice: arena_protocol::modes::SideChoice,
 }
 
 /// A kill (`killer == victim`: the victim fell out of the world).
@@ -335,4 +396,7 @@ pub struct ServerStats {
     /// snapshot a client acknowledged is no longer kept (`stale_acks`).
     pub full_snapshots: u64,
     pub stale_acks: u64,
+    /// Commands from a player who watches that would have moved or fired:
+    /// never run.
+    pub watcher_commands: u64,
 }

@@ -117,6 +117,13 @@ impl Sanitized {
 }
 
 impl UserCmd {
+    /// Whether it would move or act (walk, jump, crouch, fire, reload): a
+    /// watcher's client sends none of these; looking around is no act.
+    pub fn acts(&self) -> bool {
+        let acting = Buttons(Buttons::FIRE.0 | Buttons::JUMP.0 | Buttons::CROUCH.0 | Buttons::RELOAD.0);
+        self.forward != 0.0 || self.right != 0.0 || self.buttons.0 & acting.0 != 0 || self.click.is_some()
+    }
+
     /// Forces every field into its valid range. Commands come from the network and
     /// are untrusted: NaN becomes 0, movement intent is clamped to the unit disc
     /// (diagonal input is never faster), angles are wrapped and clamped, unknown

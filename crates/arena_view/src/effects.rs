@@ -17,7 +17,7 @@ use crate::camera::MainCamera;
 use crate::looks::glow;
 use crate::players::PlayerLooks;
 use crate::view_model::{Muzzle, ViewModel};
-use crate::vocabulary::{ViewSet, player_color};
+use crate::vocabulary::ViewSet;
 
 /// How long a tracer is seen, seconds.
 const TRACER_S: f32 = 0.09;
@@ -265,7 +265,7 @@ fn death_bursts(
 ) {
     let Some(assets) = assets else { return };
     for death in deaths.read().filter(|d| !d.local) {
-        let color = player_color(death.id);
+        let color = looks.colour(death.id);
         let material = looks.colours(death.id, &mut materials).burst;
         let at = Hitbox::of(&death.state).body_center();
         let parts = (DEATH_PARTS, DEATH_SPEED_MPS, DEATH_SIZE_M, DEATH_S);

@@ -168,7 +168,7 @@ fn on_host_game(
             };
             commands.insert_resource(HostedServer(server));
             // The host's own player joins like everyone else, password and all.
-            commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
+            commands.trigger(ConnectTo { addr, name: profile.name.clone(), password, spectate: false });
         }
         Err(e) => {
             warn!("cannot host: {e}");

@@ -414,7 +414,7 @@ mod view_start {
         let dir = std::env::temp_dir().join(format!("arena-view-start-{}", std::process::id()));
         let settings_file = dir.join("settings.ron");
         // `arena join`: the menu's start action connects.
-        let mut view = game(StartAction::Join(info.local_addr, Password::OPEN), &dir);
+        let mut view = game(StartAction::Join(info.local_addr, Password::OPEN, false), &dir);
 
         assert!(
             step_until(&mut [&mut server, &mut view], 5 * HZ as usize, |apps| session(apps[1]) == Session::InGame),

@@ -83,9 +83,9 @@ fn take_startup_action(
         Some(StartAction::QuickPlay(config)) => {
             commands.trigger(HostGame { config, any_port_if_taken: true });
         }
-        Some(StartAction::Join(addr, password)) => {
+        Some(StartAction::Join(addr, password, spectate)) => {
             form.address = addr.to_string();
-            commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
+            commands.trigger(ConnectTo { addr, name: profile.name.clone(), password, spectate });
         }
         Some(StartAction::Menu) | None => {}
     }
@@ -260,7 +260,12 @@ fn main_menu(
                             (Ok(addr), Ok(password)) => {
                                 take_name(&form, &mut profile, &mut settings, &mut settings_file);
                                 form.problem = None;
-                                commands.trigger(ConnectTo { addr, name: profile.name.clone(), password });
+                                commands.trigger(ConnectTo {
+                                    addr,
+                                    name: profile.name.clone(),
+                                    password,
+                                    spectate: false,
+                                });
                             }
                             (Err(e), _) => form.problem = Some(e.to_string()),
                             (_, Err(e)) => form.problem = Some(format!("Cannot use that password: {e}.")),
@@ -291,9 +296,12 @@ fn main_menu(
                 } else {
                     let text = if pick.password { form.join_password.as_str() } else { "" };
                     match Password::new(text) {
-                        Ok(password) => {
-                            commands.trigger(ConnectTo { addr: pick.addr, name: profile.name.clone(), password })
-                        }
+                        Ok(password) => commands.trigger(ConnectTo {
+                            addr: pick.addr,
+                            name: profile.name.clone(),
+                            password,
+                            spectate: false,
+                        }),
                         Err(e) => form.problem = Some(format!("Cannot use that password: {e}.")),
                     }
                 }
@@ -325,7 +333,7 @@ fn main_menu(
         });
     if let Some((addr, text)) = server_list::password_prompt(ctx, &mut list) {
         match Password::new(&text) {
-            Ok(password) => commands.trigger(ConnectTo { addr, name: profile.name.clone(), password }),
+            Ok(password) => commands.trigger(ConnectTo { addr, name: profile.name.clone(), password, spectate: false }),
             Err(e) => form.problem = Some(format!("Cannot use that password: {e}.")),
         }
     }

@@ -1,6 +1,7 @@
 //! Other players as the local player sees them: an articulated body (head
 //! with a visor, torso, pelvis, arms holding a rifle or a rocket launcher,
-//! legs in their gait) in the player's own colour, posed by the shared pose
+//! legs in their gait) in the player's own colour (its team's in team
+//! deathmatch, dressed again when it switches), posed by the shared pose
 //! function from where they are drawn ([`Drawn`]: interpolated, or the
 //! newest snapshot's with interpolation off).
 //! Every part is drawn exactly where its hitbox is. A pulsing bubble shows
@@ -10,17 +11,22 @@
 
 use std::collections::HashMap;
 
-use arena_client::{Drawn, LocalPlayer, NetPlayer};
+use arena_client::{Drawn, LocalPlayer, NetPlayer, Roster};
+use arena_protocol::modes::Team;
 use arena_sim::hitbox::{BodyPart, HEAD_RADIUS_M, PARTS};
 use arena_sim::pose::Side;
 use arena_sim::{Hitbox, PlayerId};
 use bevy::prelude::*;
 
-use crate::vocabulary::{ViewSet, capsule_transform, player_color};
+use crate::vocabulary::{ViewSet, body_color, capsule_transform};
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, make_looks)
-        .add_systems(Update, (dress_new_players, pose_players).chain().in_set(ViewSet::Follow));
+    app.add_systems(Startup, make_looks).add_systems(
+        Update,
+        (follow_teams.run_if(resource_changed::<Roster>), dress_new_players, pose_players)
+            .chain()
+            .in_set(ViewSet::Follow),
+    );
 }
 
 /// The visible model of a remote player; lives on the player's entity.
@@ -35,6 +41,8 @@ struct Model {
     /// The spawn-protection bubble, and its own material (its alpha pulses).
     shield: Entity,
     shield_material: Handle<StandardMaterial>,
+    /// The team it is dressed in (a switch of team dresses it again).
+    team: Option<Team>,
 }
 
 /// Pulses of the spawn-protection bubble per second.
@@ -57,7 +65,9 @@ pub(crate) struct PlayerLooks {
     shield: Handle<Mesh>,
     /// Gunmetal.
     pub dark: Handle<StandardMaterial>,
-    colours: HashMap<PlayerId, Colours>,
+    colours: HashMap<(PlayerId, Option<Team>), Colours>,
+    /// Each player's team, as the roster last said.
+    teams: HashMap<PlayerId, Team>,
 }
 
 /// One player's materials.
@@ -74,12 +84,18 @@ pub(crate) struct Colours {
 }
 
 impl PlayerLooks {
-    /// Player `id`'s materials, made on first use.
+    /// Player `id`'s colour: its team's, or its own.
+    pub(crate) fn colour(&self, id: PlayerId) -> Color {
+        body_color(id, self.teams.get(&id).copied())
+    }
+
+    /// Player `id`'s materials (in its team's colour), made on first use.
     pub(crate) fn colours(&mut self, id: PlayerId, materials: &mut Assets<StandardMaterial>) -> Colours {
+        let team = self.teams.get(&id).copied();
         self.colours
-            .entry(id)
+            .entry((id, team))
             .or_insert_with(|| {
-                let color = player_color(id);
+                let color = body_color(id, team);
                 // A little glow of their own colour keeps players readable in shadow and at 30 m.
                 let glowing = |glow: f32, roughness: f32| StandardMaterial {
                     base_color: color,
@@ -138,16 +154,37 @@ fn make_looks(
             ..default()
         }),
         colours: HashMap::new(),
+        teams: HashMap::new(),
     });
+}
+
+/// The roster's teams into the looks; a player whose team changed is
+/// undressed (and dressed again, in its new colours, by `dress_new_players`).
+fn follow_teams(
+    roster: Res<Roster>,
+    mut looks: ResMut<PlayerLooks>,
+    models: Query<(Entity, &NetPlayer, &Model)>,
+    mut commands: Commands,
+) {
+    looks.teams = roster.sides.iter().filter_map(|(id, side)| side.team().map(|t| (*id, t))).collect();
+    for (entity, player, model) in &models {
+        if model.team != looks.teams.get(&player.id).copied() {
+            for part in model.parts.into_iter().chain([model.gun_pivot, model.shield]) {
+                commands.entity(part).despawn();
+            }
+            commands.entity(entity).remove::<Model>();
+        }
+    }
 }
 
 fn dress_new_players(
     mut commands: Commands,
-    new: Query<(Entity, &NetPlayer), (Added<NetPlayer>, Without<LocalPlayer>)>,
+    new: Query<(Entity, &NetPlayer), (Without<Model>, Without<LocalPlayer>)>,
     mut looks: ResMut<PlayerLooks>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     for (entity, player) in &new {
+        let team = looks.teams.get(&player.id).copied();
         let colours = looks.colours(player.id, &mut materials);
         let parts = std::array::from_fn(|i| {
             let mut part = commands.spawn((
@@ -209,7 +246,15 @@ fn dress_new_players(
             ))
             .id();
         commands.entity(entity).insert((
-            Model { parts, gun_pivot, rifle_parts: [rifle, barrel], launcher, shield, shield_material: colours.shield },
+            Model {
+                parts,
+                gun_pivot,
+                rifle_parts: [rifle, barrel],
+                launcher,
+                shield,
+                shield_material: colours.shield,
+                team,
+            },
             Transform::default(),
             Visibility::default(),
         ));

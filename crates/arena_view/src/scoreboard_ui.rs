@@ -5,13 +5,14 @@
 use arena_client::{
     Drawn, KillNotice, LocalPlayer, MatchStatus, NetStats, Roster, Scoreboard, Session, transport::UdpTransport,
 };
+use arena_protocol::modes::{Side, Team};
 use arena_protocol::{MatchPhase, ScoreRow};
 use arena_sim::{HitZone, PlayerId};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::settings::{Action, Settings};
-use crate::vocabulary::{ViewSet, player_color};
+use crate::vocabulary::{ViewSet, roster_color};
 
 /// How long a kill stays in the feed, seconds.
 const FEED_S: f64 = 7.0;
@@ -40,9 +41,9 @@ fn collect_kills(time: Res<Time<Real>>, mut kills: MessageReader<KillNotice>, mu
     feed.0.drain(..excess);
 }
 
-/// A player's colour, lightened a little to read as text on dark panels.
-fn color32(id: PlayerId) -> egui::Color32 {
-    let c = player_color(id).mix(&Color::WHITE, 0.3).to_srgba();
+/// A player's colour (its team's), lightened a little to read as text on dark panels.
+pub(crate) fn color32(roster: &Roster, id: PlayerId) -> egui::Color32 {
+    let c = roster_color(roster, id).mix(&Color::WHITE, 0.3).to_srgba();
     egui::Color32::from_rgb((c.red * 255.0) as u8, (c.green * 255.0) as u8, (c.blue * 255.0) as u8)
 }
 
@@ -76,12 +77,21 @@ fn top_bar(
     {
         egui::Area::new(egui::Id::new("match clock")).anchor(egui::Align2::CENTER_TOP, [0.0, 10.0]).show(ctx, |ui| {
             ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
-            ui.label(
-                egui::RichText::new(format!("{}   ·   first to {}", clock(status.seconds_left(now)), info.frag_limit))
+            ui.vertical_centered(|ui| {
+                ui.label(
+                    egui::RichText::new(format!(
+                        "{}   ·   first to {}",
+                        clock(status.seconds_left(now)),
+                        info.frag_limit
+                    ))
                     .size(20.0)
                     .color(egui::Color32::WHITE)
                     .strong(),
-            );
+                );
+                if let Some(frags) = info.team_frags {
+                    team_totals(ui, frags, 18.0);
+                }
+            });
         });
     }
     // Connection quality: round trip and loss, coloured.
@@ -134,16 +144,26 @@ fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster
                     ui.horizontal(|ui| {
                         if kill.killer == kill.victim {
                             ui.label(
-                                egui::RichText::new(name(&roster, kill.victim)).color(color32(kill.victim)).strong(),
+                                egui::RichText::new(name(&roster, kill.victim))
+                                    .color(color32(&roster, kill.victim))
+                                    .strong(),
                             );
                             ui.label(egui::RichText::new("fell").color(egui::Color32::LIGHT_GRAY));
                             return;
                         }
-                        ui.label(egui::RichText::new(name(&roster, kill.killer)).color(color32(kill.killer)).strong());
+                        ui.label(
+                            egui::RichText::new(name(&roster, kill.killer))
+                                .color(color32(&roster, kill.killer))
+                                .strong(),
+                        );
                         // Glyphs from egui's bundled emoji fonts, which every machine has.
                         let how = if kill.zone == HitZone::Head { "▶ ⌖ head" } else { "▶" };
                         ui.label(egui::RichText::new(how).color(egui::Color32::from_rgb(255, 220, 120)));
-                        ui.label(egui::RichText::new(name(&roster, kill.victim)).color(color32(kill.victim)).strong());
+                        ui.label(
+                            egui::RichText::new(name(&roster, kill.victim))
+                                .color(color32(&roster, kill.victim))
+                                .strong(),
+                        );
                     });
                 }
             },
@@ -199,7 +219,7 @@ fn scoreboard(
     roster: Res<Roster>,
 ) -> Result {
     let over = status.info.and_then(|i| match i.phase {
-        MatchPhase::Over { winner } => Some(winner),
+        MatchPhase::Over { winner, team } => Some((winner, team)),
         MatchPhase::Playing => None,
     });
     let held = settings.input(Action::Scoreboard).pressed(&keys, &mouse);
@@ -207,10 +227,15 @@ fn scoreboard(
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
-    let title = match over {
-        Some(Some(winner)) => format!("{} wins!", name(&roster, winner)),
-        Some(None) => "Match over".to_string(),
-        None => format!("Match {}", status.info.map(|i| i.number).unwrap_or(1)),
+    let teams = status.info.and_then(|i| i.team_frags);
+    let title = match (over, teams) {
+        (Some((_, Some(team))), Some(frags)) => {
+            format!("The {} team wins {}:{}", team.name(), frags[team.index()], frags[team.other().index()])
+        }
+        (Some((_, None)), Some(_)) => "A draw".to_string(),
+        (Some((Some(winner), _)), None) => format!("{} wins!", name(&roster, winner)),
+        (Some(_), None) => "Match over".to_string(),
+        (None, _) => format!("Match {} · {}", status.info.map(|i| i.number).unwrap_or(1), roster.mode.label()),
     };
     egui::Window::new("scoreboard")
         // Held on a key: there at once, gone at once.
@@ -227,6 +252,9 @@ fn scoreboard(
                 if over.is_some() {
                     let next = status.seconds_left(time.elapsed_secs_f64());
                     ui.label(format!("Next match in {next:.0} s"));
+                }
+                if let Some(frags) = teams {
+                    team_totals(ui, frags, 20.0);
                 }
             });
             ui.add_space(6.0);
@@ -263,13 +291,44 @@ fn scoreboard(
                     }
                 });
             });
+            watchers(ui, &roster);
         });
     Ok(())
 }
 
+/// "Red 12 : 9 Blue", each in its colour.
+fn team_totals(ui: &mut egui::Ui, frags: [i16; 2], size: f32) {
+    let colour = |team: Team| {
+        let [r, g, b] = team.rgb();
+        egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8)
+    };
+    ui.horizontal(|ui| {
+        ui.label(egui::RichText::new(format!("Red {}", frags[0])).size(size).strong().color(colour(Team::Red)));
+        ui.label(egui::RichText::new(":").size(size).color(egui::Color32::WHITE));
+        ui.label(egui::RichText::new(format!("{} Blue", frags[1])).size(size).strong().color(colour(Team::Blue)));
+    });
+}
+
+/// Those watching (and the duel's queue, in its order of the roster), under the scores.
+fn watchers(ui: &mut egui::Ui, roster: &Roster) {
+    let names: Vec<String> = roster
+        .sides
+        .iter()
+        .filter(|(_, side)| side.watches())
+        .map(|(id, side)| match side {
+            Side::Waiting => format!("{} (next in line)", name(roster, *id)),
+            _ => name(roster, *id),
+        })
+        .collect();
+    if !names.is_empty() {
+        ui.add_space(4.0);
+        ui.label(egui::RichText::new(format!("Watching: {}", names.join(", "))).weak());
+    }
+}
+
 fn score_row(ui: &mut egui::Ui, row: &ScoreRow, roster: &Roster) {
     let me = Some(row.id) == roster.local_id;
-    let mut player = egui::RichText::new(name(roster, row.id)).color(color32(row.id));
+    let mut player = egui::RichText::new(name(roster, row.id)).color(color32(roster, row.id));
     if me {
         player = player.strong().underline();
     }

@@ -15,7 +15,7 @@ use bevy::light::NotShadowCaster;
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
-use crate::vocabulary::{ViewSet, capsule_transform, player_color};
+use crate::vocabulary::{ViewSet, capsule_transform, roster_color};
 
 /// Where the rifle rests relative to the camera, metres.
 pub(crate) const VIEW_MODEL_AT: Vec3 = Vec3::new(0.22, -0.2, -0.45);
@@ -240,15 +240,19 @@ fn spawn_view_models(
     commands.insert_resource(Sleeves(sleeves));
 }
 
-/// Dyes the sleeves in the local player's colour.
+/// Dyes the sleeves in the local player's colour (its team's).
 fn follow_own_colour(
-    local: Query<&NetPlayer, (With<LocalPlayer>, Changed<NetPlayer>)>,
+    local: Query<Ref<NetPlayer>, With<LocalPlayer>>,
+    roster: Res<arena_client::Roster>,
     sleeves: Option<Res<Sleeves>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
     let (Ok(player), Some(sleeves)) = (local.single(), sleeves) else { return };
+    if !(player.is_changed() || roster.is_changed()) {
+        return;
+    }
     if let Some(mut material) = materials.get_mut(&sleeves.0) {
-        material.base_color = player_color(player.id).darker(0.1);
+        material.base_color = roster_color(&roster, player.id).darker(0.1);
     }
 }
 

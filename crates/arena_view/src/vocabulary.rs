@@ -33,8 +33,9 @@ pub enum StartAction {
     Host(ServerConfig),
     /// Host with bots and join, on any free port if the usual one is taken.
     QuickPlay(ServerConfig),
-    /// Join the server at this address, with this password (open: none).
-    Join(SocketAddr, arena_protocol::key::Password),
+    /// Join the server at this address, with this password (open: none),
+    /// to play or to watch (`true`).
+    Join(SocketAddr, arena_protocol::key::Password, bool),
 }
 
 /// Take a screenshot and quit: for scripts, tests and the README.
@@ -90,6 +91,24 @@ pub(crate) fn player_color(id: arena_sim::PlayerId) -> Color {
         Some(&(r, g, b)) => Color::srgb_u8(r, g, b),
         None => Color::hsl((f32::from(id.0) * 137.508) % 360.0, 0.75, 0.5),
     }
+}
+
+/// A player's colour: its team's in team deathmatch (a shade of it per
+/// player, so that teammates still tell apart), else its own.
+pub(crate) fn body_color(id: arena_sim::PlayerId, team: Option<arena_protocol::modes::Team>) -> Color {
+    match team {
+        Some(team) => {
+            let [r, g, b] = team.rgb();
+            let shade = f32::from(id.0 % 4) * 0.08;
+            Color::srgb(r, g, b).mix(&Color::WHITE, shade)
+        }
+        None => player_color(id),
+    }
+}
+
+/// The colour a player is drawn and named in, by its side in the roster.
+pub(crate) fn roster_color(roster: &arena_client::Roster, id: arena_sim::PlayerId) -> Color {
+    body_color(id, roster.side(id).team())
 }
 
 /// Whether the in-game pause menu is open (the game goes on; your player stands still).

@@ -4,6 +4,7 @@
 
 use arena_protocol::command_packet::CommandPacket;
 use arena_protocol::messages::state_is_sane;
+use arena_protocol::modes::{Side, SideChoice, Team};
 use arena_protocol::rocket::{BlastInfo, RocketBlast, RocketLaunch};
 use arena_protocol::snapshot::{self, Baseline, Feedback, Frame, OwnState, RemoteState};
 use arena_protocol::{ToClient, ToServer, decode, encode};
@@ -32,6 +33,9 @@ impl Target for DecodeToServer {
             }),
             ToServer::SkipKillCam,
             ToServer::Chat { text: "gg \u{202E}wp".into(), team: false },
+            ToServer::ChooseSide(SideChoice::Team(Team::Blue)),
+            ToServer::ChooseSide(SideChoice::Spectate),
+            ToServer::ChooseSide(SideChoice::Play),
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -86,15 +90,31 @@ impl Target for DecodeToClient {
             ToClient::ShotFired { shooter: PlayerId(2), trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::ONE) },
             ToClient::Chat { from: PlayerId(2), text: "gg wp".into(), team: false },
             ToClient::ChatRefused(arena_protocol::chat::ChatRefusal::TooFast),
+            ToClient::SideChanged { id: PlayerId(3), side: Side::Team(Team::Blue) },
+            ToClient::SideChanged { id: PlayerId(4), side: Side::Waiting },
+            ToClient::Refused(arena_protocol::Refusal::Full { spectators: true }),
+            ToClient::Match(arena_protocol::MatchInfo {
+                number: 3,
+                phase: arena_protocol::MatchPhase::Over { winner: None, team: Some(Team::Red) },
+                frag_limit: 30,
+                seconds_left: 8,
+                team_frags: Some([30, 12]),
+            }),
             ToClient::Welcome(arena_protocol::Welcome {
                 your_id: PlayerId(1),
                 tick_hz: 64,
                 snapshot_hz: 32,
                 server_tick: 5,
                 map_name: "Foundry".into(),
-                players: vec![arena_protocol::PlayerInfo { id: PlayerId(1), name: "Ada".into(), bot: false }],
+                players: vec![arena_protocol::PlayerInfo {
+                    id: PlayerId(1),
+                    name: "Ada".into(),
+                    bot: false,
+                    side: Side::Team(Team::Red),
+                }],
                 range: false,
                 subtick: true,
+                mode: arena_protocol::modes::Mode::Tdm,
             }),
             ToClient::Range(arena_protocol::RangeReport {
                 shots: 4,

@@ -51,8 +51,9 @@ impl Network {
         let mut server = ServerTransport::new(socket, OPEN_KEY, 8).expect("a server transport");
         let mut renet_server = RenetServer::new(connection_config());
         let frames = IoMode::Frame;
-        let mut client = UdpTransport::connect(server_addr, "Fuzz", &Password::OPEN, LinkConditions::OFF, 1, frames)
-            .expect("a client transport");
+        let mut client =
+            UdpTransport::connect(server_addr, ("Fuzz", false), &Password::OPEN, LinkConditions::OFF, 1, frames)
+                .expect("a client transport");
         let mut clock = Duration::ZERO;
         let mut renet_client = RenetClient::new(connection_config());
         let mut connected = false;

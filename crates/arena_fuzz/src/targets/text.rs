@@ -63,5 +63,10 @@ impl Target for Names {
         data[..n].copy_from_slice(&input[..n]);
         let from_data = name_from_user_data(&data);
         assert_eq!(clean_name(&from_data), from_data);
+        // The join flags: whatever the bytes, a name and a choice come back whole.
+        let spectate = arena_protocol::names::spectate_from_user_data(&data);
+        let again = arena_protocol::names::join_user_data(&from_data, spectate);
+        assert_eq!(arena_protocol::names::spectate_from_user_data(&again), spectate);
+        assert_eq!(name_from_user_data(&again), from_data);
     }
 }

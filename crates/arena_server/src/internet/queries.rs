@@ -10,12 +10,15 @@
 use std::time::Duration;
 
 use arena_master::wire::{InfoString, sanitize_value};
+use arena_protocol::modes::{Mode, Side};
 use arena_protocol::query::{PlayerEntry, ServerListing};
 use bevy::prelude::*;
 
 use crate::config::MatchRules;
 use crate::socket::transport::ServerTransport;
-use crate::vocabulary::{Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate};
+use crate::vocabulary::{
+    GameMode, Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate,
+};
 
 /// How often the answers are brought up to date (time connected, scores).
 pub(crate) const ANSWERS_REFRESH: Duration = Duration::from_secs(1);
@@ -39,14 +42,18 @@ pub(crate) fn publish_answers(
         Res<LagCompensation>,
         Res<MatchRules>,
     ),
-    mut last: Local<Option<(Duration, usize)>>,
+    mode: Res<GameMode>,
+    mut last: Local<Option<(Duration, Vec<Side>)>>,
 ) {
     let now = time.elapsed();
-    let count = roster.players.len();
-    if last.is_some_and(|(at, n)| n == count && now.saturating_sub(at) < ANSWERS_REFRESH) {
+    let sides: Vec<Side> = roster.players.values().map(|e| e.side).collect();
+    if last.as_ref().is_some_and(|(at, seen)| *seen == sides && now.saturating_sub(*at) < ANSWERS_REFRESH) {
         return;
     }
-    *last = Some((now, count));
+    // Spectators are no players (they count apart, in a rule); the duel's
+    // queue is.
+    let count = roster.players.len() - roster.spectators();
+    *last = Some((now, sides));
     let bots = roster.players.values().filter(|e| e.is_bot()).count();
     let info = ServerListing {
         protocol: arena_protocol::PROTOCOL_VERSION as u8,
@@ -62,7 +69,7 @@ pub(crate) fn publish_answers(
         password: transport.has_password(),
         version: env!("CARGO_PKG_VERSION").into(),
         port: Some(identity.port),
-        keywords: Some(format!("arena,tick{},snap{}", tick_rate.hz(), snapshot_rate.hz())),
+        keywords: Some(format!("arena,{},tick{},snap{}", mode.mode.short(), tick_rate.hz(), snapshot_rate.hz())),
     };
     let mut entries: Vec<((bool, std::cmp::Reverse<i16>), PlayerEntry)> = players
         .iter()
@@ -80,6 +87,10 @@ pub(crate) fn publish_answers(
     let yes_no = |b: bool| if b { "1" } else { "0" }.to_string();
     let game_rules = vec![
         ("protocol".to_string(), arena_protocol::PROTOCOL_VERSION.to_string()),
+        ("mode".to_string(), mode.mode.short().to_string()),
+        ("friendly_fire".to_string(), yes_no(mode.friendly_fire)),
+        ("spectators".to_string(), roster.spectators().to_string()),
+        ("max_spectators".to_string(), mode.max_spectators.to_string()),
         ("tick_hz".to_string(), tick_rate.hz().to_string()),
         ("snapshot_hz".to_string(), snapshot_rate.hz().to_string()),
         ("lag_compensation".to_string(), yes_no(lag_compensation.on)),
@@ -107,6 +118,9 @@ pub fn info_string(info: &ServerListing, max_players: usize) -> InfoString {
         ("hostname".to_string(), sanitize_value(&info.name)),
         ("mapname".to_string(), sanitize_value(&info.map)),
         ("g_needpass".to_string(), if info.password { "1" } else { "0" }.to_string()),
+        // Quake 3's numbers (0 free-for-all, 1 duel, 3 team deathmatch), which
+        // dpmaster's `ffa`/`tourney`/`team` filters and qstat know.
+        ("gametype".to_string(), Mode::from_keywords(info.keywords.as_deref().unwrap_or("")).gametype().to_string()),
     ];
     // Every value is cleaned and short: this cannot fail; an empty one is harmless.
     InfoString::new(pairs).unwrap_or_default()

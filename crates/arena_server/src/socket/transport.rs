@@ -558,7 +558,8 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
     let socket = arena_udp::bind_udp(config.bind).map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let local_addr = socket.local_addr().map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let share_addrs = share_addresses(local_addr, &config.public_addrs);
-    let transport = ServerTransport::new(socket, key, config.max_clients)
+    // Players' places and watchers' places: the roster tells them apart.
+    let transport = ServerTransport::new(socket, key, config.max_clients + config.max_spectators)
         .map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     app.insert_resource(RenetServer::new(connection_config())).insert_resource(transport);
     Ok(ServerInfo {

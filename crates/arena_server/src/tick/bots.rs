@@ -20,7 +20,7 @@ use bevy::prelude::*;
 use super::intake::CommandBuffer;
 use super::match_flow::MatchState;
 use super::roster::Admission;
-use crate::vocabulary::{PlayersChanged, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use crate::vocabulary::{GameMode, PlayersChanged, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Names bots are given, in order.
 const NAMES: [&str; 16] = [
@@ -135,15 +135,15 @@ fn add_bots(settings: Option<Res<BotSettings>>, mut admission: Admission) {
     for i in 0..settings.count {
         // The name is only a name: a bot is a player with no client.
         let name = NAMES[i % NAMES.len()];
-        match admission.admit(name, None) {
-            Some((id, entity)) => {
+        match admission.admit(name, None, false) {
+            Ok((id, entity)) => {
                 admission.commands().entity(entity).insert(BotBrain::new(
                     settings.skill,
                     settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                     settings.rockets,
                 ));
             }
-            None => warn!("no player id left for bot {name}"),
+            Err(_) => warn!("no player id left for bot {name}"),
         }
     }
     if settings.count > 0 {
@@ -159,12 +159,16 @@ pub(crate) fn think(
     world: Res<SimWorld>,
     nav: Res<Navigation>,
     match_state: Res<MatchState>,
+    (roster, mode): (Res<Roster>, Res<GameMode>),
     players: Query<(&ServerPlayer, &Sim)>,
     mut bots: Query<(&ServerPlayer, &Sim, &mut BotBrain, &mut CommandBuffer)>,
 ) {
-    let others: Vec<(PlayerId, PlayerState)> = players.iter().map(|(p, s)| (p.id, s.0)).collect();
+    let everyone: Vec<(PlayerId, PlayerState)> = players.iter().map(|(p, s)| (p.id, s.0)).collect();
     let dt = rate.dt_s();
     for (me, sim, mut brain, mut buffer) in &mut bots {
+        // A bot plays for its team: its enemies are those it can hurt.
+        let others: Vec<(PlayerId, PlayerState)> =
+            everyone.iter().filter(|(id, _)| mode.harms(&roster, me.id, *id)).copied().collect();
         let mut cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
         } else {

@@ -1,7 +1,9 @@
 //! Chat, with the server as the authority: each line cleaned
 //! (`arena_protocol::chat`), at most [`CHAT_PER_S`] a second per player in
 //! bursts of [`CHAT_BURST`] (the rest refused, with the reason, to the
-//! sender alone), then passed on with who said it, and logged. A summary
+//! sender alone), then passed on with who said it, to those who hear it (a
+//! team line to the team; a watcher's line to watchers only while a duel is
+//! on), and logged. A summary
 //! of refusals goes to the log at most every [`SUMMARY_PERIOD`], not a line
 //! per refusal. Bots say one "gg" when a match ends, one bot, once: never
 //! more.
@@ -15,10 +17,12 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 use bevy_renet::renet::ClientId;
 
+use arena_protocol::modes::{Mode, Side, Team};
+
 use super::match_flow::MatchState;
 use crate::net;
 use crate::socket::rate_limits::Bucket;
-use crate::vocabulary::{ChatSaid, Roster};
+use crate::vocabulary::{ChatSaid, GameMode, Roster};
 
 /// Lines a player may send: this many a second, in bursts of this many.
 pub(crate) const CHAT_PER_S: f32 = 1.0;
@@ -49,10 +53,44 @@ fn label(why: ChatRefusal) -> &'static str {
     }
 }
 
+/// Who hears a line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Audience {
+    Everyone,
+    Team(Team),
+    /// Those who watch (and the duel's queue).
+    Watchers,
+    /// A team line where there are no teams.
+    Nobody,
+}
+
+/// Who hears a line said by a player on `side` (to its team if `team`):
+/// a team line reaches the team, or the watchers from a watcher; a
+/// watcher's line to all reaches only watchers while a duel is being
+/// played (so that nobody is coached).
+fn audience(side: Side, team: bool, mode: Mode, over: bool) -> Audience {
+    match (team, side.team()) {
+        (true, Some(team)) => Audience::Team(team),
+        (true, None) if side.watches() => Audience::Watchers,
+        (true, None) => Audience::Nobody,
+        (false, _) if side.watches() && mode == Mode::Duel && !over => Audience::Watchers,
+        (false, _) => Audience::Everyone,
+    }
+}
+
+fn hears(audience: Audience, side: Side) -> bool {
+    match audience {
+        Audience::Everyone => true,
+        Audience::Team(team) => side.team() == Some(team),
+        Audience::Watchers => side.watches(),
+        Audience::Nobody => false,
+    }
+}
+
 /// The lines intake read this frame: checked, passed on or refused.
 pub(crate) fn pass_on_chat(
     mut said: MessageReader<ChatSaid>,
-    roster: Res<Roster>,
+    (roster, mode, state): (Res<Roster>, Res<GameMode>, Res<MatchState>),
     server: Option<ResMut<RenetServer>>,
     mut stats: ResMut<ChatStats>,
     time: Res<Time<Real>>,
@@ -65,12 +103,12 @@ pub(crate) fn pass_on_chat(
         let Some((id, entry)) = roster.by_client(*client) else { continue };
         let bucket = stats.budgets.entry(*client).or_insert_with(|| Bucket::full(CHAT_BURST, now));
         let text = clean_chat(text);
+        let audience = audience(entry.side, *team, mode.mode, state.is_over());
         let refusal = if !bucket.take(now, CHAT_PER_S, CHAT_BURST) {
             Some(ChatRefusal::TooFast)
         } else if text.is_empty() {
             Some(ChatRefusal::Empty)
-        } else if *team {
-            // No mode has teams yet: a team line would reach nobody.
+        } else if audience == Audience::Nobody {
             Some(ChatRefusal::NoTeams)
         } else {
             None
@@ -82,8 +120,18 @@ pub(crate) fn pass_on_chat(
             }
             None => {
                 stats.passed += 1;
-                info!("chat: {}: {text}", entry.name);
-                net::broadcast(&mut server, &ToClient::Chat { from: id, text, team: false }, None);
+                let to = match audience {
+                    Audience::Team(team) => format!(" (to the {} team)", team.name()),
+                    Audience::Watchers => " (to spectators)".into(),
+                    Audience::Everyone | Audience::Nobody => String::new(),
+                };
+                info!("chat: {}{to}: {text}", entry.name);
+                let line = ToClient::Chat { from: id, text, team: audience != Audience::Everyone };
+                for (_, listener) in roster.players.iter().filter(|(_, e)| hears(audience, e.side)) {
+                    if let Some(client) = listener.client_id {
+                        net::send(&mut server, client, &line);
+                    }
+                }
             }
         }
     }
@@ -108,13 +156,14 @@ pub(crate) fn bots_say_gg(
     server: Option<ResMut<RenetServer>>,
     mut said_for: Local<Option<u32>>,
 ) {
-    let arena_protocol::MatchPhase::Over { winner } = state.phase else { return };
+    let arena_protocol::MatchPhase::Over { winner, .. } = state.phase else { return };
     if *said_for == Some(state.number) {
         return;
     }
     *said_for = Some(state.number);
     let Some(mut server) = server else { return };
-    let Some((id, bot)) = roster.players.iter().find(|(id, e)| e.is_bot() && Some(**id) != winner) else {
+    let Some((id, bot)) = roster.players.iter().find(|(id, e)| e.is_bot() && e.side.plays() && Some(**id) != winner)
+    else {
         return;
     };
     info!("chat: {}: gg", bot.name);

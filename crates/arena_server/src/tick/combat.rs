@@ -17,8 +17,8 @@ use bevy_renet::renet::ClientId;
 use super::life::kill;
 use crate::net::{broadcast, send};
 use crate::vocabulary::{
-    CombatStats, Frag, Range, Roster, ServerPlayer, ServerTick, ShotResolved, Sim, SimWorld, TestedShot, TestedShots,
-    TickRate,
+    CombatStats, Frag, GameMode, Range, Roster, ServerPlayer, ServerTick, ShotResolved, Sim, SimWorld, TestedShot,
+    TestedShots, TickRate,
 };
 
 /// Shot records kept for experiments and tests.
@@ -172,7 +172,7 @@ pub(crate) fn resolve_shots(
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
     world: Res<SimWorld>,
-    roster: Res<Roster>,
+    (roster, mode): (Res<Roster>, Res<GameMode>),
     range: Option<Res<Range>>,
     mut server: ResMut<RenetServer>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim)>,
@@ -192,10 +192,12 @@ pub(crate) fn resolve_shots(
             sim.hurtable().then_some((id, entity, player.client_id, sim, zone))
         });
         let hit = victim.map(|(victim, entity, client, mut sim, zone)| {
-            let damage = damage_for(zone, range.is_some());
+            // A teammate stops the shot and takes nothing (friendly fire off).
+            let spared = !mode.harms(&roster, pending.shooter, victim);
+            let damage = if spared { 0 } else { damage_for(zone, range.is_some()) };
             sim.health = sim.health.saturating_sub(damage);
             let killed = sim.health == 0;
-            stats.hits += 1;
+            stats.hits += u64::from(!spared);
             if killed {
                 stats.kills += 1;
                 let frag = Frag { killer: pending.shooter, victim, zone };

@@ -18,7 +18,7 @@ use bevy_renet::RenetServer;
 
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
-    ChatSaid, ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SnapshotAck, TickRate,
+    ChatSaid, ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SideAsked, SnapshotAck, TickRate,
 };
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
@@ -276,6 +276,7 @@ pub(crate) fn receive_commands(
     mut transport: ResMut<ServerTransport>,
     mut skips: MessageWriter<KillCamSkipped>,
     mut chat: MessageWriter<ChatSaid>,
+    mut sides: MessageWriter<SideAsked>,
 ) {
     let max_ahead = MAX_AHEAD_S * rate.hz();
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
@@ -284,6 +285,7 @@ pub(crate) fn receive_commands(
         / fixed_time.timestep().as_secs_f32().max(1e-6);
     for client_id in server.clients_id() {
         let entity = roster.by_client(client_id).map(|(_, e)| e.entity);
+        let watching = roster.by_client(client_id).is_some_and(|(_, e)| e.side.watches());
         for channel in [channel::RELIABLE, channel::UNRELIABLE] {
             while let Some(bytes) = server.receive_message(client_id, channel) {
                 let Some((mut buffer, mut prefs, mut ack)) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
@@ -315,6 +317,15 @@ pub(crate) fn receive_commands(
                         // baselines and asks for a whole snapshot.
                         ack.0.note(packet.snapshot_ack);
                         for mut cmd in packet.cmds {
+                            if watching {
+                                // A watcher's commands keep its clock in step
+                                // and nothing else: one that would move or
+                                // fire is counted, and filed without it.
+                                if cmd.acts() {
+                                    stats.watcher_commands += 1;
+                                }
+                                cmd = UserCmd { tick: cmd.tick, yaw: cmd.yaw, pitch: cmd.pitch, ..UserCmd::default() };
+                            }
                             if cmd.sanitize().any() {
                                 buffer.stats.repaired += 1;
                                 stats.repaired_commands += 1;
@@ -334,6 +345,9 @@ pub(crate) fn receive_commands(
                     }
                     ToServer::Chat { text, team } => {
                         chat.write(ChatSaid { client: client_id, text, team });
+                    }
+                    ToServer::ChooseSide(choice) => {
+                        sides.write(SideAsked { client: client_id, choice });
                     }
                 }
             }

@@ -1,12 +1,14 @@
 //! Life and death: the one place a player dies (shot, or fallen out of the
 //! world) and the one place a player is put back at a spawn point (after
 //! the respawn delay, or when a new match starts), and how that spawn point
-//! is chosen.
+//! is chosen (away from the enemy).
 
 use arena_sim::{PlayerId, PlayerState, pick_spawn};
 use bevy::prelude::*;
 
-use crate::vocabulary::{Dead, Frag, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use arena_protocol::modes::Side;
+
+use crate::vocabulary::{Dead, Frag, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Time from death to respawn, seconds.
 pub const RESPAWN_DELAY_S: f32 = 2.0;
@@ -19,11 +21,35 @@ pub(crate) fn plugin(app: &mut App) {
 #[derive(Resource, Default, Debug)]
 pub(crate) struct SpawnRotation(usize);
 
-/// A spawn point away from everyone at `occupied`, and its yaw.
-pub(crate) fn choose_spawn(world: &SimWorld, occupied: &[Vec3], rotation: &mut SpawnRotation) -> (Vec3, f32) {
+/// How far a teammate must be from a spawn point for it to be free, metres.
+const MATE_CLEARANCE_M: f32 = 2.0;
+
+/// A spawn point for a player on `side`, and its yaw, given everyone else
+/// at `others`: as far as can be from the nearest enemy (in team
+/// deathmatch, a teammate is no enemy, but a point a teammate stands on is
+/// not free); in free-for-all and duel, from the nearest anyone.
+pub(crate) fn choose_spawn(
+    world: &SimWorld,
+    roster: &Roster,
+    side: Side,
+    others: &[(PlayerId, Vec3)],
+    rotation: &mut SpawnRotation,
+) -> (Vec3, f32) {
     let spawns = &world.map().spawns;
     rotation.0 = rotation.0.wrapping_add(1);
-    match pick_spawn(spawns, occupied, rotation.0).and_then(|i| spawns.get(i)) {
+    let (mut enemies, mut mates) = (Vec::new(), Vec::new());
+    for (id, pos) in others {
+        match side.team() {
+            Some(team) if roster.side(*id).team() == Some(team) => mates.push(*pos),
+            _ => enemies.push(*pos),
+        }
+    }
+    let free: Vec<usize> =
+        (0..spawns.len()).filter(|&i| mates.iter().all(|m| m.distance(spawns[i].pos) > MATE_CLEARANCE_M)).collect();
+    let candidates: Vec<usize> = if free.is_empty() { (0..spawns.len()).collect() } else { free };
+    let points: Vec<_> = candidates.iter().map(|&i| spawns[i]).collect();
+    let occupied = if enemies.is_empty() { std::mem::take(&mut mates) } else { enemies };
+    match pick_spawn(&points, &occupied, rotation.0).and_then(|i| points.get(i)) {
         Some(spawn) => (spawn.pos, spawn.yaw()),
         None => (Vec3::ZERO, 0.0),
     }
@@ -55,13 +81,13 @@ pub(crate) fn kill(
 /// protected.
 pub(crate) fn respawn(
     commands: &mut Commands,
-    world: &SimWorld,
+    (world, roster): (&SimWorld, &Roster),
     rotation: &mut SpawnRotation,
     positions: &mut [(PlayerId, Vec3)],
     (entity, id, sim): (Entity, PlayerId, &mut PlayerState),
 ) {
-    let occupied: Vec<Vec3> = positions.iter().filter(|(other, _)| *other != id).map(|(_, p)| *p).collect();
-    let (pos, yaw) = choose_spawn(world, &occupied, rotation);
+    let others: Vec<(PlayerId, Vec3)> = positions.iter().filter(|(other, _)| *other != id).copied().collect();
+    let (pos, yaw) = choose_spawn(world, roster, roster.side(id), &others, rotation);
     *sim = sim.respawned_at(pos, yaw);
     if let Some(entry) = positions.iter_mut().find(|(other, _)| *other == id) {
         entry.1 = pos;
@@ -78,6 +104,7 @@ pub(crate) fn positions<'a>(players: impl Iterator<Item = (&'a ServerPlayer, &'a
 pub(crate) fn respawn_the_dead(
     tick: Res<ServerTick>,
     world: Res<SimWorld>,
+    roster: Res<Roster>,
     mut rotation: ResMut<SpawnRotation>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim, Option<&Dead>)>,
     mut commands: Commands,
@@ -85,7 +112,7 @@ pub(crate) fn respawn_the_dead(
     let mut at = positions(players.iter().map(|(_, p, s, _)| (p, s)));
     for (entity, player, mut sim, dead) in &mut players {
         if dead.is_some_and(|d| !arena_sim::tick_after(d.respawn_tick, tick.0)) {
-            respawn(&mut commands, &world, &mut rotation, &mut at, (entity, player.id, &mut sim.0));
+            respawn(&mut commands, (&world, &roster), &mut rotation, &mut at, (entity, player.id, &mut sim.0));
         }
     }
 }

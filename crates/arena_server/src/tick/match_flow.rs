@@ -1,8 +1,11 @@
-//! The match: frags and deaths, a kill feed, and a free-for-all that ends at
-//! the frag limit or the time limit, shows its results for a few seconds and
+//! The match: frags and deaths, a kill feed, and a match that ends at the
+//! frag limit (a player's in free-for-all and duel, a team's in team
+//! deathmatch) or the time limit, shows its results for a few seconds and
 //! starts again.
 
+use arena_protocol::modes::{Mode, Team};
 use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
+use arena_sim::PlayerId;
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
@@ -10,7 +13,7 @@ use super::life::{SpawnRotation, positions, respawn};
 use crate::config::MatchRules;
 use crate::net::broadcast;
 use crate::vocabulary::{
-    Frag, PlayersChanged, Range, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+    Frag, GameMode, PlayersChanged, Range, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
 };
 
 /// How often the scoreboard (with fresh pings) and the match clock go out
@@ -36,13 +39,26 @@ pub struct MatchState {
     pub phase: MatchPhase,
     /// The tick this phase ends (0: not started yet).
     pub phase_ends_tick: u32,
+    /// Each team's frags in this match, red then blue (team deathmatch):
+    /// kept when a player leaves or switches, as Quake 3 keeps them.
+    pub team_frags: [i16; 2],
+    /// The duel's loser, who queues for the next match while the winner stays.
+    pub(crate) duel_loser: Option<PlayerId>,
     dirty: bool,
     last_sent_tick: u32,
 }
 
 impl Default for MatchState {
     fn default() -> Self {
-        Self { number: 1, phase: MatchPhase::Playing, phase_ends_tick: 0, dirty: true, last_sent_tick: 0 }
+        Self {
+            number: 1,
+            phase: MatchPhase::Playing,
+            phase_ends_tick: 0,
+            team_frags: [0; 2],
+            duel_loser: None,
+            dirty: true,
+            last_sent_tick: 0,
+        }
     }
 }
 
@@ -52,17 +68,25 @@ impl MatchState {
     }
 }
 
+/// What a frag is worth to its killer: one, or one less for a fall or
+/// (friendly fire on) a teammate.
+fn frag_worth(frag: &Frag, roster: &Roster) -> i16 {
+    let mate = roster.side(frag.killer).team().is_some_and(|t| roster.side(frag.victim).team() == Some(t));
+    if frag.killer == frag.victim || mate { -1 } else { 1 }
+}
+
 pub(crate) fn count_frags(
     mut frags: MessageReader<Frag>,
     mut scores: Query<(&ServerPlayer, &mut Score)>,
-    roster: Res<Roster>,
-    rules: Res<MatchRules>,
+    (roster, rules, mode): (Res<Roster>, Res<MatchRules>, Res<GameMode>),
     tick: Res<ServerTick>,
     mut state: ResMut<MatchState>,
     mut server: ResMut<RenetServer>,
 ) {
+    let limit = rules.frag_limit as i16;
     for frag in frags.read() {
         let over = state.is_over();
+        let worth = frag_worth(frag, &roster);
         for (player, mut score) in &mut scores {
             if over {
                 continue; // the results stand
@@ -71,11 +95,19 @@ pub(crate) fn count_frags(
                 score.deaths = score.deaths.saturating_add(1);
             }
             if player.id == frag.killer {
-                score.frags = if frag.killer == frag.victim { score.frags - 1 } else { score.frags + 1 };
-                if score.frags >= rules.frag_limit as i16 {
+                score.frags = score.frags.saturating_add(worth);
+                if !mode.mode.has_teams() && score.frags >= limit {
                     info!("{} reached the frag limit", roster.label(player.id));
                     state.phase_ends_tick = tick.0; // ends now
                 }
+            }
+        }
+        if let (false, Some(team)) = (over, roster.side(frag.killer).team()) {
+            let frags = &mut state.team_frags[team.index()];
+            *frags = frags.saturating_add(worth);
+            if *frags >= limit {
+                info!("the {} team reached the frag limit", team.name());
+                state.phase_ends_tick = tick.0;
             }
         }
         if frag.killer == frag.victim {
@@ -89,7 +121,7 @@ pub(crate) fn count_frags(
 pub(crate) fn advance_phase(
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
-    rules: Res<MatchRules>,
+    (rules, mode): (Res<MatchRules>, Res<GameMode>),
     world: Res<SimWorld>,
     roster: Res<Roster>,
     mut rotation: ResMut<SpawnRotation>,
@@ -112,34 +144,62 @@ pub(crate) fn advance_phase(
     }
     match state.phase {
         MatchPhase::Playing => {
-            let best = players.iter().map(|(_, p, _, s)| (p.id, *s)).max_by_key(|(_, s)| (s.frags, -(s.deaths as i32)));
+            let order = |s: &Score| (s.frags, -(s.deaths as i32));
+            let best = players.iter().map(|(_, p, _, s)| (p.id, *s)).max_by_key(|(_, s)| order(s));
             let winner = best.filter(|(_, s)| s.frags > 0).map(|(id, _)| id);
-            match winner {
-                Some(id) => info!("match {} over: {} wins", state.number, roster.label(id)),
-                None => info!("match {} over: nobody scored", state.number),
+            let team = winning_team(mode.mode.has_teams(), state.team_frags);
+            match (winner, team) {
+                (_, Some(team)) => info!(
+                    "match {} over: the {} team wins {}:{}",
+                    state.number,
+                    team.name(),
+                    state.team_frags[team.index()],
+                    state.team_frags[team.other().index()]
+                ),
+                (_, None) if mode.mode.has_teams() => info!("match {} over: a draw", state.number),
+                (Some(id), None) => info!("match {} over: {} wins", state.number, roster.label(id)),
+                (None, None) => info!("match {} over: nobody scored", state.number),
             }
-            state.phase = MatchPhase::Over { winner };
+            // The duel's loser: the other of the two (on a draw, the one behind on deaths).
+            state.duel_loser = (mode.mode == Mode::Duel)
+                .then(|| players.iter().map(|(_, p, _, s)| (p.id, *s)).min_by_key(|(id, s)| (order(s), *id)))
+                .flatten()
+                .filter(|_| players.iter().count() >= 2)
+                .map(|(id, _)| id);
+            let winner = if mode.mode.has_teams() { None } else { winner };
+            state.phase = MatchPhase::Over { winner, team };
             state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.results_s));
         }
         MatchPhase::Over { .. } => {
             state.number += 1;
+            state.team_frags = [0; 2];
             info!("match {} starts", state.number);
             state.phase = MatchPhase::Playing;
             state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.time_limit_s));
             let mut at = positions(players.iter().map(|(_, p, s, _)| (p, s)));
             for (entity, player, mut sim, mut score) in &mut players {
                 *score = Score::default();
-                respawn(&mut commands, &world, &mut rotation, &mut at, (entity, player.id, &mut sim.0));
+                respawn(&mut commands, (&world, &roster), &mut rotation, &mut at, (entity, player.id, &mut sim.0));
             }
         }
     }
     state.dirty = true;
 }
 
+/// The team ahead (none without teams, or on a draw).
+fn winning_team(teams: bool, frags: [i16; 2]) -> Option<Team> {
+    match frags[0].cmp(&frags[1]) {
+        _ if !teams => None,
+        std::cmp::Ordering::Greater => Some(Team::Red),
+        std::cmp::Ordering::Less => Some(Team::Blue),
+        std::cmp::Ordering::Equal => None,
+    }
+}
+
 pub(crate) fn publish(
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
-    rules: Res<MatchRules>,
+    (rules, mode): (Res<MatchRules>, Res<GameMode>),
     mut state: ResMut<MatchState>,
     players: Query<(&ServerPlayer, &Score)>,
     mut server: ResMut<RenetServer>,
@@ -165,6 +225,12 @@ pub(crate) fn publish(
     rows.sort_by_key(|r| (std::cmp::Reverse(r.frags), r.deaths, r.id));
     broadcast(&mut server, &ToClient::Scores(rows), None);
     let seconds_left = arena_sim::tick_diff(state.phase_ends_tick, tick.0).max(0) as u32 / rate.hz();
-    let info = MatchInfo { number: state.number, phase: state.phase, frag_limit: rules.frag_limit, seconds_left };
+    let info = MatchInfo {
+        number: state.number,
+        phase: state.phase,
+        frag_limit: rules.frag_limit,
+        seconds_left,
+        team_frags: mode.mode.has_teams().then_some(state.team_frags),
+    };
     broadcast(&mut server, &ToClient::Match(info), None);
 }

@@ -18,6 +18,8 @@
 //! - `rockets`: rockets launched (the catch-up), flown, and their splash.
 //! - `kill_cam`: everyone's last seconds, and each victim's kill-cam.
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
+//! - `sides`: who plays (for which team) and who watches; choices, the
+//!   balance of teams, the duel's queue.
 //! - `chat`: chat lines cleaned, rate-limited, passed on and logged; a
 //!   bot's "gg" when a match ends.
 //! - `simulation`: the tick, and every player's command through the shared movement.
@@ -38,5 +40,6 @@ pub(crate) mod match_flow;
 pub(crate) mod range;
 pub(crate) mod rockets;
 pub(crate) mod roster;
+pub(crate) mod sides;
 pub(crate) mod simulation;
 pub(crate) mod snapshots;

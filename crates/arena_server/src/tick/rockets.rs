@@ -20,8 +20,8 @@ use super::lag_compensation::{LagHistory, ShooterLink, Unlag};
 use super::life::kill;
 use crate::net::{broadcast, send};
 use crate::vocabulary::{
-    ClientPrefs, CombatStats, Frag, LagCompensation, PendingRockets, ProjectileCompensation, Range, RocketKill,
-    RocketResolved, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+    ClientPrefs, CombatStats, Frag, GameMode, LagCompensation, PendingRockets, ProjectileCompensation, Range,
+    RocketKill, RocketResolved, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
 };
 
 /// Most rockets in flight at once (a rocket a player each 0.8 s, each
@@ -311,6 +311,7 @@ pub(crate) fn splash_blasts(
     mut server: ResMut<RenetServer>,
     mut players: Query<(Entity, &ServerPlayer, &mut Sim)>,
     mut stats: ResMut<CombatStats>,
+    (roster, mode): (Res<Roster>, Res<GameMode>),
     (mut frags, mut resolved, mut kills): (
         MessageWriter<Frag>,
         MessageWriter<RocketResolved>,
@@ -337,7 +338,9 @@ pub(crate) fn splash_blasts(
             }
             stats.splash_hits += 1;
             sim.0 = rocket::knock(&sim.0, splash.kick);
-            let damage = if range.is_some() { 0 } else { splash.damage };
+            // A teammate's splash pushes but does not hurt (friendly fire off).
+            let spared = range.is_some() || !mode.harms(&roster, blast.owner, *id);
+            let damage = if spared { 0 } else { splash.damage };
             hurt(&mut sim.0, damage, (blast.owner, *id), entity, (*tick, *rate), &mut frags, &mut commands);
             let zone = rocket::SPLASH_ZONE;
             if let (Some(client), true) = (player.client_id, damage > 0) {

@@ -1,29 +1,34 @@
 //! Players joining and leaving: a connected client (or a new bot, or a range
-//! target) gets a player at a free spawn point (on a range, a client stands
-//! on the firing line) and, for a client, a welcome; everyone else
+//! target) gets a player on the side it arrives at (see `sides`), at a free
+//! spawn point if it plays (on a range, a client stands on the firing line),
+//! and, for a client, a welcome; one that finds no room to play or watch is
+//! told so; everyone else
 //! hears about it. A name the rules refuse gets a reason and a disconnect. A
 //! leaving or timed-out client's player disappears at once. Joins and leaves
 //! are logged a line each, and under a flood once a second in sum.
 
 use std::collections::BTreeMap;
 
-use arena_protocol::names::{name_from_user_data, refuse_name, unique_name};
+use arena_protocol::modes::{Mode, Side};
+use arena_protocol::names::{name_from_user_data, refuse_name, spectate_from_user_data, unique_name};
 use arena_protocol::{PlayerInfo, Refusal, ToClient, Welcome};
-use arena_sim::{PlayerId, PlayerState};
+use arena_sim::PlayerId;
 use bevy::prelude::*;
 use bevy_renet::renet::{ClientId, ServerEvent};
 use bevy_renet::{RenetServer, RenetServerEvent};
 
 use super::intake::CommandBuffer;
-use super::life::{SpawnRotation, choose_spawn};
+use super::life::{SpawnRotation, choose_spawn, positions};
+use super::match_flow::MatchState;
 use super::range::{RangeTally, RangeTarget};
+use super::sides::{arriving_state, side_for_arrival};
 use crate::net::{broadcast, send};
 use crate::range_lanes::{LANES, firing_spot};
 use crate::socket::guard::SILENT_CLIENT_TIMEOUT;
 use crate::socket::transport::{Parting, ServerTransport};
 use crate::vocabulary::{
-    ClientPrefs, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerPlayer, ServerStats, ServerTick, Sim,
-    SimWorld, SnapshotAck, SnapshotRate, SubTickShots, TickRate,
+    ClientPrefs, GameMode, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerIdentity, ServerPlayer,
+    ServerStats, ServerTick, Sim, SimWorld, SnapshotAck, SnapshotRate, SubTickShots, TickRate,
 };
 
 /// How long a refused client has to read why before it is disconnected, seconds.
@@ -113,44 +118,71 @@ pub(crate) struct Admission<'w, 's> {
     time: Res<'w, Time<Real>>,
     pub(crate) range: Option<Res<'w, Range>>,
     subtick: Res<'w, SubTickShots>,
+    mode: Res<'w, GameMode>,
+    match_state: Res<'w, MatchState>,
+    identity: Res<'w, ServerIdentity>,
+}
+
+/// Why nobody more can be admitted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoPlace {
+    /// Every player id is taken.
+    Ids,
+    /// Every place to play and to watch is taken (`spectators`: it came to watch).
+    Full { spectators: bool },
 }
 
 impl<'w, 's> Admission<'w, 's> {
-    /// Adds a player called (about) `wanted_name` at a free spawn point and
-    /// returns its id and entity, or `None` if every id is taken.
-    pub(crate) fn admit(&mut self, wanted_name: &str, client_id: Option<ClientId>) -> Option<(PlayerId, Entity)> {
-        let id = self.roster.free_id().filter(|id| usize::from(id.0) < arena_protocol::MAX_PLAYERS)?;
-        let name = unique_name(wanted_name, self.roster.players.values().map(|e| e.name.as_str()));
-        let mut occupied: Vec<Vec3> = self.players.iter().map(|(_, s)| s.pos).collect();
-        occupied.extend(self.just_joined.0.values().copied());
-        let (pos, yaw) = if self.range.is_some() && client_id.is_some() {
-            firing_spot(&occupied)
-        } else {
-            choose_spawn(&self.world, &occupied, &mut self.rotation)
-        };
-        let entity = self
-            .commands
-            .spawn((
-                Name::new(format!("player {} ({name})", id.0)),
-                ServerPlayer { id, client_id },
-                // Protected on joining too: nobody is shot while still loading in.
-                Sim(PlayerState {
-                    protected_s: arena_sim::player::SPAWN_PROTECTION_S,
-                    ..PlayerState::spawned_at(pos, yaw)
-                }),
-                CommandBuffer::default(),
-                SnapshotAck::default(),
-                ClientPrefs::default_for(**self.snapshot_rate),
-                Score::default(),
-                Joined(self.time.elapsed()),
-            ))
-            .id();
-        if self.range.is_some() && client_id.is_some() {
-            self.commands.entity(entity).insert(RangeTally::default());
+    /// Adds a player called (about) `wanted_name`, on the side it arrives
+    /// at (watching if `spectate`, or if every place to play is taken),
+    /// and, if it plays, at a free spawn point; returns its id and entity.
+    pub(crate) fn admit(
+        &mut self,
+        wanted_name: &str,
+        client_id: Option<ClientId>,
+        spectate: bool,
+    ) -> Result<(PlayerId, Entity), NoPlace> {
+        let id =
+            self.roster.free_id().filter(|id| usize::from(id.0) < arena_protocol::MAX_PLAYERS).ok_or(NoPlace::Ids)?;
+        let on_range = self.range.is_some();
+        let mode = if on_range { Mode::Ffa } else { self.mode.mode };
+        let mut side = side_for_arrival(mode, &self.roster, self.match_state.team_frags, spectate && !on_range);
+        if client_id.is_some() && side != Side::Spectating {
+            let clients_playing =
+                self.roster.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count();
+            if clients_playing >= self.identity.max_clients {
+                side = Side::Spectating;
+            }
         }
-        self.roster.players.insert(id, RosterEntry { client_id, name, entity });
-        self.just_joined.0.insert(id, pos);
-        Some((id, entity))
+        if side == Side::Spectating && self.roster.spectators() >= self.mode.max_spectators {
+            return Err(NoPlace::Full { spectators: spectate });
+        }
+        let name = unique_name(wanted_name, self.roster.players.values().map(|e| e.name.as_str()));
+        let mut entity = self.commands.spawn((
+            Name::new(format!("player {} ({name})", id.0)),
+            ServerPlayer { id, client_id },
+            CommandBuffer::default(),
+            SnapshotAck::default(),
+            ClientPrefs::default_for(**self.snapshot_rate),
+            Joined(self.time.elapsed()),
+        ));
+        if side.plays() {
+            let mut others: Vec<(PlayerId, Vec3)> = positions(self.players.iter());
+            others.extend(self.just_joined.0.iter().map(|(id, pos)| (*id, *pos)));
+            let (pos, yaw) = if on_range && client_id.is_some() {
+                firing_spot(&others.iter().map(|(_, p)| *p).collect::<Vec<_>>())
+            } else {
+                choose_spawn(&self.world, &self.roster, side, &others, &mut self.rotation)
+            };
+            entity.insert((arriving_state(pos, yaw), Score::default()));
+            self.just_joined.0.insert(id, pos);
+        }
+        if on_range && client_id.is_some() {
+            entity.insert(RangeTally::default());
+        }
+        let entity = entity.id();
+        self.roster.players.insert(id, RosterEntry { client_id, name, entity, side });
+        Ok((id, entity))
     }
 
     pub(crate) fn commands(&mut self) -> &mut Commands<'w, 's> {
@@ -164,11 +196,11 @@ fn add_range_targets(mut admission: Admission) {
         return;
     }
     for (index, lane) in LANES.iter().enumerate() {
-        match admission.admit(&lane.name(), None) {
-            Some((_, entity)) => {
+        match admission.admit(&lane.name(), None, false) {
+            Ok((_, entity)) => {
                 admission.commands().entity(entity).insert(RangeTarget(index));
             }
-            None => warn!("no player id left for range target {index}"),
+            Err(_) => warn!("no player id left for range target {index}"),
         }
     }
     info!("shooting range: {} targets on their lanes", LANES.len());
@@ -214,16 +246,27 @@ fn on_server_event(
                 refused.0.push((client_id, time.elapsed_secs_f64() + REFUSAL_GRACE_S));
                 return;
             }
-            let Some((id, _)) = admission.admit(&wanted, Some(client_id)) else {
-                warn!("client {client_id} connected but every player id is taken; disconnecting it");
-                server.disconnect(client_id);
-                return;
+            let spectate = transport.user_data(client_id).is_some_and(|d| spectate_from_user_data(&d));
+            let id = match admission.admit(&wanted, Some(client_id), spectate) {
+                Ok((id, _)) => id,
+                Err(NoPlace::Ids) => {
+                    warn!("client {client_id} connected but every player id is taken; disconnecting it");
+                    server.disconnect(client_id);
+                    return;
+                }
+                Err(NoPlace::Full { spectators }) => {
+                    debug!("refused client {client_id}: no room (to watch: {spectators})");
+                    send(&mut server, client_id, &ToClient::Refused(Refusal::Full { spectators }));
+                    refused.0.push((client_id, time.elapsed_secs_f64() + REFUSAL_GRACE_S));
+                    return;
+                }
             };
             stats.joins += 1;
             let name = admission.roster.name(id).to_string();
             let addr = transport.client_addr(client_id).map(|a| a.to_string()).unwrap_or_else(|| "?".into());
+            let side = admission.roster.side(id);
             if arrivals.note(now, true) {
-                info!("{name} joined from {addr} as player {}", id.0);
+                info!("{name} joined from {addr} as player {} ({})", id.0, side.label());
             }
             let welcome = ToClient::Welcome(Welcome {
                 your_id: id,
@@ -234,9 +277,10 @@ fn on_server_event(
                 players: admission.roster.infos(),
                 range: admission.range.is_some(),
                 subtick: admission.subtick.0,
+                mode: admission.mode.mode,
             });
             send(&mut server, client_id, &welcome);
-            broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name, bot: false }), Some(client_id));
+            broadcast(&mut server, &ToClient::PlayerJoined(PlayerInfo { id, name, bot: false, side }), Some(client_id));
             admission.commands().trigger(PlayersChanged);
         }
         ServerEvent::ClientDisconnected { client_id, reason } => {

@@ -25,6 +25,19 @@ pub(crate) fn advance_tick(mut tick: ResMut<ServerTick>) {
     tick.0 = tick.0.wrapping_add(1);
 }
 
+/// A watcher's commands are taken off its buffer, tick by tick, and run
+/// nowhere: its snapshots' feedback then keeps its clock in step as a
+/// player's does (the command it sends carries no act: see intake).
+pub(crate) fn pass_watchers(
+    tick: Res<ServerTick>,
+    rate: Res<TickRate>,
+    mut watchers: Query<&mut CommandBuffer, Without<Sim>>,
+) {
+    for mut buffer in &mut watchers {
+        buffer.take(tick.0, CommandBuffer::max_repeats(**rate));
+    }
+}
+
 pub(crate) fn run_commands(
     world: Res<SimWorld>,
     rate: Res<TickRate>,

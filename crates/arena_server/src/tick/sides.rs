@@ -1,0 +1,362 @@
+//! Sides: who plays (and for which team) and who watches. A joining
+//! player's side; a player brought into the world (a spawn point away from
+//! the enemy) or taken out of it (a watcher has no `Sim`: nothing moves,
+//! fires, is shot or scores for it); players' choices, at most
+//! [`CHOICES_PER_S`] a second, a team switch waiting for the player's
+//! death; the balance of teams (a team two players short gets one, at its
+//! next death); and the duel's queue (the loser of a match steps out, the
+//! first in the queue steps in). Every change goes to everyone.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::time::Duration;
+
+use arena_protocol::ToClient;
+use arena_protocol::modes::{Mode, Side, SideChoice, team_for_newcomer, team_to_thin};
+use arena_sim::{PlayerId, PlayerState};
+use bevy::prelude::*;
+use bevy_renet::RenetServer;
+use bevy_renet::renet::ClientId;
+
+use super::intake::CommandBuffer;
+use super::life::{SpawnRotation, choose_spawn, positions};
+use super::match_flow::MatchState;
+use crate::net::broadcast;
+use crate::socket::rate_limits::Bucket;
+use crate::vocabulary::{
+    Dead, GameMode, PlayersChanged, Roster, Score, ServerPlayer, ServerStats, SideAsked, SideSwitch, Sim, SimWorld,
+};
+
+/// Side choices a player may make: this many a second, in bursts of
+/// [`CHOICES_BURST`]; the rest are refused (counted, summed up in the log).
+pub(crate) const CHOICES_PER_S: f32 = 0.5;
+pub(crate) const CHOICES_BURST: f32 = 2.0;
+/// How often refusals are summed up in the log.
+const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_message::<SideAsked>().init_resource::<SideStats>().init_resource::<DuelQueue>();
+}
+
+/// Players waiting for a duel, first in line first.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct DuelQueue(pub VecDeque<PlayerId>);
+
+/// Side choices taken and refused, each player's budget, and the log's
+/// summary of refusals and of watchers' commands.
+#[derive(Resource, Debug, Default)]
+pub struct SideStats {
+    budgets: HashMap<ClientId, Bucket>,
+    /// Choices taken (applied at once or waiting for a death).
+    pub taken: u64,
+    /// Choices refused, by reason.
+    pub refused: BTreeMap<&'static str, u64>,
+    /// Switches made by the balance of teams.
+    pub balanced: u64,
+    summarised: (u64, u64),
+    last_summary: Duration,
+}
+
+/// The side a player arriving now takes: watching if it asked to (or if
+/// every player's place is taken); else a team (the one that needs it), the
+/// duel's queue (two already play), or free.
+pub(crate) fn side_for_arrival(mode: Mode, roster: &Roster, team_frags: [i16; 2], spectate: bool) -> Side {
+    if spectate {
+        return Side::Spectating;
+    }
+    match mode {
+        Mode::Ffa => Side::Free,
+        Mode::Tdm => Side::Team(team_for_newcomer(roster.team_counts(), team_frags.map(i32::from))),
+        Mode::Duel if roster.playing() >= 2 => Side::Waiting,
+        Mode::Duel => Side::Free,
+    }
+}
+
+/// Puts `side` in the roster, and tells everyone.
+fn announce(roster: &mut Roster, server: Option<&mut RenetServer>, id: PlayerId, side: Side) {
+    if let Some(entry) = roster.players.get_mut(&id) {
+        entry.side = side;
+    }
+    if let Some(server) = server {
+        broadcast(server, &ToClient::SideChanged { id, side }, None);
+    }
+}
+
+/// A fresh player at `pos`, briefly protected: on joining, nobody is shot
+/// while still loading in.
+pub(crate) fn arriving_state(pos: Vec3, yaw: f32) -> Sim {
+    Sim(PlayerState { protected_s: arena_sim::player::SPAWN_PROTECTION_S, ..PlayerState::spawned_at(pos, yaw) })
+}
+
+/// What changing sides needs.
+#[derive(bevy::ecs::system::SystemParam)]
+pub(crate) struct SideChanges<'w, 's> {
+    commands: Commands<'w, 's>,
+    roster: ResMut<'w, Roster>,
+    world: Res<'w, SimWorld>,
+    rotation: ResMut<'w, SpawnRotation>,
+    queue: ResMut<'w, DuelQueue>,
+    server: Option<ResMut<'w, RenetServer>>,
+    players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
+}
+
+impl SideChanges<'_, '_> {
+    /// Moves player `id` (of `entity`) to `side`: into the world at a spawn
+    /// point, out of it, or to the other team (a new life at its side).
+    pub(crate) fn change(&mut self, id: PlayerId, entity: Entity, side: Side) {
+        let before = self.roster.side(id);
+        if before == side {
+            return;
+        }
+        announce(&mut self.roster, self.server.as_deref_mut(), id, side);
+        self.queue.0.retain(|q| *q != id);
+        if side == Side::Waiting {
+            self.queue.0.push_back(id);
+        }
+        let mut entity_commands = self.commands.entity(entity);
+        entity_commands.remove::<SideSwitch>();
+        if side.watches() {
+            // Out of the world: nothing of its life is left to simulate or score.
+            entity_commands.remove::<(Sim, Score, Dead)>();
+        } else {
+            let others: Vec<(PlayerId, Vec3)> =
+                positions(self.players.iter()).into_iter().filter(|(other, _)| *other != id).collect();
+            let (pos, yaw) = choose_spawn(&self.world, &self.roster, side, &others, &mut self.rotation);
+            // A fresh life (a team switch waited for the death of the last).
+            entity_commands.remove::<Dead>().insert((arriving_state(pos, yaw), CommandBuffer::default()));
+            if before.watches() {
+                entity_commands.insert(Score::default());
+            }
+        }
+        self.commands.trigger(PlayersChanged);
+    }
+}
+
+/// Why a choice is not taken (told to nobody but the log's summary: the
+/// player sees its side stay as it was).
+fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster) -> Result<Side, &'static str> {
+    let wanted = match (choice, mode) {
+        (SideChoice::Spectate, _) => Side::Spectating,
+        (SideChoice::Team(team), Mode::Tdm) => Side::Team(team),
+        (SideChoice::Play, Mode::Tdm) if current.team().is_some() => current,
+        (SideChoice::Play, Mode::Tdm) => Side::Team(team_for_newcomer(roster.team_counts(), [0, 0])),
+        (SideChoice::Play | SideChoice::Team(_), Mode::Duel) if current.plays() => current,
+        (SideChoice::Play | SideChoice::Team(_), Mode::Duel) => {
+            if roster.playing() >= 2 {
+                Side::Waiting
+            } else {
+                Side::Free
+            }
+        }
+        (SideChoice::Play | SideChoice::Team(_), Mode::Ffa) => Side::Free,
+    };
+    if wanted == current {
+        return Err("already there");
+    }
+    if let (Some(team), true) = (wanted.team(), mode == Mode::Tdm) {
+        // Joining a team may not leave it two ahead of the other.
+        let mut counts = roster.team_counts();
+        if let Some(from) = current.team() {
+            counts[from.index()] -= 1;
+        }
+        if counts[team.index()] + 1 >= counts[team.other().index()] + 2 {
+            return Err("team too big");
+        }
+    }
+    Ok(wanted)
+}
+
+/// The choices intake read this frame: within the budget, judged; a team
+/// switch of a living player waits for its death, the rest happen now.
+pub(crate) fn take_choices(
+    mut asked: MessageReader<SideAsked>,
+    mut changes: SideChanges,
+    mode: Res<GameMode>,
+    mut stats: ResMut<SideStats>,
+    alive: Query<(), (With<Sim>, Without<Dead>)>,
+    time: Res<Time<Real>>,
+) {
+    let now = time.elapsed();
+    for SideAsked { client, choice } in asked.read() {
+        let Some((id, entry)) = changes.roster.by_client(*client).map(|(id, e)| (id, e.clone())) else { continue };
+        let bucket = stats.budgets.entry(*client).or_insert_with(|| Bucket::full(CHOICES_BURST, now));
+        let verdict = if bucket.take(now, CHOICES_PER_S, CHOICES_BURST) {
+            judge(*choice, entry.side, mode.mode, &changes.roster)
+        } else {
+            Err("too fast")
+        };
+        match verdict {
+            Err(why) => *stats.refused.entry(why).or_default() += 1,
+            Ok(side) => {
+                stats.taken += 1;
+                let switching_teams = entry.side.plays() && side.plays();
+                if switching_teams && alive.contains(entry.entity) {
+                    info!("{} switches to {} at the next death", entry.name, side.label());
+                    changes.commands.entity(entry.entity).insert(SideSwitch(side));
+                } else {
+                    info!("{} is now {}", entry.name, side.label());
+                    changes.change(id, entry.entity, side);
+                }
+            }
+        }
+    }
+    stats.budgets.retain(|client, _| changes.roster.by_client(*client).is_some());
+}
+
+/// Switches waiting for a death, made once it came (before the dead respawn).
+pub(crate) fn switch_the_dead(
+    mut changes: SideChanges,
+    waiting: Query<(Entity, &ServerPlayer, &SideSwitch, Has<Dead>)>,
+) {
+    for (entity, player, switch, dead) in &waiting {
+        if dead {
+            changes.change(player.id, entity, switch.0);
+        }
+    }
+}
+
+/// Team deathmatch: when one team is two players short, a player of the
+/// other is moved at its next death (a bot rather than a person; among
+/// those, the newest).
+pub(crate) fn balance_teams(
+    mode: Res<GameMode>,
+    roster: Res<Roster>,
+    switching: Query<(&ServerPlayer, &SideSwitch)>,
+    mut stats: ResMut<SideStats>,
+    mut commands: Commands,
+) {
+    if mode.mode != Mode::Tdm {
+        return;
+    }
+    // As the teams will be once the switches asked for are made.
+    let mut counts = roster.team_counts();
+    for (player, switch) in &switching {
+        if let (Some(from), Some(to)) = (roster.side(player.id).team(), switch.0.team()) {
+            counts[from.index()] -= 1;
+            counts[to.index()] += 1;
+        }
+    }
+    let Some(big) = team_to_thin(counts) else { return };
+    let pending: Vec<PlayerId> = switching.iter().map(|(p, _)| p.id).collect();
+    let moved = roster
+        .players
+        .iter()
+        .filter(|(id, e)| e.side == Side::Team(big) && !pending.contains(id))
+        .max_by_key(|(id, e)| (e.is_bot(), **id));
+    if let Some((id, entry)) = moved {
+        info!("balance: {} moves to the {} team at the next death", roster.label(*id), big.other().name());
+        stats.balanced += 1;
+        commands.entity(entry.entity).insert(SideSwitch(Side::Team(big.other())));
+    }
+}
+
+/// The duel: at a new match the last one's loser steps out to the end of
+/// the queue; whenever fewer than two play, the first in the queue steps in.
+pub(crate) fn rotate_duel(
+    mode: Res<GameMode>,
+    mut state: ResMut<MatchState>,
+    mut changes: SideChanges,
+    mut seen_match: Local<u32>,
+) {
+    if mode.mode != Mode::Duel {
+        return;
+    }
+    // The queue in its order; those who arrived waiting join its end.
+    let roster = &changes.roster;
+    changes.queue.0.retain(|id| roster.side(*id) == Side::Waiting);
+    let arrived: Vec<PlayerId> = roster
+        .players
+        .iter()
+        .filter(|(id, e)| e.side == Side::Waiting && !changes.queue.0.contains(id))
+        .map(|(id, _)| *id)
+        .collect();
+    changes.queue.0.extend(arrived);
+    let new_match = std::mem::replace(&mut *seen_match, state.number) != state.number;
+    if new_match && let Some(loser) = state.duel_loser.take() {
+        let waiting = changes.queue.0.iter().any(|id| changes.roster.players.contains_key(id));
+        if let (true, Some(entity)) = (waiting, changes.roster.players.get(&loser).map(|e| e.entity)) {
+            info!("duel: {} steps out and waits", changes.roster.label(loser));
+            changes.change(loser, entity, Side::Waiting);
+        }
+    }
+    let mut playing = changes.roster.playing();
+    while playing < 2 {
+        let Some(next) = changes.queue.0.front().copied() else { break };
+        let Some(entity) = changes.roster.players.get(&next).map(|e| e.entity) else {
+            changes.queue.0.pop_front();
+            continue;
+        };
+        info!("duel: {} steps in", changes.roster.label(next));
+        changes.change(next, entity, Side::Free);
+        playing += 1;
+    }
+}
+
+/// Refused choices and watchers' commands, summed up in the log at most
+/// every [`SUMMARY_PERIOD`].
+pub(crate) fn sum_up(mut stats: ResMut<SideStats>, server_stats: Res<ServerStats>, time: Res<Time<Real>>) {
+    let now = time.elapsed();
+    let refused: u64 = stats.refused.values().sum();
+    let ignored = server_stats.watcher_commands;
+    let (refused_before, ignored_before) = stats.summarised;
+    if (refused, ignored) == stats.summarised || now.saturating_sub(stats.last_summary) < SUMMARY_PERIOD {
+        return;
+    }
+    let reasons: Vec<String> = stats.refused.iter().map(|(why, n)| format!("{n} {why}")).collect();
+    info!(
+        "sides: {} choices refused lately ({} since the start: {}); {} commands of watchers ignored lately",
+        refused - refused_before,
+        refused,
+        reasons.join(", "),
+        ignored - ignored_before
+    );
+    stats.summarised = (refused, ignored);
+    stats.last_summary = now;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vocabulary::RosterEntry;
+    use arena_protocol::modes::Team;
+
+    fn roster(sides: &[Side]) -> Roster {
+        let mut roster = Roster::default();
+        for (i, side) in sides.iter().enumerate() {
+            let entry = RosterEntry {
+                client_id: Some(i as u64),
+                name: format!("p{i}"),
+                entity: Entity::PLACEHOLDER,
+                side: *side,
+            };
+            roster.players.insert(PlayerId(i as u8), entry);
+        }
+        roster
+    }
+
+    #[test]
+    fn arrivals_go_where_they_are_needed() {
+        let (red, blue) = (Side::Team(Team::Red), Side::Team(Team::Blue));
+        let two_reds = roster(&[red, red, blue]);
+        assert_eq!(side_for_arrival(Mode::Tdm, &two_reds, [0, 0], false), blue);
+        assert_eq!(side_for_arrival(Mode::Tdm, &two_reds, [0, 0], true), Side::Spectating);
+        let duel = roster(&[Side::Free, Side::Free]);
+        assert_eq!(side_for_arrival(Mode::Duel, &duel, [0, 0], false), Side::Waiting);
+        assert_eq!(side_for_arrival(Mode::Duel, &roster(&[Side::Free]), [0, 0], false), Side::Free);
+        assert_eq!(side_for_arrival(Mode::Ffa, &duel, [0, 0], false), Side::Free);
+    }
+
+    #[test]
+    fn a_choice_may_not_leave_a_team_two_ahead() {
+        let (red, blue) = (Side::Team(Team::Red), Side::Team(Team::Blue));
+        let even = roster(&[red, blue]);
+        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &even), Err("team too big"));
+        assert_eq!(judge(SideChoice::Team(Team::Red), red, Mode::Tdm, &even), Err("already there"));
+        let uneven = roster(&[red, blue, blue]);
+        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &uneven), Ok(red));
+        assert_eq!(judge(SideChoice::Spectate, red, Mode::Tdm, &even), Ok(Side::Spectating));
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Tdm, &even), Ok(red));
+        let duel = roster(&[Side::Free, Side::Free]);
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Duel, &duel), Ok(Side::Waiting));
+        assert_eq!(judge(SideChoice::Team(Team::Blue), Side::Free, Mode::Ffa, &duel), Err("already there"));
+    }
+}
