@@ -100,6 +100,7 @@ fn to_json(server: &BrowsedServer) -> Value {
         "from_master": server.from_master,
         "name": info.name,
         "map": info.map,
+        "mode": server.mode().unwrap_or_default().short(),
         "game": info.game,
         "players": info.players,
         "max_players": info.max_players,
@@ -122,10 +123,11 @@ fn print_line(server: &BrowsedServer) {
     };
     let ping = server.ping_ms.map_or("?".to_string(), |p| format!("{p:.0} ms"));
     println!(
-        "{:<22} {:<30} {:<10} {:>3}/{:<3} {:>2} bots  {:>7}  {}{}{}",
+        "{:<22} {:<30} {:<10} {:<4} {:>3}/{:<3} {:>2} bots  {:>7}  {}{}{}",
         server.addr,
         info.name,
         info.map,
+        server.mode().unwrap_or_default().short(),
         info.players,
         info.max_players,
         info.bots,

@@ -109,6 +109,12 @@ impl BrowsedServer {
         self.info.as_ref().is_some_and(|i| u64::from(i.protocol) == PROTOCOL_VERSION)
     }
 
+    /// How its matches are played, from its A2S keywords (an older
+    /// server's: free-for-all); none before it answered.
+    pub fn mode(&self) -> Option<arena_protocol::modes::Mode> {
+        self.info.as_ref().map(|i| arena_protocol::modes::Mode::from_keywords(i.keywords.as_deref().unwrap_or("")))
+    }
+
     /// Asked long enough ago to give up on an answer.
     fn waited(&self, now: Instant) -> bool {
         self.asked_at.is_some_and(|t| now.duration_since(t) >= ANSWER_TIMEOUT)

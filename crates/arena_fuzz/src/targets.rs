@@ -39,6 +39,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(hits::Rockets),
         Box::new(hits::Poses),
         Box::new(demo::DemoFiles),
+        Box::new(demo::DemoFrames),
         Box::new(kill_cam::KillCamMessage),
         Box::new(master::MasterReceives::default()),
         Box::new(master::ServerGetInfo::default()),

@@ -2,7 +2,7 @@
 //! command (coded against the one the player's last two lead to expect, as
 //! the command packet does), a player's state only where the server changed it
 //! outside the shared rules (a hit, a death, a respawn, a blast's kick),
-//! the tick's shots, frags, rockets and blasts, who joined and left, and
+//! the tick's shots, frags, rockets, blasts and chat lines, who joined and left, and
 //! once a second a keyframe with everyone's whole state (to seek to, and
 //! to check a replay against).
 //!
@@ -37,7 +37,7 @@ mod varint;
 
 pub use codec::FrameCodec;
 pub use model::{
-    DemoBlast, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
-    MAX_DEMO_NAME_BYTES, MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS, PlayerTick,
+    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
+    MAX_DEMO_NAME_BYTES, MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS, PlayerTick,
 };
 pub use state::same_state;

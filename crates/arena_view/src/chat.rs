@@ -29,7 +29,16 @@ fn line_job(line: &ChatLine, alpha: f32) -> egui::text::LayoutJob {
     match &line.from {
         Some(name) => {
             let who = if line.team { format!("{name} (team): ") } else { format!("{name}: ") };
-            job.append(&who, 0.0, plain(fade(egui::Color32::from_rgb(255, 205, 110))));
+            // The speaker in its team's colour; without teams, one warm colour.
+            let colour = match line.side.team() {
+                Some(team) => {
+                    let [r, g, b] = team.rgb();
+                    let lift = |c: f32| ((c * 0.7 + 0.3) * 255.0) as u8;
+                    egui::Color32::from_rgb(lift(r), lift(g), lift(b))
+                }
+                None => egui::Color32::from_rgb(255, 205, 110),
+            };
+            job.append(&who, 0.0, plain(fade(colour)));
             job.append(&line.text, 0.0, plain(fade(egui::Color32::from_rgb(235, 238, 245))));
         }
         None => job.append(&line.text, 0.0, plain(fade(egui::Color32::from_rgb(255, 140, 100)))),

@@ -7,14 +7,14 @@
 //! every shot (red as the shooter drew the victim and the server tested it,
 //! blue where the server had it), ghosts (where the server had everyone
 //! while the followed player drew them in the past), a net line (the
-//! followed player's delay) and the kill feed.
+//! followed player's delay), the kill feed and the chat.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 
 use arena_client::{Drawn, NetPlayer, PlayerName};
 use arena_protocol::demo::DemoReader;
-use arena_protocol::demo_frame::{DemoFrag, DemoHit};
+use arena_protocol::demo_frame::{DemoChat, DemoFrag, DemoHit};
 use arena_replay::{Replay, ReplayError};
 use arena_sim::player::{GAIT_CYCLE_M, view_forward, view_rotation};
 use arena_sim::{ArenaWorld, HitZone, Hitbox, PlayerId, PlayerState};
@@ -77,6 +77,8 @@ pub(crate) struct Playback {
     history: VecDeque<(u32, BTreeMap<PlayerId, PlayerState>)>,
     shots: VecDeque<ShotSeen>,
     feed: VecDeque<(u32, DemoFrag)>,
+    /// Chat lines of the last [`FEED_SHOWN_S`], with their tick.
+    chat: VecDeque<(u32, DemoChat)>,
     /// The playhead, ticks.
     t: f64,
     speed: f32,
@@ -111,6 +113,7 @@ impl Playback {
             history: VecDeque::new(),
             shots: VecDeque::new(),
             feed: VecDeque::new(),
+            chat: VecDeque::new(),
             t: f64::from(start),
             speed: 1.0,
             paused: false,
@@ -161,6 +164,10 @@ impl Playback {
                         });
                     }
                     self.feed.extend(frame.frags.iter().map(|f| (frame.tick, *f)));
+                    self.chat.extend(frame.chat.iter().map(|c| (frame.tick, c.clone())));
+                    while self.chat.len() > FEED_LINES {
+                        self.chat.pop_front();
+                    }
                     self.remember_now();
                 }
                 Ok(None) => break,
@@ -179,6 +186,9 @@ impl Playback {
         while self.feed.front().is_some_and(|(t, _)| now.wrapping_sub(*t) > ticks(FEED_SHOWN_S)) {
             self.feed.pop_front();
         }
+        while self.chat.front().is_some_and(|(t, _)| now.wrapping_sub(*t) > ticks(FEED_SHOWN_S)) {
+            self.chat.pop_front();
+        }
     }
 
     /// Jumps to tick `to`: replayed from the keyframe before it.
@@ -190,6 +200,7 @@ impl Playback {
                 self.history.clear();
                 self.shots.clear();
                 self.feed.clear();
+                self.chat.clear();
                 self.remember_now();
                 self.t = f64::from(self.replay.world.tick);
             }
@@ -573,6 +584,20 @@ fn timeline(mut contexts: EguiContexts, mut playback: ResMut<Playback>) {
             }
         },
     );
+    if !p.chat.is_empty() {
+        // The chat as it was said (cleaned by the server when it passed it
+        // on, and again here: a demo file is untrusted too), plain text.
+        egui::Area::new(egui::Id::new("demo chat")).anchor(egui::Align2::LEFT_BOTTOM, egui::vec2(12.0, -120.0)).show(
+            ctx,
+            |ui| {
+                for (_, line) in &p.chat {
+                    let to = if line.team { " (team)" } else { "" };
+                    let text = format!("{}{to}: {}", p.name(line.from), arena_protocol::chat::clean_chat(&line.text));
+                    ui.add(egui::Label::new(egui::RichText::new(text).color(egui::Color32::from_rgb(235, 238, 245))));
+                }
+            },
+        );
+    }
 }
 
 #[cfg(test)]

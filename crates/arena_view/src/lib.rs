@@ -19,6 +19,8 @@
 //! - `surfaces`: the arena's textures, made at start.
 //! - `scene`, `players`, `camera`: the arena, the other players (their
 //!   meshes and materials made once), the view.
+//! - `spectating`: a watcher's keys, camera (first person, chase, flight)
+//!   and the line saying whom it watches.
 //! - `view_model`: first-person arms and weapon (recoil, reload, switch).
 //! - `name_tags`: names over other players, laid out so none pile up.
 //! - `callouts`: the map's named areas: signs, wall bands, lamps, the HUD line.
@@ -71,6 +73,7 @@ mod server_list;
 mod settings;
 mod settings_menu;
 mod sound;
+mod spectating;
 mod surfaces;
 mod view_model;
 mod vocabulary;
@@ -295,7 +298,14 @@ impl Plugin for GamePlugin {
                 callouts::plugin,
                 quality::plugin,
             ))
-            .add_plugins((net_graph::plugin, ghosts::plugin, ragdolls::plugin, rockets::plugin, kill_cam::plugin));
+            .add_plugins((
+                net_graph::plugin,
+                ghosts::plugin,
+                ragdolls::plugin,
+                rockets::plugin,
+                kill_cam::plugin,
+                spectating::plugin,
+            ));
         if let Some(shot) = &self.screenshot {
             app.add_plugins(screenshot::plugin(shot.clone()));
         }

@@ -48,6 +48,10 @@ struct MenuForm {
     bot_skill: f32,
     /// The hosted game's rewind cap, milliseconds.
     max_unlag_ms: u16,
+    /// How the hosted game's matches are played.
+    mode: arena_protocol::modes::Mode,
+    /// Join to watch (a spectator), not to play.
+    spectate: bool,
     /// A problem with what was typed (not a connection error).
     problem: Option<String>,
 }
@@ -63,6 +67,8 @@ impl Default for MenuForm {
             bots: QUICK_PLAY_BOTS,
             bot_skill: 0.5,
             max_unlag_ms: arena_server::DEFAULT_MAX_UNLAG_MS,
+            mode: arena_protocol::modes::Mode::Ffa,
+            spectate: false,
             problem: None,
         }
     }
@@ -184,6 +190,19 @@ fn main_menu(
                         .on_hover_text("How quickly and accurately bots aim");
                 });
                 ui.end_row();
+                ui.label("Mode");
+                ui.horizontal(|ui| {
+                    for mode in arena_protocol::modes::Mode::ALL {
+                        ui.radio_value(&mut form.mode, mode, mode.label());
+                    }
+                })
+                .response
+                .on_hover_text(
+                    "How the game you host is played: everyone against everyone, two teams (balanced as \
+                     players come and go; no friendly fire), or a duel (two play, the rest watch and take \
+                     the loser's place)",
+                );
+                ui.end_row();
                 ui.label("Rewind cap");
                 ui.add(egui::Slider::new(&mut form.max_unlag_ms, 0..=arena_server::MAX_UNLAG_MS).suffix(" ms"))
                     .on_hover_text(
@@ -224,6 +243,7 @@ fn main_menu(
                                         bots: form.bots,
                                         bot_skill: form.bot_skill,
                                         max_unlag_ms: form.max_unlag_ms,
+                                        mode: form.mode,
                                         password,
                                         masters: if settings.list_on_internet {
                                             settings.masters.clone()
@@ -255,6 +275,8 @@ fn main_menu(
                     let join = ui.button("Join").clicked();
                     let password = ui.add(password_field(&mut form.join_password, "password (if any)"));
                     enter |= password.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
+                    ui.checkbox(&mut form.spectate, "Watch")
+                        .on_hover_text("Join as a spectator: follow the players, or fly freely (also from the list)");
                     if join || enter {
                         match (resolve_server_addr(&form.address), Password::new(&form.join_password)) {
                             (Ok(addr), Ok(password)) => {
@@ -264,7 +286,7 @@ fn main_menu(
                                     addr,
                                     name: profile.name.clone(),
                                     password,
-                                    spectate: false,
+                                    spectate: form.spectate,
                                 });
                             }
                             (Err(e), _) => form.problem = Some(e.to_string()),
@@ -300,7 +322,7 @@ fn main_menu(
                             addr: pick.addr,
                             name: profile.name.clone(),
                             password,
-                            spectate: false,
+                            spectate: form.spectate,
                         }),
                         Err(e) => form.problem = Some(format!("Cannot use that password: {e}.")),
                     }
@@ -333,7 +355,9 @@ fn main_menu(
         });
     if let Some((addr, text)) = server_list::password_prompt(ctx, &mut list) {
         match Password::new(&text) {
-            Ok(password) => commands.trigger(ConnectTo { addr, name: profile.name.clone(), password, spectate: false }),
+            Ok(password) => {
+                commands.trigger(ConnectTo { addr, name: profile.name.clone(), password, spectate: form.spectate })
+            }
             Err(e) => form.problem = Some(format!("Cannot use that password: {e}.")),
         }
     }
@@ -389,6 +413,47 @@ fn connecting_dialog(
     Ok(())
 }
 
+/// Where the player stands, and the sides it may ask for: a team (a switch
+/// waits for its death), to play, or to watch.
+fn side_buttons(
+    ui: &mut egui::Ui,
+    roster: &arena_client::Roster,
+    sides: &mut MessageWriter<arena_client::ChooseSide>,
+    pause: &mut PauseMenu,
+) {
+    use arena_protocol::modes::{Mode, Side, SideChoice, Team};
+    if roster.range {
+        return;
+    }
+    let side = roster.local_side();
+    ui.label(format!("{} · you are {}", roster.mode.label(), side.label()));
+    let mut choices: Vec<(&str, SideChoice)> = Vec::new();
+    if roster.mode == Mode::Tdm {
+        for team in Team::BOTH {
+            if side.team() != Some(team) {
+                let label = if team == Team::Red { "Join red" } else { "Join blue" };
+                choices.push((label, SideChoice::Team(team)));
+            }
+        }
+    } else if side.watches() && side != Side::Waiting {
+        choices.push(("Play", SideChoice::Play));
+    }
+    if side != Side::Spectating {
+        choices.push(("Spectate", SideChoice::Spectate));
+    }
+    ui.horizontal(|ui| {
+        for (label, choice) in choices {
+            if ui.button(label).clicked() {
+                sides.write(arena_client::ChooseSide(choice));
+                pause.open = false;
+            }
+        }
+    });
+    if roster.mode == Mode::Tdm && side.plays() {
+        ui.label(egui::RichText::new("A switch of team waits for your next death.").weak());
+    }
+}
+
 fn pause_menu(
     mut contexts: EguiContexts,
     session: Res<State<Session>>,
@@ -398,6 +463,7 @@ fn pause_menu(
     hosted: Option<Res<HostedServer>>,
     connection: Option<Res<ServerConnection>>,
     (roster, mut chat): (Res<arena_client::Roster>, ResMut<arena_client::ChatLog>),
+    mut sides: MessageWriter<arena_client::ChooseSide>,
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) -> Result {
@@ -421,6 +487,7 @@ fn pause_menu(
             } else if let Some(connection) = connection {
                 ui.label(format!("Playing on {}", connection.addr));
             }
+            side_buttons(ui, &roster, &mut sides, &mut pause);
             // Everyone else, each with a mute for the chat.
             egui::CollapsingHeader::new("Players (mute in chat)").show(ui, |ui| {
                 let others: Vec<_> = roster.names.iter().filter(|(id, _)| Some(**id) != roster.local_id).collect();

@@ -4,13 +4,13 @@
 //! belongs, farther ones step up above it or give way, and none is pushed
 //! to the screen's edge for a body that is off the screen.
 
-use arena_client::{ClientWorld, Drawn, LocalPlayer, NetPlayer, PlayerName};
+use arena_client::{ClientWorld, Drawn, LocalPlayer, NetPlayer, PlayerName, Roster};
 use arena_sim::Hitbox;
 use bevy::prelude::*;
 
 use crate::camera::MainCamera;
 use crate::looks::{TEXT_SHADOW, overlay_text};
-use crate::vocabulary::{KillCamShown, ViewSet};
+use crate::vocabulary::{KillCamShown, ViewSet, roster_color};
 
 /// Nearer than this a tag is fully opaque, metres.
 const NAME_TAG_FULL_M: f32 = 18.0;
@@ -26,7 +26,9 @@ const MAX_TAG_STEPS: usize = 2;
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(
         Update,
-        (tag_new_players, despawn_orphan_tags, update_name_tag_text, place_name_tags).chain().in_set(ViewSet::Overlay),
+        (tag_new_players, despawn_orphan_tags, update_name_tag_text, colour_name_tags, place_name_tags)
+            .chain()
+            .in_set(ViewSet::Overlay),
     );
 }
 
@@ -65,6 +67,28 @@ fn update_name_tag_text(
     for (name, tag) in &names {
         if let Ok(mut text) = texts.get_mut(tag.0) {
             text.0.clone_from(&name.0);
+        }
+    }
+}
+
+/// Tags in their player's team colour (white without teams), keeping the
+/// fade `place_name_tags` gives them.
+fn colour_name_tags(
+    // Absent in a demo's playback, which has no connection: white tags.
+    roster: Option<Res<Roster>>,
+    players: Query<(&NetPlayer, &TaggedBy)>,
+    mut colours: Query<&mut TextColor, With<NameTag>>,
+) {
+    let Some(roster) = roster else { return };
+    for (player, tag) in &players {
+        let Ok(mut colour) = colours.get_mut(tag.0) else { continue };
+        let wanted = match roster.side(player.id).team() {
+            Some(_) => roster_color(&roster, player.id).mix(&Color::WHITE, 0.35),
+            None => Color::WHITE,
+        }
+        .with_alpha(colour.0.alpha());
+        if colour.0 != wanted {
+            colour.0 = wanted;
         }
     }
 }

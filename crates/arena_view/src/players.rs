@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use arena_client::{Drawn, LocalPlayer, NetPlayer, Roster};
+use arena_client::{Drawn, LocalPlayer, NetPlayer, Roster, Spectating, WatchView};
 use arena_protocol::modes::Team;
 use arena_sim::hitbox::{BodyPart, HEAD_RADIUS_M, PARTS};
 use arena_sim::pose::Side;
@@ -23,7 +23,7 @@ use crate::vocabulary::{ViewSet, body_color, capsule_transform};
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, make_looks).add_systems(
         Update,
-        (follow_teams.run_if(resource_changed::<Roster>), dress_new_players, pose_players)
+        (follow_teams.run_if(resource_exists_and_changed::<Roster>), dress_new_players, pose_players)
             .chain()
             .in_set(ViewSet::Follow),
     );
@@ -267,14 +267,24 @@ fn dress_new_players(
 /// drawn (their ragdoll is).
 fn pose_players(
     time: Res<Time>,
-    mut models: Query<(&Model, &Drawn, &mut Transform, &mut Visibility)>,
+    // Absent in a demo's playback, which has no connection.
+    (roster, spectating): (Option<Res<Roster>>, Option<Res<Spectating>>),
+    mut models: Query<(&Model, &NetPlayer, &Drawn, &mut Transform, &mut Visibility)>,
     mut parts: Query<(&mut Transform, &mut Visibility), Without<Model>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
 ) {
-    for (model, drawn, mut root, mut visibility) in &mut models {
+    // A watcher following a player in first person sees from inside its head.
+    let inside = match (roster, spectating) {
+        (Some(roster), Some(spectating)) if roster.watching() && spectating.view == WatchView::FirstPerson => {
+            spectating.target
+        }
+        _ => None,
+    };
+    for (model, player, drawn, mut root, mut visibility) in &mut models {
         let s = drawn.0;
-        *visibility = if s.alive { Visibility::Inherited } else { Visibility::Hidden };
-        if !s.alive {
+        let shown = s.alive && Some(player.id) != inside;
+        *visibility = if shown { Visibility::Inherited } else { Visibility::Hidden };
+        if !shown {
             continue;
         }
         root.translation = s.pos;

@@ -4,7 +4,7 @@
 //! (server queries, see `arena_client::browser`), in parallel. The list
 //! fills as they answer and is asked again every few seconds while the menu
 //! shows; a server that stops answering stays listed, greyed, with what it
-//! said last. The Internet tab filters (not full, not empty, no password,
+//! said last. The Internet tab filters (not full, not empty, no password, a mode,
 //! ping under a limit) and sorts by any column.
 //!
 //! The masters also introduce the player to a listed server that does not
@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use arena_client::browser::{BrowsedServer, MasterQuery, ServerBrowser, Status};
 use arena_client::{ServerConnection, Session};
+use arena_protocol::modes::Mode;
 use arena_protocol::query::ServerKind;
 use bevy::prelude::*;
 use bevy_egui::egui;
@@ -82,6 +83,8 @@ struct InternetView {
     no_password: bool,
     /// Only servers that answer within this, milliseconds (0: any).
     max_ping_ms: u32,
+    /// Only games of this mode (none: any).
+    mode: Option<Mode>,
     sort: SortBy,
     descending: bool,
 }
@@ -93,6 +96,7 @@ impl Default for InternetView {
             not_empty: false,
             no_password: false,
             max_ping_ms: 0,
+            mode: None,
             sort: SortBy::Ping,
             descending: false,
         }
@@ -107,7 +111,8 @@ impl InternetView {
         !(self.not_full && info.players >= info.max_players
             || self.not_empty && info.players == 0
             || self.no_password && info.password
-            || self.max_ping_ms > 0 && server.ping_ms.is_none_or(|p| p > f64::from(self.max_ping_ms)))
+            || self.max_ping_ms > 0 && server.ping_ms.is_none_or(|p| p > f64::from(self.max_ping_ms))
+            || self.mode.is_some_and(|mode| server.mode() != Some(mode)))
     }
 
     /// Sorts `rows` by the chosen column (unknown pings last).
@@ -391,10 +396,11 @@ pub(crate) fn show(ui: &mut egui::Ui, list: &mut ServerList, settings: &mut Sett
         }
         let tab = list.tab;
         let view = &mut list.internet;
-        egui::Grid::new("servers").num_columns(6).striped(true).spacing([10.0, 4.0]).show(ui, |ui| {
+        egui::Grid::new("servers").num_columns(7).striped(true).spacing([10.0, 4.0]).show(ui, |ui| {
             if tab == Tab::Internet {
                 ui.label("");
                 view.header(ui, "Game", SortBy::Name);
+                ui.label(egui::RichText::new("Mode").strong());
                 view.header(ui, "Players", SortBy::Players);
                 view.header(ui, "Ping", SortBy::Ping);
                 ui.label("");
@@ -403,6 +409,7 @@ pub(crate) fn show(ui: &mut egui::Ui, list: &mut ServerList, settings: &mut Sett
                 for (header, hint) in [
                     ("", ""),
                     ("Game", ""),
+                    ("Mode", "free-for-all, team deathmatch or duel"),
                     ("Players", "players/slots, bots included"),
                     ("Ping", ""),
                     ("", ""),
@@ -443,6 +450,15 @@ fn internet_bar(ui: &mut egui::Ui, list: &mut ServerList, settings: &Settings) {
                 }),
         )
         .on_hover_text("Drag or type a limit in milliseconds; 0 or \"any\": any ping");
+        egui::ComboBox::from_id_salt("mode filter").selected_text(view.mode.map_or("any mode", |m| m.label())).show_ui(
+            ui,
+            |ui| {
+                ui.selectable_value(&mut view.mode, None, "any mode");
+                for mode in Mode::ALL {
+                    ui.selectable_value(&mut view.mode, Some(mode), mode.label());
+                }
+            },
+        );
     });
     let said: Vec<String> = list
         .masters
@@ -499,6 +515,8 @@ fn row(ui: &mut egui::Ui, addr: SocketAddr, server: Option<&BrowsedServer>, sett
         ui.add(egui::Label::new(dim(name.clone()).strong()).truncate());
         ui.add(egui::Label::new(dim(detail).small()).truncate());
     });
+    let mode = server.and_then(|s| s.mode());
+    ui.label(dim(mode.map_or("-".into(), |m| m.short().to_string()))).on_hover_text(mode.map_or("", |m| m.label()));
     ui.label(dim(info.map_or("-".into(), |i| {
         format!("{}/{} ({} bot{})", i.players, i.max_players, i.bots, if i.bots == 1 { "" } else { "s" })
     })));

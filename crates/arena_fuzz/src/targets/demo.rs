@@ -1,5 +1,7 @@
-//! Fuzz target of demo files: opened, every chunk read and its frames
-//! replayed through the shared rules, whatever the bytes.
+//! Fuzz targets of demos: files opened, every chunk read and its frames
+//! replayed through the shared rules, whatever the bytes; and one frame's
+//! bytes (inside a file they are compressed, which mutations rarely get
+//! through) decoded, chat lines among them.
 
 use crate::target::Target;
 
@@ -48,5 +50,42 @@ impl Target for DemoFiles {
                 replay.apply(frame, &world, 1.0 / 64.0, &mut mismatches);
             }
         }
+    }
+}
+
+/// One demo frame's bytes, as a chunk holds them once inflated: decoded
+/// with the limits, and what decodes encodes to bytes that decode the same.
+pub struct DemoFrames;
+
+impl Target for DemoFrames {
+    fn name(&self) -> &'static str {
+        "demo_frames"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        use arena_protocol::demo_frame::{DemoChat, DemoFrag, DemoFrame, DemoPlayerInfo, FrameCodec};
+        use arena_sim::{HitZone, PlayerId};
+        let frame = DemoFrame {
+            tick: 1000,
+            joined: vec![DemoPlayerInfo { id: PlayerId(2), name: "Ada".into(), bot: false }],
+            frags: vec![DemoFrag { killer: PlayerId(2), victim: PlayerId(3), zone: HitZone::Head }],
+            chat: vec![
+                DemoChat { from: PlayerId(2), team: true, text: "push B".into() },
+                DemoChat { from: PlayerId(3), team: false, text: "gg \u{e9}".into() },
+            ],
+            ..Default::default()
+        };
+        vec![FrameCodec::default().encode(&frame)]
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_protocol::demo_frame::{FrameCodec, MAX_FRAME_CHAT};
+        let Ok(frame) = FrameCodec::default().decode(1000, input) else { return };
+        assert!(frame.chat.len() <= MAX_FRAME_CHAT);
+        assert!(frame.chat.iter().all(|c| c.text.len() <= arena_protocol::chat::MAX_CHAT_BYTES));
+        let again = FrameCodec::default().encode(&frame);
+        let twice = FrameCodec::default().decode(1000, &again).expect("an encoded frame decodes");
+        assert_eq!(twice.chat, frame.chat);
+        assert_eq!(twice.frags, frame.frags);
     }
 }

@@ -9,13 +9,14 @@ use arena_sim::quant;
 use super::command::LastCmds;
 use super::grids::{zone_byte, zone_of};
 use super::model::{
-    DemoBlast, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
-    MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS,
+    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
+    MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS,
 };
 use super::player_tick::{get_player, put_player};
 use super::state::{get_state, put_state};
 use super::varint::{In, Out};
 use crate::bounds::MAX_COORDINATE_M;
+use crate::chat::MAX_CHAT_BYTES;
 
 /// The per-chunk memory of the coding: each player's last two commands.
 /// Both sides reset it at a chunk's start.
@@ -32,7 +33,8 @@ const F_FRAGS: u8 = 1 << 3;
 const F_ROCKETS: u8 = 1 << 4;
 const F_BLASTS: u8 = 1 << 5;
 const F_KEYFRAME: u8 = 1 << 6;
-const F_ALL: u8 = (1 << 7) - 1;
+/// Chat lines (demos written before chat was recorded never set it).
+const F_CHAT: u8 = 1 << 7;
 
 impl FrameCodec {
     /// Forgets every player's commands (at a chunk's start).
@@ -51,6 +53,7 @@ impl FrameCodec {
             (!frame.rockets.is_empty(), F_ROCKETS),
             (!frame.blasts.is_empty(), F_BLASTS),
             (frame.keyframe.is_some(), F_KEYFRAME),
+            (!frame.chat.is_empty(), F_CHAT),
         ]
         .iter()
         .filter(|(on, _)| *on)
@@ -120,6 +123,15 @@ impl FrameCodec {
                 out.vec3(b.point);
             }
         }
+        if flags & F_CHAT != 0 {
+            let chat = &frame.chat[..frame.chat.len().min(MAX_FRAME_CHAT)];
+            out.var(chat.len() as u64);
+            for line in chat {
+                out.u8(line.from.0);
+                out.u8(u8::from(line.team));
+                out.str_upto(&line.text, MAX_CHAT_BYTES);
+            }
+        }
         if let Some(key) = &frame.keyframe {
             let key = &key[..key.len().min(MAX_FRAME_PLAYERS)];
             out.var(key.len() as u64);
@@ -137,10 +149,8 @@ impl FrameCodec {
     /// Tick `tick`'s frame from its bytes.
     pub fn decode(&mut self, tick: u32, bytes: &[u8]) -> Result<DemoFrame, FrameError> {
         let mut input = In { bytes, at: 0 };
+        // Every bit of the flags byte means something (the last is chat's).
         let flags = input.u8("frame flags")?;
-        if flags & !F_ALL != 0 {
-            return Err(FrameError::Invalid { what: "frame flags" });
-        }
         let mut frame = DemoFrame { tick, ..Default::default() };
         if flags & F_JOINED != 0 {
             let n = input.count("joins", MAX_FRAME_PLAYERS)?;
@@ -209,6 +219,19 @@ impl FrameCodec {
                     return Err(FrameError::Invalid { what: "blast" });
                 }
                 frame.blasts.push(blast);
+            }
+        }
+        if flags & F_CHAT != 0 {
+            let n = input.count("chat", MAX_FRAME_CHAT)?;
+            for _ in 0..n {
+                let from = input.id("chat")?;
+                let team = match input.u8("chat")? {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(FrameError::Invalid { what: "chat line's team flag" }),
+                };
+                let text = input.str_upto("chat line", MAX_CHAT_BYTES)?;
+                frame.chat.push(DemoChat { from, team, text });
             }
         }
         if flags & F_KEYFRAME != 0 {
@@ -295,6 +318,7 @@ mod tests {
                 cmd_tick: tick - 3,
             }],
             blasts: vec![DemoBlast { owner: PlayerId(3), point: Vec3::new(4.0, 0.01, 7.0) }],
+            chat: Vec::new(),
             keyframe: Some(vec![KeyPlayer {
                 info: DemoPlayerInfo { id: PlayerId(4), name: "Knuth".into(), bot: false },
                 state: state(5.0),
@@ -371,6 +395,20 @@ mod tests {
         assert_eq!(FrameCodec::default().decode(1, &huge), Err(FrameError::Invalid { what: "player's command" }));
         // Claimed counts beyond the limits are refused before any allocation.
         assert!(FrameCodec::default().decode(1, &[0, 0xff, 0xff, 0xff, 0x0f]).is_err());
+    }
+
+    #[test]
+    fn chat_lines_round_trip_and_a_long_one_is_refused() {
+        let line = |text: &str| DemoChat { from: PlayerId(2), team: true, text: text.into() };
+        let frame = DemoFrame { tick: 77, chat: vec![line("gg wp"), line(&"é".repeat(200))], ..Default::default() };
+        let bytes = FrameCodec::default().encode(&frame);
+        let back = FrameCodec::default().decode(77, &bytes).unwrap();
+        assert_eq!(back.chat[0], frame.chat[0]);
+        assert!(back.chat[1].text.len() <= MAX_CHAT_BYTES, "cut to the chat's limit on writing");
+        // A crafted line longer than any chat line: an error, not an allocation.
+        let mut crafted = vec![F_CHAT, 0, 1, 2, 0];
+        crafted.extend_from_slice(&[0xff, 0xff, 0x03]);
+        assert!(FrameCodec::default().decode(77, &crafted).is_err());
     }
 
     #[test]

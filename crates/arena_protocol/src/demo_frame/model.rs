@@ -1,7 +1,7 @@
 //! What a demo frame holds, the limits of its lists, and [`FrameError`].
 //!
 //! One tick's players (command and changed states), shots, frags, rockets,
-//! blasts, joins and leaves, and the keyframe; the vocabulary every other
+//! blasts, chat, joins and leaves, and the keyframe; the vocabulary every other
 //! file of the frame coding speaks.
 
 use arena_sim::{HitZone, PlayerId, PlayerState, UserCmd};
@@ -13,6 +13,8 @@ pub const MAX_FRAME_PLAYERS: usize = 256;
 pub const MAX_FRAME_EVENTS: usize = 1024;
 /// Longest name kept, bytes.
 pub const MAX_DEMO_NAME_BYTES: usize = 64;
+/// Most chat lines of one tick a frame may list.
+pub const MAX_FRAME_CHAT: usize = 64;
 
 /// A player as a keyframe or a join names it.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,6 +92,15 @@ pub struct DemoBlast {
     pub point: Vec3,
 }
 
+/// A chat line the server passed on (cleaned: `crate::chat`), to everyone
+/// or (`team`) to a team or the watchers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DemoChat {
+    pub from: PlayerId,
+    pub team: bool,
+    pub text: String,
+}
+
 /// One tick of a demo.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct DemoFrame {
@@ -101,6 +112,8 @@ pub struct DemoFrame {
     pub frags: Vec<DemoFrag>,
     pub rockets: Vec<DemoRocket>,
     pub blasts: Vec<DemoBlast>,
+    /// Chat lines passed on in the tick.
+    pub chat: Vec<DemoChat>,
     /// At the end of the tick, after everything above.
     pub keyframe: Option<Vec<KeyPlayer>>,
 }

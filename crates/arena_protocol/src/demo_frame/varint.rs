@@ -38,7 +38,11 @@ impl Out {
         }
     }
     pub(super) fn str(&mut self, s: &str) {
-        let mut end = s.len().min(MAX_DEMO_NAME_BYTES);
+        self.str_upto(s, MAX_DEMO_NAME_BYTES);
+    }
+    /// `s`, cut to at most `max` bytes (at a character's boundary).
+    pub(super) fn str_upto(&mut self, s: &str, max: usize) {
+        let mut end = s.len().min(max);
         while !s.is_char_boundary(end) {
             end -= 1;
         }
@@ -102,8 +106,12 @@ impl In<'_> {
         Ok(Vec3::new(self.f32(what)?, self.f32(what)?, self.f32(what)?))
     }
     pub(super) fn str(&mut self, what: &'static str) -> Result<String, FrameError> {
-        let n = self.var(what)? as usize;
-        if n > MAX_DEMO_NAME_BYTES {
+        self.str_upto(what, MAX_DEMO_NAME_BYTES)
+    }
+    /// A string of at most `max` bytes.
+    pub(super) fn str_upto(&mut self, what: &'static str, max: usize) -> Result<String, FrameError> {
+        let n = usize::try_from(self.var(what)?).unwrap_or(usize::MAX);
+        if n > max {
             return Err(FrameError::Invalid { what });
         }
         let b = self.bytes.get(self.at..self.at + n).ok_or(FrameError::Truncated { what })?;

@@ -50,9 +50,9 @@ pub(crate) fn publish_answers(
     if last.as_ref().is_some_and(|(at, seen)| *seen == sides && now.saturating_sub(*at) < ANSWERS_REFRESH) {
         return;
     }
-    // Spectators are no players (they count apart, in a rule); the duel's
-    // queue is.
-    let count = roster.players.len() - roster.spectators();
+    // Those in the world, as the player list (watchers and the duel's queue
+    // count apart, in a rule).
+    let count = roster.playing();
     *last = Some((now, sides));
     let bots = roster.players.values().filter(|e| e.is_bot()).count();
     let info = ServerListing {
@@ -89,7 +89,7 @@ pub(crate) fn publish_answers(
         ("protocol".to_string(), arena_protocol::PROTOCOL_VERSION.to_string()),
         ("mode".to_string(), mode.mode.short().to_string()),
         ("friendly_fire".to_string(), yes_no(mode.friendly_fire)),
-        ("spectators".to_string(), roster.spectators().to_string()),
+        ("spectators".to_string(), (roster.players.len() - roster.playing()).to_string()),
         ("max_spectators".to_string(), mode.max_spectators.to_string()),
         ("tick_hz".to_string(), tick_rate.hz().to_string()),
         ("snapshot_hz".to_string(), snapshot_rate.hz().to_string()),

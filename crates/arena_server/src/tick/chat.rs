@@ -3,7 +3,7 @@
 //! bursts of [`CHAT_BURST`] (the rest refused, with the reason, to the
 //! sender alone), then passed on with who said it, to those who hear it (a
 //! team line to the team; a watcher's line to watchers only while a duel is
-//! on), and logged. A summary
+//! on), logged, and kept for the demo being recorded. A summary
 //! of refusals goes to the log at most every [`SUMMARY_PERIOD`], not a line
 //! per refusal. Bots say one "gg" when a match ends, one bot, once: never
 //! more.
@@ -22,7 +22,7 @@ use arena_protocol::modes::{Mode, Side, Team};
 use super::match_flow::MatchState;
 use crate::net;
 use crate::socket::rate_limits::Bucket;
-use crate::vocabulary::{ChatSaid, GameMode, Roster};
+use crate::vocabulary::{ChatSaid, GameMode, PassedChat, Roster};
 
 /// Lines a player may send: this many a second, in bursts of this many.
 pub(crate) const CHAT_PER_S: f32 = 1.0;
@@ -42,7 +42,7 @@ pub struct ChatStats {
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<ChatSaid>().init_resource::<ChatStats>();
+    app.add_message::<ChatSaid>().init_resource::<ChatStats>().init_resource::<PassedChat>();
 }
 
 fn label(why: ChatRefusal) -> &'static str {
@@ -93,6 +93,7 @@ pub(crate) fn pass_on_chat(
     (roster, mode, state): (Res<Roster>, Res<GameMode>, Res<MatchState>),
     server: Option<ResMut<RenetServer>>,
     mut stats: ResMut<ChatStats>,
+    mut passed: ResMut<PassedChat>,
     time: Res<Time<Real>>,
 ) {
     let now = time.elapsed();
@@ -126,7 +127,9 @@ pub(crate) fn pass_on_chat(
                     Audience::Everyone | Audience::Nobody => String::new(),
                 };
                 info!("chat: {}{to}: {text}", entry.name);
-                let line = ToClient::Chat { from: id, text, team: audience != Audience::Everyone };
+                let team = audience != Audience::Everyone;
+                passed.0.push((id, team, text.clone()));
+                let line = ToClient::Chat { from: id, text, team };
                 for (_, listener) in roster.players.iter().filter(|(_, e)| hears(audience, e.side)) {
                     if let Some(client) = listener.client_id {
                         net::send(&mut server, client, &line);
@@ -154,6 +157,7 @@ pub(crate) fn bots_say_gg(
     state: Res<MatchState>,
     roster: Res<Roster>,
     server: Option<ResMut<RenetServer>>,
+    mut passed: ResMut<PassedChat>,
     mut said_for: Local<Option<u32>>,
 ) {
     let arena_protocol::MatchPhase::Over { winner, .. } = state.phase else { return };
@@ -167,5 +171,6 @@ pub(crate) fn bots_say_gg(
         return;
     };
     info!("chat: {}: gg", bot.name);
+    passed.0.push((*id, false, "gg".into()));
     net::broadcast(&mut server, &ToClient::Chat { from: *id, text: "gg".into(), team: false }, None);
 }

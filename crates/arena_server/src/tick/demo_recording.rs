@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use arena_protocol::demo::{DemoHeader, DemoWriter};
 use arena_protocol::demo_frame::{
-    DemoBlast, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameCodec, KeyPlayer, PlayerTick,
-    same_state,
+    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameCodec, KeyPlayer,
+    PlayerTick, same_state,
 };
 use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
@@ -23,7 +23,8 @@ use bevy_renet::RenetServer;
 use super::match_flow::MatchState;
 use super::rockets::RocketLog;
 use crate::vocabulary::{
-    ClientPrefs, Frag, LastRun, Roster, Score, ServerIdentity, ServerPlayer, ServerTick, ShotResolved, Sim, TickRate,
+    ClientPrefs, Frag, LastRun, PassedChat, Roster, Score, ServerIdentity, ServerPlayer, ServerTick, ShotResolved, Sim,
+    TickRate,
 };
 
 /// Demo files start with this, so that only Arena's own are ever deleted.
@@ -185,8 +186,11 @@ pub(crate) fn record_tick(
     mut shots: MessageReader<ShotResolved>,
     mut frags: MessageReader<Frag>,
     rocket_log: Res<RocketLog>,
+    mut passed_chat: ResMut<PassedChat>,
     mut recorder: ResMut<Recorder>,
 ) {
+    // Taken every tick, recording or not: the list never grows.
+    let chat = std::mem::take(&mut passed_chat.0);
     let (Some(to), Some(identity)) = (to, identity) else { return };
     let shots: Vec<_> = shots.read().collect();
     let frags: Vec<_> = frags.read().copied().collect();
@@ -251,6 +255,7 @@ pub(crate) fn record_tick(
         });
     }
     frame.frags = frags.iter().map(|f| DemoFrag { killer: f.killer, victim: f.victim, zone: f.zone }).collect();
+    frame.chat = chat.into_iter().map(|(from, team, text)| DemoChat { from, team, text }).collect();
     // Rockets launched this tick, and blasts: the newest records, back to
     // those launched longer ago than any rocket flies.
     let oldest = tick.0.wrapping_sub(rate.hz().saturating_mul(10));

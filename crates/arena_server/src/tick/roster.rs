@@ -250,8 +250,9 @@ fn on_server_event(
             let id = match admission.admit(&wanted, Some(client_id), spectate) {
                 Ok((id, _)) => id,
                 Err(NoPlace::Ids) => {
-                    warn!("client {client_id} connected but every player id is taken; disconnecting it");
-                    server.disconnect(client_id);
+                    warn!("client {client_id} connected but every player id is taken; refusing it");
+                    send(&mut server, client_id, &ToClient::Refused(Refusal::Full { spectators: spectate }));
+                    refused.0.push((client_id, time.elapsed_secs_f64() + REFUSAL_GRACE_S));
                     return;
                 }
                 Err(NoPlace::Full { spectators }) => {

@@ -23,7 +23,8 @@ use super::match_flow::MatchState;
 use crate::net::broadcast;
 use crate::socket::rate_limits::Bucket;
 use crate::vocabulary::{
-    Dead, GameMode, PlayersChanged, Roster, Score, ServerPlayer, ServerStats, SideAsked, SideSwitch, Sim, SimWorld,
+    Dead, GameMode, PlayersChanged, Roster, Score, ServerIdentity, ServerPlayer, ServerStats, SideAsked, SideSwitch,
+    Sim, SimWorld,
 };
 
 /// Side choices a player may make: this many a second, in bursts of
@@ -133,7 +134,7 @@ impl SideChanges<'_, '_> {
 
 /// Why a choice is not taken (told to nobody but the log's summary: the
 /// player sees its side stay as it was).
-fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster) -> Result<Side, &'static str> {
+fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster, room: bool) -> Result<Side, &'static str> {
     let wanted = match (choice, mode) {
         (SideChoice::Spectate, _) => Side::Spectating,
         (SideChoice::Team(team), Mode::Tdm) => Side::Team(team),
@@ -151,6 +152,9 @@ fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster) -> Resu
     };
     if wanted == current {
         return Err("already there");
+    }
+    if current == Side::Spectating && wanted != Side::Spectating && !room {
+        return Err("no room to play");
     }
     if let (Some(team), true) = (wanted.team(), mode == Mode::Tdm) {
         // Joining a team may not leave it two ahead of the other.
@@ -170,7 +174,7 @@ fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster) -> Resu
 pub(crate) fn take_choices(
     mut asked: MessageReader<SideAsked>,
     mut changes: SideChanges,
-    mode: Res<GameMode>,
+    (mode, identity): (Res<GameMode>, Res<ServerIdentity>),
     mut stats: ResMut<SideStats>,
     alive: Query<(), (With<Sim>, Without<Dead>)>,
     time: Res<Time<Real>>,
@@ -179,8 +183,11 @@ pub(crate) fn take_choices(
     for SideAsked { client, choice } in asked.read() {
         let Some((id, entry)) = changes.roster.by_client(*client).map(|(id, e)| (id, e.clone())) else { continue };
         let bucket = stats.budgets.entry(*client).or_insert_with(|| Bucket::full(CHOICES_BURST, now));
+        let clients_playing =
+            changes.roster.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count();
+        let room = clients_playing < identity.max_clients;
         let verdict = if bucket.take(now, CHOICES_PER_S, CHOICES_BURST) {
-            judge(*choice, entry.side, mode.mode, &changes.roster)
+            judge(*choice, entry.side, mode.mode, &changes.roster, room)
         } else {
             Err("too fast")
         };
@@ -349,14 +356,15 @@ mod tests {
     fn a_choice_may_not_leave_a_team_two_ahead() {
         let (red, blue) = (Side::Team(Team::Red), Side::Team(Team::Blue));
         let even = roster(&[red, blue]);
-        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &even), Err("team too big"));
-        assert_eq!(judge(SideChoice::Team(Team::Red), red, Mode::Tdm, &even), Err("already there"));
+        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &even, true), Err("team too big"));
+        assert_eq!(judge(SideChoice::Team(Team::Red), red, Mode::Tdm, &even, true), Err("already there"));
         let uneven = roster(&[red, blue, blue]);
-        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &uneven), Ok(red));
-        assert_eq!(judge(SideChoice::Spectate, red, Mode::Tdm, &even), Ok(Side::Spectating));
-        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Tdm, &even), Ok(red));
+        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &uneven, true), Ok(red));
+        assert_eq!(judge(SideChoice::Spectate, red, Mode::Tdm, &even, true), Ok(Side::Spectating));
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Tdm, &even, true), Ok(red));
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Tdm, &even, false), Err("no room to play"));
         let duel = roster(&[Side::Free, Side::Free]);
-        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Duel, &duel), Ok(Side::Waiting));
-        assert_eq!(judge(SideChoice::Team(Team::Blue), Side::Free, Mode::Ffa, &duel), Err("already there"));
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Duel, &duel, true), Ok(Side::Waiting));
+        assert_eq!(judge(SideChoice::Team(Team::Blue), Side::Free, Mode::Ffa, &duel, true), Err("already there"));
     }
 }
