@@ -28,10 +28,23 @@ const QUIET_WARNING_S: f32 = 1.0;
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(OnEnter(Session::InGame), spawn_hud).add_systems(OnExit(Session::InGame), despawn_hud).add_systems(
         Update,
-        (connection_warning, hit_marker, damage_flash, damage_arrows, vitals, verdicts)
+        (connection_warning, hit_marker, damage_flash, damage_arrows, vitals, verdicts, crosshair_for_players)
             .in_set(ViewSet::Overlay)
             .run_if(in_state(Session::InGame)),
     );
+}
+
+/// A bar of the crosshair: shown to players, not to watchers (who aim nothing).
+#[derive(Component)]
+struct Crosshair;
+
+fn crosshair_for_players(roster: Res<arena_client::Roster>, mut bars: Query<&mut Visibility, With<Crosshair>>) {
+    let shown = if roster.watching() { Visibility::Hidden } else { Visibility::Inherited };
+    for mut bar in &mut bars {
+        if *bar != shown {
+            *bar = shown;
+        }
+    }
 }
 
 #[derive(Component)]
@@ -104,7 +117,7 @@ fn spawn_hud(mut commands: Commands) {
     for (left, top, w, h) in
         [(-13.0, -1.5, 9.0, 3.0), (4.0, -1.5, 9.0, 3.0), (-1.5, -13.0, 3.0, 9.0), (-1.5, 4.0, 3.0, 9.0)]
     {
-        commands.spawn(bar(left, top, w, h));
+        commands.spawn((bar(left, top, w, h), Crosshair));
     }
     // Hit marker: an X of four short bars around the centre.
     let marker = commands

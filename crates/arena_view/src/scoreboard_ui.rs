@@ -298,9 +298,11 @@ fn scoreboard(
 
 /// "Red 12 : 9 Blue", each in its colour.
 fn team_totals(ui: &mut egui::Ui, frags: [i16; 2], size: f32) {
+    // Lightened a little: read over the sky as over a dark panel.
     let colour = |team: Team| {
+        let lift = |c: f32| ((c * 0.75 + 0.25) * 255.0) as u8;
         let [r, g, b] = team.rgb();
-        egui::Color32::from_rgb((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8)
+        egui::Color32::from_rgb(lift(r), lift(g), lift(b))
     };
     ui.horizontal(|ui| {
         ui.label(egui::RichText::new(format!("Red {}", frags[0])).size(size).strong().color(colour(Team::Red)));
