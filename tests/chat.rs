@@ -88,3 +88,27 @@ fn a_bot_says_gg_once_when_a_match_ends() {
     assert_eq!(gg.len(), 2, "one gg per match that ended: {:?}", ada.lines);
     assert!(gg.iter().all(|l| l.from.as_deref().is_some_and(|n| n != "Ada")), "said by a bot: {gg:?}");
 }
+
+#[test]
+fn chat_lines_go_into_the_recorded_demo() {
+    let dir = std::env::temp_dir().join(format!("arena-chat-demo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let config = arena_server::ServerConfig { record_dir: Some(dir.clone()), ..loopback_config(64) };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 12, &["Ada", "Bob"], test_frame()).expect("joined");
+    game.step(test_frames(1.0));
+    say(&mut game, 0, "recorded \u{202E}line", false);
+    game.step(test_frames(1.0));
+    let ada = game.id_of("Ada").unwrap();
+    // Stopping the server finishes the demo.
+    drop(game);
+    let file = std::fs::read_dir(&dir).unwrap().filter_map(Result::ok).map(|e| e.path()).next().expect("a demo");
+    let reader = arena_protocol::demo::DemoReader::open(std::fs::read(&file).unwrap()).expect("opens");
+    let lines: Vec<_> = (0..reader.chunks.len())
+        .flat_map(|i| arena_replay::chunk_frames(&reader, i).expect("frames"))
+        .flat_map(|f| f.chat)
+        .collect();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!((lines[0].from, lines[0].team, lines[0].text.as_str()), (ada, false, "recorded line"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

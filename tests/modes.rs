@@ -185,10 +185,17 @@ fn bots_play_a_team_match_to_its_frag_limit() {
     let state = game.server.world().resource::<MatchState>().clone();
     let MatchPhase::Over { team: Some(winner), .. } = state.phase else { panic!("a team won: {:?}", state.phase) };
     assert!(state.team_frags[winner.index()] >= 3, "{:?}", state.team_frags);
-    // Bots play on both teams, and every frag was of an enemy.
+    // Bots play on both teams, and no shot of theirs hurt a teammate.
     let roster = game.server.world().resource::<arena_server::Roster>();
     let bot_teams: Vec<Team> = roster.players.values().filter(|e| e.is_bot()).filter_map(|e| e.side.team()).collect();
     assert!(bot_teams.contains(&Team::Red) && bot_teams.contains(&Team::Blue), "{bot_teams:?}");
+    let log = &game.server.world().resource::<arena_server::ShotLog>().0;
+    let hurt: Vec<_> =
+        log.iter().filter_map(|r| r.hit.filter(|h| h.damage > 0).map(|h| (r.shooter, h.victim))).collect();
+    assert!(!hurt.is_empty(), "shots hurt someone");
+    for (shooter, victim) in hurt {
+        assert_ne!(roster.side(shooter).team(), roster.side(victim).team(), "{shooter:?} hurt a teammate {victim:?}");
+    }
     // Ada's client shows the teams' frags.
     let status = game.clients[0].world().resource::<arena_client::MatchStatus>();
     assert_eq!(status.info.and_then(|i| i.team_frags), Some(state.team_frags));
@@ -221,4 +228,30 @@ fn a_duels_third_player_waits_and_plays_the_next_match() {
     let cys_client = &game.clients[2];
     assert!(!cys_client.world().resource::<Roster>().watching());
     assert!(arena_lab::harness::drawn_self(cys_client).is_some(), "Cy's client has its player");
+}
+
+#[test]
+fn leaving_the_world_to_watch_forfeits_the_life_and_coming_back_is_at_a_spawn() {
+    let mut game = LoopbackGame::start(
+        &config(Mode::Tdm, MatchRules::default(), 0),
+        &NetcodeSettings::default(),
+        26,
+        &["Ada", "Bob"],
+        test_frame(),
+    )
+    .expect("joined");
+    game.step(test_frames(1.0));
+    let choose = |game: &mut LoopbackGame, choice| {
+        game.clients[0].world_mut().write_message(arena_client::ChooseSide(choice));
+        game.step(test_frames(0.5));
+    };
+    choose(&mut game, arena_protocol::modes::SideChoice::Spectate);
+    assert_eq!(side(&game, "Ada"), Side::Spectating);
+    assert!(game.sim("Ada").is_none(), "out of the world");
+    let state = game.server.world().resource::<MatchState>();
+    assert_eq!(state.team_frags, [-1, 0], "the life was forfeited: red lost a frag, as for a fall");
+    choose(&mut game, arena_protocol::modes::SideChoice::Play);
+    assert_eq!(side(&game, "Ada"), Side::Team(Team::Red), "back on the team with fewer players");
+    assert!(game.sim("Ada").is_some_and(|s| s.alive && s.protected_s > 0.0), "fresh, at a spawn point");
+    assert!(!game.clients[0].world().resource::<Roster>().watching());
 }

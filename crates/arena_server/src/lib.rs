@@ -56,10 +56,11 @@
 //!    the range's tallies of rockets.
 //! 8. [`ServerSet::KillCam`]: each victim who wants one is sent its
 //!    kill-cam (and stays dead while it plays); skips are applied.
-//! 9. [`ServerSet::Respawn`]: team switches waiting for a death are made;
-//!    the dead whose time has come are back.
-//! 10. [`ServerSet::Match`]: frags, the clock, the duel's rotation, the
-//!     balance of teams, the scoreboard.
+//! 9. [`ServerSet::Respawn`]: lives forfeited to watch end; the frags are
+//!    counted; switches waiting for a death are made; the dead whose time
+//!    has come are back.
+//! 10. [`ServerSet::Match`]: the clock, the duel's rotation, the balance of
+//!     teams, the scoreboard.
 //! 11. [`ServerSet::Snapshot`]: the result goes out.
 //! 12. [`ServerSet::Demo`]: the tick goes into the demo being recorded.
 
@@ -154,9 +155,9 @@ pub enum ServerSet {
     Rockets,
     /// Kill-cams to this tick's victims; skips.
     KillCam,
-    /// Bring back the dead whose time has come.
+    /// Count the frags; make the switches; bring back the dead whose time has come.
     Respawn,
-    /// Frags, the match clock, the scoreboard.
+    /// The match clock, the scoreboard.
     Match,
     /// Send the result to everyone.
     Snapshot,
@@ -258,17 +259,15 @@ impl Plugin for ServerPlugin {
             )
             .add_systems(
                 FixedUpdate,
-                (sides::switch_the_dead, life::respawn_the_dead).chain().in_set(ServerSet::Respawn),
+                // The frags are counted before any switch is made: a death
+                // counts on the side it was died on.
+                (sides::forfeit_lives, match_flow::count_frags, sides::switch_the_dead, life::respawn_the_dead)
+                    .chain()
+                    .in_set(ServerSet::Respawn),
             )
             .add_systems(
                 FixedUpdate,
-                (
-                    match_flow::count_frags,
-                    match_flow::advance_phase,
-                    sides::rotate_duel,
-                    sides::balance_teams,
-                    match_flow::publish,
-                )
+                (match_flow::advance_phase, sides::rotate_duel, sides::balance_teams, match_flow::publish)
                     .chain()
                     .in_set(ServerSet::Match),
             )

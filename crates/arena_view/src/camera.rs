@@ -2,7 +2,7 @@
 //! and weapon it carries are `view_model`'s), a slow flight around the arena
 //! behind the menus.
 
-use arena_client::{Drawn, LocalInput, LocalPlayer, Session};
+use arena_client::{Drawn, LocalInput, LocalPlayer, Roster, Session};
 use arena_sim::player::view_rotation;
 use bevy::camera::Exposure;
 use bevy::pbr::{DistanceFog, FogFalloff};
@@ -20,7 +20,11 @@ pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Startup, spawn_camera)
         .add_systems(
             Update,
-            (first_person_camera.run_if(in_state(Session::InGame)), menu_camera.run_if(not(in_state(Session::InGame))))
+            (
+                // A watcher's camera is `spectating`'s.
+                first_person_camera.run_if(in_state(Session::InGame).and_then(|r: Res<Roster>| !r.watching())),
+                menu_camera.run_if(not(in_state(Session::InGame))),
+            )
                 .in_set(ViewSet::Follow),
         )
         .add_systems(Update, apply_fov.run_if(resource_changed::<Settings>));

@@ -318,7 +318,7 @@ fn watchers(ui: &mut egui::Ui, roster: &Roster) {
         .iter()
         .filter(|(_, side)| side.watches())
         .map(|(id, side)| match side {
-            Side::Waiting => format!("{} (next in line)", name(roster, *id)),
+            Side::Waiting => format!("{} (waiting to duel)", name(roster, *id)),
             _ => name(roster, *id),
         })
         .collect();

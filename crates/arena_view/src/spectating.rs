@@ -25,6 +25,7 @@ const FLY_SPEED_MPS: f32 = 9.0;
 pub(crate) fn plugin(app: &mut App) {
     let watching = |roster: Res<Roster>| roster.watching();
     app.init_resource::<Flight>()
+        .add_systems(OnEnter(Session::InGame), |mut flight: ResMut<Flight>| flight.at = None)
         .add_systems(
             RunFixedMainLoop,
             read_watcher_keys.after(ViewSet::Input).run_if(in_state(Session::InGame).and_then(watching)),
@@ -48,18 +49,21 @@ fn read_watcher_keys(
     buttons: Res<ButtonInput<MouseButton>>,
     settings: Res<Settings>,
     (pause, chat): (Res<PauseMenu>, Res<ChatInput>),
+    spectating: Res<Spectating>,
     mut choices: MessageWriter<SpectatorInput>,
 ) {
     if pause.open || chat.open {
         return;
     }
+    // In free flight Space lifts (a click follows someone again).
+    let flying = spectating.view == WatchView::FreeFly;
     if buttons.just_pressed(MouseButton::Left) {
         choices.write(SpectatorInput::Next);
     }
     if buttons.just_pressed(MouseButton::Right) {
         choices.write(SpectatorInput::Previous);
     }
-    if settings.input(Action::Jump).just_pressed(&keys, &buttons) {
+    if !flying && settings.input(Action::Jump).just_pressed(&keys, &buttons) {
         choices.write(SpectatorInput::SwitchView);
     }
     if keys.just_pressed(KeyCode::KeyF) {
@@ -122,7 +126,11 @@ fn watcher_line(mut contexts: EguiContexts, roster: Res<Roster>, spectating: Res
         }
         (_, None) => "Nobody to watch yet".to_string(),
     };
-    let keys = "left/right click: next/previous player · Space: first person/chase · F: fly · Esc: join the game";
+    let keys = if spectating.view == WatchView::FreeFly {
+        "WASD: fly · Space/crouch: up/down · left/right click: follow a player · Esc: join the game"
+    } else {
+        "left/right click: next/previous player · Space: first person/chase · F: fly · Esc: join the game"
+    };
     egui::Area::new(egui::Id::new("watcher line")).anchor(egui::Align2::CENTER_BOTTOM, [0.0, -56.0]).show(ctx, |ui| {
         ui.style_mut().wrap_mode = Some(egui::TextWrapMode::Extend);
         egui::Frame::new().fill(egui::Color32::from_black_alpha(160)).inner_margin(8.0).corner_radius(4.0).show(
@@ -131,7 +139,7 @@ fn watcher_line(mut contexts: EguiContexts, roster: Res<Roster>, spectating: Res
                 ui.vertical_centered(|ui| {
                     if waiting {
                         ui.label(
-                            egui::RichText::new("Next in line: you play the next duel")
+                            egui::RichText::new("In the queue: you play a duel when your turn comes")
                                 .size(18.0)
                                 .color(egui::Color32::from_rgb(255, 200, 70)),
                         );

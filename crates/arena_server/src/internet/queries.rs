@@ -125,3 +125,34 @@ pub fn info_string(info: &ServerListing, max_players: usize) -> InfoString {
     // Every value is cleaned and short: this cannot fail; an empty one is harmless.
     InfoString::new(pairs).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arena_protocol::query::ServerKind;
+
+    #[test]
+    fn the_info_string_says_the_mode_as_quake_3_numbers_it() {
+        let listing = |keywords: Option<&str>| ServerListing {
+            protocol: arena_protocol::PROTOCOL_VERSION as u8,
+            name: "Team night".into(),
+            map: "Foundry".into(),
+            folder: GAME_FOLDER.into(),
+            game: GAME_NAME.into(),
+            players: 6,
+            max_players: 22,
+            bots: 6,
+            kind: ServerKind::Dedicated,
+            environment: 'l',
+            password: false,
+            version: "0".into(),
+            port: Some(27015),
+            keywords: keywords.map(str::to_string),
+        };
+        let gametype = |keywords| info_string(&listing(keywords), 22).get("gametype").map(str::to_string);
+        assert_eq!(gametype(Some("arena,tdm,tick64,snap64")).as_deref(), Some("3"));
+        assert_eq!(gametype(Some("arena,duel,tick64,snap64")).as_deref(), Some("1"));
+        assert_eq!(gametype(Some("arena,ffa,tick64,snap64")).as_deref(), Some("0"));
+        assert_eq!(gametype(None).as_deref(), Some("0"));
+    }
+}

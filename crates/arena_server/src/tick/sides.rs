@@ -18,13 +18,13 @@ use bevy_renet::RenetServer;
 use bevy_renet::renet::ClientId;
 
 use super::intake::CommandBuffer;
-use super::life::{SpawnRotation, choose_spawn, positions};
+use super::life::{SpawnRotation, choose_spawn, kill, positions};
 use super::match_flow::MatchState;
 use crate::net::broadcast;
 use crate::socket::rate_limits::Bucket;
 use crate::vocabulary::{
-    Dead, GameMode, PlayersChanged, Roster, Score, ServerIdentity, ServerPlayer, ServerStats, SideAsked, SideSwitch,
-    Sim, SimWorld,
+    Dead, Frag, GameMode, Joined, PlayersChanged, Range, Roster, Score, ServerIdentity, ServerPlayer, ServerStats,
+    ServerTick, SideAsked, SideSwitch, Sim, SimBefore, SimWorld, TickRate,
 };
 
 /// Side choices a player may make: this many a second, in bursts of
@@ -118,28 +118,44 @@ impl SideChanges<'_, '_> {
         if side.watches() {
             // Out of the world: nothing of its life is left to simulate or score.
             entity_commands.remove::<(Sim, Score, Dead)>();
-        } else {
+        } else if before.watches() {
+            // Into the world, at a spawn point away from its enemies.
             let others: Vec<(PlayerId, Vec3)> =
                 positions(self.players.iter()).into_iter().filter(|(other, _)| *other != id).collect();
             let (pos, yaw) = choose_spawn(&self.world, &self.roster, side, &others, &mut self.rotation);
-            // A fresh life (a team switch waited for the death of the last).
-            entity_commands.remove::<Dead>().insert((arriving_state(pos, yaw), CommandBuffer::default()));
-            if before.watches() {
-                entity_commands.insert(Score::default());
-            }
+            let arriving = arriving_state(pos, yaw);
+            // Its tick before is this one too: a first shot blends from nowhere else.
+            let before_state = SimBefore(arriving.0);
+            entity_commands.insert((arriving, before_state, CommandBuffer::default(), Score::default()));
         }
+        // From one team to the other: the switch waited for a death, and the
+        // respawn (after the usual delay: a switch is no way to skip it)
+        // puts it at its new side's spawn.
         self.commands.trigger(PlayersChanged);
     }
 }
 
 /// Why a choice is not taken (told to nobody but the log's summary: the
 /// player sees its side stay as it was).
-fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster, room: bool) -> Result<Side, &'static str> {
+/// Whether a place to play and one to watch are free.
+#[derive(Debug, Clone, Copy)]
+struct Room {
+    play: bool,
+    watch: bool,
+}
+
+fn judge(
+    choice: SideChoice,
+    current: Side,
+    (mode, team_frags): (Mode, [i16; 2]),
+    roster: &Roster,
+    room: Room,
+) -> Result<Side, &'static str> {
     let wanted = match (choice, mode) {
         (SideChoice::Spectate, _) => Side::Spectating,
         (SideChoice::Team(team), Mode::Tdm) => Side::Team(team),
         (SideChoice::Play, Mode::Tdm) if current.team().is_some() => current,
-        (SideChoice::Play, Mode::Tdm) => Side::Team(team_for_newcomer(roster.team_counts(), [0, 0])),
+        (SideChoice::Play, Mode::Tdm) => Side::Team(team_for_newcomer(roster.team_counts(), team_frags.map(i32::from))),
         (SideChoice::Play | SideChoice::Team(_), Mode::Duel) if current.plays() => current,
         (SideChoice::Play | SideChoice::Team(_), Mode::Duel) => {
             if roster.playing() >= 2 {
@@ -153,8 +169,11 @@ fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster, room: b
     if wanted == current {
         return Err("already there");
     }
-    if current == Side::Spectating && wanted != Side::Spectating && !room {
+    if current == Side::Spectating && wanted != Side::Spectating && !room.play {
         return Err("no room to play");
+    }
+    if wanted == Side::Spectating && !room.watch {
+        return Err("no room to watch");
     }
     if let (Some(team), true) = (wanted.team(), mode == Mode::Tdm) {
         // Joining a team may not leave it two ahead of the other.
@@ -170,11 +189,14 @@ fn judge(choice: SideChoice, current: Side, mode: Mode, roster: &Roster, room: b
 }
 
 /// The choices intake read this frame: within the budget, judged; a team
-/// switch of a living player waits for its death, the rest happen now.
+/// switch of a living player waits for its death, and so does leaving the
+/// world to watch (the life is forfeited at once: a death and a frag lost,
+/// as a fall; watching is no way out of a lost fight); the rest happen now.
 pub(crate) fn take_choices(
     mut asked: MessageReader<SideAsked>,
     mut changes: SideChanges,
-    (mode, identity): (Res<GameMode>, Res<ServerIdentity>),
+    (mode, identity, state): (Res<GameMode>, Res<ServerIdentity>, Res<MatchState>),
+    range: Option<Res<Range>>,
     mut stats: ResMut<SideStats>,
     alive: Query<(), (With<Sim>, Without<Dead>)>,
     time: Res<Time<Real>>,
@@ -183,11 +205,14 @@ pub(crate) fn take_choices(
     for SideAsked { client, choice } in asked.read() {
         let Some((id, entry)) = changes.roster.by_client(*client).map(|(id, e)| (id, e.clone())) else { continue };
         let bucket = stats.budgets.entry(*client).or_insert_with(|| Bucket::full(CHOICES_BURST, now));
-        let clients_playing =
-            changes.roster.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count();
-        let room = clients_playing < identity.max_clients;
-        let verdict = if bucket.take(now, CHOICES_PER_S, CHOICES_BURST) {
-            judge(*choice, entry.side, mode.mode, &changes.roster, room)
+        let roster = &changes.roster;
+        let clients_playing = roster.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count();
+        let room =
+            Room { play: clients_playing < identity.max_clients, watch: roster.spectators() < mode.max_spectators };
+        let verdict = if range.is_some() {
+            Err("on a range")
+        } else if bucket.take(now, CHOICES_PER_S, CHOICES_BURST) {
+            judge(*choice, entry.side, (mode.mode, state.team_frags), roster, room)
         } else {
             Err("too fast")
         };
@@ -195,10 +220,13 @@ pub(crate) fn take_choices(
             Err(why) => *stats.refused.entry(why).or_default() += 1,
             Ok(side) => {
                 stats.taken += 1;
-                let switching_teams = entry.side.plays() && side.plays();
-                if switching_teams && alive.contains(entry.entity) {
-                    info!("{} switches to {} at the next death", entry.name, side.label());
-                    changes.commands.entity(entry.entity).insert(SideSwitch(side));
+                if entry.side.plays() && alive.contains(entry.entity) {
+                    info!("{} goes {} at the next death", entry.name, side.label());
+                    let mut entity = changes.commands.entity(entry.entity);
+                    entity.insert(SideSwitch(side));
+                    if side.watches() {
+                        entity.insert(Forfeit);
+                    }
                 } else {
                     info!("{} is now {}", entry.name, side.label());
                     changes.change(id, entry.entity, side);
@@ -207,6 +235,28 @@ pub(crate) fn take_choices(
         }
     }
     stats.budgets.retain(|client, _| changes.roster.by_client(*client).is_some());
+}
+
+/// A living player who chose to watch: its life ends now, as a fall's.
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct Forfeit;
+
+/// The lives forfeited to watch end (before the frags are counted, so that
+/// the death counts, and before the switches are made).
+pub(crate) fn forfeit_lives(
+    tick: Res<ServerTick>,
+    rate: Res<TickRate>,
+    mut forfeits: Query<(Entity, &ServerPlayer, &mut Sim), With<Forfeit>>,
+    mut frags: MessageWriter<Frag>,
+    mut commands: Commands,
+) {
+    for (entity, player, mut sim) in &mut forfeits {
+        commands.entity(entity).remove::<Forfeit>();
+        if sim.alive {
+            let frag = Frag { killer: player.id, victim: player.id, zone: arena_sim::HitZone::Body };
+            kill(&mut commands, entity, &mut sim.0, frag, *tick, *rate, &mut frags);
+        }
+    }
 }
 
 /// Switches waiting for a death, made once it came (before the dead respawn).
@@ -228,6 +278,7 @@ pub(crate) fn balance_teams(
     mode: Res<GameMode>,
     roster: Res<Roster>,
     switching: Query<(&ServerPlayer, &SideSwitch)>,
+    joined: Query<&Joined>,
     mut stats: ResMut<SideStats>,
     mut commands: Commands,
 ) {
@@ -248,7 +299,7 @@ pub(crate) fn balance_teams(
         .players
         .iter()
         .filter(|(id, e)| e.side == Side::Team(big) && !pending.contains(id))
-        .max_by_key(|(id, e)| (e.is_bot(), **id));
+        .max_by_key(|(_, e)| (e.is_bot(), joined.get(e.entity).map(|j| j.0).ok()));
     if let Some((id, entry)) = moved {
         info!("balance: {} moves to the {} team at the next death", roster.label(*id), big.other().name());
         stats.balanced += 1;
@@ -280,7 +331,8 @@ pub(crate) fn rotate_duel(
     let new_match = std::mem::replace(&mut *seen_match, state.number) != state.number;
     if new_match && let Some(loser) = state.duel_loser.take() {
         let waiting = changes.queue.0.iter().any(|id| changes.roster.players.contains_key(id));
-        if let (true, Some(entity)) = (waiting, changes.roster.players.get(&loser).map(|e| e.entity)) {
+        let playing_loser = changes.roster.players.get(&loser).filter(|e| e.side.plays()).map(|e| e.entity);
+        if let (true, Some(entity)) = (waiting, playing_loser) {
             info!("duel: {} steps out and waits", changes.roster.label(loser));
             changes.change(loser, entity, Side::Waiting);
         }
@@ -352,19 +404,31 @@ mod tests {
         assert_eq!(side_for_arrival(Mode::Ffa, &duel, [0, 0], false), Side::Free);
     }
 
+    const ROOM: Room = Room { play: true, watch: true };
+
     #[test]
     fn a_choice_may_not_leave_a_team_two_ahead() {
         let (red, blue) = (Side::Team(Team::Red), Side::Team(Team::Blue));
         let even = roster(&[red, blue]);
-        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &even, true), Err("team too big"));
-        assert_eq!(judge(SideChoice::Team(Team::Red), red, Mode::Tdm, &even, true), Err("already there"));
+        assert_eq!(judge(SideChoice::Team(Team::Red), blue, (Mode::Tdm, [0, 0]), &even, ROOM), Err("team too big"));
+        assert_eq!(judge(SideChoice::Team(Team::Red), red, (Mode::Tdm, [0, 0]), &even, ROOM), Err("already there"));
         let uneven = roster(&[red, blue, blue]);
-        assert_eq!(judge(SideChoice::Team(Team::Red), blue, Mode::Tdm, &uneven, true), Ok(red));
-        assert_eq!(judge(SideChoice::Spectate, red, Mode::Tdm, &even, true), Ok(Side::Spectating));
-        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Tdm, &even, true), Ok(red));
-        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Tdm, &even, false), Err("no room to play"));
+        assert_eq!(judge(SideChoice::Team(Team::Red), blue, (Mode::Tdm, [0, 0]), &uneven, ROOM), Ok(red));
+        assert_eq!(judge(SideChoice::Spectate, red, (Mode::Tdm, [0, 0]), &even, ROOM), Ok(Side::Spectating));
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, (Mode::Tdm, [0, 0]), &even, ROOM), Ok(red));
+        assert_eq!(
+            judge(SideChoice::Play, Side::Spectating, (Mode::Tdm, [0, 0]), &even, Room { play: false, watch: true }),
+            Err("no room to play")
+        );
         let duel = roster(&[Side::Free, Side::Free]);
-        assert_eq!(judge(SideChoice::Play, Side::Spectating, Mode::Duel, &duel, true), Ok(Side::Waiting));
-        assert_eq!(judge(SideChoice::Team(Team::Blue), Side::Free, Mode::Ffa, &duel, true), Err("already there"));
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, (Mode::Duel, [0, 0]), &duel, ROOM), Ok(Side::Waiting));
+        assert_eq!(
+            judge(SideChoice::Team(Team::Blue), Side::Free, (Mode::Ffa, [0, 0]), &duel, ROOM),
+            Err("already there")
+        );
+        let full = Room { play: true, watch: false };
+        assert_eq!(judge(SideChoice::Spectate, Side::Free, (Mode::Ffa, [0, 0]), &duel, full), Err("no room to watch"));
+        // From watching, as a newcomer: the team behind in frags when the teams are even.
+        assert_eq!(judge(SideChoice::Play, Side::Spectating, (Mode::Tdm, [9, 3]), &even, ROOM), Ok(blue));
     }
 }
