@@ -71,7 +71,9 @@ fn run_lab(experiment: Experiment) -> ExitCode {
     init_logging();
     let ran = match experiment {
         Experiment::Master(args) => Ok(print_report(lab::master(&args.config()))),
-        Experiment::Prediction(args) => args.settings().map(|s| print_report(lab::prediction(s))),
+        Experiment::Prediction(args) => {
+            args.lab.settings().map(|s| print_report(lab::prediction_pushed(s, args.pushlatency)))
+        }
         Experiment::Hitreg(args) => args.settings().map(|s| print_report(lab::hitreg(s))),
         Experiment::Interpolation(args) => args.settings().map(|s| print_report(lab::interpolation(s))),
         Experiment::Flick { lab: args, fps, turn_deg_s, sweep_deg } => {

@@ -15,7 +15,7 @@ pub(crate) enum Experiment {
     /// Prediction and reconciliation: a scripted player over a conditioned link;
     /// counts mispredictions, corrections, missing and late commands, and
     /// measures input-to-motion latency.
-    Prediction(LabArgs),
+    Prediction(PredictionArgs),
     /// Hit registration: a shooter aims at a strafing target as its client
     /// draws it and fires; reports hit ratio, the lead that would be needed,
     /// and how far the server's rewind was from what the shooter saw.
@@ -217,6 +217,18 @@ impl LabArgs {
         settings.validate().map_err(|e| e.to_string())?;
         Ok(settings)
     }
+}
+
+/// `arena lab prediction`'s flags.
+#[derive(Args, Debug, Clone)]
+pub(crate) struct PredictionArgs {
+    #[command(flatten)]
+    pub lab: LabArgs,
+    /// Half-Life's `pushlatency`: predict at most |MS| milliseconds ahead of
+    /// the state the server acknowledged (-1000: all of it, as today; the
+    /// paper's footnote tells of the "ice skates" less gives).
+    #[arg(long, value_name = "MS", allow_hyphen_values = true, value_parser = clap::value_parser!(i32).range(-10_000..=10_000))]
+    pub pushlatency: Option<i32>,
 }
 
 /// `arena lab master`'s flags: the attack on the master.

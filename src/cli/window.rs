@@ -42,6 +42,12 @@ pub(crate) struct WindowArgs {
     pub screenshot_in_kill_cam: bool,
     #[command(flatten)]
     pub netcode: NetcodeArgs,
+    /// Half-Life's `pushlatency`: predict your own motion at most |MS|
+    /// milliseconds ahead of what the server acknowledged (-1000: all of it,
+    /// the default). Less than your round trip feels like "ice skates", as
+    /// the paper's footnote tells.
+    #[arg(long, value_name = "MS", allow_hyphen_values = true, value_parser = clap::value_parser!(i32).range(-10_000..=10_000))]
+    pub pushlatency: Option<i32>,
     /// Draw your shots' targets where you saw them (red) and where the server tested them (blue).
     #[arg(long)]
     pub show_hitboxes: bool,
@@ -75,6 +81,7 @@ impl WindowArgs {
             show_hitboxes: self.show_hitboxes,
             // The player's setting (on unless turned off) replaces this once loaded.
             kill_cam: true,
+            predict_ahead_ms: self.pushlatency.map(i32::unsigned_abs),
             conditions,
             conditioner_seed: None,
         };

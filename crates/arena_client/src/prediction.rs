@@ -280,15 +280,42 @@ impl Prediction {
     /// predicted tick to the current one, plus what is left of past
     /// corrections after `elapsed_s` more of fading; `None` with prediction
     /// off or nothing predicted yet.
-    pub fn present(&mut self, predicting: bool, alpha: f32, elapsed_s: f32) -> Option<PlayerState> {
+    pub fn present(
+        &mut self,
+        predicting: bool,
+        ahead_ticks: Option<u32>,
+        alpha: f32,
+        elapsed_s: f32,
+    ) -> Option<PlayerState> {
         self.visual_offset *= (-elapsed_s / CORRECTION_FADE_S).exp();
         if self.visual_offset.length_squared() < 1.0e-8 {
             self.visual_offset = Vec3::ZERO;
         }
         let current = self.current.filter(|_| predicting)?;
-        let mut drawn = current.drawn_after(&self.previous, alpha);
+        let (current, previous) = ahead_ticks.and_then(|ticks| self.pushed(ticks)).unwrap_or((current, self.previous));
+        let mut drawn = current.drawn_after(&previous, alpha);
         drawn.pos += self.visual_offset;
         Some(drawn)
+    }
+}
+
+impl Prediction {
+    /// With prediction limited to `ticks` ahead of the newest acknowledged
+    /// state (`pushlatency`): the predicted state at that tick and the one
+    /// before it, to draw between; `None` when the prediction is not that
+    /// far ahead (all of it is drawn).
+    fn pushed(&self, ticks: u32) -> Option<(PlayerState, PlayerState)> {
+        let target = self.last_ack?.wrapping_add(ticks);
+        let (newest, _) = self.states.back()?;
+        if !arena_sim::tick_after(*newest, target) {
+            return None;
+        }
+        // The oldest unacknowledged tick at least: 0 ahead draws the state
+        // after the first command the server has not answered yet.
+        let index = self.states.iter().position(|(tick, _)| !arena_sim::tick_after(target, *tick)).unwrap_or(0);
+        let current = self.states.get(index)?.1;
+        let previous = index.checked_sub(1).and_then(|i| self.states.get(i)).map_or(current, |(_, s)| *s);
+        Some((current, previous))
     }
 }
 
@@ -366,6 +393,7 @@ pub(crate) fn reconcile(
 /// with prediction off, where the newest snapshot says.
 pub(crate) fn present_local(
     settings: Res<NetcodeSettings>,
+    roster: Res<Roster>,
     fixed: Res<Time<Fixed>>,
     time: Res<Time<Real>>,
     clock: Res<ServerClock>,
@@ -374,7 +402,8 @@ pub(crate) fn present_local(
     mut local: Query<(&NetState, &mut Drawn), With<LocalPlayer>>,
 ) {
     let alpha = fixed.overstep_fraction();
-    let predicted = prediction.present(settings.prediction, alpha, time.delta_secs());
+    let ahead_ticks = settings.predict_ahead_ms.map(|ms| roster.tick_rate().ticks_in(ms as f32 / 1000.0));
+    let predicted = prediction.present(settings.prediction, ahead_ticks, alpha, time.delta_secs());
     if let Ok((net, mut drawn)) = local.single_mut() {
         drawn.0 = predicted.unwrap_or(net.state);
     }
@@ -474,9 +503,9 @@ mod tests {
         assert_eq!((p.replays, p.mispredictions), (1, 1));
         assert_eq!(p.recent_corrections.back(), Some(&(3.0, jump)));
         // Drawn where it was at first, then sliding to the corrected place.
-        let drawn = p.present(true, 1.0, 0.0).expect("drawn").pos;
+        let drawn = p.present(true, None, 1.0, 0.0).expect("drawn").pos;
         assert!(drawn.distance(was) < 1e-4, "no snap: {drawn} vs {was}");
-        let later = p.present(true, 1.0, 0.2).expect("drawn").pos;
+        let later = p.present(true, None, 1.0, 0.2).expect("drawn").pos;
         assert!(later.distance(replayed.pos) < 0.01, "faded within 200 ms: {later}");
     }
 
@@ -505,5 +534,21 @@ mod tests {
         let outcome = p.reconcile(server, ON, &rig.cmds, &rig.mover(), 0.0);
         assert_eq!(outcome, Reconciled::Replayed { correction: None });
         assert_eq!(p.current, Some(rig.run(server.state, 5..10)));
+    }
+
+    #[test]
+    fn pushlatency_draws_only_so_far_ahead_of_the_acknowledged_state() {
+        let at = |x: f32| PlayerState { pos: Vec3::new(x, 0.0, 0.0), ..PlayerState::default() };
+        let mut p = Prediction { last_ack: Some(100), ..Prediction::default() };
+        p.states = (101..=110u32).map(|t| (t, at(t as f32))).collect();
+        p.current = Some(at(110.0));
+        p.previous = at(109.0);
+        let (current, previous) = p.pushed(3).expect("limited");
+        assert_eq!((current.pos.x, previous.pos.x), (103.0, 102.0));
+        assert_eq!(p.pushed(0).map(|(c, _)| c.pos.x), Some(101.0), "at least the oldest unanswered tick");
+        assert!(p.pushed(10).is_none() && p.pushed(40).is_none(), "not that far ahead: all of it");
+        let drawn = p.present(true, Some(3), 1.0, 0.0).expect("drawn");
+        assert_eq!(drawn.pos.x, 103.0);
+        assert_eq!(p.present(true, None, 1.0, 0.0).expect("drawn").pos.x, 110.0);
     }
 }

@@ -45,6 +45,12 @@ pub struct NetcodeSettings {
     /// from the player's settings; off for headless clients, whose respawn
     /// it would hold).
     pub kill_cam: bool,
+    /// Half-Life's `pushlatency`: predict at most this far ahead of the
+    /// newest state the server acknowledged, milliseconds; `None`: all the
+    /// way (what the paper settled on). Less leaves the round trip minus
+    /// this between a key and the motion it makes: the paper's footnote
+    /// calls what that feels like "ice skates".
+    pub predict_ahead_ms: Option<u32>,
     /// Fake latency, jitter and loss on this client's link.
     pub conditions: LinkConditions,
     /// Seed of the conditioner's randomness; random when `None`.
@@ -64,6 +70,7 @@ impl Default for NetcodeSettings {
             hit_prediction: true,
             show_hitboxes: false,
             kill_cam: false,
+            predict_ahead_ms: None,
             conditions: LinkConditions::OFF,
             conditioner_seed: None,
         }

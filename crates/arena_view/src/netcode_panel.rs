@@ -95,6 +95,19 @@ fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster, 
             "On each snapshot, replay the commands the server has not seen yet. \
              Off: jump back to the server's older position (rubber-banding).",
         );
+        // Half-Life's pushlatency: prediction of only part of the latency.
+        let mut limited = edited.predict_ahead_ms.is_some();
+        ui.horizontal(|ui| {
+            let hint = "Half-Life's pushlatency: predict at most this far ahead of what the server acknowledged. \
+                        Below your round trip your own motion lags by the difference and slides on after you let \
+                        go: the \"ice skates\" of the paper's footnote, and why full prediction won.";
+            if ui.checkbox(&mut limited, "Predict at most").on_hover_text(hint).changed() {
+                edited.predict_ahead_ms = limited.then_some(60);
+            }
+            if let Some(ms) = edited.predict_ahead_ms.as_mut() {
+                ui.add(egui::Slider::new(ms, 0..=300).suffix(" ms ahead"));
+            }
+        });
     });
     ui.checkbox(&mut edited.interpolation, "Entity interpolation")
         .on_hover_text("Draw other players smoothly, a little in the past. Off: as each snapshot arrives.");

@@ -37,7 +37,7 @@ pub use interpolation::{InterpolationReport, interpolation};
 pub use kill_cam::{KillCamReport, KillSeen, kill_cam, kill_once, part_gap};
 pub use master::{MasterLab, MasterReport, master};
 pub use peek::{Peek, PeekReport, peek};
-pub use prediction::{PredictionReport, prediction};
+pub use prediction::{PredictionReport, prediction, prediction_pushed};
 pub use rockets::{RocketFigures, RocketsReport, rockets};
 pub use servercost::{ServerCostReport, ServerLoad, servercost};
 pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};

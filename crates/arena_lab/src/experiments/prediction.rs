@@ -1,6 +1,7 @@
 //! `arena lab prediction`: a scripted player over a conditioned link;
 //! mispredictions, corrections, missing and late commands, and the time from
-//! a command to visible motion.
+//! a command to visible motion (with prediction limited by `--pushlatency`:
+//! the round trip less what is predicted).
 
 use arena_client::{ClientStats, ClockSync, LocalInput, NetStats, Prediction, Session, ThisTick};
 use arena_server::{CommandBuffer, CommandStats, ServerPlayer, Sim};
@@ -16,6 +17,9 @@ use crate::harness::{client_app_with, server_app_with_frame, session, step, step
 pub struct PredictionReport {
     pub experiment: &'static str,
     pub settings: LabSettings,
+    /// Half-Life's `pushlatency` as given (`-N`: predict at most N ms ahead
+    /// of the acknowledged state); none: full prediction.
+    pub pushlatency_ms: Option<i32>,
     /// Command packets sent while measuring (one per tick).
     pub commands_sent: u64,
     pub mispredictions: u64,
@@ -75,10 +79,19 @@ fn drawn_position(client: &App) -> Option<Vec3> {
 
 /// Runs `arena lab prediction`.
 pub fn prediction(settings: LabSettings) -> Result<PredictionReport, LabError> {
+    prediction_pushed(settings, None)
+}
+
+/// Runs `arena lab prediction --pushlatency MS`: prediction limited to
+/// `|MS|` milliseconds ahead of the acknowledged state (Half-Life's
+/// `pushlatency -N`); none: full prediction.
+pub fn prediction_pushed(settings: LabSettings, pushlatency_ms: Option<i32>) -> Result<PredictionReport, LabError> {
     settings.validate()?;
     let frame = frame();
     let (mut server, info) = server_app_with_frame(&settings.server_config(), frame);
-    let mut client = client_app_with(frame, info.local_addr, "Lab", settings.netcode());
+    let netcode =
+        arena_client::NetcodeSettings { predict_ahead_ms: pushlatency_ms.map(i32::unsigned_abs), ..settings.netcode() };
+    let mut client = client_app_with(frame, info.local_addr, "Lab", netcode);
     let joined = step_until(&mut [&mut server, &mut client], (10.0 * LAB_FRAME_HZ) as usize, |apps| {
         session(apps[1]) == Session::InGame
     });
@@ -165,6 +178,7 @@ pub fn prediction(settings: LabSettings) -> Result<PredictionReport, LabError> {
     Ok(PredictionReport {
         experiment: "prediction",
         settings,
+        pushlatency_ms,
         commands_sent,
         mispredictions,
         max_correction_m,

@@ -140,6 +140,7 @@ impl LabSettings {
             hit_prediction: true,
             show_hitboxes: false,
             kill_cam: false,
+            predict_ahead_ms: None,
             conditions: LinkConditions {
                 latency_ms: self.fake_latency_ms,
                 jitter_ms: self.fake_jitter_ms,
