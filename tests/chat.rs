@@ -110,5 +110,6 @@ fn chat_lines_go_into_the_recorded_demo() {
         .collect();
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!((lines[0].from, lines[0].team, lines[0].text.as_str()), (ada, false, "recorded line"));
+    assert_eq!(lines[0].name, "Ada");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -265,11 +265,10 @@ pub(crate) struct ChatSaid {
     pub team: bool,
 }
 
-/// Chat lines passed on since the last tick, for the demo being recorded:
-/// who said it, to a team (or the watchers) or not, and the cleaned text.
+/// Chat lines passed on since the last tick, for the demo being recorded.
 /// The recorder takes them every tick, recording or not.
 #[derive(Resource, Debug, Default)]
-pub(crate) struct PassedChat(pub Vec<(PlayerId, bool, String)>);
+pub(crate) struct PassedChat(pub Vec<arena_protocol::demo_frame::DemoChat>);
 
 /// A player asked to skip its kill-cam (from intake to the kill-cam rules).
 #[derive(Message, Debug, Clone, Copy)]

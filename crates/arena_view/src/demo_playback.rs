@@ -592,7 +592,13 @@ fn timeline(mut contexts: EguiContexts, mut playback: ResMut<Playback>) {
             |ui| {
                 for (_, line) in &p.chat {
                     let to = if line.team { " (team)" } else { "" };
-                    let text = format!("{}{to}: {}", p.name(line.from), arena_protocol::chat::clean_chat(&line.text));
+                    // The name it was said under (a spectator is in no player list).
+                    let name = if line.name.trim().is_empty() {
+                        p.name(line.from)
+                    } else {
+                        arena_protocol::names::clean_name(&line.name)
+                    };
+                    let text = format!("{name}{to}: {}", arena_protocol::chat::clean_chat(&line.text));
                     ui.add(egui::Label::new(egui::RichText::new(text).color(egui::Color32::from_rgb(235, 238, 245))));
                 }
             },

@@ -70,8 +70,8 @@ impl Target for DemoFrames {
             joined: vec![DemoPlayerInfo { id: PlayerId(2), name: "Ada".into(), bot: false }],
             frags: vec![DemoFrag { killer: PlayerId(2), victim: PlayerId(3), zone: HitZone::Head }],
             chat: vec![
-                DemoChat { from: PlayerId(2), team: true, text: "push B".into() },
-                DemoChat { from: PlayerId(3), team: false, text: "gg \u{e9}".into() },
+                DemoChat { from: PlayerId(2), name: "Ada".into(), team: true, text: "push B".into() },
+                DemoChat { from: PlayerId(3), name: "Sam".into(), team: false, text: "gg \u{e9}".into() },
             ],
             ..Default::default()
         };

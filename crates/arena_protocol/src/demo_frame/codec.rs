@@ -128,6 +128,7 @@ impl FrameCodec {
             out.var(chat.len() as u64);
             for line in chat {
                 out.u8(line.from.0);
+                out.str(&line.name);
                 out.u8(u8::from(line.team));
                 out.str_upto(&line.text, MAX_CHAT_BYTES);
             }
@@ -225,13 +226,14 @@ impl FrameCodec {
             let n = input.count("chat", MAX_FRAME_CHAT)?;
             for _ in 0..n {
                 let from = input.id("chat")?;
+                let name = input.str("chat line's speaker")?;
                 let team = match input.u8("chat")? {
                     0 => false,
                     1 => true,
                     _ => return Err(FrameError::Invalid { what: "chat line's team flag" }),
                 };
                 let text = input.str_upto("chat line", MAX_CHAT_BYTES)?;
-                frame.chat.push(DemoChat { from, team, text });
+                frame.chat.push(DemoChat { from, name, team, text });
             }
         }
         if flags & F_KEYFRAME != 0 {
@@ -399,14 +401,14 @@ mod tests {
 
     #[test]
     fn chat_lines_round_trip_and_a_long_one_is_refused() {
-        let line = |text: &str| DemoChat { from: PlayerId(2), team: true, text: text.into() };
+        let line = |text: &str| DemoChat { from: PlayerId(2), name: "Ada".into(), team: true, text: text.into() };
         let frame = DemoFrame { tick: 77, chat: vec![line("gg wp"), line(&"é".repeat(200))], ..Default::default() };
         let bytes = FrameCodec::default().encode(&frame);
         let back = FrameCodec::default().decode(77, &bytes).unwrap();
         assert_eq!(back.chat[0], frame.chat[0]);
         assert!(back.chat[1].text.len() <= MAX_CHAT_BYTES, "cut to the chat's limit on writing");
         // A crafted line longer than any chat line: an error, not an allocation.
-        let mut crafted = vec![F_CHAT, 0, 1, 2, 0];
+        let mut crafted = vec![F_CHAT, 0, 1, 2, 1, b'A', 0];
         crafted.extend_from_slice(&[0xff, 0xff, 0x03]);
         assert!(FrameCodec::default().decode(77, &crafted).is_err());
     }

@@ -97,6 +97,8 @@ pub struct DemoBlast {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DemoChat {
     pub from: PlayerId,
+    /// The speaker's name then (a spectator is in no frame's player list).
+    pub name: String,
     pub team: bool,
     pub text: String,
 }

@@ -17,6 +17,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 use bevy_renet::renet::ClientId;
 
+use arena_protocol::demo_frame::DemoChat;
 use arena_protocol::modes::{Mode, Side, Team};
 
 use super::match_flow::MatchState;
@@ -128,7 +129,7 @@ pub(crate) fn pass_on_chat(
                 };
                 info!("chat: {}{to}: {text}", entry.name);
                 let team = audience != Audience::Everyone;
-                passed.0.push((id, team, text.clone()));
+                passed.0.push(DemoChat { from: id, name: entry.name.clone(), team, text: text.clone() });
                 let line = ToClient::Chat { from: id, text, team };
                 for (_, listener) in roster.players.iter().filter(|(_, e)| hears(audience, e.side)) {
                     if let Some(client) = listener.client_id {
@@ -171,6 +172,6 @@ pub(crate) fn bots_say_gg(
         return;
     };
     info!("chat: {}: gg", bot.name);
-    passed.0.push((*id, false, "gg".into()));
+    passed.0.push(DemoChat { from: *id, name: bot.name.clone(), team: false, text: "gg".into() });
     net::broadcast(&mut server, &ToClient::Chat { from: *id, text: "gg".into(), team: false }, None);
 }

@@ -13,8 +13,8 @@ use std::path::{Path, PathBuf};
 
 use arena_protocol::demo::{DemoHeader, DemoWriter};
 use arena_protocol::demo_frame::{
-    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameCodec, KeyPlayer,
-    PlayerTick, same_state,
+    DemoBlast, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameCodec, KeyPlayer, PlayerTick,
+    same_state,
 };
 use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
@@ -255,7 +255,7 @@ pub(crate) fn record_tick(
         });
     }
     frame.frags = frags.iter().map(|f| DemoFrag { killer: f.killer, victim: f.victim, zone: f.zone }).collect();
-    frame.chat = chat.into_iter().map(|(from, team, text)| DemoChat { from, team, text }).collect();
+    frame.chat = chat;
     // Rockets launched this tick, and blasts: the newest records, back to
     // those launched longer ago than any rocket flies.
     let oldest = tick.0.wrapping_sub(rate.hz().saturating_mul(10));
