@@ -18,6 +18,9 @@
 //!   the link's route through it once the server's probe came.
 //! - `transport`: the datagram guard, netcode and renet over the link.
 //! - `settings`: the paper's switches and the conditioner's settings.
+//! - `console`: the console's variables in the paper's words, each over one
+//!   of those settings; `help`, `find`, closest names, `exec` with a depth
+//!   limit (no Bevy).
 //! - `connection`: connecting, leaving, and every way a connection ends.
 //! - `interp_delay`: the adaptive interpolation delay (the need of each gap
 //!   between snapshots, and the delay that covers nearly all of them).
@@ -77,6 +80,7 @@ mod command_clock;
 mod commands;
 pub mod conditioner;
 mod connection;
+pub mod console;
 mod drawn;
 mod foreseen_hits;
 pub mod hole_punch;
