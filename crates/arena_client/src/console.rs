@@ -176,11 +176,14 @@ fn run_at(line: &str, settings: &mut NetcodeSettings, scripts: &dyn Scripts, exe
         "echo" => Outcome::Said(vec![args.join(" ")]),
         "exec" => {
             let Some(name) = args.first() else { return Outcome::Refused("exec FILE".into()) };
-            if execs.len() >= MAX_EXEC_DEPTH || execs.iter().any(|e| e == name) {
+            if execs.iter().any(|e| e == name) {
                 return Outcome::Refused(format!(
                     "exec {name}: stopped, it runs itself (through {})",
                     execs.join(" → ")
                 ));
+            }
+            if execs.len() >= MAX_EXEC_DEPTH {
+                return Outcome::Refused(format!("exec {name}: stopped, scripts nest deeper than {MAX_EXEC_DEPTH}"));
             }
             let text = match scripts.read(name) {
                 Ok(text) => text,
