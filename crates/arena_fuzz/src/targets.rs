@@ -35,6 +35,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(client::ClockSyncTarget),
         Box::new(client::InterpolationHistory),
         Box::new(text::Names),
+        Box::new(text::ConsoleLines),
         Box::new(text::ConfigFile),
         Box::new(hits::Rockets),
         Box::new(hits::Poses),

@@ -198,6 +198,12 @@ impl Roster {
         self.players.values().filter(|e| e.side.plays()).count()
     }
 
+    /// Clients that hold a player's place (playing, or in the duel's queue):
+    /// what `--max-clients` bounds.
+    pub fn clients_playing(&self) -> usize {
+        self.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count()
+    }
+
     /// Those watching by choice (the duel's queue is not counted).
     pub fn spectators(&self) -> usize {
         self.players.values().filter(|e| e.side == Side::Spectating).count()

@@ -70,3 +70,50 @@ impl Target for Names {
         assert_eq!(name_from_user_data(&again), from_data);
     }
 }
+
+/// Console lines and scripts (`arena_client::console`): whatever the text,
+/// a line is said or refused, never a panic; every variable stays within
+/// its range; a script that execs itself stops.
+pub struct ConsoleLines;
+
+/// Scripts for `exec`: one runs the input again (a loop), the other is the input.
+struct LoopingScripts(String);
+
+impl arena_client::console::Scripts for LoopingScripts {
+    fn read(&self, name: &str) -> Result<String, String> {
+        match name {
+            "self.cfg" => Ok(format!("{}\nexec self.cfg", self.0)),
+            "input.cfg" => Ok(self.0.clone()),
+            _ => Err("no such file".into()),
+        }
+    }
+}
+
+impl Target for ConsoleLines {
+    fn name(&self) -> &'static str {
+        "console_lines"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        ["cl_interp 50", "pushlatency -60", "net_fakeloss 5\nexec self.cfg", "find interp", "cl_intrep 1e309"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_client::console::{CVARS, get, run};
+        let text = String::from_utf8_lossy(input).into_owned();
+        let scripts = LoopingScripts(text.clone());
+        let mut settings = arena_client::NetcodeSettings::default();
+        for line in text.lines().take(8) {
+            let _ = run(line, &mut settings, &scripts);
+        }
+        let _ = run("exec self.cfg", &mut settings, &scripts);
+        let _ = run("exec input.cfg", &mut settings, &scripts);
+        for cvar in CVARS {
+            let value = get(&settings, cvar.name).expect("every variable reads");
+            assert!((cvar.min..=cvar.max).contains(&value), "{} = {value}", cvar.name);
+        }
+    }
+}

@@ -147,12 +147,9 @@ impl<'w, 's> Admission<'w, 's> {
         let on_range = self.range.is_some();
         let mode = if on_range { Mode::Ffa } else { self.mode.mode };
         let mut side = side_for_arrival(mode, &self.roster, self.match_state.team_frags, spectate && !on_range);
-        if client_id.is_some() && side != Side::Spectating {
-            let clients_playing =
-                self.roster.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count();
-            if clients_playing >= self.identity.max_clients {
-                side = Side::Spectating;
-            }
+        if client_id.is_some() && side != Side::Spectating && self.roster.clients_playing() >= self.identity.max_clients
+        {
+            side = Side::Spectating;
         }
         if side == Side::Spectating && self.roster.spectators() >= self.mode.max_spectators {
             return Err(NoPlace::Full { spectators: spectate });

@@ -179,7 +179,7 @@ fn judge(
         // Joining a team may not leave it two ahead of the other.
         let mut counts = roster.team_counts();
         if let Some(from) = current.team() {
-            counts[from.index()] -= 1;
+            counts[from.index()] = counts[from.index()].saturating_sub(1);
         }
         if counts[team.index()] + 1 >= counts[team.other().index()] + 2 {
             return Err("team too big");
@@ -202,13 +202,17 @@ pub(crate) fn take_choices(
     time: Res<Time<Real>>,
 ) {
     let now = time.elapsed();
+    if asked.is_empty() {
+        return;
+    }
     for SideAsked { client, choice } in asked.read() {
         let Some((id, entry)) = changes.roster.by_client(*client).map(|(id, e)| (id, e.clone())) else { continue };
         let bucket = stats.budgets.entry(*client).or_insert_with(|| Bucket::full(CHOICES_BURST, now));
         let roster = &changes.roster;
-        let clients_playing = roster.players.values().filter(|e| !e.is_bot() && e.side != Side::Spectating).count();
-        let room =
-            Room { play: clients_playing < identity.max_clients, watch: roster.spectators() < mode.max_spectators };
+        let room = Room {
+            play: roster.clients_playing() < identity.max_clients,
+            watch: roster.spectators() < mode.max_spectators,
+        };
         let verdict = if range.is_some() {
             Err("on a range")
         } else if bucket.take(now, CHOICES_PER_S, CHOICES_BURST) {
@@ -289,7 +293,7 @@ pub(crate) fn balance_teams(
     let mut counts = roster.team_counts();
     for (player, switch) in &switching {
         if let (Some(from), Some(to)) = (roster.side(player.id).team(), switch.0.team()) {
-            counts[from.index()] -= 1;
+            counts[from.index()] = counts[from.index()].saturating_sub(1);
             counts[to.index()] += 1;
         }
     }
