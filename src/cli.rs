@@ -89,6 +89,49 @@ pub(crate) enum Mode {
     },
     /// Run headless bot clients against a server (no window).
     Bots(BotsArgs),
+    /// Run a command on a server's console (one started with
+    /// --rcon-password-file), over its game port: a challenge, then the
+    /// command with a keyed MAC (the password never travels).
+    Rcon(RconArgs),
+}
+
+/// `arena rcon`.
+#[derive(Args, Debug)]
+pub(crate) struct RconArgs {
+    /// The server: host or host:port (default port 27015).
+    pub addr: String,
+    /// The console line to run (`status`, `kick NAME`, `mp_fraglimit 30`, ...).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+    /// Read the rcon password from the first line of FILE.
+    #[arg(long, env = "ARENA_RCON_PASSWORD_FILE", value_name = "FILE")]
+    pub password_file: Option<std::path::PathBuf>,
+    /// How long to wait for the answer, milliseconds.
+    #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=60_000))]
+    pub wait_ms: u64,
+}
+
+impl RconArgs {
+    /// The password: from --password-file, else ARENA_RCON_PASSWORD (never a
+    /// flag of its own, which `ps` would show).
+    pub(crate) fn password(&self) -> Result<String, String> {
+        let password = match &self.password_file {
+            Some(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("--password-file {}: {e}", path.display()))?
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_string(),
+            None => std::env::var("ARENA_RCON_PASSWORD").map_err(|_| {
+                "the rcon password: give --password-file FILE (or ARENA_RCON_PASSWORD_FILE), or set ARENA_RCON_PASSWORD"
+                    .to_string()
+            })?,
+        };
+        if password.trim().is_empty() {
+            return Err("the rcon password is empty".into());
+        }
+        Ok(password)
+    }
 }
 
 /// `arena play`.

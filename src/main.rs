@@ -44,6 +44,28 @@ fn main() -> ExitCode {
             Ok(config) => run_bots(&config, args.report),
             Err(e) => fail(&e),
         },
+        Some(Mode::Rcon(args)) => run_rcon(&args),
+    }
+}
+
+/// `arena rcon`: the answer on stdout; no answer, a refusal or a wrong
+/// password on stderr with a failure status.
+fn run_rcon(args: &cli::RconArgs) -> ExitCode {
+    let password = match args.password() {
+        Ok(password) => password,
+        Err(e) => return fail(&e),
+    };
+    let addr = match arena_client::resolve_server_addr(&args.addr) {
+        Ok(addr) => addr,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let wait = std::time::Duration::from_millis(args.wait_ms);
+    match arena_client::remote_console::run(addr, &password, &args.command.join(" "), wait) {
+        Ok(answer) => {
+            println!("{answer}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&format!("rcon {addr}: {e}")),
     }
 }
 

@@ -78,6 +78,10 @@ pub(crate) struct GameArgs {
     #[arg(long, env = "ARENA_PASSWORD_FILE", value_name = "FILE", conflicts_with = "password",
           value_parser = any_path)]
     pub password_file: Option<PathBuf>,
+    /// Open the server's remote console (`arena rcon`, the game console's
+    /// `rcon`) to whoever knows the password on the first line of FILE.
+    #[arg(long, env = "ARENA_RCON_PASSWORD_FILE", value_name = "FILE")]
+    pub rcon_password_file: Option<PathBuf>,
     /// The name server browsers show (default: "NAME's game" when hosting,
     /// where `--name` is your player's; the machine's name for a dedicated
     /// server, whose `--name` is this).
@@ -216,6 +220,10 @@ impl GameArgs {
             mode: self.mode,
             friendly_fire: self.friendly_fire,
             max_spectators: self.max_spectators,
+            rcon_key: match &self.rcon_password_file {
+                Some(path) => Some(rcon_key_from_file(path)?),
+                None => None,
+            },
         })
     }
 }
@@ -239,6 +247,15 @@ pub(super) fn password_from_file(path: &Path) -> Result<Password, String> {
         ));
     }
     Password::new(line).map_err(|e| format!("--password-file {}: {e}", path.display()))
+}
+
+/// The remote console's key from the first line of `path`: an empty one is
+/// refused (it would open the console to anyone).
+fn rcon_key_from_file(path: &Path) -> Result<arena_protocol::rcon::RconKey, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("--rcon-password-file {}: {e}", path.display()))?;
+    let line = text.lines().next().unwrap_or_default();
+    arena_protocol::rcon::RconKey::from_password(line)
+        .map_err(|e| format!("--rcon-password-file {}: {e}", path.display()))
 }
 
 /// A `--password` flag's value (none: an open game).

@@ -197,14 +197,17 @@ impl LabArgs {
     pub(crate) fn settings(&self) -> Result<LabSettings, String> {
         let conditions = self.link.conditions()?;
         let settings = LabSettings {
-            prediction: self.netcode.prediction,
-            reconciliation: self.netcode.reconciliation,
-            interpolation: self.netcode.interpolation,
-            lag_compensation: self.netcode.lag_compensation,
+            prediction: self.netcode.prediction(),
+            reconciliation: self.netcode.reconciliation(),
+            interpolation: self.netcode.interpolation(),
+            lag_compensation: self.netcode.lag_compensation(),
             subtick: if self.no_subtick { Switch::Off } else { Switch::On },
             projectile_compensation: if self.no_projectile_compensation { Switch::Off } else { Switch::On },
             bot_rockets: if self.bot_rifle_only { Switch::Off } else { Switch::On },
             interp_ms: self.netcode.interp_ms,
+            update_rate: self.netcode.update_rate.unwrap_or(0),
+            cmd_rate: self.netcode.cmd_rate.unwrap_or(0),
+            rate: self.netcode.rate.unwrap_or(0),
             snapshot_rate: self.snapshot_rate,
             max_unlag_ms: self.max_unlag_ms,
             fake_latency_ms: conditions.latency_ms,

@@ -70,11 +70,11 @@ impl WindowArgs {
         let conditions = self.link.conditions()?;
         self.netcode.check()?;
         let netcode = NetcodeSettings {
-            prediction: self.netcode.prediction.on(),
-            reconciliation: self.netcode.reconciliation.on(),
-            interpolation: self.netcode.interpolation.on(),
+            prediction: self.netcode.prediction().on(),
+            reconciliation: self.netcode.reconciliation().on(),
+            interpolation: self.netcode.interpolation().on(),
             interp_ms: self.netcode.interp_ms,
-            lag_compensation: self.netcode.lag_compensation.on(),
+            lag_compensation: self.netcode.lag_compensation().on(),
             projectile_compensation: true,
             subtick: true,
             hit_prediction: true,
@@ -82,14 +82,25 @@ impl WindowArgs {
             // The player's setting (on unless turned off) replaces this once loaded.
             kill_cam: true,
             predict_ahead_ms: self.pushlatency.map(i32::unsigned_abs),
+            update_rate: self.netcode.update_rate.unwrap_or(0),
+            cmd_rate: self.netcode.cmd_rate.unwrap_or(0),
+            rate: self.netcode.rate.unwrap_or(0),
             conditions,
             conditioner_seed: None,
         };
+        let mut netcode_flags = self.netcode.given();
+        if self.pushlatency.is_some() {
+            netcode_flags.push("pushlatency");
+        }
+        if self.show_hitboxes {
+            netcode_flags.push("cl_showhitboxes");
+        }
         Ok(ViewConfig {
             start,
             name: self.name,
             screenshot,
             netcode,
+            netcode_flags,
             resolution: self.resolution,
             auto_aim: self.auto_aim,
         })

@@ -126,6 +126,12 @@ pub(crate) fn receive_chat(
                 }
                 log.push(ChatLine { from: Some(name), text, team: *team, side: roster.side(*from), at_s });
             }
+            ToClient::Notice { text } => {
+                let text = clean_chat(text);
+                if !text.is_empty() {
+                    log.push(ChatLine { from: None, text, team: false, side: Side::Free, at_s });
+                }
+            }
             ToClient::ChatRefused(why) => {
                 log.refused = log.refused.saturating_add(1);
                 let text = why.explain().to_string();

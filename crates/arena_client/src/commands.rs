@@ -347,6 +347,8 @@ pub(crate) fn send_commands(
     baselines: Res<Baselines>,
     client: Option<Res<RenetClient>>,
     time: Res<Time<Real>>,
+    settings: Res<NetcodeSettings>,
+    mut last_packet: Local<Option<std::time::Duration>>,
     mut outbox: ResMut<Outbox>,
     mut stats: ResMut<ClientStats>,
     mut tally: ResMut<MessageTally>,
@@ -355,6 +357,17 @@ pub(crate) fn send_commands(
         return;
     }
     let now = time.elapsed();
+    // `cl_cmdrate`: at most so many packets a second; the commands made in
+    // between wait, and go together in the next.
+    if settings.cmd_rate > 0
+        && last_packet
+            .is_some_and(|at| now < at + std::time::Duration::from_secs_f64(1.0 / f64::from(settings.cmd_rate)))
+    {
+        return;
+    }
+    if window.unsent > 0 {
+        *last_packet = Some(now);
+    }
     let len = window.pending.len();
     let first_new = len - window.unsent.min(len);
     window.unsent = 0;

@@ -55,6 +55,8 @@
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
 //! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
+//! - `remote_console`: `arena rcon` and the console's `rcon`: one command
+//!   to a server's remote console, challenge and MACs; no Bevy.
 //!
 //! # The order of a frame
 //!
@@ -92,6 +94,7 @@ mod messages;
 mod prediction;
 mod range;
 mod relay;
+pub mod remote_console;
 mod render_clock;
 mod replication;
 mod rockets;

@@ -125,7 +125,8 @@ pub(crate) fn route_messages(
             | ToClient::RocketHit(_)
             | ToClient::KillCam(_)
             | ToClient::Chat { .. }
-            | ToClient::ChatRefused(_)) => {
+            | ToClient::ChatRefused(_)
+            | ToClient::Notice { .. }) => {
                 game.write(GameMessage(message));
             }
         }

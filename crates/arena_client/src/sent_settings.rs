@@ -1,6 +1,7 @@
 //! Our netcode choices told to the server (the `ClientSettings` message):
-//! lag compensation, projectile compensation, the kill-cam and the
-//! interpolation delay, sent on joining and when they change. The switches
+//! lag compensation, projectile compensation, the kill-cam, the
+//! interpolation delay, and the snapshots and bytes a second it can take
+//! (`cl_updaterate`, `rate`), sent on joining and when they change. The switches
 //! themselves are `settings`' [`NetcodeSettings`].
 
 use arena_protocol::{ClientSettings, ToServer};
@@ -39,6 +40,8 @@ impl SentSettings {
         let switched = last.lag_compensation != current.lag_compensation
             || last.projectile_compensation != current.projectile_compensation
             || last.kill_cam != current.kill_cam
+            || last.update_rate != current.update_rate
+            || last.rate != current.rate
             || (last.interp_ms == 0) != (current.interp_ms == 0);
         let moved = last.interp_ms.abs_diff(current.interp_ms) >= DELAY_NEWS_MS;
         let grew = current.interp_ms > last.interp_ms;
@@ -50,7 +53,7 @@ impl SentSettings {
 /// when they change (and on joining).
 pub(crate) fn send_settings(
     settings: Res<NetcodeSettings>,
-    roster: Res<Roster>,
+    mut roster: ResMut<Roster>,
     clock: Res<ServerClock>,
     time: Res<Time<Real>>,
     client: Option<ResMut<RenetClient>>,
@@ -69,6 +72,8 @@ pub(crate) fn send_settings(
         interp_ms,
         projectile_compensation: settings.projectile_compensation,
         kill_cam: settings.kill_cam,
+        update_rate: settings.update_rate,
+        rate: settings.rate,
     };
     let now_s = time.elapsed_secs_f64();
     if sent.last == Some(current) || !sent.worth_sending(current, now_s) {
@@ -76,5 +81,7 @@ pub(crate) fn send_settings(
     }
     if send_to_server(&mut client, &mut tally, &ToServer::Settings(current)) {
         *sent = SentSettings { last: Some(current), at_s: now_s };
+        // From now on the server sends by it: draw by it too.
+        roster.update_rate = current.update_rate;
     }
 }

@@ -51,6 +51,15 @@ pub struct NetcodeSettings {
     /// this between a key and the motion it makes: the paper's footnote
     /// calls what that feels like "ice skates".
     pub predict_ahead_ms: Option<u32>,
+    /// Half-Life's `cl_updaterate`: snapshots a second to ask the server
+    /// for (0: as many as it sends).
+    pub update_rate: u8,
+    /// Half-Life's `cl_cmdrate`: command packets a second at most (0: one
+    /// each tick). Fewer packets carry the same commands, later.
+    pub cmd_rate: u16,
+    /// Half-Life's `rate`: snapshot bytes a second this client can take
+    /// (0: no limit; else within [`arena_protocol::RATE_RANGE`]).
+    pub rate: u32,
     /// Fake latency, jitter and loss on this client's link.
     pub conditions: LinkConditions,
     /// Seed of the conditioner's randomness; random when `None`.
@@ -71,6 +80,9 @@ impl Default for NetcodeSettings {
             show_hitboxes: false,
             kill_cam: false,
             predict_ahead_ms: None,
+            update_rate: 0,
+            cmd_rate: 0,
+            rate: 0,
             conditions: LinkConditions::OFF,
             conditioner_seed: None,
         }

@@ -124,6 +124,9 @@ pub struct Roster {
     pub local_id: Option<PlayerId>,
     pub tick_hz: u32,
     pub snapshot_hz: u32,
+    /// The snapshots a second we last asked for (`cl_updaterate`; 0: all):
+    /// the server sends by [`arena_protocol::snapshot_stride`].
+    pub update_rate: u8,
     pub map_name: String,
     /// Names as shown: a bot's marked " (bot)" (the server's flag says who is one).
     pub names: BTreeMap<PlayerId, String>,
@@ -146,8 +149,10 @@ impl Roster {
         TickRate::new(self.tick_hz)
     }
 
+    /// The snapshots a second this client receives: the server's rate, or
+    /// what it asked for (`cl_updaterate`), as the server reckons it.
     pub fn snapshot_rate(&self) -> TickRate {
-        TickRate::new(self.snapshot_hz)
+        TickRate::new(arena_protocol::snapshot_hz_for(self.snapshot_hz, self.update_rate))
     }
 
     /// Takes in a player the server announced (on the welcome or later).

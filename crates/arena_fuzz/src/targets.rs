@@ -13,6 +13,7 @@ pub mod messages;
 pub mod nat;
 pub mod network;
 pub mod queries;
+pub mod remote_console;
 pub mod text;
 pub mod turn;
 
@@ -28,6 +29,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(messages::CommandBits),
         Box::new(queries::QueryRequests::default()),
         Box::new(queries::QueryReplies),
+        Box::new(remote_console::RconMessages::default()),
         Box::new(commands::Sanitize),
         Box::new(commands::Intake),
         Box::new(commands::StepPlayer::default()),

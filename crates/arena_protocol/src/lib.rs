@@ -8,6 +8,9 @@
 //! - `codec`: bincode 2 with a size limit and no trailing bytes.
 //! - `bounds`: what a value from the network or a demo must be to be
 //!   simulated and drawn (positions, speeds, poses).
+//! - `console`: the console's language (variables with ranges, commands,
+//!   `exec` with limits, completion), shared by the game's console, the
+//!   server's and the remote console.
 //! - `key`: the netcode key (open, or derived from a password with Argon2id).
 //! - `names`: player names: cleaning, look-alikes, bots, user data.
 //! - `chat`: chat lines: their length, what cleaning takes out, refusals.
@@ -26,6 +29,8 @@
 //!   the guess at a command's view it and the demo frames code against.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
 //!   connection tokens opened and resealed; the refusal a server sends.
+//! - `rcon`: the remote console's datagrams (challenge, command, answer,
+//!   refusal), its key (Argon2id, its own salt) and keyed BLAKE2b MACs.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
 //! - `demo_frame`: what one tick of a demo holds, and its compact coding.
@@ -44,6 +49,7 @@ pub mod channel;
 pub mod chat;
 pub mod codec;
 pub mod command_packet;
+pub mod console;
 pub mod datagram;
 pub mod demo;
 pub mod demo_frame;
@@ -53,6 +59,7 @@ pub mod messages;
 pub mod modes;
 pub mod names;
 pub mod payload_guard;
+pub mod rcon;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
@@ -68,7 +75,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 15;
+pub const PROTOCOL_VERSION: u64 = 16;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

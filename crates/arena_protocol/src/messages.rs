@@ -60,6 +60,30 @@ pub struct ClientSettings {
     /// Show this player the kill-cam after a death (the server sends it
     /// and holds the respawn until it has played or is skipped).
     pub kill_cam: bool,
+    /// Half-Life's `cl_updaterate`: snapshots a second this client asks
+    /// for (0: as many as the server sends; see [`snapshot_stride`]).
+    pub update_rate: u8,
+    /// Half-Life's `rate`: bytes a second of snapshots this client can take
+    /// (0: no limit); the server leaves out snapshots that would go over.
+    pub rate: u32,
+}
+
+/// `rate`'s range besides 0 (no limit), bytes a second: below the low end
+/// a snapshot of a full server would never fit.
+pub const RATE_RANGE: std::ops::RangeInclusive<u32> = 2_000..=1_000_000;
+
+/// Every how many of the server's snapshots a client that asked for
+/// `asked_hz` (`cl_updaterate`; 0: all) gets one: the server sends by it,
+/// the client draws by the rate it gives ([`snapshot_hz_for`]). One rule for both.
+pub fn snapshot_stride(server_snapshot_hz: u32, asked_hz: u8) -> u32 {
+    let asked = u32::from(asked_hz);
+    if asked == 0 || asked >= server_snapshot_hz { 1 } else { server_snapshot_hz.div_ceil(asked) }
+}
+
+/// The snapshots a second a client that asked for `asked_hz` receives (at
+/// least 1).
+pub fn snapshot_hz_for(server_snapshot_hz: u32, asked_hz: u8) -> u32 {
+    (server_snapshot_hz / snapshot_stride(server_snapshot_hz, asked_hz)).max(1)
 }
 
 /// The interpolation delay a client uses unless its player chooses one, in
@@ -193,6 +217,11 @@ pub enum ToClient {
     },
     /// To a sender: its line was not passed on, and why.
     ChatRefused(crate::chat::ChatRefusal),
+    /// The server's own word to everyone (its console's `say`, a kick, a
+    /// ban): chat length, drawn as the server's.
+    Notice {
+        text: String,
+    },
     /// A player's side changed (a team, watching, the duel's queue).
     SideChanged {
         id: PlayerId,
@@ -340,6 +369,7 @@ impl ToClient {
             ToClient::KillCam(_) => "kill_cam",
             ToClient::Chat { .. } => "chat",
             ToClient::ChatRefused(_) => "chat_refused",
+            ToClient::Notice { .. } => "notice",
             ToClient::SideChanged { .. } => "side_changed",
         }
     }
@@ -389,7 +419,7 @@ impl ToClient {
             }
             ToClient::ShotFired { .. } => Ok(()),
             ToClient::KillCam(cam) => cam.validate(),
-            ToClient::Chat { text, .. } => chat_fits(text),
+            ToClient::Chat { text, .. } | ToClient::Notice { text } => chat_fits(text),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
             ToClient::Range(RangeReport { miss: Some(m), .. })

@@ -113,6 +113,8 @@ pub struct ServerConfig {
     /// Clients watching at once, at most (`--max-spectators`), apart from
     /// the players' places.
     pub max_spectators: usize,
+    /// The remote console's key (`--rcon-password-file`): none, no remote console.
+    pub rcon_key: Option<arena_protocol::rcon::RconKey>,
 }
 
 /// How a server's systems are run each frame.
@@ -165,6 +167,7 @@ impl Default for ServerConfig {
             mode: Mode::Ffa,
             friendly_fire: false,
             max_spectators: DEFAULT_MAX_SPECTATORS,
+            rcon_key: None,
         }
     }
 }

@@ -22,8 +22,8 @@
 //! (neither imports the other):
 //!
 //! - `socket`: the socket, netcode and renet behind the datagram guard
-//!   (`rate_limits`, `guard`, `answers`, `transport`, `master_traffic`,
-//!   `farewell`; see `socket/mod.rs`).
+//!   (`rate_limits`, `guard`, `answers`, `remote_console`, `transport`,
+//!   `master_traffic`, `farewell`; see `socket/mod.rs`).
 //! - `tick`, `internet`: the game (`intake`, `life`, `range`,
 //!   `lag_compensation`, `combat`, `rockets`, `kill_cam`, `match_flow`,
 //!   `sides`, `simulation`, `roster`, `bots`, `snapshots`, `demo_recording`; see
@@ -84,10 +84,10 @@ use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
-use socket::{drops, guard, transport};
+use socket::{drops, guard, remote_console, transport};
 use tick::{
-    bots, chat, combat, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets, roster,
-    sides, simulation, snapshots,
+    bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets,
+    roster, sides, simulation, snapshots,
 };
 
 // What running a server needs.
@@ -108,10 +108,14 @@ pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
 pub use rockets::{RocketLog, RocketRecord, Rockets};
 pub use sides::SideStats;
-pub use vocabulary::{CombatStats, Dead, GameMode, Joined, Roster, Score, ServerPlayer, ServerStats, ServerTick, Sim};
+pub use vocabulary::{
+    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, Score, ServerPlayer, ServerStats,
+    ServerTick, Sim,
+};
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{Guard, SILENT_CLIENT_TIMEOUT, Verdict};
+pub use remote_console::{CHALLENGE_LIFETIME, RconCounters, RconGate, RconVerdict};
 
 pub use demo_recording::check_writable;
 pub use kill_cam::KILL_CAM_HOLD_S;
@@ -224,6 +228,7 @@ impl Plugin for ServerPlugin {
                 kill_cam::plugin,
                 chat::plugin,
                 sides::plugin,
+                console::plugin,
             ))
             .init_resource::<GameMode>()
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
@@ -423,6 +428,7 @@ pub fn run_dedicated(config: &ServerConfig) -> Result<(), ServerError> {
         ..Default::default()
     });
     stop_on_signals(&mut app)?;
+    console::read_terminal(&mut app);
     // The schedules the plugins above added too.
     use_executor(&mut app, config.executor);
     info.print_banner();

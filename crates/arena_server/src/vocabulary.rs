@@ -70,7 +70,14 @@ impl ClientPrefs {
     /// interpolation delay clients default to.
     pub(crate) fn default_for(snapshot_rate: arena_sim::TickRate) -> Self {
         let interp_ms = ClientSettings::interp_ms_of(arena_protocol::default_interp_ms(snapshot_rate));
-        Self(ClientSettings { lag_compensation: true, interp_ms, projectile_compensation: true, kill_cam: false })
+        Self(ClientSettings {
+            lag_compensation: true,
+            interp_ms,
+            projectile_compensation: true,
+            kill_cam: false,
+            update_rate: 0,
+            rate: 0,
+        })
     }
 }
 
@@ -410,4 +417,42 @@ pub struct ServerStats {
     /// Commands from a player who watches that would have moved or fired:
     /// never run.
     pub watcher_commands: u64,
+    /// Snapshots left out for a client's `rate` (bytes a second it can take).
+    pub snapshots_over_rate: u64,
+    /// Snapshots not sent to clients that asked for fewer (`cl_updaterate`).
+    pub snapshots_not_asked: u64,
+}
+
+/// Where a console line came from, and so where its answer goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsoleSource {
+    /// The server's standard input (a terminal): answered on its output.
+    Terminal,
+    /// The remote console, its MAC checked: answered to `addr`, under the
+    /// challenge the command came with.
+    Remote { addr: std::net::SocketAddr, challenge: [u8; 16] },
+}
+
+/// Console lines waiting to run, and answers waiting to go: the terminal's
+/// and the remote console's lines run on the game (`tick/console.rs`); the
+/// socket wing sends the remote answers.
+#[derive(Resource, Debug, Default)]
+pub struct ConsoleLines {
+    pub waiting: std::collections::VecDeque<(ConsoleSource, String)>,
+    pub answers: Vec<(ConsoleSource, String)>,
+}
+
+impl ConsoleLines {
+    /// Most lines waiting: more are refused (the remote console's rate
+    /// limit keeps it far below).
+    pub const MAX_WAITING: usize = 64;
+
+    /// Queues `line` from `source`; false if the queue is full.
+    pub fn push(&mut self, source: ConsoleSource, line: String) -> bool {
+        if self.waiting.len() >= Self::MAX_WAITING {
+            return false;
+        }
+        self.waiting.push_back((source, line));
+        true
+    }
 }

@@ -4,7 +4,8 @@
 //! way); mouse look while the cursor is grabbed. Esc opens the pause menu
 //! and releases the mouse. Y opens a chat line to everyone and U one to the
 //! team (as in Quake and Counter-Strike): the player stands still while it
-//! is typed, and Esc closes it.
+//! is typed, and Esc closes it. The console (`console.rs`) stops the
+//! player the same way while it is open.
 //!
 //! Input is read before the fixed loop (as in Bevy's
 //! `physics_in_fixed_timestep` example), so that the ticks run this frame
@@ -19,7 +20,7 @@ use bevy::window::{CursorGrabMode, CursorOptions};
 
 use crate::settings::{Action, Input, Settings};
 use crate::settings_menu::SettingsWindow;
-use crate::vocabulary::{AutoAim, ChatInput, NetcodePanel, PauseMenu, ViewSet};
+use crate::vocabulary::{AutoAim, ChatInput, ConsoleWindow, NetcodePanel, PauseMenu, ViewSet};
 
 /// Radians of view turn per mouse count (about Quake's default feel).
 pub(crate) const MOUSE_RAD_PER_COUNT: f32 = 0.0022;
@@ -30,6 +31,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<NetcodePanel>()
         .init_resource::<SettingsWindow>()
         .init_resource::<ChatInput>()
+        .init_resource::<ConsoleWindow>()
         .init_resource::<Settings>()
         .add_message::<bevy::window::WindowFocused>()
         .add_systems(
@@ -52,10 +54,13 @@ fn toggle_pause(
     mut pause: ResMut<PauseMenu>,
     settings_window: Res<SettingsWindow>,
     mut chat: ResMut<ChatInput>,
+    console: Res<ConsoleWindow>,
 ) {
     // Esc closes a chat line being typed; with the settings window open,
-    // Esc is the window's.
-    if chat.open {
+    // Esc is the window's; with the console open, the console's.
+    if console.open {
+        // Keys type into the console (which Esc closes).
+    } else if chat.open {
         if keys.just_pressed(KeyCode::Escape) {
             *chat = ChatInput::default();
         }
@@ -87,9 +92,10 @@ fn read_input(
     settings_window: Res<SettingsWindow>,
     settings: Res<Settings>,
     chat: Res<ChatInput>,
+    console: Res<ConsoleWindow>,
     mut input: ResMut<LocalInput>,
 ) {
-    if pause.open || settings_window.open || chat.open {
+    if pause.open || settings_window.open || chat.open || console.open {
         // The player stands still while a menu is open.
         input.forward = 0.0;
         input.right = 0.0;
@@ -149,9 +155,11 @@ fn grab_cursor(
     pause: Res<PauseMenu>,
     panel: Res<NetcodePanel>,
     settings_window: Res<SettingsWindow>,
+    console: Res<ConsoleWindow>,
     mut cursor: Query<&mut CursorOptions>,
 ) {
-    let playing = *session.get() == Session::InGame && !pause.open && !panel.open && !settings_window.open;
+    let playing =
+        *session.get() == Session::InGame && !pause.open && !panel.open && !settings_window.open && !console.open;
     let (grab, visible) = if playing { (CursorGrabMode::Locked, false) } else { (CursorGrabMode::None, true) };
     for mut options in &mut cursor {
         if options.grab_mode != grab || options.visible != visible {

@@ -29,6 +29,9 @@
 //! - `rockets`: rockets in flight, their trails and lights, and blasts.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
 //! - `chat`: chat lines over the view, fading; the line being typed.
+//! - `console`: the console (the key left of 1): the paper's variables and
+//!   the game's commands, binds, `autoexec.cfg`, rcon, the log's lines.
+//! - `frame_limit`: `fps_max`.
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
 //!   server last had everyone).
 //! - `ragdolls`: bodies that fall (bevy_rapier3d, this client only).
@@ -48,8 +51,10 @@
 mod callouts;
 mod camera;
 mod chat;
+mod console;
 mod demo_playback;
 mod effects;
+mod frame_limit;
 mod ghosts;
 mod hitboxes;
 mod host;
@@ -94,6 +99,9 @@ pub struct ViewConfig {
     pub screenshot: Option<Screenshot>,
     /// The netcode switches and link conditioner to start with.
     pub netcode: arena_client::NetcodeSettings,
+    /// The console names of the netcode variables the command line set:
+    /// these win over the ones saved in the settings file.
+    pub netcode_flags: Vec<&'static str>,
     /// Window size in pixels.
     pub resolution: (u32, u32),
     /// Start with the auto-aim demonstration on.
@@ -200,6 +208,8 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         eprintln!("{problem}");
     }
     let mut user_settings = loaded.settings;
+    let mut netcode = config.netcode.clone();
+    console::apply_saved(&user_settings, &mut netcode, &config.netcode_flags);
     if let Some(name) = &config.name {
         user_settings.name = arena_protocol::names::clean_name(name);
     } else if user_settings.name.is_empty() {
@@ -220,6 +230,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
             .set(LogPlugin {
                 filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER),
                 fmt_layer: arena_server::log_layer,
+                custom_layer: console::log_layer,
                 ..default()
             }),
     )
@@ -227,7 +238,8 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     .add_plugins(GamePlugin {
         settings: user_settings,
         file: settings::SettingsFile { path, problem: loaded.problem },
-        netcode: config.netcode,
+        netcode,
+        netcode_flags: config.netcode_flags,
         auto_aim: config.auto_aim,
         start: config.start,
         screenshot: config.screenshot,
@@ -253,6 +265,7 @@ struct GamePlugin {
     settings: settings::Settings,
     file: settings::SettingsFile,
     netcode: arena_client::NetcodeSettings,
+    netcode_flags: Vec<&'static str>,
     auto_aim: bool,
     start: StartAction,
     screenshot: Option<Screenshot>,
@@ -268,6 +281,7 @@ impl Plugin for GamePlugin {
             .insert_resource(arena_client::Introducers(self.settings.masters.clone()))
             .insert_resource(self.settings.clone())
             .insert_resource(self.netcode.clone())
+            .insert_resource(console::Console::with_flags(self.netcode_flags.clone()))
             .insert_resource(vocabulary::AutoAim(self.auto_aim))
             .insert_resource(menu::StartupAction(Some(self.start.clone())))
             .configure_sets(
@@ -305,6 +319,8 @@ impl Plugin for GamePlugin {
                 rockets::plugin,
                 kill_cam::plugin,
                 spectating::plugin,
+                console::plugin,
+                frame_limit::plugin,
             ));
         if let Some(shot) = &self.screenshot {
             app.add_plugins(screenshot::plugin(shot.clone()));
@@ -409,6 +425,7 @@ mod view_start {
             settings,
             file: settings::SettingsFile { path: Some(dir.join("settings.ron")), problem: None },
             netcode: arena_client::NetcodeSettings::default(),
+            netcode_flags: Vec::new(),
             auto_aim: false,
             start,
             screenshot: Some(never_taken(dir)),
@@ -440,6 +457,8 @@ mod view_start {
             world.resource_mut::<vocabulary::PauseMenu>().open = true;
             world.resource_mut::<settings_menu::SettingsWindow>().open = true;
             world.resource_mut::<ButtonInput<KeyCode>>().press(KeyCode::Tab);
+            world.resource_mut::<vocabulary::ConsoleWindow>().open = true;
+            world.resource_mut::<console::Console>().submit("status");
         }
         step(&mut [&mut server, &mut view], HZ as usize);
         assert!(settings_file.exists(), "joining saved no recent server: OnEnter(InGame) did not run");
@@ -485,6 +504,54 @@ mod view_start {
         assert!(on_the_clock(&mut view, HZ, |app| session(app) == Session::Offline), "the host did not leave");
         on_the_clock(&mut view, 2, |_| false);
         assert!(!view.world().contains_resource::<host::HostedServer>(), "leaving did not stop the listen server");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_console_sets_cl_interp_for_the_panel_and_the_settings_file_and_a_looping_script_stops() {
+        let dir = std::env::temp_dir().join(format!("arena-view-console-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("a scratch folder");
+        std::fs::write(dir.join("a.cfg"), "cl_interp 40\nexec b.cfg\n").expect("a script");
+        std::fs::write(dir.join("b.cfg"), "exec a.cfg\n").expect("a script");
+        std::fs::write(dir.join("autoexec.cfg"), "// run at start\npushlatency -60\n").expect("a script");
+        let mut view = game(StartAction::Menu, &dir);
+        view.world_mut().resource_mut::<vocabulary::ConsoleWindow>().open = true;
+        on_the_clock(&mut view, 2, |_| false);
+        let netcode = view.world().resource::<arena_client::NetcodeSettings>();
+        assert_eq!(netcode.predict_ahead_ms, Some(60), "autoexec.cfg did not run");
+
+        view.world_mut().resource_mut::<console::Console>().submit("cl_interp 50");
+        // The file is written half a second after the last change.
+        on_the_clock(&mut view, HZ, |_| false);
+        let netcode = view.world().resource::<arena_client::NetcodeSettings>();
+        assert_eq!(netcode.interp_ms, Some(50));
+        assert_eq!(netcode_panel::slider_delay_ms(netcode, 0), 50, "the netcode panel's delay");
+        let text = std::fs::read_to_string(dir.join("settings.ron")).expect("the settings file");
+        assert!(text.contains("\"cl_interp\": \"50\""), "the settings file has no cl_interp 50:\n{text}");
+        // And the next start reads it back.
+        let loaded = settings::load(&dir.join("settings.ron"));
+        let mut next = arena_client::NetcodeSettings::default();
+        console::apply_saved(&loaded.settings, &mut next, &[]);
+        assert_eq!((next.interp_ms, next.predict_ahead_ms), (Some(50), Some(60)));
+        let mut flagged = arena_client::NetcodeSettings::default();
+        console::apply_saved(&loaded.settings, &mut flagged, &["cl_interp"]);
+        assert_eq!(flagged.interp_ms, None, "a flag on the command line wins");
+
+        view.world_mut().resource_mut::<console::Console>().submit("exec a.cfg");
+        on_the_clock(&mut view, 2, |_| false);
+        let lines: Vec<String> = view.world().resource::<console::Console>().lines.iter().cloned().collect();
+        assert!(
+            lines.iter().any(|l| l == "exec a.cfg: stopped, it runs itself (through a.cfg → b.cfg → a.cfg)"),
+            "{lines:?}"
+        );
+        assert_eq!(view.world().resource::<arena_client::NetcodeSettings>().interp_ms, Some(40));
+        view.world_mut().resource_mut::<console::Console>().submit("bind F6 \"bind F7 quit\"");
+        view.world_mut().resource_mut::<console::Console>().submit("cl_intrep 20");
+        on_the_clock(&mut view, 2, |_| false);
+        let lines: Vec<String> = view.world().resource::<console::Console>().lines.iter().cloned().collect();
+        assert!(lines.iter().any(|l| l == "bind: a key's line cannot bind or unbind keys"), "{lines:?}");
+        assert!(lines.iter().any(|l| l.starts_with("unknown: cl_intrep (closest: cl_interp")), "{lines:?}");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

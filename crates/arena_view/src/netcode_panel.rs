@@ -113,7 +113,7 @@ fn techniques(ui: &mut egui::Ui, edited: &mut NetcodeSettings, roster: &Roster, 
         .on_hover_text("Draw other players smoothly, a little in the past. Off: as each snapshot arrives.");
     ui.add_enabled_ui(edited.interpolation, |ui| {
         let now_ms = clock.delay_ms(roster.tick_rate()).round().clamp(0.0, f64::from(u16::MAX)) as u16;
-        let mut ms = edited.interp_ms.unwrap_or(now_ms);
+        let mut ms = slider_delay_ms(edited, now_ms);
         let slider = egui::Slider::new(&mut ms, 0..=arena_protocol::MAX_INTERP_MS).suffix(" ms").text("delay");
         if ui.add(slider).changed() {
             edited.interp_ms = Some(ms);
@@ -221,4 +221,11 @@ fn live(
             ),
         );
     });
+}
+
+/// The interpolation delay the panel's slider shows: the one chosen (by
+/// the panel, the console's `cl_interp` or the flag), else the adaptive
+/// delay now.
+pub(crate) fn slider_delay_ms(settings: &NetcodeSettings, adaptive_now_ms: u16) -> u16 {
+    settings.interp_ms.unwrap_or(adaptive_now_ms)
 }

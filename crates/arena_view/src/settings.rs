@@ -1,9 +1,13 @@
-//! Player settings: name, mouse, field of view, volume, graphics quality and key bindings,
+//! Player settings: name, mouse, field of view, volume, graphics quality, key bindings,
+//! the console's saved variables and binds (and the console's variables, checked here),
 //! saved in the user's configuration directory and loaded at start. A file
 //! that does not parse is reported, kept aside as `settings.ron.bad`, and
 //! replaced with the defaults; the game never fails to start because of it.
 
 use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use arena_protocol::console::{self, Var};
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -84,7 +88,7 @@ impl Input {
 }
 
 /// Keys that can be bound, by name.
-const KEY_NAMES: &[(&str, KeyCode)] = &[
+pub(crate) const KEY_NAMES: &[(&str, KeyCode)] = &[
     ("A", KeyCode::KeyA),
     ("B", KeyCode::KeyB),
     ("C", KeyCode::KeyC),
@@ -263,7 +267,29 @@ pub(crate) struct Settings {
     pub masters: Vec<String>,
     /// List games this player hosts on the masters.
     pub list_on_internet: bool,
+    /// The console's saved variables (the netcode choices, by their console
+    /// names: `cl_interp`, `pushlatency`, ...), as the console or the
+    /// netcode panel last set them; flags on the command line win over them.
+    pub cvars: std::collections::BTreeMap<String, String>,
+    /// The console's `bind`s: a key and the console line it runs.
+    pub binds: Vec<Bind>,
+    /// Most frames a second (the console's `fps_max`); 0: no limit but the display's.
+    pub fps_max: u32,
 }
+
+/// A key bound to a console line (`bind F5 "cl_predict 0"`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Bind {
+    pub key: String,
+    pub line: String,
+}
+
+/// Most keys bound to console lines.
+pub(crate) const MAX_BINDS: usize = 64;
+/// Most saved console variables.
+pub(crate) const MAX_CVARS: usize = 64;
+/// `fps_max`'s range besides 0 (no limit).
+pub(crate) const FPS_MAX_RANGE: std::ops::RangeInclusive<u32> = 10..=1000;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -294,6 +320,9 @@ impl Default for Settings {
             recent: Vec::new(),
             masters: Vec::new(),
             list_on_internet: false,
+            cvars: std::collections::BTreeMap::new(),
+            binds: Vec::new(),
+            fps_max: 0,
         }
     }
 }
@@ -486,6 +515,30 @@ impl Settings {
             problems.push(format!("\"{word}\" in the masters is not a host name or address"));
         }
         self.masters = masters;
+        if self.fps_max != 0 && !FPS_MAX_RANGE.contains(&self.fps_max) {
+            problems.push(format!("fps_max {} is outside {FPS_MAX_RANGE:?} (or 0)", self.fps_max));
+            self.fps_max = 0;
+        }
+        let binds = std::mem::take(&mut self.binds);
+        for bind in binds {
+            match check_bind(&bind.key, &bind.line) {
+                Ok(()) if self.binds.len() < MAX_BINDS && !self.binds.iter().any(|b| b.key == bind.key) => {
+                    self.binds.push(bind)
+                }
+                Ok(()) => problems.push(format!("bind {} dropped (one per key, at most {MAX_BINDS})", bind.key)),
+                Err(why) => problems.push(format!("bind {} dropped: {why}", bind.key)),
+            }
+        }
+        let cvars = std::mem::take(&mut self.cvars);
+        for (name, value) in cvars {
+            match check_saved(&name, &value) {
+                Ok(()) if self.cvars.len() < MAX_CVARS => {
+                    self.cvars.insert(name, value);
+                }
+                Ok(()) => problems.push(format!("{name} dropped (at most {MAX_CVARS} saved variables)")),
+                Err(why) => problems.push(why),
+            }
+        }
         // An empty name means "not chosen": the game then uses the login name.
         self.name =
             if self.name.trim().is_empty() { String::new() } else { arena_protocol::names::clean_name(&self.name) };
@@ -584,6 +637,66 @@ impl SettingsFile {
             }
         }
     }
+}
+
+// The console's variables: the netcode ones (`arena_client::console`) and
+// the view's; those saved here, and the checks of what the file holds.
+
+/// The netcode variables saved in the settings file (the others are the
+/// link conditioner's, which a player should not find still on next time).
+pub(crate) const SAVED: [&str; 10] = [
+    "cl_predict",
+    "cl_reconcile",
+    "cl_interpolate",
+    "cl_interp",
+    "cl_lagcompensation",
+    "pushlatency",
+    "cl_showhitboxes",
+    "cl_updaterate",
+    "cl_cmdrate",
+    "rate",
+];
+
+/// The view's own variables.
+const VIEW_VARS: [Var; 6] = [
+    Var::integer("net_graph", Some("net_graph"), "0 off, 1 compact, 2 full, 3 full with the server ghosts", 0.0, 3.0),
+    Var::integer("fps_max", Some("fps_max"), "most frames a second (0: as the display allows)", 0.0, 1000.0),
+    Var::number("sensitivity", Some("sensitivity"), "mouse sensitivity", 0.1, 5.0),
+    Var::text("name", Some("name"), "your name (from the next join)", 64),
+    Var::text("rcon_password", Some("rcon_password"), "the remote console's password (never saved)", 128),
+    Var::text("rcon_address", Some("rcon_address"), "a server to rcon other than the one joined (host:port)", 128),
+];
+
+pub(crate) static VARS: LazyLock<Vec<Var>> =
+    LazyLock::new(|| arena_client::console::VARS.iter().chain(VIEW_VARS.iter()).copied().collect());
+
+/// Whether `line` may be bound to `key`: a key the game knows, a line of
+/// the console's length, and no `bind` or `unbind` in it (a key that
+/// rewrites keys could loop).
+pub(crate) fn check_bind(key: &str, line: &str) -> Result<(), String> {
+    if Input::parse(key).is_none() {
+        return Err(format!("\"{key}\" is not a key this game knows"));
+    }
+    if line.len() > console::MAX_LINE_BYTES || line.chars().any(char::is_control) {
+        return Err(format!("a bound line is at most {} bytes of text", console::MAX_LINE_BYTES));
+    }
+    let rebinds = console::split_commands(line)
+        .iter()
+        .any(|c| console::split_words(c).first().is_some_and(|w| w == "bind" || w == "unbind"));
+    if rebinds {
+        return Err("a key's line cannot bind or unbind keys".into());
+    }
+    Ok(())
+}
+
+/// Whether `value` may be saved for variable `name`.
+pub(crate) fn check_saved(name: &str, value: &str) -> Result<(), String> {
+    let Some(var) = SAVED.contains(&name).then(|| VARS.iter().find(|v| v.name == name)).flatten() else {
+        return Err(format!("\"{name}\" is not a saved console variable"));
+    };
+    let value = var.parse(value)?;
+    // Within the range, and not in one of its gaps (`rate 500`).
+    arena_client::console::set(&mut arena_client::NetcodeSettings::default(), var, &value).map(|_| ())
 }
 
 #[cfg(test)]

@@ -128,6 +128,13 @@ pub(crate) struct ChatInput {
     pub focused: bool,
 }
 
+/// Whether the console is open (the key left of 1): the player stands
+/// still and keys type into it.
+#[derive(Resource, Default, Debug)]
+pub(crate) struct ConsoleWindow {
+    pub open: bool,
+}
+
 /// Whether the netcode panel is open.
 #[derive(Resource, Default, Debug)]
 pub(crate) struct NetcodePanel {

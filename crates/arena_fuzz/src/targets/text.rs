@@ -71,7 +71,7 @@ impl Target for Names {
     }
 }
 
-/// Console lines and scripts (`arena_client::console`): whatever the text,
+/// Console lines and scripts (`arena_protocol::console` over `arena_client::console`'s variables): whatever the text,
 /// a line is said or refused, never a panic; every variable stays within
 /// its range; a script that execs itself stops.
 pub struct ConsoleLines;
@@ -102,7 +102,8 @@ impl Target for ConsoleLines {
     }
 
     fn run(&mut self, input: &[u8]) {
-        use arena_client::console::{CVARS, get, run};
+        use arena_client::console::{VARS, get, run};
+        use arena_protocol::console::Kind;
         let text = String::from_utf8_lossy(input).into_owned();
         let scripts = LoopingScripts(text.clone());
         let mut settings = arena_client::NetcodeSettings::default();
@@ -111,9 +112,14 @@ impl Target for ConsoleLines {
         }
         let _ = run("exec self.cfg", &mut settings, &scripts);
         let _ = run("exec input.cfg", &mut settings, &scripts);
-        for cvar in CVARS {
-            let value = get(&settings, cvar.name).expect("every variable reads");
-            assert!((cvar.min..=cvar.max).contains(&value), "{} = {value}", cvar.name);
+        for var in VARS {
+            let value = get(&settings, var.name).expect("every variable reads");
+            let value: f64 = value.parse().expect("a number");
+            let (min, max) = match var.kind {
+                Kind::Number { min, max, .. } => (min, max),
+                _ => (0.0, 1.0),
+            };
+            assert!((min..=max).contains(&value), "{} = {value}", var.name);
         }
     }
 }

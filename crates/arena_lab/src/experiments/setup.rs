@@ -102,6 +102,11 @@ pub struct LabSettings {
     pub bot_rockets: Switch,
     /// Interpolation delay, ms; adaptive when not given.
     pub interp_ms: Option<u16>,
+    /// `cl_updaterate`, `cl_cmdrate` and `rate` (0: the defaults: all the
+    /// server sends, a packet a tick, no limit).
+    pub update_rate: u8,
+    pub cmd_rate: u16,
+    pub rate: u32,
     /// Snapshots per second; the tick rate when not given.
     pub snapshot_rate: Option<u32>,
     /// The server's rewind cap, milliseconds.
@@ -141,6 +146,9 @@ impl LabSettings {
             show_hitboxes: false,
             kill_cam: false,
             predict_ahead_ms: None,
+            update_rate: self.update_rate,
+            cmd_rate: self.cmd_rate,
+            rate: self.rate,
             conditions: LinkConditions {
                 latency_ms: self.fake_latency_ms,
                 jitter_ms: self.fake_jitter_ms,

@@ -44,6 +44,8 @@ pub enum DropReason {
     /// A `getinfo` from a stranger smaller than the answer: answering would
     /// amplify a flood sent with a forged address.
     WouldAmplify,
+    /// A connection request from an address the console banned.
+    Banned,
 }
 
 impl DropReason {
@@ -65,6 +67,7 @@ impl DropReason {
             DropReason::Bundle => "bad bundle",
             DropReason::QueryLimited => "queries rate limited",
             DropReason::WouldAmplify => "getinfo smaller than its answer",
+            DropReason::Banned => "banned address",
         }
     }
 }

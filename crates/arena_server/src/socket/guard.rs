@@ -165,6 +165,17 @@ struct MasterWindow {
 /// through per check, at most: a master sends one of each.
 const REACH_MESSAGES_PER_CHECK: u8 = 8;
 
+/// Most addresses banned in a session.
+pub(crate) const MAX_BANNED: usize = 1024;
+
+/// An IPv4 address as itself, also when it came mapped into IPv6.
+fn canonical_ip(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
 /// The server's guard.
 #[derive(Debug)]
 pub struct Guard {
@@ -195,6 +206,9 @@ pub struct Guard {
     next_client_id: u64,
     clients: HashMap<u64, Client>,
     addrs: HashMap<SocketAddr, u64>,
+    /// Addresses the console banned for the session (`ban`): their
+    /// connection requests are dropped.
+    banned: std::collections::HashSet<IpAddr>,
     pub counters: GuardCounters,
     summarised: GuardCounters,
     last_summary: Duration,
@@ -224,6 +238,7 @@ impl Guard {
             next_client_id: u64::from(rand_u32()) << 16,
             clients: HashMap::new(),
             addrs: HashMap::new(),
+            banned: std::collections::HashSet::new(),
             counters: GuardCounters::default(),
             summarised: GuardCounters::default(),
             last_summary: Duration::ZERO,
@@ -232,6 +247,23 @@ impl Guard {
 
     pub fn has_password(&self) -> bool {
         self.has_password
+    }
+
+    /// From now on, connection tokens open with `key` (the console's
+    /// `sv_password`); connected clients stay.
+    pub fn set_key(&mut self, key: NetcodeKey) {
+        self.key = key;
+        self.has_password = key != OPEN_KEY;
+    }
+
+    /// Refuses `ip`'s connections for the rest of the session; at most
+    /// [`MAX_BANNED`] addresses (false when full).
+    pub fn ban(&mut self, ip: IpAddr) -> bool {
+        if self.banned.len() >= MAX_BANNED && !self.banned.contains(&ip) {
+            return false;
+        }
+        self.banned.insert(canonical_ip(ip));
+        true
     }
 
     /// Counts a payload netcode could not authenticate.
@@ -301,6 +333,9 @@ impl Guard {
     /// connections (which only tokens that open spend): a few bad requests
     /// a second from a shared address leave its real players their budget.
     fn connection_request(&mut self, from: SocketAddr, request: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
+        if self.banned.contains(&canonical_ip(from.ip())) {
+            return self.drop(DropReason::Banned);
+        }
         let retry = self.pending.contains_key(&from);
         if !retry {
             if self.pending.len() >= MAX_PENDING {

@@ -10,6 +10,8 @@
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
 //!   connections, issued ids, per-client tallies, the log summary).
 //! - `answers`: what queries and `getinfo` are answered, encoded ahead.
+//! - `remote_console`: the rcon gate: challenges, MACs checked, replays
+//!   and floods refused, answers MACed (no Bevy).
 //! - `transport`: the socket, netcode and renet behind the guard.
 //! - `master_traffic`: heartbeats to masters, what only they are told, and
 //!   their extension's messages handed on.
@@ -21,4 +23,5 @@ mod farewell;
 pub(crate) mod guard;
 mod master_traffic;
 pub(crate) mod rate_limits;
+pub(crate) mod remote_console;
 pub(crate) mod transport;

@@ -189,7 +189,20 @@ pub struct ServerTransport {
     /// "terminated by the transport layer"); at most [`MAX_PARTINGS`].
     partings: std::collections::HashMap<ClientId, Parting>,
     pub traffic: Traffic,
+    /// The remote console's gate: every rcon datagram is judged there.
+    pub(crate) rcon: super::remote_console::RconGate,
+    /// Remote console commands whose MAC checked, not yet taken by the
+    /// console: sender, challenge, command; at most [`MAX_RCON_INBOX`].
+    pub(crate) rcon_inbox: Vec<(SocketAddr, arena_protocol::rcon::Challenge, String)>,
+    /// When the remote console's refusals were last summed up in the log.
+    rcon_summarised_at: Duration,
 }
+
+/// Remote console commands waiting for the console at most (the gate's
+/// rate limit keeps far below it).
+const MAX_RCON_INBOX: usize = 16;
+/// How often the remote console's refusals are summed up in the log.
+const RCON_SUMMARY_EVERY: Duration = Duration::from_secs(10);
 
 /// How a client's connection ended, as the transport saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -243,7 +256,28 @@ impl ServerTransport {
             answers: Answers::default(),
             reach_inbox: Vec::new(),
             traffic: Traffic::default(),
+            rcon: super::remote_console::RconGate::new(None),
+            rcon_inbox: Vec::new(),
+            rcon_summarised_at: Duration::ZERO,
         })
+    }
+
+    /// Opens the remote console with the key of its password (none: every
+    /// rcon request is refused, within the same limits).
+    pub fn set_rcon_key(&mut self, key: Option<arena_protocol::rcon::RconKey>) {
+        self.rcon = super::remote_console::RconGate::new(key);
+    }
+
+    /// The remote console's counters (what it ran and what it refused).
+    pub fn rcon_counters(&self) -> super::remote_console::RconCounters {
+        self.rcon.counters()
+    }
+
+    /// Sends the answer to a remote console command run under `challenge`.
+    pub(crate) fn send_rcon_answer(&mut self, to: SocketAddr, challenge: &arena_protocol::rcon::Challenge, text: &str) {
+        for datagram in self.rcon.answer(challenge, text) {
+            self.send_to(&datagram, to);
+        }
     }
 
     /// The name data a connected client's token carried.
@@ -265,6 +299,16 @@ impl ServerTransport {
     }
 
     /// What the guard has dropped and done so far.
+    /// New connections need `key` from now on (the console's `sv_password`).
+    pub fn set_key(&mut self, key: arena_protocol::key::NetcodeKey) {
+        self.guard.set_key(key);
+    }
+
+    /// Refuses `ip`'s connections for the rest of the session.
+    pub fn ban(&mut self, ip: IpAddr) -> bool {
+        self.guard.ban(ip)
+    }
+
     pub fn guard_counters(&self) -> &GuardCounters {
         &self.guard.counters
     }
@@ -335,6 +379,23 @@ impl ServerTransport {
     /// then (for an authenticated payload) the guard again and renet. Public
     /// so that the fuzz harness drives exactly this code.
     pub fn handle_datagram(&mut self, from: SocketAddr, datagram: &[u8], server: &mut renet::RenetServer) {
+        // The remote console's own datagrams: its gate judges them (the
+        // guard would drop them as connectionless strangers).
+        if arena_protocol::rcon::is_rcon(datagram) {
+            self.guard.counters.datagrams += 1;
+            match self.rcon.judge(from, datagram, self.clock) {
+                super::remote_console::RconVerdict::Reply(reply) => self.send_to(&reply, from),
+                super::remote_console::RconVerdict::Run { command, challenge } => {
+                    if self.rcon_inbox.len() < MAX_RCON_INBOX {
+                        self.rcon_inbox.push((from, challenge, command));
+                    } else {
+                        self.send_rcon_answer(from, &challenge, "rcon: the server's console is busy; try again");
+                    }
+                }
+                super::remote_console::RconVerdict::Drop => {}
+            }
+            return;
+        }
         let mut datagram = datagram.to_vec();
         let unix_now = self.netcode.current_time().as_secs();
         match self.guard.judge(from, &mut datagram, self.clock, unix_now) {
@@ -406,6 +467,13 @@ impl ServerTransport {
         }
         if let Some(line) = self.guard.summary(self.clock) {
             warn!("{line}");
+        }
+        self.rcon.expire(self.clock);
+        if self.clock >= self.rcon_summarised_at + RCON_SUMMARY_EVERY {
+            self.rcon_summarised_at = self.clock;
+            if let Some(line) = self.rcon.summary() {
+                warn!("{line}");
+            }
         }
     }
 
@@ -561,6 +629,8 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
     // Players' places and watchers' places: the roster tells them apart.
     let transport = ServerTransport::new(socket, key, config.max_clients + config.max_spectators)
         .map_err(|error| ServerError::Bind { addr: config.bind, error })?;
+    let mut transport = transport;
+    transport.set_rcon_key(config.rcon_key.clone());
     app.insert_resource(RenetServer::new(connection_config())).insert_resource(transport);
     Ok(ServerInfo {
         name: config.display_name(),

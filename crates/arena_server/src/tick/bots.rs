@@ -133,22 +133,31 @@ fn build_navigation(world: Res<SimWorld>, mut commands: Commands) {
 fn add_bots(settings: Option<Res<BotSettings>>, mut admission: Admission) {
     let Some(settings) = settings else { return };
     for i in 0..settings.count {
-        // The name is only a name: a bot is a player with no client.
-        let name = NAMES[i % NAMES.len()];
-        match admission.admit(name, None, false) {
-            Ok((id, entity)) => {
-                admission.commands().entity(entity).insert(BotBrain::new(
-                    settings.skill,
-                    settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                    settings.rockets,
-                ));
-            }
-            Err(_) => warn!("no player id left for bot {name}"),
-        }
+        add_bot(&mut admission, &settings, i);
     }
     if settings.count > 0 {
         info!("{} bots joined (skill {:.2})", settings.count, settings.skill);
         admission.commands().trigger(PlayersChanged);
+    }
+}
+
+/// Adds bot number `i` (named from the list); its id, or none when no id is left.
+pub(crate) fn add_bot(admission: &mut Admission, settings: &BotSettings, i: usize) -> Option<PlayerId> {
+    // The name is only a name: a bot is a player with no client.
+    let name = NAMES[i % NAMES.len()];
+    match admission.admit(name, None, false) {
+        Ok((id, entity)) => {
+            admission.commands().entity(entity).insert(BotBrain::new(
+                settings.skill,
+                settings.seed ^ u64::from(id.0).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                settings.rockets,
+            ));
+            Some(id)
+        }
+        Err(_) => {
+            warn!("no player id left for bot {name}");
+            None
+        }
     }
 }
 

@@ -334,8 +334,12 @@ pub(crate) fn receive_commands(
                             buffer.offer(cmd, tick.0, since_tick, max_ahead);
                         }
                     }
-                    ToServer::Settings(settings) => {
+                    ToServer::Settings(mut settings) => {
                         debug!("client {client_id} settings: {settings:?}");
+                        if settings.rate != 0 {
+                            let range = arena_protocol::RATE_RANGE;
+                            settings.rate = settings.rate.clamp(*range.start(), *range.end());
+                        }
                         prefs.0 = settings;
                     }
                     ToServer::SkipKillCam => {

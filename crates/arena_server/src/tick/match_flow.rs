@@ -30,7 +30,8 @@ const MIN_GAP_MS: u32 = 250;
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<Frag>()
         .init_resource::<MatchState>()
-        .add_observer(|_: On<PlayersChanged>, mut state: ResMut<MatchState>| state.dirty = true);
+        .add_observer(|_: On<PlayersChanged>, mut state: ResMut<MatchState>| state.dirty = true)
+        .add_observer(restart_match);
 }
 
 #[derive(Resource, Debug, Clone)]
@@ -46,6 +47,18 @@ pub struct MatchState {
     pub(crate) duel_loser: Option<PlayerId>,
     dirty: bool,
     last_sent_tick: u32,
+}
+
+/// Ends this match with no result, so that the next match (scores
+/// cleared, everyone respawned) starts at the next tick: the console's
+/// `map` and `changelevel`.
+#[derive(Event, Debug, Clone, Copy)]
+pub(crate) struct RestartMatch;
+
+fn restart_match(_: On<RestartMatch>, tick: Res<ServerTick>, mut state: ResMut<MatchState>) {
+    state.phase = MatchPhase::Over { winner: None, team: None };
+    state.phase_ends_tick = tick.0.max(1);
+    state.dirty = true;
 }
 
 impl Default for MatchState {

@@ -25,12 +25,15 @@
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
 //! - `bots`: server-side bots' minds.
+//! - `console`: the server's console (its terminal, the remote console's
+//!   checked lines): variables and commands run on the game.
 //! - `snapshots`: what each client is sent after a tick.
 //! - `demo_recording`: each match into a demo file (`--record DIR`).
 
 pub(crate) mod bots;
 pub(crate) mod chat;
 pub(crate) mod combat;
+pub(crate) mod console;
 pub(crate) mod demo_recording;
 pub(crate) mod intake;
 pub(crate) mod kill_cam;

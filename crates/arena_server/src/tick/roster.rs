@@ -185,6 +185,28 @@ impl<'w, 's> Admission<'w, 's> {
     pub(crate) fn commands(&mut self) -> &mut Commands<'w, 's> {
         &mut self.commands
     }
+
+    pub(crate) fn roster_ref(&self) -> &Roster {
+        &self.roster
+    }
+
+    /// Most clients in the world at once (`--max-clients`).
+    pub(crate) fn max_clients(&self) -> usize {
+        self.identity.max_clients
+    }
+
+    /// Takes a player with no client (a bot) out of the game, as a client's
+    /// leaving does; false if `id` is no bot.
+    pub(crate) fn remove_bot(&mut self, server: &mut RenetServer, id: PlayerId) -> bool {
+        let Some(entry) = self.roster.players.get(&id).filter(|e| e.client_id.is_none()).cloned() else {
+            return false;
+        };
+        self.roster.players.remove(&id);
+        self.commands.entity(entry.entity).despawn();
+        broadcast(server, &ToClient::PlayerLeft { id }, None);
+        self.commands.trigger(PlayersChanged);
+        true
+    }
 }
 
 /// On a range, one target per lane.

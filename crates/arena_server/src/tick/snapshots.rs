@@ -14,7 +14,9 @@ use bevy_renet::RenetServer;
 
 use super::intake::CommandBuffer;
 use crate::net::send;
-use crate::vocabulary::{DueClients, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate};
+use crate::vocabulary::{
+    ClientPrefs, DueClients, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate,
+};
 
 /// Snapshots kept per client as baselines (2 s at 32 Hz): an acknowledgement
 /// older than that gets a full snapshot.
@@ -23,6 +25,37 @@ pub(crate) const KEPT_SNAPSHOTS: usize = 64;
 /// What was sent to one client lately, newest last.
 #[derive(Component, Debug, Default)]
 pub(crate) struct SentSnapshots(pub VecDeque<Frame>);
+
+/// A client's snapshot bytes it may still take under its `rate`, and the
+/// tick that was reckoned at.
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct RateBudget {
+    bytes: f64,
+    tick: u32,
+}
+
+/// Seconds of a client's `rate` its budget can save up: a burst after a
+/// quiet moment, no more.
+const RATE_BURST_S: f64 = 0.25;
+
+impl RateBudget {
+    /// Whether a snapshot may go to a client with `rate` bytes a second at
+    /// `tick` (0: no limit); the budget refills with the ticks since last.
+    fn allows(&mut self, rate: u32, tick: u32, tick_hz: u32) -> bool {
+        if rate == 0 {
+            return true;
+        }
+        let rate = f64::from(rate);
+        let ticks = f64::from(tick.wrapping_sub(self.tick).min(tick_hz * 4));
+        self.bytes = (self.bytes + rate * ticks / f64::from(tick_hz)).min(rate * RATE_BURST_S);
+        self.tick = tick;
+        self.bytes > 0.0
+    }
+
+    fn spend(&mut self, bytes: usize) {
+        self.bytes -= bytes as f64;
+    }
+}
 
 /// Whether a snapshot goes out after `tick`: `snapshot_hz` of every `tick_hz`
 /// ticks, spread evenly.
@@ -60,7 +93,12 @@ pub(crate) fn send_snapshots(
     snapshot_rate: Res<SnapshotRate>,
     fixed_time: Res<Time<Fixed>>,
     players: Query<(&ServerPlayer, &Sim)>,
-    mut clients: Query<(&ServerPlayer, &CommandBuffer, &SnapshotAck, Option<&mut SentSnapshots>, Entity)>,
+    mut clients: Query<(
+        (&ServerPlayer, &CommandBuffer, &SnapshotAck, Option<&ClientPrefs>),
+        Option<&mut SentSnapshots>,
+        Option<&mut RateBudget>,
+        Entity,
+    )>,
     mut due: ResMut<DueClients>,
     mut stats: ResMut<ServerStats>,
     mut commands: Commands,
@@ -77,8 +115,28 @@ pub(crate) fn send_snapshots(
     // The frame's clock runs ahead of this tick's by what is not simulated
     // yet: the snapshot leaves that long after its tick, at the frame's end.
     let sent_after_256ths = Feedback::sent_after_of(fixed_time.overstep_fraction_f64());
-    for (player, buffer, ack, sent, entity) in &mut clients {
+    // This snapshot's number: a client that asked for fewer gets every stride-th.
+    let number = u64::from(tick.0) * u64::from(snapshot_rate.hz()) / u64::from(tick_rate.hz());
+    for ((player, buffer, ack, prefs), sent, budget, entity) in &mut clients {
         let Some(client_id) = player.client_id else { continue };
+        let (update_rate, rate) = prefs.map_or((0, 0), |p| (p.0.update_rate, p.0.rate));
+        let stride = arena_protocol::snapshot_stride(snapshot_rate.hz(), update_rate);
+        if sent.is_some() && number % u64::from(stride) != 0 {
+            stats.snapshots_not_asked += 1;
+            continue;
+        }
+        let mut fresh = RateBudget { bytes: f64::from(rate) * RATE_BURST_S, tick: tick.0 };
+        let budget: &mut RateBudget = match budget {
+            Some(budget) => budget.into_inner(),
+            None => {
+                commands.entity(entity).insert(fresh);
+                &mut fresh
+            }
+        };
+        if sent.is_some() && !budget.allows(rate, tick.0, tick_rate.hz()) {
+            stats.snapshots_over_rate += 1;
+            continue;
+        }
         let frame = Frame {
             tick: tick.0,
             own: everyone.iter().find(|(id, _)| *id == player.id).map(|(id, s)| (*id, OwnState::of(s))),
@@ -96,6 +154,7 @@ pub(crate) fn send_snapshots(
             Some(sent) => sent,
             None => {
                 let bytes = encode(&frame, &feedback, None);
+                budget.spend(bytes.len());
                 stats.full_snapshots += 1;
                 commands.entity(entity).insert(SentSnapshots(VecDeque::from([frame])));
                 send(&mut server, client_id, &ToClient::Snapshot(bytes));
@@ -112,6 +171,7 @@ pub(crate) fn send_snapshots(
             }
         }
         let bytes = encode(&frame, &feedback, baseline);
+        budget.spend(bytes.len());
         send(&mut server, client_id, &ToClient::Snapshot(bytes));
         due.0.push(client_id);
         sent.0.push_back(frame);

@@ -1,0 +1,810 @@
+//! The console (the key left of 1, `` ` `` / `~`): a line editor with
+//! history (Up/Down) and Tab completion of names and values, over a
+//! scrollback of the game's log lines. It speaks `arena_protocol::console`
+//! over the game's own variables: the paper's netcode variables
+//! (`arena_client::console`: the same settings the netcode panel and the
+//! flags set, saved in the settings file), `net_graph`, `fps_max`,
+//! `sensitivity`, `name`, `rcon_password`; and commands: `bind`, `unbind`,
+//! `connect`, `disconnect`, `reconnect`, `status`, `quit`, `say`, `rcon`.
+//! `autoexec.cfg` in the configuration directory runs at start; `exec`
+//! reads scripts from there only.
+//!
+//! Written on bevy_egui rather than taken from `bevy_console`: its release
+//! for Bevy 0.19 (0.18) needs bevy_egui 0.41 beside our 0.42 (two egui
+//! stacks in one window), and its clap commands are typed per command,
+//! where the server's standard input and the remote console need the same
+//! language without Bevy: one engine for all three.
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arena_client::{ConnectTo, Disconnect, NetStats, NetcodeSettings, Roster, SayChat, ServerConnection};
+use arena_protocol::console::{self, Command, Host, Outcome, Value, Var};
+use arena_protocol::key::Password;
+use bevy::ecs::system::SystemParam;
+use bevy::log::BoxedLayer;
+use bevy::prelude::*;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use crate::settings::{
+    Bind, FPS_MAX_RANGE, Input, MAX_BINDS, SAVED, SENSITIVITY_RANGE, Settings, SettingsFile, VARS, check_bind,
+};
+use crate::vocabulary::{ConsoleWindow, Ghosts, NetGraph};
+
+/// Lines of scrollback kept.
+const SCROLLBACK_LINES: usize = 1000;
+/// Lines typed kept for Up/Down.
+const HISTORY_LINES: usize = 64;
+/// Lines waiting to run (binds pressed, `autoexec`) at most.
+const PENDING_LINES: usize = 64;
+/// Longest log line kept, characters.
+const LOG_LINE_CHARS: usize = 300;
+/// Largest script `exec` reads, bytes.
+const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
+/// Remote console commands in flight at most.
+const RCON_IN_FLIGHT: usize = 2;
+/// How long an `rcon` command waits for its answer.
+const RCON_TIMEOUT: Duration = Duration::from_secs(3);
+/// How long after the last change the saved variables are written, so that
+/// dragging a slider does not write the file each frame.
+const SAVE_AFTER_S: f64 = 0.5;
+
+const COMMANDS: [Command; 11] = [
+    Command {
+        name: "bind",
+        usage: "bind KEY [\"LINE\"]",
+        help: "runs a console line when KEY is pressed; alone, says it",
+    },
+    Command { name: "unbind", usage: "unbind KEY", help: "takes a key's console line away" },
+    Command { name: "binds", usage: "binds", help: "every key bound to a console line" },
+    Command { name: "connect", usage: "connect ADDRESS [PASSWORD]", help: "joins a server (host, host:port)" },
+    Command { name: "disconnect", usage: "disconnect", help: "leaves the server" },
+    Command { name: "reconnect", usage: "reconnect", help: "leaves and joins the same server again" },
+    Command { name: "status", usage: "status", help: "the server, your round trip, who plays" },
+    Command { name: "quit", usage: "quit", help: "leaves the game" },
+    Command { name: "say", usage: "say TEXT", help: "a chat line to everyone" },
+    Command { name: "say_team", usage: "say_team TEXT", help: "a chat line to your team" },
+    Command {
+        name: "rcon",
+        usage: "rcon COMMAND",
+        help: "runs COMMAND on the server's console (set rcon_password first)",
+    },
+];
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<Console>()
+        .init_resource::<ConsoleWindow>()
+        .init_resource::<GameLog>()
+        .add_systems(Startup, run_autoexec)
+        .add_systems(Update, (toggle, press_binds, run_pending, collect, keep_saved).chain())
+        .add_systems(EguiPrimaryContextPass, show);
+}
+
+/// What the console holds: the line being typed, history, scrollback,
+/// completion candidates, lines waiting to run, the rcon password (never
+/// saved), and answers on their way.
+#[derive(Resource, Default)]
+pub(crate) struct Console {
+    pub(crate) input: String,
+    history: VecDeque<String>,
+    /// Where Up/Down is in the history.
+    browsing: Option<usize>,
+    pub(crate) lines: VecDeque<String>,
+    /// What Tab offered last (shown under the line until it changes).
+    pub(crate) candidates: Vec<String>,
+    pending: VecDeque<String>,
+    focused: bool,
+    rcon_password: String,
+    rcon_address: String,
+    /// The netcode variables the command line set: not saved over.
+    flags: Vec<&'static str>,
+    rcon: Vec<Mutex<std::sync::mpsc::Receiver<String>>>,
+    /// Seconds (real) of the last change of a saved variable not yet written.
+    dirty_since: Option<f64>,
+}
+
+impl Console {
+    /// Runs `line` at the next frame (a bind, `autoexec`, a test).
+    pub(crate) fn submit(&mut self, line: impl Into<String>) {
+        if self.pending.len() < PENDING_LINES {
+            self.pending.push_back(line.into());
+        } else {
+            self.say("console: too many lines waiting; one dropped");
+        }
+    }
+
+    fn say(&mut self, line: impl Into<String>) {
+        for line in line.into().lines() {
+            if self.lines.len() >= SCROLLBACK_LINES {
+                self.lines.pop_front();
+            }
+            self.lines.push_back(line.to_string());
+        }
+    }
+
+    /// The netcode variables the command line set, which the saved ones do not replace.
+    pub(crate) fn with_flags(flags: Vec<&'static str>) -> Self {
+        Self { flags, ..Self::default() }
+    }
+}
+
+/// The saved netcode variables onto `netcode`, but those the command line
+/// set (`flags`): the file holds what the player last chose.
+pub(crate) fn apply_saved(settings: &Settings, netcode: &mut NetcodeSettings, flags: &[&'static str]) {
+    for (name, value) in &settings.cvars {
+        if flags.contains(&name.as_str()) {
+            continue;
+        }
+        if let Some(var) = VARS.iter().find(|v| v.name == name)
+            && let Ok(value) = var.parse(value)
+        {
+            let _ = arena_client::console::set(netcode, var, &value);
+        }
+    }
+}
+
+/// The log lines the console shows: a tracing layer writes them (see
+/// [`log_layer`]), the console takes them each frame.
+#[derive(Resource, Default, Clone)]
+pub(crate) struct GameLog(Arc<Mutex<VecDeque<String>>>);
+
+/// A tracing layer that keeps the log's lines (as filtered for the
+/// terminal) for the console's scrollback.
+pub(crate) fn log_layer(app: &mut App) -> Option<BoxedLayer> {
+    let log = GameLog::default();
+    app.insert_resource(log.clone());
+    Some(Box::new(log))
+}
+
+impl<S: bevy::log::tracing::Subscriber> bevy::log::tracing_subscriber::Layer<S> for GameLog {
+    fn on_event(
+        &self,
+        event: &bevy::log::tracing::Event<'_>,
+        _ctx: bevy::log::tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        struct Message(String);
+        impl bevy::log::tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &bevy::log::tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        let level = *event.metadata().level();
+        let text: String = match level {
+            bevy::log::Level::ERROR | bevy::log::Level::WARN => format!("{level}: {}", message.0),
+            _ => message.0,
+        }
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(LOG_LINE_CHARS)
+        .collect();
+        if let Ok(mut lines) = self.0.lock() {
+            if lines.len() >= SCROLLBACK_LINES {
+                lines.pop_front();
+            }
+            lines.push_back(text);
+        }
+    }
+}
+
+/// What the console's lines reach in the game.
+#[derive(SystemParam)]
+struct Game<'w> {
+    netcode: ResMut<'w, NetcodeSettings>,
+    settings: ResMut<'w, Settings>,
+    file: ResMut<'w, SettingsFile>,
+    net_graph: ResMut<'w, NetGraph>,
+    ghosts: ResMut<'w, Ghosts>,
+    connection: Option<Res<'w, ServerConnection>>,
+    roster: Option<Res<'w, Roster>>,
+    stats: Option<Res<'w, NetStats>>,
+}
+
+/// What a line asks of the game beyond its resources.
+enum Action {
+    Connect { addr: std::net::SocketAddr, password: Password, spectate: bool },
+    Disconnect,
+    Quit,
+    Say { text: String, team: bool },
+    Rcon { addr: std::net::SocketAddr, password: String, command: String },
+}
+
+/// The console's host: the game's resources, the console's own state, and
+/// the actions the line asked for.
+struct ViewHost<'a, 'w> {
+    game: &'a mut Game<'w>,
+    rcon_password: &'a mut String,
+    rcon_address: &'a mut String,
+    actions: Vec<Action>,
+    dir: Option<PathBuf>,
+}
+
+impl Host for ViewHost<'_, '_> {
+    fn vars(&self) -> &[Var] {
+        &VARS
+    }
+
+    fn commands(&self) -> &[Command] {
+        &COMMANDS
+    }
+
+    fn get(&self, name: &str) -> Option<String> {
+        if let Some(value) = arena_client::console::get(&self.game.netcode, name) {
+            return Some(value);
+        }
+        Some(match name {
+            "net_graph" => match *self.game.net_graph {
+                NetGraph::Off => "0".into(),
+                NetGraph::Compact => "1".into(),
+                NetGraph::Full if self.game.ghosts.0 => "3".into(),
+                NetGraph::Full => "2".into(),
+            },
+            "fps_max" => self.game.settings.fps_max.to_string(),
+            "sensitivity" => format!("{}", self.game.settings.mouse_sensitivity),
+            "name" => self.game.settings.name.clone(),
+            "rcon_password" => if self.rcon_password.is_empty() { "" } else { "(set)" }.into(),
+            "rcon_address" => self.rcon_address.clone(),
+            _ => return None,
+        })
+    }
+
+    fn set(&mut self, var: &Var, value: Value) -> Result<(), String> {
+        if arena_client::console::set(&mut self.game.netcode, var, &value)? {
+            return Ok(());
+        }
+        let v = value.number();
+        match var.name {
+            "net_graph" => {
+                *self.game.net_graph = [NetGraph::Off, NetGraph::Compact, NetGraph::Full, NetGraph::Full][v as usize];
+                self.game.ghosts.0 = v >= 3.0;
+            }
+            "fps_max" => {
+                let fps = v as u32;
+                if fps != 0 && !FPS_MAX_RANGE.contains(&fps) {
+                    return Err(format!("fps_max must be 0 or {FPS_MAX_RANGE:?}, not {fps}"));
+                }
+                self.game.settings.fps_max = fps;
+                self.game.file.save(&self.game.settings);
+            }
+            "sensitivity" => {
+                self.game.settings.mouse_sensitivity =
+                    (v as f32).clamp(*SENSITIVITY_RANGE.start(), *SENSITIVITY_RANGE.end());
+                self.game.file.save(&self.game.settings);
+            }
+            "name" => {
+                let name = arena_protocol::names::clean_name(value.text());
+                if name.is_empty() {
+                    return Err("a name needs a letter or a digit".into());
+                }
+                self.game.settings.name = name;
+                self.game.file.save(&self.game.settings);
+            }
+            "rcon_password" => *self.rcon_password = value.text().trim().to_string(),
+            "rcon_address" => *self.rcon_address = value.text().trim().to_string(),
+            _ => return Err(format!("{} cannot be set", var.name)),
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, name: &str, args: &[String]) -> Outcome {
+        match name {
+            "bind" => self.bind(args),
+            "unbind" => {
+                let Some(key) = args.first() else { return Outcome::Refused("unbind KEY".into()) };
+                let Some(input) = Input::parse(key) else {
+                    return Outcome::Refused(format!("\"{key}\" is not a key this game knows"));
+                };
+                let before = self.game.settings.binds.len();
+                self.game.settings.binds.retain(|b| Input::parse(&b.key) != Some(input));
+                if self.game.settings.binds.len() == before {
+                    return Outcome::Said(vec![format!("{} runs no console line", input.name())]);
+                }
+                self.game.file.save(&self.game.settings);
+                Outcome::Said(Vec::new())
+            }
+            "binds" => Outcome::Said(if self.game.settings.binds.is_empty() {
+                vec!["no keys are bound to console lines".into()]
+            } else {
+                self.game.settings.binds.iter().map(|b| format!("{} \"{}\"", b.key, b.line)).collect()
+            }),
+            "connect" => {
+                let Some(text) = args.first() else { return Outcome::Refused("connect ADDRESS [PASSWORD]".into()) };
+                let addr = match arena_client::resolve_server_addr(text) {
+                    Ok(addr) => addr,
+                    Err(e) => return Outcome::Refused(format!("connect: {e}")),
+                };
+                let password = match Password::new(args.get(1).map_or("", String::as_str)) {
+                    Ok(password) => password,
+                    Err(e) => return Outcome::Refused(format!("connect: {e}")),
+                };
+                self.actions.push(Action::Connect { addr, password, spectate: false });
+                Outcome::Said(vec![format!("connecting to {addr}")])
+            }
+            "disconnect" => {
+                if self.game.connection.is_none() {
+                    return Outcome::Said(vec!["not connected".into()]);
+                }
+                self.actions.push(Action::Disconnect);
+                Outcome::Said(Vec::new())
+            }
+            "reconnect" => match &self.game.connection {
+                Some(c) => {
+                    let (addr, password, spectate) = (c.addr, c.password.clone(), c.spectate);
+                    self.actions.push(Action::Connect { addr, password, spectate });
+                    Outcome::Said(vec![format!("reconnecting to {addr}")])
+                }
+                None => Outcome::Refused("reconnect: not connected to a server".into()),
+            },
+            "status" => Outcome::Said(self.status()),
+            "quit" => {
+                self.actions.push(Action::Quit);
+                Outcome::Said(Vec::new())
+            }
+            "say" | "say_team" => {
+                if self.game.connection.is_none() {
+                    return Outcome::Refused(format!("{name}: not connected to a server"));
+                }
+                self.actions.push(Action::Say { text: args.join(" "), team: name == "say_team" });
+                Outcome::Said(Vec::new())
+            }
+            "rcon" => self.rcon(args),
+            _ => Outcome::Refused(format!("unknown: {name}")),
+        }
+    }
+
+    fn script(&self, name: &str) -> Result<String, String> {
+        read_script(self.dir.as_deref(), name)
+    }
+
+    fn values(&self, command: &str) -> Vec<String> {
+        match command {
+            "bind" | "unbind" => crate::settings::KEY_NAMES.iter().map(|(n, _)| (*n).to_string()).collect(),
+            "connect" => self.game.settings.recent.clone(),
+            "exec" => scripts_in(self.dir.as_deref()),
+            "rcon" => ["status", "kick", "ban", "say", "map", "changelevel"].map(String::from).to_vec(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+impl ViewHost<'_, '_> {
+    fn bind(&mut self, args: &[String]) -> Outcome {
+        let Some(key) = args.first() else { return Outcome::Refused("bind KEY [\"LINE\"]".into()) };
+        let Some(input) = Input::parse(key) else {
+            return Outcome::Refused(format!("\"{key}\" is not a key this game knows"));
+        };
+        let binds = &mut self.game.settings.binds;
+        if args.len() == 1 {
+            return Outcome::Said(vec![match binds.iter().find(|b| Input::parse(&b.key) == Some(input)) {
+                Some(b) => format!("{} \"{}\"", b.key, b.line),
+                None => format!("{} runs no console line", input.name()),
+            }]);
+        }
+        let line = args[1..].join(" ");
+        if let Err(why) = check_bind(key, &line) {
+            return Outcome::Refused(format!("bind: {why}"));
+        }
+        binds.retain(|b| Input::parse(&b.key) != Some(input));
+        if binds.len() >= MAX_BINDS {
+            return Outcome::Refused(format!("bind: at most {MAX_BINDS} keys run console lines"));
+        }
+        binds.push(Bind { key: input.name(), line });
+        self.game.file.save(&self.game.settings);
+        Outcome::Said(Vec::new())
+    }
+
+    fn status(&self) -> Vec<String> {
+        let Some(connection) = &self.game.connection else { return vec!["not connected".into()] };
+        let mut lines = vec![format!("server: {} ({})", connection.addr, connection.name)];
+        if let Some(stats) = &self.game.stats {
+            lines.push(format!(
+                "round trip {:.0} ms, loss {:.1}%, down {:.1} kbit/s, up {:.1} kbit/s",
+                stats.rtt_ms,
+                stats.packet_loss * 100.0,
+                stats.bytes_in_per_s * 8.0 / 1000.0,
+                stats.bytes_out_per_s * 8.0 / 1000.0
+            ));
+        }
+        if let Some(roster) = &self.game.roster {
+            lines.push(format!(
+                "map {}, {} ticks and {} snapshots a second, mode {}",
+                roster.map_name,
+                roster.tick_hz,
+                roster.snapshot_hz,
+                roster.mode.short()
+            ));
+            for (id, name) in &roster.names {
+                let you = if roster.local_id == Some(*id) { " (you)" } else { "" };
+                let bot = if roster.bots.contains(id) { " (bot)" } else { "" };
+                lines.push(format!("  #{} {name}{bot}{you} {}", id.0, roster.side(*id).label()));
+            }
+        }
+        lines
+    }
+
+    fn rcon(&mut self, args: &[String]) -> Outcome {
+        if args.is_empty() {
+            return Outcome::Refused("rcon COMMAND".into());
+        }
+        if self.rcon_password.is_empty() {
+            return Outcome::Refused("rcon: set rcon_password first".into());
+        }
+        let addr = if self.rcon_address.is_empty() {
+            match &self.game.connection {
+                Some(c) => c.addr,
+                None => return Outcome::Refused("rcon: not connected; set rcon_address to reach a server".into()),
+            }
+        } else {
+            match arena_client::resolve_server_addr(self.rcon_address) {
+                Ok(addr) => addr,
+                Err(e) => return Outcome::Refused(format!("rcon_address: {e}")),
+            }
+        };
+        self.actions.push(Action::Rcon { addr, password: self.rcon_password.clone(), command: args.join(" ") });
+        Outcome::Said(Vec::new())
+    }
+}
+
+/// A script's text from the configuration directory: a plain file name
+/// (".cfg" added when it has no extension), at most [`MAX_SCRIPT_BYTES`].
+fn read_script(dir: Option<&std::path::Path>, name: &str) -> Result<String, String> {
+    let Some(dir) = dir else { return Err("no configuration directory".into()) };
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !name.starts_with('.');
+    if !plain {
+        return Err("a script is a plain file name in the configuration directory".into());
+    }
+    let file = if name.contains('.') { name.to_string() } else { format!("{name}.cfg") };
+    let path = dir.join(file);
+    let size = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    if size > MAX_SCRIPT_BYTES {
+        return Err(format!("{} is {size} bytes (at most {MAX_SCRIPT_BYTES})", path.display()));
+    }
+    std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The scripts in the configuration directory, for completion.
+fn scripts_in(dir: Option<&std::path::Path>) -> Vec<String> {
+    let Some(Ok(entries)) = dir.map(std::fs::read_dir) else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".cfg"))
+        .take(console::MAX_CANDIDATES)
+        .collect()
+}
+
+fn config_dir(file: &SettingsFile) -> Option<PathBuf> {
+    file.path.as_ref().and_then(|p| p.parent()).map(std::path::Path::to_path_buf)
+}
+
+/// `autoexec.cfg` in the configuration directory, at start, if there is one.
+fn run_autoexec(mut console: ResMut<Console>, file: Res<SettingsFile>) {
+    if config_dir(&file).is_some_and(|d| d.join("autoexec.cfg").is_file()) {
+        console.submit("exec autoexec.cfg");
+    }
+}
+
+/// The console key opens and closes the console; Esc closes it.
+fn toggle(keys: Res<ButtonInput<KeyCode>>, mut window: ResMut<ConsoleWindow>, mut console: ResMut<Console>) {
+    if keys.just_pressed(KeyCode::Backquote) || (window.open && keys.just_pressed(KeyCode::Escape)) {
+        window.open = !window.open && !keys.just_pressed(KeyCode::Escape);
+        console.focused = false;
+        // The key typed itself into the line on its way out.
+        console.input.retain(|c| c != '`' && c != '~');
+    }
+}
+
+/// A bound key runs its line, unless something is being typed.
+fn press_binds(
+    keys: Res<ButtonInput<KeyCode>>,
+    mouse: Res<ButtonInput<MouseButton>>,
+    window: Res<ConsoleWindow>,
+    chat: Res<crate::vocabulary::ChatInput>,
+    settings: Res<Settings>,
+    mut console: ResMut<Console>,
+) {
+    if window.open || chat.open {
+        return;
+    }
+    let pressed: Vec<String> = settings
+        .binds
+        .iter()
+        .filter(|b| Input::parse(&b.key).is_some_and(|i| i.just_pressed(&keys, &mouse)))
+        .map(|b| b.line.clone())
+        .collect();
+    for line in pressed {
+        console.submit(line);
+    }
+}
+
+/// Runs the lines waiting, then does what they asked.
+fn run_pending(
+    mut console: ResMut<Console>,
+    mut game: Game,
+    mut commands: Commands,
+    mut say: MessageWriter<SayChat>,
+    mut exit: MessageWriter<AppExit>,
+    profile: Option<Res<crate::vocabulary::PlayerProfile>>,
+) {
+    if console.pending.is_empty() {
+        return;
+    }
+    let console = &mut *console;
+    let dir = config_dir(&game.file);
+    let mut host = ViewHost {
+        game: &mut game,
+        rcon_password: &mut console.rcon_password,
+        rcon_address: &mut console.rcon_address,
+        actions: Vec::new(),
+        dir,
+    };
+    let mut said = Vec::new();
+    while let Some(line) = console.pending.pop_front() {
+        said.extend(console::run(&line, &mut host).lines());
+    }
+    let actions = std::mem::take(&mut host.actions);
+    let name = profile.map_or_else(|| game.settings.name.clone(), |p| p.name.clone());
+    for line in said {
+        console.say(line);
+    }
+    for action in actions {
+        match action {
+            Action::Connect { addr, password, spectate } => {
+                if game.connection.is_some() {
+                    commands.trigger(Disconnect);
+                }
+                commands.trigger(ConnectTo { addr, name: name.clone(), password, spectate });
+            }
+            Action::Disconnect => {
+                commands.trigger(Disconnect);
+            }
+            Action::Quit => {
+                exit.write(AppExit::Success);
+            }
+            Action::Say { text, team } => {
+                say.write(SayChat { text, team });
+            }
+            Action::Rcon { addr, password, command } => {
+                if console.rcon.len() >= RCON_IN_FLIGHT {
+                    console.say("rcon: wait for the answers to the last commands");
+                    continue;
+                }
+                let (tx, rx) = std::sync::mpsc::channel();
+                let spawned = std::thread::Builder::new().name("rcon".into()).spawn(move || {
+                    let answer = match arena_client::remote_console::run(addr, &password, &command, RCON_TIMEOUT) {
+                        Ok(text) => text,
+                        Err(e) => format!("rcon: {e}"),
+                    };
+                    let _ = tx.send(answer);
+                });
+                match spawned {
+                    Ok(_) => console.rcon.push(Mutex::new(rx)),
+                    Err(e) => console.say(format!("rcon: cannot start: {e}")),
+                }
+            }
+        }
+    }
+}
+
+/// The log's new lines and rcon's answers into the scrollback.
+fn collect(mut console: ResMut<Console>, log: Res<GameLog>) {
+    let fresh: Vec<String> = log.0.lock().map(|mut l| l.drain(..).collect()).unwrap_or_default();
+    for line in fresh {
+        console.say(line);
+    }
+    let mut answers = Vec::new();
+    console.rcon.retain(|rx| {
+        let Ok(rx) = rx.lock() else { return false };
+        match rx.try_recv() {
+            Ok(answer) => {
+                answers.push(answer);
+                false
+            }
+            Err(std::sync::mpsc::TryRecvError::Empty) => true,
+            Err(std::sync::mpsc::TryRecvError::Disconnected) => false,
+        }
+    });
+    for answer in answers {
+        console.say(answer);
+    }
+}
+
+/// The saved netcode variables into the settings file, a moment after the
+/// console or the netcode panel last changed one (those the command line
+/// set keep the file's value).
+fn keep_saved(
+    mut console: ResMut<Console>,
+    netcode: Res<NetcodeSettings>,
+    mut settings: ResMut<Settings>,
+    mut file: ResMut<SettingsFile>,
+    time: Res<Time<Real>>,
+) {
+    let now = time.elapsed_secs_f64();
+    if netcode.is_changed() && !netcode.is_added() {
+        let mut saved = settings.cvars.clone();
+        for name in SAVED {
+            if console.flags.contains(&name) {
+                continue;
+            }
+            if let Some(value) = arena_client::console::get(&netcode, name) {
+                saved.insert(name.to_string(), value);
+            }
+        }
+        if saved != settings.cvars {
+            settings.cvars = saved;
+            console.dirty_since = Some(now);
+        }
+    }
+    if console.dirty_since.is_some_and(|at| now - at >= SAVE_AFTER_S) {
+        console.dirty_since = None;
+        file.save(&settings);
+    }
+}
+
+/// The console window: over the top of the view, the scrollback, the line,
+/// and what Tab offers.
+fn show(
+    mut contexts: EguiContexts,
+    window: Res<ConsoleWindow>,
+    mut console: ResMut<Console>,
+    mut game: Game,
+) -> Result {
+    if !window.open {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?;
+    let screen = ctx.content_rect();
+    let height = screen.height() * 0.45;
+    let console = &mut *console;
+    egui::Area::new(egui::Id::new("console"))
+        .order(egui::Order::Foreground)
+        .anchor(egui::Align2::LEFT_TOP, [0.0, 0.0])
+        .show(ctx, |ui| {
+            egui::Frame::new().fill(egui::Color32::from_rgba_unmultiplied(12, 14, 20, 235)).inner_margin(8.0).show(
+                ui,
+                |ui| {
+                    ui.set_width(screen.width() - 16.0);
+                    ui.set_min_height(height);
+                    let mono = egui::FontId::monospace(13.0);
+                    let candidates_height = if console.candidates.is_empty() {
+                        0.0
+                    } else {
+                        22.0 * (console.candidates.len().min(8) as f32) + 8.0
+                    };
+                    egui::ScrollArea::vertical()
+                        .max_height((height - 40.0 - candidates_height).max(40.0))
+                        .stick_to_bottom(true)
+                        .auto_shrink([false, false])
+                        .show(ui, |ui| {
+                            for line in &console.lines {
+                                ui.label(
+                                    egui::RichText::new(line)
+                                        .font(mono.clone())
+                                        .color(egui::Color32::from_rgb(200, 205, 215)),
+                                );
+                            }
+                        });
+                    ui.separator();
+                    // Keys the line editor takes before the text field sees them.
+                    let (tab, up, down) = ui.input_mut(|i| {
+                        (
+                            i.consume_key(egui::Modifiers::NONE, egui::Key::Tab),
+                            i.consume_key(egui::Modifiers::NONE, egui::Key::ArrowUp),
+                            i.consume_key(egui::Modifiers::NONE, egui::Key::ArrowDown),
+                        )
+                    });
+                    let dir = config_dir(&game.file);
+                    let mut empty = (String::new(), String::new());
+                    let host = ViewHost {
+                        game: &mut game,
+                        rcon_password: &mut empty.0,
+                        rcon_address: &mut empty.1,
+                        actions: Vec::new(),
+                        dir,
+                    };
+                    let field = ui
+                        .horizontal(|ui| {
+                            ui.label(egui::RichText::new("]").font(mono.clone()));
+                            ui.add(
+                                egui::TextEdit::singleline(&mut console.input)
+                                    .font(mono.clone())
+                                    .lock_focus(true)
+                                    .char_limit(console::MAX_LINE_BYTES)
+                                    .desired_width(f32::INFINITY),
+                            )
+                        })
+                        .inner;
+                    if !console.focused {
+                        // Keys typed on the frame the console opened (before the field
+                        // had the keyboard): into the line, but the console key's own.
+                        let typed: String = ui.input(|i| {
+                            i.events
+                                .iter()
+                                .filter_map(|e| match e {
+                                    egui::Event::Text(t) => Some(t.clone()),
+                                    _ => None,
+                                })
+                                .collect()
+                        });
+                        console.input.extend(typed.chars().filter(|c| *c != '`' && *c != '~'));
+                    }
+                    // After the field took this frame's typing (at a few frames
+                    // a second, a word and the Tab after it come in one frame).
+                    if tab {
+                        let completion = console::complete(&console.input, &host);
+                        console.input = completion.apply(&console.input);
+                        console.candidates =
+                            if completion.candidates.len() > 1 { completion.candidates } else { Vec::new() };
+                    }
+                    if up || down {
+                        let n = console.history.len();
+                        let at = match (console.browsing, up) {
+                            (None, true) if n > 0 => Some(n - 1),
+                            (Some(i), true) => Some(i.saturating_sub(1)),
+                            (Some(i), false) if i + 1 < n => Some(i + 1),
+                            _ => None,
+                        };
+                        console.browsing = at;
+                        console.input = at.and_then(|i| console.history.get(i).cloned()).unwrap_or_default();
+                    }
+                    if !console.focused || tab || up || down {
+                        field.request_focus();
+                        if let Some(mut state) = egui::TextEdit::load_state(ui.ctx(), field.id) {
+                            let end = egui::text::CCursor::new(console.input.chars().count());
+                            state.cursor.set_char_range(Some(egui::text::CCursorRange::one(end)));
+                            state.store(ui.ctx(), field.id);
+                        }
+                        console.focused = true;
+                    }
+                    if field.changed() && !tab {
+                        console.candidates.clear();
+                    }
+                    if field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter)) {
+                        let line = std::mem::take(&mut console.input);
+                        console.candidates.clear();
+                        console.browsing = None;
+                        if !line.trim().is_empty() {
+                            console.say(format!("] {line}"));
+                            if console.history.back() != Some(&line) {
+                                if console.history.len() >= HISTORY_LINES {
+                                    console.history.pop_front();
+                                }
+                                console.history.push_back(line.clone());
+                            }
+                            console.submit(line);
+                        }
+                        field.request_focus();
+                    }
+                    if !console.candidates.is_empty() {
+                        egui::Frame::new().fill(egui::Color32::from_rgb(30, 34, 46)).inner_margin(4.0).show(ui, |ui| {
+                            for (i, c) in console.candidates.iter().take(8).enumerate() {
+                                let described = console::describe(&host, c).unwrap_or_default();
+                                let text = if described.is_empty() { c.clone() } else { described };
+                                let color = if i == 0 {
+                                    egui::Color32::from_rgb(255, 220, 120)
+                                } else {
+                                    egui::Color32::from_rgb(190, 200, 215)
+                                };
+                                ui.label(egui::RichText::new(text).font(mono.clone()).color(color));
+                            }
+                            if console.candidates.len() > 8 {
+                                ui.label(
+                                    egui::RichText::new(format!("… {} more", console.candidates.len() - 8))
+                                        .font(mono.clone()),
+                                );
+                            }
+                        });
+                    }
+                },
+            );
+        });
+    Ok(())
+}

@@ -1,0 +1,175 @@
+//! The remote console, end to end over real UDP: `arena rcon` (the real
+//! binary) with the right password runs `status` and `kick` on a server
+//! with two players; a wrong password, a replayed command datagram and a
+//! flood change nothing and are counted; no answer to a datagram whose MAC
+//! did not check is bigger than that datagram.
+
+// Tests: a failed expectation is the failure.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::net::{SocketAddr, UdpSocket};
+use std::process::{Child, Command, Stdio};
+
+use arena_client::{NetcodeSettings, Session};
+use arena_lab::harness::{LoopbackGame, loopback_config, session, test_frame, test_frames};
+use arena_protocol::rcon::{self, Packet, RconKey};
+use arena_server::{MatchRules, ServerConfig, ServerTransport};
+
+const PASSWORD: &str = "correct horse battery staple";
+
+fn server_addr(game: &LoopbackGame) -> SocketAddr {
+    game.server.world().resource::<ServerTransport>().local_addr().expect("bound")
+}
+
+fn counters(game: &LoopbackGame) -> arena_server::RconCounters {
+    game.server.world().resource::<ServerTransport>().rcon_counters()
+}
+
+fn frag_limit(game: &LoopbackGame) -> u16 {
+    game.server.world().resource::<MatchRules>().frag_limit
+}
+
+/// `arena rcon ADDR COMMAND` with `password`, run while the game steps; its
+/// status, stdout and stderr.
+fn arena_rcon(game: &mut LoopbackGame, password: &str, command: &str) -> (bool, String, String) {
+    let addr = server_addr(game);
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_arena"))
+        .args(["rcon", &addr.to_string(), "--wait-ms", "2000"])
+        .args(command.split(' '))
+        .env("ARENA_RCON_PASSWORD", password)
+        .env_remove("ARENA_RCON_PASSWORD_FILE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("arena runs");
+    for _ in 0..test_frames(10.0) {
+        game.step(1);
+        std::thread::sleep(test_frame());
+        if child.try_wait().expect("waits").is_some() {
+            break;
+        }
+    }
+    let out = child.wait_with_output().expect("arena ends");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Sends `datagram` and steps the game until an answer comes (or a while
+/// has passed); every datagram that came.
+fn exchange(game: &mut LoopbackGame, socket: &UdpSocket, datagram: &[u8]) -> Vec<Vec<u8>> {
+    socket.send_to(datagram, server_addr(game)).expect("sent");
+    let mut got = Vec::new();
+    let mut buffer = [0u8; 2048];
+    for _ in 0..test_frames(0.5) {
+        game.step(1);
+        while let Ok((len, _)) = socket.recv_from(&mut buffer) {
+            got.push(buffer[..len].to_vec());
+        }
+        if !got.is_empty() {
+            // The rest of a multi-part answer comes in the same frame.
+            game.step(2);
+            while let Ok((len, _)) = socket.recv_from(&mut buffer) {
+                got.push(buffer[..len].to_vec());
+            }
+            break;
+        }
+    }
+    got
+}
+
+fn challenge(game: &mut LoopbackGame, socket: &UdpSocket) -> rcon::Challenge {
+    let request = Packet::ChallengeRequest.encode();
+    let got = exchange(game, socket, &request);
+    match got.first().map(|d| Packet::parse(d)) {
+        Some(Ok(Packet::Challenge { challenge })) => {
+            assert!(got[0].len() <= request.len(), "a challenge bigger than its request");
+            challenge
+        }
+        other => panic!("no challenge: {other:?}"),
+    }
+}
+
+#[test]
+fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
+    let config =
+        ServerConfig { rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")), ..loopback_config(64) };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 40, &["Ada", "Bob"], test_frame()).expect("joined");
+    game.step(test_frames(0.5));
+
+    // The right password: status lists both players, kick takes Bob out.
+    let (ok, out, err) = arena_rcon(&mut game, PASSWORD, "status");
+    assert!(ok, "status failed: {err}");
+    assert!(out.contains("Ada") && out.contains("Bob") && out.contains("rtt ms"), "{out}");
+    let (ok, out, err) = arena_rcon(&mut game, PASSWORD, "kick Bob");
+    assert!(ok, "kick failed: {err}");
+    assert!(out.contains("Bob was kicked"), "{out}");
+    assert!(game.step_until(test_frames(3.0), |g| session(&g.clients[1]) != Session::InGame), "Bob is still in");
+    let roster = game.server.world().resource::<arena_server::Roster>();
+    assert!(roster.players.values().all(|e| e.name != "Bob"), "Bob is still on the roster");
+    assert_eq!(counters(&game).commands_accepted, 2);
+
+    // A wrong password: refused, told, counted; nothing changes.
+    let before = frag_limit(&game);
+    let (ok, _, err) = arena_rcon(&mut game, "hunter2", "mp_fraglimit 1");
+    assert!(!ok && err.contains("wrong"), "{err}");
+    assert_eq!(frag_limit(&game), before);
+    assert_eq!(counters(&game).bad_mac, 1);
+
+    // A replayed command: the first run sets 7, a second command 9; the
+    // first sent again is refused, counted, and 9 stays.
+    // (Two seconds on: the address's rate limit refills.)
+    game.step(test_frames(2.0));
+    let key = RconKey::from_password(PASSWORD).expect("a key");
+    let socket = UdpSocket::bind("127.0.0.1:0").expect("a socket");
+    socket.set_nonblocking(true).expect("nonblocking");
+    let first = Packet::command(&key, challenge(&mut game, &socket), "mp_fraglimit 7").expect("a command").encode();
+    let answer = exchange(&mut game, &socket, &first);
+    assert!(matches!(answer.first().map(|d| Packet::parse(d)), Some(Ok(Packet::Answer { .. }))), "{answer:?}");
+    assert_eq!(frag_limit(&game), 7);
+    let second = Packet::command(&key, challenge(&mut game, &socket), "mp_fraglimit 9").expect("a command").encode();
+    exchange(&mut game, &socket, &second);
+    assert_eq!(frag_limit(&game), 9);
+    game.step(test_frames(0.6));
+    let refused = exchange(&mut game, &socket, &first);
+    assert_eq!(frag_limit(&game), 9, "the replay ran");
+    assert_eq!(counters(&game).replays, 1);
+    for datagram in &refused {
+        assert!(datagram.len() <= first.len(), "a refusal bigger than the replay");
+        assert!(matches!(Packet::parse(datagram), Ok(Packet::Refused { .. })), "{datagram:?}");
+    }
+
+    // A flood from one address: challenge requests and commands with made-up
+    // challenges and MACs, all in one frame. At most a few are judged; none
+    // runs; every answer is no bigger than its request.
+    let flood_socket = UdpSocket::bind("127.0.0.1:0").expect("a socket");
+    flood_socket.set_nonblocking(true).expect("nonblocking");
+    let request = Packet::ChallengeRequest.encode();
+    let forged = Packet::Command { challenge: [7; 16], mac: [9; 32], command: "mp_fraglimit 1".into() }.encode();
+    let before = counters(&game);
+    let addr = server_addr(&game);
+    for i in 0..500 {
+        let datagram = if i % 2 == 0 { &request } else { &forged };
+        let _ = flood_socket.send_to(datagram, addr);
+    }
+    game.step(test_frames(0.25));
+    let mut buffer = [0u8; 2048];
+    let mut answers = 0;
+    while let Ok((len, _)) = flood_socket.recv_from(&mut buffer) {
+        answers += 1;
+        assert!(len <= request.len().min(forged.len()), "an answer of {len} bytes to a flood");
+    }
+    let after = counters(&game);
+    assert_eq!(frag_limit(&game), 9, "the flood changed something");
+    assert_eq!(after.commands_accepted, before.commands_accepted);
+    let judged =
+        (after.challenges_issued - before.challenges_issued) + (after.unknown_challenge - before.unknown_challenge);
+    // (The kernel's receive buffer holds a few hundred of the 500.)
+    let limited = after.limited - before.limited;
+    assert!(judged + limited >= 200, "the flood did not arrive: {before:?} → {after:?}");
+    assert!(limited >= judged + limited - 20, "the flood was not limited: {before:?} → {after:?}");
+    assert!(judged <= 20 && answers <= 40, "{judged} judged, {answers} answered");
+}
