@@ -103,8 +103,11 @@ pub(crate) struct RconArgs {
     /// The console line to run (`status`, `kick NAME`, `mp_fraglimit 30`, ...).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
-    /// Read the rcon password from the first line of FILE.
-    #[arg(long, env = "ARENA_RCON_PASSWORD_FILE", value_name = "FILE")]
+    /// Read the rcon password from the first line of FILE (else from
+    /// ARENA_RCON_PASSWORD). Not ARENA_RCON_PASSWORD_FILE: that one opens a
+    /// server's remote console, and a player exporting it for this command
+    /// would open one on every game they host.
+    #[arg(long, value_name = "FILE")]
     pub password_file: Option<std::path::PathBuf>,
     /// How long to wait for the answer, milliseconds.
     #[arg(long, default_value_t = 3000, value_parser = clap::value_parser!(u64).range(100..=60_000))]
@@ -122,10 +125,8 @@ impl RconArgs {
                 .next()
                 .unwrap_or_default()
                 .to_string(),
-            None => std::env::var("ARENA_RCON_PASSWORD").map_err(|_| {
-                "the rcon password: give --password-file FILE (or ARENA_RCON_PASSWORD_FILE), or set ARENA_RCON_PASSWORD"
-                    .to_string()
-            })?,
+            None => std::env::var("ARENA_RCON_PASSWORD")
+                .map_err(|_| "the rcon password: give --password-file FILE, or set ARENA_RCON_PASSWORD".to_string())?,
         };
         if password.trim().is_empty() {
             return Err("the rcon password is empty".into());

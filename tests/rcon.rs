@@ -37,7 +37,6 @@ fn arena_rcon(game: &mut LoopbackGame, password: &str, command: &str) -> (bool, 
         .args(["rcon", &addr.to_string(), "--wait-ms", "2000"])
         .args(command.split(' '))
         .env("ARENA_RCON_PASSWORD", password)
-        .env_remove("ARENA_RCON_PASSWORD_FILE")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -112,12 +111,22 @@ fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
     assert!(roster.players.values().all(|e| e.name != "Bob"), "Bob is still on the roster");
     assert_eq!(counters(&game).commands_accepted, 2);
 
+    // A bot added from the console is announced to the players in the game.
+    let (ok, _, err) = arena_rcon(&mut game, PASSWORD, "bot_quota 1");
+    assert!(ok, "bot_quota failed: {err}");
+    let announced = game.step_until(test_frames(2.0), |g| {
+        g.clients[0].world().resource::<arena_client::Roster>().names.values().any(|n| n.ends_with("(bot)"))
+    });
+    assert!(announced, "Ada's client never heard of the bot");
+    game.step(test_frames(2.0));
+
     // A wrong password: refused, told, counted; nothing changes.
     let before = frag_limit(&game);
     let (ok, _, err) = arena_rcon(&mut game, "hunter2", "mp_fraglimit 1");
     assert!(!ok && err.contains("wrong"), "{err}");
     assert_eq!(frag_limit(&game), before);
     assert_eq!(counters(&game).bad_mac, 1);
+    assert_eq!(counters(&game).commands_accepted, 3);
 
     // A replayed command: the first run sets 7, a second command 9; the
     // first sent again is refused, counted, and 9 stays.
@@ -172,4 +181,25 @@ fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
     assert!(judged + limited >= 200, "the flood did not arrive: {before:?} → {after:?}");
     assert!(limited >= judged + limited - 20, "the flood was not limited: {before:?} → {after:?}");
     assert!(judged <= 20 && answers <= 40, "{judged} judged, {answers} answered");
+}
+
+#[test]
+fn a_range_refuses_matches_and_bots_from_the_console() {
+    let config = ServerConfig {
+        rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")),
+        range: true,
+        bots: 0,
+        ..loopback_config(64)
+    };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 41, &["Ada"], test_frame()).expect("joined");
+    let players = game.server.world().resource::<arena_server::Roster>().players.len();
+    let (ok, out, _) = arena_rcon(&mut game, PASSWORD, "map foundry; bot_quota 0");
+    assert!(ok);
+    assert!(out.contains("a shooting range plays no matches"), "{out}");
+    game.step(test_frames(0.5));
+    assert_eq!(game.server.world().resource::<arena_server::Roster>().players.len(), players, "targets went");
+    let (_, out, _) = arena_rcon(&mut game, PASSWORD, "bot_quota 0");
+    assert!(out.contains("a shooting range has targets, not bots"), "{out}");
+    assert!(game.server.world().resource::<arena_server::MatchState>().phase == arena_protocol::MatchPhase::Playing);
 }

@@ -28,9 +28,9 @@ pub(crate) struct NetcodeArgs {
     /// (0-255; default: all it sends).
     #[arg(long, value_name = "HZ")]
     pub update_rate: Option<u8>,
-    /// Half-Life's `cl_cmdrate`: command packets a second at most (default:
-    /// one a tick).
-    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u16).range(1..=1000))]
+    /// Half-Life's `cl_cmdrate`: command packets a second at most (10-1000;
+    /// default: one a tick).
+    #[arg(long, value_name = "HZ", value_parser = clap::value_parser!(u16).range(10..=1000))]
     pub cmd_rate: Option<u16>,
     /// Half-Life's `rate`: snapshot bytes a second this client can take
     /// (2000-1000000; default: no limit).

@@ -371,7 +371,11 @@ pub(crate) fn send_commands(
     let len = window.pending.len();
     let first_new = len - window.unsent.min(len);
     window.unsent = 0;
-    let departures = std::mem::take(&mut window.departures);
+    let mut departures = std::mem::take(&mut window.departures);
+    if settings.cmd_rate > 0 {
+        // Held to the command rate: everything waiting goes now, together.
+        departures.clear();
+    }
     // The departure of pending command `i` (those without one: now).
     let leave_at = |i: usize| {
         let from_end = len - i;

@@ -42,7 +42,13 @@ pub const VARS: [Var; 13] = [
         0.0,
         255.0,
     ),
-    Var::integer("cl_cmdrate", Some("cl_cmdrate"), "command packets a second at most (0: one a tick)", 0.0, 1000.0),
+    Var::integer(
+        "cl_cmdrate",
+        Some("cl_cmdrate"),
+        "command packets a second at most (0: one a tick, else 10..=1000)",
+        0.0,
+        1000.0,
+    ),
     Var::integer(
         "rate",
         Some("rate"),
@@ -54,6 +60,10 @@ pub const VARS: [Var; 13] = [
     Var::integer("net_fakejitter", None, "jitter each way, ± ms", 0.0, LinkConditions::MAX_MS as f64),
     Var::number("net_fakeloss", None, "loss each way, percent", 0.0, 100.0),
 ];
+
+/// The fewest command packets a second `cl_cmdrate` takes (as Half-Life's):
+/// below it the commands held between packets would outgrow the window.
+pub const MIN_CMD_RATE: u16 = 10;
 
 /// The value of netcode variable `name` in `settings`, as the console shows it.
 pub fn get(settings: &NetcodeSettings, name: &str) -> Option<String> {
@@ -84,7 +94,13 @@ pub fn set(settings: &mut NetcodeSettings, var: &Var, value: &Value) -> Result<b
     let v = value.number();
     match var.name {
         "cl_updaterate" => settings.update_rate = v as u8,
-        "cl_cmdrate" => settings.cmd_rate = v as u16,
+        "cl_cmdrate" => {
+            let rate = v as u16;
+            if rate != 0 && rate < MIN_CMD_RATE {
+                return Err(format!("cl_cmdrate must be 0 (a packet a tick) or {MIN_CMD_RATE}..=1000, not {rate}"));
+            }
+            settings.cmd_rate = rate;
+        }
         "rate" => {
             let rate = v as u32;
             if rate != 0 && !arena_protocol::RATE_RANGE.contains(&rate) {

@@ -35,7 +35,7 @@ impl ChatRefusal {
 /// Whether `c` may stand in a chat line: no control characters (C0, C1,
 /// DEL) and no bidirectional controls (embeddings, overrides, isolates and
 /// marks).
-fn allowed(c: char) -> bool {
+pub fn allowed(c: char) -> bool {
     !c.is_control()
         && !matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }

@@ -649,6 +649,23 @@ fn keep_saved(
     }
 }
 
+/// `line` as the scrollback shows it: passwords (`rcon_password X`,
+/// `connect ADDRESS PASSWORD`) as stars, for whoever looks at the screen.
+fn masked(line: &str) -> String {
+    console::split_commands(line)
+        .iter()
+        .map(|command| {
+            let words = console::split_words(command);
+            match words.first().map(String::as_str) {
+                Some("rcon_password") if words.len() > 1 => "rcon_password ****".to_string(),
+                Some("connect") if words.len() > 2 => format!("connect {} ****", words[1]),
+                _ => command.trim().to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The console window: over the top of the view, the scrollback, the line,
 /// and what Tab offers.
 fn show(
@@ -772,7 +789,7 @@ fn show(
                         console.candidates.clear();
                         console.browsing = None;
                         if !line.trim().is_empty() {
-                            console.say(format!("] {line}"));
+                            console.say(format!("] {}", masked(&line)));
                             if console.history.back() != Some(&line) {
                                 if console.history.len() >= HISTORY_LINES {
                                     console.history.pop_front();

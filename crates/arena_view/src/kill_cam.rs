@@ -54,9 +54,11 @@ fn skip(
     mouse: Res<ButtonInput<MouseButton>>,
     settings: Res<Settings>,
     shown: Res<KillCamShown>,
+    console: Res<crate::vocabulary::ConsoleWindow>,
     mut skips: MessageWriter<SkipKillCam>,
 ) {
-    if shown.playing.is_some() && settings.input(Action::Jump).just_pressed(&keys, &mouse) {
+    // Space typed into the console skips nothing.
+    if shown.playing.is_some() && !console.open && settings.input(Action::Jump).just_pressed(&keys, &mouse) {
         skips.write(SkipKillCam);
     }
 }

@@ -14,7 +14,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::camera::MainCamera;
 use crate::settings::{Action, Settings};
-use crate::vocabulary::{ChatInput, PauseMenu, ViewSet};
+use crate::vocabulary::{ChatInput, ConsoleWindow, PauseMenu, ViewSet};
 
 /// How far behind and above the followed player's eyes the chase view is, metres.
 const CHASE_BACK_M: f32 = 3.2;
@@ -48,11 +48,11 @@ fn read_watcher_keys(
     keys: Res<ButtonInput<KeyCode>>,
     buttons: Res<ButtonInput<MouseButton>>,
     settings: Res<Settings>,
-    (pause, chat): (Res<PauseMenu>, Res<ChatInput>),
+    (pause, chat, console): (Res<PauseMenu>, Res<ChatInput>, Res<ConsoleWindow>),
     spectating: Res<Spectating>,
     mut choices: MessageWriter<SpectatorInput>,
 ) {
-    if pause.open || chat.open {
+    if pause.open || chat.open || console.open {
         return;
     }
     // In free flight Space lifts (a click follows someone again).

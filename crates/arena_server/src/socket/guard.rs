@@ -256,13 +256,15 @@ impl Guard {
         self.has_password = key != OPEN_KEY;
     }
 
-    /// Refuses `ip`'s connections for the rest of the session; at most
-    /// [`MAX_BANNED`] addresses (false when full).
+    /// Refuses `ip`'s connections (an IPv6 address's /64's) for the rest of
+    /// the session; at most [`MAX_BANNED`] addresses (false when full).
     pub fn ban(&mut self, ip: IpAddr) -> bool {
-        if self.banned.len() >= MAX_BANNED && !self.banned.contains(&ip) {
+        // By the rate limits' key: an IPv6 sender has its whole /64.
+        let key = limit_key(canonical_ip(ip));
+        if self.banned.len() >= MAX_BANNED && !self.banned.contains(&key) {
             return false;
         }
-        self.banned.insert(canonical_ip(ip));
+        self.banned.insert(key);
         true
     }
 
@@ -333,7 +335,7 @@ impl Guard {
     /// connections (which only tokens that open spend): a few bad requests
     /// a second from a shared address leave its real players their budget.
     fn connection_request(&mut self, from: SocketAddr, request: &mut [u8], now: Duration, unix_now_s: u64) -> Verdict {
-        if self.banned.contains(&canonical_ip(from.ip())) {
+        if self.banned.contains(&limit_key(canonical_ip(from.ip()))) {
             return self.drop(DropReason::Banned);
         }
         let retry = self.pending.contains_key(&from);

@@ -298,7 +298,6 @@ impl ServerTransport {
         self.guard.has_password()
     }
 
-    /// What the guard has dropped and done so far.
     /// New connections need `key` from now on (the console's `sv_password`).
     pub fn set_key(&mut self, key: arena_protocol::key::NetcodeKey) {
         self.guard.set_key(key);
@@ -309,6 +308,7 @@ impl ServerTransport {
         self.guard.ban(ip)
     }
 
+    /// What the guard has dropped and done so far.
     pub fn guard_counters(&self) -> &GuardCounters {
         &self.guard.counters
     }

@@ -25,7 +25,7 @@ use super::roster::Admission;
 use crate::config::{MAX_UNLAG_MS, MatchRules};
 use crate::net::broadcast;
 use crate::socket::transport::ServerTransport;
-use crate::vocabulary::{ConsoleLines, ConsoleSource, LagCompensation, Score, SimWorld, TickRate};
+use crate::vocabulary::{ConsoleLines, ConsoleSource, LagCompensation, PlayersChanged, Score, SimWorld, TickRate};
 
 /// Lines run a frame at most (the rest wait for the next).
 const LINES_PER_FRAME: usize = 8;
@@ -113,6 +113,12 @@ pub(crate) fn read_terminal(app: &mut App) {
     let spawned = std::thread::Builder::new().name("console".into()).spawn(move || {
         let mut input = std::io::stdin().lock();
         loop {
+            // A read from the background (`arena server &`) would stop the
+            // whole server (SIGTTIN): read only in the foreground.
+            if !in_foreground() {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                continue;
+            }
             let mut line = Vec::new();
             match (&mut input).take(console::MAX_LINE_BYTES as u64 + 1).read_until(b'\n', &mut line) {
                 Ok(0) | Err(_) => return,
@@ -137,6 +143,17 @@ pub(crate) fn read_terminal(app: &mut App) {
         }
         Err(e) => warn!("the server console cannot read its input: {e}"),
     }
+}
+
+/// Whether this process is the terminal's foreground job.
+#[cfg(unix)]
+fn in_foreground() -> bool {
+    rustix::termios::tcgetpgrp(std::io::stdin()).is_ok_and(|group| group == rustix::process::getpgrp())
+}
+
+#[cfg(not(unix))]
+fn in_foreground() -> bool {
+    true
 }
 
 fn take_terminal_lines(terminal: Res<TerminalLines>, mut lines: ResMut<ConsoleLines>) {
@@ -216,9 +233,9 @@ impl Host for ServerHost<'_, '_, '_> {
             "mp_fraglimit" => g.rules.frag_limit = v as u16,
             "mp_timelimit" => g.rules.time_limit_s = (v * 60.0).round() as u32,
             "bot_quota" => return self.set_bots(v as usize),
-            "bot_skill" => match g.bots.as_mut() {
+            "bot_skill" => match g.bots.as_mut().filter(|_| g.admission.range.is_none()) {
                 Some(bots) => bots.skill = v as f32,
-                None => return Err("bot_skill: this server has no bots (a range)".into()),
+                None => return Err("bot_skill: a shooting range has targets, not bots".into()),
             },
             _ => return Err(format!("{} cannot be set", var.name)),
         }
@@ -229,12 +246,13 @@ impl Host for ServerHost<'_, '_, '_> {
         match name {
             "status" => Outcome::Said(self.status()),
             "say" => {
-                let text = arena_protocol::chat::clean_chat(&args.join(" "));
-                if text.is_empty() {
+                if arena_protocol::chat::clean_chat(&args.join(" ")).is_empty() {
                     return Outcome::Refused("say TEXT".into());
                 }
-                broadcast(&mut self.game.server, &ToClient::Notice { text: format!("Console: {text}") }, None);
-                Outcome::Said(vec![format!("Console: {text}")])
+                // Cleaned (and cut) with its prefix: what the clients get is what they keep.
+                let text = arena_protocol::chat::clean_chat(&format!("Console: {}", args.join(" ")));
+                broadcast(&mut self.game.server, &ToClient::Notice { text: text.clone() }, None);
+                Outcome::Said(vec![text])
             }
             "kick" | "ban" => {
                 let Some(who) = args.first() else { return Outcome::Refused(format!("{name} NAME|#ID")) };
@@ -242,6 +260,9 @@ impl Host for ServerHost<'_, '_, '_> {
                     return Outcome::Refused(format!("{name}: no player \"{}\" (status lists them)", args.join(" ")));
                 };
                 self.kick(id, name == "ban")
+            }
+            "map" | "changelevel" if self.game.admission.range.is_some() => {
+                Outcome::Refused(format!("{name}: a shooting range plays no matches"))
             }
             "map" | "changelevel" => {
                 let current = self.game.world.map().name.clone();
@@ -295,6 +316,10 @@ impl ServerHost<'_, '_, '_> {
         };
         let verb = if ban { "banned" } else { "kicked" };
         let Some(client_id) = entry.client_id else {
+            if g.admission.range.is_some() {
+                let command = if ban { "ban" } else { "kick" };
+                return Outcome::Refused(format!("{command}: {} is a range target", entry.name));
+            }
             if ban {
                 return Outcome::Refused(format!("ban: {} is a bot (kick it, or lower bot_quota)", entry.name));
             }
@@ -321,8 +346,8 @@ impl ServerHost<'_, '_, '_> {
 
     fn set_bots(&mut self, wanted: usize) -> Result<(), String> {
         let g = &mut self.game;
-        let Some(mut settings) = g.bots.as_deref().copied() else {
-            return Err("bot_quota: this server has no bots (a range)".into());
+        let Some(mut settings) = g.bots.as_deref().copied().filter(|_| g.admission.range.is_none()) else {
+            return Err("bot_quota: a shooting range has targets, not bots".into());
         };
         let bots: Vec<PlayerId> =
             g.admission.roster_ref().players.iter().filter(|(_, e)| e.client_id.is_none()).map(|(id, _)| *id).collect();
@@ -339,7 +364,13 @@ impl ServerHost<'_, '_, '_> {
                 return Err(format!("bot_quota: room for {} bots beside the players' places", bots.len() + room));
             }
             for i in bots.len()..wanted {
-                add_bot(&mut g.admission, &settings, i);
+                let Some(id) = add_bot(&mut g.admission, &settings, i) else { break };
+                // The players already in hear of it, as of a client joining.
+                let roster = g.admission.roster_ref();
+                if let Some(entry) = roster.players.get(&id) {
+                    broadcast(&mut g.server, &ToClient::PlayerJoined(roster.info(id, entry)), None);
+                }
+                g.admission.commands().trigger(PlayersChanged);
             }
         }
         settings.count = wanted;
@@ -388,9 +419,11 @@ impl ServerHost<'_, '_, '_> {
 pub(crate) fn run_lines(mut lines: ResMut<ConsoleLines>, mut game: Game) {
     for _ in 0..LINES_PER_FRAME {
         let Some((source, line)) = lines.waiting.pop_front() else { return };
+        // Logged as text only: no controls, no direction overrides.
+        let shown: String = line.chars().filter(|c| arena_protocol::chat::allowed(*c)).collect();
         match source {
-            ConsoleSource::Terminal => info!("console: {line}"),
-            ConsoleSource::Remote { addr, .. } => info!("rcon from {addr}: {line}"),
+            ConsoleSource::Terminal => info!("console: {shown}"),
+            ConsoleSource::Remote { addr, .. } => info!("rcon from {addr}: {shown}"),
         }
         let said = console::run(&line, &mut ServerHost { game: &mut game }).lines().join("\n");
         match source {

@@ -126,12 +126,10 @@ pub(crate) fn send_snapshots(
             continue;
         }
         let mut fresh = RateBudget { bytes: f64::from(rate) * RATE_BURST_S, tick: tick.0 };
+        let is_fresh = budget.is_none();
         let budget: &mut RateBudget = match budget {
             Some(budget) => budget.into_inner(),
-            None => {
-                commands.entity(entity).insert(fresh);
-                &mut fresh
-            }
+            None => &mut fresh,
         };
         if sent.is_some() && !budget.allows(rate, tick.0, tick_rate.hz()) {
             stats.snapshots_over_rate += 1;
@@ -155,6 +153,9 @@ pub(crate) fn send_snapshots(
             None => {
                 let bytes = encode(&frame, &feedback, None);
                 budget.spend(bytes.len());
+                if is_fresh {
+                    commands.entity(entity).insert(*budget);
+                }
                 stats.full_snapshots += 1;
                 commands.entity(entity).insert(SentSnapshots(VecDeque::from([frame])));
                 send(&mut server, client_id, &ToClient::Snapshot(bytes));
@@ -172,6 +173,9 @@ pub(crate) fn send_snapshots(
         }
         let bytes = encode(&frame, &feedback, baseline);
         budget.spend(bytes.len());
+        if is_fresh {
+            commands.entity(entity).insert(*budget);
+        }
         send(&mut server, client_id, &ToClient::Snapshot(bytes));
         due.0.push(client_id);
         sent.0.push_back(frame);
