@@ -77,6 +77,11 @@ pub(crate) enum Mode {
     /// --master` (and qstat) get the list. No window; stops cleanly on
     /// SIGTERM or Ctrl+C.
     Master(MasterArgs),
+    /// Maps: `arena map check FILE...` says whether each is playable.
+    Map {
+        #[command(subcommand)]
+        action: MapAction,
+    },
     /// Recorded matches (demo files).
     Demo {
         #[command(subcommand)]
@@ -282,6 +287,19 @@ pub(crate) struct BotsArgs {
     /// server stays silent (HOST or HOST:PORT); repeatable.
     #[arg(long = "master", value_name = "HOST[:PORT]")]
     pub masters: Vec<String>,
+}
+
+/// `arena map`'s actions.
+#[derive(Subcommand, Debug)]
+pub(crate) enum MapAction {
+    /// Check map files (RON): bounds and counts, steps, names, spawns inside
+    /// geometry or in the air, navigation islands and spawns that cannot
+    /// reach each other. Says what is wrong in words; exits 1 if any file
+    /// is not playable.
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
 }
 
 /// `arena demo`'s actions on a demo file.

@@ -6,7 +6,7 @@
 
 use std::process::ExitCode;
 
-use cli::{CliError, DemoAction, Experiment, Mode};
+use cli::{CliError, DemoAction, Experiment, MapAction, Mode};
 use windowed::Windowed;
 
 mod cli;
@@ -38,6 +38,7 @@ fn main() -> ExitCode {
             init_logging();
             report_done(master::run(&args))
         }
+        Some(Mode::Map { action: MapAction::Check { files } }) => check_maps(&files),
         Some(Mode::Demo { action }) => run_demo(action),
         Some(Mode::Lab { experiment }) => run_lab(experiment),
         Some(Mode::Bots(args)) => match args.config() {
@@ -46,6 +47,46 @@ fn main() -> ExitCode {
         },
         Some(Mode::Rcon(args)) => run_rcon(&args),
     }
+}
+
+/// `arena map check`: each file's verdict, its problems one a line; exit 1
+/// if any is not playable.
+fn check_maps(files: &[std::path::PathBuf]) -> ExitCode {
+    use std::io::Read;
+    let mut all_ok = true;
+    for file in files {
+        // One byte past the cap, so that a larger file is told as such.
+        let limit = arena_sim::map_check::MAX_MAP_BYTES as u64 + 1;
+        let mut text = String::new();
+        let read = std::fs::File::open(file).and_then(|f| f.take(limit).read_to_string(&mut text));
+        if let Err(e) = read {
+            eprintln!("{}: {e}", file.display());
+            all_ok = false;
+            continue;
+        }
+        let (map, checked) = arena_sim::map_check::check_text(&text);
+        for warning in &checked.warnings {
+            println!("{}: warning: {warning}", file.display());
+        }
+        if checked.ok() {
+            let map = map.as_ref();
+            println!(
+                "{}: ok: \"{}\", {} blocks, {} spawns, {} areas, {} navigation spots",
+                file.display(),
+                map.map_or("?", |m| m.name.as_str()),
+                map.map_or(0, |m| m.blocks.len()),
+                map.map_or(0, |m| m.spawns.len()),
+                map.map_or(0, |m| m.areas.len()),
+                checked.nav_spots
+            );
+        } else {
+            all_ok = false;
+            for error in &checked.errors {
+                println!("{}: {error}", file.display());
+            }
+        }
+    }
+    if all_ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }
 
 /// `arena rcon`: the answer on stdout; no answer, a refusal or a wrong

@@ -39,6 +39,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(text::Names),
         Box::new(text::ConsoleLines),
         Box::new(text::ConfigFile),
+        Box::new(text::MapFiles),
         Box::new(hits::Rockets),
         Box::new(hits::Poses),
         Box::new(demo::DemoFiles),

@@ -24,11 +24,14 @@
 //!   snapped to the grids.
 //! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
 //! - `spawn`, `nav`: spawn choice and the bots' navigation graph.
+//! - `map_check`: whether a map file is playable, in words (bounds and
+//!   counts, the map's rules, spawns, the navigation graph's islands).
 
 pub mod cmd;
 pub mod hitbox;
 pub mod interpolation;
 pub mod map;
+pub mod map_check;
 pub mod movement;
 pub mod nav;
 pub mod player;

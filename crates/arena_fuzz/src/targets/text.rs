@@ -123,3 +123,40 @@ impl Target for ConsoleLines {
         }
     }
 }
+
+/// Map files (RON) as `arena map check` and a client given a map read
+/// them: parsed within the size cap, then every number and count checked
+/// before anything is built (absurd sizes, NaN, 10^6 blocks: refused in
+/// words, never a panic, nothing allocated past the cap).
+pub struct MapFiles;
+
+impl Target for MapFiles {
+    fn name(&self) -> &'static str {
+        "map_files"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        [
+            arena_sim::map::FOUNDRY_RON,
+            "(name: \"A\", blocks: [(kind: Floor, center: (0.0, -0.5, 0.0), size: (NaN, 1.0, 1e30))], spawns: [])",
+            "(name: \"B\", blocks: [], stairs: [(bottom: (0.0, 0.0, 0.0), top: (0.0, 3.0, -5.0), width: 3.0, steps: 4294967295)], spawns: [(pos: (0.0, 0.0, 0.0), yaw_deg: inf)])",
+            "(name: \"\", blocks: [], spawns: [], areas: [(name: \"\u{202E}x\", min: (1.0, 1.0), max: (0.0, 0.0), color: (2.0, -1.0, 0.5))])",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_sim::map_check::{MAX_MAP_BYTES, check_numbers};
+        let text = String::from_utf8_lossy(&input[..input.len().min(MAX_MAP_BYTES)]);
+        if let Ok(map) = ron::from_str::<arena_sim::MapDef>(&text) {
+            let errors = check_numbers(&map);
+            // What passes is what a world may be built from: finite, in bounds.
+            if errors.is_empty() {
+                assert!(map.blocks.iter().all(|b| b.center.is_finite() && b.size.min_element() > 0.0));
+                assert!(!map.spawns.is_empty());
+            }
+        }
+    }
+}
