@@ -128,6 +128,9 @@ pub(crate) struct GameArgs {
     /// Teammates hurt each other (team deathmatch; off by default).
     #[arg(long, env = "ARENA_FRIENDLY_FIRE")]
     pub friendly_fire: bool,
+    /// The map: a built-in one by name (Foundry, Spire; any case).
+    #[arg(long, env = "ARENA_MAP", value_name = "NAME", default_value = "Foundry")]
+    pub map: String,
     /// Most clients watching at once, apart from the players (0-32).
     #[arg(long, env = "ARENA_MAX_SPECTATORS", value_name = "N", default_value_t = arena_server::DEFAULT_MAX_SPECTATORS)]
     pub max_spectators: usize,
@@ -220,6 +223,7 @@ impl GameArgs {
             mode: self.mode,
             friendly_fire: self.friendly_fire,
             max_spectators: self.max_spectators,
+            map: self.map.clone(),
             rcon_key: match &self.rcon_password_file {
                 Some(path) => Some(rcon_key_from_file(path)?),
                 None => None,

@@ -1,9 +1,10 @@
 //! The roster: who is on the server and who we are, from the welcome and the
-//! joins and leaves after it. The welcome puts us in the game.
+//! joins and leaves after it. The welcome puts us in the game, on the
+//! server's map (a built-in one by name; another ends the connection).
 
 use bevy::prelude::*;
 
-use crate::vocabulary::{PlayerEntities, Roster, RosterNews, Session, Welcomed};
+use crate::vocabulary::{ClientWorld, PlayerEntities, Roster, RosterNews, Session, Welcomed};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>().init_resource::<PlayerEntities>().add_message::<Welcomed>();
@@ -16,11 +17,25 @@ pub(crate) fn apply_roster_news(
     session: Res<State<Session>>,
     mut next: ResMut<NextState<Session>>,
     mut welcomed: MessageWriter<Welcomed>,
+    mut world: ResMut<ClientWorld>,
     mut commands: Commands,
 ) {
     for news in news.read() {
         match news {
             RosterNews::Welcome(welcome) => {
+                // The server's map, built in: the world predicted and drawn in.
+                if world.map().name != welcome.map_name {
+                    let Some(map) = arena_sim::MapDef::built_in(&welcome.map_name) else {
+                        let reason = format!(
+                            "The server plays the map \"{}\", which this game does not have (maps: {}).",
+                            arena_protocol::names::clean_name(&welcome.map_name),
+                            arena_sim::MapDef::built_in_names().join(", ")
+                        );
+                        crate::connection::end_connection(&mut commands, reason);
+                        continue;
+                    };
+                    *world = ClientWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map)));
+                }
                 info!(
                     "joined {} as player {} ({} Hz, {} players)",
                     welcome.map_name,

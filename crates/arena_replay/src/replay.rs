@@ -247,10 +247,7 @@ pub fn chunk_frames(reader: &DemoReader, i: usize) -> Result<Vec<DemoFrame>, Rep
 
 /// The world a demo's header names, built.
 pub fn world_of(reader: &DemoReader) -> Result<ArenaWorld, ReplayError> {
-    let map = MapDef::foundry();
-    if reader.header.map != map.name {
-        return Err(ReplayError::UnknownMap(reader.header.map.clone()));
-    }
+    let map = MapDef::built_in(&reader.header.map).ok_or_else(|| ReplayError::UnknownMap(reader.header.map.clone()))?;
     Ok(ArenaWorld::new(map))
 }
 

@@ -115,6 +115,8 @@ pub struct ServerConfig {
     pub max_spectators: usize,
     /// The remote console's key (`--rcon-password-file`): none, no remote console.
     pub rcon_key: Option<arena_protocol::rcon::RconKey>,
+    /// The map played, a built-in one by name (`--map`).
+    pub map: String,
 }
 
 /// How a server's systems are run each frame.
@@ -168,6 +170,7 @@ impl Default for ServerConfig {
             friendly_fire: false,
             max_spectators: DEFAULT_MAX_SPECTATORS,
             rcon_key: None,
+            map: arena_sim::MapDef::built_in_names()[0].to_string(),
         }
     }
 }
@@ -229,6 +232,8 @@ impl ServerConfig {
             Some(E::MaxSpectators(self.max_spectators))
         } else if self.range && self.mode != Mode::Ffa {
             Some(E::RangeMode(self.mode))
+        } else if arena_sim::MapDef::built_in(&self.map).is_none() {
+            Some(E::UnknownMap(self.map.clone()))
         } else {
             None
         };
@@ -240,16 +245,25 @@ impl ServerConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ConfigError {
     TickRate(u32),
-    SnapshotRate { snapshot_hz: u32, tick_hz: u32 },
+    SnapshotRate {
+        snapshot_hz: u32,
+        tick_hz: u32,
+    },
     BotSkill(f32),
     MaxUnlag(u16),
     MatchLimits,
     MaxClients(usize),
-    TooManyPlayers { bots: usize, targets: usize, clients: usize },
+    TooManyPlayers {
+        bots: usize,
+        targets: usize,
+        clients: usize,
+    },
     Masters,
     HeartbeatInterval(u32),
     MaxSpectators(usize),
     RangeMode(Mode),
+    /// No built-in map has this name.
+    UnknownMap(String),
 }
 
 /// The default time between heartbeats when nothing changes, seconds
@@ -281,6 +295,9 @@ impl std::fmt::Display for ConfigError {
                 write!(f, "the heartbeat interval must be 1..={MAX_HEARTBEAT_S} s, not {s}")
             }
             ConfigError::MaxSpectators(n) => write!(f, "max spectators must be 0..={MAX_SPECTATORS}, not {n}"),
+            ConfigError::UnknownMap(name) => {
+                write!(f, "there is no map \"{name}\" (maps: {})", arena_sim::MapDef::built_in_names().join(", "))
+            }
             ConfigError::RangeMode(mode) => {
                 write!(f, "a shooting range is practice, not a {}: leave out --mode or --range", mode.label())
             }

@@ -52,6 +52,8 @@ struct ServerFile {
     mode: Option<String>,
     friendly_fire: Option<bool>,
     max_spectators: Option<usize>,
+    /// The map played (`--map`).
+    map: Option<String>,
 }
 
 /// Why a config file cannot be used.
@@ -119,6 +121,7 @@ pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError>
         ("map_lease_s", "--map-lease-s", file.map_lease_s.map(|v| v.to_string())),
         ("mode", "--mode", file.mode),
         ("max_spectators", "--max-spectators", file.max_spectators.map(|v| v.to_string())),
+        ("map", "--map", file.map),
     ] {
         if let Some(value) = value {
             add(key, flag, vec![value]);

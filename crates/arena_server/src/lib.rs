@@ -290,7 +290,8 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         tick::demo_recording::check_writable(dir).map_err(|error| ServerError::Record { dir: dir.clone(), error })?;
     }
     let info = transport::open(app, config)?;
-    let map = MapDef::foundry();
+    // `check` found it: a built-in map by name.
+    let map = MapDef::built_in(&config.map).unwrap_or_else(MapDef::foundry);
     app.insert_resource(vocabulary::ServerIdentity {
         name: info.name.clone(),
         map: map.name.clone(),

@@ -4,9 +4,12 @@
 use glam::{Quat, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
-/// The built-in map, compiled into the binary so that a server and a client of
-/// the same build always agree on the geometry.
+/// The built-in maps, compiled into the binary so that a server and a client
+/// of the same build always agree on the geometry.
 pub const FOUNDRY_RON: &str = include_str!("../../../assets/maps/foundry.ron");
+pub const SPIRE_RON: &str = include_str!("../../../assets/maps/spire.ron");
+/// Every built-in map: its name and its file; the first is the default.
+pub const BUILT_IN_MAPS: [(&str, &str); 2] = [("Foundry", FOUNDRY_RON), ("Spire", SPIRE_RON)];
 
 /// Highest rise of one stair step the map may use, metres. Must stay below the
 /// movement code's step height so stairs are walkable.
@@ -172,7 +175,18 @@ impl MapDef {
         Ok(map)
     }
 
-    /// The built-in map.
+    /// The built-in map called `name` (any case).
+    pub fn built_in(name: &str) -> Option<Self> {
+        let (_, text) = BUILT_IN_MAPS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name.trim()))?;
+        Self::from_ron(text).ok()
+    }
+
+    /// The built-in maps' names, the default first.
+    pub fn built_in_names() -> Vec<&'static str> {
+        BUILT_IN_MAPS.iter().map(|(n, _)| *n).collect()
+    }
+
+    /// The first built-in map, the default.
     pub fn foundry() -> Self {
         // The built-in map is checked by a unit test, so this cannot fail in a
         // released build; fall back to a bare floor rather than panic anyway.
@@ -346,6 +360,15 @@ fn stair_solids(s: &StairsDef) -> Vec<Solid> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_built_in_map_loads_under_its_name() {
+        for (name, _) in BUILT_IN_MAPS {
+            let map = MapDef::built_in(&name.to_lowercase()).expect(name);
+            assert_eq!(map.name, name);
+        }
+        assert!(MapDef::built_in("nowhere").is_none());
+    }
 
     #[test]
     fn builtin_map_parses_and_is_playable() {

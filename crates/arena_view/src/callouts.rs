@@ -35,7 +35,7 @@ const LAMP_LUMENS: f32 = 60_000.0;
 const LAMP_RANGE_M: f32 = 9.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, put_up_signs)
+    app.add_systems(Update, put_up_signs.run_if(resource_changed::<ClientWorld>))
         .add_systems(OnEnter(Session::InGame), spawn_area_label)
         .add_systems(OnExit(Session::InGame), despawn_area_label)
         .add_systems(Update, show_area.in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)));
@@ -175,15 +175,23 @@ fn wall_bands(area: &AreaDef, (min, max): (Vec3, Vec3)) -> Vec<(Vec3, f32, Vec3)
     bands
 }
 
+/// The signs of the map the client world holds (put up again for another map).
+#[derive(Component)]
+struct Signs;
+
 fn put_up_signs(
     mut commands: Commands,
     world: Res<ClientWorld>,
+    up: Query<Entity, With<Signs>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut images: ResMut<Assets<Image>>,
 ) {
     let map = world.map();
-    let root = commands.spawn((Name::new("call-outs"), Transform::default(), Visibility::default())).id();
+    for old in &up {
+        commands.entity(old).despawn();
+    }
+    let root = commands.spawn((Name::new("call-outs"), Signs, Transform::default(), Visibility::default())).id();
     let metres_per_dot = LETTER_HEIGHT_M / 7.0;
     for area in &map.areas {
         let color = area_color(area);

@@ -13,7 +13,21 @@ use crate::settings::{Quality, Settings};
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Renderer>()
         .add_systems(PostStartup, (find_renderer, apply_quality).chain())
-        .add_systems(Update, apply_quality.run_if(resource_changed::<Settings>));
+        .add_systems(Update, apply_quality.run_if(resource_changed::<Settings>))
+        .add_systems(PostUpdate, light_new_lamps);
+}
+
+/// Lamps put up after the quality was applied (a map's signs, built at the
+/// first frame and again for another map) lit as the quality says.
+fn light_new_lamps(
+    settings: Res<Settings>,
+    renderer: Res<Renderer>,
+    mut lamps: Query<&mut Visibility, Added<AreaLamp>>,
+) {
+    let look = look(settings.quality.resolved(renderer.software));
+    for mut visibility in &mut lamps {
+        *visibility = if look.lamps { Visibility::Inherited } else { Visibility::Hidden };
+    }
 }
 
 /// Whether the picture is drawn without a GPU (a virtual display, a VM).

@@ -40,7 +40,7 @@ pub(crate) fn plugin(app: &mut App) {
         .insert_resource(TimestepMode::Variable { max_dt: MAX_STEP_S, time_scale: 1.0, substeps: SUBSTEPS })
         .init_resource::<RecentKills>()
         .init_resource::<Ragdolls>()
-        .add_systems(Startup, arena_colliders)
+        .add_systems(Update, arena_colliders.run_if(resource_changed::<ClientWorld>))
         .add_systems(
             Update,
             (note_kills, fall, expire).chain().in_set(ViewSet::Follow).run_if(in_state(Session::InGame)),
@@ -56,8 +56,16 @@ struct RecentKills(HashMap<PlayerId, (PlayerId, HitZone, f64)>);
 #[derive(Resource, Default)]
 struct Ragdolls(VecDeque<(f64, Vec<Entity>)>);
 
-/// The arena's solids as fixed colliders, from the same map as everything else.
-fn arena_colliders(world: Res<ClientWorld>, mut commands: Commands) {
+/// One of the arena's solids as a fixed collider.
+#[derive(Component)]
+struct ArenaCollider;
+
+/// The arena's solids as fixed colliders, from the same map as everything
+/// else (built again for another map).
+fn arena_colliders(world: Res<ClientWorld>, old: Query<Entity, With<ArenaCollider>>, mut commands: Commands) {
+    for entity in &old {
+        commands.entity(entity).despawn();
+    }
     for solid in world.map().solids() {
         let collider = match solid.shape {
             SolidShape::Cuboid { half_extents: h } => Collider::cuboid(h.x, h.y, h.z),
@@ -65,6 +73,7 @@ fn arena_colliders(world: Res<ClientWorld>, mut commands: Commands) {
         };
         commands.spawn((
             Name::new("arena collider"),
+            ArenaCollider,
             RigidBody::Fixed,
             collider,
             Friction::coefficient(0.8),

@@ -34,19 +34,29 @@ pub(crate) struct Sun;
 pub(crate) fn plugin(app: &mut App) {
     app.insert_resource(ClearColor(SKY))
         .insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness: 700.0, ..default() })
-        .add_systems(Startup, (spawn_arena, spawn_sun, spawn_sky));
+        .add_systems(Startup, (spawn_sun, spawn_sky))
+        // At start, and again when a server's welcome brings another map.
+        .add_systems(Update, spawn_arena.run_if(resource_changed::<ClientWorld>));
 }
+
+/// The arena's meshes, built from the map the client world holds.
+#[derive(Component)]
+struct ArenaMeshes;
 
 fn spawn_arena(
     mut commands: Commands,
     world: Res<ClientWorld>,
+    built: Query<Entity, With<ArenaMeshes>>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
     mut images: ResMut<Assets<Image>>,
 ) {
     // One material (and texture) for each kind of surface and size.
     let mut looks = std::collections::HashMap::new();
-    let root = commands.spawn((Name::new("arena"), Transform::default(), Visibility::default())).id();
+    for old in &built {
+        commands.entity(old).despawn();
+    }
+    let root = commands.spawn((Name::new("arena"), ArenaMeshes, Transform::default(), Visibility::default())).id();
     for solid in world.map().solids() {
         let small = match solid.shape {
             SolidShape::Cuboid { half_extents } => half_extents.max_element() * 2.0 <= CRATE_MAX_M,
