@@ -131,6 +131,11 @@ pub(crate) struct GameArgs {
     /// The map: a built-in one by name (Foundry, Spire; any case).
     #[arg(long, env = "ARENA_MAP", value_name = "NAME", default_value = "Foundry")]
     pub map: String,
+    /// Maps played in turn, a match each: comma-separated built-in names
+    /// (`--maps foundry,spire`); the game starts on --map if it is among
+    /// them, else on the first.
+    #[arg(long, env = "ARENA_MAPS", value_name = "NAME,NAME", value_delimiter = ',')]
+    pub maps: Vec<String>,
     /// Most clients watching at once, apart from the players (0-32).
     #[arg(long, env = "ARENA_MAX_SPECTATORS", value_name = "N", default_value_t = arena_server::DEFAULT_MAX_SPECTATORS)]
     pub max_spectators: usize,
@@ -223,7 +228,12 @@ impl GameArgs {
             mode: self.mode,
             friendly_fire: self.friendly_fire,
             max_spectators: self.max_spectators,
-            map: self.map.clone(),
+            map: if self.maps.is_empty() || self.maps.iter().any(|m| m.eq_ignore_ascii_case(&self.map)) {
+                self.map.clone()
+            } else {
+                self.maps[0].clone()
+            },
+            maps: self.maps.clone(),
             rcon_key: match &self.rcon_password_file {
                 Some(path) => Some(rcon_key_from_file(path)?),
                 None => None,

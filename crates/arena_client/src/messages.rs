@@ -109,6 +109,9 @@ pub(crate) fn route_messages(
             ToClient::SideChanged { id, side } => {
                 roster.write(RosterNews::Side(id, side));
             }
+            ToClient::ChangeMap { name } => {
+                roster.write(RosterNews::Map(name));
+            }
             ToClient::Snapshot(bytes) => {
                 stats.snapshots_received += 1;
                 snapshots.write(SnapshotReceived { bytes, arrived: at });

@@ -24,17 +24,8 @@ pub(crate) fn apply_roster_news(
         match news {
             RosterNews::Welcome(welcome) => {
                 // The server's map, built in: the world predicted and drawn in.
-                if world.map().name != welcome.map_name {
-                    let Some(map) = arena_sim::MapDef::built_in(&welcome.map_name) else {
-                        let reason = format!(
-                            "The server plays the map \"{}\", which this game does not have (maps: {}).",
-                            arena_protocol::names::clean_name(&welcome.map_name),
-                            arena_sim::MapDef::built_in_names().join(", ")
-                        );
-                        crate::connection::end_connection(&mut commands, reason);
-                        continue;
-                    };
-                    *world = ClientWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map)));
+                if !load_map(&welcome.map_name, &mut world, &mut commands) {
+                    continue;
                 }
                 info!(
                     "joined {} as player {} ({} Hz, {} players)",
@@ -71,6 +62,12 @@ pub(crate) fn apply_roster_news(
                     roster.sides.insert(*id, *side);
                 }
             }
+            RosterNews::Map(name) => {
+                if load_map(name, &mut world, &mut commands) {
+                    info!("the next match is on {}", world.map().name);
+                    roster.map_name = world.map().name.clone();
+                }
+            }
             RosterNews::Left(id) => {
                 roster.bots.remove(id);
                 roster.sides.remove(id);
@@ -91,4 +88,28 @@ pub(crate) fn clear_world(mut commands: Commands, mut entities: ResMut<PlayerEnt
         commands.entity(entity).despawn();
     }
     *roster = Roster::default();
+}
+
+/// Puts the built-in map called `name` in the client world (if it is not
+/// there already); a map this game does not have ends the connection,
+/// saying so, and gives false.
+fn load_map(name: &str, world: &mut ClientWorld, commands: &mut Commands) -> bool {
+    if world.map().name == name {
+        return true;
+    }
+    match arena_sim::MapDef::built_in(name) {
+        Some(map) => {
+            *world = ClientWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map)));
+            true
+        }
+        None => {
+            let reason = format!(
+                "The server plays the map \"{}\", which this game does not have (maps: {}).",
+                arena_protocol::names::clean_name(name),
+                arena_sim::MapDef::built_in_names().join(", ")
+            );
+            crate::connection::end_connection(commands, reason);
+            false
+        }
+    }
 }

@@ -234,6 +234,8 @@ pub(crate) enum RosterNews {
     Joined(PlayerInfo),
     Left(PlayerId),
     Side(PlayerId, Side),
+    /// The next match is on this map.
+    Map(String),
 }
 
 /// A snapshot as it came (packed), in the order they came, and when it came

@@ -68,6 +68,9 @@ pub struct ClientSettings {
     pub rate: u32,
 }
 
+/// Longest map name a server may send, bytes.
+pub const MAX_MAP_NAME_BYTES: usize = 64;
+
 /// `rate`'s range besides 0 (no limit), bytes a second: below the low end
 /// a snapshot of a full server would never fit.
 pub const RATE_RANGE: std::ops::RangeInclusive<u32> = 2_000..=1_000_000;
@@ -222,6 +225,11 @@ pub enum ToClient {
     Notice {
         text: String,
     },
+    /// The next match is on this map (the rotation, a vote, the console's
+    /// `map`): load it; everyone respawns on it.
+    ChangeMap {
+        name: String,
+    },
     /// A player's side changed (a team, watching, the duel's queue).
     SideChanged {
         id: PlayerId,
@@ -370,6 +378,7 @@ impl ToClient {
             ToClient::Chat { .. } => "chat",
             ToClient::ChatRefused(_) => "chat_refused",
             ToClient::Notice { .. } => "notice",
+            ToClient::ChangeMap { .. } => "change_map",
             ToClient::SideChanged { .. } => "side_changed",
         }
     }
@@ -420,6 +429,10 @@ impl ToClient {
             ToClient::ShotFired { .. } => Ok(()),
             ToClient::KillCam(cam) => cam.validate(),
             ToClient::Chat { text, .. } | ToClient::Notice { text } => chat_fits(text),
+            ToClient::ChangeMap { name } if name.len() > MAX_MAP_NAME_BYTES => {
+                Err(format!("a map name of {} bytes (at most {MAX_MAP_NAME_BYTES})", name.len()))
+            }
+            ToClient::ChangeMap { .. } => Ok(()),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
             ToClient::Range(RangeReport { miss: Some(m), .. })

@@ -117,6 +117,8 @@ pub struct ServerConfig {
     pub rcon_key: Option<arena_protocol::rcon::RconKey>,
     /// The map played, a built-in one by name (`--map`).
     pub map: String,
+    /// Maps played in turn, a match each (`--maps a,b`); empty: `map` only.
+    pub maps: Vec<String>,
 }
 
 /// How a server's systems are run each frame.
@@ -171,6 +173,7 @@ impl Default for ServerConfig {
             max_spectators: DEFAULT_MAX_SPECTATORS,
             rcon_key: None,
             map: arena_sim::MapDef::built_in_names()[0].to_string(),
+            maps: Vec::new(),
         }
     }
 }
@@ -232,10 +235,11 @@ impl ServerConfig {
             Some(E::MaxSpectators(self.max_spectators))
         } else if self.range && self.mode != Mode::Ffa {
             Some(E::RangeMode(self.mode))
-        } else if arena_sim::MapDef::built_in(&self.map).is_none() {
-            Some(E::UnknownMap(self.map.clone()))
         } else {
-            None
+            std::iter::once(&self.map)
+                .chain(&self.maps)
+                .find(|m| arena_sim::MapDef::built_in(m).is_none())
+                .map(|unknown| E::UnknownMap(unknown.clone()))
         };
         problem.map_or(Ok(()), Err)
     }

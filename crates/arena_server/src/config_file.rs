@@ -52,8 +52,9 @@ struct ServerFile {
     mode: Option<String>,
     friendly_fire: Option<bool>,
     max_spectators: Option<usize>,
-    /// The map played (`--map`).
+    /// The map played (`--map`), and the maps played in turn (`--maps`).
     map: Option<String>,
+    maps: Option<Vec<String>>,
 }
 
 /// Why a config file cannot be used.
@@ -131,6 +132,10 @@ pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError>
     let public_addrs: Vec<String> = file.public_addr.unwrap_or_default().iter().map(|a| a.to_string()).collect();
     if !public_addrs.is_empty() {
         add("public_addr", "--public-addr", public_addrs);
+    }
+    let maps = file.maps.unwrap_or_default();
+    if !maps.is_empty() {
+        add("maps", "--maps", vec![maps.join(",")]);
     }
     let masters = file.masters.unwrap_or_default();
     if !masters.is_empty() {

@@ -87,7 +87,7 @@ use internet::{hole_punch, master_list, master_messages, port_mapping, queries, 
 use socket::{drops, guard, remote_console, transport};
 use tick::{
     bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets,
-    roster, sides, simulation, snapshots,
+    roster, rotation, sides, simulation, snapshots,
 };
 
 // What running a server needs.
@@ -107,6 +107,7 @@ pub use drops::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
 pub use match_flow::MatchState;
 pub use rockets::{RocketLog, RocketRecord, Rockets};
+pub use rotation::MapRotation;
 pub use sides::SideStats;
 pub use vocabulary::{
     CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, Score, ServerPlayer, ServerStats,
@@ -272,7 +273,13 @@ impl Plugin for ServerPlugin {
             )
             .add_systems(
                 FixedUpdate,
-                (match_flow::advance_phase, sides::rotate_duel, sides::balance_teams, match_flow::publish)
+                (
+                    rotation::rotate_maps,
+                    match_flow::advance_phase,
+                    sides::rotate_duel,
+                    sides::balance_teams,
+                    match_flow::publish,
+                )
                     .chain()
                     .in_set(ServerSet::Match),
             )
@@ -300,6 +307,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         max_clients: config.max_clients,
         port: config.advertised_port(info.local_addr.port()),
     });
+    app.insert_resource(rotation::MapRotation::new(config.maps.clone(), &map.name));
     app.insert_resource(vocabulary::SimWorld(Arc::new(ArenaWorld::new(map))))
         .insert_resource(tick::bots::BotSettings {
             count: config.bots,

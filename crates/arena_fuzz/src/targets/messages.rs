@@ -93,6 +93,7 @@ impl Target for DecodeToClient {
             ToClient::Chat { from: PlayerId(2), text: "gg wp".into(), team: false },
             ToClient::ChatRefused(arena_protocol::chat::ChatRefusal::TooFast),
             ToClient::Notice { text: "Ada was kicked by the server's operator".into() },
+            ToClient::ChangeMap { name: "Spire".into() },
             ToClient::SideChanged { id: PlayerId(3), side: Side::Team(Team::Blue) },
             ToClient::SideChanged { id: PlayerId(4), side: Side::Waiting },
             ToClient::Refused(arena_protocol::Refusal::Full { spectators: true }),

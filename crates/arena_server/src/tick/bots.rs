@@ -89,6 +89,11 @@ pub(crate) struct BotBrain {
 }
 
 impl BotBrain {
+    /// Forgets the way it was walking (the map changed under it).
+    pub(crate) fn forget_path(&mut self) {
+        self.path.clear();
+    }
+
     fn new(skill: f32, seed: u64, rockets: bool) -> Self {
         Self {
             skill: skill.clamp(0.0, 1.0),
@@ -243,16 +248,17 @@ fn decide(
         }
         let distance = (target.pos - me.pos).length();
         let band = if me.weapon == Weapon::Rocket { ROCKET_KEEP_M } else { ROCKET_TAKE_M };
-        let rocket = brain.rockets && band.contains(&distance);
+        // At the feet, where the target will be when the rocket gets there.
+        let flight_s = distance / ROCKET_SPEED_MPS;
+        let ahead = Vec3::new(target.vel.x, 0.0, target.vel.z) * flight_s;
+        let feet = target.pos + ahead + Vec3::Y * if target.on_ground { 0.1 } else { 0.6 };
+        // Only with the way to the feet clear: over cover (Spire's crates and
+        // parapets) a rocket bursts on the cover, and the rifle does better.
+        let to_feet = feet - eye;
+        let feet_clear = world.cast_ray(eye, to_feet.normalize_or_zero(), (to_feet.length() - 0.5).max(0.0)).is_none();
+        let rocket = brain.rockets && band.contains(&distance) && feet_clear;
         cmd.buttons.set(Buttons::ROCKET, rocket);
-        let aim_point = if rocket {
-            // At the feet, where the target will be when the rocket gets there.
-            let flight_s = distance / ROCKET_SPEED_MPS;
-            let ahead = Vec3::new(target.vel.x, 0.0, target.vel.z) * flight_s;
-            target.pos + ahead + Vec3::Y * if target.on_ground { 0.1 } else { 0.6 }
-        } else {
-            Hitbox::of(&target).body_center()
-        };
+        let aim_point = if rocket { feet } else { Hitbox::of(&target).body_center() };
         let to = aim_point - eye;
         let (yaw, pitch) = look_at(eye, aim_point);
         desired_yaw = yaw + brain.aim_error.x;

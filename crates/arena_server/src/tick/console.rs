@@ -182,6 +182,7 @@ pub(crate) struct Game<'w, 's> {
     transport: ResMut<'w, ServerTransport>,
     server: ResMut<'w, RenetServer>,
     world: Res<'w, SimWorld>,
+    rotation: ResMut<'w, super::rotation::MapRotation>,
     scores: Query<'w, 's, &'static Score>,
 }
 
@@ -267,14 +268,19 @@ impl Host for ServerHost<'_, '_, '_> {
             "map" | "changelevel" => {
                 let current = self.game.world.map().name.clone();
                 match args.first() {
-                    Some(wanted) if wanted.eq_ignore_ascii_case(&current) => {
-                        // A new match now: the next match tick starts it (scores cleared, everyone respawned).
-                        self.game.admission.commands().trigger(RestartMatch);
-                        Outcome::Said(vec![format!("a new match on {current}")])
-                    }
-                    Some(wanted) => {
-                        Outcome::Refused(format!("{name}: no map \"{wanted}\" on this server (maps: {current})"))
-                    }
+                    Some(wanted) => match arena_sim::MapDef::built_in(wanted) {
+                        Some(map) => {
+                            // A new match now, on that map: the next match tick starts it
+                            // (scores cleared, everyone respawned on it).
+                            self.game.rotation.asked = Some(map.name.clone());
+                            self.game.admission.commands().trigger(RestartMatch);
+                            Outcome::Said(vec![format!("a new match on {}", map.name)])
+                        }
+                        None => Outcome::Refused(format!(
+                            "{name}: no map \"{wanted}\" (maps: {})",
+                            arena_sim::MapDef::built_in_names().join(", ")
+                        )),
+                    },
                     None => Outcome::Said(vec![format!("map: {current}")]),
                 }
             }
@@ -289,7 +295,7 @@ impl Host for ServerHost<'_, '_, '_> {
     fn values(&self, command: &str) -> Vec<String> {
         match command {
             "kick" | "ban" => self.game.admission.roster_ref().players.values().map(|e| e.name.clone()).collect(),
-            "map" | "changelevel" => vec![self.game.world.map().name.clone()],
+            "map" | "changelevel" => arena_sim::MapDef::built_in_names().iter().map(|n| n.to_string()).collect(),
             _ => Vec::new(),
         }
     }

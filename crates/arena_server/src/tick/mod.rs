@@ -25,6 +25,8 @@
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
 //! - `bots`: server-side bots' minds.
+//! - `rotation`: maps in turn at a match's end (or the one the console
+//!   asked for): the world, the navigation graph, the clients told.
 //! - `console`: the server's console (its terminal, the remote console's
 //!   checked lines): variables and commands run on the game.
 //! - `snapshots`: what each client is sent after a tick.
@@ -43,6 +45,7 @@ pub(crate) mod match_flow;
 pub(crate) mod range;
 pub(crate) mod rockets;
 pub(crate) mod roster;
+pub(crate) mod rotation;
 pub(crate) mod sides;
 pub(crate) mod simulation;
 pub(crate) mod snapshots;
