@@ -45,6 +45,21 @@ fn a_rotation_plays_the_next_map_after_each_match_and_clients_follow() {
     // Everyone stands on the new map (a spawn point of Spire's).
     let spire = arena_sim::MapDef::built_in("Spire").unwrap();
     game.step(test_frames(1.0));
+    // A server browser sees the new map (A2S; the master's infoResponse
+    // takes its `mapname` from the same answers).
+    let mut browser = arena_client::browser::ServerBrowser::new().expect("a socket");
+    let addr = game.server.world().resource::<arena_server::ServerTransport>().local_addr().expect("bound");
+    browser.query(addr);
+    for _ in 0..400 {
+        game.step(1);
+        browser.poll();
+        if browser.settled() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let info = browser.server(addr).and_then(|s| s.info.clone()).expect("the server answered");
+    assert_eq!(info.map, "Spire");
     let ada = game.sim("Ada").expect("Ada plays");
     let world = arena_sim::ArenaWorld::new(spire);
     assert!(
