@@ -73,7 +73,7 @@ fn check_maps(files: &[std::path::PathBuf]) -> ExitCode {
             println!(
                 "{}: ok: \"{}\", {} blocks, {} spawns, {} areas, {} navigation spots",
                 file.display(),
-                map.map_or("?", |m| m.name.as_str()),
+                map.map_or(String::from("?"), |m| m.name.escape_debug().to_string()),
                 map.map_or(0, |m| m.blocks.len()),
                 map.map_or(0, |m| m.spawns.len()),
                 map.map_or(0, |m| m.areas.len()),

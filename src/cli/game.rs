@@ -128,9 +128,10 @@ pub(crate) struct GameArgs {
     /// Teammates hurt each other (team deathmatch; off by default).
     #[arg(long, env = "ARENA_FRIENDLY_FIRE")]
     pub friendly_fire: bool,
-    /// The map: a built-in one by name (Foundry, Spire; any case).
-    #[arg(long, env = "ARENA_MAP", value_name = "NAME", default_value = "Foundry")]
-    pub map: String,
+    /// The map: a built-in one by name (Foundry, Spire; any case) [default:
+    /// Foundry, or the first of --maps].
+    #[arg(long, env = "ARENA_MAP", value_name = "NAME")]
+    pub map: Option<String>,
     /// Maps played in turn, a match each: comma-separated built-in names
     /// (`--maps foundry,spire`); the game starts on --map if it is among
     /// them, else on the first.
@@ -228,10 +229,13 @@ impl GameArgs {
             mode: self.mode,
             friendly_fire: self.friendly_fire,
             max_spectators: self.max_spectators,
-            map: if self.maps.is_empty() || self.maps.iter().any(|m| m.eq_ignore_ascii_case(&self.map)) {
-                self.map.clone()
-            } else {
-                self.maps[0].clone()
+            map: match (&self.map, self.maps.first()) {
+                (Some(map), _) if self.maps.is_empty() || self.maps.iter().any(|m| m.eq_ignore_ascii_case(map)) => {
+                    map.clone()
+                }
+                (_, Some(first)) => first.clone(),
+                (Some(map), None) => map.clone(),
+                (None, None) => arena_sim::MapDef::built_in_names()[0].to_string(),
             },
             maps: self.maps.clone(),
             rcon_key: match &self.rcon_password_file {

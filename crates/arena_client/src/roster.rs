@@ -93,13 +93,15 @@ pub(crate) fn clear_world(mut commands: Commands, mut entities: ResMut<PlayerEnt
 /// Puts the built-in map called `name` in the client world (if it is not
 /// there already); a map this game does not have ends the connection,
 /// saying so, and gives false.
-fn load_map(name: &str, world: &mut ClientWorld, commands: &mut Commands) -> bool {
-    if world.map().name == name {
+fn load_map(name: &str, world: &mut ResMut<ClientWorld>, commands: &mut Commands) -> bool {
+    // Read, not written, when it is the same map (case aside): the view
+    // rebuilds the arena whenever the world changes.
+    if world.map().name.eq_ignore_ascii_case(name) {
         return true;
     }
     match arena_sim::MapDef::built_in(name) {
         Some(map) => {
-            *world = ClientWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map)));
+            **world = ClientWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map)));
             true
         }
         None => {

@@ -225,15 +225,16 @@ pub enum ToClient {
     Notice {
         text: String,
     },
-    /// The next match is on this map (the rotation, a vote, the console's
-    /// `map`): load it; everyone respawns on it.
-    ChangeMap {
-        name: String,
-    },
     /// A player's side changed (a team, watching, the duel's queue).
     SideChanged {
         id: PlayerId,
         side: crate::modes::Side,
+    },
+    /// The next match is on this map (the rotation, the console's `map`):
+    /// load it; everyone respawns on it. Last, so that the variants before
+    /// it keep their numbers.
+    ChangeMap {
+        name: String,
     },
 }
 
@@ -407,6 +408,9 @@ impl ToClient {
                     return Err(format!("snapshot rate {} Hz", w.snapshot_hz));
                 }
                 players(w.players.len(), "players")?;
+                if w.map_name.len() > MAX_MAP_NAME_BYTES {
+                    return Err(format!("a map name of {} bytes (at most {MAX_MAP_NAME_BYTES})", w.map_name.len()));
+                }
                 distinct(w.players.iter().map(|p| p.id))
             }
             ToClient::Snapshot(bytes) if bytes.len() > MAX_SNAPSHOT_BYTES => {

@@ -36,6 +36,9 @@ impl Default for MatchRules {
     }
 }
 
+/// The map the shooting range's lanes are laid out on.
+pub(crate) const RANGE_MAP: &str = "Foundry";
+
 /// How a server is set up; the command line fills it in.
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
@@ -235,6 +238,9 @@ impl ServerConfig {
             Some(E::MaxSpectators(self.max_spectators))
         } else if self.range && self.mode != Mode::Ffa {
             Some(E::RangeMode(self.mode))
+        } else if self.range && (!self.map.eq_ignore_ascii_case(RANGE_MAP) || !self.maps.is_empty()) {
+            // The lanes are laid out on Foundry's floor.
+            Some(E::RangeMap(self.map.clone()))
         } else {
             std::iter::once(&self.map)
                 .chain(&self.maps)
@@ -268,6 +274,8 @@ pub enum ConfigError {
     RangeMode(Mode),
     /// No built-in map has this name.
     UnknownMap(String),
+    /// A shooting range on another map than its lanes are laid on.
+    RangeMap(String),
 }
 
 /// The default time between heartbeats when nothing changes, seconds
@@ -299,6 +307,10 @@ impl std::fmt::Display for ConfigError {
                 write!(f, "the heartbeat interval must be 1..={MAX_HEARTBEAT_S} s, not {s}")
             }
             ConfigError::MaxSpectators(n) => write!(f, "max spectators must be 0..={MAX_SPECTATORS}, not {n}"),
+            ConfigError::RangeMap(name) => write!(
+                f,
+                "the shooting range's lanes are laid out on {RANGE_MAP}, not {name}: leave out --map and --maps with --range"
+            ),
             ConfigError::UnknownMap(name) => {
                 write!(f, "there is no map \"{name}\" (maps: {})", arena_sim::MapDef::built_in_names().join(", "))
             }

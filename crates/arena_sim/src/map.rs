@@ -214,6 +214,9 @@ impl MapDef {
         if self.spawns.is_empty() {
             return bad("it has no spawn points".into());
         }
+        if self.blocks.is_empty() {
+            return bad("it has no blocks (a floor is one)".into());
+        }
         for (i, b) in self.blocks.iter().enumerate() {
             if !b.center.is_finite() || !b.size.is_finite() || b.size.min_element() <= 0.0 {
                 return bad(format!("block {i} has a non-positive or non-finite size"));
@@ -229,6 +232,9 @@ impl MapDef {
             let d = s.top - s.bottom;
             if s.steps == 0 || s.width <= 0.0 || d.y <= 0.0 || !d.is_finite() {
                 return bad(format!("stairs {i} must rise from bottom to top in at least one step"));
+            }
+            if Vec3::new(d.x, 0.0, d.z).length() < 0.5 {
+                return bad(format!("stairs {i} must run at least 0.5 m across as they rise"));
             }
             if d.y / s.steps as f32 > MAX_STAIR_STEP_M {
                 return bad(format!(

@@ -6,7 +6,7 @@
 //! the collision world: spawns inside geometry or in the air, and the
 //! navigation graph the bots walk (islands of it, and spawns that cannot
 //! reach one another). The built-in maps pass; CI runs it on every map in
-//! `assets/maps`, and a client runs it on a map a server sends.
+//! `assets/maps`.
 
 use glam::Vec3;
 
@@ -15,10 +15,12 @@ use crate::nav::NavGraph;
 use crate::player::STAND_HEIGHT_M;
 use crate::world::ArenaWorld;
 
-/// Largest map file, bytes (a map a server sends travels whole).
+/// Largest map file, bytes.
 pub const MAX_MAP_BYTES: usize = 256 * 1024;
 /// Farthest any point of a map may be from the origin on each axis, metres.
 pub const MAX_EXTENT_M: f32 = 500.0;
+/// Widest a map's blocks may span, metres (the bots' navigation grid covers it).
+pub const MAX_SPAN_M: f32 = crate::nav::MAX_GRID_SPAN_M;
 /// Most blocks, and most ramps, stairs and pillars, a map may have.
 pub const MAX_BLOCKS: usize = 2048;
 pub const MAX_SHAPES: usize = 512;
@@ -32,6 +34,9 @@ pub const MAX_MAP_NAME_CHARS: usize = 32;
 /// Highest a spawn may stand above the ground under it, metres (a spawn in
 /// the air drops its player).
 const MAX_SPAWN_DROP_M: f32 = 0.6;
+/// Farthest a spawn may stand from its nearest navigation spot, metres
+/// (the grid's spacing: a spawn farther is on ground the graph missed).
+const MAX_SPAWN_TO_SPOT_M: f32 = 2.0;
 /// A navigation island smaller than this many spots is a ledge or a crate
 /// top, not a part of the map a player is cut off in.
 const ISLAND_SPOTS: usize = 8;
@@ -182,6 +187,13 @@ fn bounds(map: &MapDef, errors: &mut Vec<String>) {
             errors.push(format!("stairs {i} have {} steps (at most {MAX_STEPS})", s.steps));
         }
     }
+    if errors.is_empty() && !map.blocks.is_empty() {
+        let (min, max) = map.bounds();
+        let span = (max - min).max_element();
+        if span > MAX_SPAN_M {
+            errors.push(format!("the map's blocks span {span:.0} m; a map spans at most {MAX_SPAN_M} m"));
+        }
+    }
 }
 
 /// The bots' navigation graph: islands, and spawns that cannot reach each other.
@@ -232,6 +244,17 @@ fn navigation(map: &MapDef, world: &ArenaWorld, checked: &mut Checked) {
     }
     // Every spawn reaches every other along the links (ledges go one way).
     let spots: Vec<Option<usize>> = map.spawns.iter().map(|s| nav.nearest(s.pos)).collect();
+    for (i, (spawn, spot)) in map.spawns.iter().zip(&spots).enumerate() {
+        let Some(spot) = spot else { continue };
+        let d = nav.nodes[*spot] - spawn.pos;
+        if Vec3::new(d.x, 0.0, d.z).length() > MAX_SPAWN_TO_SPOT_M || d.y.abs() > 1.0 {
+            checked.errors.push(format!(
+                "spawn {i} at {} is on no walkable ground the bots know (the nearest spot is {:.1} m away)",
+                at(spawn.pos),
+                d.length()
+            ));
+        }
+    }
     let Some(Some(first)) = spots.first().copied() else { return };
     for (i, spot) in spots.iter().enumerate().skip(1) {
         let Some(spot) = *spot else { continue };
@@ -286,5 +309,21 @@ mod tests {
         assert_eq!(checked.errors, vec![format!("{} blocks: a map has at most {MAX_BLOCKS}", MAX_BLOCKS + 1)]);
         let (_, checked) = check_text(&" ".repeat(MAX_MAP_BYTES + 1));
         assert!(checked.errors[0].contains("a map is at most"));
+        // No blocks at all (the grid would have no bounds), stairs that only rise.
+        let (_, checked) = check_text(
+            "(name: \"P\", blocks: [], pillars: [(base: (0.0, 0.0, 0.0), radius: 3.0, height: 1.0)], \
+             spawns: [(pos: (0.0, 1.0, 0.0), yaw_deg: 0.0)])",
+        );
+        assert_eq!(checked.errors, vec!["it has no blocks (a floor is one)".to_string()]);
+        let checked = foundry_with(|t| {
+            t.replacen(
+                "stairs: [",
+                "stairs: [(bottom: (0.0, 0.0, 0.0), top: (0.0, 0.4, 0.0), width: 1.0, steps: 1),",
+                1,
+            )
+        });
+        assert!(checked.errors.iter().any(|e| e.contains("must run at least 0.5 m")), "{:?}", checked.errors);
+        let checked = foundry_with(|t| t.replacen("size: (62.0, 1.0, 62.0)", "size: (900.0, 1.0, 62.0)", 1));
+        assert!(checked.errors.iter().any(|e| e.contains("a map spans at most 256")), "{:?}", checked.errors);
     }
 }

@@ -18,6 +18,8 @@ pub const NAV_SPACING_M: f32 = 2.0;
 const MAX_RISE_M: f32 = 0.8;
 /// Largest drop a bot will jump down, metres.
 const MAX_DROP_M: f32 = 3.5;
+/// Widest span the grid covers, metres (`map_check::MAX_SPAN_M`'s).
+pub const MAX_GRID_SPAN_M: f32 = 256.0;
 /// Height from which surfaces are searched, metres.
 const PROBE_HEIGHT_M: f32 = 12.0;
 
@@ -31,6 +33,10 @@ pub struct NavGraph {
 impl NavGraph {
     pub fn build(world: &ArenaWorld) -> Self {
         let (min, max) = world.map().bounds();
+        // No blocks, or a span beyond any map's: no grid (`map_check` refuses both).
+        if !(min.x <= max.x && min.z <= max.z) || (max - min).max_element() > MAX_GRID_SPAN_M {
+            return NavGraph::default();
+        }
         let mut nodes = Vec::new();
         let mut cells = Vec::new();
         let (nx, nz) = (((max.x - min.x) / NAV_SPACING_M) as i32, ((max.z - min.z) / NAV_SPACING_M) as i32);

@@ -124,8 +124,7 @@ impl Target for ConsoleLines {
     }
 }
 
-/// Map files (RON) as `arena map check` and a client given a map read
-/// them: parsed within the size cap, then every number and count checked
+/// Map files (RON) as `arena map check` reads them: parsed within the size cap, then every number and count checked
 /// before anything is built (absurd sizes, NaN, 10^6 blocks: refused in
 /// words, never a panic, nothing allocated past the cap).
 pub struct MapFiles;

@@ -254,9 +254,11 @@ fn decide(
         let feet = target.pos + ahead + Vec3::Y * if target.on_ground { 0.1 } else { 0.6 };
         // Only with the way to the feet clear: over cover (Spire's crates and
         // parapets) a rocket bursts on the cover, and the rifle does better.
-        let to_feet = feet - eye;
-        let feet_clear = world.cast_ray(eye, to_feet.normalize_or_zero(), (to_feet.length() - 0.5).max(0.0)).is_none();
-        let rocket = brain.rockets && band.contains(&distance) && feet_clear;
+        let feet_clear = || {
+            let to_feet = feet - eye;
+            world.cast_ray(eye, to_feet.normalize_or_zero(), (to_feet.length() - 0.5).max(0.0)).is_none()
+        };
+        let rocket = brain.rockets && band.contains(&distance) && feet_clear();
         cmd.buttons.set(Buttons::ROCKET, rocket);
         let aim_point = if rocket { feet } else { Hitbox::of(&target).body_center() };
         let to = aim_point - eye;
