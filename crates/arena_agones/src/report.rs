@@ -59,6 +59,12 @@ impl Reporter {
         self.check("ready", r);
     }
 
+    /// The server plays another map now (its rotation): the label follows.
+    pub async fn map_changed(&mut self, map: &str) {
+        let r = self.sdk.set_label(LABEL_MAP, label_value(map)).await;
+        self.check("set_label(map)", r);
+    }
+
     /// The server answered: it is healthy.
     pub fn healthy(&mut self) {
         // A full queue means the pings are not getting out; the next one

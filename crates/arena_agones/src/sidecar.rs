@@ -48,6 +48,8 @@ pub async fn run(options: Options, mut reporter: Reporter, stop: impl Future<Out
     let mut misses = 0u64;
     let mut allocated = false;
     let mut last_waiting_log: Option<Instant> = None;
+    // The map last labelled: a server with `--maps` changes it at a match's end.
+    let mut labelled_map: Option<String> = None;
     let mut looker: Option<Looker> = None;
     let mut polls = tokio::time::interval(options.poll);
     polls.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -82,7 +84,13 @@ pub async fn run(options: Options, mut reporter: Reporter, stop: impl Future<Out
                         view.bots
                     );
                     reporter.ready(&view.map, view.capacity).await;
-                } else if misses > 0 {
+                    labelled_map = Some(view.map.clone());
+                } else if labelled_map.as_deref() != Some(view.map.as_str()) {
+                    eprintln!("arena-agones: the server plays {} now: map label changed", view.map);
+                    reporter.map_changed(&view.map).await;
+                    labelled_map = Some(view.map.clone());
+                }
+                if last_answer.is_some() && misses > 0 {
                     eprintln!("arena-agones: the server answers again after {misses} missed looks");
                 }
                 last_answer = Some(Instant::now());

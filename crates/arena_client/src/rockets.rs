@@ -49,7 +49,14 @@ pub(crate) fn plugin(app: &mut App) {
         .init_session_resource::<RocketStats>()
         .init_session_resource::<DrawnRockets>()
         .init_session_resource::<OwnSplashSchedule>()
-        .add_message::<BlastDrawn>();
+        .add_message::<BlastDrawn>()
+        .add_systems(Update, forget_rockets.run_if(resource_changed::<ClientWorld>));
+}
+
+/// Another map (the server's next match): the rockets of the old one go.
+fn forget_rockets(mut rockets: ResMut<ClientRockets>, mut drawn: ResMut<DrawnRockets>) {
+    *rockets = ClientRockets::default();
+    drawn.0.clear();
 }
 
 /// Where our rocket ended, as predicted or as the server said.

@@ -46,6 +46,11 @@ pub(crate) struct TrackPoint {
 pub(crate) struct Track(VecDeque<TrackPoint>);
 
 impl Track {
+    /// Forgets the last seconds (the map changed under them).
+    pub(crate) fn clear(&mut self) {
+        self.0.clear();
+    }
+
     fn at(&self, tick: u32) -> Option<&TrackPoint> {
         let i = self.0.partition_point(|p| arena_sim::tick_diff(p.tick, tick) < 0);
         self.0.get(i).filter(|p| p.tick == tick)

@@ -86,6 +86,11 @@ pub(crate) struct LagHistory {
 }
 
 impl LagHistory {
+    /// Forgets every tick (the map changed: what was recorded stood on another).
+    pub(crate) fn clear(&mut self) {
+        self.frames.clear();
+    }
+
     pub(crate) fn push(&mut self, tick: u32, hitboxes: Vec<(PlayerId, Hitbox)>, keep: usize) {
         self.frames.push_back((tick, hitboxes));
         while self.frames.len() > keep.max(2) {

@@ -3,7 +3,8 @@
 //! `changelevel`). The world, the bots' navigation graph and the name the
 //! server answers queries with change together, in the tick the new match
 //! starts (before its respawns, which put everyone on the new map's spawn
-//! points); rockets in flight go; every client is told to load the map.
+//! points); rockets in flight, the rewind history and the kill-cam tracks
+//! go; every client is told to load the map.
 
 use std::sync::Arc;
 
@@ -15,6 +16,8 @@ use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
 use super::bots::{BotBrain, Navigation};
+use super::kill_cam::Track;
+use super::lag_compensation::LagHistory;
 use super::match_flow::MatchState;
 use super::rockets::Rockets;
 use crate::net::broadcast;
@@ -64,7 +67,7 @@ pub(crate) fn rotate_maps(
     mut rotation: ResMut<MapRotation>,
     (mut world, mut identity): (ResMut<SimWorld>, ResMut<ServerIdentity>),
     mut bots: Query<&mut BotBrain>,
-    mut rockets: ResMut<Rockets>,
+    (mut rockets, mut history, mut tracks): (ResMut<Rockets>, ResMut<LagHistory>, Query<&mut Track>),
     mut server: ResMut<RenetServer>,
     mut commands: Commands,
 ) {
@@ -85,7 +88,13 @@ pub(crate) fn rotate_maps(
     let built = Arc::new(ArenaWorld::new(map));
     commands.insert_resource(Navigation(NavGraph::build(&built)));
     *world = SimWorld(built);
+    // What was recorded on the old map: no shot rewinds into it, no
+    // kill-cam replays it.
     rockets.0.clear();
+    history.clear();
+    for mut track in &mut tracks {
+        track.clear();
+    }
     for mut brain in &mut bots {
         brain.forget_path();
     }
