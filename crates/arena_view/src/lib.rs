@@ -7,6 +7,8 @@
 //! - `vocabulary`: the stages of a frame, what the window starts with, the
 //!   profile and player colours, which panels and aids are open.
 //! - `looks`: the glowing material of effects and rockets, text over the view.
+//! - `console_vars`: the console's variables (the paper's netcode ones and
+//!   the view's), which the settings file keeps.
 //! - `settings`: the player's settings file, bindings and their checks.
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
@@ -31,6 +33,7 @@
 //! - `chat`: chat lines over the view, fading; the line being typed.
 //! - `console`: the console (the key left of 1): the paper's variables and
 //!   the game's commands, binds, `autoexec.cfg`, rcon, the log's lines.
+//! - `console_window`: the console's window (scrollback, the line, Tab's list).
 //! - `frame_limit`: `fps_max`.
 //! - `net_graph`, `ghosts`: the netcode made visible (live plots, where the
 //!   server last had everyone).
@@ -52,6 +55,8 @@ mod callouts;
 mod camera;
 mod chat;
 mod console;
+mod console_vars;
+mod console_window;
 mod demo_playback;
 mod effects;
 mod frame_limit;
@@ -320,6 +325,7 @@ impl Plugin for GamePlugin {
                 kill_cam::plugin,
                 spectating::plugin,
                 console::plugin,
+                console_window::plugin,
                 frame_limit::plugin,
             ));
         if let Some(shot) = &self.screenshot {
