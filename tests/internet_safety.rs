@@ -159,7 +159,7 @@ fn hostile_pair() -> (HostileServer, App) {
         tick_hz: HZ,
         snapshot_hz: HZ,
         server_tick: 1000,
-        map_name: "Foundry".into(),
+        map: arena_protocol::map_transfer::MapId::of("Foundry", arena_sim::map::FOUNDRY_RON.as_bytes()),
         players: vec![PlayerInfo {
             id: PlayerId(0),
             name: "Ada".into(),
@@ -276,7 +276,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             tick_hz: 0,
             snapshot_hz: u32::MAX,
             server_tick: u32::MAX,
-            map_name: "x".repeat(1000),
+            map: arena_protocol::map_transfer::MapId { name: "x".repeat(1000), hash: [0; 32], bytes: u32::MAX },
             players: vec![],
             range: true,
             subtick: true,

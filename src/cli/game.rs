@@ -128,15 +128,20 @@ pub(crate) struct GameArgs {
     /// Teammates hurt each other (team deathmatch; off by default).
     #[arg(long, env = "ARENA_FRIENDLY_FIRE")]
     pub friendly_fire: bool,
-    /// The map: a built-in one by name (Foundry, Spire; any case) [default:
-    /// Foundry, or the first of --maps].
-    #[arg(long, env = "ARENA_MAP", value_name = "NAME")]
+    /// The map: a built-in one by name (Foundry, Spire; any case), or a map
+    /// file (a path ending in .ron: checked as `arena map check` does, and
+    /// sent to players who lack it) [default: Foundry, or the first of --maps].
+    #[arg(long, env = "ARENA_MAP", value_name = "NAME|FILE")]
     pub map: Option<String>,
-    /// Maps played in turn, a match each: comma-separated built-in names
-    /// (`--maps foundry,spire`); the game starts on --map if it is among
-    /// them, else on the first.
+    /// Maps played in turn, a match each: comma-separated built-in names or
+    /// map files (`--maps foundry,spire`); the game starts on --map if it is
+    /// among them, else on the first.
     #[arg(long, env = "ARENA_MAPS", value_name = "NAME,NAME", value_delimiter = ',')]
     pub maps: Vec<String>,
+    /// What players may call votes on: some of `map,mode,kick,restart`, or
+    /// `none` [default: all four].
+    #[arg(long, env = "ARENA_VOTE_KINDS", value_name = "KINDS", value_parser = vote_kinds)]
+    pub vote_kinds: Option<VoteKinds>,
     /// Most clients watching at once, apart from the players (0-32).
     #[arg(long, env = "ARENA_MAX_SPECTATORS", value_name = "N", default_value_t = arena_server::DEFAULT_MAX_SPECTATORS)]
     pub max_spectators: usize,
@@ -150,6 +155,15 @@ pub(crate) struct GameArgs {
 /// `--mode`: a mode by its short name.
 fn mode(text: &str) -> Result<arena_protocol::modes::Mode, String> {
     arena_protocol::modes::Mode::parse(text).ok_or_else(|| format!("{text:?} is no mode: ffa, tdm or duel"))
+}
+
+/// `--vote-kinds`: kinds by name, comma-separated, or `none` (one value:
+/// a list, not a flag given several times).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct VoteKinds(pub Vec<arena_protocol::vote::VoteKind>);
+
+fn vote_kinds(text: &str) -> Result<VoteKinds, String> {
+    arena_protocol::vote::VoteKind::parse_list(text).map(VoteKinds)
 }
 
 /// `--executor`.
@@ -238,6 +252,7 @@ impl GameArgs {
                 (None, None) => arena_sim::MapDef::built_in_names()[0].to_string(),
             },
             maps: self.maps.clone(),
+            vote_kinds: self.vote_kinds.clone().map_or_else(|| arena_protocol::vote::VoteKind::ALL.to_vec(), |k| k.0),
             rcon_key: match &self.rcon_password_file {
                 Some(path) => Some(rcon_key_from_file(path)?),
                 None => None,

@@ -74,6 +74,11 @@ impl ChatLog {
         self.muted.get(&id).is_some_and(|n| n == name)
     }
 
+    /// The server's (or the game's) own word, as a line of the log.
+    pub(crate) fn say(&mut self, text: String, at_s: f64) {
+        self.push(ChatLine { from: None, text, team: false, side: Side::Free, at_s });
+    }
+
     fn push(&mut self, line: ChatLine) {
         if self.lines.len() >= CHAT_LOG_LINES {
             self.lines.pop_front();

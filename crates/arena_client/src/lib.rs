@@ -41,6 +41,8 @@
 //! - `messages`: the connection's traffic each frame: the transport pumped
 //!   in and out, and what the server sends decoded, checked and routed.
 //! - `roster`: who is on the server (the welcome, joins, leaves).
+//! - `map_download`: the server's map, built in, cached or fetched and
+//!   checked; the server told once it is loaded.
 //! - `replication`: the newest snapshot into entities.
 //! - `drawn`: the frame a drawn body dies or comes back.
 //! - `foreseen_hits`: the hit foreseen at the click, and its tally against
@@ -51,6 +53,7 @@
 //!   our own splash into the prediction.
 //! - `kill_cam`: the server's account of our death, kept for the view; skips.
 //! - `chat`: what the player says, sent; what the server passed on, kept.
+//! - `votes`: our calls and ballots sent; the vote as the server tells it.
 //! - `spectating`: the side we ask for; whom a watcher follows, and how.
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
@@ -90,6 +93,7 @@ mod interp_delay;
 pub mod interpolation;
 mod kill_cam;
 pub mod link;
+mod map_download;
 mod messages;
 mod prediction;
 mod range;
@@ -108,6 +112,7 @@ mod stats;
 mod sub_tick_shots;
 pub mod transport;
 mod vocabulary;
+mod votes;
 
 use std::sync::Arc;
 
@@ -122,8 +127,10 @@ pub use connection::{ConnectTo, Disconnect, LastDisconnect, ServerConnection, re
 pub use hole_punch::{Introducers, Introduction};
 pub use kill_cam::{KillCamFeed, SkipKillCam};
 pub use link::IoMode;
+pub use map_download::{MapCache, MapFetch};
 pub use settings::NetcodeSettings;
 pub use spectating::{ChooseSide, Spectating, SpectatorInput, WatchView};
+pub use votes::{ENDED_SHOWN_S, ShownVote, VoteAction, VoteBoard, parse_call as parse_vote_call};
 
 // What the local player does, and where everyone is drawn.
 pub use command_clock::ClientTick;
@@ -239,8 +246,7 @@ impl Plugin for ClientPlugin {
                 foreseen_hits::plugin,
                 (combat::plugin, sent_settings::plugin, rockets::plugin),
                 (scoreboard::plugin, kill_cam::plugin, chat::plugin, spectating::plugin),
-                range::plugin,
-                stats::plugin,
+                (range::plugin, stats::plugin, map_download::plugin, votes::plugin),
             ));
         let connected = connection::connected;
         let has_renet = resource_exists::<bevy_renet::RenetClient>;
@@ -249,7 +255,9 @@ impl Plugin for ClientPlugin {
             (
                 messages::receive_packets.in_set(ClientSet::Receive).run_if(connected),
                 messages::route_messages.in_set(ClientSet::Route).run_if(has_renet),
-                (roster::apply_roster_news, replication::apply_snapshots).chain().in_set(ClientSet::Apply),
+                (roster::apply_roster_news, map_download::find_maps, replication::apply_snapshots)
+                    .chain()
+                    .in_set(ClientSet::Apply),
                 (
                     command_clock::start_clock,
                     command_clock::follow_server,
@@ -269,6 +277,8 @@ impl Plugin for ClientPlugin {
                     kill_cam::receive_kill_cams,
                     chat::receive_chat,
                     range::apply_range_reports,
+                    map_download::receive_map,
+                    votes::receive_votes.after(chat::receive_chat),
                 )
                     .in_set(ClientSet::Reconcile),
             ),
@@ -298,6 +308,7 @@ impl Plugin for ClientPlugin {
                     sent_settings::send_settings.run_if(in_state(Session::InGame)),
                     kill_cam::send_skips,
                     chat::send_chat,
+                    votes::send_votes,
                     spectating::send_side_choices,
                 )
                     .in_set(ClientSet::Watch),

@@ -109,8 +109,11 @@ pub(crate) fn route_messages(
             ToClient::SideChanged { id, side } => {
                 roster.write(RosterNews::Side(id, side));
             }
-            ToClient::ChangeMap { name } => {
-                roster.write(RosterNews::Map(name));
+            ToClient::ChangeMap(id) => {
+                roster.write(RosterNews::Map(id));
+            }
+            ToClient::ModeChanged { mode } => {
+                roster.write(RosterNews::Mode(mode));
             }
             ToClient::Snapshot(bytes) => {
                 stats.snapshots_received += 1;
@@ -129,7 +132,10 @@ pub(crate) fn route_messages(
             | ToClient::KillCam(_)
             | ToClient::Chat { .. }
             | ToClient::ChatRefused(_)
-            | ToClient::Notice { .. }) => {
+            | ToClient::Notice { .. }
+            | ToClient::Vote(_)
+            | ToClient::VoteRefused(_)
+            | ToClient::MapData { .. }) => {
                 game.write(GameMessage(message));
             }
         }

@@ -1,10 +1,10 @@
 //! The roster: who is on the server and who we are, from the welcome and the
-//! joins and leaves after it. The welcome puts us in the game, on the
-//! server's map (a built-in one by name; another ends the connection).
+//! joins and leaves after it. The welcome puts us in the game; its map (and
+//! each map after it) is found or fetched by `map_download`.
 
 use bevy::prelude::*;
 
-use crate::vocabulary::{ClientWorld, PlayerEntities, Roster, RosterNews, Session, Welcomed};
+use crate::vocabulary::{MapNeeded, PlayerEntities, Roster, RosterNews, Session, Welcomed};
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<Roster>().init_resource::<PlayerEntities>().add_message::<Welcomed>();
@@ -17,19 +17,17 @@ pub(crate) fn apply_roster_news(
     session: Res<State<Session>>,
     mut next: ResMut<NextState<Session>>,
     mut welcomed: MessageWriter<Welcomed>,
-    mut world: ResMut<ClientWorld>,
+    mut maps: MessageWriter<MapNeeded>,
     mut commands: Commands,
 ) {
     for news in news.read() {
         match news {
             RosterNews::Welcome(welcome) => {
-                // The server's map, built in: the world predicted and drawn in.
-                if !load_map(&welcome.map_name, &mut world, &mut commands) {
-                    continue;
-                }
+                // The server's map: the world predicted and drawn in.
+                maps.write(MapNeeded(welcome.map.clone()));
                 info!(
                     "joined {} as player {} ({} Hz, {} players)",
-                    welcome.map_name,
+                    arena_protocol::names::clean_name(&welcome.map.name),
                     welcome.your_id.0,
                     welcome.tick_hz,
                     welcome.players.len()
@@ -38,7 +36,7 @@ pub(crate) fn apply_roster_news(
                     local_id: Some(welcome.your_id),
                     tick_hz: welcome.tick_hz,
                     snapshot_hz: welcome.snapshot_hz,
-                    map_name: arena_protocol::names::clean_name(&welcome.map_name),
+                    map_name: arena_protocol::names::clean_name(&welcome.map.name),
                     range: welcome.range,
                     subtick: welcome.subtick,
                     mode: welcome.mode,
@@ -62,11 +60,13 @@ pub(crate) fn apply_roster_news(
                     roster.sides.insert(*id, *side);
                 }
             }
-            RosterNews::Map(name) => {
-                if load_map(name, &mut world, &mut commands) {
-                    info!("the next match is on {}", world.map().name);
-                    roster.map_name = world.map().name.clone();
-                }
+            RosterNews::Map(id) => {
+                info!("the next match is on {}", arena_protocol::names::clean_name(&id.name));
+                maps.write(MapNeeded(id.clone()));
+            }
+            RosterNews::Mode(mode) => {
+                info!("the next match is {}", mode.label());
+                roster.mode = *mode;
             }
             RosterNews::Left(id) => {
                 roster.bots.remove(id);
@@ -88,30 +88,4 @@ pub(crate) fn clear_world(mut commands: Commands, mut entities: ResMut<PlayerEnt
         commands.entity(entity).despawn();
     }
     *roster = Roster::default();
-}
-
-/// Puts the built-in map called `name` in the client world (if it is not
-/// there already); a map this game does not have ends the connection,
-/// saying so, and gives false.
-fn load_map(name: &str, world: &mut ResMut<ClientWorld>, commands: &mut Commands) -> bool {
-    // Read, not written, when it is the same map (case aside): the view
-    // rebuilds the arena whenever the world changes.
-    if world.map().name.eq_ignore_ascii_case(name) {
-        return true;
-    }
-    match arena_sim::MapDef::built_in(name) {
-        Some(map) => {
-            **world = ClientWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map)));
-            true
-        }
-        None => {
-            let reason = format!(
-                "The server plays the map \"{}\", which this game does not have (maps: {}).",
-                arena_protocol::names::clean_name(name),
-                arena_sim::MapDef::built_in_names().join(", ")
-            );
-            crate::connection::end_connection(commands, reason);
-            false
-        }
-    }
 }

@@ -235,8 +235,14 @@ pub(crate) enum RosterNews {
     Left(PlayerId),
     Side(PlayerId, Side),
     /// The next match is on this map.
-    Map(String),
+    Map(arena_protocol::map_transfer::MapId),
+    /// From the next match, this mode.
+    Mode(arena_protocol::modes::Mode),
 }
+
+/// The server plays this map: find it here or fetch it (`map_download`).
+#[derive(Message, Debug, Clone)]
+pub(crate) struct MapNeeded(pub arena_protocol::map_transfer::MapId);
 
 /// A snapshot as it came (packed), in the order they came, and when it came
 /// (on the app's real clock): routed to replication.

@@ -8,6 +8,7 @@ pub mod commands;
 pub mod demo;
 pub mod hits;
 pub mod kill_cam;
+pub mod map_transfer;
 pub mod master;
 pub mod messages;
 pub mod nat;
@@ -40,6 +41,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(text::ConsoleLines),
         Box::new(text::ConfigFile),
         Box::new(text::MapFiles),
+        Box::new(map_transfer::MapTransfer),
         Box::new(hits::Rockets),
         Box::new(hits::Poses),
         Box::new(demo::DemoFiles),

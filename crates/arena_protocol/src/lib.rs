@@ -20,6 +20,9 @@
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
 //! - `kill_cam`: the two-view kill-cam's message: the killer's track and
 //!   the fatal shot, and their checks.
+//! - `map_transfer`: maps named by hash, sent in chunks, put together
+//!   with limits (a server's own map to a client without it).
+//! - `vote`: votes' calls, their status, refusals and the majority rule.
 //! - `messages`: the messages each way, their limits (players, names,
 //!   lengths) and their structural checks.
 //! - `snapshot`: snapshots quantised, delta-coded and packed: what each
@@ -55,6 +58,7 @@ pub mod demo;
 pub mod demo_frame;
 pub mod key;
 pub mod kill_cam;
+pub mod map_transfer;
 pub mod messages;
 pub mod modes;
 pub mod names;
@@ -63,6 +67,7 @@ pub mod rcon;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
+pub mod vote;
 
 pub use codec::{decode, encode};
 pub use messages::*;
@@ -75,7 +80,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 16;
+pub const PROTOCOL_VERSION: u64 = 17;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -45,6 +45,14 @@ pub enum ToServer {
     Chat { text: String, team: bool },
     /// Play, play for a team, or watch (a switch waits for the player's death).
     ChooseSide(crate::modes::SideChoice),
+    /// Calls a vote (Quake 3's `callvote`).
+    CallVote(crate::vote::VoteCall),
+    /// A ballot in the vote now open.
+    Vote { yes: bool },
+    /// This client has no map of the hash the server named: send it.
+    WantMap,
+    /// This client has loaded the map of this hash: it may play.
+    MapLoaded { hash: [u8; 32] },
 }
 
 /// What the server must know of a client's netcode settings.
@@ -68,8 +76,7 @@ pub struct ClientSettings {
     pub rate: u32,
 }
 
-/// Longest map name a server may send, bytes.
-pub const MAX_MAP_NAME_BYTES: usize = 64;
+pub use crate::map_transfer::MAX_MAP_NAME_BYTES;
 
 /// `rate`'s range besides 0 (no limit), bytes a second: below the low end
 /// a snapshot of a full server would never fit.
@@ -118,15 +125,24 @@ impl ToServer {
             ToServer::SkipKillCam => "skip_kill_cam",
             ToServer::Chat { .. } => "chat",
             ToServer::ChooseSide(_) => "choose_side",
+            ToServer::CallVote(_) => "call_vote",
+            ToServer::Vote { .. } => "vote",
+            ToServer::WantMap => "want_map",
+            ToServer::MapLoaded { .. } => "map_loaded",
         }
     }
 
     pub fn channel(&self) -> u8 {
         match self {
             ToServer::Commands(_) => channel::UNRELIABLE,
-            ToServer::Settings(_) | ToServer::SkipKillCam | ToServer::Chat { .. } | ToServer::ChooseSide(_) => {
-                channel::RELIABLE
-            }
+            ToServer::Settings(_)
+            | ToServer::SkipKillCam
+            | ToServer::Chat { .. }
+            | ToServer::ChooseSide(_)
+            | ToServer::CallVote(_)
+            | ToServer::Vote { .. }
+            | ToServer::WantMap
+            | ToServer::MapLoaded { .. } => channel::RELIABLE,
         }
     }
 
@@ -140,8 +156,14 @@ impl ToServer {
             ToServer::Settings(s) if s.interp_ms > MAX_INTERP_MS => {
                 Err(format!("interpolation delay {} ms (at most {MAX_INTERP_MS})", s.interp_ms))
             }
-            ToServer::Settings(_) | ToServer::SkipKillCam | ToServer::ChooseSide(_) => Ok(()),
+            ToServer::Settings(_)
+            | ToServer::SkipKillCam
+            | ToServer::ChooseSide(_)
+            | ToServer::Vote { .. }
+            | ToServer::WantMap
+            | ToServer::MapLoaded { .. } => Ok(()),
             ToServer::Chat { text, .. } => chat_fits(text),
+            ToServer::CallVote(call) => call.validate(),
         }
     }
 }
@@ -230,11 +252,22 @@ pub enum ToClient {
         id: PlayerId,
         side: crate::modes::Side,
     },
-    /// The next match is on this map (the rotation, the console's `map`):
-    /// load it; everyone respawns on it. Last, so that the variants before
-    /// it keep their numbers.
-    ChangeMap {
-        name: String,
+    /// The next match is on this map (the rotation, the console's `map`, a
+    /// vote): load it (or ask for it); everyone respawns on it.
+    ChangeMap(crate::map_transfer::MapId),
+    /// A vote: opened, a ballot cast, or ended.
+    Vote(crate::vote::VoteStatus),
+    /// To a caller or voter: its call or ballot was not taken, and why.
+    VoteRefused(crate::vote::VoteRefusal),
+    /// From the next match, this mode is played (a vote, the console's `mode`).
+    ModeChanged {
+        mode: crate::modes::Mode,
+    },
+    /// A piece of the map this client asked for (`ToServer::WantMap`), at
+    /// `offset` in its file.
+    MapData {
+        offset: u32,
+        bytes: Vec<u8>,
     },
 }
 
@@ -379,8 +412,12 @@ impl ToClient {
             ToClient::Chat { .. } => "chat",
             ToClient::ChatRefused(_) => "chat_refused",
             ToClient::Notice { .. } => "notice",
-            ToClient::ChangeMap { .. } => "change_map",
+            ToClient::ChangeMap(_) => "change_map",
             ToClient::SideChanged { .. } => "side_changed",
+            ToClient::Vote(_) => "vote",
+            ToClient::VoteRefused(_) => "vote_refused",
+            ToClient::ModeChanged { .. } => "mode_changed",
+            ToClient::MapData { .. } => "map_data",
         }
     }
 
@@ -408,9 +445,7 @@ impl ToClient {
                     return Err(format!("snapshot rate {} Hz", w.snapshot_hz));
                 }
                 players(w.players.len(), "players")?;
-                if w.map_name.len() > MAX_MAP_NAME_BYTES {
-                    return Err(format!("a map name of {} bytes (at most {MAX_MAP_NAME_BYTES})", w.map_name.len()));
-                }
+                w.map.validate()?;
                 distinct(w.players.iter().map(|p| p.id))
             }
             ToClient::Snapshot(bytes) if bytes.len() > MAX_SNAPSHOT_BYTES => {
@@ -433,10 +468,13 @@ impl ToClient {
             ToClient::ShotFired { .. } => Ok(()),
             ToClient::KillCam(cam) => cam.validate(),
             ToClient::Chat { text, .. } | ToClient::Notice { text } => chat_fits(text),
-            ToClient::ChangeMap { name } if name.len() > MAX_MAP_NAME_BYTES => {
-                Err(format!("a map name of {} bytes (at most {MAX_MAP_NAME_BYTES})", name.len()))
-            }
-            ToClient::ChangeMap { .. } => Ok(()),
+            ToClient::ChangeMap(map) => map.validate(),
+            ToClient::Vote(status) => status.call.validate(),
+            ToClient::MapData { bytes, .. } if bytes.len() > crate::map_transfer::MAP_CHUNK_BYTES => Err(format!(
+                "a map piece of {} bytes (at most {})",
+                bytes.len(),
+                crate::map_transfer::MAP_CHUNK_BYTES
+            )),
             ToClient::Damaged { from, .. } => finite(*from, "the damage's origin"),
             ToClient::Scores(rows) => players(rows.len(), "score rows"),
             ToClient::Range(RangeReport { miss: Some(m), .. })
@@ -453,6 +491,9 @@ impl ToClient {
             | ToClient::Refused(_)
             | ToClient::ChatRefused(_)
             | ToClient::SideChanged { .. }
+            | ToClient::VoteRefused(_)
+            | ToClient::ModeChanged { .. }
+            | ToClient::MapData { .. }
             // Bit packs whose every reading is finite and bounded.
             | ToClient::RocketFired { .. }
             | ToClient::RocketExploded { .. }
@@ -506,7 +547,8 @@ pub struct Welcome {
     pub snapshot_hz: u32,
     /// The server's tick when it sent this.
     pub server_tick: u32,
-    pub map_name: String,
+    /// The map played: its name, hash and size.
+    pub map: crate::map_transfer::MapId,
     /// Everyone on the server, the new player included.
     pub players: Vec<PlayerInfo>,
     /// A shooting range: targets that cannot die, nobody hurt, tallies.
@@ -540,7 +582,7 @@ mod tests {
                 tick_hz: 64,
                 snapshot_hz: 20,
                 server_tick: 1234,
-                map_name: "Foundry".into(),
+                map: crate::map_transfer::MapId::of("Foundry", b"x"),
                 players: vec![PlayerInfo {
                     id: PlayerId(3),
                     name: "Ada".into(),

@@ -12,6 +12,7 @@ use arena_sim::{DEFAULT_TICK_HZ, TICK_HZ_RANGE};
 use bevy::prelude::*;
 
 use crate::range_lanes::LANES;
+use crate::vocabulary::{ServedMap, ServedMaps};
 
 /// How far back lag compensation rewinds at most by default, milliseconds:
 /// chosen from `arena lab unlag` (see the README's "The rewind cap").
@@ -118,10 +119,13 @@ pub struct ServerConfig {
     pub max_spectators: usize,
     /// The remote console's key (`--rcon-password-file`): none, no remote console.
     pub rcon_key: Option<arena_protocol::rcon::RconKey>,
-    /// The map played, a built-in one by name (`--map`).
+    /// The map played (`--map`): a built-in one by name, or a map file
+    /// (a path ending in `.ron`), sent to clients that lack it.
     pub map: String,
     /// Maps played in turn, a match each (`--maps a,b`); empty: `map` only.
     pub maps: Vec<String>,
+    /// What players may call votes on (`--vote-kinds`); empty: no votes.
+    pub vote_kinds: Vec<arena_protocol::vote::VoteKind>,
 }
 
 /// How a server's systems are run each frame.
@@ -177,7 +181,80 @@ impl Default for ServerConfig {
             rcon_key: None,
             map: arena_sim::MapDef::built_in_names()[0].to_string(),
             maps: Vec::new(),
+            vote_kinds: arena_protocol::vote::VoteKind::ALL.to_vec(),
         }
+    }
+}
+
+/// Whether a `--map`/`--maps` entry is a map file rather than a built-in
+/// map's name.
+pub(crate) fn is_map_file(entry: &str) -> bool {
+    entry.ends_with(".ron") || entry.contains('/') || entry.contains('\\')
+}
+
+impl ServerConfig {
+    /// The maps this server plays: the built-in ones and the files named,
+    /// each file read (at most the map cap) and checked as `arena map
+    /// check` does; and the names of the map played first and of the
+    /// rotation.
+    pub fn load_maps(&self) -> Result<(ServedMaps, String, Vec<String>), ConfigError> {
+        let mut served = ServedMaps::built_in();
+        let mut name_of = |entry: &String| -> Result<String, ConfigError> {
+            if !is_map_file(entry) {
+                return served
+                    .find(entry)
+                    .map(|m| m.id.name.clone())
+                    .ok_or_else(|| ConfigError::UnknownMap(entry.clone()));
+            }
+            let map = load_map_file(std::path::Path::new(entry))?;
+            let name = map.id.name.clone();
+            match served.find(&name) {
+                Some(known) if known.id == map.id => {}
+                Some(_) => {
+                    return Err(ConfigError::MapFile {
+                        path: entry.clone(),
+                        errors: vec![format!("another map is called {name} already: rename it")],
+                    });
+                }
+                None => served.0.push(map),
+            }
+            Ok(name)
+        };
+        let rotation = self.maps.iter().map(&mut name_of).collect::<Result<Vec<_>, _>>()?;
+        let first = name_of(&self.map)?;
+        Ok((served, first, rotation))
+    }
+}
+
+/// Reads and checks one map file.
+fn load_map_file(path: &std::path::Path) -> Result<ServedMap, ConfigError> {
+    use std::io::Read;
+    let fail = |errors: Vec<String>| ConfigError::MapFile { path: path.display().to_string(), errors };
+    let cap = arena_protocol::map_transfer::MAX_MAP_BYTES;
+    let mut text = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(cap as u64 + 1).read_to_end(&mut text))
+        .map_err(|e| fail(vec![format!("cannot be read: {e}")]))?;
+    if text.len() > cap {
+        return Err(fail(vec![format!("is over {cap} bytes")]));
+    }
+    let Ok(utf8) = std::str::from_utf8(&text) else { return Err(fail(vec!["is not UTF-8 text".into()])) };
+    let (def, checked) = arena_sim::map_check::check_text(utf8);
+    match def {
+        Some(def) if checked.ok() => {
+            let id = arena_protocol::map_transfer::MapId::of(&def.name, &text);
+            if def.name.chars().any(|c| c == '"' || c == ';' || c.is_control()) {
+                return Err(fail(vec!["its name may not hold quotes, semicolons or control characters".into()]));
+            }
+            if id.validate().is_err() || def.name.trim().is_empty() {
+                return Err(fail(vec![format!(
+                    "its name must be 1 to {} bytes",
+                    arena_protocol::map_transfer::MAX_MAP_NAME_BYTES
+                )]));
+            }
+            Ok(ServedMap { def, id, text: text.into(), file: true })
+        }
+        _ => Err(fail(checked.errors)),
     }
 }
 
@@ -242,9 +319,10 @@ impl ServerConfig {
             // The lanes are laid out on Foundry's floor.
             Some(E::RangeMap(self.map.clone()))
         } else {
+            // Files are read and checked when the server starts (`load_maps`).
             std::iter::once(&self.map)
                 .chain(&self.maps)
-                .find(|m| arena_sim::MapDef::built_in(m).is_none())
+                .find(|m| !is_map_file(m) && arena_sim::MapDef::built_in(m).is_none())
                 .map(|unknown| E::UnknownMap(unknown.clone()))
         };
         problem.map_or(Ok(()), Err)
@@ -276,6 +354,11 @@ pub enum ConfigError {
     UnknownMap(String),
     /// A shooting range on another map than its lanes are laid on.
     RangeMap(String),
+    /// A map file that cannot be played: what is wrong with it.
+    MapFile {
+        path: String,
+        errors: Vec<String>,
+    },
 }
 
 /// The default time between heartbeats when nothing changes, seconds
@@ -313,6 +396,9 @@ impl std::fmt::Display for ConfigError {
             ),
             ConfigError::UnknownMap(name) => {
                 write!(f, "there is no map \"{name}\" (maps: {})", arena_sim::MapDef::built_in_names().join(", "))
+            }
+            ConfigError::MapFile { path, errors } => {
+                write!(f, "the map file {path} cannot be played: {}", errors.join("; "))
             }
             ConfigError::RangeMode(mode) => {
                 write!(f, "a shooting range is practice, not a {}: leave out --mode or --range", mode.label())

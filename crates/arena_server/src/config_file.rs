@@ -55,6 +55,8 @@ struct ServerFile {
     /// The map played (`--map`), and the maps played in turn (`--maps`).
     map: Option<String>,
     maps: Option<Vec<String>>,
+    /// What votes may be called on: "map,mode,kick,restart" or "none" (`--vote-kinds`).
+    vote_kinds: Option<String>,
 }
 
 /// Why a config file cannot be used.
@@ -123,6 +125,7 @@ pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError>
         ("mode", "--mode", file.mode),
         ("max_spectators", "--max-spectators", file.max_spectators.map(|v| v.to_string())),
         ("map", "--map", file.map),
+        ("vote_kinds", "--vote-kinds", file.vote_kinds),
     ] {
         if let Some(value) = value {
             add(key, flag, vec![value]);

@@ -86,8 +86,8 @@ use bevy_renet::RenetReceive;
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
 use socket::{drops, guard, remote_console, transport};
 use tick::{
-    bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, match_flow, range, rockets,
-    roster, rotation, sides, simulation, snapshots,
+    bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, map_upload, match_flow,
+    range, rockets, roster, rotation, sides, simulation, snapshots, votes,
 };
 
 // What running a server needs.
@@ -105,14 +105,16 @@ pub use chat::ChatStats;
 pub use combat::{ShotLog, ShotRecord};
 pub use drops::{DropReason, GuardCounters};
 pub use intake::{CommandBuffer, CommandStats};
+pub use map_upload::{MapUploads, UploadStats};
 pub use match_flow::MatchState;
 pub use rockets::{RocketLog, RocketRecord, Rockets};
 pub use rotation::MapRotation;
 pub use sides::SideStats;
 pub use vocabulary::{
-    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, Score, ServerPlayer, ServerStats,
-    ServerTick, Sim,
+    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, Score, ServedMap, ServedMaps,
+    ServerPlayer, ServerStats, ServerTick, Sim,
 };
+pub use votes::{VoteStats, Votes};
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
 pub use guard::{Guard, SILENT_CLIENT_TIMEOUT, Verdict};
@@ -231,10 +233,14 @@ impl Plugin for ServerPlugin {
                 sides::plugin,
                 console::plugin,
             ))
+            .add_plugins((votes::plugin, map_upload::plugin))
             .init_resource::<GameMode>()
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(PreUpdate, chat::pass_on_chat.after(ServerSet::Intake))
             .add_systems(PreUpdate, sides::take_choices.after(ServerSet::Intake))
+            .add_systems(PreUpdate, (votes::take_votes, votes::count_votes).chain().after(ServerSet::Intake))
+            .add_systems(PreUpdate, map_upload::take_map_asks.after(ServerSet::Intake))
+            .add_systems(Update, map_upload::send_map_chunks)
             .add_systems(Update, sides::sum_up)
             .add_systems(FixedUpdate, chat::bots_say_gg.after(ServerSet::Match))
             .add_systems(Update, roster::settle_joiners)
@@ -293,12 +299,22 @@ impl Plugin for ServerPlugin {
 /// cannot be used.
 pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, ServerError> {
     config.check().map_err(ServerError::Config)?;
+    let (served, first, rotation) = config.load_maps().map_err(ServerError::Config)?;
     if let Some(dir) = &config.record_dir {
         tick::demo_recording::check_writable(dir).map_err(|error| ServerError::Record { dir: dir.clone(), error })?;
     }
     let info = transport::open(app, config)?;
-    // `check` found it: a built-in map by name.
-    let map = MapDef::built_in(&config.map).unwrap_or_else(MapDef::foundry);
+    let map = served.find(&first).map_or_else(MapDef::foundry, |m| m.def.clone());
+    for file in served.0.iter().filter(|m| m.file) {
+        info!(
+            "map file: {} ({} bytes, hash {}), sent to clients that lack it",
+            file.id.name,
+            file.id.bytes,
+            &file.id.hex()[..16]
+        );
+    }
+    app.insert_resource(served);
+    app.insert_resource(tick::votes::Votes::new(config.vote_kinds.clone()));
     app.insert_resource(vocabulary::ServerIdentity {
         name: info.name.clone(),
         map: map.name.clone(),
@@ -307,7 +323,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         max_clients: config.max_clients,
         port: config.advertised_port(info.local_addr.port()),
     });
-    app.insert_resource(rotation::MapRotation::new(config.maps.clone(), &map.name));
+    app.insert_resource(rotation::MapRotation::new(rotation, &map.name));
     app.insert_resource(vocabulary::SimWorld(Arc::new(ArenaWorld::new(map))))
         .insert_resource(tick::bots::BotSettings {
             count: config.bots,

@@ -143,6 +143,80 @@ pub(crate) struct ServerIdentity {
     pub port: u16,
 }
 
+/// The maps this server can play: the built-in ones, and the map files
+/// `--map`/`--maps` named (sent to clients that do not have them).
+#[derive(Resource, Debug, Clone)]
+pub struct ServedMaps(pub Vec<ServedMap>);
+
+impl Default for ServedMaps {
+    fn default() -> Self {
+        Self::built_in()
+    }
+}
+
+/// One map a server can play.
+#[derive(Debug, Clone)]
+pub struct ServedMap {
+    pub def: arena_sim::MapDef,
+    /// Its name, hash and size, as clients are told.
+    pub id: arena_protocol::map_transfer::MapId,
+    /// Its file's bytes (sent to a client without it).
+    pub text: Arc<[u8]>,
+    /// From a file (clients may lack it), not built in.
+    pub file: bool,
+}
+
+impl ServedMaps {
+    /// The built-in maps.
+    pub fn built_in() -> Self {
+        Self(
+            arena_sim::map::BUILT_IN_MAPS
+                .iter()
+                .filter_map(|(name, text)| {
+                    let def = arena_sim::MapDef::from_ron(text).ok()?;
+                    let id = arena_protocol::map_transfer::MapId::of(name, text.as_bytes());
+                    Some(ServedMap { def, id, text: Arc::from(text.as_bytes()), file: false })
+                })
+                .collect(),
+        )
+    }
+
+    /// The map called `name` (any case).
+    pub fn find(&self, name: &str) -> Option<&ServedMap> {
+        self.0.iter().find(|m| m.id.name.eq_ignore_ascii_case(name.trim()))
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.0.iter().map(|m| m.id.name.clone()).collect()
+    }
+}
+
+/// A client player held out of the world until its client says it has
+/// loaded the map (one from a file, which it may first have to download).
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct AwaitingMap;
+
+/// A vote call or ballot a client sent (from intake to `tick/votes.rs`), as it came.
+#[derive(Message, Debug, Clone)]
+pub(crate) struct VoteSaid {
+    pub client: ClientId,
+    pub said: VoteSaying,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum VoteSaying {
+    Call(arena_protocol::vote::VoteCall),
+    Ballot(bool),
+}
+
+/// A client asked for the map (`None`), or loaded the map of this hash
+/// (from intake to `tick/map_upload.rs`).
+#[derive(Message, Debug, Clone, Copy)]
+pub(crate) struct MapAsked {
+    pub client: ClientId,
+    pub loaded: Option<[u8; 32]>,
+}
+
 /// Who is on the server. Kept in step with the player entities, and updated
 /// at once (not through deferred commands) so that several players joining in
 /// one frame get different ids and names.
@@ -431,6 +505,8 @@ pub enum ConsoleSource {
     /// The remote console, its MAC checked: answered to `addr`, under the
     /// challenge the command came with.
     Remote { addr: std::net::SocketAddr, challenge: [u8; 16] },
+    /// A vote that passed (`tick/votes.rs`): logged, answered to nobody.
+    Vote,
 }
 
 /// Console lines waiting to run, and answers waiting to go: the terminal's

@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use arena_client::{ConnectTo, Disconnect, NetStats, NetcodeSettings, Roster, SayChat, ServerConnection};
+use arena_client::{ConnectTo, Disconnect, NetStats, NetcodeSettings, Roster, SayChat, ServerConnection, VoteAction};
 use arena_protocol::console::{self, Command, Host, Outcome, Value, Var};
 use arena_protocol::key::Password;
 use bevy::ecs::system::SystemParam;
@@ -49,7 +49,7 @@ const RCON_TIMEOUT: Duration = Duration::from_secs(3);
 /// dragging a slider does not write the file each frame.
 const SAVE_AFTER_S: f64 = 0.5;
 
-const COMMANDS: [Command; 11] = [
+const COMMANDS: [Command; 13] = [
     Command {
         name: "bind",
         usage: "bind KEY [\"LINE\"]",
@@ -64,6 +64,12 @@ const COMMANDS: [Command; 11] = [
     Command { name: "quit", usage: "quit", help: "leaves the game" },
     Command { name: "say", usage: "say TEXT", help: "a chat line to everyone" },
     Command { name: "say_team", usage: "say_team TEXT", help: "a chat line to your team" },
+    Command {
+        name: "callvote",
+        usage: "callvote map NAME | mode ffa|tdm|duel | kick NAME | restart",
+        help: "asks the players to vote (a majority of those playing within 20 s)",
+    },
+    Command { name: "vote", usage: "vote yes|no", help: "answers the vote open (the keys F1 and F2 too)" },
     Command {
         name: "rcon",
         usage: "rcon COMMAND",
@@ -208,6 +214,7 @@ pub(crate) enum Action {
     Disconnect,
     Quit,
     Say { text: String, team: bool },
+    Vote(VoteAction),
     Rcon { addr: std::net::SocketAddr, password: String, command: String },
 }
 
@@ -350,6 +357,28 @@ impl Host for ViewHost<'_, '_> {
                 Outcome::Said(Vec::new())
             }
             "rcon" => self.rcon(args),
+            "callvote" | "vote" if self.game.connection.is_none() => {
+                Outcome::Refused(format!("{name}: not connected to a server"))
+            }
+            "callvote" => match self.game.roster.as_deref().map(|r| arena_client::parse_vote_call(args, r)) {
+                Some(Ok(call)) => {
+                    self.actions.push(Action::Vote(VoteAction::Call(call)));
+                    Outcome::Said(Vec::new())
+                }
+                Some(Err(usage)) => Outcome::Refused(usage),
+                None => Outcome::Refused("callvote: not in a game".into()),
+            },
+            "vote" => match args.first().map(|a| a.to_ascii_lowercase()).as_deref() {
+                Some("yes" | "y" | "1") => {
+                    self.actions.push(Action::Vote(VoteAction::Ballot(true)));
+                    Outcome::Said(Vec::new())
+                }
+                Some("no" | "n" | "0") => {
+                    self.actions.push(Action::Vote(VoteAction::Ballot(false)));
+                    Outcome::Said(Vec::new())
+                }
+                _ => Outcome::Refused("vote yes|no".into()),
+            },
             _ => Outcome::Refused(format!("unknown: {name}")),
         }
     }
@@ -363,7 +392,11 @@ impl Host for ViewHost<'_, '_> {
             "bind" | "unbind" => crate::settings::KEY_NAMES.iter().map(|(n, _)| (*n).to_string()).collect(),
             "connect" => self.game.settings.recent.clone(),
             "exec" => scripts_in(self.dir.as_deref()),
-            "rcon" => ["status", "kick", "ban", "say", "map", "changelevel"].map(String::from).to_vec(),
+            "rcon" => {
+                ["status", "kick", "ban", "say", "map", "changelevel", "mode", "restart"].map(String::from).to_vec()
+            }
+            "callvote" => ["map", "mode", "kick", "restart"].map(String::from).to_vec(),
+            "vote" => ["yes", "no"].map(String::from).to_vec(),
             _ => Vec::new(),
         }
     }
@@ -528,6 +561,7 @@ fn run_pending(
     mut game: Game,
     mut commands: Commands,
     mut say: MessageWriter<SayChat>,
+    mut votes: MessageWriter<VoteAction>,
     mut exit: MessageWriter<AppExit>,
     profile: Option<Res<crate::vocabulary::PlayerProfile>>,
 ) {
@@ -568,6 +602,9 @@ fn run_pending(
             }
             Action::Say { text, team } => {
                 say.write(SayChat { text, team });
+            }
+            Action::Vote(action) => {
+                votes.write(action);
             }
             Action::Rcon { addr, password, command } => {
                 if console.rcon.len() >= RCON_IN_FLIGHT {

@@ -278,9 +278,15 @@ fn damage_flash(
     color.0 = Color::srgba(0.8, 0.0, 0.0, 0.35 * flash.left_s / DAMAGE_FLASH_S);
 }
 
-fn vitals(local: Query<&Drawn, With<LocalPlayer>>, mut text: Query<&mut Text, With<Vitals>>) {
+fn vitals(
+    local: Query<&Drawn, With<LocalPlayer>>,
+    fetch: Res<arena_client::MapFetch>,
+    mut text: Query<&mut Text, With<Vitals>>,
+) {
     let Ok(Drawn(state)) = local.single() else { return };
-    let line = if !state.alive {
+    let line = if fetch.progress().is_some() {
+        "loading the map".to_string()
+    } else if !state.alive {
         "dead: respawning".to_string()
     } else {
         let weapon = if state.weapon == arena_sim::Weapon::Rocket {

@@ -16,6 +16,8 @@
 //! - `server_list`: the main menu's list of games (LAN, favourites, recent).
 //! - `sound`: what shots, steps and the menus sound like (synthesised at
 //!   start).
+//! - `votes`: the vote open at the top of the view, the keys that answer
+//!   it, the pause menu's calls.
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.
 //! - `surfaces`: the arena's textures, made at start.
@@ -31,6 +33,7 @@
 //! - `rockets`: rockets in flight, their trails and lights, and blasts.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
 //! - `chat`: chat lines over the view, fading; the line being typed.
+//! - `map_progress`: the server's map being downloaded, over the view.
 //! - `console`: the console (the key left of 1): the paper's variables and
 //!   the game's commands, binds, `autoexec.cfg`, rcon, the log's lines.
 //! - `console_window`: the console's window (scrollback, the line, Tab's list).
@@ -67,6 +70,7 @@ mod hud;
 mod input;
 mod kill_cam;
 mod looks;
+mod map_progress;
 mod menu;
 mod name_tags;
 mod net_graph;
@@ -87,6 +91,7 @@ mod spectating;
 mod surfaces;
 mod view_model;
 mod vocabulary;
+mod votes;
 
 use arena_client::ClientPlugin;
 use bevy::log::LogPlugin;
@@ -286,6 +291,10 @@ impl Plugin for GamePlugin {
             .insert_resource(arena_client::Introducers(self.settings.masters.clone()))
             .insert_resource(self.settings.clone())
             .insert_resource(self.netcode.clone())
+            // Maps received from servers, kept beside the settings.
+            .insert_resource(arena_client::MapCache {
+                dir: self.file.path.as_ref().and_then(|p| p.parent()).map(|d| d.join("maps")),
+            })
             .insert_resource(console::Console::with_flags(self.netcode_flags.clone()))
             .insert_resource(vocabulary::AutoAim(self.auto_aim))
             .insert_resource(menu::StartupAction(Some(self.start.clone())))
@@ -327,6 +336,8 @@ impl Plugin for GamePlugin {
                 console::plugin,
                 console_window::plugin,
                 frame_limit::plugin,
+                votes::plugin,
+                map_progress::plugin,
             ));
         if let Some(shot) = &self.screenshot {
             app.add_plugins(screenshot::plugin(shot.clone()));

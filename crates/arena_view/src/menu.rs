@@ -463,7 +463,7 @@ fn pause_menu(
     hosted: Option<Res<HostedServer>>,
     connection: Option<Res<ServerConnection>>,
     (roster, mut chat): (Res<arena_client::Roster>, ResMut<arena_client::ChatLog>),
-    mut sides: MessageWriter<arena_client::ChooseSide>,
+    (mut sides, mut votes): (MessageWriter<arena_client::ChooseSide>, MessageWriter<arena_client::VoteAction>),
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
 ) -> Result {
@@ -488,6 +488,9 @@ fn pause_menu(
                 ui.label(format!("Playing on {}", connection.addr));
             }
             side_buttons(ui, &roster, &mut sides, &mut pause);
+            if crate::votes::vote_menu(ui, &roster, &mut votes) {
+                pause.open = false;
+            }
             // Everyone else, each with a mute for the chat.
             egui::CollapsingHeader::new("Players (mute in chat)").show(ui, |ui| {
                 let others: Vec<_> = roster.names.iter().filter(|(id, _)| Some(**id) != roster.local_id).collect();

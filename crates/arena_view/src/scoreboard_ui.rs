@@ -179,9 +179,11 @@ fn death_notice(
     feed: Res<KillFeed>,
     roster: Res<Roster>,
     status: Res<MatchStatus>,
+    fetch: Res<arena_client::MapFetch>,
 ) -> Result {
     let dead = local.single().is_ok_and(|s| !s.alive);
-    if !dead || status.is_over() {
+    // Out of the world while the map comes is no death.
+    if !dead || status.is_over() || fetch.progress().is_some() {
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;

@@ -38,6 +38,12 @@ impl Target for DecodeToServer {
             ToServer::ChooseSide(SideChoice::Team(Team::Blue)),
             ToServer::ChooseSide(SideChoice::Spectate),
             ToServer::ChooseSide(SideChoice::Play),
+            ToServer::CallVote(arena_protocol::vote::VoteCall::Map("Spire".into())),
+            ToServer::CallVote(arena_protocol::vote::VoteCall::Kick(PlayerId(3))),
+            ToServer::CallVote(arena_protocol::vote::VoteCall::Mode(arena_protocol::modes::Mode::Duel)),
+            ToServer::Vote { yes: true },
+            ToServer::WantMap,
+            ToServer::MapLoaded { hash: [7; 32] },
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -93,7 +99,20 @@ impl Target for DecodeToClient {
             ToClient::Chat { from: PlayerId(2), text: "gg wp".into(), team: false },
             ToClient::ChatRefused(arena_protocol::chat::ChatRefusal::TooFast),
             ToClient::Notice { text: "Ada was kicked by the server's operator".into() },
-            ToClient::ChangeMap { name: "Spire".into() },
+            ToClient::ChangeMap(arena_protocol::map_transfer::MapId::of("Spire", b"(name: \"Spire\")")),
+            ToClient::MapData { offset: 1024, bytes: vec![b'('; 40] },
+            ToClient::ModeChanged { mode: arena_protocol::modes::Mode::Tdm },
+            ToClient::VoteRefused(arena_protocol::vote::VoteRefusal::TooSoon(42)),
+            ToClient::Vote(arena_protocol::vote::VoteStatus {
+                number: 2,
+                caller: PlayerId(1),
+                call: arena_protocol::vote::VoteCall::Restart,
+                yes: 2,
+                no: 1,
+                voters: 4,
+                left_ds: 150,
+                outcome: arena_protocol::vote::VoteOutcome::Open,
+            }),
             ToClient::SideChanged { id: PlayerId(3), side: Side::Team(Team::Blue) },
             ToClient::SideChanged { id: PlayerId(4), side: Side::Waiting },
             ToClient::Refused(arena_protocol::Refusal::Full { spectators: true }),
@@ -109,7 +128,7 @@ impl Target for DecodeToClient {
                 tick_hz: 64,
                 snapshot_hz: 32,
                 server_tick: 5,
-                map_name: "Foundry".into(),
+                map: arena_protocol::map_transfer::MapId::of("Foundry", arena_sim::map::FOUNDRY_RON.as_bytes()),
                 players: vec![arena_protocol::PlayerInfo {
                     id: PlayerId(1),
                     name: "Ada".into(),

@@ -3,7 +3,8 @@
 //! gate) run on the game, in `arena_protocol::console`'s language, over the
 //! server's variables (`sv_maxunlag`, `sv_tickrate` read-only, `sv_password`,
 //! `mp_fraglimit`, `mp_timelimit`, `bot_quota`, `bot_skill`) and commands
-//! (`status`, `say`, `kick`, `ban` for the session, `map`, `changelevel`).
+//! (`status`, `say`, `kick`, `ban` for the session, `map`, `changelevel`,
+//! `mode`, `restart`). A vote that passed runs here too, as its line.
 //! Every line is logged with where it came from; the terminal's answers are
 //! printed, the remote console's go back through the socket.
 
@@ -22,10 +23,14 @@ use bevy_renet::RenetServer;
 use super::bots::{BotSettings, add_bot};
 use super::match_flow::RestartMatch;
 use super::roster::Admission;
+use super::sides::ChangeMode;
 use crate::config::{MAX_UNLAG_MS, MatchRules};
 use crate::net::broadcast;
 use crate::socket::transport::ServerTransport;
-use crate::vocabulary::{ConsoleLines, ConsoleSource, LagCompensation, PlayersChanged, Score, SimWorld, TickRate};
+use crate::vocabulary::{
+    ConsoleLines, ConsoleSource, GameMode, LagCompensation, PlayersChanged, Score, ServedMaps, SimWorld, TickRate,
+};
+use arena_protocol::modes::Mode;
 
 /// Lines run a frame at most (the rest wait for the next).
 const LINES_PER_FRAME: usize = 8;
@@ -51,7 +56,7 @@ const VARS: [Var; 7] = [
     Var::number("bot_skill", None, "how well new bots play, 0 (hopeless) to 1 (sharp)", 0.0, 1.0),
 ];
 
-const COMMANDS: [Command; 6] = [
+const COMMANDS: [Command; 8] = [
     Command {
         name: "status",
         usage: "status",
@@ -70,6 +75,8 @@ const COMMANDS: [Command; 6] = [
         usage: "changelevel NAME",
         help: "starts a new match on a map, the players staying",
     },
+    Command { name: "mode", usage: "mode ffa|tdm|duel", help: "starts a new match in a mode (sides dealt anew)" },
+    Command { name: "restart", usage: "restart", help: "starts a new match on the same map" },
 ];
 
 pub(crate) fn plugin(app: &mut App) {
@@ -184,10 +191,14 @@ pub(crate) struct Game<'w, 's> {
     world: Res<'w, SimWorld>,
     rotation: ResMut<'w, super::rotation::MapRotation>,
     scores: Query<'w, 's, &'static Score>,
+    served: Res<'w, ServedMaps>,
+    mode: Res<'w, GameMode>,
 }
 
 struct ServerHost<'a, 'w, 's> {
     game: &'a mut Game<'w, 's>,
+    /// Whom a kick is said to come from.
+    by: &'static str,
 }
 
 impl Host for ServerHost<'_, '_, '_> {
@@ -268,21 +279,38 @@ impl Host for ServerHost<'_, '_, '_> {
             "map" | "changelevel" => {
                 let current = self.game.world.map().name.clone();
                 match args.first() {
-                    Some(wanted) => match arena_sim::MapDef::built_in(wanted) {
+                    Some(wanted) => match self.game.served.find(wanted).map(|m| m.id.name.clone()) {
                         Some(map) => {
                             // A new match now, on that map: the next match tick starts it
                             // (scores cleared, everyone respawned on it).
-                            self.game.rotation.asked = Some(map.name.clone());
+                            self.game.rotation.asked = Some(map.clone());
                             self.game.admission.commands().trigger(RestartMatch);
-                            Outcome::Said(vec![format!("a new match on {}", map.name)])
+                            Outcome::Said(vec![format!("a new match on {map}")])
                         }
                         None => Outcome::Refused(format!(
                             "{name}: no map \"{wanted}\" (maps: {})",
-                            arena_sim::MapDef::built_in_names().join(", ")
+                            self.game.served.names().join(", ")
                         )),
                     },
                     None => Outcome::Said(vec![format!("map: {current}")]),
                 }
+            }
+            "mode" | "restart" if self.game.admission.range.is_some() => {
+                Outcome::Refused(format!("{name}: a shooting range plays no matches"))
+            }
+            "mode" => match args.first().map(|m| Mode::parse(m)) {
+                None => Outcome::Said(vec![format!("mode: {}", self.game.mode.mode.short())]),
+                Some(None) => Outcome::Refused("mode ffa|tdm|duel".into()),
+                Some(Some(mode)) => {
+                    // Sides are dealt for the mode, then a new match starts in it.
+                    self.game.admission.commands().trigger(ChangeMode(mode));
+                    self.game.admission.commands().trigger(RestartMatch);
+                    Outcome::Said(vec![format!("a new match of {}", mode.label())])
+                }
+            },
+            "restart" => {
+                self.game.admission.commands().trigger(RestartMatch);
+                Outcome::Said(vec!["a new match".into()])
             }
             _ => Outcome::Refused(format!("unknown: {name}")),
         }
@@ -295,7 +323,8 @@ impl Host for ServerHost<'_, '_, '_> {
     fn values(&self, command: &str) -> Vec<String> {
         match command {
             "kick" | "ban" => self.game.admission.roster_ref().players.values().map(|e| e.name.clone()).collect(),
-            "map" | "changelevel" => arena_sim::MapDef::built_in_names().iter().map(|n| n.to_string()).collect(),
+            "map" | "changelevel" => self.game.served.names(),
+            "mode" => Mode::ALL.iter().map(|m| m.short().to_string()).collect(),
             _ => Vec::new(),
         }
     }
@@ -343,7 +372,7 @@ impl ServerHost<'_, '_, '_> {
                 None => return Outcome::Refused("ban: the player's address is unknown".into()),
             }
         }
-        let text = format!("{} was {verb} by the server's operator", entry.name);
+        let text = format!("{} was {verb} by {}", entry.name, self.by);
         broadcast(&mut g.server, &ToClient::Notice { text: text.clone() }, None);
         g.server.disconnect(client_id);
         let from = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
@@ -430,8 +459,10 @@ pub(crate) fn run_lines(mut lines: ResMut<ConsoleLines>, mut game: Game) {
         match source {
             ConsoleSource::Terminal => info!("console: {shown}"),
             ConsoleSource::Remote { addr, .. } => info!("rcon from {addr}: {shown}"),
+            ConsoleSource::Vote => info!("vote: {shown}"),
         }
-        let said = console::run(&line, &mut ServerHost { game: &mut game }).lines().join("\n");
+        let by = if source == ConsoleSource::Vote { "vote" } else { "the server's operator" };
+        let said = console::run(&line, &mut ServerHost { game: &mut game, by }).lines().join("\n");
         match source {
             ConsoleSource::Terminal => {
                 if !said.is_empty() {
@@ -439,6 +470,11 @@ pub(crate) fn run_lines(mut lines: ResMut<ConsoleLines>, mut game: Game) {
                 }
             }
             ConsoleSource::Remote { .. } => lines.answers.push((source, said)),
+            ConsoleSource::Vote => {
+                if !said.is_empty() {
+                    info!("vote: {said}");
+                }
+            }
         }
     }
 }

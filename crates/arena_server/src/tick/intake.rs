@@ -18,7 +18,8 @@ use bevy_renet::RenetServer;
 
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
-    ChatSaid, ClientPrefs, KillCamSkipped, Roster, ServerStats, ServerTick, SideAsked, SnapshotAck, TickRate,
+    ChatSaid, ClientPrefs, KillCamSkipped, MapAsked, Roster, ServerStats, ServerTick, SideAsked, SnapshotAck, TickRate,
+    VoteSaid, VoteSaying,
 };
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
@@ -277,6 +278,7 @@ pub(crate) fn receive_commands(
     mut skips: MessageWriter<KillCamSkipped>,
     mut chat: MessageWriter<ChatSaid>,
     mut sides: MessageWriter<SideAsked>,
+    (mut votes, mut maps): (MessageWriter<VoteSaid>, MessageWriter<MapAsked>),
 ) {
     let max_ahead = MAX_AHEAD_S * rate.hz();
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
@@ -352,6 +354,18 @@ pub(crate) fn receive_commands(
                     }
                     ToServer::ChooseSide(choice) => {
                         sides.write(SideAsked { client: client_id, choice });
+                    }
+                    ToServer::CallVote(call) => {
+                        votes.write(VoteSaid { client: client_id, said: VoteSaying::Call(call) });
+                    }
+                    ToServer::Vote { yes } => {
+                        votes.write(VoteSaid { client: client_id, said: VoteSaying::Ballot(yes) });
+                    }
+                    ToServer::WantMap => {
+                        maps.write(MapAsked { client: client_id, loaded: None });
+                    }
+                    ToServer::MapLoaded { hash } => {
+                        maps.write(MapAsked { client: client_id, loaded: Some(hash) });
                     }
                 }
             }

@@ -8,7 +8,7 @@ use bevy::prelude::*;
 
 use arena_protocol::modes::Side;
 
-use crate::vocabulary::{Dead, Frag, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use crate::vocabulary::{AwaitingMap, Dead, Frag, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Time from death to respawn, seconds.
 pub const RESPAWN_DELAY_S: f32 = 2.0;
@@ -95,6 +95,23 @@ pub(crate) fn respawn(
     commands.entity(entity).remove::<Dead>();
 }
 
+/// Holds the player of `entity` out of the world (not alive, not coming
+/// back by itself) while its client loads the map: `let_in` ends it.
+pub(crate) fn hold(commands: &mut Commands, entity: Entity, sim: &mut PlayerState) {
+    sim.alive = false;
+    sim.vel = Vec3::ZERO;
+    commands.entity(entity).remove::<Dead>();
+}
+
+/// Lets a held player in: one that plays respawns at the next tick.
+pub(crate) fn let_in(commands: &mut Commands, entity: Entity, tick: ServerTick, plays: bool) {
+    let mut entity = commands.entity(entity);
+    entity.remove::<AwaitingMap>();
+    if plays {
+        entity.insert(Dead { respawn_tick: tick.0 });
+    }
+}
+
 /// Everyone's position, for choosing spawn points.
 pub(crate) fn positions<'a>(players: impl Iterator<Item = (&'a ServerPlayer, &'a Sim)>) -> Vec<(PlayerId, Vec3)> {
     players.map(|(p, s)| (p.id, s.pos)).collect()
@@ -106,7 +123,7 @@ pub(crate) fn respawn_the_dead(
     world: Res<SimWorld>,
     roster: Res<Roster>,
     mut rotation: ResMut<SpawnRotation>,
-    mut players: Query<(Entity, &ServerPlayer, &mut Sim, Option<&Dead>)>,
+    mut players: Query<(Entity, &ServerPlayer, &mut Sim, Option<&Dead>), Without<AwaitingMap>>,
     mut commands: Commands,
 ) {
     let mut at = positions(players.iter().map(|(_, p, s, _)| (p, s)));

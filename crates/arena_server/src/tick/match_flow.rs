@@ -9,11 +9,12 @@ use arena_sim::PlayerId;
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use super::life::{SpawnRotation, positions, respawn};
+use super::life::{SpawnRotation, hold, positions, respawn};
 use crate::config::MatchRules;
 use crate::net::broadcast;
 use crate::vocabulary::{
-    Frag, GameMode, PlayersChanged, Range, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld, TickRate,
+    AwaitingMap, Frag, GameMode, PlayersChanged, Range, Roster, Score, ServerPlayer, ServerTick, Sim, SimWorld,
+    TickRate,
 };
 
 /// How often the scoreboard (with fresh pings) and the match clock go out
@@ -139,7 +140,7 @@ pub(crate) fn advance_phase(
     roster: Res<Roster>,
     mut rotation: ResMut<SpawnRotation>,
     mut state: ResMut<MatchState>,
-    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut Score)>,
+    mut players: Query<(Entity, &ServerPlayer, &mut Sim, &mut Score, Has<AwaitingMap>)>,
     range: Option<Res<Range>>,
     mut commands: Commands,
 ) {
@@ -158,7 +159,7 @@ pub(crate) fn advance_phase(
     match state.phase {
         MatchPhase::Playing => {
             let order = |s: &Score| (s.frags, -(s.deaths as i32));
-            let best = players.iter().map(|(_, p, _, s)| (p.id, *s)).max_by_key(|(_, s)| order(s));
+            let best = players.iter().map(|(_, p, _, s, _)| (p.id, *s)).max_by_key(|(_, s)| order(s));
             let winner = best.filter(|(_, s)| s.frags > 0).map(|(id, _)| id);
             let team = winning_team(mode.mode.has_teams(), state.team_frags);
             match (winner, team) {
@@ -175,7 +176,7 @@ pub(crate) fn advance_phase(
             }
             // The duel's loser: the other of the two (on a draw, the one behind on deaths).
             state.duel_loser = (mode.mode == Mode::Duel)
-                .then(|| players.iter().map(|(_, p, _, s)| (p.id, *s)).min_by_key(|(id, s)| (order(s), *id)))
+                .then(|| players.iter().map(|(_, p, _, s, _)| (p.id, *s)).min_by_key(|(id, s)| (order(s), *id)))
                 .flatten()
                 .filter(|_| players.iter().count() >= 2)
                 .map(|(id, _)| id);
@@ -189,10 +190,14 @@ pub(crate) fn advance_phase(
             info!("match {} starts", state.number);
             state.phase = MatchPhase::Playing;
             state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.time_limit_s));
-            let mut at = positions(players.iter().map(|(_, p, s, _)| (p, s)));
-            for (entity, player, mut sim, mut score) in &mut players {
+            let mut at = positions(players.iter().map(|(_, p, s, _, _)| (p, s)));
+            for (entity, player, mut sim, mut score, awaiting) in &mut players {
                 *score = Score::default();
-                respawn(&mut commands, (&world, &roster), &mut rotation, &mut at, (entity, player.id, &mut sim.0));
+                if awaiting {
+                    hold(&mut commands, entity, &mut sim.0);
+                } else {
+                    respawn(&mut commands, (&world, &roster), &mut rotation, &mut at, (entity, player.id, &mut sim.0));
+                }
             }
         }
     }

@@ -22,11 +22,15 @@
 //!   balance of teams, the duel's queue.
 //! - `chat`: chat lines cleaned, rate-limited, passed on and logged; a
 //!   bot's "gg" when a match ends.
+//! - `votes`: votes called, answered and counted; one that passes runs as
+//!   a console line.
 //! - `simulation`: the tick, and every player's command through the shared movement.
 //! - `roster`: players joining (clients and bots) and leaving.
 //! - `bots`: server-side bots' minds.
 //! - `rotation`: maps in turn at a match's end (or the one the console
 //!   asked for): the world, the navigation graph, the clients told.
+//! - `map_upload`: a map from a file sent to the clients that lack it;
+//!   their players held out of the world until they have it.
 //! - `console`: the server's console (its terminal, the remote console's
 //!   checked lines): variables and commands run on the game.
 //! - `snapshots`: what each client is sent after a tick.
@@ -41,6 +45,7 @@ pub(crate) mod intake;
 pub(crate) mod kill_cam;
 pub(crate) mod lag_compensation;
 pub(crate) mod life;
+pub(crate) mod map_upload;
 pub(crate) mod match_flow;
 pub(crate) mod range;
 pub(crate) mod rockets;
@@ -49,3 +54,4 @@ pub(crate) mod rotation;
 pub(crate) mod sides;
 pub(crate) mod simulation;
 pub(crate) mod snapshots;
+pub(crate) mod votes;

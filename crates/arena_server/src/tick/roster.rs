@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use arena_protocol::map_transfer::MapId;
 use arena_protocol::modes::{Mode, Side};
 use arena_protocol::names::{name_from_user_data, refuse_name, spectate_from_user_data, unique_name};
 use arena_protocol::{PlayerInfo, Refusal, ToClient, Welcome};
@@ -27,8 +28,9 @@ use crate::range_lanes::{LANES, firing_spot};
 use crate::socket::guard::SILENT_CLIENT_TIMEOUT;
 use crate::socket::transport::{Parting, ServerTransport};
 use crate::vocabulary::{
-    ClientPrefs, GameMode, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServerIdentity, ServerPlayer,
-    ServerStats, ServerTick, Sim, SimWorld, SnapshotAck, SnapshotRate, SubTickShots, TickRate,
+    AwaitingMap, ClientPrefs, GameMode, Joined, PlayersChanged, Range, Roster, RosterEntry, Score, ServedMaps,
+    ServerIdentity, ServerPlayer, ServerStats, ServerTick, Sim, SimWorld, SnapshotAck, SnapshotRate, SubTickShots,
+    TickRate,
 };
 
 /// How long a refused client has to read why before it is disconnected, seconds.
@@ -121,6 +123,7 @@ pub(crate) struct Admission<'w, 's> {
     mode: Res<'w, GameMode>,
     match_state: Res<'w, MatchState>,
     identity: Res<'w, ServerIdentity>,
+    served: Res<'w, ServedMaps>,
 }
 
 /// Why nobody more can be admitted.
@@ -163,6 +166,11 @@ impl<'w, 's> Admission<'w, 's> {
             ClientPrefs::default_for(**self.snapshot_rate),
             Joined(self.time.elapsed()),
         ));
+        // Its client may not have this map: out of the world until it says it has.
+        let held = client_id.is_some() && self.served.find(&self.identity.map).is_some_and(|m| m.file);
+        if held {
+            entity.insert(AwaitingMap);
+        }
         if side.plays() {
             let mut others: Vec<(PlayerId, Vec3)> = positions(self.players.iter());
             others.extend(self.just_joined.0.iter().map(|(id, pos)| (*id, *pos)));
@@ -171,7 +179,9 @@ impl<'w, 's> Admission<'w, 's> {
             } else {
                 choose_spawn(&self.world, &self.roster, side, &others, &mut self.rotation)
             };
-            entity.insert((arriving_state(pos, yaw), Score::default()));
+            let mut state = arriving_state(pos, yaw);
+            state.0.alive = !held;
+            entity.insert((state, Score::default()));
             self.just_joined.0.insert(id, pos);
         }
         if on_range && client_id.is_some() {
@@ -184,6 +194,15 @@ impl<'w, 's> Admission<'w, 's> {
 
     pub(crate) fn commands(&mut self) -> &mut Commands<'w, 's> {
         &mut self.commands
+    }
+
+    /// The map played, as clients are told.
+    pub(crate) fn map_id(&self) -> MapId {
+        match self.served.find(&self.world.map().name) {
+            Some(map) => map.id.clone(),
+            // A world a test put in by hand: named, with no file to send.
+            None => MapId { name: self.world.map().name.clone(), hash: [0; 32], bytes: 0 },
+        }
     }
 
     pub(crate) fn roster_ref(&self) -> &Roster {
@@ -293,7 +312,7 @@ fn on_server_event(
                 tick_hz: tick_rate.hz(),
                 snapshot_hz: admission.snapshot_rate.hz(),
                 server_tick: tick.0,
-                map_name: admission.world.map().name.clone(),
+                map: admission.map_id(),
                 players: admission.roster.infos(),
                 range: admission.range.is_some(),
                 subtick: admission.subtick.0,

@@ -4,14 +4,15 @@
 //! server answers queries with change together, in the tick the new match
 //! starts (before its respawns, which put everyone on the new map's spawn
 //! points); rockets in flight, the rewind history and the kill-cam tracks
-//! go; every client is told to load the map.
+//! go; every client is told to load the map (a client player on a map
+//! from a file is held out of the world until its client has it).
 
 use std::sync::Arc;
 
 use arena_protocol::ToClient;
 use arena_protocol::messages::MatchPhase;
+use arena_sim::ArenaWorld;
 use arena_sim::nav::NavGraph;
-use arena_sim::{ArenaWorld, MapDef};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
@@ -21,7 +22,7 @@ use super::lag_compensation::LagHistory;
 use super::match_flow::MatchState;
 use super::rockets::Rockets;
 use crate::net::broadcast;
-use crate::vocabulary::{Range, ServerIdentity, ServerTick, SimWorld};
+use crate::vocabulary::{AwaitingMap, Range, ServedMaps, ServerIdentity, ServerPlayer, ServerTick, SimWorld};
 
 /// The maps played in turn, and which comes next; a map the console asked
 /// for goes first.
@@ -65,7 +66,8 @@ pub(crate) fn rotate_maps(
     state: Res<MatchState>,
     range: Option<Res<Range>>,
     mut rotation: ResMut<MapRotation>,
-    (mut world, mut identity): (ResMut<SimWorld>, ResMut<ServerIdentity>),
+    (mut world, mut identity, served): (ResMut<SimWorld>, ResMut<ServerIdentity>, Res<ServedMaps>),
+    clients: Query<(Entity, &ServerPlayer)>,
     mut bots: Query<&mut BotBrain>,
     (mut rockets, mut history, mut tracks): (ResMut<Rockets>, ResMut<LagHistory>, Query<&mut Track>),
     mut server: ResMut<RenetServer>,
@@ -79,13 +81,20 @@ pub(crate) fn rotate_maps(
     }
     let current = world.map().name.clone();
     let Some(name) = rotation.next(&current) else { return };
-    let Some(map) = MapDef::built_in(&name) else {
+    let Some(map) = served.find(&name) else {
         warn!("no map \"{name}\": the next match stays on {current}");
         return;
     };
-    info!("the next match is on {} (after {current})", map.name);
-    identity.map = map.name.clone();
-    let built = Arc::new(ArenaWorld::new(map));
+    info!("the next match is on {} (after {current})", map.id.name);
+    identity.map = map.id.name.clone();
+    if map.file {
+        // Every client must first have it (and may have to download it).
+        for (entity, _) in clients.iter().filter(|(_, p)| !p.is_bot()) {
+            commands.entity(entity).insert(AwaitingMap);
+        }
+    }
+    let id = map.id.clone();
+    let built = Arc::new(ArenaWorld::new(map.def.clone()));
     commands.insert_resource(Navigation(NavGraph::build(&built)));
     *world = SimWorld(built);
     // What was recorded on the old map: no shot rewinds into it, no
@@ -98,7 +107,7 @@ pub(crate) fn rotate_maps(
     for mut brain in &mut bots {
         brain.forget_path();
     }
-    broadcast(&mut server, &ToClient::ChangeMap { name: identity.map.clone() }, None);
+    broadcast(&mut server, &ToClient::ChangeMap(id), None);
 }
 
 #[cfg(test)]

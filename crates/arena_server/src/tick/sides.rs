@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::time::Duration;
 
 use arena_protocol::ToClient;
-use arena_protocol::modes::{Mode, Side, SideChoice, team_for_newcomer, team_to_thin};
+use arena_protocol::modes::{Mode, Side, SideChoice, Team, team_for_newcomer, team_to_thin};
 use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
@@ -23,8 +23,8 @@ use super::match_flow::MatchState;
 use crate::net::broadcast;
 use crate::socket::rate_limits::Bucket;
 use crate::vocabulary::{
-    Dead, Frag, GameMode, Joined, PlayersChanged, Range, Roster, Score, ServerIdentity, ServerPlayer, ServerStats,
-    ServerTick, SideAsked, SideSwitch, Sim, SimBefore, SimWorld, TickRate,
+    AwaitingMap, Dead, Frag, GameMode, Joined, PlayersChanged, Range, Roster, Score, ServerIdentity, ServerPlayer,
+    ServerStats, ServerTick, SideAsked, SideSwitch, Sim, SimBefore, SimWorld, TickRate,
 };
 
 /// Side choices a player may make: this many a second, in bursts of
@@ -35,7 +35,43 @@ pub(crate) const CHOICES_BURST: f32 = 2.0;
 const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<SideAsked>().init_resource::<SideStats>().init_resource::<DuelQueue>();
+    app.add_message::<SideAsked>().init_resource::<SideStats>().init_resource::<DuelQueue>().add_observer(change_mode);
+}
+
+/// From now on, this mode is played (a vote, the console's `mode`): every
+/// player who does not watch gets a side of it (teams dealt in turn, people
+/// before bots; in a duel, the first two play and the rest queue), and
+/// everyone is told. The match restarts separately.
+#[derive(Event, Debug, Clone, Copy)]
+pub(crate) struct ChangeMode(pub Mode);
+
+fn change_mode(event: On<ChangeMode>, mut mode: ResMut<GameMode>, mut changes: SideChanges) {
+    let new = event.event().0;
+    if mode.mode == new {
+        return;
+    }
+    info!("mode: {} (was {})", new.label(), mode.mode.label());
+    mode.mode = new;
+    if let Some(server) = changes.server.as_deref_mut() {
+        broadcast(server, &ToClient::ModeChanged { mode: new }, None);
+    }
+    let mut players: Vec<(bool, PlayerId, Entity)> = changes
+        .roster
+        .players
+        .iter()
+        .filter(|(_, e)| e.side != Side::Spectating)
+        .map(|(id, e)| (e.is_bot(), *id, e.entity))
+        .collect();
+    players.sort();
+    for (i, (_, id, entity)) in players.into_iter().enumerate() {
+        let side = match new {
+            Mode::Ffa => Side::Free,
+            Mode::Tdm => Side::Team(if i % 2 == 0 { Team::Red } else { Team::Blue }),
+            Mode::Duel if i < 2 => Side::Free,
+            Mode::Duel => Side::Waiting,
+        };
+        changes.change(id, entity, side);
+    }
 }
 
 /// Players waiting for a duel, first in line first.
@@ -98,6 +134,7 @@ pub(crate) struct SideChanges<'w, 's> {
     queue: ResMut<'w, DuelQueue>,
     server: Option<ResMut<'w, RenetServer>>,
     players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
+    awaiting: Query<'w, 's, (), With<AwaitingMap>>,
 }
 
 impl SideChanges<'_, '_> {
@@ -123,7 +160,11 @@ impl SideChanges<'_, '_> {
             let others: Vec<(PlayerId, Vec3)> =
                 positions(self.players.iter()).into_iter().filter(|(other, _)| *other != id).collect();
             let (pos, yaw) = choose_spawn(&self.world, &self.roster, side, &others, &mut self.rotation);
-            let arriving = arriving_state(pos, yaw);
+            let mut arriving = arriving_state(pos, yaw);
+            if self.awaiting.contains(entity) {
+                // Its client has no map yet: in the world, not alive, until it has.
+                arriving.0.alive = false;
+            }
             // Its tick before is this one too: a first shot blends from nowhere else.
             let before_state = SimBefore(arriving.0);
             entity_commands.insert((arriving, before_state, CommandBuffer::default(), Score::default()));

@@ -1,0 +1,214 @@
+//! The server's map, found or fetched: a map the server names (by name,
+//! hash and size) is built in, or in the cache (`<cache>/<hash>.ron`), or
+//! asked for and received in pieces (`arena_protocol::map_transfer`); a
+//! received map must match its hash and pass `arena map check`'s checks
+//! before it is cached and loaded. Anything else (over the cap, damaged,
+//! unplayable) ends the connection with the reason, never loaded. Once the
+//! map is in, the server is told, and lets our player into the world.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arena_protocol::map_transfer::{MapDownload, MapId};
+use arena_protocol::{ToClient, ToServer};
+use arena_sim::{ArenaWorld, MapDef};
+use bevy::prelude::*;
+use bevy_renet::RenetClient;
+
+use crate::connection::end_connection;
+use crate::vocabulary::{ClientWorld, GameMessage, MapNeeded, MessageTally, Roster, Session, send_to_server};
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<MapCache>()
+        .init_resource::<MapFetch>()
+        .add_message::<MapNeeded>()
+        // A download does not outlive its connection (the map loaded does).
+        .add_systems(OnEnter(Session::Connecting), |mut fetch: ResMut<MapFetch>| fetch.download = None);
+}
+
+/// Where maps received from servers are kept (the view sets it under the
+/// configuration directory; none: kept for the session only).
+#[derive(Resource, Debug, Clone, Default)]
+pub struct MapCache {
+    pub dir: Option<PathBuf>,
+}
+
+impl MapCache {
+    fn path(&self, id: &MapId) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(format!("{}.ron", id.hex())))
+    }
+
+    /// The cached file of `id`, if it is there whole.
+    fn read(&self, id: &MapId) -> Option<Vec<u8>> {
+        use std::io::Read;
+        let mut text = Vec::new();
+        let cap = arena_protocol::map_transfer::MAX_MAP_BYTES as u64 + 1;
+        std::fs::File::open(self.path(id)?).ok()?.take(cap).read_to_end(&mut text).ok()?;
+        id.matches(&text).then_some(text)
+    }
+
+    fn write(&self, id: &MapId, text: &[u8]) {
+        let Some(path) = self.path(id) else { return };
+        // Written whole under another name, then renamed: a crash leaves no half map.
+        let partial = path.with_extension("part");
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .and_then(|()| std::fs::write(&partial, text))
+            .and_then(|()| std::fs::rename(&partial, &path));
+        match written {
+            Ok(()) => info!("the map {} is kept in {}", id.name, path.display()),
+            Err(e) => warn!("the map {} could not be kept in {}: {e}", id.name, path.display()),
+        }
+    }
+}
+
+/// The map being fetched, and the map loaded.
+#[derive(Resource, Debug, Default)]
+pub struct MapFetch {
+    download: Option<MapDownload>,
+    /// The hash of the map the world holds (for the server's map).
+    loaded: Option<[u8; 32]>,
+    /// Maps received (and cached, or not).
+    pub received: u32,
+}
+
+impl MapFetch {
+    /// The map coming in: its name, and how far it is (0 to 1).
+    pub fn progress(&self) -> Option<(String, f32)> {
+        self.download.as_ref().map(|d| (arena_protocol::names::clean_name(&d.id().name), d.progress()))
+    }
+}
+
+/// The id of the built-in map called `name`.
+fn built_in_id(name: &str) -> Option<MapId> {
+    let (name, text) = arena_sim::map::BUILT_IN_MAPS.iter().find(|(n, _)| n.eq_ignore_ascii_case(name))?;
+    Some(MapId::of(name, text.as_bytes()))
+}
+
+/// Why a received map is not loaded.
+fn refuse(commands: &mut Commands, name: &str, why: &str) {
+    let name = arena_protocol::names::clean_name(name);
+    end_connection(commands, format!("The server's map \"{name}\" was refused: {why}. It was not loaded."));
+}
+
+/// The map's own checks on its text (as `arena map check`): the map, or why not.
+fn check(text: &[u8]) -> Result<MapDef, String> {
+    let text = std::str::from_utf8(text).map_err(|_| "it is not text".to_string())?;
+    let (map, checked) = arena_sim::map_check::check_text(text);
+    match map {
+        Some(map) if checked.ok() => Ok(map),
+        _ => Err(format!("it fails the map check ({})", checked.errors.join("; "))),
+    }
+}
+
+/// Each map the server named: loaded from what we have, or asked for.
+pub(crate) fn find_maps(
+    mut needed: MessageReader<MapNeeded>,
+    (cache, mut fetch): (Res<MapCache>, ResMut<MapFetch>),
+    (mut world, mut roster): (ResMut<ClientWorld>, ResMut<Roster>),
+    client: Option<ResMut<RenetClient>>,
+    mut tally: ResMut<MessageTally>,
+    mut commands: Commands,
+) {
+    let Some(mut client) = client else {
+        needed.clear();
+        return;
+    };
+    for MapNeeded(id) in needed.read() {
+        fetch.download = None;
+        if fetch.loaded == Some(id.hash) && world.map().name == id.name {
+            send_to_server(&mut client, &mut tally, &ToServer::MapLoaded { hash: id.hash });
+            continue;
+        }
+        let built_in = arena_sim::map::BUILT_IN_MAPS.iter().find(|(name, text)| {
+            // A server without a file for its world (a test's) names it with no hash.
+            let unhashed = id.bytes == 0 && id.hash == [0; 32];
+            name.eq_ignore_ascii_case(&id.name) && (unhashed || id.matches(text.as_bytes()))
+        });
+        let have = match built_in {
+            Some((_, text)) => Some(text.as_bytes().to_vec()),
+            None => cache.read(id),
+        };
+        match have {
+            Some(text) => match check(&text) {
+                Ok(map) => load(&mut world, &mut roster, &mut fetch, id, map, (&mut client, &mut tally)),
+                Err(why) => refuse(&mut commands, &id.name, &why),
+            },
+            None => match MapDownload::new(id.clone()) {
+                Ok(download) => {
+                    info!("the server's map {} ({} bytes) is not here: asking for it", id.name, id.bytes);
+                    fetch.download = Some(download);
+                    send_to_server(&mut client, &mut tally, &ToServer::WantMap);
+                }
+                Err(e) => refuse(&mut commands, &id.name, &e.to_string()),
+            },
+        }
+    }
+}
+
+/// The pieces of the map being fetched; the whole map checked, kept, loaded.
+pub(crate) fn receive_map(
+    mut messages: MessageReader<GameMessage>,
+    (cache, mut fetch): (Res<MapCache>, ResMut<MapFetch>),
+    (mut world, mut roster): (ResMut<ClientWorld>, ResMut<Roster>),
+    client: Option<ResMut<RenetClient>>,
+    mut tally: ResMut<MessageTally>,
+    mut commands: Commands,
+) {
+    let Some(mut client) = client else { return };
+    for GameMessage(message) in messages.read() {
+        let ToClient::MapData { offset, bytes } = message else { continue };
+        let Some(download) = fetch.download.as_mut() else {
+            // Pieces of nothing asked for (or of a map given up): dropped.
+            continue;
+        };
+        let id = download.id().clone();
+        let whole = match download.accept(*offset, bytes) {
+            Ok(None) => continue,
+            Ok(Some(whole)) => whole,
+            Err(e) => {
+                fetch.download = None;
+                refuse(&mut commands, &id.name, &e.to_string());
+                return;
+            }
+        };
+        fetch.download = None;
+        match check(&whole) {
+            Ok(map) => {
+                fetch.received += 1;
+                cache.write(&id, &whole);
+                load(&mut world, &mut roster, &mut fetch, &id, map, (&mut client, &mut tally));
+            }
+            Err(why) => {
+                refuse(&mut commands, &id.name, &why);
+                return;
+            }
+        }
+    }
+}
+
+/// Puts `map` in the world (unless it is there) and tells the server.
+fn load(
+    world: &mut ResMut<ClientWorld>,
+    roster: &mut Roster,
+    fetch: &mut MapFetch,
+    id: &MapId,
+    map: MapDef,
+    (client, tally): (&mut RenetClient, &mut MessageTally),
+) {
+    // Written only for another map: the view rebuilds the arena whenever
+    // the world changes. (Before any map came, the world is a built-in one.)
+    let same = world.map().name == map.name
+        && match fetch.loaded {
+            Some(hash) => hash == id.hash,
+            None => id.hash == [0; 32] || built_in_id(&map.name).is_some_and(|b| b.hash == id.hash),
+        };
+    if !same {
+        info!("map: {}", map.name);
+        **world = ClientWorld(Arc::new(ArenaWorld::new(map)));
+    }
+    fetch.loaded = Some(id.hash);
+    roster.map_name = arena_protocol::names::clean_name(&world.map().name);
+    send_to_server(client, tally, &ToServer::MapLoaded { hash: id.hash });
+}

@@ -1,0 +1,322 @@
+//! Votes (Quake 3's `callvote`): a player calls one on a map, a mode, a
+//! kick or a restart (the kinds `--vote-kinds` allows); every player who
+//! does not watch (bots do not vote) answers yes or no; it passes once a
+//! majority of them said yes, fails once that can no longer come or after
+//! [`VOTE_SECONDS`]. One vote at a time, one call a minute per player;
+//! call and ballot messages beyond [`VOTE_MESSAGES_PER_S`] are dropped
+//! unanswered (a flood gets nothing back). A vote that passes runs as a
+//! line of the server's console (`map`, `mode`, `kick`, `restart`), so
+//! that it does exactly what the operator's command does. Everyone sees
+//! the vote open, each ballot and the end.
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use arena_protocol::ToClient;
+use arena_protocol::modes::Side;
+use arena_protocol::vote::{
+    CALL_INTERVAL_S, VOTE_SECONDS, VoteCall, VoteKind, VoteOutcome, VoteRefusal, VoteStatus, decide,
+};
+use arena_sim::PlayerId;
+use bevy::prelude::*;
+use bevy_renet::RenetServer;
+use bevy_renet::renet::ClientId;
+
+use crate::net::{broadcast, send};
+use crate::socket::rate_limits::Bucket;
+use crate::vocabulary::{
+    ConsoleLines, ConsoleSource, GameMode, Range, Roster, ServedMaps, ServerIdentity, VoteSaid, VoteSaying,
+};
+
+/// Vote messages (calls and ballots) a player may send: this many a
+/// second, in bursts of [`VOTE_MESSAGES_BURST`].
+pub(crate) const VOTE_MESSAGES_PER_S: f32 = 1.0;
+pub(crate) const VOTE_MESSAGES_BURST: f32 = 4.0;
+/// How often the log sums up what was dropped.
+const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
+
+pub(crate) fn plugin(app: &mut App) {
+    app.add_message::<VoteSaid>().init_resource::<Votes>();
+}
+
+/// The vote open, who called when, and counts.
+#[derive(Resource, Debug)]
+pub struct Votes {
+    /// What votes may be called on (`--vote-kinds`).
+    pub kinds: Vec<VoteKind>,
+    open: Option<OpenVote>,
+    number: u16,
+    last_call: HashMap<ClientId, Duration>,
+    budgets: HashMap<ClientId, Bucket>,
+    pub stats: VoteStats,
+}
+
+impl Default for Votes {
+    fn default() -> Self {
+        Self::new(VoteKind::ALL.to_vec())
+    }
+}
+
+impl Votes {
+    pub fn new(kinds: Vec<VoteKind>) -> Self {
+        Self {
+            kinds,
+            open: None,
+            number: 0,
+            last_call: HashMap::new(),
+            budgets: HashMap::new(),
+            stats: VoteStats::default(),
+        }
+    }
+}
+
+/// Votes called, passed and failed; calls and ballots refused by reason;
+/// messages dropped as a flood.
+#[derive(Debug, Default, Clone)]
+pub struct VoteStats {
+    pub called: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub refused: BTreeMap<&'static str, u64>,
+    pub flooded: u64,
+    summarised: u64,
+    last_summary: Duration,
+}
+
+#[derive(Debug, Clone)]
+struct OpenVote {
+    number: u16,
+    caller: PlayerId,
+    call: VoteCall,
+    ends: Duration,
+    ballots: BTreeMap<PlayerId, bool>,
+}
+
+fn label(why: &VoteRefusal) -> &'static str {
+    match why {
+        VoteRefusal::Disabled(_) => "kind disabled",
+        VoteRefusal::TooSoon(_) => "too soon",
+        VoteRefusal::Busy => "another open",
+        VoteRefusal::Spectator => "spectator",
+        VoteRefusal::NoMap => "no such map",
+        VoteRefusal::NoPlayer => "no such player",
+        VoteRefusal::AlreadySo => "already so",
+        VoteRefusal::Range => "range",
+        VoteRefusal::NoVote => "no vote open",
+        VoteRefusal::Voted => "voted twice",
+    }
+}
+
+/// Who may vote now: the players with a client who do not watch.
+fn voters(roster: &Roster) -> Vec<PlayerId> {
+    roster.players.iter().filter(|(_, e)| !e.is_bot() && e.side != Side::Spectating).map(|(id, _)| *id).collect()
+}
+
+/// The console line a vote that passed runs.
+fn console_line(call: &VoteCall) -> String {
+    match call {
+        VoteCall::Map(name) => format!("map \"{name}\""),
+        VoteCall::Mode(mode) => format!("mode {}", mode.short()),
+        VoteCall::Kick(id) => format!("kick #{}", id.0),
+        VoteCall::Restart => "restart".into(),
+    }
+}
+
+/// What the game must hold for a call to make sense (a call checked here
+/// gets its map's name as the server spells it).
+#[derive(bevy::ecs::system::SystemParam)]
+pub(crate) struct VoteWorld<'w> {
+    roster: Res<'w, Roster>,
+    mode: Res<'w, GameMode>,
+    served: Res<'w, ServedMaps>,
+    identity: Res<'w, ServerIdentity>,
+    range: Option<Res<'w, Range>>,
+}
+
+impl VoteWorld<'_> {
+    /// The call as it will run, or why not.
+    fn judge(&self, caller: PlayerId, call: VoteCall) -> Result<VoteCall, VoteRefusal> {
+        if self.range.is_some() {
+            return Err(VoteRefusal::Range);
+        }
+        match call {
+            VoteCall::Map(name) => match self.served.find(&name) {
+                None => Err(VoteRefusal::NoMap),
+                Some(map) if map.id.name == self.identity.map => Err(VoteRefusal::AlreadySo),
+                Some(map) => Ok(VoteCall::Map(map.id.name.clone())),
+            },
+            VoteCall::Mode(mode) if mode == self.mode.mode => Err(VoteRefusal::AlreadySo),
+            VoteCall::Kick(id) if id == caller || !self.roster.players.contains_key(&id) => Err(VoteRefusal::NoPlayer),
+            call => Ok(call),
+        }
+    }
+}
+
+/// Calls and ballots that came this frame.
+pub(crate) fn take_votes(
+    mut said: MessageReader<VoteSaid>,
+    world: VoteWorld,
+    mut votes: ResMut<Votes>,
+    server: Option<ResMut<RenetServer>>,
+    time: Res<Time<Real>>,
+) {
+    let Some(mut server) = server else {
+        said.clear();
+        return;
+    };
+    let now = time.elapsed();
+    let mut any = false;
+    for VoteSaid { client, said } in said.read() {
+        any = true;
+        let Some((id, entry)) = world.roster.by_client(*client) else { continue };
+        let bucket = votes.budgets.entry(*client).or_insert_with(|| Bucket::full(VOTE_MESSAGES_BURST, now));
+        if !bucket.take(now, VOTE_MESSAGES_PER_S, VOTE_MESSAGES_BURST) {
+            votes.stats.flooded += 1;
+            continue;
+        }
+        let refusal = if entry.side == Side::Spectating {
+            Err(VoteRefusal::Spectator)
+        } else {
+            match said.clone() {
+                VoteSaying::Call(call) => call_vote(&mut votes, &world, (*client, id), call, now),
+                VoteSaying::Ballot(yes) => match votes.open.as_mut() {
+                    None => Err(VoteRefusal::NoVote),
+                    Some(open) if open.ballots.contains_key(&id) => Err(VoteRefusal::Voted),
+                    Some(open) => {
+                        open.ballots.insert(id, yes);
+                        Ok(())
+                    }
+                },
+            }
+        };
+        // A vote's state goes out (once a frame at most) from `count_votes`.
+        match refusal {
+            Ok(()) => {}
+            Err(why) => {
+                *votes.stats.refused.entry(label(&why)).or_default() += 1;
+                send(&mut server, *client, &ToClient::VoteRefused(why));
+            }
+        }
+    }
+    if any {
+        // What is kept of clients that left goes.
+        let roster = &world.roster;
+        votes.budgets.retain(|client, _| roster.by_client(*client).is_some());
+    }
+    let stats = &mut votes.stats;
+    let total = stats.flooded + stats.refused.values().sum::<u64>();
+    if total > stats.summarised && now.saturating_sub(stats.last_summary) >= SUMMARY_PERIOD {
+        info!(
+            "votes: {} calls and ballots refused or dropped lately ({} dropped as a flood since the start)",
+            total - stats.summarised,
+            stats.flooded
+        );
+        stats.summarised = total;
+        stats.last_summary = now;
+    }
+}
+
+/// Opens a vote on `call` by `caller`, or says why not.
+fn call_vote(
+    votes: &mut Votes,
+    world: &VoteWorld,
+    (client, caller): (ClientId, PlayerId),
+    call: VoteCall,
+    now: Duration,
+) -> Result<(), VoteRefusal> {
+    if !votes.kinds.contains(&call.kind()) {
+        return Err(VoteRefusal::Disabled(call.kind()));
+    }
+    if votes.open.is_some() {
+        return Err(VoteRefusal::Busy);
+    }
+    let interval = Duration::from_secs(u64::from(CALL_INTERVAL_S));
+    if let Some(last) = votes.last_call.get(&client).filter(|last| now.saturating_sub(**last) < interval) {
+        let wait = interval.saturating_sub(now.saturating_sub(*last));
+        return Err(VoteRefusal::TooSoon(wait.as_secs_f32().ceil() as u16));
+    }
+    let call = world.judge(caller, call)?;
+    votes.last_call.insert(client, now);
+    votes.last_call.retain(|_, at| now.saturating_sub(*at) < interval);
+    votes.number = votes.number.wrapping_add(1);
+    votes.stats.called += 1;
+    let roster = &world.roster;
+    info!("vote {}: {} calls to {}", votes.number, roster.label(caller), call.describe(|id| roster.label(id)));
+    votes.open = Some(OpenVote {
+        number: votes.number,
+        caller,
+        ends: now + Duration::from_secs(u64::from(VOTE_SECONDS)),
+        ballots: BTreeMap::from([(caller, true)]),
+        call,
+    });
+    Ok(())
+}
+
+/// The vote open, counted: its state out to everyone when it changed, and
+/// when it ends, its outcome (a vote that passed runs as a console line).
+pub(crate) fn count_votes(
+    roster: Res<Roster>,
+    mut votes: ResMut<Votes>,
+    mut lines: ResMut<ConsoleLines>,
+    server: Option<ResMut<RenetServer>>,
+    time: Res<Time<Real>>,
+    mut last_sent: Local<Option<(u16, u8, u8, u8)>>,
+) {
+    let Some(mut server) = server else { return };
+    let now = time.elapsed();
+    let Some(open) = votes.open.as_mut() else { return };
+    let voters = voters(&roster);
+    // Ballots of players who left or went to watch do not count.
+    open.ballots.retain(|id, _| voters.contains(id));
+    let yes = open.ballots.values().filter(|y| **y).count().min(255) as u8;
+    let no = open.ballots.values().filter(|y| !**y).count().min(255) as u8;
+    let voters = voters.len().min(255) as u8;
+    let outcome = decide(yes, no, voters, now >= open.ends);
+    let counted = (open.number, yes, no, voters);
+    if outcome == VoteOutcome::Open && *last_sent == Some(counted) {
+        return;
+    }
+    *last_sent = Some(counted);
+    let left = open.ends.saturating_sub(now);
+    let status = VoteStatus {
+        number: open.number,
+        caller: open.caller,
+        call: open.call.clone(),
+        yes,
+        no,
+        voters,
+        left_ds: (left.as_millis() / 100).min(u128::from(u16::MAX)) as u16,
+        outcome,
+    };
+    broadcast(&mut server, &ToClient::Vote(status), None);
+    if outcome == VoteOutcome::Open {
+        return;
+    }
+    let described = open.call.describe(|id| roster.label(id));
+    let number = open.number;
+    let call = open.call.clone();
+    votes.open = None;
+    if outcome == VoteOutcome::Passed {
+        votes.stats.passed += 1;
+        info!("vote {number} passed ({yes} yes, {no} no of {voters}): {described}");
+        if !lines.push(ConsoleSource::Vote, console_line(&call)) {
+            warn!("vote {number} passed but the console is busy: not run");
+        }
+    } else {
+        votes.stats.failed += 1;
+        info!("vote {number} failed ({yes} yes, {no} no of {voters}): {described}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_passed_vote_runs_the_operators_command() {
+        assert_eq!(console_line(&VoteCall::Map("Spire".into())), "map \"Spire\"");
+        assert_eq!(console_line(&VoteCall::Mode(arena_protocol::modes::Mode::Tdm)), "mode tdm");
+        assert_eq!(console_line(&VoteCall::Kick(PlayerId(7))), "kick #7");
+        assert_eq!(console_line(&VoteCall::Restart), "restart");
+    }
+}

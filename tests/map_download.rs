@@ -1,0 +1,141 @@
+//! Maps sent by the server: a server started with a map file a client does
+//! not have sends it; the client checks it, keeps it in its cache and plays
+//! on it (held out of the world until then); a second client finds it in
+//! the cache; a damaged transfer, and a map that fails the check, are
+//! refused with a message and never loaded.
+
+// Test helpers may panic: a panic is a failed test.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+use std::path::{Path, PathBuf};
+
+use arena_client::{ClientWorld, LastDisconnect, MapCache, MapFetch, NetcodeSettings, Session};
+use arena_lab::harness::{LoopbackGame, client_app_with, loopback_config, session, test_frame, test_frames};
+use arena_protocol::map_transfer::MapId;
+use arena_server::{MapUploads, ServedMaps, ServerConfig};
+
+/// A fresh directory of this test's own.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("arena-map-download-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Spire's geometry under another name: a map no client has built in.
+fn write_tower(dir: &Path) -> PathBuf {
+    let text = arena_sim::map::SPIRE_RON.replacen("name: \"Spire\"", "name: \"Tower\"", 1);
+    assert!(text.contains("\"Tower\""), "the map's name was replaced");
+    let path = dir.join("tower.ron");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn client_map(game: &LoopbackGame, client: usize) -> String {
+    game.clients[client].world().resource::<ClientWorld>().map().name.clone()
+}
+
+fn join_with_cache(game: &mut LoopbackGame, name: &str, cache: &Path) -> usize {
+    let addr = game.server.world().resource::<arena_server::ServerTransport>().local_addr().unwrap();
+    let mut client = client_app_with(test_frame(), addr, name, NetcodeSettings::default());
+    client.insert_resource(MapCache { dir: Some(cache.to_path_buf()) });
+    game.clients.push(client);
+    game.clients.len() - 1
+}
+
+fn uploads(game: &LoopbackGame) -> arena_server::UploadStats {
+    game.server.world().resource::<MapUploads>().stats
+}
+
+#[test]
+fn a_client_without_the_servers_map_receives_it_checks_it_keeps_it_and_plays() {
+    let dir = scratch("plays");
+    let cache = dir.join("cache");
+    let config = ServerConfig { bots: 2, map: write_tower(&dir).display().to_string(), ..loopback_config(64) };
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 8, &[], test_frame()).expect("started");
+    let ada = join_with_cache(&mut game, "Ada", &cache);
+    // In the game at once; out of the world until the map is in.
+    assert!(game.step_until(test_frames(5.0), |g| session(&g.clients[ada]) == Session::InGame));
+    assert!(!game.sim("Ada").is_some_and(|s| s.alive), "Ada is in the world before she has the map");
+    let loaded = game.step_until(test_frames(5.0), |g| client_map(g, ada) == "Tower");
+    assert!(loaded, "Ada never loaded Tower");
+    assert_eq!(game.clients[ada].world().resource::<MapFetch>().received, 1);
+    let id = game.server.world().resource::<ServedMaps>().find("Tower").unwrap().id.clone();
+    let kept = cache.join(format!("{}.ron", id.hex()));
+    assert!(id.matches(&std::fs::read(&kept).expect("the map is in the cache")), "the cached map is the server's");
+    // The server hears she has it (a round trip later).
+    assert!(game.step_until(test_frames(2.0), |g| uploads(g).loaded == 1), "the server never heard she has it");
+    let stats = uploads(&game);
+    assert_eq!((stats.started, stats.finished), (1, 1));
+    assert_eq!(stats.bytes, u64::from(id.bytes));
+    // She plays: in the world, on Tower's floor, moving with the rest.
+    let alive = game.step_until(test_frames(3.0), |g| g.sim("Ada").is_some_and(|s| s.alive));
+    assert!(alive, "Ada was not let into the world");
+    let world =
+        arena_sim::ArenaWorld::new(arena_sim::MapDef::from_ron(&std::fs::read_to_string(&kept).unwrap()).unwrap());
+    let at = game.sim("Ada").unwrap().pos;
+    assert!(world.player_fits(at, arena_sim::player::STAND_HEIGHT_M), "Ada is inside Tower's walls at {at}");
+
+    // Bob has it in the (same) cache: nothing is sent again.
+    let bob = join_with_cache(&mut game, "Bob", &cache);
+    let in_tower = game.step_until(test_frames(5.0), |g| client_map(g, bob) == "Tower");
+    assert!(in_tower, "Bob did not load Tower from the cache");
+    assert!(game.step_until(test_frames(3.0), |g| g.sim("Bob").is_some_and(|s| s.alive)));
+    assert_eq!(game.clients[bob].world().resource::<MapFetch>().received, 0);
+    assert_eq!(uploads(&game).started, 1, "the map was sent again");
+}
+
+/// A server whose map file is altered after it was announced (damaged on
+/// the way, as a client sees it), or replaced by one that fails the check.
+fn refused_with(test: &str, change: impl FnOnce(&mut ServedMaps), reason: &str) {
+    let dir = scratch(test);
+    let config = ServerConfig { map: write_tower(&dir).display().to_string(), ..loopback_config(64) };
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 9, &[], test_frame()).expect("started");
+    change(&mut game.server.world_mut().resource_mut::<ServedMaps>());
+    let cy = join_with_cache(&mut game, "Cy", &dir.join("cache"));
+    let ended = game.step_until(test_frames(8.0), |g| g.clients[cy].world().resource::<LastDisconnect>().0.is_some());
+    assert!(ended, "the connection did not end");
+    let why = game.clients[cy].world().resource::<LastDisconnect>().0.clone().unwrap();
+    assert!(why.contains("Tower") && why.contains(reason) && why.contains("not loaded"), "{why}");
+    assert_ne!(client_map(&game, cy), "Tower", "a refused map was loaded");
+    let cache = dir.join("cache");
+    assert!(!cache.exists() || std::fs::read_dir(&cache).unwrap().next().is_none(), "a refused map was kept");
+}
+
+#[test]
+fn a_damaged_transfer_is_refused_and_never_loaded() {
+    refused_with(
+        "damaged",
+        |served| {
+            let tower = served.0.iter_mut().find(|m| m.id.name == "Tower").unwrap();
+            let mut text = tower.text.to_vec();
+            let at = text.len() / 2;
+            text[at] ^= 0x01;
+            tower.text = text.into();
+        },
+        "damaged",
+    );
+}
+
+#[test]
+fn a_map_that_fails_the_check_is_refused_and_never_loaded() {
+    refused_with(
+        "unplayable",
+        |served| {
+            // Its hash matches what is sent, but its spawn is inside a wall.
+            let bad = std::fs::read_to_string("tests/maps/spawn_in_wall.ron").unwrap();
+            let bad = regex_free_rename(&bad, "Tower");
+            let tower = served.0.iter_mut().find(|m| m.id.name == "Tower").unwrap();
+            tower.id = MapId::of("Tower", bad.as_bytes());
+            tower.text = bad.into_bytes().into();
+        },
+        "fails the map check",
+    );
+}
+
+/// `text` with its map's name (the first `name: "..."`) set to `name`.
+fn regex_free_rename(text: &str, name: &str) -> String {
+    let start = text.find("name: \"").expect("a name") + "name: \"".len();
+    let end = start + text[start..].find('"').expect("its end");
+    format!("{}{name}{}", &text[..start], &text[end..])
+}
