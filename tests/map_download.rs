@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use arena_client::{ClientWorld, LastDisconnect, MapCache, MapFetch, NetcodeSettings, Session};
 use arena_lab::harness::{LoopbackGame, client_app_with, loopback_config, session, test_frame, test_frames};
 use arena_protocol::map_transfer::MapId;
-use arena_server::{MapUploads, ServedMaps, ServerConfig};
+use arena_server::{ConsoleLines, ConsoleSource, MapUploads, ServedMaps, ServerConfig};
 
 /// A fresh directory of this test's own.
 fn scratch(name: &str) -> PathBuf {
@@ -56,7 +56,7 @@ fn a_client_without_the_servers_map_receives_it_checks_it_keeps_it_and_plays() {
     let ada = join_with_cache(&mut game, "Ada", &cache);
     // In the game at once; out of the world until the map is in.
     assert!(game.step_until(test_frames(5.0), |g| session(&g.clients[ada]) == Session::InGame));
-    assert!(!game.sim("Ada").is_some_and(|s| s.alive), "Ada is in the world before she has the map");
+    assert!(game.sim("Ada").is_some_and(|s| !s.alive), "Ada is in the world before she has the map");
     let loaded = game.step_until(test_frames(5.0), |g| client_map(g, ada) == "Tower");
     assert!(loaded, "Ada never loaded Tower");
     assert_eq!(game.clients[ada].world().resource::<MapFetch>().received, 1);
@@ -82,6 +82,19 @@ fn a_client_without_the_servers_map_receives_it_checks_it_keeps_it_and_plays() {
     assert!(in_tower, "Bob did not load Tower from the cache");
     assert!(game.step_until(test_frames(3.0), |g| g.sim("Bob").is_some_and(|s| s.alive)));
     assert_eq!(game.clients[bob].world().resource::<MapFetch>().received, 0);
+    assert_eq!(uploads(&game).started, 1, "the map was sent again");
+
+    // The console goes to Foundry and back to Tower (as a vote or a
+    // rotation would): both are held, say they have it, and play again.
+    let loaded_before = uploads(&game).loaded;
+    for line in ["map Foundry", "map Tower"] {
+        game.server.world_mut().resource_mut::<ConsoleLines>().push(ConsoleSource::Terminal, line.into());
+        let name = if line.ends_with("Foundry") { "Foundry" } else { "Tower" };
+        let there = game.step_until(test_frames(5.0), |g| client_map(g, ada) == name && client_map(g, bob) == name);
+        assert!(there, "the clients did not follow to {name}");
+    }
+    assert!(game.step_until(test_frames(3.0), |g| uploads(g).loaded >= loaded_before + 2), "not let in again");
+    assert!(game.step_until(test_frames(3.0), |g| ["Ada", "Bob"].iter().all(|n| g.sim(n).is_some_and(|s| s.alive))));
     assert_eq!(uploads(&game).started, 1, "the map was sent again");
 }
 

@@ -30,7 +30,7 @@ fn said(game: &LoopbackGame, client: usize, text: &str) -> bool {
 
 #[test]
 fn a_majority_passes_a_vote_a_minority_fails_one_and_a_second_call_waits_a_minute() {
-    let config = ServerConfig { bots: 2, ..loopback_config(64) };
+    let config = ServerConfig { bots: 2, maps: vec!["Foundry".into(), "Spire".into()], ..loopback_config(64) };
     let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 3, &["Ada", "Bob", "Cy"], test_frame())
         .expect("joined");
     let dee = game.join("Dee", true, NetcodeSettings::default(), test_frame()).expect("Dee watches");
@@ -86,7 +86,9 @@ fn a_majority_passes_a_vote_a_minority_fails_one_and_a_second_call_waits_a_minut
     assert!(board(&game, 1).refused <= 5, "the flood got {} answers", board(&game, 1).refused);
 
     // Cy calls for team deathmatch; Ada says yes: the mode changes, every
-    // player is on a team, and everyone is told.
+    // player is on a team, and everyone is told; a new match starts on the
+    // same map (the rotation does not move on).
+    let match_before = game.server.world().resource::<MatchState>().number;
     act(&mut game, 2, VoteAction::Call(VoteCall::Mode(Mode::Tdm)));
     assert!(game.step_until(test_frames(2.0), |g| board(g, 0).shown.as_ref().is_some_and(|v| v.status.number == 3)));
     act(&mut game, 0, VoteAction::Ballot(true));
@@ -95,11 +97,50 @@ fn a_majority_passes_a_vote_a_minority_fails_one_and_a_second_call_waits_a_minut
     assert!(tdm, "the clients were not told of team deathmatch");
     game.step(test_frames(1.0));
     let roster = game.server.world().resource::<arena_server::Roster>();
+    let mut teams = [0usize, 0];
     for entry in roster.players.values() {
         if entry.name == "Dee" {
             assert!(!entry.side.plays(), "Dee still watches");
         } else {
-            assert!(entry.side.team().is_some(), "{} is on no team", entry.name);
+            let team = entry.side.team().unwrap_or_else(|| panic!("{} is on no team", entry.name));
+            teams[team.index()] += 1;
         }
     }
+    assert!(teams[0].abs_diff(teams[1]) <= 1, "teams of {teams:?}");
+    assert!(game.server.world().resource::<MatchState>().number > match_before, "no new match");
+    assert_eq!(client_map(&game, 0), "Spire", "the mode vote moved the rotation on");
+
+    // Three votes came from this address within the minute: Ada, back
+    // under a new connection, may not call a fourth.
+    let refused_before = game.server.world().resource::<Votes>().stats.refused.get("too soon").copied().unwrap_or(0);
+    game.clients[0].world_mut().trigger(arena_client::Disconnect);
+    game.step(test_frames(0.5));
+    drop(game.clients.remove(0));
+    let ada = game.join("Ada", false, NetcodeSettings::default(), test_frame()).expect("Ada is back");
+    act(&mut game, ada, VoteAction::Call(VoteCall::Restart));
+    assert!(game.step_until(test_frames(2.0), |g| board(g, ada).refused == 1), "a reconnect got a new call");
+    let stats = &game.server.world().resource::<Votes>().stats;
+    assert_eq!(stats.called, 3);
+    assert_eq!(stats.refused.get("too soon").copied().unwrap_or(0), refused_before + 1);
+}
+
+fn client_map(game: &LoopbackGame, client: usize) -> String {
+    game.clients[client].world().resource::<ClientWorld>().map().name.clone()
+}
+
+#[test]
+fn a_kick_vote_that_passes_takes_the_player_out() {
+    let config = ServerConfig { bots: 1, ..loopback_config(64) };
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 4, &["Ada", "Bob", "Cy"], test_frame())
+        .expect("joined");
+    let cy = game.clients[0].world().resource::<Roster>().names.iter().find(|(_, n)| *n == "Cy").map(|(id, _)| *id);
+    act(&mut game, 0, VoteAction::Call(VoteCall::Kick(cy.expect("Ada knows Cy"))));
+    assert!(game.step_until(test_frames(2.0), |g| outcome(g, 1) == Some(VoteOutcome::Open)));
+    assert_eq!(board(&game, 1).shown.as_ref().unwrap().question, "kick Cy");
+    act(&mut game, 1, VoteAction::Ballot(true));
+    let gone = game.step_until(test_frames(3.0), |g| g.player("Cy").is_none());
+    assert!(gone, "Cy is still on the server");
+    assert!(game.step_until(test_frames(2.0), |g| arena_lab::harness::session(&g.clients[2])
+        == arena_client::Session::Offline));
+    assert!(said(&game, 0, "Cy was kicked by vote"), "nobody was told");
 }

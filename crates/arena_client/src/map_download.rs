@@ -3,8 +3,10 @@
 //! asked for and received in pieces (`arena_protocol::map_transfer`); a
 //! received map must match its hash and pass `arena map check`'s checks
 //! before it is cached and loaded. Anything else (over the cap, damaged,
-//! unplayable) ends the connection with the reason, never loaded. Once the
-//! map is in, the server is told, and lets our player into the world.
+//! unplayable, a built-in map's name with other contents) ends the
+//! connection with the reason, never loaded. Once the map is in, the server
+//! is told, and lets our player into the world. The cache keeps at most
+//! [`MAX_CACHED_MAPS`] maps (the least recently used go).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -18,6 +20,12 @@ use bevy_renet::RenetClient;
 use crate::connection::end_connection;
 use crate::vocabulary::{ClientWorld, GameMessage, MapNeeded, MessageTally, Roster, Session, send_to_server};
 
+/// Maps the cache keeps, at most: [`MAX_CACHED_MAPS`] of 256 KiB at most is
+/// 8 MiB on disk, whatever servers send.
+pub(crate) const MAX_CACHED_MAPS: usize = 32;
+/// Maps kept in memory without a cache directory.
+const KEPT_IN_MEMORY: usize = 2;
+
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<MapCache>()
         .init_resource::<MapFetch>()
@@ -27,7 +35,8 @@ pub(crate) fn plugin(app: &mut App) {
 }
 
 /// Where maps received from servers are kept (the view sets it under the
-/// configuration directory; none: kept for the session only).
+/// configuration directory; none: the last [`KEPT_IN_MEMORY`] received are
+/// kept in memory, for a rotation back to them).
 #[derive(Resource, Debug, Clone, Default)]
 pub struct MapCache {
     pub dir: Option<PathBuf>,
@@ -43,12 +52,41 @@ impl MapCache {
         use std::io::Read;
         let mut text = Vec::new();
         let cap = arena_protocol::map_transfer::MAX_MAP_BYTES as u64 + 1;
-        std::fs::File::open(self.path(id)?).ok()?.take(cap).read_to_end(&mut text).ok()?;
-        id.matches(&text).then_some(text)
+        let path = self.path(id)?;
+        std::fs::File::open(&path).ok()?.take(cap).read_to_end(&mut text).ok()?;
+        if !id.matches(&text) {
+            return None;
+        }
+        // Used now: the last to go when the cache is full.
+        let _ = std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .and_then(|f| f.set_modified(std::time::SystemTime::now()));
+        Some(text)
+    }
+
+    /// Takes the least recently used maps out until `keep` are left.
+    fn trim(&self, keep: usize) {
+        let Some(dir) = &self.dir else { return };
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut maps: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+            .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+            .collect();
+        if maps.len() <= keep {
+            return;
+        }
+        maps.sort();
+        for (_, path) in &maps[..maps.len() - keep] {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     fn write(&self, id: &MapId, text: &[u8]) {
         let Some(path) = self.path(id) else { return };
+        self.trim(MAX_CACHED_MAPS.saturating_sub(1));
         // Written whole under another name, then renamed: a crash leaves no half map.
         let partial = path.with_extension("part");
         let written = path
@@ -71,12 +109,25 @@ pub struct MapFetch {
     loaded: Option<[u8; 32]>,
     /// Maps received (and cached, or not).
     pub received: u32,
+    /// Pieces of no map being fetched (of one given up for the next).
+    pub stray_pieces: u32,
+    /// Maps received, when there is no cache directory.
+    kept: std::collections::VecDeque<(MapId, Vec<u8>)>,
 }
 
 impl MapFetch {
     /// The map coming in: its name, and how far it is (0 to 1).
     pub fn progress(&self) -> Option<(String, f32)> {
         self.download.as_ref().map(|d| (arena_protocol::names::clean_name(&d.id().name), d.progress()))
+    }
+}
+
+/// `map`, if it is called what the server announced.
+fn named(map: MapDef, id: &MapId) -> Result<MapDef, String> {
+    if map.name == id.name {
+        Ok(map)
+    } else {
+        Err(format!("it calls itself \"{}\"", arena_protocol::names::clean_name(&map.name)))
     }
 }
 
@@ -121,17 +172,20 @@ pub(crate) fn find_maps(
             send_to_server(&mut client, &mut tally, &ToServer::MapLoaded { hash: id.hash });
             continue;
         }
-        let built_in = arena_sim::map::BUILT_IN_MAPS.iter().find(|(name, text)| {
-            // A server without a file for its world (a test's) names it with no hash.
-            let unhashed = id.bytes == 0 && id.hash == [0; 32];
-            name.eq_ignore_ascii_case(&id.name) && (unhashed || id.matches(text.as_bytes()))
-        });
+        let built_in = arena_sim::map::BUILT_IN_MAPS.iter().find(|(name, _)| name.eq_ignore_ascii_case(&id.name));
+        // A server without a file for its world (a test's) names it with no hash.
+        let unhashed = id.bytes == 0 && id.hash == [0; 32];
         let have = match built_in {
-            Some((_, text)) => Some(text.as_bytes().to_vec()),
-            None => cache.read(id),
+            Some((_, text)) if unhashed || id.matches(text.as_bytes()) => Some(text.as_bytes().to_vec()),
+            Some(_) => {
+                // Servers send only maps of their own names: this is another build's.
+                refuse(&mut commands, &id.name, "it is not the map of that name this game has (another version?)");
+                continue;
+            }
+            None => cache.read(id).or_else(|| fetch.kept.iter().find(|(k, _)| k == id).map(|(_, t)| t.clone())),
         };
         match have {
-            Some(text) => match check(&text) {
+            Some(text) => match check(&text).and_then(|map| named(map, id)) {
                 Ok(map) => load(&mut world, &mut roster, &mut fetch, id, map, (&mut client, &mut tally)),
                 Err(why) => refuse(&mut commands, &id.name, &why),
             },
@@ -158,9 +212,10 @@ pub(crate) fn receive_map(
 ) {
     let Some(mut client) = client else { return };
     for GameMessage(message) in messages.read() {
-        let ToClient::MapData { offset, bytes } = message else { continue };
-        let Some(download) = fetch.download.as_mut() else {
+        let ToClient::MapData { tag, offset, bytes } = message else { continue };
+        let Some(download) = fetch.download.as_mut().filter(|d| d.id().tag() == *tag) else {
             // Pieces of nothing asked for (or of a map given up): dropped.
+            fetch.stray_pieces += 1;
             continue;
         };
         let id = download.id().clone();
@@ -174,10 +229,17 @@ pub(crate) fn receive_map(
             }
         };
         fetch.download = None;
-        match check(&whole) {
+        match check(&whole).and_then(|map| named(map, &id)) {
             Ok(map) => {
                 fetch.received += 1;
-                cache.write(&id, &whole);
+                if cache.dir.is_some() {
+                    cache.write(&id, &whole);
+                } else {
+                    if fetch.kept.len() >= KEPT_IN_MEMORY {
+                        fetch.kept.pop_front();
+                    }
+                    fetch.kept.push_back((id.clone(), whole));
+                }
                 load(&mut world, &mut roster, &mut fetch, &id, map, (&mut client, &mut tally));
             }
             Err(why) => {

@@ -80,8 +80,14 @@ pub fn parse_call(args: &[String], roster: &Roster) -> Result<VoteCall, String> 
     let rest = rest.join(" ");
     match arena_protocol::vote::VoteKind::parse(kind) {
         Some(arena_protocol::vote::VoteKind::Map) if !rest.is_empty() => {
-            let name: String = rest.chars().take(arena_protocol::map_transfer::MAX_MAP_NAME_BYTES).collect();
-            let name = name.trim().to_string();
+            // Within the server's limit, cut on a character's boundary.
+            let mut name = String::new();
+            for c in rest.trim().chars() {
+                if name.len() + c.len_utf8() > arena_protocol::map_transfer::MAX_MAP_NAME_BYTES {
+                    break;
+                }
+                name.push(c);
+            }
             Ok(VoteCall::Map(name))
         }
         Some(arena_protocol::vote::VoteKind::Mode) => arena_protocol::modes::Mode::parse(&rest)
@@ -138,7 +144,12 @@ pub(crate) fn receive_votes(
     for GameMessage(message) in messages.read() {
         match message {
             ToClient::Vote(status) => {
-                let question = status.call.describe(|id| roster.name(id));
+                // A server's map name is cleaned as a player's name is.
+                let call = match &status.call {
+                    VoteCall::Map(name) => VoteCall::Map(arena_protocol::names::clean_name(name)),
+                    call => call.clone(),
+                };
+                let question = call.describe(|id| roster.name(id));
                 let caller = roster.name(status.caller);
                 let same = board.shown.as_ref().filter(|v| v.status.number == status.number);
                 let mut ours = same.and_then(|v| v.ours);

@@ -99,18 +99,22 @@ pub const DEFAULT_PORT: u16 = 27015;
 /// is urgent to the frame.
 pub const RELIABLE_RESEND: Duration = Duration::from_millis(250);
 
+/// Memory a renet channel may hold, bytes (for reliable messages: those
+/// sent and not yet acknowledged).
+pub const CHANNEL_MEMORY_BYTES: usize = 1024 * 1024;
+
 /// The renet configuration both ends must share.
 pub fn connection_config() -> ConnectionConfig {
     let channels = || {
         vec![
             ChannelConfig {
                 channel_id: channel::RELIABLE,
-                max_memory_usage_bytes: 1024 * 1024,
+                max_memory_usage_bytes: CHANNEL_MEMORY_BYTES,
                 send_type: SendType::ReliableOrdered { resend_time: RELIABLE_RESEND },
             },
             ChannelConfig {
                 channel_id: channel::UNRELIABLE,
-                max_memory_usage_bytes: 1024 * 1024,
+                max_memory_usage_bytes: CHANNEL_MEMORY_BYTES,
                 send_type: SendType::Unreliable,
             },
         ]

@@ -50,6 +50,11 @@ impl MapId {
         self.hash.iter().map(|b| format!("{b:02x}")).collect()
     }
 
+    /// A short name for the map in each of its pieces: the hash's first bytes.
+    pub fn tag(&self) -> u32 {
+        u32::from_le_bytes([self.hash[0], self.hash[1], self.hash[2], self.hash[3]])
+    }
+
     /// Whether `text` is this map's file.
     pub fn matches(&self, text: &[u8]) -> bool {
         text.len() == self.bytes as usize && map_hash(text) == self.hash

@@ -264,8 +264,10 @@ pub enum ToClient {
         mode: crate::modes::Mode,
     },
     /// A piece of the map this client asked for (`ToServer::WantMap`), at
-    /// `offset` in its file.
+    /// `offset` in its file; `tag` names the map (`MapId::tag`), so that
+    /// pieces of a map given up are told apart from the next one's.
     MapData {
+        tag: u32,
         offset: u32,
         bytes: Vec<u8>,
     },

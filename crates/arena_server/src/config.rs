@@ -246,6 +246,9 @@ fn load_map_file(path: &std::path::Path) -> Result<ServedMap, ConfigError> {
             if def.name.chars().any(|c| c == '"' || c == ';' || c.is_control()) {
                 return Err(fail(vec!["its name may not hold quotes, semicolons or control characters".into()]));
             }
+            if def.name.trim() != def.name {
+                return Err(fail(vec!["its name may not start or end with spaces".into()]));
+            }
             if id.validate().is_err() || def.name.trim().is_empty() {
                 return Err(fail(vec![format!(
                     "its name must be 1 to {} bytes",

@@ -69,7 +69,7 @@ const COMMANDS: [Command; 13] = [
         usage: "callvote map NAME | mode ffa|tdm|duel | kick NAME | restart",
         help: "asks the players to vote (a majority of those playing within 20 s)",
     },
-    Command { name: "vote", usage: "vote yes|no", help: "answers the vote open (the keys F1 and F2 too)" },
+    Command { name: "vote", usage: "vote yes|no", help: "answers the vote open (the keys F7 and F8 too)" },
     Command {
         name: "rcon",
         usage: "rcon COMMAND",

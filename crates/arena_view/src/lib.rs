@@ -16,7 +16,7 @@
 //! - `server_list`: the main menu's list of games (LAN, favourites, recent).
 //! - `sound`: what shots, steps and the menus sound like (synthesised at
 //!   start).
-//! - `votes`: the vote open at the top of the view, the keys that answer
+//! - `votes`: the vote open at the left of the view, the keys that answer
 //!   it, the pause menu's calls.
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
 //! - `netcode_panel`: the paper's switches, the conditioner, live figures.

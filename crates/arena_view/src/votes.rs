@@ -1,6 +1,6 @@
 //! Votes on screen: the vote open (or just ended) at the left of the view
 //! (who called it, its question, the count against the majority needed,
-//! the seconds left), the two keys that answer it (F1 yes, F2 no) until
+//! the seconds left), the two keys that answer it (F7 yes, F8 no) until
 //! we have answered, and our calls from the pause menu (`vote_menu`).
 //! Names and map names are drawn as plain text, never as markup.
 
@@ -11,16 +11,17 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::vocabulary::{ChatInput, ConsoleWindow, ViewSet};
 
-/// The keys that answer a vote (Quake 3's).
-pub(crate) const YES_KEY: KeyCode = KeyCode::F1;
-pub(crate) const NO_KEY: KeyCode = KeyCode::F2;
+/// The keys that answer a vote (Quake 3 uses F1 and F2, which open the
+/// netcode panel and the net graph here).
+pub(crate) const YES_KEY: KeyCode = KeyCode::F7;
+pub(crate) const NO_KEY: KeyCode = KeyCode::F8;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(Update, answer_keys.in_set(ViewSet::Menus).run_if(in_state(Session::InGame)))
         .add_systems(EguiPrimaryContextPass, vote_panel.run_if(in_state(Session::InGame)));
 }
 
-/// F1 and F2 answer the vote open, once (not while a line is being typed).
+/// F7 and F8 answer the vote open, once (not while a line is being typed).
 fn answer_keys(
     keys: Res<ButtonInput<KeyCode>>,
     board: Res<VoteBoard>,
@@ -61,8 +62,8 @@ fn vote_panel(mut contexts: EguiContexts, board: Res<VoteBoard>, time: Res<Time<
                     ui.label(egui::RichText::new(title).color(colour).size(14.0));
                     ui.label(egui::RichText::new(capitalised(&vote.question)).strong().size(20.0));
                     ui.horizontal(|ui| {
-                        let yes = format!("F1  Yes  {}", status.yes);
-                        let no = format!("F2  No  {}", status.no);
+                        let yes = format!("F7  Yes  {}", status.yes);
+                        let no = format!("F8  No  {}", status.no);
                         let mark = |ours: bool| if ours { " ✔" } else { "" };
                         ui.label(
                             egui::RichText::new(format!("{yes}{}", mark(vote.ours == Some(true))))

@@ -49,18 +49,23 @@ impl Target for MapTransfer {
         let text = arena_sim::map::SPIRE_RON.as_bytes();
         let id = MapId::of("Tower", text);
         let whole: Vec<ToClient> = std::iter::once(ToClient::ChangeMap(id.clone()))
-            .chain(chunks(text).map(|(offset, bytes)| ToClient::MapData { offset, bytes: bytes.to_vec() }))
+            .chain(chunks(text).map(|(offset, bytes)| ToClient::MapData {
+                tag: id.tag(),
+                offset,
+                bytes: bytes.to_vec(),
+            }))
             .collect();
         // Damaged on the way, and one that sends more than it announced.
         let mut damaged = whole.clone();
         if let Some(ToClient::MapData { bytes, .. }) = damaged.get_mut(3) {
             bytes[10] ^= 0x20;
         }
+        let tag = id.tag();
         let short = MapId { bytes: 1500, ..id };
         let more = vec![
             ToClient::ChangeMap(short),
-            ToClient::MapData { offset: 0, bytes: text[..1024].to_vec() },
-            ToClient::MapData { offset: 1024, bytes: text[1024..2048].to_vec() },
+            ToClient::MapData { tag, offset: 0, bytes: text[..1024].to_vec() },
+            ToClient::MapData { tag, offset: 1024, bytes: text[1024..2048].to_vec() },
         ];
         vec![framed(&whole), framed(&damaged), framed(&more)]
     }
@@ -78,8 +83,9 @@ impl Target for MapTransfer {
                         assert!(d.id().bytes as usize <= MAX_MAP_BYTES);
                     }
                 }
-                ToClient::MapData { offset, bytes } => {
-                    let Some(d) = download.as_mut() else { continue };
+                ToClient::MapData { tag, offset, bytes } => {
+                    // Pieces of another map are dropped, as the client does.
+                    let Some(d) = download.as_mut().filter(|d| d.id().tag() == tag) else { continue };
                     let announced = d.id().clone();
                     match d.accept(offset, &bytes) {
                         Ok(Some(whole)) => {

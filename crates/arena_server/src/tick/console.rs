@@ -302,13 +302,17 @@ impl Host for ServerHost<'_, '_, '_> {
                 None => Outcome::Said(vec![format!("mode: {}", self.game.mode.mode.short())]),
                 Some(None) => Outcome::Refused("mode ffa|tdm|duel".into()),
                 Some(Some(mode)) => {
-                    // Sides are dealt for the mode, then a new match starts in it.
+                    // Sides are dealt for the mode, then a new match starts in
+                    // it, on the same map (the rotation does not move on).
+                    self.game.rotation.asked = Some(self.game.world.map().name.clone());
                     self.game.admission.commands().trigger(ChangeMode(mode));
                     self.game.admission.commands().trigger(RestartMatch);
                     Outcome::Said(vec![format!("a new match of {}", mode.label())])
                 }
             },
             "restart" => {
+                // On the same map: the rotation does not move on.
+                self.game.rotation.asked = Some(self.game.world.map().name.clone());
                 self.game.admission.commands().trigger(RestartMatch);
                 Outcome::Said(vec!["a new match".into()])
             }

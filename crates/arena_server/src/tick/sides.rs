@@ -64,6 +64,8 @@ fn change_mode(event: On<ChangeMode>, mut mode: ResMut<GameMode>, mut changes: S
         .collect();
     players.sort();
     for (i, (_, id, entity)) in players.into_iter().enumerate() {
+        // A wish to watch at the next death is given up with the old mode.
+        changes.commands.entity(entity).remove::<Forfeit>();
         let side = match new {
             Mode::Ffa => Side::Free,
             Mode::Tdm => Side::Team(if i % 2 == 0 { Team::Red } else { Team::Blue }),
@@ -239,7 +241,7 @@ pub(crate) fn take_choices(
     (mode, identity, state): (Res<GameMode>, Res<ServerIdentity>, Res<MatchState>),
     range: Option<Res<Range>>,
     mut stats: ResMut<SideStats>,
-    alive: Query<(), (With<Sim>, Without<Dead>)>,
+    alive: Query<(), (With<Sim>, Without<Dead>, Without<AwaitingMap>)>,
     time: Res<Time<Real>>,
 ) {
     let now = time.elapsed();

@@ -2,8 +2,10 @@
 //! kick or a restart (the kinds `--vote-kinds` allows); every player who
 //! does not watch (bots do not vote) answers yes or no; it passes once a
 //! majority of them said yes, fails once that can no longer come or after
-//! [`VOTE_SECONDS`]. One vote at a time, one call a minute per player;
-//! call and ballot messages beyond [`VOTE_MESSAGES_PER_S`] are dropped
+//! [`VOTE_SECONDS`]. One vote at a time, one call a minute per player and
+//! [`CALLS_PER_ADDRESS`] a minute per address (a player who reconnects to
+//! call again is still counted; friends behind one router still each get
+//! theirs); call and ballot messages beyond [`VOTE_MESSAGES_PER_S`] are dropped
 //! unanswered (a flood gets nothing back). A vote that passes runs as a
 //! line of the server's console (`map`, `mode`, `kick`, `restart`), so
 //! that it does exactly what the operator's command does. Everyone sees
@@ -24,6 +26,7 @@ use bevy_renet::renet::ClientId;
 
 use crate::net::{broadcast, send};
 use crate::socket::rate_limits::Bucket;
+use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
     ConsoleLines, ConsoleSource, GameMode, Range, Roster, ServedMaps, ServerIdentity, VoteSaid, VoteSaying,
 };
@@ -32,6 +35,11 @@ use crate::vocabulary::{
 /// second, in bursts of [`VOTE_MESSAGES_BURST`].
 pub(crate) const VOTE_MESSAGES_PER_S: f32 = 1.0;
 pub(crate) const VOTE_MESSAGES_BURST: f32 = 4.0;
+/// Votes called from one address in a minute, at most.
+pub(crate) const CALLS_PER_ADDRESS: usize = 3;
+/// Addresses whose calls are remembered, at most (the calls themselves
+/// are one a minute each: the table stays small unless flooded).
+const MAX_ADDRESSES: usize = 1024;
 /// How often the log sums up what was dropped.
 const SUMMARY_PERIOD: Duration = Duration::from_secs(10);
 
@@ -47,6 +55,8 @@ pub struct Votes {
     open: Option<OpenVote>,
     number: u16,
     last_call: HashMap<ClientId, Duration>,
+    /// Calls from each address in the last minute.
+    address_calls: HashMap<std::net::IpAddr, Vec<Duration>>,
     budgets: HashMap<ClientId, Bucket>,
     pub stats: VoteStats,
 }
@@ -64,6 +74,7 @@ impl Votes {
             open: None,
             number: 0,
             last_call: HashMap::new(),
+            address_calls: HashMap::new(),
             budgets: HashMap::new(),
             stats: VoteStats::default(),
         }
@@ -88,6 +99,8 @@ struct OpenVote {
     number: u16,
     caller: PlayerId,
     call: VoteCall,
+    /// Whom a kick is for (its player id may go to a newcomer if it leaves).
+    target: Option<Entity>,
     ends: Duration,
     ballots: BTreeMap<PlayerId, bool>,
 }
@@ -131,6 +144,7 @@ pub(crate) struct VoteWorld<'w> {
     served: Res<'w, ServedMaps>,
     identity: Res<'w, ServerIdentity>,
     range: Option<Res<'w, Range>>,
+    transport: Res<'w, ServerTransport>,
 }
 
 impl VoteWorld<'_> {
@@ -174,11 +188,12 @@ pub(crate) fn take_votes(
             votes.stats.flooded += 1;
             continue;
         }
+        let Some(addr) = world.transport.client_addr(*client).map(|a| a.ip()) else { continue };
         let refusal = if entry.side == Side::Spectating {
             Err(VoteRefusal::Spectator)
         } else {
             match said.clone() {
-                VoteSaying::Call(call) => call_vote(&mut votes, &world, (*client, id), call, now),
+                VoteSaying::Call(call) => call_vote(&mut votes, &world, (*client, addr, id), call, now),
                 VoteSaying::Ballot(yes) => match votes.open.as_mut() {
                     None => Err(VoteRefusal::NoVote),
                     Some(open) if open.ballots.contains_key(&id) => Err(VoteRefusal::Voted),
@@ -220,7 +235,7 @@ pub(crate) fn take_votes(
 fn call_vote(
     votes: &mut Votes,
     world: &VoteWorld,
-    (client, caller): (ClientId, PlayerId),
+    (client, addr, caller): (ClientId, std::net::IpAddr, PlayerId),
     call: VoteCall,
     now: Duration,
 ) -> Result<(), VoteRefusal> {
@@ -235,9 +250,26 @@ fn call_vote(
         let wait = interval.saturating_sub(now.saturating_sub(*last));
         return Err(VoteRefusal::TooSoon(wait.as_secs_f32().ceil() as u16));
     }
+    votes.address_calls.retain(|_, calls| {
+        calls.retain(|at| now.saturating_sub(*at) < interval);
+        !calls.is_empty()
+    });
+    let from_here = votes.address_calls.get(&addr).map_or(&[][..], Vec::as_slice);
+    if from_here.len() >= CALLS_PER_ADDRESS {
+        let wait = interval.saturating_sub(now.saturating_sub(from_here[0]));
+        return Err(VoteRefusal::TooSoon(wait.as_secs_f32().ceil() as u16));
+    }
+    if votes.address_calls.len() >= MAX_ADDRESSES && !votes.address_calls.contains_key(&addr) {
+        return Err(VoteRefusal::Busy);
+    }
     let call = world.judge(caller, call)?;
     votes.last_call.insert(client, now);
     votes.last_call.retain(|_, at| now.saturating_sub(*at) < interval);
+    votes.address_calls.entry(addr).or_default().push(now);
+    let target = match &call {
+        VoteCall::Kick(id) => world.roster.players.get(id).map(|e| e.entity),
+        _ => None,
+    };
     votes.number = votes.number.wrapping_add(1);
     votes.stats.called += 1;
     let roster = &world.roster;
@@ -248,6 +280,7 @@ fn call_vote(
         ends: now + Duration::from_secs(u64::from(VOTE_SECONDS)),
         ballots: BTreeMap::from([(caller, true)]),
         call,
+        target,
     });
     Ok(())
 }
@@ -260,7 +293,7 @@ pub(crate) fn count_votes(
     mut lines: ResMut<ConsoleLines>,
     server: Option<ResMut<RenetServer>>,
     time: Res<Time<Real>>,
-    mut last_sent: Local<Option<(u16, u8, u8, u8)>>,
+    mut last_sent: Local<Option<(u16, u8, u8, u8, usize)>>,
 ) {
     let Some(mut server) = server else { return };
     let now = time.elapsed();
@@ -271,8 +304,12 @@ pub(crate) fn count_votes(
     let yes = open.ballots.values().filter(|y| **y).count().min(255) as u8;
     let no = open.ballots.values().filter(|y| !**y).count().min(255) as u8;
     let voters = voters.len().min(255) as u8;
-    let outcome = decide(yes, no, voters, now >= open.ends);
-    let counted = (open.number, yes, no, voters);
+    // A kick whose player left fails (its id may be someone else's now).
+    let target_left = open.target.is_some_and(|entity| !roster.players.values().any(|e| e.entity == entity));
+    let outcome = if target_left { VoteOutcome::Failed } else { decide(yes, no, voters, now >= open.ends) };
+    // Sent again whenever it changed, and when someone joins or leaves (a
+    // newcomer sees the vote open).
+    let counted = (open.number, yes, no, voters, roster.players.len());
     if outcome == VoteOutcome::Open && *last_sent == Some(counted) {
         return;
     }
