@@ -26,6 +26,7 @@ use arena_protocol::datagram::{self, Direction, MAX_DATAGRAM_BYTES, Refusal};
 use arena_protocol::key::{Password, PasswordError};
 use arena_protocol::names::join_user_data;
 use arena_protocol::payload_guard::PayloadGuard;
+use arena_protocol::wire_anatomy::Anatomy;
 use bevy::prelude::*;
 use renet::RenetClient;
 use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeClient};
@@ -61,6 +62,8 @@ pub struct UdpTransport {
     link: Link,
     netcode: NetcodeClient,
     payloads: PayloadGuard,
+    /// Where the bytes of the datagrams with a payload went, each way.
+    anatomy: (Anatomy, Anatomy),
     /// Whether the player gave a password (for explaining a refusal).
     gave_password: bool,
     /// Why the server refused us before netcode got going, if it did.
@@ -159,6 +162,7 @@ impl UdpTransport {
             link,
             netcode,
             payloads: PayloadGuard::from_server(),
+            anatomy: (Anatomy::default(), Anatomy::default()),
             gave_password: password.is_set(),
             refusal: None,
             clock: Duration::ZERO,
@@ -204,6 +208,11 @@ impl UdpTransport {
     /// What went through the socket since connecting.
     pub fn counters(&self) -> LinkCounters {
         self.link.counters()
+    }
+
+    /// Where the bytes of the datagrams with a payload went: down, up.
+    pub fn anatomy(&self) -> (Anatomy, Anatomy) {
+        self.anatomy
     }
 
     /// When the command for `tick` first left (see [`Link::departure_of`]).
@@ -470,7 +479,9 @@ impl UdpTransport {
     /// and decrypts it, and its payload (after the payload guard) to renet;
     /// the messages it completes go to the inbox with its arrival time.
     fn deliver(&mut self, mut datagram: Vec<u8>, client: &mut RenetClient, at: Duration) {
+        let datagram_bytes = datagram.len();
         let Some(payload) = self.netcode.process_packet(&mut datagram) else { return };
+        self.anatomy.0.add(datagram_bytes, payload);
         let Ok(packets) = unbundle(payload) else {
             *self.dropped.entry("bad bundle").or_default() += 1;
             return;
@@ -549,6 +560,7 @@ impl UdpTransport {
         for payload in bundle(&packets) {
             let (_, packet) =
                 self.netcode.generate_payload_packet(&payload).map_err(|e| TransportError::Netcode(e.to_string()))?;
+            self.anatomy.1.add(packet.len(), &payload);
             self.link.send_at(at, packet.to_vec(), newest_command);
         }
         Ok(())

@@ -36,6 +36,8 @@
 //!   refusal), its key (Argon2id, its own salt) and keyed BLAKE2b MACs.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
+//! - `wire_anatomy`: where a datagram's bytes go (netcode, the bundle,
+//!   renet's framing, acknowledgements, messages), for the lab.
 //! - `demo_frame`: what one tick of a demo holds, and its compact coding.
 //! - `demo`: the demo file: frames in compressed, checked chunks with an
 //!   index for seeking; read with limits. Replaying one runs the simulation,
@@ -68,6 +70,7 @@ pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
 pub mod vote;
+pub mod wire_anatomy;
 
 pub use codec::{decode, encode};
 pub use messages::*;

@@ -3,11 +3,14 @@
 //! what the measured client's link carries each way, per second: bytes at the
 //! UDP level (UDP payloads: netcode's and renet's headers included; the IP and
 //! UDP headers, 28 bytes a datagram over IPv4, are given apart), datagrams, and
-//! a breakdown by message kind.
+//! a breakdown by message kind and by part of each datagram (netcode's
+//! header and MAC, the bundle's lengths, renet's framing, renet's
+//! acknowledgements, the messages).
 
 use std::collections::BTreeMap;
 
 use arena_client::{ClientStats, LocalInput, MessageTally, NetStats, transport::UdpTransport};
+use arena_protocol::wire_anatomy::Anatomy;
 use bevy::prelude::*;
 use serde::Serialize;
 
@@ -22,6 +25,38 @@ pub(super) const IP_UDP_HEADER_BYTES: f64 = 28.0;
 pub struct KindRate {
     pub per_s: f64,
     pub bytes_per_s: f64,
+}
+
+/// Bytes a second of each part of the datagrams one way.
+#[derive(Debug, Clone, Serialize)]
+pub struct Parts {
+    /// netcode's prefix byte, sequence number and 16-byte MAC.
+    pub netcode: f64,
+    /// The bundle's length bytes before each renet packet.
+    pub bundle: f64,
+    /// renet's packet and message framing (type, sequence, channel, count,
+    /// ids, lengths).
+    pub renet_framing: f64,
+    /// renet's acknowledgement packets.
+    pub acks: f64,
+    /// The messages themselves.
+    pub messages: f64,
+    /// Datagrams without a payload (netcode's keep-alives).
+    pub other: f64,
+}
+
+impl Parts {
+    fn of(anatomy: &Anatomy, udp_bytes: u64, seconds: f64) -> Self {
+        let per_s = |bytes: u64| bytes as f64 / seconds;
+        Self {
+            netcode: per_s(anatomy.netcode),
+            bundle: per_s(anatomy.bundle),
+            renet_framing: per_s(anatomy.renet_framing),
+            acks: per_s(anatomy.acks),
+            messages: per_s(anatomy.messages),
+            other: per_s(udp_bytes.saturating_sub(anatomy.total())),
+        }
+    }
 }
 
 /// What `arena lab bandwidth` prints.
@@ -43,6 +78,9 @@ pub struct BandwidthReport {
     /// Encoded messages by kind (without renet's and netcode's headers).
     pub messages_down: BTreeMap<&'static str, KindRate>,
     pub messages_up: BTreeMap<&'static str, KindRate>,
+    /// Where each way's bytes go.
+    pub down_parts: Parts,
+    pub up_parts: Parts,
     pub snapshots_per_s: f64,
     /// How old the baselines of the delta snapshots were, on average: the
     /// round trip and the wait for the next snapshot. What a delta says
@@ -62,6 +100,7 @@ struct Counts {
     snapshots: u64,
     deltas: u64,
     baseline_age_ticks: u64,
+    anatomy: (Anatomy, Anatomy),
 }
 
 fn counts(client: &App) -> Counts {
@@ -75,6 +114,7 @@ fn counts(client: &App) -> Counts {
         snapshots: world.resource::<ClientStats>().snapshots_received,
         deltas: world.resource::<ClientStats>().delta_snapshots,
         baseline_age_ticks: world.resource::<ClientStats>().baseline_age_ticks,
+        anatomy: transport.map(|t| t.anatomy()).unwrap_or_default(),
     }
 }
 
@@ -145,6 +185,12 @@ pub fn bandwidth(settings: LabSettings, players: usize) -> Result<BandwidthRepor
         packets_up_per_s,
         messages_down: rates(&tally_start.down, &tally_end.down, seconds),
         messages_up: rates(&tally_start.up, &tally_end.up, seconds),
+        down_parts: Parts::of(
+            &end.anatomy.0.since(&start.anatomy.0),
+            end.bytes_in.saturating_sub(start.bytes_in),
+            seconds,
+        ),
+        up_parts: Parts::of(&end.anatomy.1.since(&start.anatomy.1), end.bytes_out.saturating_sub(start.bytes_out), seconds),
         snapshots_per_s: per_s(end.snapshots, start.snapshots),
         mean_baseline_age_ms: (end.baseline_age_ticks - start.baseline_age_ticks) as f64
             / (end.deltas - start.deltas).max(1) as f64
