@@ -146,6 +146,54 @@ fn a_map_that_fails_the_check_is_refused_and_never_loaded() {
     );
 }
 
+#[test]
+fn a_map_announced_over_the_cap_is_refused_and_never_loaded() {
+    refused_with(
+        "oversize",
+        |served| {
+            let tower = served.0.iter_mut().find(|m| m.id.name == "Tower").unwrap();
+            tower.id.bytes = 300_000;
+        },
+        "at most 262144",
+    );
+}
+
+#[test]
+fn a_download_that_stops_halfway_is_refused_and_never_loaded() {
+    let dir = scratch("stalled");
+    // A map of about 100 KB, at the 2000 bytes a second this client's `rate` allows.
+    let mut text = std::fs::read_to_string(write_tower(&dir)).unwrap();
+    for i in 0..1200 {
+        text.push_str(&format!("// a map maker's note, line {i}, to make the file larger\n"));
+    }
+    let path = dir.join("big-tower.ron");
+    std::fs::write(&path, &text).unwrap();
+    let config = ServerConfig { map: path.display().to_string(), ..loopback_config(64) };
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 10, &[], test_frame()).expect("started");
+    let addr = game.server.world().resource::<arena_server::ServerTransport>().local_addr().unwrap();
+    let slow = NetcodeSettings { rate: 2000, ..NetcodeSettings::default() };
+    game.clients.push(client_app_with(test_frame(), addr, "Dee", slow));
+    let started = game.step_until(test_frames(5.0), |g| {
+        g.clients[0].world().resource::<MapFetch>().progress().is_some_and(|(_, done)| done > 0.01)
+    });
+    assert!(started, "the download did not start");
+    // The server stops sending (its map's hash changes under the download).
+    game.server
+        .world_mut()
+        .resource_mut::<ServedMaps>()
+        .0
+        .iter_mut()
+        .find(|m| m.id.name == "Tower")
+        .unwrap()
+        .id
+        .hash[0] ^= 1;
+    let ended = game.step_until(test_frames(20.0), |g| g.clients[0].world().resource::<LastDisconnect>().0.is_some());
+    assert!(ended, "the client waited for ever");
+    let why = game.clients[0].world().resource::<LastDisconnect>().0.clone().unwrap();
+    assert!(why.contains("Tower") && why.contains("stopped at") && why.contains("not loaded"), "{why}");
+    assert_ne!(client_map(&game, 0), "Tower");
+}
+
 /// `text` with its map's name (the first `name: "..."`) set to `name`.
 fn regex_free_rename(text: &str, name: &str) -> String {
     let start = text.find("name: \"").expect("a name") + "name: \"".len();

@@ -144,3 +144,15 @@ fn a_kick_vote_that_passes_takes_the_player_out() {
         == arena_client::Session::Offline));
     assert!(said(&game, 0, "Cy was kicked by vote"), "nobody was told");
 }
+
+#[test]
+fn a_server_takes_only_the_vote_kinds_it_allows() {
+    let config = ServerConfig { vote_kinds: vec![arena_protocol::vote::VoteKind::Map], ..loopback_config(64) };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 5, &["Ada", "Bob"], test_frame()).expect("joined");
+    act(&mut game, 0, VoteAction::Call(VoteCall::Restart));
+    assert!(game.step_until(test_frames(2.0), |g| board(g, 0).refused == 1), "a restart vote was taken");
+    assert!(said(&game, 0, "this server takes no restart votes"));
+    act(&mut game, 1, VoteAction::Call(VoteCall::Map("Spire".into())));
+    assert!(game.step_until(test_frames(2.0), |g| outcome(g, 0) == Some(VoteOutcome::Open)), "a map vote was refused");
+}

@@ -23,6 +23,8 @@ use crate::vocabulary::{ClientWorld, GameMessage, MapNeeded, MessageTally, Roste
 /// Maps the cache keeps, at most: [`MAX_CACHED_MAPS`] of 256 KiB at most is
 /// 8 MiB on disk, whatever servers send.
 pub(crate) const MAX_CACHED_MAPS: usize = 32;
+/// A download that gets no piece for this long has stopped, seconds.
+pub(crate) const STALLED_S: f64 = 15.0;
 /// Maps kept in memory without a cache directory.
 const KEPT_IN_MEMORY: usize = 2;
 
@@ -113,6 +115,8 @@ pub struct MapFetch {
     pub stray_pieces: u32,
     /// Maps received, when there is no cache directory.
     kept: std::collections::VecDeque<(MapId, Vec<u8>)>,
+    /// When the download last moved (began, or a piece came), real seconds.
+    moved_at_s: f64,
 }
 
 impl MapFetch {
@@ -160,6 +164,7 @@ pub(crate) fn find_maps(
     (mut world, mut roster): (ResMut<ClientWorld>, ResMut<Roster>),
     client: Option<ResMut<RenetClient>>,
     mut tally: ResMut<MessageTally>,
+    time: Res<Time<Real>>,
     mut commands: Commands,
 ) {
     let Some(mut client) = client else {
@@ -168,6 +173,7 @@ pub(crate) fn find_maps(
     };
     for MapNeeded(id) in needed.read() {
         fetch.download = None;
+        fetch.moved_at_s = time.elapsed_secs_f64();
         if fetch.loaded == Some(id.hash) && world.map().name == id.name {
             send_to_server(&mut client, &mut tally, &ToServer::MapLoaded { hash: id.hash });
             continue;
@@ -208,9 +214,24 @@ pub(crate) fn receive_map(
     (mut world, mut roster): (ResMut<ClientWorld>, ResMut<Roster>),
     client: Option<ResMut<RenetClient>>,
     mut tally: ResMut<MessageTally>,
+    time: Res<Time<Real>>,
     mut commands: Commands,
 ) {
     let Some(mut client) = client else { return };
+    let now_s = time.elapsed_secs_f64();
+    if let Some(download) = fetch.download.as_ref()
+        && now_s - fetch.moved_at_s > STALLED_S
+    {
+        let why = format!(
+            "its download stopped at {} of {} bytes (nothing for {STALLED_S:.0} s)",
+            download.received(),
+            download.id().bytes
+        );
+        let name = download.id().name.clone();
+        fetch.download = None;
+        refuse(&mut commands, &name, &why);
+        return;
+    }
     for GameMessage(message) in messages.read() {
         let ToClient::MapData { tag, offset, bytes } = message else { continue };
         let Some(download) = fetch.download.as_mut().filter(|d| d.id().tag() == *tag) else {
@@ -220,7 +241,10 @@ pub(crate) fn receive_map(
         };
         let id = download.id().clone();
         let whole = match download.accept(*offset, bytes) {
-            Ok(None) => continue,
+            Ok(None) => {
+                fetch.moved_at_s = now_s;
+                continue;
+            }
             Ok(Some(whole)) => whole,
             Err(e) => {
                 fetch.download = None;

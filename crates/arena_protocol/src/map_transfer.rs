@@ -34,13 +34,11 @@ impl MapId {
         Self { name: name.to_string(), hash: map_hash(text), bytes: u32::try_from(text.len()).unwrap_or(u32::MAX) }
     }
 
-    /// Checks what the wire gave: a name's length, a size within the cap.
+    /// Checks what the wire gave: a name's length. (A size over the cap is
+    /// the download's to refuse, with a message: [`MapDownload::new`].)
     pub fn validate(&self) -> Result<(), String> {
         if self.name.len() > MAX_MAP_NAME_BYTES {
             return Err(format!("a map name of {} bytes (at most {MAX_MAP_NAME_BYTES})", self.name.len()));
-        }
-        if self.bytes as usize > MAX_MAP_BYTES {
-            return Err(format!("a map of {} bytes (at most {MAX_MAP_BYTES})", self.bytes));
         }
         Ok(())
     }

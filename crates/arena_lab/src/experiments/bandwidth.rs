@@ -190,7 +190,11 @@ pub fn bandwidth(settings: LabSettings, players: usize) -> Result<BandwidthRepor
             end.bytes_in.saturating_sub(start.bytes_in),
             seconds,
         ),
-        up_parts: Parts::of(&end.anatomy.1.since(&start.anatomy.1), end.bytes_out.saturating_sub(start.bytes_out), seconds),
+        up_parts: Parts::of(
+            &end.anatomy.1.since(&start.anatomy.1),
+            end.bytes_out.saturating_sub(start.bytes_out),
+            seconds,
+        ),
         snapshots_per_s: per_s(end.snapshots, start.snapshots),
         mean_baseline_age_ms: (end.baseline_age_ticks - start.baseline_age_ticks) as f64
             / (end.deltas - start.deltas).max(1) as f64
