@@ -14,6 +14,7 @@ use std::sync::Arc;
 use arena_protocol::map_transfer::{MapDownload, MapId};
 use arena_protocol::{ToClient, ToServer};
 use arena_sim::{ArenaWorld, MapDef};
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
@@ -157,25 +158,61 @@ fn check(text: &[u8]) -> Result<MapDef, String> {
     }
 }
 
+/// What finding, fetching and loading a map reach.
+#[derive(SystemParam)]
+pub(crate) struct Loader<'w, 's> {
+    cache: Res<'w, MapCache>,
+    fetch: ResMut<'w, MapFetch>,
+    world: ResMut<'w, ClientWorld>,
+    roster: ResMut<'w, Roster>,
+    client: Option<ResMut<'w, RenetClient>>,
+    tally: ResMut<'w, MessageTally>,
+    time: Res<'w, Time<Real>>,
+    commands: Commands<'w, 's>,
+}
+
+impl Loader<'_, '_> {
+    fn tell(&mut self, message: &ToServer) {
+        if let Some(client) = self.client.as_deref_mut() {
+            send_to_server(client, &mut self.tally, message);
+        }
+    }
+
+    fn refuse(&mut self, name: &str, why: &str) {
+        self.fetch.download = None;
+        refuse(&mut self.commands, name, why);
+    }
+
+    /// Puts `map` in the world (unless it is there) and tells the server.
+    fn load(&mut self, id: &MapId, map: MapDef) {
+        // Written only for another map: the view rebuilds the arena whenever
+        // the world changes. (Before any map came, the world is a built-in one.)
+        let same = self.world.map().name == map.name
+            && match self.fetch.loaded {
+                Some(hash) => hash == id.hash,
+                None => id.hash == [0; 32] || built_in_id(&map.name).is_some_and(|b| b.hash == id.hash),
+            };
+        if !same {
+            info!("map: {}", map.name);
+            *self.world = ClientWorld(Arc::new(ArenaWorld::new(map)));
+        }
+        self.fetch.loaded = Some(id.hash);
+        self.roster.map_name = arena_protocol::names::clean_name(&self.world.map().name);
+        self.tell(&ToServer::MapLoaded { hash: id.hash });
+    }
+}
+
 /// Each map the server named: loaded from what we have, or asked for.
-pub(crate) fn find_maps(
-    mut needed: MessageReader<MapNeeded>,
-    (cache, mut fetch): (Res<MapCache>, ResMut<MapFetch>),
-    (mut world, mut roster): (ResMut<ClientWorld>, ResMut<Roster>),
-    client: Option<ResMut<RenetClient>>,
-    mut tally: ResMut<MessageTally>,
-    time: Res<Time<Real>>,
-    mut commands: Commands,
-) {
-    let Some(mut client) = client else {
+pub(crate) fn find_maps(mut needed: MessageReader<MapNeeded>, mut l: Loader) {
+    if l.client.is_none() {
         needed.clear();
         return;
-    };
+    }
     for MapNeeded(id) in needed.read() {
-        fetch.download = None;
-        fetch.moved_at_s = time.elapsed_secs_f64();
-        if fetch.loaded == Some(id.hash) && world.map().name == id.name {
-            send_to_server(&mut client, &mut tally, &ToServer::MapLoaded { hash: id.hash });
+        l.fetch.download = None;
+        l.fetch.moved_at_s = l.time.elapsed_secs_f64();
+        if l.fetch.loaded == Some(id.hash) && l.world.map().name == id.name {
+            l.tell(&ToServer::MapLoaded { hash: id.hash });
             continue;
         }
         let built_in = arena_sim::map::BUILT_IN_MAPS.iter().find(|(name, _)| name.eq_ignore_ascii_case(&id.name));
@@ -185,42 +222,36 @@ pub(crate) fn find_maps(
             Some((_, text)) if unhashed || id.matches(text.as_bytes()) => Some(text.as_bytes().to_vec()),
             Some(_) => {
                 // Servers send only maps of their own names: this is another build's.
-                refuse(&mut commands, &id.name, "it is not the map of that name this game has (another version?)");
+                l.refuse(&id.name, "it is not the map of that name this game has (another version?)");
                 continue;
             }
-            None => cache.read(id).or_else(|| fetch.kept.iter().find(|(k, _)| k == id).map(|(_, t)| t.clone())),
+            None => l.cache.read(id).or_else(|| l.fetch.kept.iter().find(|(k, _)| k == id).map(|(_, t)| t.clone())),
         };
         match have {
             Some(text) => match check(&text).and_then(|map| named(map, id)) {
-                Ok(map) => load(&mut world, &mut roster, &mut fetch, id, map, (&mut client, &mut tally)),
-                Err(why) => refuse(&mut commands, &id.name, &why),
+                Ok(map) => l.load(id, map),
+                Err(why) => l.refuse(&id.name, &why),
             },
             None => match MapDownload::new(id.clone()) {
                 Ok(download) => {
                     info!("the server's map {} ({} bytes) is not here: asking for it", id.name, id.bytes);
-                    fetch.download = Some(download);
-                    send_to_server(&mut client, &mut tally, &ToServer::WantMap);
+                    l.fetch.download = Some(download);
+                    l.tell(&ToServer::WantMap);
                 }
-                Err(e) => refuse(&mut commands, &id.name, &e.to_string()),
+                Err(e) => l.refuse(&id.name, &e.to_string()),
             },
         }
     }
 }
 
 /// The pieces of the map being fetched; the whole map checked, kept, loaded.
-pub(crate) fn receive_map(
-    mut messages: MessageReader<GameMessage>,
-    (cache, mut fetch): (Res<MapCache>, ResMut<MapFetch>),
-    (mut world, mut roster): (ResMut<ClientWorld>, ResMut<Roster>),
-    client: Option<ResMut<RenetClient>>,
-    mut tally: ResMut<MessageTally>,
-    time: Res<Time<Real>>,
-    mut commands: Commands,
-) {
-    let Some(mut client) = client else { return };
-    let now_s = time.elapsed_secs_f64();
-    if let Some(download) = fetch.download.as_ref()
-        && now_s - fetch.moved_at_s > STALLED_S
+pub(crate) fn receive_map(mut messages: MessageReader<GameMessage>, mut l: Loader) {
+    if l.client.is_none() {
+        return;
+    }
+    let now_s = l.time.elapsed_secs_f64();
+    if let Some(download) = l.fetch.download.as_ref()
+        && now_s - l.fetch.moved_at_s > STALLED_S
     {
         let why = format!(
             "its download stopped at {} of {} bytes (nothing for {STALLED_S:.0} s)",
@@ -228,73 +259,46 @@ pub(crate) fn receive_map(
             download.id().bytes
         );
         let name = download.id().name.clone();
-        fetch.download = None;
-        refuse(&mut commands, &name, &why);
+        l.refuse(&name, &why);
         return;
     }
     for GameMessage(message) in messages.read() {
         let ToClient::MapData { tag, offset, bytes } = message else { continue };
-        let Some(download) = fetch.download.as_mut().filter(|d| d.id().tag() == *tag) else {
+        let Some(download) = l.fetch.download.as_mut().filter(|d| d.id().tag() == *tag) else {
             // Pieces of nothing asked for (or of a map given up): dropped.
-            fetch.stray_pieces += 1;
+            l.fetch.stray_pieces += 1;
             continue;
         };
         let id = download.id().clone();
         let whole = match download.accept(*offset, bytes) {
             Ok(None) => {
-                fetch.moved_at_s = now_s;
+                l.fetch.moved_at_s = now_s;
                 continue;
             }
             Ok(Some(whole)) => whole,
             Err(e) => {
-                fetch.download = None;
-                refuse(&mut commands, &id.name, &e.to_string());
+                l.refuse(&id.name, &e.to_string());
                 return;
             }
         };
-        fetch.download = None;
+        l.fetch.download = None;
         match check(&whole).and_then(|map| named(map, &id)) {
             Ok(map) => {
-                fetch.received += 1;
-                if cache.dir.is_some() {
-                    cache.write(&id, &whole);
+                l.fetch.received += 1;
+                if l.cache.dir.is_some() {
+                    l.cache.write(&id, &whole);
                 } else {
-                    if fetch.kept.len() >= KEPT_IN_MEMORY {
-                        fetch.kept.pop_front();
+                    if l.fetch.kept.len() >= KEPT_IN_MEMORY {
+                        l.fetch.kept.pop_front();
                     }
-                    fetch.kept.push_back((id.clone(), whole));
+                    l.fetch.kept.push_back((id.clone(), whole));
                 }
-                load(&mut world, &mut roster, &mut fetch, &id, map, (&mut client, &mut tally));
+                l.load(&id, map);
             }
             Err(why) => {
-                refuse(&mut commands, &id.name, &why);
+                l.refuse(&id.name, &why);
                 return;
             }
         }
     }
-}
-
-/// Puts `map` in the world (unless it is there) and tells the server.
-fn load(
-    world: &mut ResMut<ClientWorld>,
-    roster: &mut Roster,
-    fetch: &mut MapFetch,
-    id: &MapId,
-    map: MapDef,
-    (client, tally): (&mut RenetClient, &mut MessageTally),
-) {
-    // Written only for another map: the view rebuilds the arena whenever
-    // the world changes. (Before any map came, the world is a built-in one.)
-    let same = world.map().name == map.name
-        && match fetch.loaded {
-            Some(hash) => hash == id.hash,
-            None => id.hash == [0; 32] || built_in_id(&map.name).is_some_and(|b| b.hash == id.hash),
-        };
-    if !same {
-        info!("map: {}", map.name);
-        **world = ClientWorld(Arc::new(ArenaWorld::new(map)));
-    }
-    fetch.loaded = Some(id.hash);
-    roster.map_name = arena_protocol::names::clean_name(&world.map().name);
-    send_to_server(client, tally, &ToServer::MapLoaded { hash: id.hash });
 }
