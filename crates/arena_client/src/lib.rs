@@ -152,7 +152,7 @@ pub use foreseen_hits::{HitDenied, HitPredicted, HitPredictions};
 pub use range::RangeStats;
 pub use rockets::{BlastDrawn, ClientRockets, DrawnRockets, MAX_OWN_ROCKETS, MAX_REMOTE_ROCKETS, RocketStats};
 pub use scoreboard::{MatchStatus, Scoreboard};
-pub use stats::NetStats;
+pub use stats::{NetStats, SnapshotLoss};
 
 // The rules, each a plain type, tested and fuzzed on their own.
 pub use command_clock::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};
@@ -263,6 +263,7 @@ impl Plugin for ClientPlugin {
                     command_clock::follow_server,
                     render_clock::follow_snapshots,
                     round_trip::measure_round_trip,
+                    stats::measure_snapshot_loss,
                     commands::pace_departures,
                 )
                     .chain()

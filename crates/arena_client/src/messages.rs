@@ -47,11 +47,10 @@ pub(crate) fn send_packets(
 ) {
     let now = time.elapsed();
     let mut sent = Ok(());
-    // Each command message goes in its own datagram at its departure time
-    // (with whatever else renet had queued, on the first).
-    for (at, channel, bytes, newest) in std::mem::take(&mut outbox.commands) {
-        client.send_message(channel, bytes);
-        sent = sent.and_then(|()| transport.send_queued(at.max(now), &mut client, Some(newest)));
+    // Each command message goes in its own datagram at its departure time,
+    // outside renet (with whatever else renet had queued, on the first).
+    for (at, _channel, bytes, newest) in std::mem::take(&mut outbox.commands) {
+        sent = sent.and_then(|()| transport.send_with(at.max(now), &mut client, Some((&bytes, newest))));
     }
     // The rest (acknowledgements, reliable messages) went with the commands;
     // without commands, it goes once it has waited long enough.

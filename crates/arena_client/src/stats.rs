@@ -15,8 +15,58 @@ use crate::vocabulary::{ClientStats, SessionState};
 /// How often the per-second rates are recomputed, seconds.
 const RATE_WINDOW_S: f64 = 1.0;
 
+/// Snapshots the loss figure looks back over (2 s at 32 a second).
+const LOSS_WINDOW_SNAPSHOTS: usize = 64;
+
 pub(crate) fn plugin(app: &mut App) {
-    app.init_session_resource::<NetStats>();
+    app.init_session_resource::<NetStats>().init_session_resource::<SnapshotLoss>();
+}
+
+/// The share of the snapshots sent lately that did not come: the ticks of
+/// the last [`LOSS_WINDOW_SNAPSHOTS`] that did, against how many the server
+/// sends over their span at the rate this client gets. renet's own figure
+/// counts only renet's packets, which since protocol 18 are a few a second
+/// (see `arena_protocol::ack_pace`); snapshots go every snapshot tick.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct SnapshotLoss {
+    /// Ticks of the snapshots that came, newest last, each once.
+    ticks: std::collections::VecDeque<u32>,
+    /// The share lost (0..=1), once two snapshots have come.
+    pub share: Option<f64>,
+}
+
+impl SnapshotLoss {
+    /// A snapshot of `tick` came; the server sends `per_tick` snapshots a
+    /// tick (the client's snapshot rate over the tick rate).
+    pub fn arrived(&mut self, tick: u32, per_tick: f64) {
+        if self.ticks.contains(&tick) {
+            return;
+        }
+        let at = self.ticks.iter().position(|t| arena_sim::tick_after(*t, tick)).unwrap_or(self.ticks.len());
+        self.ticks.insert(at, tick);
+        while self.ticks.len() > LOSS_WINDOW_SNAPSHOTS {
+            self.ticks.pop_front();
+        }
+        let (Some(&oldest), Some(&newest)) = (self.ticks.front(), self.ticks.back()) else { return };
+        let span_ticks = f64::from(newest.wrapping_sub(oldest));
+        if self.ticks.len() < 2 || per_tick.is_nan() || per_tick <= 0.0 {
+            return;
+        }
+        let expected = (span_ticks * per_tick).round() + 1.0;
+        self.share = Some((1.0 - self.ticks.len() as f64 / expected).clamp(0.0, 1.0));
+    }
+}
+
+/// On each snapshot: the loss figure.
+pub(crate) fn measure_snapshot_loss(
+    mut arrived: MessageReader<crate::vocabulary::SnapshotArrived>,
+    roster: Res<crate::vocabulary::Roster>,
+    mut loss: ResMut<SnapshotLoss>,
+) {
+    let per_tick = f64::from(roster.snapshot_rate().hz()) / f64::from(roster.tick_rate().hz().max(1));
+    for snapshot in arrived.read() {
+        loss.arrived(snapshot.tick, per_tick);
+    }
 }
 
 #[derive(Resource, Debug, Default, Clone)]
@@ -25,7 +75,8 @@ pub struct NetStats {
     /// departures to their snapshots' arrivals (`round_trip.rs`), or
     /// renet's figure until commands flow.
     pub rtt_ms: f64,
-    /// Share of renet packets lost (0..=1).
+    /// Share of the snapshots lost lately (0..=1; `SnapshotLoss`), or
+    /// renet's figure until snapshots flow.
     pub packet_loss: f64,
     /// UDP payload bytes per second through the socket (netcode and renet
     /// headers included, IP and UDP headers not).
@@ -76,13 +127,13 @@ pub(crate) fn gather(
     prediction: Res<Prediction>,
     window: Res<CommandWindow>,
     sync: Option<Res<ClockSync>>,
-    round_trip: Res<RoundTrip>,
+    (round_trip, loss): (Res<RoundTrip>, Res<SnapshotLoss>),
     mut stats: ResMut<NetStats>,
 ) {
     let now = time.elapsed_secs_f64();
     if let Some(client) = client {
         stats.rtt_ms = round_trip.rtt_s.unwrap_or(client.rtt()) * 1000.0;
-        stats.packet_loss = client.packet_loss();
+        stats.packet_loss = loss.share.unwrap_or_else(|| client.packet_loss());
     }
     stats.commands_pending = window.pending.len();
     stats.recent_max_correction_m = prediction.recent_max_correction();
@@ -120,5 +171,32 @@ pub(crate) fn gather(
         }
         Some(_) => {}
         None => stats.window = Some(current),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_loss_is_the_share_of_snapshots_missing_from_their_span() {
+        let mut loss = SnapshotLoss::default();
+        loss.arrived(100, 0.5);
+        assert_eq!(loss.share, None, "one snapshot says nothing");
+        // Every other tick at half the tick rate, one in four missing.
+        for tick in (102..=260).step_by(2).filter(|t| t % 8 != 0) {
+            loss.arrived(tick, 0.5);
+        }
+        let share = loss.share.expect("measured");
+        assert!((share - 0.25).abs() < 0.03, "{share}");
+        for tick in (262..=400).step_by(2) {
+            loss.arrived(tick, 0.5);
+            loss.arrived(tick, 0.5);
+        }
+        assert_eq!(loss.share, Some(0.0), "a copy is not a snapshot more, and the old losses age out");
+        loss.arrived(404, 0.5);
+        assert!(loss.share.is_some_and(|s| s > 0.0), "402 has not come");
+        loss.arrived(402, 0.5);
+        assert_eq!(loss.share, Some(0.0), "late is not lost");
     }
 }

@@ -21,7 +21,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use arena_protocol::PROTOCOL_ID;
-use arena_protocol::bundle::{bundle, unbundle};
+use arena_protocol::ack_pace::{self, AckPace};
+use arena_protocol::bundle::{bundle, raw_entry, raw_message, unbundle};
 use arena_protocol::datagram::{self, Direction, MAX_DATAGRAM_BYTES, Refusal};
 use arena_protocol::key::{Password, PasswordError};
 use arena_protocol::names::join_user_data;
@@ -84,6 +85,8 @@ pub struct UdpTransport {
     last_summary: Duration,
     /// When a datagram last went to the server.
     last_sent: Option<Duration>,
+    /// When renet's packets go with one (see `arena_protocol::ack_pace`).
+    ack_pace: AckPace,
     /// Hole punching through masters, if any are known.
     introduction: Option<Introduction>,
     /// The relay, when punching could not get through.
@@ -174,6 +177,7 @@ impl UdpTransport {
             summarised: 0,
             last_summary: Duration::ZERO,
             last_sent: None,
+            ack_pace: AckPace::default(),
             introduction: None,
             relay: None,
             relay_lost: None,
@@ -487,8 +491,25 @@ impl UdpTransport {
             return;
         };
         for packet in packets {
+            if let Some(message) = raw_message(packet) {
+                // A snapshot or a tracer outside renet: straight to the inbox.
+                if message.is_empty() || message.len() > arena_protocol::codec::MAX_MESSAGE_BYTES {
+                    *self.dropped.entry("bad raw message").or_default() += 1;
+                    continue;
+                }
+                if self.inbox.len() >= MAX_INBOX {
+                    self.inbox.pop_front();
+                    *self.dropped.entry("inbox full").or_default() += 1;
+                }
+                let channel = arena_protocol::channel::UNRELIABLE;
+                self.inbox.push_back(Received { channel, bytes: renet::Bytes::copy_from_slice(message), at });
+                continue;
+            }
             match self.payloads.check(packet, self.clock) {
-                Ok(()) => client.process_packet(packet),
+                Ok(()) => {
+                    self.ack_pace.received(packet);
+                    client.process_packet(packet);
+                }
                 Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
             }
         }
@@ -537,26 +558,40 @@ impl UdpTransport {
     pub fn send(&mut self, now: Duration, client: &mut RenetClient, due: bool) -> Result<(), TransportError> {
         let waited = self.last_sent.is_none_or(|t| now.saturating_sub(t) >= FLUSH_INTERVAL);
         if self.netcode.is_connected() && (due || waited) {
-            self.send_queued(now, client, None)?;
+            self.send_queued(now, client)?;
         }
         self.link.pump(now).map_err(TransportError::Io)
     }
 
-    /// Everything renet has queued (a command message just given to it,
-    /// whose newest command is `newest_command`), leaving at `at`.
-    pub fn send_queued(
+    /// Everything renet has queued, leaving at `at`.
+    pub fn send_queued(&mut self, at: Duration, client: &mut RenetClient) -> Result<(), TransportError> {
+        self.send_with(at, client, None)
+    }
+
+    /// A command message (whose newest command is the second), outside
+    /// renet, and renet's packets when they are due (see
+    /// `arena_protocol::ack_pace`; always in a datagram without a command),
+    /// leaving at `at`.
+    pub fn send_with(
         &mut self,
         at: Duration,
         client: &mut RenetClient,
-        newest_command: Option<u32>,
+        command: Option<(&[u8], u32)>,
     ) -> Result<(), TransportError> {
         if !self.netcode.is_connected() {
             return Ok(());
         }
-        let packets = client.get_packets_to_send();
+        let mut packets: Vec<Vec<u8>> = command.map(|(bytes, _)| raw_entry(bytes)).into_iter().collect();
+        let config = arena_protocol::connection_config();
+        let waiting = ack_pace::waiting(&config, false, |channel| client.channel_available_memory(channel));
+        if command.is_none() || self.ack_pace.due(at, waiting) {
+            packets.extend(client.get_packets_to_send());
+            self.ack_pace.sent(at);
+        }
         if !packets.is_empty() {
             self.last_sent = Some(self.last_sent.map_or(at, |t| t.max(at)));
         }
+        let newest_command = command.map(|(_, newest)| newest);
         for payload in bundle(&packets) {
             let (_, packet) =
                 self.netcode.generate_payload_packet(&payload).map_err(|e| TransportError::Netcode(e.to_string()))?;

@@ -305,7 +305,9 @@ pub fn run(config: &BotsConfig) -> Report {
             let (chat_received, chat_refused) = (chat.received, chat.refused);
             let side = world.resource::<arena_client::Roster>().local_side();
             let (team, spectator) = (side.team().map(|t| t.name().to_string()), side.watches());
-            let rtt_ms = world.get_resource::<bevy_renet::RenetClient>().map(|c| c.rtt() * 1000.0).unwrap_or(0.0);
+            // The client's own measure (renet's times only renet's packets, whose
+            // acknowledgements wait: see `arena_protocol::ack_pace`).
+            let rtt_ms = world.get_resource::<arena_client::NetStats>().map_or(0.0, |n| n.rtt_ms);
             let error = match (bot.welcomed_at, bot.lost_at) {
                 _ if !bot.failures.is_empty() => Some(bot.failures.join("; ")),
                 (None, _) => Some(

@@ -456,8 +456,12 @@ impl HostileServer {
                     let _ = self.socket.send_to(payload, addr);
                 }
                 ServerResult::Payload { client_id, payload } => {
+                    // The client's commands come outside renet (raw entries):
+                    // renet would end the connection on one.
                     for packet in arena_protocol::bundle::unbundle(payload).unwrap_or_default() {
-                        let _ = self.renet.process_packet_from(packet, client_id);
+                        if arena_protocol::bundle::raw_message(packet).is_none() {
+                            let _ = self.renet.process_packet_from(packet, client_id);
+                        }
                     }
                 }
                 ServerResult::ClientDisconnected { client_id, .. } => self.renet.remove_connection(client_id),

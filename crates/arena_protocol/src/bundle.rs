@@ -3,6 +3,13 @@
 //! with the snapshot or the commands instead of each costing a datagram and
 //! its headers. Each packet is preceded by its length (one byte below 128,
 //! two above, as in LEB128).
+//!
+//! An entry may also be a message of the unreliable channel outside renet
+//! (a snapshot, a tracer, the commands): [`RAW_MESSAGE`] and the message.
+//! It costs one byte where renet's packet costs seven (type, sequence,
+//! channel, count, length), takes no renet sequence number, and needs no
+//! acknowledgement; netcode still authenticates, encrypts and numbers the
+//! datagram that carries it (its replay window drops copies).
 
 use crate::datagram::MAX_PAYLOAD_BYTES;
 
@@ -17,6 +24,34 @@ impl std::fmt::Display for BundleError {
 }
 
 impl std::error::Error for BundleError {}
+
+/// The first byte of an entry that is a raw unreliable message (renet's
+/// packet types are 0 to 4).
+pub const RAW_MESSAGE: u8 = 0xF0;
+
+/// A raw unreliable message as a bundle entry.
+pub fn raw_entry(message: &[u8]) -> Vec<u8> {
+    let mut entry = Vec::with_capacity(message.len() + 1);
+    entry.push(RAW_MESSAGE);
+    entry.extend_from_slice(message);
+    entry
+}
+
+/// Whether a message of `len` bytes fits a payload as a raw entry (with its
+/// marker and length). A longer one (a whole snapshot of a full server) goes
+/// on renet's reliable channel, which slices it (renet's unreliable slices
+/// are refused: see [`crate::payload_guard`]).
+pub fn fits_raw(len: usize) -> bool {
+    length_bytes(len + 1) + len < MAX_PAYLOAD_BYTES
+}
+
+/// The message of a raw entry (`None`: a renet packet).
+pub fn raw_message(entry: &[u8]) -> Option<&[u8]> {
+    match entry.split_first() {
+        Some((&RAW_MESSAGE, message)) => Some(message),
+        _ => None,
+    }
+}
 
 /// Longest packet a bundle carries (two length bytes hold up to 16383).
 const MAX_PACKET_BYTES: usize = MAX_PAYLOAD_BYTES;
@@ -84,6 +119,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_raw_entry_fits_a_payload_exactly_when_fits_raw_says() {
+        for len in [1, 126, 127, 1296, 1297, 1298, 5000] {
+            let payloads = bundle(&[raw_entry(&vec![7u8; len])]);
+            assert_eq!(fits_raw(len), payloads.len() == 1, "{len}");
+        }
+    }
+
+    #[test]
     fn packets_go_in_one_payload_when_they_fit_and_come_out_whole() {
         let packets = vec![vec![1u8; 5], vec![2u8; 300], vec![3u8; 127], vec![4u8; 128]];
         let payloads = bundle(&packets);
@@ -94,6 +137,16 @@ mod tests {
         let payloads = bundle(&big);
         assert_eq!(payloads.len(), 2, "over the limit: two datagrams");
         assert!(payloads.iter().all(|p| p.len() <= MAX_PAYLOAD_BYTES));
+    }
+
+    #[test]
+    fn raw_messages_ride_beside_renet_packets() {
+        let entries = vec![raw_entry(&[9, 9, 9]), vec![4u8, 1, 2], raw_entry(&[])];
+        let payload = bundle(&entries).remove(0);
+        let out = unbundle(&payload).expect("splits");
+        assert_eq!(raw_message(out[0]), Some(&[9u8, 9, 9][..]));
+        assert_eq!(raw_message(out[1]), None, "a renet packet");
+        assert_eq!(raw_message(out[2]), Some(&[][..]), "an empty message: the receiver's to refuse");
     }
 
     #[test]

@@ -36,6 +36,8 @@
 //!   refusal), its key (Argon2id, its own salt) and keyed BLAKE2b MACs.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
+//! - `ack_pace`: when renet's packets ride a datagram (its
+//!   acknowledgements only when they matter).
 //! - `wire_anatomy`: where a datagram's bytes go (netcode, the bundle,
 //!   renet's framing, acknowledgements, messages), for the lab.
 //! - `demo_frame`: what one tick of a demo holds, and its compact coding.
@@ -47,6 +49,7 @@
 //! queries, Valve's A2S, for browsers and trackers; std only), which the
 //! `arena-agones` sidecar reads servers with too, without building the game.
 
+pub mod ack_pace;
 pub mod bits;
 pub mod bounds;
 pub mod bundle;
@@ -83,7 +86,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 17;
+pub const PROTOCOL_VERSION: u64 = 18;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -19,7 +19,7 @@ pub struct Anatomy {
     pub bundle: u64,
     /// renet's framing of the packets that carry messages: packet type,
     /// sequence, channel, message count; each message's id and length; a
-    /// slice's header.
+    /// slice's header; a raw message's marker byte.
     pub renet_framing: u64,
     /// renet's acknowledgement packets, whole.
     pub acks: u64,
@@ -76,8 +76,12 @@ enum Part {
     Messages(usize),
 }
 
-/// What a renet packet is made of (renet 2's layout: see `payload_guard`).
+/// What a renet packet (or a raw message: see `bundle`) is made of (renet
+/// 2's layout: see `payload_guard`).
 fn parts(packet: &[u8]) -> Option<Part> {
+    if let Some(message) = crate::bundle::raw_message(packet) {
+        return Some(Part::Messages(message.len()));
+    }
     let mut b = octets::Octets::with_slice(packet);
     let kind = b.get_u8().ok()?;
     b.get_varint().ok()?;

@@ -111,8 +111,8 @@ pub use rockets::{RocketLog, RocketRecord, Rockets};
 pub use rotation::MapRotation;
 pub use sides::SideStats;
 pub use vocabulary::{
-    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, Score, ServedMap, ServedMaps,
-    ServerPlayer, ServerStats, ServerTick, Sim,
+    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, RoundTrips, Score, ServedMap, ServedMaps,
+    ServerPlayer, ServerStats, ServerTick, Sim, UnreliableOut,
 };
 pub use votes::{VoteStats, Votes};
 
@@ -198,6 +198,7 @@ impl Plugin for ServerPlugin {
             .insert_resource(vocabulary::SubTickShots(self.subtick))
             .insert_resource(vocabulary::ProjectileCompensation(self.projectile_compensation))
             .init_resource::<ServerStats>()
+            .init_resource::<vocabulary::RoundTrips>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
             .configure_sets(
                 FixedUpdate,

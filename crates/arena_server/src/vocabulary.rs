@@ -92,6 +92,91 @@ pub(crate) struct SnapshotAck(pub Acknowledged);
 #[derive(Resource, Debug, Default)]
 pub(crate) struct DueClients(pub Vec<ClientId>);
 
+/// Messages of the unreliable channel (snapshots, tracers) for each
+/// client, sent outside renet in the client's next datagram (see
+/// `arena_protocol::bundle`). Bounded: past [`UnreliableOut::MAX_WAITING`]
+/// for a client, the oldest go.
+#[derive(Resource, Debug, Default)]
+pub struct UnreliableOut(pub std::collections::HashMap<ClientId, std::collections::VecDeque<Vec<u8>>>);
+
+impl UnreliableOut {
+    pub const MAX_WAITING: usize = 32;
+
+    pub(crate) fn push(&mut self, client: ClientId, message: Vec<u8>) {
+        let waiting = self.0.entry(client).or_default();
+        if waiting.len() >= Self::MAX_WAITING {
+            waiting.pop_front();
+        }
+        waiting.push_back(message);
+    }
+}
+
+/// Each client's round trip, measured by the server: from a snapshot's
+/// departure to the first command packet acknowledging it, smoothed as renet
+/// smooths its own (an eighth of each new sample). renet's figure times only
+/// renet's packets, whose acknowledgements now wait up to
+/// `arena_protocol::ack_pace::AckPace::INTERVAL`; lag compensation's bounds,
+/// the scoreboard's pings and the demos read this one. Bounded: the last
+/// [`RoundTrips::KEPT`] departures of each connected client.
+#[derive(Resource, Debug, Default)]
+pub struct RoundTrips(std::collections::HashMap<ClientId, ClientRoundTrip>);
+
+#[derive(Debug, Default)]
+struct ClientRoundTrip {
+    /// Snapshots' ticks and departures (the real clock), oldest first.
+    sent: std::collections::VecDeque<(u32, std::time::Duration)>,
+    /// The newest snapshot acknowledged (older ones say nothing new).
+    newest_acked: Option<u32>,
+    rtt_s: Option<f64>,
+}
+
+impl RoundTrips {
+    /// Departures remembered per client (2 s at 32 snapshots a second).
+    pub const KEPT: usize = 64;
+    /// A sample longer than this is not a round trip (seconds).
+    const MAX_SAMPLE_S: f64 = 2.0;
+
+    /// The snapshot of `tick` left for `client` at `at`.
+    pub(crate) fn sent(&mut self, client: ClientId, tick: u32, at: std::time::Duration) {
+        let trip = self.0.entry(client).or_default();
+        trip.sent.push_back((tick, at));
+        while trip.sent.len() > Self::KEPT {
+            trip.sent.pop_front();
+        }
+    }
+
+    /// `client` acknowledged the snapshot of `tick`, heard at `at`.
+    pub(crate) fn acked(&mut self, client: ClientId, tick: u32, at: std::time::Duration) {
+        let Some(trip) = self.0.get_mut(&client) else { return };
+        if trip.newest_acked.is_some_and(|newest| !arena_sim::tick_after(tick, newest)) {
+            return;
+        }
+        let Some(&(_, departed)) = trip.sent.iter().find(|(t, _)| *t == tick) else { return };
+        trip.newest_acked = Some(tick);
+        let sample = at.saturating_sub(departed).as_secs_f64();
+        if sample > Self::MAX_SAMPLE_S {
+            return;
+        }
+        trip.rtt_s = Some(trip.rtt_s.map_or(sample, |rtt| rtt * 0.875 + sample * 0.125));
+    }
+
+    /// `client`'s round trip, seconds (`None` before its first acknowledgement).
+    pub fn rtt_s(&self, client: ClientId) -> Option<f64> {
+        self.0.get(&client).and_then(|t| t.rtt_s)
+    }
+
+    /// `client`'s round trip, seconds: renet's figure until the first
+    /// acknowledgement (it timed the connection's reliable messages).
+    pub fn of(&self, client: ClientId, renet: &bevy_renet::RenetServer) -> f64 {
+        self.rtt_s(client).unwrap_or_else(|| renet.rtt(client))
+    }
+
+    /// Forgets the clients `keep` says are gone.
+    pub(crate) fn retain(&mut self, keep: impl Fn(ClientId) -> bool) {
+        self.0.retain(|client, _| keep(*client));
+    }
+}
+
 /// The number of the tick being simulated (or last simulated).
 #[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerTick(pub u32);
@@ -530,5 +615,35 @@ impl ConsoleLines {
         }
         self.waiting.push_back((source, line));
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_round_trip_runs_from_a_snapshots_departure_to_its_first_acknowledgement() {
+        let ms = std::time::Duration::from_millis;
+        let mut trips = RoundTrips::default();
+        trips.acked(7, 10, ms(50));
+        assert_eq!(trips.rtt_s(7), None, "nothing sent: nothing measured");
+        trips.sent(7, 10, ms(0));
+        trips.sent(7, 12, ms(31));
+        trips.acked(7, 10, ms(80));
+        assert_eq!(trips.rtt_s(7), Some(0.080));
+        trips.acked(7, 10, ms(200));
+        assert_eq!(trips.rtt_s(7), Some(0.080), "the same acknowledgement again is no sample");
+        trips.acked(7, 12, ms(31 + 160));
+        let rtt = trips.rtt_s(7).expect("measured");
+        assert!((rtt - (0.080 * 0.875 + 0.160 * 0.125)).abs() < 1e-12, "{rtt}");
+        trips.acked(7, 99, ms(300));
+        assert_eq!(trips.rtt_s(7), Some(rtt), "a tick never sent is no sample");
+        for tick in 0..200 {
+            trips.sent(8, tick, ms(u64::from(tick)));
+        }
+        assert_eq!(trips.0[&8].sent.len(), RoundTrips::KEPT);
+        trips.retain(|c| c != 7);
+        assert_eq!(trips.rtt_s(7), None);
     }
 }

@@ -126,7 +126,8 @@ fn pump(
         {}
     }
     let everyone = rs.clients_id();
-    server.send(rs, &everyone);
+    // Raw messages waiting for intake stay bounded (64 a client) undrained.
+    server.send(rs, &everyone, &mut arena_server::UnreliableOut::default());
 }
 
 /// A valid connection request to `server` with a fresh self-made token.
@@ -348,8 +349,10 @@ impl Peer {
 }
 
 /// renet packets from a peer that holds the session key (so netcode lets
-/// them through): the payload guard, then renet itself. A client's packets
-/// into a server, or a server's into a client.
+/// them through): the payload guard, then renet itself; or a raw message
+/// (a bundle entry outside renet: commands, snapshots), decoded and checked
+/// as the receiving side does. A client's packets into a server, or a
+/// server's into a client.
 pub struct Payloads {
     side: Side,
     guard: PayloadGuard,
@@ -377,6 +380,19 @@ impl Target for Payloads {
         }
     }
 
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        // Raw messages as the transports send them (0xF0 is even: taken as given).
+        let message = match self.side {
+            Side::Server => {
+                let cmds = vec![arena_sim::UserCmd { tick: 40, forward: 1.0, ..Default::default() }];
+                let packet = arena_protocol::command_packet::CommandPacket { snapshot_ack: Some(38), cmds };
+                arena_protocol::encode(&arena_protocol::ToServer::Commands(packet.encode()))
+            }
+            Side::Client => arena_protocol::encode(&arena_protocol::ToClient::Snapshot(vec![0x21; 24])),
+        };
+        message.ok().map(|m| arena_protocol::bundle::raw_entry(&m)).into_iter().collect()
+    }
+
     fn run(&mut self, input: &[u8]) {
         let shaped;
         let packet = if input.first().is_some_and(|b| b & 1 == 1) {
@@ -387,6 +403,23 @@ impl Target for Payloads {
         };
         let dt = Duration::from_micros(500);
         self.clock += dt;
+        if let Some(message) = arena_protocol::bundle::raw_message(packet) {
+            // What the transports do with one: bounded, then decoded with
+            // limits and checked; never to renet.
+            match self.side {
+                Side::Server => {
+                    if let Ok(m) = arena_protocol::decode::<arena_protocol::ToServer>(message) {
+                        let _ = m.validate();
+                    }
+                }
+                Side::Client => {
+                    if let Ok(m) = arena_protocol::decode::<arena_protocol::ToClient>(message) {
+                        let _ = m.validate();
+                    }
+                }
+            }
+            return;
+        }
         let admitted = self.guard.check(packet, self.clock).is_ok();
         if !self.peer.take(admitted.then_some(packet), dt) {
             // renet ended the connection (its own limits): a new session.

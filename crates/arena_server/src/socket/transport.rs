@@ -20,7 +20,8 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arena_master::wire::InfoString;
-use arena_protocol::bundle::{bundle, unbundle};
+use arena_protocol::ack_pace::{self, AckPace};
+use arena_protocol::bundle::{bundle, fits_raw, raw_entry, raw_message, unbundle};
 use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
 use arena_protocol::names::USER_DATA_BYTES;
@@ -35,7 +36,11 @@ use super::answers::Answers;
 use super::drops::GuardCounters;
 use super::guard::{Guard, SILENT_CLIENT_TIMEOUT, Verdict};
 use crate::config::{ConfigError, ServerConfig};
-use crate::vocabulary::DueClients;
+use crate::vocabulary::{DueClients, UnreliableOut};
+
+/// Raw messages (commands outside renet) kept per client for intake: a
+/// frame's worth many times over.
+const MAX_RAW_WAITING: usize = 64;
 
 /// Longest a client goes without a datagram while it is connected: acks and
 /// reliable messages that no snapshot carried go out then.
@@ -50,6 +55,7 @@ pub(crate) fn plugin(app: &mut App) {
             .before(RenetServerPlugin::emit_server_events_system),
     )
     .init_resource::<DueClients>()
+    .init_resource::<UnreliableOut>()
     .add_systems(PostUpdate, send.in_set(RenetSend))
     .add_systems(Last, disconnect_on_exit);
 }
@@ -180,6 +186,11 @@ pub struct ServerTransport {
     pub(super) clock: Duration,
     /// When each client was last sent to.
     last_sent: std::collections::HashMap<ClientId, Duration>,
+    /// When renet's packets go to each client (see `arena_protocol::ack_pace`).
+    ack_pace: std::collections::HashMap<ClientId, AckPace>,
+    /// Each client's unreliable messages that came outside renet (its
+    /// commands), for intake; at most [`MAX_RAW_WAITING`] each.
+    raw_inbox: std::collections::HashMap<ClientId, std::collections::VecDeque<Vec<u8>>>,
     pub(super) answers: Answers,
     /// Master-extension datagrams from masters' addresses, not yet read
     /// (see `internet/master_messages.rs`); at most [`MAX_REACH_INBOX`].
@@ -252,6 +263,8 @@ impl ServerTransport {
             buffer: Box::new([0; 2048]),
             clock: Duration::ZERO,
             last_sent: std::collections::HashMap::new(),
+            ack_pace: std::collections::HashMap::new(),
+            raw_inbox: std::collections::HashMap::new(),
             partings: std::collections::HashMap::new(),
             answers: Answers::default(),
             reach_inbox: Vec::new(),
@@ -484,6 +497,12 @@ impl ServerTransport {
         self.partings.insert(client_id, how);
     }
 
+    /// The unreliable messages (commands) `client_id` sent outside renet
+    /// since the last call, oldest first.
+    pub(crate) fn take_raw(&mut self, client_id: ClientId) -> std::collections::VecDeque<Vec<u8>> {
+        self.raw_inbox.remove(&client_id).unwrap_or_default()
+    }
+
     /// How `client_id`'s connection ended, if the transport knows (once:
     /// the answer is forgotten as it is given).
     pub(crate) fn take_parting(&mut self, client_id: ClientId) -> Option<Parting> {
@@ -500,9 +519,24 @@ impl ServerTransport {
                     return;
                 };
                 for packet in packets {
-                    if self.guard.check_payload(client_id, packet, self.clock)
-                        && let Err(e) = server.process_packet_from(packet, client_id)
-                    {
+                    if let Some(message) = raw_message(packet) {
+                        // Commands outside renet: to intake, which decodes and checks them.
+                        if message.is_empty() || message.len() > arena_protocol::MAX_COMMAND_PACKET_BYTES + 16 {
+                            self.guard.bad_bundle(client_id, self.clock);
+                            continue;
+                        }
+                        let waiting = self.raw_inbox.entry(client_id).or_default();
+                        if waiting.len() >= MAX_RAW_WAITING {
+                            waiting.pop_front();
+                        }
+                        waiting.push_back(message.to_vec());
+                        continue;
+                    }
+                    if !self.guard.check_payload(client_id, packet, self.clock) {
+                        continue;
+                    }
+                    self.ack_pace.entry(client_id).or_default().received(packet);
+                    if let Err(e) = server.process_packet_from(packet, client_id) {
                         debug!("renet refused a packet from client {client_id}: {e}");
                     }
                 }
@@ -522,21 +556,49 @@ impl ServerTransport {
         }
     }
 
-    /// Encrypts and sends what renet has queued, bundled into one datagram,
-    /// for each client in `due` (a snapshot went to it this frame) and for
-    /// any not sent to for [`FLUSH_INTERVAL`] (acks and reliable messages go
-    /// out in the end even without snapshots). Others wait: no datagram on a
-    /// frame with nothing to say.
-    pub fn send(&mut self, server: &mut renet::RenetServer, due: &[ClientId]) {
+    /// Encrypts and sends the unreliable messages waiting in `out` and
+    /// renet's packets when they are due (see `arena_protocol::ack_pace`),
+    /// bundled into one datagram, for each client in `due` (a snapshot went
+    /// to it this frame); and renet's packets to any not sent to for
+    /// [`FLUSH_INTERVAL`] (acks and reliable messages go out in the end even
+    /// without snapshots). Others wait: no datagram on a frame with nothing
+    /// to say.
+    pub fn send(&mut self, server: &mut renet::RenetServer, due: &[ClientId], out: &mut UnreliableOut) {
         let clock = self.clock;
-        self.last_sent.retain(|id, _| server.clients_id().contains(id));
-        for client_id in server.clients_id() {
+        let clients = server.clients_id();
+        self.last_sent.retain(|id, _| clients.contains(id));
+        self.ack_pace.retain(|id, _| clients.contains(id));
+        let config = connection_config();
+        self.raw_inbox.retain(|id, _| clients.contains(id));
+        out.0.retain(|id, _| clients.contains(id));
+        for client_id in clients {
             let last = self.last_sent.get(&client_id).copied();
             let waited = last.is_none_or(|t| clock.saturating_sub(t) >= FLUSH_INTERVAL);
-            if !due.contains(&client_id) && !waited {
+            let snapshot = due.contains(&client_id);
+            if !snapshot && !waited {
                 continue;
             }
-            let Ok(packets) = server.get_packets_to_send(client_id) else { continue };
+            // The unreliable messages outside renet first, then renet's
+            // packets. One too long for a datagram (a whole snapshot of a
+            // full server) goes on the reliable channel, which slices it:
+            // renet's unreliable slices are refused (see
+            // `arena_protocol::payload_guard`).
+            let mut packets: Vec<Vec<u8>> = Vec::new();
+            for message in out.0.remove(&client_id).unwrap_or_default() {
+                if fits_raw(message.len()) {
+                    packets.push(raw_entry(&message));
+                } else {
+                    server.send_message(client_id, arena_protocol::channel::RELIABLE, message);
+                }
+            }
+            let pace = self.ack_pace.entry(client_id).or_default();
+            let waiting =
+                ack_pace::waiting(&config, true, |channel| server.channel_available_memory(client_id, channel));
+            if !snapshot || pace.due(clock, waiting) {
+                let Ok(renet_packets) = server.get_packets_to_send(client_id) else { continue };
+                packets.extend(renet_packets);
+                pace.sent(clock);
+            }
             if packets.is_empty() {
                 continue;
             }
@@ -605,8 +667,13 @@ fn receive(
     }
 }
 
-fn send(mut transport: ResMut<ServerTransport>, mut server: ResMut<RenetServer>, mut due: ResMut<DueClients>) {
-    transport.send(&mut server, &due.0);
+fn send(
+    mut transport: ResMut<ServerTransport>,
+    mut server: ResMut<RenetServer>,
+    mut due: ResMut<DueClients>,
+    mut out: ResMut<UnreliableOut>,
+) {
+    transport.send(&mut server, &due.0, &mut out);
     due.0.clear();
 }
 

@@ -15,10 +15,10 @@ use bevy_renet::RenetServer;
 use bevy_renet::renet::ClientId;
 
 use super::life::kill;
-use crate::net::{broadcast, send};
+use crate::net::{broadcast_unreliable, send};
 use crate::vocabulary::{
     CombatStats, Frag, GameMode, Range, Roster, ServerPlayer, ServerTick, ShotResolved, Sim, SimWorld, TestedShot,
-    TestedShots, TickRate,
+    TestedShots, TickRate, UnreliableOut,
 };
 
 /// Shot records kept for experiments and tests.
@@ -174,7 +174,7 @@ pub(crate) fn resolve_shots(
     world: Res<SimWorld>,
     (roster, mode): (Res<Roster>, Res<GameMode>),
     range: Option<Res<Range>>,
-    mut server: ResMut<RenetServer>,
+    (mut server, mut out): (ResMut<RenetServer>, ResMut<UnreliableOut>),
     mut players: Query<(Entity, &ServerPlayer, &mut Sim)>,
     mut stats: ResMut<CombatStats>,
     mut log: ResMut<ShotLog>,
@@ -207,7 +207,7 @@ pub(crate) fn resolve_shots(
             (HitReport { victim, zone, damage, killed }, client)
         });
         let shooter_client = roster.players.get(&pending.shooter).and_then(|e| e.client_id);
-        tell_the_shot(&mut server, (shooter_client, hit), &shot, end);
+        tell_the_shot((&mut server, &mut out), (shooter_client, hit), &shot, end);
         let hit = hit.map(|(report, _)| report);
         log.0.push_back(ShotRecord::of(&shot, hit, tick.0));
         while log.0.len() > SHOT_LOG_LEN {
@@ -224,7 +224,7 @@ fn head_shot(zone: HitZone) -> &'static str {
 /// The victim hears of its wound (from where), the shooter the verdict (with
 /// the hitboxes near the line, as tested); everyone else sees the tracer.
 fn tell_the_shot(
-    server: &mut RenetServer,
+    (server, out): (&mut RenetServer, &mut UnreliableOut),
     (shooter_client, hit): (Option<ClientId>, Option<(HitReport, Option<ClientId>)>),
     shot: &TestedShot,
     end: Vec3,
@@ -246,7 +246,8 @@ fn tell_the_shot(
     if let Some(client) = shooter_client {
         send(server, client, &result);
     }
-    broadcast(server, &fired, shooter_client);
+    let others: Vec<ClientId> = server.clients_id().into_iter().filter(|c| Some(*c) != shooter_client).collect();
+    broadcast_unreliable(out, &others, &fired);
 }
 
 #[cfg(test)]

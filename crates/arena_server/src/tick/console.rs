@@ -188,6 +188,7 @@ pub(crate) struct Game<'w, 's> {
     bots: Option<ResMut<'w, BotSettings>>,
     transport: ResMut<'w, ServerTransport>,
     server: ResMut<'w, RenetServer>,
+    round_trips: Res<'w, crate::vocabulary::RoundTrips>,
     world: Res<'w, SimWorld>,
     rotation: ResMut<'w, super::rotation::MapRotation>,
     scores: Query<'w, 's, &'static Score>,
@@ -435,7 +436,7 @@ impl ServerHost<'_, '_, '_> {
             let frags = g.scores.get(entry.entity).map_or("-".to_string(), |s| s.frags.to_string());
             let (rtt, addr) = match entry.client_id {
                 Some(client) => (
-                    format!("{:.0}", g.server.rtt(client) * 1000.0),
+                    format!("{:.0}", g.round_trips.of(client, &g.server) * 1000.0),
                     g.transport.client_addr(client).map_or_else(|| "?".into(), |a| a.to_string()),
                 ),
                 None => ("-".into(), "bot".into()),

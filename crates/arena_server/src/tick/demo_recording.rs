@@ -181,7 +181,7 @@ pub(crate) fn record_tick(
     (tick, rate, to, identity): (Res<ServerTick>, Res<TickRate>, Option<Res<RecordTo>>, Option<Res<ServerIdentity>>),
     match_state: Res<MatchState>,
     roster: Res<Roster>,
-    server: Res<RenetServer>,
+    (server, round_trips): (Res<RenetServer>, Res<crate::vocabulary::RoundTrips>),
     players: Query<(&ServerPlayer, &Sim, &LastRun, &Score, Option<&ClientPrefs>)>,
     mut shots: MessageReader<ShotResolved>,
     mut frags: MessageReader<Frag>,
@@ -289,7 +289,7 @@ pub(crate) fn record_tick(
                     state: sim.0,
                     frags: score.frags,
                     deaths: score.deaths,
-                    view_delay_ms: view_delay_ms(&server, player, *prefs),
+                    view_delay_ms: view_delay_ms(&round_trips, &server, player, *prefs),
                 })
                 .collect(),
         );
@@ -310,9 +310,14 @@ pub(crate) fn record_tick(
 
 /// How far behind the present a player's client draws the others:
 /// its round trip and its interpolation delay, milliseconds.
-fn view_delay_ms(server: &RenetServer, player: &ServerPlayer, prefs: Option<&ClientPrefs>) -> u16 {
+fn view_delay_ms(
+    round_trips: &crate::vocabulary::RoundTrips,
+    server: &RenetServer,
+    player: &ServerPlayer,
+    prefs: Option<&ClientPrefs>,
+) -> u16 {
     let Some(client) = player.client_id else { return 0 };
-    let rtt_ms = server.rtt(client) * 1000.0;
+    let rtt_ms = round_trips.of(client, server) * 1000.0;
     let interp = prefs.map_or(0.0, |p| f64::from(p.0.interp_ms));
     (rtt_ms + interp).round().clamp(0.0, f64::from(u16::MAX)) as u16
 }

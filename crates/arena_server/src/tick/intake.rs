@@ -18,8 +18,8 @@ use bevy_renet::RenetServer;
 
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
-    ChatSaid, ClientPrefs, KillCamSkipped, MapAsked, Roster, ServerStats, ServerTick, SideAsked, SnapshotAck, TickRate,
-    VoteSaid, VoteSaying,
+    ChatSaid, ClientPrefs, KillCamSkipped, MapAsked, Roster, RoundTrips, ServerStats, ServerTick, SideAsked,
+    SnapshotAck, TickRate, VoteSaid, VoteSaying,
 };
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
@@ -279,17 +279,29 @@ pub(crate) fn receive_commands(
     mut chat: MessageWriter<ChatSaid>,
     mut sides: MessageWriter<SideAsked>,
     (mut votes, mut maps): (MessageWriter<VoteSaid>, MessageWriter<MapAsked>),
+    (mut round_trips, real): (ResMut<RoundTrips>, Res<Time<Real>>),
 ) {
+    let clients = server.clients_id();
+    round_trips.retain(|c| clients.contains(&c));
     let max_ahead = MAX_AHEAD_S * rate.hz();
     // Time since the last tick ran, in ticks: the fixed clock lags the frame's
     // clock by what has not been simulated yet.
     let since_tick = (virtual_time.elapsed().saturating_sub(fixed_time.elapsed())).as_secs_f32()
         / fixed_time.timestep().as_secs_f32().max(1e-6);
-    for client_id in server.clients_id() {
+    for client_id in clients {
         let entity = roster.by_client(client_id).map(|(_, e)| e.entity);
         let watching = roster.by_client(client_id).is_some_and(|(_, e)| e.side.watches());
+        // Reliable messages through renet; commands outside it (renet's
+        // unreliable channel is read too: a client may use either).
+        let mut messages: Vec<bevy_renet::renet::Bytes> = Vec::new();
         for channel in [channel::RELIABLE, channel::UNRELIABLE] {
             while let Some(bytes) = server.receive_message(client_id, channel) {
+                messages.push(bytes);
+            }
+        }
+        messages.extend(transport.take_raw(client_id).into_iter().map(bevy_renet::renet::Bytes::from));
+        {
+            for bytes in messages {
                 let Some((mut buffer, mut prefs, mut ack)) = entity.and_then(|e| buffers.get_mut(e).ok()) else {
                     stats.unknown_client_messages += 1;
                     debug!("dropped a message from client {client_id}, which has no player");
@@ -318,6 +330,9 @@ pub(crate) fn receive_commands(
                         // Out of order or not; "none": the client lost its
                         // baselines and asks for a whole snapshot.
                         ack.0.note(packet.snapshot_ack);
+                        if let Some(acked) = packet.snapshot_ack {
+                            round_trips.acked(client_id, acked, real.elapsed());
+                        }
                         for mut cmd in packet.cmds {
                             if watching {
                                 // A watcher's commands keep its clock in step

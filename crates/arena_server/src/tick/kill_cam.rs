@@ -211,7 +211,7 @@ pub(crate) fn send_kill_cams(
     mut rocket_kills: MessageReader<RocketKill>,
     players: Query<(Entity, &ServerPlayer, &Track, &ClientPrefs)>,
     mut dead: Query<&mut Dead>,
-    mut server: ResMut<RenetServer>,
+    (mut server, round_trips): (ResMut<RenetServer>, Res<crate::vocabulary::RoundTrips>),
     mut commands: Commands,
 ) {
     let mut kills: Vec<(PlayerId, PlayerId, HitZone, Option<&TestedShot>)> = Vec::new();
@@ -247,7 +247,7 @@ pub(crate) fn send_kill_cams(
             // A rocket's flight met the victim as its shooter saw it (the
             // catch-up) up to the blast: the track ends on the blast.
             None => {
-                let rtt_s = k.client_id.map_or(0.0, |c| server.rtt(c));
+                let rtt_s = k.client_id.map_or(0.0, |c| round_trips.of(c, &server));
                 (tick.0, (rtt_s + f64::from(killer_prefs.0.interp_ms) / 1000.0) * f64::from(rate.hz()))
             }
         };

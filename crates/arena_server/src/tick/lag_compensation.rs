@@ -337,14 +337,14 @@ pub(crate) fn rewind_shots(
     switch: Res<LagCompensation>,
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
-    server: Res<RenetServer>,
+    (server, round_trips): (Res<RenetServer>, Res<crate::vocabulary::RoundTrips>),
     shooters: Query<(&ServerPlayer, &ClientPrefs, &CommandBuffer)>,
     mut stats: ResMut<CombatStats>,
 ) {
     for shot in pending.0.drain(..) {
         let Some((shooter, prefs, buffer)) = shooters.iter().find(|(p, ..)| p.id == shot.shooter) else { continue };
         let link = ShooterLink {
-            rtt_s: shooter.client_id.map(|c| server.rtt(c)).unwrap_or(0.0),
+            rtt_s: shooter.client_id.map(|c| round_trips.of(c, &server)).unwrap_or(0.0),
             interp_ms: prefs.0.interp_ms,
             arrival_jitter_ticks: buffer.arrival_jitter_ticks(),
             frame_ticks: buffer.frame_ticks(rate.hz()),

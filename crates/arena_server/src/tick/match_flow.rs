@@ -220,7 +220,7 @@ pub(crate) fn publish(
     (rules, mode): (Res<MatchRules>, Res<GameMode>),
     mut state: ResMut<MatchState>,
     players: Query<(&ServerPlayer, &Score)>,
-    mut server: ResMut<RenetServer>,
+    (mut server, round_trips): (ResMut<RenetServer>, Res<crate::vocabulary::RoundTrips>),
 ) {
     let since_ticks = arena_sim::tick_diff(tick.0, state.last_sent_tick);
     let refresh_due = since_ticks >= (REFRESH_S * rate.hz()) as i32;
@@ -237,7 +237,10 @@ pub(crate) fn publish(
             id: p.id,
             frags: s.frags,
             deaths: s.deaths,
-            ping_ms: p.client_id.map(|c| (server.rtt(c) * 1000.0).round().min(f64::from(u16::MAX)) as u16).unwrap_or(0),
+            ping_ms: p
+                .client_id
+                .map(|c| (round_trips.of(c, &server) * 1000.0).round().min(f64::from(u16::MAX)) as u16)
+                .unwrap_or(0),
         })
         .collect();
     rows.sort_by_key(|r| (std::cmp::Reverse(r.frags), r.deaths, r.id));

@@ -211,7 +211,7 @@ pub(crate) fn launch_rockets(
     mut rockets: ResMut<Rockets>,
     mut blasts: ResMut<Blasts>,
     mut log: ResMut<RocketLog>,
-    mut server: ResMut<RenetServer>,
+    (mut server, round_trips): (ResMut<RenetServer>, Res<crate::vocabulary::RoundTrips>),
     shooters: Query<(&ServerPlayer, &ClientPrefs, &CommandBuffer)>,
     mut stats: ResMut<CombatStats>,
 ) {
@@ -225,7 +225,7 @@ pub(crate) fn launch_rockets(
         let launch = Launch { origin: shot.shot.origin, dir: shot.shot.dir, tick: shot.cmd.tick, at_s };
         let compensate = switch.on && projectiles.0 && prefs.0.projectile_compensation && shooter.client_id.is_some();
         let link = ShooterLink {
-            rtt_s: shooter.client_id.map(|c| server.rtt(c)).unwrap_or(0.0),
+            rtt_s: shooter.client_id.map(|c| round_trips.of(c, &server)).unwrap_or(0.0),
             interp_ms: prefs.0.interp_ms,
             arrival_jitter_ticks: buffer.arrival_jitter_ticks(),
             frame_ticks: buffer.frame_ticks(rate.hz()),

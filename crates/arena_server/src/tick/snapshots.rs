@@ -10,12 +10,12 @@ use arena_protocol::ToClient;
 use arena_protocol::snapshot::{Feedback, Frame, OwnState, RemoteState, encode};
 use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
-use bevy_renet::RenetServer;
 
 use super::intake::CommandBuffer;
-use crate::net::send;
+use crate::net::send_unreliable;
 use crate::vocabulary::{
-    ClientPrefs, DueClients, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate, TickRate,
+    ClientPrefs, DueClients, RoundTrips, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate,
+    TickRate, UnreliableOut,
 };
 
 /// Snapshots kept per client as baselines (2 s at 32 Hz): an acknowledgement
@@ -87,7 +87,7 @@ pub(crate) fn frame_for<'a>(
 }
 
 pub(crate) fn send_snapshots(
-    mut server: ResMut<RenetServer>,
+    mut out: ResMut<UnreliableOut>,
     tick: Res<ServerTick>,
     tick_rate: Res<TickRate>,
     snapshot_rate: Res<SnapshotRate>,
@@ -100,7 +100,7 @@ pub(crate) fn send_snapshots(
         Entity,
     )>,
     mut due: ResMut<DueClients>,
-    mut stats: ResMut<ServerStats>,
+    (mut stats, mut round_trips, real): (ResMut<ServerStats>, ResMut<RoundTrips>, Res<Time<Real>>),
     mut commands: Commands,
 ) {
     if !is_snapshot_tick(tick.0, tick_rate.hz(), snapshot_rate.hz()) {
@@ -158,7 +158,8 @@ pub(crate) fn send_snapshots(
                 }
                 stats.full_snapshots += 1;
                 commands.entity(entity).insert(SentSnapshots(VecDeque::from([frame])));
-                send(&mut server, client_id, &ToClient::Snapshot(bytes));
+                send_unreliable(&mut out, client_id, &ToClient::Snapshot(bytes));
+                round_trips.sent(client_id, tick.0, real.elapsed());
                 due.0.push(client_id);
                 continue;
             }
@@ -176,7 +177,8 @@ pub(crate) fn send_snapshots(
         if is_fresh {
             commands.entity(entity).insert(*budget);
         }
-        send(&mut server, client_id, &ToClient::Snapshot(bytes));
+        send_unreliable(&mut out, client_id, &ToClient::Snapshot(bytes));
+        round_trips.sent(client_id, tick.0, real.elapsed());
         due.0.push(client_id);
         sent.0.push_back(frame);
         while sent.0.len() > KEPT_SNAPSHOTS {
