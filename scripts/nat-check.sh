@@ -470,13 +470,14 @@ relay_case() {
   if [ "$host" = hC ]; then
     advised=$(wait_for "$server_log" "changes ports per destination" 5)
   else
-    advised=$(wait_for "$server_log" "internet: external" 5)
+    # An address, not the "external unknown" said before the master answers.
+    advised=$(wait_for "$server_log" "internet: external [0-9[]" 5)
   fi
-  read_internet_line
   # A host that has been up a few seconds: the relay has read the master's
   # row for it (the master says "busy" until then, 4 s; coturn reads its
   # database every few seconds).
   sleep 4
+  read_internet_line
   joined=$(PLAYER_HOME=$player join "$case" "${external:-$fallback}" 11.0.0.1:27950)
   relayed=$(report_field "$case" relayed)
   sent=$(per_datagram "$case" sent)
