@@ -22,7 +22,7 @@
 //! (neither imports the other):
 //!
 //! - `socket`: the socket, netcode and renet behind the datagram guard
-//!   (`rate_limits`, `guard`, `answers`, `remote_console`, `transport`,
+//!   (`rate_limits`, `guard`, `answers`, `remote_console`, `transport`, `binding`,
 //!   `master_traffic`, `farewell`; see `socket/mod.rs`).
 //! - `tick`, `internet`: the game (`intake`, `life`, `range`,
 //!   `lag_compensation`, `combat`, `rockets`, `kill_cam`, `match_flow`,
@@ -84,7 +84,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
-use socket::{drops, guard, remote_console, transport};
+use socket::{binding, drops, guard, remote_console, transport};
 use tick::{
     bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, map_upload, match_flow,
     range, rockets, roster, rotation, sides, simulation, snapshots, votes,
@@ -304,7 +304,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
     if let Some(dir) = &config.record_dir {
         tick::demo_recording::check_writable(dir).map_err(|error| ServerError::Record { dir: dir.clone(), error })?;
     }
-    let info = transport::open(app, config)?;
+    let info = binding::open(app, config)?;
     let map = served.find(&first).map_or_else(MapDef::foundry, |m| m.def.clone());
     for file in served.0.iter().filter(|m| m.file) {
         info!(

@@ -13,11 +13,14 @@
 //! - `remote_console`: the rcon gate: challenges, MACs checked, replays
 //!   and floods refused, answers MACed (no Bevy).
 //! - `transport`: the socket, netcode and renet behind the guard.
+//! - `binding`: the socket opened, the transport inserted, the addresses
+//!   clients can use.
 //! - `master_traffic`: heartbeats to masters, what only they are told, and
 //!   their extension's messages handed on.
 //! - `farewell`: the last word to the masters on a clean stop.
 
 mod answers;
+pub(crate) mod binding;
 pub(crate) mod drops;
 mod farewell;
 pub(crate) mod guard;
