@@ -35,7 +35,7 @@ impl Baselines {
         tick_hz: u32,
         stats: &mut ClientStats,
     ) -> Option<(Frame, snapshot::Feedback)> {
-        let decoded = snapshot::decode(bytes, |tick| self.get(tick), MAX_PLAYERS, tick_hz);
+        let decoded = snapshot::decode(bytes, |tick| self.get(tick), self.newest, MAX_PLAYERS, tick_hz);
         let (frame, feedback) = match decoded {
             Ok(decoded) => decoded,
             Err(SnapshotError::UnknownBaseline(tick)) => {
@@ -50,7 +50,7 @@ impl Baselines {
                 return None;
             }
         };
-        match snapshot::header(bytes) {
+        match snapshot::header(bytes, self.newest) {
             Ok(snapshot::Header { baseline: None, .. }) => stats.full_snapshots += 1,
             Ok(snapshot::Header { tick, baseline: Some(base), before }) => {
                 stats.delta_snapshots += 1;

@@ -13,6 +13,13 @@
 //! `cargo run -p arena_lab --example snapshot_sizes -- [SECONDS] [PLAYERS]`
 //! (default 20 s, 16 players). Each run of the game is deterministic for
 //! its seeds, so codec changes compare on the same game.
+//!
+//! `... -- train [SECONDS] [PLAYERS] [SEED]` trains the snapshot model's
+//! priors instead: it codes every snapshot of a recorded game against
+//! baselines of every age above, with a tallying model, and writes what the
+//! tally makes of it to `crates/arena_protocol/src/snapshot/priors.rs`
+//! (bot seed 2 by default, so the table above, on seed 1, is measured on a
+//! game the priors were not trained on).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,7 +27,10 @@ use std::time::Duration;
 use arena_client::{LocalInput, NetcodeSettings};
 use arena_lab::experiments::{LAB_FRAME_HZ as FRAME_HZ, run_a_loop};
 use arena_lab::harness::LoopbackGame;
-use arena_protocol::snapshot::{Baseline, Feedback, Frame, OwnState, RemoteState, decode, encode};
+use arena_protocol::snapshot::{
+    AGE_BUCKETS, Baseline, Feedback, Frame, Model, OwnState, RemoteState, Tally, age_bucket, decode, encode,
+    encode_with,
+};
 use arena_server::{ServerConfig, ServerPlayer, ServerTick, Sim};
 use arena_sim::{PlayerId, PlayerState};
 
@@ -28,7 +38,7 @@ use arena_sim::{PlayerId, PlayerState};
 const TICK_HZ: u32 = arena_sim::DEFAULT_TICK_HZ;
 /// Ticks between snapshots (32 a second at 64 Hz).
 const SNAPSHOT_EVERY: usize = 2;
-const AGES: [usize; 7] = [2, 4, 6, 8, 10, 12, 16];
+const AGES: [usize; 9] = [1, 2, 3, 4, 6, 8, 10, 12, 16];
 
 /// Every player's state after each tick, in tick order, and the client's id.
 struct Recording {
@@ -36,12 +46,12 @@ struct Recording {
     viewer: PlayerId,
 }
 
-fn record(seconds: f64, players: usize) -> Result<Recording, String> {
+fn record(seconds: f64, players: usize, seed: u64) -> Result<Recording, String> {
     let config = ServerConfig {
         bind: ([127, 0, 0, 1], 0).into(),
         bots: players.saturating_sub(1),
         max_clients: 1,
-        bot_seed: Some(1),
+        bot_seed: Some(seed),
         snapshot_hz: 32,
         ..ServerConfig::default()
     };
@@ -89,21 +99,17 @@ fn frame(rec: &Recording, i: usize, with_own: bool) -> Frame {
 /// Mean bytes of the snapshots coded against baselines `age` ticks old.
 fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Result<f64, String> {
     let frames: BTreeMap<usize, Frame> =
-        (0..rec.ticks.len()).step_by(SNAPSHOT_EVERY).map(|i| (i, frame(rec, i, with_own))).collect();
+        (0..rec.ticks.len()).map(|i| (i, frame(rec, i, with_own))).collect();
     let (mut bytes, mut count) = (0usize, 0usize);
-    for (i, f) in &frames {
+    // A snapshot every SNAPSHOT_EVERY ticks; baselines of any age.
+    for (i, f) in frames.iter().step_by(SNAPSHOT_EVERY) {
         let (Some(base), Some(before)) = (i.checked_sub(age), i.checked_sub(age + SNAPSHOT_EVERY)) else { continue };
         let (Some(base), Some(before)) = (frames.get(&base), frames.get(&before)) else { continue };
         let baseline = Baseline { frame: base, before: motion.then_some(before), tick_hz: TICK_HZ };
-        let feedback = Feedback {
-            last_cmd_tick: Some(f.tick),
-            newest_cmd_tick: Some(f.tick + 2),
-            margin_centiticks: Some(150),
-            sent_after_256ths: 128,
-        };
+        let feedback = feedback(f);
         let coded = encode(f, &feedback, Some(baseline));
         let kept = |t: u32| [base, before].into_iter().find(|b| b.tick == t);
-        if decode(&coded, kept, arena_protocol::MAX_PLAYERS, TICK_HZ) != Ok((f.clone(), feedback)) {
+        if decode(&coded, kept, Some(base.tick), arena_protocol::MAX_PLAYERS, TICK_HZ) != Ok((f.clone(), feedback)) {
             return Err(format!("tick {}: the snapshot did not decode to what was coded", f.tick));
         }
         bytes += coded.len();
@@ -112,11 +118,65 @@ fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Resu
     Ok(bytes as f64 / count.max(1) as f64)
 }
 
+/// The feedback every coded snapshot carries here (as a client at rest has).
+fn feedback(f: &Frame) -> Feedback {
+    Feedback {
+        last_cmd_tick: Some(f.tick),
+        newest_cmd_tick: Some(f.tick + 2),
+        margin_centiticks: Some(150),
+        sent_after_256ths: 128,
+    }
+}
+
+/// Tallies every snapshot of `rec` against baselines of every age, with
+/// motion and without, and writes the priors it trains.
+fn train(rec: &Recording) -> Result<(), String> {
+    let frames: BTreeMap<usize, Frame> =
+        (0..rec.ticks.len()).map(|i| (i, frame(rec, i, true))).collect();
+    let mut tallies = vec![Tally::default(); AGE_BUCKETS];
+    for age in AGES {
+        for motion in [true, false] {
+            for (i, f) in frames.iter().step_by(SNAPSHOT_EVERY) {
+                let (Some(base), Some(before)) = (i.checked_sub(age), i.checked_sub(age + SNAPSHOT_EVERY)) else {
+                    continue;
+                };
+                let (Some(base), Some(before)) = (frames.get(&base), frames.get(&before)) else { continue };
+                let baseline = Baseline { frame: base, before: motion.then_some(before), tick_hz: TICK_HZ };
+                let bucket = age_bucket(age as u32);
+                let mut model = Model::tallying(std::mem::take(&mut tallies[bucket]));
+                encode_with(&mut model, f, &feedback(f), Some(baseline));
+                tallies[bucket] = model.into_tally().ok_or("the model lost its tally")?;
+            }
+        }
+    }
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../arena_protocol/src/snapshot/priors.rs");
+    std::fs::write(path, Tally::priors_source(&tallies)).map_err(|e| format!("{path}: {e}"))?;
+    println!("trained on {} snapshots a baseline age; wrote {path}", frames.len().div_ceil(SNAPSHOT_EVERY));
+    for (bucket, tally) in tallies.iter().enumerate() {
+        let ages: Vec<usize> = AGES.iter().copied().filter(|a| age_bucket(*a as u32) == bucket).collect();
+        let count = (frames.len().div_ceil(SNAPSHOT_EVERY) * ages.len() * 2).max(1) as f64;
+        println!(
+            "ages {ages:?}: {:.1} bytes a snapshot at even priors, {:.1} at the new ones (without adapting); by what they say:",
+            tally.bits_at(&Model::with_priors(&[])) / 8.0 / count,
+            tally.bits_at(&Model::with_priors(&tally.priors())) / 8.0 / count,
+        );
+        for (group, bits) in tally.report(&Model::with_priors(&tally.priors())).iter().take(12) {
+            println!("  {:6.2}  {group}", bits / 8.0 / count);
+        }
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), String> {
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    let training = args.next_if(|a| a == "train").is_some();
     let seconds: f64 = args.next().map(|s| s.parse().map_err(|e| format!("seconds: {e}"))).transpose()?.unwrap_or(20.0);
     let players: usize = args.next().map(|s| s.parse().map_err(|e| format!("players: {e}"))).transpose()?.unwrap_or(16);
-    let rec = record(seconds, players)?;
+    let seed: u64 = args.next().map(|s| s.parse().map_err(|e| format!("seed: {e}"))).transpose()?.unwrap_or(2);
+    if training {
+        return train(&record(seconds, players, seed)?);
+    }
+    let rec = record(seconds, players, 1)?;
     println!("{} ticks recorded, {players} players; mean snapshot bytes by baseline age", rec.ticks.len());
     println!("age ticks  age ms  with motion   own  others  without motion");
     for age in AGES {

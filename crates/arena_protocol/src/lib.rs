@@ -17,6 +17,8 @@
 //! - `modes`: free-for-all, team deathmatch and duel; sides (teams,
 //!   watching, the duel's queue); who may hurt whom; the balance of teams.
 //! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
+//! - `range_coder`: a binary range coder with adaptive contexts (LZMA's):
+//!   nearly certain bits for a fraction of a bit each, for snapshots.
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.
 //! - `kill_cam`: the two-view kill-cam's message: the killer's track and
 //!   the fatal shot, and their checks.
@@ -68,6 +70,7 @@ pub mod messages;
 pub mod modes;
 pub mod names;
 pub mod payload_guard;
+pub mod range_coder;
 pub mod rcon;
 pub use arena_query as query;
 pub mod rocket;
@@ -86,7 +89,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 18;
+pub const PROTOCOL_VERSION: u64 = 19;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

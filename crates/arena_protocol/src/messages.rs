@@ -367,6 +367,13 @@ pub struct ScoreRow {
     pub ping_ms: u16,
 }
 
+impl ScoreRow {
+    /// The scoreboard's order: most frags, then fewest deaths, then id.
+    pub fn rank(rows: &mut [ScoreRow]) {
+        rows.sort_by_key(|r| (std::cmp::Reverse(r.frags), r.deaths, r.id));
+    }
+}
+
 /// Where the match is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MatchInfo {

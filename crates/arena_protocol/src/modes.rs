@@ -4,6 +4,7 @@
 //! command line, in server queries (an A2S keyword) and to masters (Quake
 //! 3's `gametype` numbers, which dpmaster's and qstat's filters know).
 
+use arena_sim::PlayerId;
 use serde::{Deserialize, Serialize};
 
 /// How a match is played.
@@ -191,6 +192,14 @@ pub fn harms(attacker: Side, victim: Side, same_player: bool, friendly_fire: boo
     }
 }
 
+/// What a frag is worth to its killer: one, or one off for killing
+/// oneself or a teammate. The server scores by it and a client counts the
+/// kills it hears of by it between the server's tables.
+pub fn frag_worth(killer: PlayerId, victim: PlayerId, killer_side: Side, victim_side: Side) -> i16 {
+    let mate = killer_side.team().is_some_and(|t| victim_side.team() == Some(t));
+    if killer == victim || mate { -1 } else { 1 }
+}
+
 /// The team a player joining (or moved by the balance) goes to: the one
 /// with fewer players; with as many, the one behind in frags; then red.
 pub fn team_for_newcomer(players: [usize; 2], frags: [i32; 2]) -> Team {
@@ -215,6 +224,17 @@ pub fn team_to_thin(players: [usize; 2]) -> Option<Team> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frag_is_worth_one_and_one_off_for_oneself_or_a_teammate() {
+        let (a, b) = (PlayerId(1), PlayerId(2));
+        let (red, blue) = (Side::Team(Team::Red), Side::Team(Team::Blue));
+        assert_eq!(frag_worth(a, b, Side::Free, Side::Free), 1);
+        assert_eq!(frag_worth(a, a, Side::Free, Side::Free), -1);
+        assert_eq!(frag_worth(a, b, red, blue), 1);
+        assert_eq!(frag_worth(a, b, red, red), -1);
+        assert_eq!(frag_worth(a, a, red, red), -1);
+    }
 
     #[test]
     fn modes_by_name_keyword_and_gametype() {

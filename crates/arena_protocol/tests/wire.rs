@@ -98,7 +98,7 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
         if tick % 2 == 0 {
             let frame = Frame { tick, own: Some((PlayerId(0), OwnState::of(&server))), ..Frame::default() };
             let bytes = snapshot::encode(&frame, &Feedback::default(), None);
-            let (decoded, _) = snapshot::decode(&bytes, |_| None, 64, 64).expect("decodes");
+            let (decoded, _) = snapshot::decode(&bytes, |_| None, None, 64, 64).expect("decodes");
             let own = decoded.own.expect("own state").1.to_state();
             assert!(same_bits(&own, &client), "tick {tick}: snapshot {own:?} != prediction {client:?}");
             snapshots += 1;
@@ -222,9 +222,10 @@ impl Client {
 
     fn receive(&mut self, bytes: &[u8]) -> Option<Frame> {
         let frames = &self.frames;
-        match snapshot::decode(bytes, |t| frames.iter().find(|f| f.tick == t), 64, 64) {
+        let near = frames.iter().map(|f| f.tick).max();
+        match snapshot::decode(bytes, |t| frames.iter().find(|f| f.tick == t), near, 64, 64) {
             Ok((frame, _)) => {
-                match snapshot::header(bytes) {
+                match snapshot::header(bytes, near) {
                     Ok(Header { baseline: None, .. }) => self.fulls += 1,
                     Ok(Header { before, .. }) => {
                         self.deltas += 1;

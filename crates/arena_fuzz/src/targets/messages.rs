@@ -184,14 +184,14 @@ impl Target for DecodeToClient {
         {
             let (base, _) = frames();
             if let Ok((frame, _)) =
-                snapshot::decode(bytes, |t| (t == base.tick).then_some(&base), arena_protocol::MAX_PLAYERS, 64)
+                snapshot::decode(bytes, |t| (t == base.tick).then_some(&base), Some(base.tick), arena_protocol::MAX_PLAYERS, 64)
             {
                 assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
                 assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
                 // What decodes encodes back to a frame that decodes the same.
                 let again = snapshot::encode(&frame, &Feedback::default(), None);
                 assert_eq!(
-                    snapshot::decode(&again, |_| None, arena_protocol::MAX_PLAYERS, 64).map(|(f, _)| f),
+                    snapshot::decode(&again, |_| None, None, arena_protocol::MAX_PLAYERS, 64).map(|(f, _)| f),
                     Ok(frame)
                 );
             }
@@ -229,14 +229,14 @@ impl Target for SnapshotBits {
     fn run(&mut self, input: &[u8]) {
         let (base, next) = frames();
         let baseline_of = |t: u32| [&base, &next].into_iter().find(|f| f.tick == t);
-        let Ok((frame, feedback)) = snapshot::decode(input, baseline_of, arena_protocol::MAX_PLAYERS, 64) else {
+        let Ok((frame, feedback)) = snapshot::decode(input, baseline_of, Some(next.tick), arena_protocol::MAX_PLAYERS, 64) else {
             return;
         };
         assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
         assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
         assert!(frame.others.len() <= arena_protocol::MAX_PLAYERS);
         assert!(frame.own.is_none_or(|(id, _)| !frame.others.contains_key(&id)));
-        let header = snapshot::header(input).expect("a decoded snapshot has a header");
+        let header = snapshot::header(input, Some(next.tick)).expect("a decoded snapshot has a header");
         assert_eq!(header.tick, frame.tick);
         // Whatever decodes is a frame the encoder can say, whole or as a
         // delta against the same baselines, and it reads back the same.
@@ -246,10 +246,10 @@ impl Target for SnapshotBits {
             tick_hz: 64,
         });
         let bytes = snapshot::encode(&frame, &feedback, None);
-        let again = snapshot::decode(&bytes, |_| None, arena_protocol::MAX_PLAYERS, 64);
+        let again = snapshot::decode(&bytes, |_| None, None, arena_protocol::MAX_PLAYERS, 64);
         assert_eq!(again, Ok((frame.clone(), feedback)));
         let bytes = snapshot::encode(&frame, &feedback, baseline);
-        let again = snapshot::decode(&bytes, baseline_of, arena_protocol::MAX_PLAYERS, 64);
+        let again = snapshot::decode(&bytes, baseline_of, Some(next.tick), arena_protocol::MAX_PLAYERS, 64);
         assert_eq!(again, Ok((frame, feedback)));
     }
 }

@@ -8,28 +8,28 @@ use std::collections::BTreeMap;
 use arena_sim::PlayerId;
 
 use super::baseline::{Baseline, MAX_MOTION_GAP_TICKS};
-use super::fields::{Delta, Fields, MAX_FIELDS, turn, turned};
+use super::fields::{Delta, MAX_FIELDS, turn, turned};
+use super::model::{
+    FEEDBACK_PRESENT, HAS_MOTION, IS_DELTA, Known, Model, Modelled, Number, OWN_DELTA, OWN_PRESENT, PLAYER_CHANGED,
+    PLAYER_GONE, changed, class_set,
+};
 use super::state::{Feedback, Frame, OwnState, RemoteState};
-use crate::bits::{BitsError, BitsIn, BitsOut};
+use crate::range_coder::{RangeError, RangeIn, RangeOut};
 
 /// Bits of a player id on the wire (ids below 128).
 const ID_BITS: u32 = 7;
-/// Bits of a count of players.
-const COUNT_BITS: u32 = 7;
-/// Widths of the feedback's tick offsets and margin.
-const TICK_OFFSET: [u32; 4] = [4, 8, 16, 32];
-const MARGIN: [u32; 3] = [7, 10, 16];
-/// Widths of the time after its tick a snapshot left (a tick in 9 bits).
-const SENT_AFTER: [u32; 3] = [8, 12, 16];
-/// How far back a baseline may be, ticks.
-const BASELINE_AGE: [u32; 3] = [5, 8, 16];
-/// Widths of the span between the baseline and the older snapshot, less one.
-const MOTION_GAP: [u32; 2] = [3, 4];
+/// The oldest baseline a delta may name, ticks.
+const MAX_BASELINE_AGE_TICKS: i32 = u16::MAX as i32;
+/// Bits of a delta's tick: its client places it nearest the newest snapshot
+/// it decoded (half the span either way: over four minutes at 128 Hz).
+const DELTA_TICK_BITS: u32 = 16;
 
 /// Why a snapshot did not decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SnapshotError {
-    Bits(BitsError),
+    /// Bytes the range coder would not have written (left over, or a zero
+    /// at the end).
+    Coded(RangeError),
     /// A delta against a snapshot this client does not have (any more).
     UnknownBaseline(u32),
     /// A player twice, an id out of range, a removal of someone absent, or a
@@ -37,16 +37,16 @@ pub enum SnapshotError {
     Inconsistent,
 }
 
-impl From<BitsError> for SnapshotError {
-    fn from(e: BitsError) -> Self {
-        SnapshotError::Bits(e)
+impl From<RangeError> for SnapshotError {
+    fn from(e: RangeError) -> Self {
+        SnapshotError::Coded(e)
     }
 }
 
 impl std::fmt::Display for SnapshotError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SnapshotError::Bits(e) => write!(f, "snapshot does not decode: {e}"),
+            SnapshotError::Coded(e) => write!(f, "snapshot does not decode: {e}"),
             SnapshotError::UnknownBaseline(t) => write!(f, "snapshot is a delta against tick {t}, which is not kept"),
             SnapshotError::Inconsistent => f.write_str("snapshot is inconsistent"),
         }
@@ -55,61 +55,99 @@ impl std::fmt::Display for SnapshotError {
 
 impl std::error::Error for SnapshotError {}
 
-fn write_whole(out: &mut BitsOut, bits: u32, signed: bool, v: i32) {
-    if signed { out.signed(bits, v) } else { out.unsigned(bits, v as u32) }
+/// A field sent whole: its low `bits` bits at even chances (a newcomer, a
+/// snapshot without a baseline).
+fn write_whole(out: &mut RangeOut, bits: u32, v: i32) {
+    out.direct(bits, v as u32);
 }
 
-fn read_whole(input: &mut BitsIn, bits: u32, signed: bool) -> Result<i32, SnapshotError> {
-    Ok(if signed { input.signed(bits)? } else { input.unsigned(bits)? as i32 })
+fn read_whole(input: &mut RangeIn, bits: u32, signed: bool) -> i32 {
+    let raw = input.direct(bits);
+    if signed && bits < 32 && (raw >> (bits - 1)) & 1 == 1 {
+        // Sign-extended from its width.
+        (raw | !((1u32 << bits) - 1)) as i32
+    } else {
+        raw as i32
+    }
+}
+
+/// A field's change as a number: its difference from the expected value (a
+/// turn the short way round; a whole field's difference too).
+fn change_of(field: &super::fields::Field, new: i32, old: i32) -> i32 {
+    match field.delta {
+        Delta::Turn(_) => turn(new, old, field.bits),
+        Delta::Difference(_) | Delta::Whole => new.wrapping_sub(old),
+    }
+}
+
+fn changed_by(field: &super::fields::Field, old: i32, by: i32) -> i32 {
+    match field.delta {
+        Delta::Turn(_) => turned(old, i64::from(by), field.bits),
+        Delta::Difference(_) | Delta::Whole => old.wrapping_add(by),
+    }
 }
 
 /// A state, field by field as its table says: whole, or against the state
-/// expected of it (`old`).
-pub(super) fn write_state<S: Fields>(out: &mut BitsOut, new: &S, old: Option<&S>) {
+/// expected of it (`old`): per field whether it changed (in a context that
+/// knows whether the field before did), and if so by how much.
+pub(super) fn write_state<S: Modelled>(
+    model: &mut Model,
+    out: &mut RangeOut,
+    new: &S,
+    old: Option<&S>,
+    base: Option<&S>,
+    span: (u32, u32),
+) {
     let new = new.values();
+    let base = base.map(S::values);
     let Some(old) = old.map(S::values) else {
         for (field, v) in S::TABLE.iter().zip(new) {
-            write_whole(out, field.bits, field.signed, v);
+            write_whole(out, field.bits, v);
         }
         return;
     };
-    for i in 0..S::TABLE.len() {
-        out.flag(new[i] != old[i]);
-    }
+    let (mut after_change, mut largest) = (false, 0);
     for (i, field) in S::TABLE.iter().enumerate() {
-        if new[i] == old[i] {
-            continue;
+        let known = Known { new: &new, base: base.as_ref(), age_ticks: span.0, tick_hz: span.1 };
+        let expected = S::refine(i, old[i], &known);
+        let change = new[i] != expected;
+        model.put(out, changed::<S>(i, after_change), change);
+        if change {
+            let class = model.put_field::<S>(out, i, class_set(largest), change_of(field, new[i], expected));
+            largest = largest.max(class);
         }
-        match field.delta {
-            Delta::Difference(widths) => out.var_signed(new[i].wrapping_sub(old[i]), widths),
-            Delta::Turn(widths) => out.var_signed(turn(new[i], old[i], field.bits), widths),
-            Delta::Whole => write_whole(out, field.bits, field.signed, new[i]),
-        }
+        after_change = change;
     }
 }
 
-pub(super) fn read_state<S: Fields>(input: &mut BitsIn, old: Option<&S>) -> Result<S, SnapshotError> {
+pub(super) fn read_state<S: Modelled>(
+    model: &mut Model,
+    input: &mut RangeIn,
+    old: Option<&S>,
+    base: Option<&S>,
+    span: (u32, u32),
+) -> Result<S, SnapshotError> {
     let mut v = [0i32; MAX_FIELDS];
+    let base = base.map(S::values);
     match old.map(S::values) {
         None => {
             for (field, v) in S::TABLE.iter().zip(&mut v) {
-                *v = read_whole(input, field.bits, field.signed)?;
+                *v = read_whole(input, field.bits, field.signed);
             }
         }
         Some(old) => {
-            let mut changed = [false; MAX_FIELDS];
-            for c in changed.iter_mut().take(S::TABLE.len()) {
-                *c = input.flag()?;
-            }
+            let (mut after_change, mut largest) = (false, 0);
             for (i, field) in S::TABLE.iter().enumerate() {
-                v[i] = if !changed[i] {
-                    old[i]
+                let known = Known { new: &v, base: base.as_ref(), age_ticks: span.0, tick_hz: span.1 };
+                let expected = S::refine(i, old[i], &known);
+                after_change = model.get(input, changed::<S>(i, after_change));
+                v[i] = if after_change {
+                    let (by, class) =
+                        model.get_field::<S>(input, i, class_set(largest)).ok_or(SnapshotError::Inconsistent)?;
+                    largest = largest.max(class);
+                    changed_by(field, expected, by)
                 } else {
-                    match field.delta {
-                        Delta::Difference(widths) => old[i].wrapping_add(input.var_signed(widths)?),
-                        Delta::Turn(widths) => turned(old[i], i64::from(input.var_signed(widths)?), field.bits),
-                        Delta::Whole => read_whole(input, field.bits, field.signed)?,
-                    }
+                    expected
                 };
             }
         }
@@ -117,15 +155,19 @@ pub(super) fn read_state<S: Fields>(input: &mut BitsIn, old: Option<&S>) -> Resu
     S::from_values(&v).ok_or(SnapshotError::Inconsistent)
 }
 
-fn write_offset(out: &mut BitsOut, v: Option<i32>, widths: &[u32]) {
-    out.flag(v.is_some());
+fn write_offset(model: &mut Model, out: &mut RangeOut, present: usize, n: Number, v: Option<i32>) {
+    model.put(out, present, v.is_some());
     if let Some(v) = v {
-        out.var_signed(v, widths);
+        model.put_number(out, n, v, true);
     }
 }
 
-fn read_offset(input: &mut BitsIn, widths: &[u32]) -> Result<Option<i32>, SnapshotError> {
-    Ok(if input.flag()? { Some(input.var_signed(widths)?) } else { None })
+fn read_offset(model: &mut Model, input: &mut RangeIn, present: usize, n: Number) -> Result<Option<i32>, SnapshotError> {
+    Ok(if model.get(input, present) {
+        Some(model.get_number(input, n, true).ok_or(SnapshotError::Inconsistent)?)
+    } else {
+        None
+    })
 }
 
 /// What a snapshot says of itself, readable without its baselines.
@@ -138,30 +180,48 @@ pub struct Header {
     pub before: Option<u32>,
 }
 
-fn write_header(out: &mut BitsOut, h: &Header) {
-    out.unsigned(32, h.tick);
-    out.flag(h.baseline.is_some());
+fn write_header(model: &mut Model, out: &mut RangeOut, h: &Header) {
+    model.put(out, IS_DELTA, h.baseline.is_some());
+    // A delta's client has snapshots near its tick: the low bits do.
+    out.direct(if h.baseline.is_some() { DELTA_TICK_BITS } else { 32 }, h.tick);
     if let Some(base) = h.baseline {
-        out.var_unsigned(h.tick.wrapping_sub(base), &BASELINE_AGE);
-        out.flag(h.before.is_some());
+        model.put_number(out, Number::BaselineAge, h.tick.wrapping_sub(base) as i32, false);
+        model.put(out, HAS_MOTION, h.before.is_some());
         if let Some(before) = h.before {
-            out.var_unsigned(base.wrapping_sub(before).wrapping_sub(1), &MOTION_GAP);
+            model.put_number(out, Number::MotionGap, base.wrapping_sub(before).wrapping_sub(1) as i32, false);
         }
     }
 }
 
-fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
-    let tick = input.unsigned(32)?;
+/// The tick whose low [`DELTA_TICK_BITS`] bits are `low`, nearest `near`.
+fn tick_near(low: u32, near: u32) -> u32 {
+    let span = 1u32 << DELTA_TICK_BITS;
+    let ahead = low.wrapping_sub(near) & (span - 1);
+    // Up to half the span ahead, else behind.
+    if ahead < span / 2 { near.wrapping_add(ahead) } else { near.wrapping_sub(span - ahead) }
+}
+
+fn read_header(model: &mut Model, input: &mut RangeIn, near: Option<u32>) -> Result<Header, SnapshotError> {
+    let is_delta = model.get(input, IS_DELTA);
+    let tick = if is_delta {
+        let low = input.direct(DELTA_TICK_BITS);
+        // Without a snapshot of its own a client cannot place a delta (nor
+        // has its baseline): it asks for a whole one.
+        tick_near(low, near.ok_or(SnapshotError::UnknownBaseline(low))?)
+    } else {
+        input.direct(32)
+    };
     let mut header = Header { tick, baseline: None, before: None };
-    if input.flag()? {
-        let age = input.var_unsigned(&BASELINE_AGE)?;
-        if age == 0 {
+    if is_delta {
+        let age = model.get_number(input, Number::BaselineAge, false).ok_or(SnapshotError::Inconsistent)?;
+        if !(1..=MAX_BASELINE_AGE_TICKS).contains(&age) {
             return Err(SnapshotError::Inconsistent);
         }
-        let base = tick.wrapping_sub(age);
+        let base = tick.wrapping_sub(age as u32);
         header.baseline = Some(base);
-        if input.flag()? {
-            let gap = input.var_unsigned(&MOTION_GAP)? + 1;
+        if model.get(input, HAS_MOTION) {
+            let gap = model.get_number(input, Number::MotionGap, false).ok_or(SnapshotError::Inconsistent)?;
+            let gap = gap as u32 + 1;
             if gap > MAX_MOTION_GAP_TICKS {
                 return Err(SnapshotError::Inconsistent);
             }
@@ -174,28 +234,35 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// Encodes `frame` (and the feedback for its client) as a delta against
 /// `baseline`, or whole without one. A `before` more than
 /// [`MAX_MOTION_GAP_TICKS`] behind the baseline (or not behind it) is not used.
+pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
+    encode_with(&mut Model::trained(), frame, feedback, baseline)
+}
+
+/// [`encode`] in a given model (a tallying one, to train the priors).
 ///
-/// Layout, in order (widths in bits; `v[a,b,..]` is a prefix of ones ended
-/// by a zero that picks the first width holding the value; `?` a flag that
-/// says whether what follows in brackets is there):
+/// Layout, in order; every bit but those marked "even" is range-coded in
+/// its own context (`model.rs`), starting at the trained priors
+/// (`priors.rs`) and following what the snapshot codes; a number is its
+/// size class in unary, the two bits under its leading one, the rest even,
+/// then its sign:
 ///
 /// ```text
-/// header     tick 32 | delta? [tick - baseline v[5,8,16] | motion? [baseline - before - 1 v[3,4]]]
-/// feedback   last command? [v[4,8,16,32]] | newest command? [v[4,8,16,32]] | margin? [v[7,10,16]]
-///            | sent after v[8,12,16]
+/// header     delta? [tick's low 16 bits (even) | tick - baseline | motion? [baseline - before - 1]]
+///            or [tick (32 even)]
+/// feedback   last command? [offset] | newest command? [offset] | margin? [margin] | sent after
 ///            (command ticks as offsets from the snapshot's tick, the margin in hundredths of a tick,
 ///            the time after its tick the snapshot left in 1/256 tick)
-/// own        present? [id 7 | delta? [own state against the one expected] or [own state whole]]
-/// others     each player of the baseline, in id order: 0 as expected | 10 then its state against
-///            the one expected | 11 gone
-/// newcomers  count 7 | (id 7 | remote state whole) per newcomer
-/// end        zero bits to the byte
+/// own        present? [id (7 even) | delta? [own state against the one expected] or [own state whole]]
+/// others     each player of the baseline, in id order: changed? (in a context after one that did or
+///            did not) [gone? or its state against the one expected]
+/// newcomers  count | (id (7 even) | remote state whole) per newcomer
 /// ```
 ///
-/// A state whole is each field at its width, in table order; against the
-/// one expected, a bit per field (changed or not), then each changed field
-/// as its delta says: a difference, a turn the short way round, or whole.
-/// "Expected" carries moving and turning fields on (see `baseline.rs`).
+/// A state whole is each field at its width, even, in table order; against
+/// the one expected, per field whether it changed (in a context that knows
+/// whether the field before did), and if so its difference from the
+/// expected value (an angle's the short way round). "Expected" carries
+/// moving and turning fields on (see `baseline.rs`).
 ///
 /// ```text
 /// own state     whole delta                        carried
@@ -232,7 +299,7 @@ fn read_header(input: &mut BitsIn) -> Result<Header, SnapshotError> {
 /// twist         s7    difference [2,4,8]           held
 /// landing       u4    whole                        held
 /// ```
-pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
+pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
     let baseline = baseline.map(|b| Baseline {
         before: b.before.filter(|before| {
             let gap = b.frame.tick.wrapping_sub(before.tick);
@@ -240,8 +307,9 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
         }),
         ..b
     });
-    let mut out = BitsOut::new();
+    let mut out = RangeOut::new();
     write_header(
+        model,
         &mut out,
         &Header {
             tick: frame.tick,
@@ -249,63 +317,75 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
             before: baseline.and_then(|b| b.before).map(|b| b.tick),
         },
     );
+    // How far on from the baseline, and the tick rate where both ends
+    // know it alike (a delta with motion): what refines the expectations
+    // (see `Modelled::refine`).
+    let span = baseline
+        .map(|b| (frame.tick.wrapping_sub(b.frame.tick), if b.before.is_some() { b.tick_hz } else { 0 }))
+        .unwrap_or((0, 0));
+    model.start_age(span.0);
     let offset = |t: Option<u32>| t.map(|t| t.wrapping_sub(frame.tick) as i32);
-    write_offset(&mut out, offset(feedback.last_cmd_tick), &TICK_OFFSET);
-    write_offset(&mut out, offset(feedback.newest_cmd_tick), &TICK_OFFSET);
-    write_offset(&mut out, feedback.margin_centiticks.map(i32::from), &MARGIN);
-    out.var_unsigned(u32::from(feedback.sent_after_256ths), &SENT_AFTER);
+    write_offset(model, &mut out, FEEDBACK_PRESENT[0], Number::LastCommand, offset(feedback.last_cmd_tick));
+    write_offset(model, &mut out, FEEDBACK_PRESENT[1], Number::NewestCommand, offset(feedback.newest_cmd_tick));
+    write_offset(model, &mut out, FEEDBACK_PRESENT[2], Number::Margin, feedback.margin_centiticks.map(i32::from));
+    model.put_number(&mut out, Number::SentAfter, i32::from(feedback.sent_after_256ths), false);
 
-    out.flag(frame.own.is_some());
+    model.put(&mut out, OWN_PRESENT, frame.own.is_some());
     if let Some((id, own)) = &frame.own {
-        out.unsigned(ID_BITS, u32::from(id.0));
+        out.direct(ID_BITS, u32::from(id.0));
         let expected = baseline.and_then(|b| b.own_at(*id, frame.tick));
-        out.flag(expected.is_some());
-        write_state(&mut out, own, expected.as_ref());
+        model.put(&mut out, OWN_DELTA, expected.is_some());
+        let base = baseline.and_then(|b| b.frame.own.filter(|(base_id, _)| base_id == id)).map(|(_, s)| s);
+        write_state(model, &mut out, own, expected.as_ref(), base.as_ref(), span);
     }
 
     let expected = baseline.map(|b| b.others_at(frame.tick)).unwrap_or_default();
+    let mut after_change = false;
     for (id, old) in &expected {
-        match frame.others.get(id) {
-            Some(new) if new == old => out.flag(false),
-            Some(new) => {
-                out.flag(true);
-                out.flag(false);
-                write_state(&mut out, new, Some(old));
-            }
-            None => {
-                out.flag(true);
-                out.flag(true);
+        let new = frame.others.get(id);
+        let change = new != Some(old);
+        model.put(&mut out, PLAYER_CHANGED + usize::from(after_change), change);
+        after_change = change;
+        if change {
+            model.put(&mut out, PLAYER_GONE, new.is_none());
+            if let Some(new) = new {
+                let base = baseline.and_then(|b| b.frame.others.get(id));
+                write_state(model, &mut out, new, Some(old), base, span);
             }
         }
     }
     let newcomers: Vec<(&PlayerId, &RemoteState)> =
         frame.others.iter().filter(|(id, _)| !expected.contains_key(id)).collect();
-    out.unsigned(COUNT_BITS, newcomers.len() as u32);
+    model.put_number(&mut out, Number::Newcomers, newcomers.len() as i32, false);
     for (id, s) in newcomers {
-        out.unsigned(ID_BITS, u32::from(id.0));
-        write_state(&mut out, s, None);
+        out.direct(ID_BITS, u32::from(id.0));
+        write_state(model, &mut out, s, None, None, span);
     }
     out.finish()
 }
 
 /// The tick a snapshot is for and the snapshots it needs, without decoding
-/// the rest.
-pub fn header(bytes: &[u8]) -> Result<Header, SnapshotError> {
-    read_header(&mut BitsIn::new(bytes))
+/// the rest; `near` is the newest tick the client decoded (a delta's tick is
+/// placed nearest it).
+pub fn header(bytes: &[u8], near: Option<u32>) -> Result<Header, SnapshotError> {
+    read_header(&mut Model::trained(), &mut RangeIn::new(bytes)?, near)
 }
 
 /// Decodes a snapshot, finding the snapshots it is coded against (if it is
-/// a delta) with `baseline_of`. Every player id is below `max_players`;
-/// `tick_hz` is the server's tick rate (the carry rule's fall), as the
-/// encoder's baseline had it.
+/// a delta) with `baseline_of`, and placing a delta's tick nearest `near`
+/// (the newest tick decoded before). Every player id is below
+/// `max_players`; `tick_hz` is the server's tick rate (the carry rule's
+/// fall), as the encoder's baseline had it.
 pub fn decode<'a>(
     bytes: &[u8],
     baseline_of: impl Fn(u32) -> Option<&'a Frame>,
+    near: Option<u32>,
     max_players: usize,
     tick_hz: u32,
 ) -> Result<(Frame, Feedback), SnapshotError> {
-    let mut input = BitsIn::new(bytes);
-    let header = read_header(&mut input)?;
+    let mut model = Model::trained();
+    let mut input = RangeIn::new(bytes)?;
+    let header = read_header(&mut model, &mut input, near)?;
     let tick = header.tick;
     let find = |t: u32| baseline_of(t).filter(|f| f.tick == t).ok_or(SnapshotError::UnknownBaseline(t));
     let baseline = match header.baseline {
@@ -315,27 +395,36 @@ pub fn decode<'a>(
         Some(base) => Some(Baseline { frame: find(base)?, before: header.before.map(find).transpose()?, tick_hz }),
         None => None,
     };
+    let span = baseline
+        .map(|b| (tick.wrapping_sub(b.frame.tick), if b.before.is_some() { b.tick_hz } else { 0 }))
+        .unwrap_or((0, 0));
+    model.start_age(span.0);
     let back = |v: Option<i32>| v.map(|v| tick.wrapping_add(v as u32));
-    let last_cmd_tick = back(read_offset(&mut input, &TICK_OFFSET)?);
-    let newest_cmd_tick = back(read_offset(&mut input, &TICK_OFFSET)?);
-    let margin_centiticks = read_offset(&mut input, &MARGIN)?
+    let last_cmd_tick = back(read_offset(&mut model, &mut input, FEEDBACK_PRESENT[0], Number::LastCommand)?);
+    let newest_cmd_tick = back(read_offset(&mut model, &mut input, FEEDBACK_PRESENT[1], Number::NewestCommand)?);
+    let margin_centiticks = read_offset(&mut model, &mut input, FEEDBACK_PRESENT[2], Number::Margin)?
         .map(|m| i16::try_from(m).map_err(|_| SnapshotError::Inconsistent))
         .transpose()?;
-    let sent_after_256ths = u16::try_from(input.var_unsigned(&SENT_AFTER)?).map_err(|_| SnapshotError::Inconsistent)?;
+    let sent_after_256ths = model
+        .get_number(&mut input, Number::SentAfter, false)
+        .and_then(|v| u16::try_from(v).ok())
+        .ok_or(SnapshotError::Inconsistent)?;
     let feedback = Feedback { last_cmd_tick, newest_cmd_tick, margin_centiticks, sent_after_256ths };
 
-    let read_id = |input: &mut BitsIn| -> Result<PlayerId, SnapshotError> {
-        let id = input.unsigned(ID_BITS)?;
+    let read_id = |input: &mut RangeIn| -> Result<PlayerId, SnapshotError> {
+        let id = input.direct(ID_BITS);
         if (id as usize) < max_players { Ok(PlayerId(id as u8)) } else { Err(SnapshotError::Inconsistent) }
     };
-    let own = if input.flag()? {
+    let own = if model.get(&mut input, OWN_PRESENT) {
         let id = read_id(&mut input)?;
-        let is_delta = input.flag()?;
+        let is_delta = model.get(&mut input, OWN_DELTA);
         let expected = baseline.and_then(|b| b.own_at(id, tick));
         if is_delta && expected.is_none() {
             return Err(SnapshotError::Inconsistent);
         }
-        Some((id, read_state::<OwnState>(&mut input, if is_delta { expected.as_ref() } else { None })?))
+        let old = if is_delta { expected.as_ref() } else { None };
+        let base = baseline.and_then(|b| b.frame.own.filter(|(base_id, _)| *base_id == id)).map(|(_, s)| s);
+        Some((id, read_state::<OwnState>(&mut model, &mut input, old, base.as_ref(), span)?))
     } else {
         None
     };
@@ -343,24 +432,31 @@ pub fn decode<'a>(
     // Unlisted players are where they were expected.
     let mut others: BTreeMap<PlayerId, RemoteState> = baseline.map(|b| b.others_at(tick)).unwrap_or_default();
     let known: Vec<PlayerId> = others.keys().copied().collect();
+    let mut after_change = false;
     for id in known {
-        if !input.flag()? {
+        after_change = model.get(&mut input, PLAYER_CHANGED + usize::from(after_change));
+        if !after_change {
             continue;
         }
-        if input.flag()? {
+        if model.get(&mut input, PLAYER_GONE) {
             others.remove(&id);
         } else if let Some(old) = others.get(&id).copied() {
-            others.insert(id, read_state(&mut input, Some(&old))?);
+            let base = baseline.and_then(|b| b.frame.others.get(&id));
+            others.insert(id, read_state(&mut model, &mut input, Some(&old), base, span)?);
         }
     }
-    let newcomers = input.unsigned(COUNT_BITS)?;
+    let newcomers = model.get_number(&mut input, Number::Newcomers, false).ok_or(SnapshotError::Inconsistent)?;
+    // Checked before the loop: a count is a number from the network.
+    if newcomers as usize > max_players {
+        return Err(SnapshotError::Inconsistent);
+    }
     for _ in 0..newcomers {
         let id = read_id(&mut input)?;
         // A newcomer is nobody the baseline had (nor one listed twice).
         if baseline.is_some_and(|b| b.frame.others.contains_key(&id)) || others.contains_key(&id) {
             return Err(SnapshotError::Inconsistent);
         }
-        others.insert(id, read_state(&mut input, None)?);
+        others.insert(id, read_state(&mut model, &mut input, None, None, span)?);
     }
     input.finish()?;
     if own.as_ref().is_some_and(|(id, _)| others.contains_key(id)) || others.len() > max_players {

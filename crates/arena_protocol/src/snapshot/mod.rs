@@ -8,7 +8,10 @@
 //!   travels, what a delta carries on).
 //! - `baseline`: acknowledgements, what a delta is against, and the one
 //!   carry rule both ends expect players by.
-//! - `codec`: the bits, with the layout block over [`encode`].
+//! - `priors`: where the model's contexts start (trained, generated).
+//! - `model`: the contexts each coded bit lives in, and how a number
+//!   becomes bits; the tally that trains the priors.
+//! - `codec`: the range-coded bits, with the layout block over [`encode_with`].
 //!
 //! A delta walks the baseline's players in id order: one bit for each
 //! where it was expected, two for one that left, and for one that changed a
@@ -25,10 +28,13 @@
 mod baseline;
 mod codec;
 mod fields;
+mod model;
+mod priors;
 mod state;
 
 pub use baseline::{Acknowledged, Baseline, MAX_CARRY_TICKS, MAX_MOTION_GAP_TICKS};
-pub use codec::{Header, SnapshotError, decode, encode, header};
+pub use codec::{Header, SnapshotError, decode, encode, encode_with, header};
+pub use model::{AGE_BUCKETS, Model, Tally, age_bucket};
 pub use state::{Feedback, Frame, OwnState, REMOTE_POS_STEP_M, RemoteState};
 
 #[cfg(test)]

@@ -85,8 +85,7 @@ impl MatchState {
 /// What a frag is worth to its killer: one, or one less for a fall or
 /// (friendly fire on) a teammate.
 fn frag_worth(frag: &Frag, roster: &Roster) -> i16 {
-    let mate = roster.side(frag.killer).team().is_some_and(|t| roster.side(frag.victim).team() == Some(t));
-    if frag.killer == frag.victim || mate { -1 } else { 1 }
+    arena_protocol::modes::frag_worth(frag.killer, frag.victim, roster.side(frag.killer), roster.side(frag.victim))
 }
 
 pub(crate) fn count_frags(
@@ -97,7 +96,9 @@ pub(crate) fn count_frags(
     mut state: ResMut<MatchState>,
     mut server: ResMut<RenetServer>,
 ) {
-    let limit = rules.frag_limit as i16;
+    // Scores are i16 (saturating): a limit past i16::MAX is the most a score
+    // can reach, not a negative number every first frag passes.
+    let limit = i16::try_from(rules.frag_limit).unwrap_or(i16::MAX);
     for frag in frags.read() {
         let over = state.is_over();
         let worth = frag_worth(frag, &roster);
@@ -127,8 +128,9 @@ pub(crate) fn count_frags(
         if frag.killer == frag.victim {
             info!("{} fell out of the world", roster.label(frag.victim));
         }
+        // Clients count the kill into their scoreboard themselves (scores as
+        // events): the whole table follows at the next refresh.
         broadcast(&mut server, &ToClient::Killed { killer: frag.killer, victim: frag.victim, zone: frag.zone }, None);
-        state.dirty = true;
     }
 }
 
@@ -243,7 +245,7 @@ pub(crate) fn publish(
                 .unwrap_or(0),
         })
         .collect();
-    rows.sort_by_key(|r| (std::cmp::Reverse(r.frags), r.deaths, r.id));
+    ScoreRow::rank(&mut rows);
     broadcast(&mut server, &ToClient::Scores(rows), None);
     let seconds_left = arena_sim::tick_diff(state.phase_ends_tick, tick.0).max(0) as u32 / rate.hz();
     let info = MatchInfo {

@@ -269,7 +269,7 @@ mod tests {
             encode(&hb, &feedback, Some(Baseline { frame: &ga, before: Some(&fa), tick_hz: 64 }))
         );
         // And what the client decodes holds nothing of them.
-        let (decoded, _) = decode(&full_b, |_| None, 64, 64).expect("decodes");
+        let (decoded, _) = decode(&full_b, |_| None, None, 64, 64).expect("decodes");
         for (id, remote) in &decoded.others {
             let seen = remote.to_state();
             let truth = &b[usize::from(id.0)];
