@@ -98,8 +98,7 @@ fn frame(rec: &Recording, i: usize, with_own: bool) -> Frame {
 
 /// Mean bytes of the snapshots coded against baselines `age` ticks old.
 fn mean_bytes(rec: &Recording, age: usize, motion: bool, with_own: bool) -> Result<f64, String> {
-    let frames: BTreeMap<usize, Frame> =
-        (0..rec.ticks.len()).map(|i| (i, frame(rec, i, with_own))).collect();
+    let frames: BTreeMap<usize, Frame> = (0..rec.ticks.len()).map(|i| (i, frame(rec, i, with_own))).collect();
     let (mut bytes, mut count) = (0usize, 0usize);
     // A snapshot every SNAPSHOT_EVERY ticks; baselines of any age.
     for (i, f) in frames.iter().step_by(SNAPSHOT_EVERY) {
@@ -131,8 +130,7 @@ fn feedback(f: &Frame) -> Feedback {
 /// Tallies every snapshot of `rec` against baselines of every age, with
 /// motion and without, and writes the priors it trains.
 fn train(rec: &Recording) -> Result<(), String> {
-    let frames: BTreeMap<usize, Frame> =
-        (0..rec.ticks.len()).map(|i| (i, frame(rec, i, true))).collect();
+    let frames: BTreeMap<usize, Frame> = (0..rec.ticks.len()).map(|i| (i, frame(rec, i, true))).collect();
     let mut tallies = vec![Tally::default(); AGE_BUCKETS];
     for age in AGES {
         for motion in [true, false] {

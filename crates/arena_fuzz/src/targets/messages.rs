@@ -183,9 +183,13 @@ impl Target for DecodeToClient {
             && let ToClient::Snapshot(bytes) = &message
         {
             let (base, _) = frames();
-            if let Ok((frame, _)) =
-                snapshot::decode(bytes, |t| (t == base.tick).then_some(&base), Some(base.tick), arena_protocol::MAX_PLAYERS, 64)
-            {
+            if let Ok((frame, _)) = snapshot::decode(
+                bytes,
+                |t| (t == base.tick).then_some(&base),
+                Some(base.tick),
+                arena_protocol::MAX_PLAYERS,
+                64,
+            ) {
                 assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));
                 assert!(frame.others.values().all(|s| state_is_sane(&s.to_state())));
                 // What decodes encodes back to a frame that decodes the same.
@@ -229,7 +233,9 @@ impl Target for SnapshotBits {
     fn run(&mut self, input: &[u8]) {
         let (base, next) = frames();
         let baseline_of = |t: u32| [&base, &next].into_iter().find(|f| f.tick == t);
-        let Ok((frame, feedback)) = snapshot::decode(input, baseline_of, Some(next.tick), arena_protocol::MAX_PLAYERS, 64) else {
+        let Ok((frame, feedback)) =
+            snapshot::decode(input, baseline_of, Some(next.tick), arena_protocol::MAX_PLAYERS, 64)
+        else {
             return;
         };
         assert!(frame.own.iter().all(|(_, s)| state_is_sane(&s.to_state())));

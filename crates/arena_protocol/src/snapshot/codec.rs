@@ -71,19 +71,30 @@ fn read_whole(input: &mut RangeIn, bits: u32, signed: bool) -> i32 {
     }
 }
 
+/// Whether `v` is a value field's whole width holds.
+fn fits_whole(field: &super::fields::Field, v: i32) -> bool {
+    let v = i64::from(v);
+    if field.signed {
+        let half = 1i64 << (field.bits - 1);
+        (-half..half).contains(&v)
+    } else {
+        (0..1i64 << field.bits).contains(&v)
+    }
+}
+
 /// A field's change as a number: its difference from the expected value (a
-/// turn the short way round; a whole field's difference too).
+/// turn the short way round).
 fn change_of(field: &super::fields::Field, new: i32, old: i32) -> i32 {
     match field.delta {
-        Delta::Turn(_) => turn(new, old, field.bits),
-        Delta::Difference(_) | Delta::Whole => new.wrapping_sub(old),
+        Delta::Turn => turn(new, old, field.bits),
+        Delta::Difference => new.wrapping_sub(old),
     }
 }
 
 fn changed_by(field: &super::fields::Field, old: i32, by: i32) -> i32 {
     match field.delta {
-        Delta::Turn(_) => turned(old, i64::from(by), field.bits),
-        Delta::Difference(_) | Delta::Whole => old.wrapping_add(by),
+        Delta::Turn => turned(old, i64::from(by), field.bits),
+        Delta::Difference => old.wrapping_add(by),
     }
 }
 
@@ -149,6 +160,11 @@ pub(super) fn read_state<S: Modelled>(
                 } else {
                     expected
                 };
+                // A difference can say any number: only what the field's
+                // whole width holds is a value it can have.
+                if !fits_whole(field, v[i]) {
+                    return Err(SnapshotError::Inconsistent);
+                }
             }
         }
     }
@@ -162,7 +178,12 @@ fn write_offset(model: &mut Model, out: &mut RangeOut, present: usize, n: Number
     }
 }
 
-fn read_offset(model: &mut Model, input: &mut RangeIn, present: usize, n: Number) -> Result<Option<i32>, SnapshotError> {
+fn read_offset(
+    model: &mut Model,
+    input: &mut RangeIn,
+    present: usize,
+    n: Number,
+) -> Result<Option<i32>, SnapshotError> {
     Ok(if model.get(input, present) {
         Some(model.get_number(input, n, true).ok_or(SnapshotError::Inconsistent)?)
     } else {
@@ -265,39 +286,39 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// moving and turning fields on (see `baseline.rs`).
 ///
 /// ```text
-/// own state     whole delta                        carried
-/// pos.x         s26   difference [5,10,14,26]      moves
-/// pos.y         s26   difference [5,10,14,26]      moves
-/// pos.z         s26   difference [5,10,14,26]      moves
-/// vel.x         s20   difference [5,9,13,21]       held
-/// vel.y         s20   difference [5,9,13,21]       held
-/// vel.z         s20   difference [5,9,13,21]       held
-/// yaw           u16   turn [5,8,11,17]             turns
-/// pitch         s16   difference [5,8,11,17]       held
-/// flags         u7    whole                        held
-/// step_phase    u16   difference [6,10,17]         held
-/// health        u8    whole                        held
-/// ammo          u8    whole                        held
-/// fire_cooldown s16   difference [6,10,17]         held
-/// reload        u16   difference [6,10,17]         held
-/// spawn_count   u8    whole                        held
-/// protected     u16   difference [6,10,17]         held
-/// twist         s15   difference [5,9,13,16]       held
-/// landing       u8    whole                        held
+/// own state     whole delta       carried
+/// pos.x         s26   difference  moves
+/// pos.y         s26   difference  moves
+/// pos.z         s26   difference  moves
+/// vel.x         s20   difference  held
+/// vel.y         s20   difference  held
+/// vel.z         s20   difference  held
+/// yaw           u16   turn        turns
+/// pitch         s16   difference  held
+/// flags         u7    difference  held
+/// step_phase    u16   difference  held
+/// health        u8    difference  held
+/// ammo          u8    difference  held
+/// fire_cooldown s16   difference  held
+/// reload        u16   difference  held
+/// spawn_count   u8    difference  held
+/// protected     u16   difference  held
+/// twist         s15   difference  held
+/// landing       u8    difference  held
 ///
-/// remote state  whole delta                        carried
-/// pos.x         s26   difference [4,6,8,10,12,25]  moves
-/// pos.y         s26   difference [4,6,8,10,12,25]  moves
-/// pos.z         s26   difference [4,6,8,10,12,25]  moves
-/// yaw           u10   turn [3,5,7,10]              turns
-/// pitch         s9    difference [3,5,7,10]        held
-/// flags         u5    whole                        held
-/// spawn_count   u8    whole                        held
-/// vel.x         s7    difference [3,5,8]           held
-/// vel.z         s7    difference [3,5,8]           held
-/// gait          u6    turn [2,4,6]                 turns
-/// twist         s7    difference [2,4,8]           held
-/// landing       u4    whole                        held
+/// remote state  whole delta       carried
+/// pos.x         s26   difference  moves
+/// pos.y         s26   difference  moves
+/// pos.z         s26   difference  moves
+/// yaw           u10   turn        turns
+/// pitch         s9    difference  held
+/// flags         u5    difference  held
+/// spawn_count   u8    difference  held
+/// vel.x         s7    difference  held
+/// vel.z         s7    difference  held
+/// gait          u6    turn        turns
+/// twist         s7    difference  held
+/// landing       u4    difference  held
 /// ```
 pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
     let baseline = baseline.map(|b| Baseline {

@@ -13,36 +13,10 @@ use super::state::{
 
 /// Bits of an absolute position coordinate: ±32 km on the owner's grid.
 const POS_BITS: u32 = 26;
-/// Widths of a position difference, grid steps (1/512 m): up to 3 cm, 1 m, 16 m, any.
-const POS_DELTA: &[u32] = &[5, 10, 14, 26];
-/// Widths of the error in another player's carried-forward position, remote
-/// grid steps (1/256 m): up to 3 cm (running straight), 12 cm, 50 cm (turning
-/// over a round trip), 2 m, 8 m, any. Chosen on a recorded 16-player game
-/// with baselines 2 to 10 ticks old (`examples/snapshot_sizes.rs`).
-const REMOTE_POS_DELTA: &[u32] = &[4, 6, 8, 10, 12, 25];
-/// Widths of another player's yaw or pitch difference, remote angle steps
-/// (0.35°): up to 1.4°, 5.6°, 22°, any.
-const REMOTE_ANGLE_DELTA: &[u32] = &[3, 5, 7, 10];
-/// Widths of another player's velocity difference, remote steps (0.25 m/s):
-/// up to 1 m/s, 4 m/s, any.
-const REMOTE_VEL_DELTA: &[u32] = &[3, 5, 8];
-/// Widths of another player's gait phase difference, steps (1/64 cycle).
-const REMOTE_GAIT_DELTA: &[u32] = &[2, 4, 6];
-/// Widths of another player's twist difference, steps (1/63 of the limit):
-/// up to a step, 7 steps, any (126 steps; unwinding takes about 10 a tick).
-const REMOTE_TWIST_DELTA: &[u32] = &[2, 4, 8];
-/// The owner's twist, yaw steps: whole (±8344 fits 15 bits), and its
-/// differences: a slow turn, a tick of a fast one, a tick's unwinding, any.
+/// The owner's twist, yaw steps, whole (±8344 fits 15 bits).
 const TWIST_BITS: u32 = 15;
-const TWIST_DELTA: &[u32] = &[5, 9, 13, 16];
-/// A velocity component, grid steps (1/256 m/s), and its differences.
+/// A velocity component, grid steps (1/256 m/s).
 const VEL_BITS: u32 = 20;
-/// The last holds the largest change there can be (from -1024 to 1024 m/s).
-const VEL_DELTA: &[u32] = &[5, 9, 13, 21];
-/// Widths of an angle difference, grid steps (1/65536 turn).
-const ANGLE_DELTA: &[u32] = &[5, 8, 11, 17];
-/// Widths of a timer or distance difference, grid steps.
-const TIMER_DELTA: &[u32] = &[6, 10, 17];
 
 /// Most fields a state has.
 pub(super) const MAX_FIELDS: usize = 18;
@@ -61,17 +35,14 @@ pub(super) struct Field {
     pub motion: Motion,
 }
 
-/// How a changed field travels in a delta.
+/// How a changed field travels in a delta (as a number the model codes:
+/// `model.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Delta {
-    /// Its difference from the expected value, in the first of these widths
-    /// that holds it (a prefix of ones ending in a zero says which).
-    Difference(&'static [u32]),
-    /// An angle of [`Field::bits`] bits: its difference the short way round,
-    /// in the first of these widths that holds it.
-    Turn(&'static [u32]),
-    /// The new value, whole.
-    Whole,
+    /// Its difference from the expected value.
+    Difference,
+    /// An angle of [`Field::bits`] bits: its difference the short way round.
+    Turn,
 }
 
 /// What a delta expects of a field, given how it changed between the two
@@ -113,18 +84,18 @@ pub(super) trait Fields: Copy + Sized {
 
 impl Fields for RemoteState {
     const TABLE: &'static [Field] = &[
-        field("pos.x", POS_BITS, true, Delta::Difference(REMOTE_POS_DELTA), Motion::Moves),
-        field("pos.y", POS_BITS, true, Delta::Difference(REMOTE_POS_DELTA), Motion::Moves),
-        field("pos.z", POS_BITS, true, Delta::Difference(REMOTE_POS_DELTA), Motion::Moves),
-        field("yaw", REMOTE_YAW_BITS, false, Delta::Turn(REMOTE_ANGLE_DELTA), Motion::Turns),
-        field("pitch", REMOTE_PITCH_BITS, true, Delta::Difference(REMOTE_ANGLE_DELTA), Motion::Held),
-        field("flags", RemoteState::FLAG_BITS, false, Delta::Whole, Motion::Held),
-        field("spawn_count", 8, false, Delta::Whole, Motion::Held),
-        field("vel.x", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
-        field("vel.z", REMOTE_VEL_BITS, true, Delta::Difference(REMOTE_VEL_DELTA), Motion::Held),
-        field("gait", REMOTE_GAIT_BITS, false, Delta::Turn(REMOTE_GAIT_DELTA), Motion::Turns),
-        field("twist", REMOTE_TWIST_BITS, true, Delta::Difference(REMOTE_TWIST_DELTA), Motion::Held),
-        field("landing", REMOTE_LANDING_BITS, false, Delta::Whole, Motion::Held),
+        field("pos.x", POS_BITS, true, Delta::Difference, Motion::Moves),
+        field("pos.y", POS_BITS, true, Delta::Difference, Motion::Moves),
+        field("pos.z", POS_BITS, true, Delta::Difference, Motion::Moves),
+        field("yaw", REMOTE_YAW_BITS, false, Delta::Turn, Motion::Turns),
+        field("pitch", REMOTE_PITCH_BITS, true, Delta::Difference, Motion::Held),
+        field("flags", RemoteState::FLAG_BITS, false, Delta::Difference, Motion::Held),
+        field("spawn_count", 8, false, Delta::Difference, Motion::Held),
+        field("vel.x", REMOTE_VEL_BITS, true, Delta::Difference, Motion::Held),
+        field("vel.z", REMOTE_VEL_BITS, true, Delta::Difference, Motion::Held),
+        field("gait", REMOTE_GAIT_BITS, false, Delta::Turn, Motion::Turns),
+        field("twist", REMOTE_TWIST_BITS, true, Delta::Difference, Motion::Held),
+        field("landing", REMOTE_LANDING_BITS, false, Delta::Difference, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
@@ -177,24 +148,24 @@ impl Fields for RemoteState {
 
 impl Fields for OwnState {
     const TABLE: &'static [Field] = &[
-        field("pos.x", POS_BITS, true, Delta::Difference(POS_DELTA), Motion::Moves),
-        field("pos.y", POS_BITS, true, Delta::Difference(POS_DELTA), Motion::Moves),
-        field("pos.z", POS_BITS, true, Delta::Difference(POS_DELTA), Motion::Moves),
-        field("vel.x", VEL_BITS, true, Delta::Difference(VEL_DELTA), Motion::Held),
-        field("vel.y", VEL_BITS, true, Delta::Difference(VEL_DELTA), Motion::Held),
-        field("vel.z", VEL_BITS, true, Delta::Difference(VEL_DELTA), Motion::Held),
-        field("yaw", 16, false, Delta::Turn(ANGLE_DELTA), Motion::Turns),
-        field("pitch", 16, true, Delta::Difference(ANGLE_DELTA), Motion::Held),
-        field("flags", OwnState::FLAG_BITS, false, Delta::Whole, Motion::Held),
-        field("step_phase", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
-        field("health", 8, false, Delta::Whole, Motion::Held),
-        field("ammo", 8, false, Delta::Whole, Motion::Held),
-        field("fire_cooldown", 16, true, Delta::Difference(TIMER_DELTA), Motion::Held),
-        field("reload", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
-        field("spawn_count", 8, false, Delta::Whole, Motion::Held),
-        field("protected", 16, false, Delta::Difference(TIMER_DELTA), Motion::Held),
-        field("twist", TWIST_BITS, true, Delta::Difference(TWIST_DELTA), Motion::Held),
-        field("landing", 8, false, Delta::Whole, Motion::Held),
+        field("pos.x", POS_BITS, true, Delta::Difference, Motion::Moves),
+        field("pos.y", POS_BITS, true, Delta::Difference, Motion::Moves),
+        field("pos.z", POS_BITS, true, Delta::Difference, Motion::Moves),
+        field("vel.x", VEL_BITS, true, Delta::Difference, Motion::Held),
+        field("vel.y", VEL_BITS, true, Delta::Difference, Motion::Held),
+        field("vel.z", VEL_BITS, true, Delta::Difference, Motion::Held),
+        field("yaw", 16, false, Delta::Turn, Motion::Turns),
+        field("pitch", 16, true, Delta::Difference, Motion::Held),
+        field("flags", OwnState::FLAG_BITS, false, Delta::Difference, Motion::Held),
+        field("step_phase", 16, false, Delta::Difference, Motion::Held),
+        field("health", 8, false, Delta::Difference, Motion::Held),
+        field("ammo", 8, false, Delta::Difference, Motion::Held),
+        field("fire_cooldown", 16, true, Delta::Difference, Motion::Held),
+        field("reload", 16, false, Delta::Difference, Motion::Held),
+        field("spawn_count", 8, false, Delta::Difference, Motion::Held),
+        field("protected", 16, false, Delta::Difference, Motion::Held),
+        field("twist", TWIST_BITS, true, Delta::Difference, Motion::Held),
+        field("landing", 8, false, Delta::Difference, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
     const LIFE: usize = 14;
@@ -268,11 +239,9 @@ pub(super) fn turned(old: i32, by: i64, bits: u32) -> i32 {
 /// One row of a table as the layout block over the encoder shows it.
 #[cfg(test)]
 pub(super) fn describe(field: &Field) -> String {
-    let widths = |w: &[u32]| w.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
     let delta = match field.delta {
-        Delta::Difference(w) => format!("difference [{}]", widths(w)),
-        Delta::Turn(w) => format!("turn [{}]", widths(w)),
-        Delta::Whole => "whole".to_string(),
+        Delta::Difference => "difference",
+        Delta::Turn => "turn",
     };
     let motion = match field.motion {
         Motion::Held => "held",
@@ -280,7 +249,7 @@ pub(super) fn describe(field: &Field) -> String {
         Motion::Turns => "turns",
     };
     let whole = format!("{}{}", if field.signed { "s" } else { "u" }, field.bits);
-    format!("{:<14}{:<6}{:<29}{motion}", field.name, whole, delta)
+    format!("{:<14}{:<6}{:<12}{motion}", field.name, whole, delta)
 }
 
 #[cfg(test)]
@@ -293,9 +262,6 @@ mod tests {
             assert!(table.len() <= MAX_FIELDS);
             for f in table {
                 assert!((1..=32).contains(&f.bits), "{}", f.name);
-                if let Delta::Turn(widths) = f.delta {
-                    assert!(widths.last() >= Some(&f.bits), "{}: a turn can be half a circle", f.name);
-                }
             }
         }
         // Only positions move, and only yaw (and another player's gait) turns.
@@ -307,7 +273,7 @@ mod tests {
                     _ => Motion::Held,
                 };
                 assert_eq!(f.motion, expected, "{}", f.name);
-                assert_eq!(matches!(f.delta, Delta::Turn(_)), f.motion == Motion::Turns, "{}", f.name);
+                assert_eq!(matches!(f.delta, Delta::Turn), f.motion == Motion::Turns, "{}", f.name);
             }
         }
     }

@@ -13,11 +13,13 @@
 //!   becomes bits; the tally that trains the priors.
 //! - `codec`: the range-coded bits, with the layout block over [`encode_with`].
 //!
-//! A delta walks the baseline's players in id order: one bit for each
-//! where it was expected, two for one that left, and for one that changed a
-//! bit mask of its changed fields, each as a difference in as few bits as it
-//! needs; newcomers follow whole. "Expected" is "predict, then send the
-//! difference": each player carried on from the baseline at the speed and
+//! A delta walks the baseline's players in id order: whether each is where
+//! it was expected, whether one that changed left, and for one still here
+//! which fields changed, each as a difference from what was expected;
+//! newcomers follow whole. Every bit is range-coded in its own context
+//! (`model`), starting at priors trained on recorded games: a player where
+//! expected, or a field that rarely changes, costs a fraction of a bit.
+//! "Expected" is "predict, then send the difference": each player carried on from the baseline at the speed and
 //! turn rate it had between an older acknowledged snapshot and the baseline.
 //! Without an acknowledged baseline the snapshot is full. A client keeps the
 //! snapshots it decoded and says which is its newest in each command packet;

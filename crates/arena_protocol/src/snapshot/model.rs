@@ -199,15 +199,18 @@ fn group_of(ctx: usize) -> String {
             _ => "header and feedback flags".into(),
         }
     } else {
-        format!("{:?}", [
-            Number::BaselineAge,
-            Number::MotionGap,
-            Number::LastCommand,
-            Number::NewestCommand,
-            Number::Margin,
-            Number::SentAfter,
-            Number::Newcomers,
-        ][(ctx - INTS_BASE) / INT])
+        format!(
+            "{:?}",
+            [
+                Number::BaselineAge,
+                Number::MotionGap,
+                Number::LastCommand,
+                Number::NewestCommand,
+                Number::Margin,
+                Number::SentAfter,
+                Number::Newcomers,
+            ][(ctx - INTS_BASE) / INT]
+        )
     }
 }
 

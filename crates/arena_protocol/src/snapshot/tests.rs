@@ -5,9 +5,9 @@
 
 use super::codec::{read_state, write_state};
 use super::fields::{Fields, describe};
+use super::model::{Model as ContextModel, Modelled};
 use super::state::REMOTE_YAW_BITS;
 use super::*;
-use super::model::{Model as ContextModel, Modelled};
 use crate::range_coder::{RangeIn, RangeOut};
 use arena_sim::PlayerId;
 use arena_sim::player::PlayerState;
