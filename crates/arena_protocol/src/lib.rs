@@ -16,7 +16,7 @@
 //! - `chat`: chat lines: their length, what cleaning takes out, refusals.
 //! - `modes`: free-for-all, team deathmatch and duel; sides (teams,
 //!   watching, the duel's queue); who may hurt whom; the balance of teams.
-//! - `bits`: bit-level packing (bitstream-io) for what goes every tick.
+//! - `bits`: bit-level packing (bitstream-io) for the command packet.
 //! - `range_coder`: a binary range coder with adaptive contexts (LZMA's):
 //!   nearly certain bits for a fraction of a bit each, for snapshots.
 //! - `rocket`: rockets as fire data: a launch and a blast, bit-packed.

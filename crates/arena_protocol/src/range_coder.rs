@@ -4,7 +4,7 @@
 //! live in contexts the caller keeps ([`Prob`]), start where the caller
 //! says (trained on recorded games, for snapshots) and follow what is coded.
 //! Decoding trusts nothing: any bytes decode to some bits without a panic,
-//! and [`RangeIn::finish`] refuses bytes the coder would not have written.
+//! and [`RangeIn::finish`] refuses bytes left over and a trailing zero.
 
 /// Bits of a probability: [`Prob`] is the chance of a zero in 1/4096ths.
 pub const PROB_BITS: u32 = 12;
@@ -188,8 +188,9 @@ impl<'a> RangeIn<'a> {
         for _ in 0..4 {
             input.code = (input.code << 8) | u32::from(input.next_byte());
         }
-        // The code always lies below the range (which keeps it there);
-        // the encoder's first word always does.
+        // The encoder's first word always lies below the range. (Hostile
+        // bytes can later push the code to the range or past it; the
+        // arithmetic stays in bounds and the bits are then garbage.)
         if input.code >= input.range {
             return Err(RangeError::Invalid);
         }

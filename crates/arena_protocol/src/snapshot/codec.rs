@@ -1,5 +1,5 @@
-//! The snapshot codec: a frame and its feedback into bits and back, whole or
-//! as a delta against a [`Baseline`]. Every state goes field by field as its
+//! The snapshot codec: a frame and its feedback into range-coded bytes and
+//! back, whole or as a delta against a [`Baseline`]. Every state goes field by field as its
 //! table in `fields.rs` says; decoding trusts nothing (ids, counts, ranges,
 //! trailing bits).
 
@@ -18,8 +18,9 @@ use crate::range_coder::{RangeError, RangeIn, RangeOut};
 
 /// Bits of a player id on the wire (ids below 128).
 const ID_BITS: u32 = 7;
-/// The oldest baseline a delta may name, ticks.
-const MAX_BASELINE_AGE_TICKS: i32 = u16::MAX as i32;
+/// The oldest baseline a delta may name, ticks: a delta's tick is placed
+/// within half its 16 bits' span of the client's newest.
+const MAX_BASELINE_AGE_TICKS: u32 = (1 << (DELTA_TICK_BITS - 1)) - 1;
 /// Bits of a delta's tick: its client places it nearest the newest snapshot
 /// it decoded (half the span either way: over four minutes at 128 Hz).
 const DELTA_TICK_BITS: u32 = 16;
@@ -118,8 +119,10 @@ pub(super) fn write_state<S: Modelled>(
         return;
     };
     let (mut after_change, mut largest) = (false, 0);
+    // The fields coded so far, and zeros: what the decoder knows at each.
+    let mut so_far = [0i32; MAX_FIELDS];
     for (i, field) in S::TABLE.iter().enumerate() {
-        let known = Known { new: &new, base: base.as_ref(), age_ticks: span.0, tick_hz: span.1 };
+        let known = Known { new: &so_far, base: base.as_ref(), age_ticks: span.0, tick_hz: span.1 };
         let expected = S::refine(i, old[i], &known);
         let change = new[i] != expected;
         model.put(out, changed::<S>(i, after_change), change);
@@ -128,6 +131,7 @@ pub(super) fn write_state<S: Modelled>(
             largest = largest.max(class);
         }
         after_change = change;
+        so_far[i] = new[i];
     }
 }
 
@@ -235,7 +239,7 @@ fn read_header(model: &mut Model, input: &mut RangeIn, near: Option<u32>) -> Res
     let mut header = Header { tick, baseline: None, before: None };
     if is_delta {
         let age = model.get_number(input, Number::BaselineAge, false).ok_or(SnapshotError::Inconsistent)?;
-        if !(1..=MAX_BASELINE_AGE_TICKS).contains(&age) {
+        if !(1..=MAX_BASELINE_AGE_TICKS as i32).contains(&age) {
             return Err(SnapshotError::Inconsistent);
         }
         let base = tick.wrapping_sub(age as u32);
@@ -321,6 +325,8 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// landing       u4    difference  held
 /// ```
 pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) -> Vec<u8> {
+    // A baseline too old for a delta's tick to place: whole, then.
+    let baseline = baseline.filter(|b| (1..=MAX_BASELINE_AGE_TICKS).contains(&frame.tick.wrapping_sub(b.frame.tick)));
     let baseline = baseline.map(|b| Baseline {
         before: b.before.filter(|before| {
             let gap = b.frame.tick.wrapping_sub(before.tick);

@@ -136,6 +136,11 @@ impl Modelled for RemoteState {
     /// straight line between them: over a snapshot or a few, nearly the
     /// path). Better than carrying on its pace when the pace changed.
     fn refine(i: usize, expected: i32, known: &Known) -> i32 {
+        // Only later fields are refined, and only from earlier ones: the
+        // decoder knows nothing past field `i`.
+        if i != VEL_X && i != VEL_Z && i != GAIT {
+            return expected;
+        }
         let (new, Some(base)) = (known.new, known.base) else { return expected };
         if new[SPAWN_COUNT] != base[SPAWN_COUNT] {
             return expected;

@@ -22,10 +22,10 @@ use crate::vocabulary::{
 const REFRESH_S: u32 = 2;
 
 /// The shortest gap between two scoreboards, milliseconds. Each one carries
-/// every player's row (about 4 bytes each, 260 bytes at 64 players), and a
-/// busy server has a dozen frags a second: sent on every frag, scoreboards
-/// were a third of a client's downstream. The kill feed goes out at once by
-/// its own message; the table may lag it by this much.
+/// every player's row (about 4 bytes each, 260 bytes at 64 players). Kills
+/// travel as events (`Killed`, which clients count in themselves), so a
+/// table goes only at the refresh and when players or the phase change;
+/// a burst of those changes waits this long.
 const MIN_GAP_MS: u32 = 250;
 
 pub(crate) fn plugin(app: &mut App) {
