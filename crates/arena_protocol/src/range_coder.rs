@@ -253,32 +253,22 @@ impl<'a> RangeIn<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A small deterministic generator (xorshift) for the tests.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-    }
+    use arena_sim::rng::SplitMix64;
 
     /// Random bits (skewed per context) and direct runs round-trip, and
     /// nothing is left over.
     #[test]
     fn bits_round_trip_in_their_contexts() {
-        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut rng = SplitMix64::new(0x9E37_79B9_7F4A_7C15);
         for round in 0..300 {
-            let n = (rng.next() % 400) as usize;
+            let n = (rng.next_u64() % 400) as usize;
             let symbols: Vec<(usize, bool, u32, u32)> = (0..n)
                 .map(|_| {
-                    let ctx = (rng.next() % 8) as usize;
+                    let ctx = (rng.next_u64() % 8) as usize;
                     // Context c is a one with chance c/8: some nearly certain.
-                    let bit = rng.next() % 8 < ctx as u64;
-                    let bits = (rng.next() % 33) as u32;
-                    (ctx, bit, bits, rng.next() as u32)
+                    let bit = rng.next_u64() % 8 < ctx as u64;
+                    let bits = (rng.next_u64() % 33) as u32;
+                    (ctx, bit, bits, rng.next_u64() as u32)
                 })
                 .collect();
             let mut out = RangeOut::new();
@@ -346,10 +336,10 @@ mod tests {
     /// panics on overflow).
     #[test]
     fn garbage_decodes_without_a_panic() {
-        let mut rng = Rng(7);
+        let mut rng = SplitMix64::new(7);
         for _ in 0..2000 {
-            let len = (rng.next() % 24) as usize;
-            let bytes: Vec<u8> = (0..len).map(|_| rng.next() as u8).collect();
+            let len = (rng.next_u64() % 24) as usize;
+            let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
             let Ok(mut input) = RangeIn::new(&bytes) else { continue };
             let mut probs = [Prob::default(); 4];
             for i in 0..300 {
