@@ -301,6 +301,23 @@ impl Tally {
     }
 }
 
+/// Every context at `priors` ((context, chance of a zero); the rest at a half).
+fn contexts_at(priors: &[(u16, u16)]) -> Vec<Prob> {
+    let mut p = vec![Prob::default(); CONTEXTS];
+    for &(ctx, prior) in priors {
+        if let Some(slot) = p.get_mut(usize::from(ctx)) {
+            *slot = Prob::new(prior);
+        }
+    }
+    p
+}
+
+/// The contexts each table of trained priors starts them at, built once:
+/// every snapshot coded or decoded copies one (twice: its header, then its
+/// age's), rather than applying the sparse tables again.
+static STARTS: std::sync::LazyLock<Vec<Vec<Prob>>> =
+    std::sync::LazyLock::new(|| TRAINED.iter().map(|priors| contexts_at(priors)).collect());
+
 /// The contexts, starting at the trained priors.
 #[derive(Clone, Debug)]
 pub struct Model {
@@ -318,26 +335,19 @@ impl Model {
     /// The model both ends start a snapshot in (its header; the rest is
     /// coded from the priors of its baseline's age: [`Model::start_age`]).
     pub fn trained() -> Self {
-        Self::with_priors(TRAINED[0])
+        Self { p: STARTS[0].clone(), tally: None }
     }
 
     /// Starts again from the priors trained for baselines `age_ticks` old
     /// (a whole snapshot: 0), once the header said it.
     pub(super) fn start_age(&mut self, age_ticks: u32) {
-        let fresh = Self::with_priors(TRAINED[age_bucket(age_ticks)]);
-        self.p = fresh.p;
+        self.p.clone_from(&STARTS[age_bucket(age_ticks)]);
     }
 
     /// Contexts starting at `priors` ((context, chance of a zero in
     /// 1/4096ths); the rest at a half), for training and comparisons.
     pub fn with_priors(priors: &[(u16, u16)]) -> Self {
-        let mut p = vec![Prob::default(); CONTEXTS];
-        for &(ctx, prior) in priors {
-            if let Some(slot) = p.get_mut(usize::from(ctx)) {
-                *slot = Prob::new(prior);
-            }
-        }
-        Self { p, tally: None }
+        Self { p: contexts_at(priors), tally: None }
     }
 
     /// A model that counts what it codes into `tally`.
