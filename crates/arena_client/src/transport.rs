@@ -509,6 +509,9 @@ impl UdpTransport {
                 Ok(()) => {
                     self.ack_pace.received(packet);
                     client.process_packet(packet);
+                    let config = arena_protocol::connection_config();
+                    self.ack_pace
+                        .taken_in(ack_pace::held(&config, false, |channel| client.channel_available_memory(channel)));
                 }
                 Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
             }
@@ -583,10 +586,10 @@ impl UdpTransport {
         }
         let mut packets: Vec<Vec<u8>> = command.map(|(bytes, _)| raw_entry(bytes)).into_iter().collect();
         let config = arena_protocol::connection_config();
-        let waiting = ack_pace::waiting(&config, false, |channel| client.channel_available_memory(channel));
-        if command.is_none() || self.ack_pace.due(at, waiting) {
+        let held = ack_pace::held(&config, false, |channel| client.channel_available_memory(channel));
+        if command.is_none() || self.ack_pace.due(at, held) {
             packets.extend(client.get_packets_to_send());
-            self.ack_pace.sent(at);
+            self.ack_pace.sent(at, held);
         }
         if !packets.is_empty() {
             self.last_sent = Some(self.last_sent.map_or(at, |t| t.max(at)));

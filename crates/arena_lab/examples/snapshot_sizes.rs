@@ -158,7 +158,12 @@ fn train(rec: &Recording) -> Result<(), String> {
             tally.bits_at(&Model::with_priors(&[])) / 8.0 / count,
             tally.bits_at(&Model::with_priors(&tally.priors())) / 8.0 / count,
         );
-        for (group, bits) in tally.report(&Model::with_priors(&tally.priors())).iter().take(12) {
+        let report = tally.report(&Model::with_priors(&tally.priors()));
+        println!(
+            "  {:.2} bytes with the even bits (ids, ticks, the rest of each mantissa)",
+            report.iter().map(|(_, b)| b).sum::<f64>() / 8.0 / count
+        );
+        for (group, bits) in report.iter().take(12) {
             println!("  {:6.2}  {group}", bits / 8.0 / count);
         }
     }

@@ -4,15 +4,19 @@
 //! bytes and a bundle length) in every one, both ways, for as long as
 //! anything of renet's flows. Since protocol 18 the unreliable messages go
 //! outside renet (see [`crate::bundle`]) and renet carries only the reliable
-//! channel, so its packets are asked for only when they matter: something
-//! of ours waits in a channel (a reliable message not yet acknowledged is
-//! sent again at renet's resend time), the other side sent a packet that
-//! is more than an acknowledgement (its reliable messages are acknowledged
-//! at our next datagram, as before), or [`AckPace::INTERVAL`] has passed
-//! (the acknowledgements of acknowledgements, which only let the other side
-//! forget what it acknowledged). Renet's packets are never made and then
-//! dropped: a sequence number taken and not sent leaves a hole the other
-//! side must describe in every acknowledgement after.
+//! channel, so its packets are asked for only when they matter: a message
+//! of ours was queued since they last went, the other side sent a packet
+//! that is more than an acknowledgement (its reliable messages are
+//! acknowledged at our next datagram, as before), a message of ours is
+//! still unacknowledged and [`AckPace::RESEND_CHECK`] has passed (renet
+//! sends it again once its resend time is up: since protocol 20 that is
+//! looked at every [`AckPace::RESEND_CHECK`] rather than at every datagram,
+//! whose acknowledgement cost more than the resends), or
+//! [`AckPace::INTERVAL`] has passed (the acknowledgements of
+//! acknowledgements, which only let the other side forget what it
+//! acknowledged). Renet's packets are never made and then dropped: a
+//! sequence number taken and not sent leaves a hole the other side must
+//! describe in every acknowledgement after.
 //!
 //! renet's round trip times its packets to their acknowledgements, which
 //! now wait: the server measures its own from the snapshots' (see the
@@ -33,6 +37,10 @@ pub struct AckPace {
     last_sent: Option<Duration>,
     /// The other side sent something renet must acknowledge.
     owed: bool,
+    /// Bytes in our send channels (see [`held`]) when renet's packets last
+    /// went or the other side's last packet was taken in (its
+    /// acknowledgements free some): more now is a message queued since.
+    held: usize,
 }
 
 impl AckPace {
@@ -41,6 +49,11 @@ impl AckPace {
     /// come back (its `connection_stats.rs`), with room for a round trip.
     pub const INTERVAL: Duration = Duration::from_millis(250);
 
+    /// How often renet's packets go while a message of ours is
+    /// unacknowledged: half renet's resend time, so a lost message goes
+    /// again at most this much later than renet would send it.
+    pub const RESEND_CHECK: Duration = Duration::from_millis(crate::RELIABLE_RESEND.as_millis() as u64 / 2);
+
     /// A renet packet came in (the first byte is its type).
     pub fn received(&mut self, packet: &[u8]) {
         if packet.first().is_some_and(|&kind| kind != RENET_ACK_PACKET) {
@@ -48,27 +61,36 @@ impl AckPace {
         }
     }
 
-    /// Whether renet's packets go in a datagram leaving at `now`, with
-    /// `waiting` (something of ours is in renet's channels: see
-    /// [`waiting`]).
-    pub fn due(&self, now: Duration, waiting: bool) -> bool {
-        waiting || self.owed || self.last_sent.is_none_or(|t| now.saturating_sub(t) >= Self::INTERVAL)
+    /// renet took in a packet of the other side's: `held` bytes of ours are
+    /// left in its send channels (its acknowledgements free some).
+    pub fn taken_in(&mut self, held: usize) {
+        self.held = held;
     }
 
-    /// renet's packets went at `now`.
-    pub fn sent(&mut self, now: Duration) {
+    /// Whether renet's packets go in a datagram leaving at `now`, with
+    /// `held` bytes of ours in renet's send channels (see [`held`]).
+    pub fn due(&self, now: Duration, held: usize) -> bool {
+        let since = |wait: Duration| self.last_sent.is_none_or(|t| now.saturating_sub(t) >= wait);
+        self.owed || held > self.held || (held > 0 && since(Self::RESEND_CHECK)) || since(Self::INTERVAL)
+    }
+
+    /// renet's packets went at `now`, leaving `held` bytes of ours in its
+    /// send channels.
+    pub fn sent(&mut self, now: Duration, held: usize) {
         self.last_sent = Some(self.last_sent.map_or(now, |t| t.max(now)));
         self.owed = false;
+        self.held = held;
     }
 }
 
-/// Whether anything of ours is in renet's send channels (`available` is
-/// renet's `channel_available_memory`): a message queued, or a reliable one
-/// not yet acknowledged.
-pub fn waiting(config: &ConnectionConfig, side_is_server: bool, available: impl Fn(u8) -> usize) -> bool {
+/// Bytes of ours in renet's send channels (`available` is renet's
+/// `channel_available_memory`): messages queued, and reliable ones not yet
+/// acknowledged. Only queuing a message makes it grow; only the other
+/// side's acknowledgements make it shrink.
+pub fn held(config: &ConnectionConfig, side_is_server: bool, available: impl Fn(u8) -> usize) -> usize {
     let channels: &[ChannelConfig] =
         if side_is_server { &config.server_channels_config } else { &config.client_channels_config };
-    channels.iter().any(|c| available(c.channel_id) < c.max_memory_usage_bytes)
+    channels.iter().map(|c| c.max_memory_usage_bytes.saturating_sub(available(c.channel_id))).sum()
 }
 
 #[cfg(test)]
@@ -78,32 +100,44 @@ mod tests {
     const MS: fn(u64) -> Duration = Duration::from_millis;
 
     #[test]
-    fn renets_packets_go_when_something_waits_when_owed_and_every_interval() {
+    fn renets_packets_go_when_a_message_is_queued_when_owed_and_every_interval() {
         let mut pace = AckPace::default();
-        assert!(pace.due(MS(0), false), "the first datagram carries renet's packets");
-        pace.sent(MS(0));
-        assert!(!pace.due(MS(16), false), "nothing asks: they wait");
-        assert!(pace.due(MS(16), true), "a message of ours waits");
+        assert!(pace.due(MS(0), 0), "the first datagram carries renet's packets");
+        pace.sent(MS(0), 0);
+        assert!(!pace.due(MS(16), 0), "nothing asks: they wait");
+        assert!(pace.due(MS(16), 40), "a message of ours was queued");
+        pace.sent(MS(16), 40);
+        assert!(!pace.due(MS(32), 40), "sent, not yet acknowledged: no need at every datagram");
+        assert!(pace.due(MS(48), 70), "another message was queued");
+        pace.sent(MS(48), 70);
+        pace.taken_in(30);
+        assert!(!pace.due(MS(64), 30), "an acknowledgement freed some: nothing new");
+        assert!(pace.due(MS(64), 31), "a message queued after the acknowledgement");
+        assert!(pace.due(MS(48 + 125), 30), "unacknowledged: renet may resend it by now");
+        pace.sent(MS(48 + 125), 30);
+        pace.taken_in(0);
         pace.received(&[RENET_ACK_PACKET, 1, 2]);
-        assert!(!pace.due(MS(32), false), "an acknowledgement is not acknowledged at once");
+        assert!(!pace.due(MS(200), 0), "an acknowledgement is not acknowledged at once");
         pace.received(&[0, 1, 2]);
-        assert!(pace.due(MS(32), false), "a reliable packet is");
-        pace.sent(MS(32));
-        assert!(!pace.due(MS(48), false));
-        assert!(!pace.due(MS(32 + 249), false));
-        assert!(pace.due(MS(32 + 250), false), "the interval");
+        assert!(pace.due(MS(200), 0), "a reliable packet is");
+        pace.sent(MS(200), 0);
+        assert!(!pace.due(MS(216), 0));
+        assert!(!pace.due(MS(200 + 249), 0));
+        assert!(pace.due(MS(200 + 250), 0), "the interval");
         pace.received(&[]);
-        pace.sent(MS(300));
-        assert!(!pace.due(MS(310), false), "an empty packet owes nothing");
-        pace.sent(MS(100));
-        assert!(!pace.due(MS(310), false), "an earlier departure does not move the clock back");
+        pace.sent(MS(500), 0);
+        assert!(!pace.due(MS(510), 0), "an empty packet owes nothing");
+        pace.sent(MS(300), 0);
+        assert!(!pace.due(MS(510), 0), "an earlier departure does not move the clock back");
     }
 
     #[test]
-    fn a_queued_or_unacknowledged_message_is_waiting() {
+    fn what_is_held_is_what_the_channels_hold() {
         let config = crate::connection_config();
-        assert!(!waiting(&config, true, |_| crate::CHANNEL_MEMORY_BYTES));
-        assert!(waiting(&config, true, |c| crate::CHANNEL_MEMORY_BYTES - usize::from(c == crate::channel::RELIABLE)));
-        assert!(waiting(&config, false, |c| crate::CHANNEL_MEMORY_BYTES - usize::from(c == crate::channel::UNRELIABLE)));
+        let full = crate::CHANNEL_MEMORY_BYTES;
+        assert_eq!(held(&config, true, |_| full), 0);
+        assert_eq!(held(&config, true, |c| full - 5 * usize::from(c == crate::channel::RELIABLE)), 5);
+        assert_eq!(held(&config, false, |c| full - 3 * usize::from(c == crate::channel::UNRELIABLE)), 3);
+        assert_eq!(held(&config, false, |_| full + 10), 0, "more than the most never underflows");
     }
 }

@@ -19,11 +19,12 @@ use crate::range_coder::{RangeError, RangeIn, RangeOut};
 /// Bits of a player id on the wire (ids below 128).
 const ID_BITS: u32 = 7;
 /// The oldest baseline a delta may name, ticks: a delta's tick is placed
-/// within half its 16 bits' span of the client's newest.
+/// within half its 12 bits' span of the client's newest.
 const MAX_BASELINE_AGE_TICKS: u32 = (1 << (DELTA_TICK_BITS - 1)) - 1;
 /// Bits of a delta's tick: its client places it nearest the newest snapshot
-/// it decoded (half the span either way: over four minutes at 128 Hz).
-const DELTA_TICK_BITS: u32 = 16;
+/// it decoded (half the span either way: 16 s at 128 Hz; a client whose
+/// newest acknowledgement is older is sent a whole snapshot).
+const DELTA_TICK_BITS: u32 = 12;
 
 /// Why a snapshot did not decode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,19 +100,28 @@ fn changed_by(field: &super::fields::Field, old: i32, by: i32) -> i32 {
     }
 }
 
+/// Whether field `i` changed between the snapshot before the baseline and
+/// the baseline: a field that was changing tends to go on changing.
+fn moving(base: Option<&super::fields::Values>, before: Option<&super::fields::Values>, i: usize) -> bool {
+    base.zip(before).is_some_and(|(base, before)| base[i] != before[i])
+}
+
 /// A state, field by field as its table says: whole, or against the state
 /// expected of it (`old`): per field whether it changed (in a context that
-/// knows whether the field before did), and if so by how much.
+/// knows whether the field before did and whether this one was changing
+/// from the snapshot before the baseline to the baseline: `base`, `before`),
+/// and if so by how much.
 pub(super) fn write_state<S: Modelled>(
     model: &mut Model,
     out: &mut RangeOut,
     new: &S,
     old: Option<&S>,
-    base: Option<&S>,
+    (base, before): (Option<&S>, Option<&S>),
     span: (u32, u32),
 ) {
     let new = new.values();
     let base = base.map(S::values);
+    let before = before.map(S::values);
     let Some(old) = old.map(S::values) else {
         for (field, v) in S::TABLE.iter().zip(new) {
             write_whole(out, field.bits, v);
@@ -125,9 +135,10 @@ pub(super) fn write_state<S: Modelled>(
         let known = Known { new: &so_far, base: base.as_ref(), age_ticks: span.0, tick_hz: span.1 };
         let expected = S::refine(i, old[i], &known);
         let change = new[i] != expected;
-        model.put(out, changed::<S>(i, after_change), change);
+        let moving = moving(base.as_ref(), before.as_ref(), i);
+        model.put(out, changed::<S>(i, after_change, moving), change);
         if change {
-            let class = model.put_field::<S>(out, i, class_set(largest), change_of(field, new[i], expected));
+            let class = model.put_field::<S>(out, i, class_set(largest, moving), change_of(field, new[i], expected));
             largest = largest.max(class);
         }
         after_change = change;
@@ -139,11 +150,12 @@ pub(super) fn read_state<S: Modelled>(
     model: &mut Model,
     input: &mut RangeIn,
     old: Option<&S>,
-    base: Option<&S>,
+    (base, before): (Option<&S>, Option<&S>),
     span: (u32, u32),
 ) -> Result<S, SnapshotError> {
     let mut v = [0i32; MAX_FIELDS];
     let base = base.map(S::values);
+    let before = before.map(S::values);
     match old.map(S::values) {
         None => {
             for (field, v) in S::TABLE.iter().zip(&mut v) {
@@ -155,10 +167,12 @@ pub(super) fn read_state<S: Modelled>(
             for (i, field) in S::TABLE.iter().enumerate() {
                 let known = Known { new: &v, base: base.as_ref(), age_ticks: span.0, tick_hz: span.1 };
                 let expected = S::refine(i, old[i], &known);
-                after_change = model.get(input, changed::<S>(i, after_change));
+                let moving = moving(base.as_ref(), before.as_ref(), i);
+                after_change = model.get(input, changed::<S>(i, after_change, moving));
                 v[i] = if after_change {
-                    let (by, class) =
-                        model.get_field::<S>(input, i, class_set(largest)).ok_or(SnapshotError::Inconsistent)?;
+                    let (by, class) = model
+                        .get_field::<S>(input, i, class_set(largest, moving))
+                        .ok_or(SnapshotError::Inconsistent)?;
                     largest = largest.max(class);
                     changed_by(field, expected, by)
                 } else {
@@ -272,7 +286,7 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// then its sign:
 ///
 /// ```text
-/// header     delta? [tick's low 16 bits (even) | tick - baseline | motion? [baseline - before - 1]]
+/// header     delta? [tick's low 12 bits (even) | tick - baseline | motion? [baseline - before - 1]]
 ///            or [tick (32 even)]
 /// feedback   last command? [offset] | newest command? [offset] | margin? [margin] | sent after
 ///            (command ticks as offsets from the snapshot's tick, the margin in hundredths of a tick,
@@ -285,7 +299,8 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 ///
 /// A state whole is each field at its width, even, in table order; against
 /// the one expected, per field whether it changed (in a context that knows
-/// whether the field before did), and if so its difference from the
+/// whether the field before did and whether this one was changing before
+/// the baseline), and if so its difference from the
 /// expected value (an angle's the short way round). "Expected" carries
 /// moving and turning fields on (see `baseline.rs`).
 ///
@@ -314,12 +329,12 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// pos.x         s26   difference  moves
 /// pos.y         s26   difference  moves
 /// pos.z         s26   difference  moves
-/// yaw           u10   turn        turns
-/// pitch         s9    difference  held
+/// yaw           u9    turn        turns
+/// pitch         s8    difference  held
 /// flags         u5    difference  held
 /// spawn_count   u8    difference  held
-/// vel.x         s7    difference  held
-/// vel.z         s7    difference  held
+/// vel.x         s6    difference  held
+/// vel.z         s6    difference  held
 /// gait          u6    turn        turns
 /// twist         s7    difference  held
 /// landing       u4    difference  held
@@ -363,7 +378,8 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
         let expected = baseline.and_then(|b| b.own_at(*id, frame.tick));
         model.put(&mut out, OWN_DELTA, expected.is_some());
         let base = baseline.and_then(|b| b.frame.own.filter(|(base_id, _)| base_id == id)).map(|(_, s)| s);
-        write_state(model, &mut out, own, expected.as_ref(), base.as_ref(), span);
+        let before = baseline.and_then(|b| b.before?.own.filter(|(before_id, _)| before_id == id)).map(|(_, s)| s);
+        write_state(model, &mut out, own, expected.as_ref(), (base.as_ref(), before.as_ref()), span);
     }
 
     let expected = baseline.map(|b| b.others_at(frame.tick)).unwrap_or_default();
@@ -377,7 +393,8 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
             model.put(&mut out, PLAYER_GONE, new.is_none());
             if let Some(new) = new {
                 let base = baseline.and_then(|b| b.frame.others.get(id));
-                write_state(model, &mut out, new, Some(old), base, span);
+                let before = baseline.and_then(|b| b.before?.others.get(id));
+                write_state(model, &mut out, new, Some(old), (base, before), span);
             }
         }
     }
@@ -386,7 +403,7 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
     model.put_number(&mut out, Number::Newcomers, newcomers.len() as i32, false);
     for (id, s) in newcomers {
         out.direct(ID_BITS, u32::from(id.0));
-        write_state(model, &mut out, s, None, None, span);
+        write_state(model, &mut out, s, None, (None, None), span);
     }
     out.finish()
 }
@@ -451,7 +468,8 @@ pub fn decode<'a>(
         }
         let old = if is_delta { expected.as_ref() } else { None };
         let base = baseline.and_then(|b| b.frame.own.filter(|(base_id, _)| *base_id == id)).map(|(_, s)| s);
-        Some((id, read_state::<OwnState>(&mut model, &mut input, old, base.as_ref(), span)?))
+        let before = baseline.and_then(|b| b.before?.own.filter(|(before_id, _)| *before_id == id)).map(|(_, s)| s);
+        Some((id, read_state::<OwnState>(&mut model, &mut input, old, (base.as_ref(), before.as_ref()), span)?))
     } else {
         None
     };
@@ -469,7 +487,8 @@ pub fn decode<'a>(
             others.remove(&id);
         } else if let Some(old) = others.get(&id).copied() {
             let base = baseline.and_then(|b| b.frame.others.get(&id));
-            others.insert(id, read_state(&mut model, &mut input, Some(&old), base, span)?);
+            let before = baseline.and_then(|b| b.before?.others.get(&id));
+            others.insert(id, read_state(&mut model, &mut input, Some(&old), (base, before), span)?);
         }
     }
     let newcomers = model.get_number(&mut input, Number::Newcomers, false).ok_or(SnapshotError::Inconsistent)?;
@@ -483,7 +502,7 @@ pub fn decode<'a>(
         if baseline.is_some_and(|b| b.frame.others.contains_key(&id)) || others.contains_key(&id) {
             return Err(SnapshotError::Inconsistent);
         }
-        others.insert(id, read_state(&mut model, &mut input, None, None, span)?);
+        others.insert(id, read_state(&mut model, &mut input, None, (None, None), span)?);
     }
     input.finish()?;
     if own.as_ref().is_some_and(|(id, _)| others.contains_key(id)) || others.len() > max_players {

@@ -100,7 +100,7 @@ impl Fields for RemoteState {
     const ALIVE: (usize, i32) = (5, RemoteState::ALIVE as i32);
     const LIFE: usize = 6;
     const ON_GROUND: i32 = RemoteState::ON_GROUND as i32;
-    const STEPS_PER_M: i64 = 256;
+    const STEPS_PER_M: i64 = 64;
 
     fn values(&self) -> Values {
         let mut v = [0; MAX_FIELDS];
@@ -313,8 +313,8 @@ mod tests {
     fn values_round_trip_and_out_of_range_values_are_refused() {
         let remote = RemoteState {
             pos: [10, -20, 30],
-            yaw: 1000,
-            pitch: -200,
+            yaw: 500,
+            pitch: -100,
             flags: 5,
             spawn_count: 9,
             vel: [-7, 12],

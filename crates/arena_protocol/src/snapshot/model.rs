@@ -17,25 +17,29 @@ const CLASSES: usize = 33;
 const MODELLED_BITS: u32 = 2;
 const TREE: usize = (1 << MODELLED_BITS) - 1;
 /// Sets of class contexts a number chooses between by what came before it
-/// (for a field: the largest class among the state's earlier changes).
-pub(super) const CLASS_SETS: usize = 4;
+/// (for a field: the largest class among the state's earlier changes, and
+/// whether the field was changing between the two snapshots before).
+pub(super) const CLASS_SETS: usize = 8;
 /// Contexts of one number: the unary class (the last class needs no end)
 /// in each set, the mantissa trees per class, the sign.
 const INT: usize = CLASS_SETS * (CLASSES - 1) + CLASSES * TREE + 1;
 
 /// The class set a field's number is coded in, after earlier changes of
-/// its state whose largest class was `largest` (0: none).
-pub(super) fn class_set(largest: u32) -> usize {
-    match largest {
+/// its state whose largest class was `largest` (0: none), for a field that
+/// was changing before or not.
+pub(super) fn class_set(largest: u32, moving: bool) -> usize {
+    let by_largest = match largest {
         0 => 0,
         1..=3 => 1,
         4..=6 => 2,
         _ => 3,
-    }
+    };
+    by_largest + 4 * usize::from(moving)
 }
 /// Contexts of one field: whether it changed (after a field that did or did
-/// not), then its number.
-const FIELD: usize = 2 + INT;
+/// not, and as it was changing between the two snapshots before or not),
+/// then its number.
+const FIELD: usize = 4 + INT;
 const OWN_FIELDS: usize = 18;
 const REMOTE_FIELDS: usize = 12;
 
@@ -116,17 +120,17 @@ impl Modelled for OwnState {
 }
 
 /// Remote position steps in one remote gait step, as a fraction: a gait
-/// step is 1/64 of the 3.2 m cycle (5 cm), a position step 1/256 m, so a
-/// gait step is 12.8 position steps (64/5).
-const GAIT_STEPS_PER_POS_STEP: (i64, i64) = (5, 64);
+/// step is 1/64 of the 3.2 m cycle (5 cm), a position step 1/64 m, so a
+/// gait step is 3.2 position steps (16/5).
+const GAIT_STEPS_PER_POS_STEP: (i64, i64) = (5, 16);
 const GAIT: usize = 9;
 const FLAGS: usize = 5;
 const SPAWN_COUNT: usize = 6;
 const VEL_X: usize = 7;
 const VEL_Z: usize = 8;
-/// Remote position steps a second at one remote velocity step (0.25 m/s at
-/// 1/256 m).
-const POS_STEPS_PER_VEL_STEP_S: i64 = 64;
+/// Remote position steps a second at one remote velocity step (0.5 m/s at
+/// 1/64 m).
+const POS_STEPS_PER_VEL_STEP_S: i64 = 32;
 
 impl Modelled for RemoteState {
     const BASE: usize = REMOTE_BASE;
@@ -165,13 +169,15 @@ impl Modelled for RemoteState {
     }
 }
 
-/// Where field `i`'s change flag lives, after a field that changed or not.
-pub(super) fn changed<S: Modelled>(i: usize, after_change: bool) -> usize {
-    S::BASE + i * FIELD + usize::from(after_change)
+/// Where field `i`'s change flag lives, after a field that changed or not,
+/// for a field that was changing (between the baseline and the snapshot
+/// before it) or not.
+pub(super) fn changed<S: Modelled>(i: usize, after_change: bool, moving: bool) -> usize {
+    S::BASE + i * FIELD + usize::from(after_change) + 2 * usize::from(moving)
 }
 
 fn field_number<S: Modelled>(i: usize) -> usize {
-    S::BASE + i * FIELD + 2
+    S::BASE + i * FIELD + 4
 }
 
 /// How often each context coded a zero and a one: what the priors are
@@ -190,7 +196,7 @@ impl Default for Tally {
 fn group_of(ctx: usize) -> String {
     let field = |table: &'static [super::fields::Field], base: usize, who: &str| {
         let i = (ctx - base) / FIELD;
-        let what = if (ctx - base) % FIELD < 2 { "changed" } else { "number" };
+        let what = if (ctx - base) % FIELD < 4 { "changed" } else { "number" };
         format!("{who} {} {what}", table[i].name)
     };
     if ctx < REMOTE_BASE {

@@ -18,23 +18,28 @@ use arena_sim::quant::{
 use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
 
 /// Another player's position grid, metres: coarser than the owner's (whose
-/// prediction needs the exact state); at most 2 mm off where it is drawn.
-pub const REMOTE_POS_STEP_M: f32 = 1.0 / 256.0;
-/// Another player's yaw and pitch grids: 1024 steps a turn (0.35°, at most
-/// 0.18° off: 3 mm at the end of an arm), and 256 steps from level to the
-/// limit each way (the same step). Only drawing uses them: shots travel with
-/// their own traces.
-const REMOTE_YAW_SHIFT: u32 = 6;
-const REMOTE_PITCH_SHIFT: u32 = 7;
+/// prediction needs the exact state); at most 8 mm off where it is drawn,
+/// finer than Quake 3's whole units (2.5 cm) for the same thing. Since
+/// protocol 20 (1/256 m before): two bits less per coordinate that changed.
+pub const REMOTE_POS_STEP_M: f32 = 1.0 / 64.0;
+/// Another player's yaw and pitch grids: 512 steps a turn (0.7°, at most
+/// 0.35° off: 5 mm at the end of an arm; Quake 3 sends whole degrees), and
+/// 128 steps from level to the limit each way (the same step). Drawing and
+/// the hitboxes the server tests use them alike: shots travel with their
+/// own traces.
+const REMOTE_YAW_SHIFT: u32 = 7;
+const REMOTE_PITCH_SHIFT: u32 = 8;
 pub(super) const REMOTE_YAW_BITS: u32 = 16 - REMOTE_YAW_SHIFT;
 pub(super) const REMOTE_PITCH_BITS: u32 = 16 - REMOTE_PITCH_SHIFT;
 
 /// Another player's horizontal velocity grid, metres per second (the pose's
-/// pace and direction; nothing else uses it), and its largest step either
-/// way (±15.75 m/s: past a run, a stride is a stride).
-pub(super) const REMOTE_VEL_STEP_MPS: f32 = 0.25;
-pub(super) const REMOTE_VEL_MAX_Q: i8 = 63;
-pub(super) const REMOTE_VEL_BITS: u32 = 7;
+/// pace and direction; nothing else uses it: at a run a step is 7% of the
+/// stride and 4° of its direction, where Quake 3 sends eight directions),
+/// and its largest step either way (±15.5 m/s: past a run, a stride is a
+/// stride).
+pub(super) const REMOTE_VEL_STEP_MPS: f32 = 0.5;
+pub(super) const REMOTE_VEL_MAX_Q: i8 = 31;
+pub(super) const REMOTE_VEL_BITS: u32 = 6;
 /// Another player's gait phase: 64 steps a gait cycle (5 cm of walking).
 pub(super) const REMOTE_GAIT_BITS: u32 = 6;
 /// Another player's hips' twist: 63 steps either way of the limit (0.7°
@@ -77,9 +82,9 @@ fn remote_pos_to_q(v: f32) -> i32 {
 pub struct RemoteState {
     /// Feet position, steps of [`REMOTE_POS_STEP_M`].
     pub pos: [i32; 3],
-    /// Yaw, 1024 steps a turn.
+    /// Yaw, 512 steps a turn.
     pub yaw: u16,
-    /// Pitch, 256 steps from level to the limit.
+    /// Pitch, 128 steps from level to the limit.
     pub pitch: i16,
     /// [`RemoteState::ALIVE`] and friends.
     pub flags: u8,

@@ -6,7 +6,7 @@
 use super::codec::{read_state, write_state};
 use super::fields::{Fields, describe};
 use super::model::{Model as ContextModel, Modelled};
-use super::state::REMOTE_YAW_BITS;
+use super::state::{REMOTE_VEL_MAX_Q, REMOTE_YAW_BITS};
 use super::*;
 use crate::range_coder::{RangeIn, RangeOut};
 use arena_sim::PlayerId;
@@ -74,7 +74,7 @@ fn full_and_delta_snapshots_decode_to_what_was_encoded() {
     assert_eq!(header(&delta, NEAR), Ok(Header { tick: 103, baseline: Some(100), before: None }));
     assert_eq!(decode(&delta, |t| (t == 100).then_some(&a), NEAR, 64, 64), Ok((b.clone(), feedback)));
     assert_eq!(decode(&delta, |_| None, NEAR, 64, 64), Err(SnapshotError::UnknownBaseline(100)));
-    // A delta's tick goes as its low 16 bits: a client with no snapshot of
+    // A delta's tick goes as its low 12 bits: a client with no snapshot of
     // its own cannot place it and asks for a whole one.
     assert_eq!(decode(&delta, |t| (t == 100).then_some(&a), None, 64, 64), Err(SnapshotError::UnknownBaseline(103)));
     // With motion from an older snapshot: both are needed.
@@ -169,8 +169,9 @@ fn a_deltas_tick_is_placed_nearest_the_newest_decoded_across_the_wrap() {
         (u32::MAX - 1, 2, u32::MAX - 1),
         (65_530, 65_540, 65_530),
         (1_000_000, 1_000_004, 1_000_002),
-        (1_000_000, 1_000_004, 1_000_004 + 30_000),
-        (1_000_000, 1_000_004, 1_000_004 - 30_000),
+        (4_090, 4_100, 4_094),
+        (1_000_000, 1_000_004, 1_000_004 + 2_000),
+        (1_000_000, 1_000_004, 1_000_004 - 2_000),
     ] {
         let a = frame(base_tick, &mut rng, 4);
         let b = frame(tick, &mut rng, 4);
@@ -184,10 +185,10 @@ fn a_deltas_tick_is_placed_nearest_the_newest_decoded_across_the_wrap() {
 /// `new` written against `old` (or whole), then read back against `old`.
 fn round_trip<S: Modelled + PartialEq + std::fmt::Debug>(new: &S, old: Option<&S>) -> S {
     let mut out = RangeOut::new();
-    write_state(&mut ContextModel::trained(), &mut out, new, old, old, (2, 64));
+    write_state(&mut ContextModel::trained(), &mut out, new, old, (old, None), (2, 64));
     let bytes = out.finish();
     let mut input = RangeIn::new(&bytes).expect("the encoder's bytes");
-    let back = read_state(&mut ContextModel::trained(), &mut input, old, old, (2, 64)).expect("reads back");
+    let back = read_state(&mut ContextModel::trained(), &mut input, old, (old, None), (2, 64)).expect("reads back");
     assert_eq!(input.finish(), Ok(()), "nothing left over");
     back
 }
@@ -238,7 +239,7 @@ fn edges_of_remote() -> [RemoteState; 3] {
         pitch: -RemoteState::max_pitch(),
         flags: 0,
         spawn_count: 0,
-        vel: [-63; 2],
+        vel: [-REMOTE_VEL_MAX_Q; 2],
         gait: 0,
         twist: -63,
         landing: 0,
@@ -249,12 +250,12 @@ fn edges_of_remote() -> [RemoteState; 3] {
         pitch: RemoteState::max_pitch(),
         flags: 15,
         spawn_count: u8::MAX,
-        vel: [63; 2],
+        vel: [REMOTE_VEL_MAX_Q; 2],
         gait: 63,
         twist: 63,
         landing: 15,
     };
-    [low, high, RemoteState { yaw: 512, ..low }]
+    [low, high, RemoteState { yaw: 1 << (REMOTE_YAW_BITS - 1), ..low }]
 }
 
 #[test]
@@ -283,7 +284,7 @@ fn the_field_tables_round_trip_at_the_edges_of_every_range() {
         assert_eq!(round_trip(&ra, Some(&rb)), ra);
         // Unchanged costs at most a bit a field.
         let mut out = RangeOut::new();
-        write_state(&mut ContextModel::trained(), &mut out, &ra, Some(&ra), None, (2, 64));
+        write_state(&mut ContextModel::trained(), &mut out, &ra, Some(&ra), (None, None), (2, 64));
         assert!(out.finish().len() <= RemoteState::TABLE.len().div_ceil(8));
     }
 }

@@ -539,6 +539,10 @@ impl ServerTransport {
                     if let Err(e) = server.process_packet_from(packet, client_id) {
                         debug!("renet refused a packet from client {client_id}: {e}");
                     }
+                    let config = connection_config();
+                    let held =
+                        ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel));
+                    self.ack_pace.entry(client_id).or_default().taken_in(held);
                 }
             }
             Outcome::Connected { client_id, addr, datagram } => {
@@ -592,12 +596,11 @@ impl ServerTransport {
                 }
             }
             let pace = self.ack_pace.entry(client_id).or_default();
-            let waiting =
-                ack_pace::waiting(&config, true, |channel| server.channel_available_memory(client_id, channel));
-            if !snapshot || pace.due(clock, waiting) {
+            let held = ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel));
+            if !snapshot || pace.due(clock, held) {
                 let Ok(renet_packets) = server.get_packets_to_send(client_id) else { continue };
                 packets.extend(renet_packets);
-                pace.sent(clock);
+                pace.sent(clock, held);
             }
             if packets.is_empty() {
                 continue;
