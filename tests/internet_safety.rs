@@ -14,7 +14,6 @@ use arena_lab::harness::{
     HostileServer, LoopbackGame, RawClient, TEST_FPS, client_app_with, client_app_with_password, loopback_config,
     server_app_with_frame, session, step, step_until, test_frame, test_frames,
 };
-use arena_protocol::bits::BitsOut;
 use arena_protocol::key::Password;
 use arena_protocol::snapshot::{self, Feedback, Frame, RemoteState};
 use arena_protocol::{PlayerInfo, ToClient, Welcome};
@@ -216,46 +215,27 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
         };
         ToClient::Snapshot(snapshot::encode(&frame, &feedback, None))
     };
-    // Snapshots no honest encoder makes: written bit by bit.
-    let raw = |write: &dyn Fn(&mut BitsOut)| {
-        let mut out = BitsOut::new();
-        out.unsigned(32, 9); // tick
-        out.flag(false); // no baseline
-        for _ in 0..3 {
-            out.flag(false); // no feedback
-        }
-        out.flag(false);
-        out.unsigned(8, 0); // sent on its tick
-        out.flag(false); // no own player
-        write(&mut out);
-        ToClient::Snapshot(out.finish())
-    };
-    let full_player = |out: &mut BitsOut, id: u32, x: i32| {
-        out.unsigned(7, id);
-        for v in [x, 0, 0] {
-            out.signed(26, v); // position, 1/256 m
-        }
-        out.unsigned(10, 0); // yaw
-        out.signed(9, 0); // pitch
-        out.unsigned(4, 1);
-        out.unsigned(8, 0);
+    // Snapshots no honest server sends, made with the encoder (it codes
+    // any frame it is given; the client's decoder checks what it reads).
+    let dishonest = |own: Option<(u8, PlayerState)>, others: Vec<(u8, RemoteState)>| {
+        let frame = Frame {
+            tick: 9,
+            own: own.map(|(id, s)| (PlayerId(id), snapshot::OwnState::of(&s))),
+            others: others.into_iter().map(|(id, s)| (PlayerId(id), s)).collect(),
+        };
+        ToClient::Snapshot(snapshot::encode(&frame, &Feedback::default(), None))
     };
     let messages = vec![
         // Ticks at the edge of wrapping, and far from anything sane.
         snapshot(u32::MAX, Some(0), vec![(1, state(Vec3::ZERO))]),
         snapshot(0, Some(u32::MAX), vec![(1, state(Vec3::ONE))]),
         snapshot(i32::MAX as u32, Some(i32::MIN as u32), vec![(1, state(Vec3::ONE)), (2, state(Vec3::X))]),
-        // The same player twice; a position beyond the world; a delta against
-        // a snapshot never sent; garbage.
-        raw(&|out| {
-            out.unsigned(7, 2); // newcomers
-            full_player(out, 1, 0);
-            full_player(out, 1, 5);
-        }),
-        raw(&|out| {
-            out.unsigned(7, 1);
-            full_player(out, 1, (1 << 25) - 1);
-        }),
+        // The same player twice (as itself and as another); a position
+        // beyond the world; an id past the player limit; a delta against a
+        // snapshot never sent; garbage.
+        dishonest(Some((1, state(Vec3::ZERO))), vec![(1, RemoteState::of(&state(Vec3::ONE)))]),
+        dishonest(None, vec![(1, RemoteState { pos: [(1 << 25) - 1, 0, 0], ..RemoteState::of(&state(Vec3::ONE)) })]),
+        dishonest(None, vec![(100, RemoteState::of(&state(Vec3::ONE)))]),
         ToClient::Snapshot({
             let (before, base) = (Frame { tick: 499, ..Frame::default() }, Frame { tick: 500, ..Frame::default() });
             let baseline = snapshot::Baseline { frame: &base, before: Some(&before), tick_hz: 64 };

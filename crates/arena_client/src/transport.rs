@@ -508,10 +508,13 @@ impl UdpTransport {
             match self.payloads.check(packet, self.clock) {
                 Ok(()) => {
                     self.ack_pace.received(packet);
-                    client.process_packet(packet);
                     let config = arena_protocol::connection_config();
-                    self.ack_pace
-                        .taken_in(ack_pace::held(&config, false, |channel| client.channel_available_memory(channel)));
+                    let held = |client: &RenetClient| {
+                        ack_pace::held(&config, false, |channel| client.channel_available_memory(channel))
+                    };
+                    let before = held(client);
+                    client.process_packet(packet);
+                    self.ack_pace.taken_in(before, held(client));
                 }
                 Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
             }
@@ -586,10 +589,11 @@ impl UdpTransport {
         }
         let mut packets: Vec<Vec<u8>> = command.map(|(bytes, _)| raw_entry(bytes)).into_iter().collect();
         let config = arena_protocol::connection_config();
-        let held = ack_pace::held(&config, false, |channel| client.channel_available_memory(channel));
-        if command.is_none() || self.ack_pace.due(at, held) {
+        let held =
+            |client: &RenetClient| ack_pace::held(&config, false, |channel| client.channel_available_memory(channel));
+        if command.is_none() || self.ack_pace.due(at, held(client)) {
             packets.extend(client.get_packets_to_send());
-            self.ack_pace.sent(at, held);
+            self.ack_pace.sent(at, held(client));
         }
         if !packets.is_empty() {
             self.last_sent = Some(self.last_sent.map_or(at, |t| t.max(at)));

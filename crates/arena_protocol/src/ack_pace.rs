@@ -38,8 +38,8 @@ pub struct AckPace {
     /// The other side sent something renet must acknowledge.
     owed: bool,
     /// Bytes in our send channels (see [`held`]) when renet's packets last
-    /// went or the other side's last packet was taken in (its
-    /// acknowledgements free some): more now is a message queued since.
+    /// went, less what the other side's acknowledgements freed since: more
+    /// now is a message queued since.
     held: usize,
 }
 
@@ -61,10 +61,12 @@ impl AckPace {
         }
     }
 
-    /// renet took in a packet of the other side's: `held` bytes of ours are
-    /// left in its send channels (its acknowledgements free some).
-    pub fn taken_in(&mut self, held: usize) {
-        self.held = held;
+    /// renet took in a packet of the other side's, which left `after` bytes
+    /// of ours in its send channels where there were `before`: what its
+    /// acknowledgements freed is no longer held (a message queued since the
+    /// last flush still counts as queued).
+    pub fn taken_in(&mut self, before: usize, after: usize) {
+        self.held = self.held.saturating_sub(before.saturating_sub(after));
     }
 
     /// Whether renet's packets go in a datagram leaving at `now`, with
@@ -75,7 +77,8 @@ impl AckPace {
     }
 
     /// renet's packets went at `now`, leaving `held` bytes of ours in its
-    /// send channels.
+    /// send channels (counted after they went: renet's unreliable channel,
+    /// unused by us, would let go of what it sent).
     pub fn sent(&mut self, now: Duration, held: usize) {
         self.last_sent = Some(self.last_sent.map_or(now, |t| t.max(now)));
         self.owed = false;
@@ -85,8 +88,9 @@ impl AckPace {
 
 /// Bytes of ours in renet's send channels (`available` is renet's
 /// `channel_available_memory`): messages queued, and reliable ones not yet
-/// acknowledged. Only queuing a message makes it grow; only the other
-/// side's acknowledgements make it shrink.
+/// acknowledged. Only queuing a message makes it grow; the other side's
+/// acknowledgements make it shrink (and sending, for renet's unreliable
+/// channel, which our messages do not use: see [`crate::bundle`]).
 pub fn held(config: &ConnectionConfig, side_is_server: bool, available: impl Fn(u8) -> usize) -> usize {
     let channels: &[ChannelConfig] =
         if side_is_server { &config.server_channels_config } else { &config.client_channels_config };
@@ -110,12 +114,16 @@ mod tests {
         assert!(!pace.due(MS(32), 40), "sent, not yet acknowledged: no need at every datagram");
         assert!(pace.due(MS(48), 70), "another message was queued");
         pace.sent(MS(48), 70);
-        pace.taken_in(30);
+        pace.taken_in(70, 30);
         assert!(!pace.due(MS(64), 30), "an acknowledgement freed some: nothing new");
         assert!(pace.due(MS(64), 31), "a message queued after the acknowledgement");
+        // Queued (30 more), then an acknowledgement of the first 40 taken in
+        // before the next datagram: the message still counts as queued.
+        pace.taken_in(60, 20);
+        assert!(pace.due(MS(70), 50), "queued before the acknowledgement came");
         assert!(pace.due(MS(48 + 125), 30), "unacknowledged: renet may resend it by now");
         pace.sent(MS(48 + 125), 30);
-        pace.taken_in(0);
+        pace.taken_in(30, 0);
         pace.received(&[RENET_ACK_PACKET, 1, 2]);
         assert!(!pace.due(MS(200), 0), "an acknowledgement is not acknowledged at once");
         pace.received(&[0, 1, 2]);

@@ -116,7 +116,10 @@ impl RemoteState {
             // Rounded to the nearest coarse step (wrapping for yaw).
             yaw: (((u32::from(yaw_to_q(s.yaw)) + (1 << (REMOTE_YAW_SHIFT - 1))) >> REMOTE_YAW_SHIFT)
                 % (1 << REMOTE_YAW_BITS)) as u16,
-            pitch: ((i32::from(pitch_to_q(s.pitch)) + (1 << (REMOTE_PITCH_SHIFT - 1))) >> REMOTE_PITCH_SHIFT) as i16,
+            // Rounded to the nearest step, within the field: the limit
+            // itself (32767) would round to one past the largest.
+            pitch: (((i32::from(pitch_to_q(s.pitch)) + (1 << (REMOTE_PITCH_SHIFT - 1))) >> REMOTE_PITCH_SHIFT) as i16)
+                .clamp(-Self::max_pitch(), Self::max_pitch()),
             flags: flag(s.alive, Self::ALIVE)
                 | flag(s.crouched, Self::CROUCHED)
                 | flag(s.on_ground, Self::ON_GROUND)

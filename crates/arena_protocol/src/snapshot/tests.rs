@@ -182,13 +182,51 @@ fn a_deltas_tick_is_placed_nearest_the_newest_decoded_across_the_wrap() {
     }
 }
 
+#[test]
+fn a_player_at_the_pitch_limits_travels_whole_and_as_a_delta() {
+    let limit = arena_sim::cmd::MAX_PITCH_RAD;
+    let at = |pitch: f32, tick: u32| {
+        let s = PlayerState { pitch, ..PlayerState::spawned_at(glam::Vec3::ZERO, 0.0) };
+        Frame { tick, own: None, others: [(PlayerId(1), RemoteState::of(&s))].into() }
+    };
+    for (from, to) in [(0.0, limit), (0.0, -limit), (limit, -limit), (-limit, limit)] {
+        let (a, b) = (at(from, 100), at(to, 102));
+        let whole = encode(&b, &Feedback::default(), None);
+        assert_eq!(decode(&whole, |_| None, None, 64, 64).map(|(f, _)| f), Ok(b.clone()), "whole, {to}");
+        let delta = encode(&b, &Feedback::default(), Some(Baseline::still(&a)));
+        let decoded = decode(&delta, |t| (t == 100).then_some(&a), Some(100), 64, 64);
+        assert_eq!(decoded.map(|(f, _)| f), Ok(b.clone()), "{from} to {to}");
+        let drawn = b.others[&PlayerId(1)].to_state().pitch;
+        assert!((drawn.abs() - limit).abs() < 0.7f32.to_radians(), "drawn within a step of the limit: {drawn}");
+    }
+}
+
+#[test]
+fn a_baseline_as_old_as_a_deltas_tick_can_say_is_used_and_an_older_one_is_not() {
+    let mut rng = SplitMix64::new(8);
+    for (age, delta) in [(2047u32, true), (2048, false)] {
+        let (a, b) = (frame(1_000, &mut rng, 4), frame(1_000 + age, &mut rng, 4));
+        let bytes = encode(&b, &Feedback::default(), Some(Baseline::still(&a)));
+        let head = header(&bytes, Some(1_000));
+        assert_eq!(head.map(|h| h.baseline.is_some()), Ok(delta), "age {age}");
+        let decoded = decode(&bytes, |t| (t == 1_000).then_some(&a), Some(1_000), 64, 64);
+        assert_eq!(decoded.map(|(f, _)| f), Ok(b), "age {age}");
+    }
+}
+
 /// `new` written against `old` (or whole), then read back against `old`.
 fn round_trip<S: Modelled + PartialEq + std::fmt::Debug>(new: &S, old: Option<&S>) -> S {
+    round_trip_after(new, old, None)
+}
+
+/// [`round_trip`], with `before` as the state before the baseline (`old`):
+/// the fields that changed between them are coded as changing ones.
+fn round_trip_after<S: Modelled + PartialEq + std::fmt::Debug>(new: &S, old: Option<&S>, before: Option<&S>) -> S {
     let mut out = RangeOut::new();
-    write_state(&mut ContextModel::trained(), &mut out, new, old, (old, None), (2, 64));
+    write_state(&mut ContextModel::trained(), &mut out, new, old, (old, before), (2, 64));
     let bytes = out.finish();
     let mut input = RangeIn::new(&bytes).expect("the encoder's bytes");
-    let back = read_state(&mut ContextModel::trained(), &mut input, old, (old, None), (2, 64)).expect("reads back");
+    let back = read_state(&mut ContextModel::trained(), &mut input, old, (old, before), (2, 64)).expect("reads back");
     assert_eq!(input.finish(), Ok(()), "nothing left over");
     back
 }
@@ -266,12 +304,18 @@ fn the_field_tables_round_trip_at_the_edges_of_every_range() {
         assert_eq!(&round_trip(a, None), a);
         for b in &own {
             assert_eq!(&round_trip(a, Some(b)), a, "{a:?} against {b:?}");
+            for c in &own {
+                assert_eq!(&round_trip_after(a, Some(b), Some(c)), a, "{a:?} against {b:?} after {c:?}");
+            }
         }
     }
     for a in &remote {
         assert_eq!(&round_trip(a, None), a);
         for b in &remote {
             assert_eq!(&round_trip(a, Some(b)), a, "{a:?} against {b:?}");
+            for c in &remote {
+                assert_eq!(&round_trip_after(a, Some(b), Some(c)), a, "{a:?} against {b:?} after {c:?}");
+            }
         }
     }
     // And any state on the grids, against any other.

@@ -536,13 +536,15 @@ impl ServerTransport {
                         continue;
                     }
                     self.ack_pace.entry(client_id).or_default().received(packet);
+                    let config = connection_config();
+                    let held = |server: &renet::RenetServer| {
+                        ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel))
+                    };
+                    let before = held(server);
                     if let Err(e) = server.process_packet_from(packet, client_id) {
                         debug!("renet refused a packet from client {client_id}: {e}");
                     }
-                    let config = connection_config();
-                    let held =
-                        ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel));
-                    self.ack_pace.entry(client_id).or_default().taken_in(held);
+                    self.ack_pace.entry(client_id).or_default().taken_in(before, held(server));
                 }
             }
             Outcome::Connected { client_id, addr, datagram } => {
@@ -596,11 +598,13 @@ impl ServerTransport {
                 }
             }
             let pace = self.ack_pace.entry(client_id).or_default();
-            let held = ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel));
-            if !snapshot || pace.due(clock, held) {
+            let held = |server: &renet::RenetServer| {
+                ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel))
+            };
+            if !snapshot || pace.due(clock, held(server)) {
                 let Ok(renet_packets) = server.get_packets_to_send(client_id) else { continue };
                 packets.extend(renet_packets);
-                pace.sent(clock, held);
+                pace.sent(clock, held(server));
             }
             if packets.is_empty() {
                 continue;
