@@ -318,9 +318,11 @@ fn frames() -> (Frame, Frame) {
     };
     let mut next = base.clone();
     next.tick = 102;
-    for s in next.others.values_mut() {
-        s.pos[0] += 40;
-        s.yaw = s.yaw.wrapping_add(300);
+    for (id, s) in next.others.iter_mut() {
+        // Moved on and turned, on the wire's own grids (a yaw past them
+        // would be a baseline no client can hold).
+        let turned = PlayerState { yaw: 2.3, ..state(f32::from(id.0)) };
+        *s = RemoteState { pos: [s.pos[0] + 40, s.pos[1], s.pos[2]], ..RemoteState::of(&turned) };
     }
     next.others.remove(&PlayerId(3));
     (base, next)
