@@ -508,13 +508,9 @@ impl UdpTransport {
             match self.payloads.check(packet, self.clock) {
                 Ok(()) => {
                     self.ack_pace.received(packet);
-                    let config = arena_protocol::connection_config();
-                    let held = |client: &RenetClient| {
-                        ack_pace::held(&config, false, |channel| client.channel_available_memory(channel))
-                    };
-                    let before = held(client);
+                    let before = ack_pace::held_by(client);
                     client.process_packet(packet);
-                    self.ack_pace.taken_in(before, held(client));
+                    self.ack_pace.taken_in(before, ack_pace::held_by(client));
                 }
                 Err(why) => *self.dropped.entry(why.label()).or_default() += 1,
             }
@@ -588,12 +584,9 @@ impl UdpTransport {
             return Ok(());
         }
         let mut packets: Vec<Vec<u8>> = command.map(|(bytes, _)| raw_entry(bytes)).into_iter().collect();
-        let config = arena_protocol::connection_config();
-        let held =
-            |client: &RenetClient| ack_pace::held(&config, false, |channel| client.channel_available_memory(channel));
-        if command.is_none() || self.ack_pace.due(at, held(client)) {
+        if command.is_none() || self.ack_pace.due(at, ack_pace::held_by(client)) {
             packets.extend(client.get_packets_to_send());
-            self.ack_pace.sent(at, held(client));
+            self.ack_pace.sent(at, ack_pace::held_by(client));
         }
         if !packets.is_empty() {
             self.last_sent = Some(self.last_sent.map_or(at, |t| t.max(at)));

@@ -24,7 +24,9 @@
 
 use std::time::Duration;
 
-use renet::{ChannelConfig, ConnectionConfig};
+use std::sync::LazyLock;
+
+use renet::{ChannelConfig, ClientId, RenetClient, RenetServer};
 
 /// renet's packet type for an acknowledgement (its `packet.rs`: 0 and 2
 /// reliable, 1 and 3 unreliable, 4 acknowledgement).
@@ -86,15 +88,31 @@ impl AckPace {
     }
 }
 
+/// Each side's send channels, (id, most bytes it holds), from the
+/// configuration both ends share: built once, not per packet.
+static SEND_CHANNELS: LazyLock<[Vec<(u8, usize)>; 2]> = LazyLock::new(|| {
+    let config = crate::connection_config();
+    let of = |channels: &[ChannelConfig]| channels.iter().map(|c| (c.channel_id, c.max_memory_usage_bytes)).collect();
+    [of(&config.client_channels_config), of(&config.server_channels_config)]
+});
+
 /// Bytes of ours in renet's send channels (`available` is renet's
 /// `channel_available_memory`): messages queued, and reliable ones not yet
 /// acknowledged. Only queuing a message makes it grow; the other side's
 /// acknowledgements make it shrink (and sending, for renet's unreliable
 /// channel, which our messages do not use: see [`crate::bundle`]).
-pub fn held(config: &ConnectionConfig, side_is_server: bool, available: impl Fn(u8) -> usize) -> usize {
-    let channels: &[ChannelConfig] =
-        if side_is_server { &config.server_channels_config } else { &config.client_channels_config };
-    channels.iter().map(|c| c.max_memory_usage_bytes.saturating_sub(available(c.channel_id))).sum()
+pub fn held(side_is_server: bool, available: impl Fn(u8) -> usize) -> usize {
+    SEND_CHANNELS[usize::from(side_is_server)].iter().map(|&(id, most)| most.saturating_sub(available(id))).sum()
+}
+
+/// [`held`] by the server for `client`.
+pub fn held_for(server: &RenetServer, client: ClientId) -> usize {
+    held(true, |channel| server.channel_available_memory(client, channel))
+}
+
+/// [`held`] by a client.
+pub fn held_by(client: &RenetClient) -> usize {
+    held(false, |channel| client.channel_available_memory(channel))
 }
 
 #[cfg(test)]
@@ -141,11 +159,18 @@ mod tests {
 
     #[test]
     fn what_is_held_is_what_the_channels_hold() {
-        let config = crate::connection_config();
         let full = crate::CHANNEL_MEMORY_BYTES;
-        assert_eq!(held(&config, true, |_| full), 0);
-        assert_eq!(held(&config, true, |c| full - 5 * usize::from(c == crate::channel::RELIABLE)), 5);
-        assert_eq!(held(&config, false, |c| full - 3 * usize::from(c == crate::channel::UNRELIABLE)), 3);
-        assert_eq!(held(&config, false, |_| full + 10), 0, "more than the most never underflows");
+        assert_eq!(held(true, |_| full), 0);
+        assert_eq!(held(true, |c| full - 5 * usize::from(c == crate::channel::RELIABLE)), 5);
+        assert_eq!(held(false, |c| full - 3 * usize::from(c == crate::channel::UNRELIABLE)), 3);
+        assert_eq!(held(false, |_| full + 10), 0, "more than the most never underflows");
+    }
+
+    #[test]
+    fn a_queued_message_is_held_until_acknowledged() {
+        let mut client = RenetClient::new(crate::connection_config());
+        assert_eq!(held_by(&client), 0);
+        client.send_message(crate::channel::RELIABLE, vec![7u8; 40]);
+        assert!(held_by(&client) >= 40, "queued: {}", held_by(&client));
     }
 }

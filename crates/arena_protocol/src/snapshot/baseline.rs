@@ -46,13 +46,24 @@ impl<'a> Baseline<'a> {
         self.before.map(|b| self.frame.tick.wrapping_sub(b.tick)).unwrap_or(0)
     }
 
+    /// The own player `id` at the baseline and at the snapshot before it
+    /// (each `None` where that snapshot had another or none): what both
+    /// ends code its state against.
+    pub(super) fn own_ends(&self, id: PlayerId) -> (Option<OwnState>, Option<OwnState>) {
+        let own = |f: &Frame| f.own.filter(|(own_id, _)| *own_id == id).map(|(_, s)| s);
+        (own(self.frame), self.before.and_then(own))
+    }
+
+    /// Another player `id` at the baseline and at the snapshot before it.
+    pub(super) fn other_ends(&self, id: PlayerId) -> (Option<&'a RemoteState>, Option<&'a RemoteState>) {
+        (self.frame.others.get(&id), self.before.and_then(|b| b.others.get(&id)))
+    }
+
     /// Where a delta for `tick` expects the own player `id` (none if the
     /// baseline had another or none).
     pub(super) fn own_at(&self, id: PlayerId, tick: u32) -> Option<OwnState> {
-        let own = |f: &Frame| f.own.filter(|(own_id, _)| *own_id == id).map(|(_, s)| s);
-        let base = own(self.frame)?;
-        let before = self.before.and_then(own);
-        Some(carried(&base, before.as_ref(), (self.gap(), tick.wrapping_sub(self.frame.tick)), self.tick_hz))
+        let (base, before) = self.own_ends(id);
+        Some(carried(&base?, before.as_ref(), (self.gap(), tick.wrapping_sub(self.frame.tick)), self.tick_hz))
     }
 
     /// Where a delta for `tick` expects each of the others.

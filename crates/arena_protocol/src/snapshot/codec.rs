@@ -377,8 +377,7 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
         out.direct(ID_BITS, u32::from(id.0));
         let expected = baseline.and_then(|b| b.own_at(*id, frame.tick));
         model.put(&mut out, OWN_DELTA, expected.is_some());
-        let base = baseline.and_then(|b| b.frame.own.filter(|(base_id, _)| base_id == id)).map(|(_, s)| s);
-        let before = baseline.and_then(|b| b.before?.own.filter(|(before_id, _)| before_id == id)).map(|(_, s)| s);
+        let (base, before) = baseline.map(|b| b.own_ends(*id)).unwrap_or_default();
         write_state(model, &mut out, own, expected.as_ref(), (base.as_ref(), before.as_ref()), span);
     }
 
@@ -392,9 +391,8 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
         if change {
             model.put(&mut out, PLAYER_GONE, new.is_none());
             if let Some(new) = new {
-                let base = baseline.and_then(|b| b.frame.others.get(id));
-                let before = baseline.and_then(|b| b.before?.others.get(id));
-                write_state(model, &mut out, new, Some(old), (base, before), span);
+                let ends = baseline.map(|b| b.other_ends(*id)).unwrap_or_default();
+                write_state(model, &mut out, new, Some(old), ends, span);
             }
         }
     }
@@ -467,8 +465,7 @@ pub fn decode<'a>(
             return Err(SnapshotError::Inconsistent);
         }
         let old = if is_delta { expected.as_ref() } else { None };
-        let base = baseline.and_then(|b| b.frame.own.filter(|(base_id, _)| *base_id == id)).map(|(_, s)| s);
-        let before = baseline.and_then(|b| b.before?.own.filter(|(before_id, _)| *before_id == id)).map(|(_, s)| s);
+        let (base, before) = baseline.map(|b| b.own_ends(id)).unwrap_or_default();
         Some((id, read_state::<OwnState>(&mut model, &mut input, old, (base.as_ref(), before.as_ref()), span)?))
     } else {
         None
@@ -486,9 +483,8 @@ pub fn decode<'a>(
         if model.get(&mut input, PLAYER_GONE) {
             others.remove(&id);
         } else if let Some(old) = others.get(&id).copied() {
-            let base = baseline.and_then(|b| b.frame.others.get(&id));
-            let before = baseline.and_then(|b| b.before?.others.get(&id));
-            others.insert(id, read_state(&mut model, &mut input, Some(&old), (base, before), span)?);
+            let ends = baseline.map(|b| b.other_ends(id)).unwrap_or_default();
+            others.insert(id, read_state(&mut model, &mut input, Some(&old), ends, span)?);
         }
     }
     let newcomers = model.get_number(&mut input, Number::Newcomers, false).ok_or(SnapshotError::Inconsistent)?;

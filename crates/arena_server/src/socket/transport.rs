@@ -20,13 +20,13 @@ use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use arena_master::wire::InfoString;
+use arena_protocol::PROTOCOL_ID;
 use arena_protocol::ack_pace::{self, AckPace};
 use arena_protocol::bundle::{bundle, fits_raw, raw_entry, raw_message, unbundle};
 use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
 use arena_protocol::names::USER_DATA_BYTES;
 use arena_protocol::query::{PlayerEntry, ServerListing};
-use arena_protocol::{PROTOCOL_ID, connection_config};
 use bevy::prelude::*;
 use bevy_renet::renet::{self, ClientId};
 use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};
@@ -536,15 +536,11 @@ impl ServerTransport {
                         continue;
                     }
                     self.ack_pace.entry(client_id).or_default().received(packet);
-                    let config = connection_config();
-                    let held = |server: &renet::RenetServer| {
-                        ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel))
-                    };
-                    let before = held(server);
+                    let before = ack_pace::held_for(server, client_id);
                     if let Err(e) = server.process_packet_from(packet, client_id) {
                         debug!("renet refused a packet from client {client_id}: {e}");
                     }
-                    self.ack_pace.entry(client_id).or_default().taken_in(before, held(server));
+                    self.ack_pace.entry(client_id).or_default().taken_in(before, ack_pace::held_for(server, client_id));
                 }
             }
             Outcome::Connected { client_id, addr, datagram } => {
@@ -574,7 +570,6 @@ impl ServerTransport {
         let clients = server.clients_id();
         self.last_sent.retain(|id, _| clients.contains(id));
         self.ack_pace.retain(|id, _| clients.contains(id));
-        let config = connection_config();
         self.raw_inbox.retain(|id, _| clients.contains(id));
         out.0.retain(|id, _| clients.contains(id));
         for client_id in clients {
@@ -598,13 +593,10 @@ impl ServerTransport {
                 }
             }
             let pace = self.ack_pace.entry(client_id).or_default();
-            let held = |server: &renet::RenetServer| {
-                ack_pace::held(&config, true, |channel| server.channel_available_memory(client_id, channel))
-            };
-            if !snapshot || pace.due(clock, held(server)) {
+            if !snapshot || pace.due(clock, ack_pace::held_for(server, client_id)) {
                 let Ok(renet_packets) = server.get_packets_to_send(client_id) else { continue };
                 packets.extend(renet_packets);
-                pace.sent(clock, held(server));
+                pace.sent(clock, ack_pace::held_for(server, client_id));
             }
             if packets.is_empty() {
                 continue;
