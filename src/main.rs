@@ -21,6 +21,9 @@ fn main() -> ExitCode {
         Err(CliError::Clap(e)) => e.exit(),
         Err(e) => return fail(&e.to_string()),
     };
+    if matches!(cli.mode, None | Some(Mode::Play(_) | Mode::Host(_) | Mode::Join(_) | Mode::Lab { .. })) {
+        warn_if_test_build();
+    }
     match cli.mode {
         None => report_done(windowed::run(Windowed::Menu(cli.window))),
         Some(Mode::Play(args)) => report_done(windowed::run(Windowed::Play(args))),
@@ -129,6 +132,18 @@ fn run_demo(action: DemoAction) -> ExitCode {
 
 /// Runs an experiment and prints its report; every one but `master` plays
 /// a game with the lab's settings.
+/// `cargo test` builds our crates unoptimised into the same `debug/arena`
+/// that `cargo build` writes: say so before a game or the lab runs on it, so
+/// nobody plays or measures the test build by mistake.
+fn warn_if_test_build() {
+    if arena_lab::experiments::build_name() == "test" {
+        eprintln!(
+            "arena: this is cargo test's unoptimised build (opt-level 0): the game and the lab's timings run \
+             slower than ./play.sh's; `cargo build` makes the game's build"
+        );
+    }
+}
+
 fn run_lab(experiment: Experiment) -> ExitCode {
     use arena_lab::experiments as lab;
     init_logging();

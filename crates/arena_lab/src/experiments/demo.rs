@@ -18,7 +18,7 @@ use serde::Serialize;
 use crate::bot_clients::{Steering, engage};
 use crate::harness::{client_app_with, server_app_with_frame};
 
-use super::setup::{LabError, LabSettings};
+use super::setup::{LabError, LabSettings, build_name};
 
 /// One tick of simulated time: the server's frames, then every client's.
 struct Pacing {
@@ -164,7 +164,7 @@ pub fn demo(settings: LabSettings, players: usize, out: Option<&Path>) -> Result
     let per_minute = summary.file_bytes as f64 / 1000.0 / (summary.duration_s / 60.0).max(1e-9);
     Ok(DemoReport {
         experiment: "demo",
-        build: if cfg!(debug_assertions) { "dev" } else { "release" },
+        build: build_name(),
         players,
         clients_in_game,
         tick: config.tick_hz,

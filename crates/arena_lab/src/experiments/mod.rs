@@ -40,7 +40,7 @@ pub use peek::{Peek, PeekReport, peek};
 pub use prediction::{PredictionReport, prediction, prediction_pushed};
 pub use rockets::{RocketFigures, RocketsReport, rockets};
 pub use servercost::{ServerCostReport, ServerLoad, servercost};
-pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S};
+pub use setup::{FPS_RANGE, LAB_FRAME_HZ, LabError, LabSettings, Switch, WARMUP_S, build_name};
 pub use sweep::{SweepError, SweepPart, SweepReport, sweep};
 pub use timing::{TimingReport, timing};
 pub use unlag::{DEFAULT_CAPS_MS, UnlagReport, UnlagRow, unlag};

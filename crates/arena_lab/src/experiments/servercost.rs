@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use arena_server::Executor;
 use serde::Serialize;
 
-use super::setup::{LabError, LabSettings};
+use super::setup::{LabError, LabSettings, build_name};
 
 /// Seconds between starting the clients and measuring: joining, the
 /// first full snapshots, the clocks settling.
@@ -231,7 +231,7 @@ pub fn servercost(settings: LabSettings, load: ServerLoad) -> Result<ServerCostR
     let percent = |cpu: f64| 100.0 * cpu / wall_s;
     Ok(ServerCostReport {
         experiment: "servercost",
-        build: if cfg!(debug_assertions) { "dev" } else { "release" },
+        build: build_name(),
         executor,
         players: load.players,
         bots,

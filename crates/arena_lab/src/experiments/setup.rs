@@ -10,6 +10,19 @@ use serde::Serialize;
 
 use crate::harness::LoopbackGame;
 
+/// The build that made this binary, as reports name it: "release", "dev"
+/// (opt-level 1, what `./play.sh` plays) or "test" (`cargo test`'s
+/// opt-level 0 build, whose timings are slower than the game's).
+pub fn build_name() -> &'static str {
+    if !cfg!(debug_assertions) {
+        "release"
+    } else if env!("ARENA_OPT_LEVEL") == "0" {
+        "test"
+    } else {
+        "dev"
+    }
+}
+
 /// Frames per second of the simulated client (and server loop).
 pub const LAB_FRAME_HZ: f64 = 240.0;
 /// Frame rates the lab draws at, frames per second.
