@@ -13,6 +13,7 @@ source scripts/system-deps.sh
 inputs="${1:-10000000}"
 seconds="${2:-86400}"
 seed="${3:-$(date +%s)}"
-# The whole workspace (not -p arena_fuzz): one feature set, the tests' artifacts.
+# The whole workspace (not -p arena_fuzz): one feature set, the dependencies
+# the tests built (our crates at the dev profile's opt-level 1).
 cargo build --quiet --workspace --bins
 exec "$CARGO_TARGET_DIR/debug/arena-fuzz" --inputs "$inputs" --seconds "$seconds" --seed "$seed"

@@ -14,7 +14,8 @@ arena_packages build
 minutes="${1:-10}"
 out="${2:-/tmp/arena-soak}"
 mkdir -p "$out"
-# The whole workspace (not -p): one feature set, the tests' artifacts.
+# The whole workspace (not -p): one feature set, the dependencies the tests
+# built (our crates at the dev profile's opt-level 1).
 cargo build --quiet --workspace --bins
 bin="$CARGO_TARGET_DIR/debug"
 port=$((20000 + RANDOM % 20000))

@@ -130,20 +130,20 @@ fn run_demo(action: DemoAction) -> ExitCode {
     }
 }
 
-/// Runs an experiment and prints its report; every one but `master` plays
-/// a game with the lab's settings.
 /// `cargo test` builds our crates unoptimised into the same `debug/arena`
 /// that `cargo build` writes: say so before a game or the lab runs on it, so
 /// nobody plays or measures the test build by mistake.
 fn warn_if_test_build() {
     if arena_lab::experiments::build_name() == "test" {
         eprintln!(
-            "arena: this is cargo test's unoptimised build (opt-level 0): the game and the lab's timings run \
-             slower than ./play.sh's; `cargo build` makes the game's build"
+            "arena: this is an unoptimised build (opt-level 0, as cargo test makes): the game and the lab's \
+             timings run slower than ./play.sh's; `cargo build` makes the game's build"
         );
     }
 }
 
+/// Runs an experiment and prints its report; every one but `master` plays
+/// a game with the lab's settings.
 fn run_lab(experiment: Experiment) -> ExitCode {
     use arena_lab::experiments as lab;
     init_logging();

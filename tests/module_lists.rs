@@ -267,3 +267,34 @@ fn the_list_reader_sees_bullets_groups_and_folders() {
     // Other test-only items count.
     assert_eq!(imported_siblings("#[cfg(test)]\nfn helper() { crate::d::x() }\n", "crate::", &listed), ["d"]);
 }
+
+/// With `autotests = false`, cargo runs only the files a package's
+/// `tests/main.rs` declares: a file of `tests/` without its `mod` line would
+/// never be compiled or run, and nothing else would notice.
+#[test]
+fn every_test_file_is_a_module_of_its_packages_test_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut checked = 0;
+    for package in [root.to_path_buf(), root.join("crates/arena_fuzz")] {
+        let tests = package.join("tests");
+        let main = fs::read_to_string(tests.join("main.rs")).expect("tests/main.rs");
+        let mut declared = declared_modules(&main);
+        declared.sort();
+        let mut files: Vec<String> = fs::read_dir(&tests)
+            .expect("tests/")
+            .map(|entry| entry.expect("tests/ entry").path())
+            .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+            .filter_map(|path| path.file_stem().map(|stem| stem.to_string_lossy().into_owned()))
+            .filter(|stem| stem != "main")
+            .collect();
+        files.sort();
+        assert_eq!(
+            declared,
+            files,
+            "{}: the `mod` lines of tests/main.rs against the files of tests/",
+            package.display()
+        );
+        checked += files.len();
+    }
+    assert!(checked >= 33, "only {checked} test files found");
+}

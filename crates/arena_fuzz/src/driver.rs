@@ -1,7 +1,8 @@
 //! The driver: feeds a target inputs, catches its panics, and reports.
 
+use std::cell::{Cell, RefCell};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Mutex;
+use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use crate::inputs::Generator;
@@ -51,19 +52,28 @@ pub fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Where the panic hook puts the message of the panic being caught.
-fn last_panic() -> &'static Mutex<Option<String>> {
-    static LAST: Mutex<Option<String>> = Mutex::new(None);
-    &LAST
+thread_local! {
+    /// Whether this thread is inside [`run`]: its panics are findings.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+    /// The message (with its location) of the panic [`run`] is catching on
+    /// this thread.
+    static LAST: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Replaces the panic hook with one that records the message (with its
-/// location) instead of printing it: a panic here is a finding for the
-/// report, not noise on stderr. Returns the hook to put back afterwards.
-fn quiet_panics() -> Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 'static> {
-    let previous = std::panic::take_hook();
-    {
-        std::panic::set_hook(Box::new(|info| {
+/// Installs, once per process, a panic hook that records the message of a
+/// panic on a thread inside [`run`] instead of printing it (a finding for
+/// the report, not noise on stderr) and hands every other thread's panic to
+/// the hook that was there before: a test failing beside a fuzz run in the
+/// same test binary still says why.
+fn quiet_panics_in_runs() {
+    static INSTALLED: Once = Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+                return;
+            }
             let location = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
             let payload = info
                 .payload()
@@ -71,17 +81,32 @@ fn quiet_panics() -> Box<dyn Fn(&std::panic::PanicHookInfo<'_>) + Sync + Send + 
                 .map(|s| s.to_string())
                 .or_else(|| info.payload().downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "(no message)".into());
-            if let Ok(mut last) = last_panic().lock() {
-                *last = Some(format!("{payload}{location}"));
-            }
+            LAST.with(|last| *last.borrow_mut() = Some(format!("{payload}{location}")));
         }));
+    });
+}
+
+/// This thread's panics are findings while it lives (even if `run` itself
+/// unwinds).
+struct QuietWhileRunning;
+
+impl QuietWhileRunning {
+    fn start() -> Self {
+        quiet_panics_in_runs();
+        QUIET.with(|quiet| quiet.set(true));
+        Self
     }
-    previous
+}
+
+impl Drop for QuietWhileRunning {
+    fn drop(&mut self) {
+        QUIET.with(|quiet| quiet.set(false));
+    }
 }
 
 /// Runs `target` on `inputs` inputs made from `seed`, or until `deadline`.
 pub fn run(target: &mut dyn Target, inputs: u64, seed: u64, deadline: Option<Instant>) -> Report {
-    let previous_hook = quiet_panics();
+    let _quiet = QuietWhileRunning::start();
     let seeds = target.seeds();
     let mut generator = Generator::new(seed ^ fnv(target.name()));
     let started = Instant::now();
@@ -96,7 +121,7 @@ pub fn run(target: &mut dyn Target, inputs: u64, seed: u64, deadline: Option<Ins
         let outcome = catch_unwind(AssertUnwindSafe(|| target.run(&input)));
         if outcome.is_err() {
             report.panics += 1;
-            let message = last_panic().lock().ok().and_then(|mut m| m.take()).unwrap_or_default();
+            let message = LAST.with(|last| last.borrow_mut().take()).unwrap_or_default();
             if report.crashes.len() < MAX_KEPT {
                 report.crashes.push(Crash { input, message });
             }
@@ -105,7 +130,6 @@ pub fn run(target: &mut dyn Target, inputs: u64, seed: u64, deadline: Option<Ins
         }
     }
     report.elapsed = started.elapsed();
-    std::panic::set_hook(previous_hook);
     report
 }
 
