@@ -6,6 +6,11 @@
 #   agones   what the arena-agones sidecar's build needs: protoc for the
 #            Agones SDK's gRPC code, OpenSSL headers for dummy-agones' test
 #            client
+#   web      what the browser build needs (scripts/web-build.sh): Debian's
+#            rustc-web 1.96 and its std sources (wasm32's std is built from
+#            them, -Zbuild-std), the linker it names (rust-lld is lld-22)
+#   browser  what the browser check needs (scripts/web-check.sh): Chromium
+#            and its WebDriver, Mesa's EGL and llvmpipe (software WebGL 2)
 #   runtime  what the window needs: X11 client libraries, xkbcommon, a Vulkan
 #            loader and Mesa's drivers (a desktop usually has them all)
 
@@ -16,6 +21,8 @@ arena_packages() {
     case "$kind" in
       build) wanted+=(build-essential pkg-config libasound2-dev) ;;
       agones) wanted+=(protobuf-compiler libssl-dev pkg-config) ;;
+      web) wanted+=(rustc-web cargo-web rust-web-src lld-22) ;;
+      browser) wanted+=(chromium chromium-driver libegl-mesa0 libgl1-mesa-dri) ;;
       runtime) wanted+=(libx11-6 libxcursor1 libxrandr2 libxi6 libx11-xcb1 libxkbcommon-x11-0 libvulkan1 mesa-vulkan-drivers) ;;
     esac
   done

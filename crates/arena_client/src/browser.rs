@@ -16,12 +16,15 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
-use std::time::{Duration, Instant};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
+use arena_udp::UdpSocket;
+// std's clock panics in a browser; web-time's is std's natively.
 use arena_master::wire::{self, ServerQuery};
 use arena_protocol::query::{PlayerEntry, QueryKind, Reassembly, Reply, Request, ServerListing};
 use arena_protocol::{DEFAULT_PORT, PROTOCOL_VERSION};
+use web_time::Instant;
 
 /// The ports a LAN scan asks on: the default and the next nine (a second
 /// server on one machine takes the next free one).
@@ -199,7 +202,7 @@ impl ServerBrowser {
             .and_then(|s| s.set_nonblocking(true).map(|()| s))
             .ok();
         let local_ips =
-            if_addrs::get_if_addrs().map(|interfaces| interfaces.iter().map(|i| i.ip()).collect()).unwrap_or_default();
+            arena_udp::interfaces().map(|interfaces| interfaces.iter().map(|i| i.ip).collect()).unwrap_or_default();
         Ok(Self {
             socket,
             socket6,
@@ -407,18 +410,13 @@ impl ServerBrowser {
         let now = Instant::now();
         self.scanned_at = Some(now);
         let mut targets: Vec<IpAddr> = vec![IpAddr::V4(Ipv4Addr::LOCALHOST), IpAddr::V4(Ipv4Addr::BROADCAST)];
-        if let Ok(interfaces) = if_addrs::get_if_addrs() {
+        if let Ok(interfaces) = arena_udp::interfaces() {
             for interface in interfaces {
-                let if_addrs::IfAddr::V4(v4) = interface.addr else { continue };
-                if v4.ip.is_loopback() {
+                let (Some(broadcast), IpAddr::V4(ip)) = (interface.broadcast, interface.ip) else { continue };
+                if ip.is_loopback() {
                     continue;
                 }
-                // The interface's broadcast address, or (when none is set, as
-                // `ip addr add` without `brd +` leaves it, and then netlink
-                // gives the address itself) its subnet's.
-                let subnet = Ipv4Addr::from(u32::from(v4.ip) | !u32::from(v4.netmask));
-                let broadcast = v4.broadcast.filter(|b| *b != v4.ip && !b.is_unspecified()).unwrap_or(subnet);
-                if broadcast != v4.ip && !targets.contains(&IpAddr::V4(broadcast)) {
+                if broadcast != ip && !targets.contains(&IpAddr::V4(broadcast)) {
                     targets.push(IpAddr::V4(broadcast));
                 }
             }

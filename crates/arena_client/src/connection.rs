@@ -161,6 +161,8 @@ fn on_connect_to(
     let for_rejoin = password.clone();
     let seed = settings.conditioner_seed.unwrap_or_else(crate::transport::random_u64);
     let mode = io_mode.map(|m| *m).unwrap_or(match strategy.as_deref() {
+        // A page has one thread: its socket (the in-page network's) is read once a frame.
+        None | Some(bevy::time::TimeUpdateStrategy::Automatic) if cfg!(target_arch = "wasm32") => IoMode::Frame,
         None | Some(bevy::time::TimeUpdateStrategy::Automatic) => IoMode::Thread,
         Some(_) => IoMode::Frame,
     });

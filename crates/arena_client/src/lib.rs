@@ -58,6 +58,8 @@
 //! - `range`: our tally and misses on a shooting range.
 //! - `stats`: live figures for the netcode panel and experiments.
 //! - `browser`: finding games (server queries, LAN broadcast); no Bevy.
+//! - `page_link`: a browser link's fragment (`#play`, `#range`): what the
+//!   page starts with; no Bevy.
 //! - `remote_console`: `arena rcon` and the console's `rcon`: one command
 //!   to a server's remote console, challenge and MACs; no Bevy.
 //!
@@ -95,6 +97,7 @@ mod kill_cam;
 pub mod link;
 mod map_download;
 mod messages;
+pub mod page_link;
 mod prediction;
 mod range;
 mod relay;
@@ -152,7 +155,7 @@ pub use foreseen_hits::{HitDenied, HitPredicted, HitPredictions};
 pub use range::RangeStats;
 pub use rockets::{BlastDrawn, ClientRockets, DrawnRockets, MAX_OWN_ROCKETS, MAX_REMOTE_ROCKETS, RocketStats};
 pub use scoreboard::{MatchStatus, Scoreboard};
-pub use stats::{NetStats, SnapshotLoss};
+pub use stats::{MotionOnsets, NetStats, SnapshotLoss};
 
 // The rules, each a plain type, tested and fuzzed on their own.
 pub use command_clock::{ClockSync, MAX_JUMP_TICKS, MAX_RATE_ADJUST};

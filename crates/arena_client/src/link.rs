@@ -15,13 +15,16 @@
 
 use std::collections::VecDeque;
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use bevy::platform::time::Instant;
 
 use arena_protocol::datagram::MAX_DATAGRAM_BYTES;
+use arena_udp::UdpSocket;
 
 use crate::conditioner::{LinkConditioner, LinkConditions};
 

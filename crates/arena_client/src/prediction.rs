@@ -224,14 +224,16 @@ impl Prediction {
             return Reconciled::Took;
         }
 
-        let error = predicted_at_ack.and_then(|predicted| misprediction(&predicted, &auth.state));
+        // What only the server decides (a death, a respawn) is no
+        // misprediction, though the prediction starts again from it.
+        let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth.state));
+        let error = predicted_at_ack.filter(|_| !decided).and_then(|predicted| misprediction(&predicted, &auth.state));
         if let Some(size) = error {
             self.mispredictions += 1;
             debug!("misprediction at tick {ack}: {size:.4} m off");
         }
         // Nothing to replay when the prediction was right: the movement code is
         // deterministic, so replaying would give the same states again.
-        let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth.state));
         if error.is_none() && predicted_at_ack.is_some() && !self.needs_replay && !decided {
             return Reconciled::Agreed;
         }
@@ -268,8 +270,8 @@ impl Prediction {
         }
         if error.is_some() {
             self.max_correction_m = self.max_correction_m.max(size);
+            self.recent_corrections.push_back((now_s, size));
         }
-        self.recent_corrections.push_back((now_s, size));
         while self.recent_corrections.front().is_some_and(|(t, _)| now_s - t > RECENT_S) {
             self.recent_corrections.pop_front();
         }

@@ -57,6 +57,77 @@ impl SnapshotLoss {
     }
 }
 
+/// Drawn motion smaller than this in a frame is standing still, metres.
+const VISIBLE_MOTION_M: f32 = 1.0e-3;
+/// Standing still this long before a movement key counts as a start, seconds.
+const STILL_BEFORE_ONSET_S: f64 = 0.2;
+/// Rounding allowance on the summed frame times, seconds: a whole number of
+/// frames that makes exactly the stillness above is not more than it.
+const STILL_EPSILON_S: f64 = 1.0e-9;
+
+/// The own-motion delay (the paper's "latency the user feels"): from the
+/// frame a movement key first makes a command, after standing still, to the
+/// frame the own player is first drawn moving. The lab's `prediction`
+/// experiment and the browser page's status measure it the same way, frame
+/// by frame.
+#[derive(Debug, Default, Clone)]
+pub struct MotionOnsets {
+    last_drawn: Option<Vec3>,
+    still_s: f64,
+    onset: Option<f64>,
+    was_moving_input: bool,
+    /// Every delay measured, milliseconds, oldest first (at most
+    /// [`MotionOnsets::KEPT`]).
+    pub delays_ms: std::collections::VecDeque<f64>,
+}
+
+impl MotionOnsets {
+    /// Delays kept (the newest).
+    pub const KEPT: usize = 256;
+
+    /// One frame at `t` seconds, `dt` after the last: the command this
+    /// frame made, if it made one (with movement or not), and where the own
+    /// player is drawn.
+    pub fn frame(&mut self, t: f64, dt: f64, command_moves: Option<bool>, drawn: Option<Vec3>) {
+        let moving_input = command_moves.unwrap_or(false);
+        if moving_input
+            && !self.was_moving_input
+            && self.still_s > STILL_BEFORE_ONSET_S + STILL_EPSILON_S
+            && self.onset.is_none()
+        {
+            self.onset = Some(t);
+        }
+        if let Some(moves) = command_moves {
+            self.was_moving_input = moves;
+        }
+        let moved = match (drawn, self.last_drawn) {
+            (Some(a), Some(b)) => a.distance(b) > VISIBLE_MOTION_M,
+            _ => false,
+        };
+        self.last_drawn = drawn;
+        if moved {
+            if let Some(started) = self.onset.take() {
+                self.delays_ms.push_back((t - started) * 1000.0);
+                while self.delays_ms.len() > Self::KEPT {
+                    self.delays_ms.pop_front();
+                }
+            }
+            self.still_s = 0.0;
+        } else {
+            self.still_s += dt;
+        }
+    }
+
+    /// The mean delay, NaN before the first.
+    pub fn mean_ms(&self) -> f64 {
+        if self.delays_ms.is_empty() {
+            f64::NAN
+        } else {
+            self.delays_ms.iter().sum::<f64>() / self.delays_ms.len() as f64
+        }
+    }
+}
+
 /// On each snapshot: the loss figure.
 pub(crate) fn measure_snapshot_loss(
     mut arrived: MessageReader<crate::vocabulary::SnapshotArrived>,

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, VecDeque};
 use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use arena_protocol::PROTOCOL_ID;
 use arena_protocol::ack_pace::{self, AckPace};
@@ -31,6 +31,8 @@ use arena_protocol::wire_anatomy::Anatomy;
 use bevy::prelude::*;
 use renet::RenetClient;
 use renetcode::{ClientAuthentication, ConnectToken, DisconnectReason, NetcodeClient};
+// std's clock panics in a browser; web-time's is std's natively.
+use web_time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::conditioner::LinkConditions;
 use crate::hole_punch::Introduction;
@@ -626,6 +628,14 @@ impl UdpTransport {
 }
 
 /// A random number: std's hasher seeds itself from the OS's randomness.
+#[cfg(not(target_arch = "wasm32"))]
 pub fn random_u64() -> u64 {
     std::collections::hash_map::RandomState::new().build_hasher().finish()
+}
+
+/// A random number: in a browser std's hasher has no randomness to seed from
+/// (it takes allocation addresses), so the page's crypto.getRandomValues.
+#[cfg(target_arch = "wasm32")]
+pub fn random_u64() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| std::collections::hash_map::RandomState::new().build_hasher().finish())
 }

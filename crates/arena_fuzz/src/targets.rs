@@ -40,6 +40,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(text::Names),
         Box::new(text::ConsoleLines),
         Box::new(text::ConfigFile),
+        Box::new(text::PageLinks),
         Box::new(text::MapFiles),
         Box::new(map_transfer::MapTransfer),
         Box::new(hits::Rockets),

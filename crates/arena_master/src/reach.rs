@@ -265,7 +265,7 @@ pub fn is_token(s: &str) -> bool {
 /// A fresh random token of 16 characters.
 pub fn new_token() -> String {
     use std::hash::{BuildHasher, RandomState};
-    let a = RandomState::new().hash_one(std::time::SystemTime::now());
+    let a = RandomState::new().hash_one(web_time::SystemTime::now());
     let b = RandomState::new().hash_one(a);
     format!("{a:016x}{b:016x}")[..16].to_owned()
 }

@@ -3,9 +3,11 @@
 //! line every pass (at most every 100 ms: a flood makes a pass per datagram).
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use arena_udp::UdpSocket;
 
 use crate::table::Master;
 

@@ -277,7 +277,11 @@ impl ServerConfig {
         if !name.is_empty() {
             return name;
         }
+        #[cfg(not(target_arch = "wasm32"))]
         let host = clean_server_name(&gethostname::gethostname().to_string_lossy());
+        // A page has no host name.
+        #[cfg(target_arch = "wasm32")]
+        let host = String::new();
         if host.is_empty() { "Arena server".to_string() } else { host }
     }
 

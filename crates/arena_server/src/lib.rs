@@ -331,7 +331,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
             skill: config.bot_skill,
             seed: config.bot_seed.unwrap_or_else(|| {
                 // Any varying number will do: the clock's nanoseconds.
-                std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+                web_time::SystemTime::now().duration_since(web_time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
             }),
             rockets: config.bot_rockets,
         })
@@ -476,9 +476,17 @@ fn stop_after_deadline(time: Res<Time<Real>>, stop: Res<StopAfter>, mut exit: Me
 
 /// A server running on its own thread inside a game process (a host's listen
 /// server). Dropping it stops the server and tells its clients.
+///
+/// In a browser (wasm32), which has one thread, the server's app lives
+/// beside the page's instead: [`ListenServer::step`] runs its frame, once
+/// per frame of the game, over the in-page network.
 pub struct ListenServer {
     stop: Arc<AtomicBool>,
+    #[cfg(not(target_arch = "wasm32"))]
     thread: Option<std::thread::JoinHandle<()>>,
+    /// Its app's number among the page's.
+    #[cfg(target_arch = "wasm32")]
+    key: u64,
     pub info: ServerInfo,
 }
 
@@ -517,6 +525,7 @@ fn announce_stop(flag: Res<StopFlag>, mut said: Local<bool>) {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl ListenServer {
     /// Starts a server thread; returns once it listens, or with the reason it cannot.
     pub fn start(config: ServerConfig) -> Result<Self, ServerError> {
@@ -548,11 +557,92 @@ impl ListenServer {
     }
 }
 
+#[cfg(not(target_arch = "wasm32"))]
 impl Drop for ListenServer {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+thread_local! {
+    /// The in-page servers' apps by their handles' numbers (an `App` is not
+    /// `Send`: it stays on the page's one thread, and the game's resource
+    /// holds only the handle). A handle dropped stops its own app only, so
+    /// a game hosted again while the last one winds down keeps the new one.
+    static IN_PAGE: std::cell::RefCell<(u64, std::collections::BTreeMap<u64, App>)> =
+        const { std::cell::RefCell::new((0, std::collections::BTreeMap::new())) };
+}
+
+/// Longest step of an in-page server's clock: more than the page's clock
+/// ever gives a frame.
+#[cfg(target_arch = "wasm32")]
+const IN_PAGE_MAX_FRAME: Duration = Duration::from_secs(10);
+
+#[cfg(target_arch = "wasm32")]
+impl ListenServer {
+    /// Makes an in-page server; returns once it listens on the in-page
+    /// network, or with the reason it cannot.
+    pub fn start(config: ServerConfig) -> Result<Self, ServerError> {
+        let mut app = App::new();
+        // Its own schedules and clock; no runner: the page's frames step it.
+        app.add_plugins(MinimalPlugins);
+        // Each step's time whole, as the game's client takes it: the page's
+        // clock already turns a long gap into a pause, and a server clock
+        // clamped shorter (Bevy's 250 ms) would fall behind the client's on
+        // every slow frame.
+        app.world_mut().resource_mut::<Time<Virtual>>().set_max_delta(IN_PAGE_MAX_FRAME);
+        let info = add_server(&mut app, &config)?;
+        let stop = Arc::new(AtomicBool::new(false));
+        // First, so that netcode tells the clients in Last of the same frame.
+        app.insert_resource(StopFlag(stop.clone())).add_systems(First, stop_when_flagged);
+        if app.plugins_state() == bevy::app::PluginsState::Ready {
+            app.finish();
+            app.cleanup();
+        }
+        let key = IN_PAGE.with(|cell| {
+            let (next, apps) = &mut *cell.borrow_mut();
+            *next += 1;
+            apps.insert(*next, app);
+            *next
+        });
+        Ok(Self { stop, key, info })
+    }
+
+    /// One frame of the in-page server at `now` (the page's clock): what
+    /// came over the in-page network since the last, the ticks its clock
+    /// has reached, what it sends.
+    pub fn step(&self, now: bevy::platform::time::Instant) {
+        use bevy::time::TimeUpdateStrategy::ManualInstant;
+        // Out of the table while it runs: nothing it does can reach the table.
+        let Some(mut app) = IN_PAGE.with(|cell| cell.borrow_mut().1.remove(&self.key)) else { return };
+        // First what came, with the clock where it stopped: the page runs
+        // the server's ticks of a frame in one batch after the client made
+        // its commands, so a command is early by the ticks between the last
+        // one run and its own, not late by the frame's length (the clock
+        // sync steers by these margins).
+        if let Some(last) = app.world().resource::<Time<Real>>().last_update() {
+            app.insert_resource(ManualInstant(last));
+            app.update();
+        }
+        app.insert_resource(ManualInstant(now));
+        app.update();
+        if app.should_exit().is_none() {
+            IN_PAGE.with(|cell| cell.borrow_mut().1.insert(self.key, app));
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+impl Drop for ListenServer {
+    /// One last frame, whose `Last` tells its clients.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(mut app) = IN_PAGE.with(|cell| cell.borrow_mut().1.remove(&self.key)) {
+            app.update();
         }
     }
 }

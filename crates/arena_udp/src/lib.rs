@@ -8,23 +8,30 @@
 //! (the master, the dedicated server, the game) handles the same way.
 //!
 //! Plain functions and constants on std, socket2 (for `IPV6_V6ONLY`, which
-//! std cannot set) and signal-hook; no Bevy.
+//! std cannot set), if-addrs and signal-hook; no Bevy. In a browser (wasm32) the
+//! sockets are the in-page network's and there are no signals.
 //!
 //! # Modules, bottom up
 //!
-//! - `socket`: sockets for both address families; canonical addresses;
-//!   the receive and send errors to shrug off; the keys rate limits count
-//!   by; which addresses a list may carry; looking masters up.
+//! - `memory`: the in-page network (the web build's sockets).
+//! - `socket`: sockets for both address families (in a browser, the
+//!   in-page network's); canonical addresses; the receive and send errors
+//!   to shrug off; the keys rate limits count by; which addresses a list may
+//!   carry; looking masters up.
+//! - `interfaces`: this machine's interface addresses (none in a browser).
 //! - `introductions`: the limits on introductions for hole punching.
 //! - `signals`: a stop flag set by SIGTERM and SIGINT.
 
+mod interfaces;
 mod introductions;
+pub mod memory;
 mod signals;
 mod socket;
 
+pub use interfaces::{Interface, interfaces};
 pub use introductions::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
 pub use signals::stop_on_signals;
 pub use socket::{
-    bind_udp, canonical, is_joinable, is_local, is_transient, is_v6, limit_key, parse_socket_addr, port_out_of_range,
-    recv_from, resolve, send_to,
+    UdpSocket, bind_udp, canonical, is_joinable, is_local, is_transient, is_v6, limit_key, parse_socket_addr,
+    port_out_of_range, recv_from, resolve, send_to,
 };

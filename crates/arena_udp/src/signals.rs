@@ -12,6 +12,7 @@ use std::sync::atomic::AtomicBool;
 /// `flag` already set, exit the process at once (status 1). Tries both
 /// signals; the first error, if any, is returned (that signal then ends the
 /// process as it would without this).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn stop_on_signals(flag: &Arc<AtomicBool>) -> io::Result<()> {
     let mut result = Ok(());
     for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
@@ -25,6 +26,12 @@ pub fn stop_on_signals(flag: &Arc<AtomicBool>) -> io::Result<()> {
         }
     }
     result
+}
+
+/// A page gets no signals: nothing to register.
+#[cfg(target_arch = "wasm32")]
+pub fn stop_on_signals(_: &Arc<AtomicBool>) -> io::Result<()> {
+    Ok(())
 }
 
 #[cfg(test)]

@@ -12,16 +12,28 @@
 //! reading for now, or carry on) stays the caller's.
 
 use std::io;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
+#[cfg(not(target_arch = "wasm32"))]
+use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
+#[cfg(not(target_arch = "wasm32"))]
 use socket2::{Domain, Protocol, Socket, Type};
+
+/// A UDP socket: the operating system's natively; in a browser, which has
+/// none, a socket of the in-page network (`memory.rs`) with the same calls.
+#[cfg(not(target_arch = "wasm32"))]
+pub type UdpSocket = std::net::UdpSocket;
+#[cfg(target_arch = "wasm32")]
+pub type UdpSocket = crate::memory::MemorySocket;
 
 /// Binds a UDP socket at `addr`. An unspecified IPv6 address (`[::]`) gives
 /// one socket for both families; if this machine has no IPv6 at all, or its
 /// IPv6 sockets cannot take IPv4 too (OpenBSD's never do), the same port on
-/// `0.0.0.0` instead (IPv4 only). Any other address binds as it is.
+/// `0.0.0.0` instead (IPv4 only). Any other address binds as it is (in a
+/// browser, every socket of the in-page network takes both families).
 pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
     match addr {
+        #[cfg(not(target_arch = "wasm32"))]
         SocketAddr::V6(v6) if v6.ip().is_unspecified() => match bind_dual_stack(addr)? {
             Some(socket) => Ok(socket),
             None => UdpSocket::bind(SocketAddr::new(Ipv4Addr::UNSPECIFIED.into(), v6.port())),
@@ -31,6 +43,7 @@ pub fn bind_udp(addr: SocketAddr) -> io::Result<UdpSocket> {
 }
 
 /// A dual-stack socket at `addr`; `None` where there is no such thing.
+#[cfg(not(target_arch = "wasm32"))]
 fn bind_dual_stack(addr: SocketAddr) -> io::Result<Option<UdpSocket>> {
     let socket = match Socket::new(Domain::IPV6, Type::DGRAM, Some(Protocol::UDP)) {
         Ok(socket) => socket,
@@ -48,6 +61,7 @@ fn bind_dual_stack(addr: SocketAddr) -> io::Result<Option<UdpSocket>> {
 }
 
 /// Errors that mean "this machine has no IPv6", not "the port is taken".
+#[cfg(not(target_arch = "wasm32"))]
 fn no_ipv6(e: &io::Error) -> bool {
     // EAFNOSUPPORT (97 on Linux, 47 on BSDs and macOS, WSAEAFNOSUPPORT 10047).
     matches!(e.kind(), io::ErrorKind::AddrNotAvailable | io::ErrorKind::Unsupported)

@@ -29,7 +29,7 @@ use bevy::prelude::*;
 
 use crate::console_vars::{SAVED, VARS};
 use crate::settings::{Bind, FPS_MAX_RANGE, Input, MAX_BINDS, SENSITIVITY_RANGE, Settings, SettingsFile, check_bind};
-use crate::vocabulary::{ConsoleWindow, Ghosts, NetGraph};
+use crate::vocabulary::{AutoAim, ConsoleWindow, Ghosts, NetGraph};
 
 /// Lines of scrollback kept.
 const SCROLLBACK_LINES: usize = 1000;
@@ -203,6 +203,7 @@ pub(crate) struct Game<'w> {
     pub(crate) file: ResMut<'w, SettingsFile>,
     net_graph: ResMut<'w, NetGraph>,
     ghosts: ResMut<'w, Ghosts>,
+    auto_aim: ResMut<'w, AutoAim>,
     connection: Option<Res<'w, ServerConnection>>,
     roster: Option<Res<'w, Roster>>,
     stats: Option<Res<'w, NetStats>>,
@@ -248,6 +249,7 @@ impl Host for ViewHost<'_, '_> {
                 NetGraph::Full if self.game.ghosts.0 => "3".into(),
                 NetGraph::Full => "2".into(),
             },
+            "cl_autoaim" => u8::from(self.game.auto_aim.0).to_string(),
             "fps_max" => self.game.settings.fps_max.to_string(),
             "sensitivity" => format!("{}", self.game.settings.mouse_sensitivity),
             "name" => self.game.settings.name.clone(),
@@ -267,6 +269,7 @@ impl Host for ViewHost<'_, '_> {
                 *self.game.net_graph = [NetGraph::Off, NetGraph::Compact, NetGraph::Full, NetGraph::Full][v as usize];
                 self.game.ghosts.0 = v >= 3.0;
             }
+            "cl_autoaim" => self.game.auto_aim.0 = v != 0.0,
             "fps_max" => {
                 let fps = v as u32;
                 if fps != 0 && !FPS_MAX_RANGE.contains(&fps) {
@@ -493,22 +496,17 @@ fn read_script(dir: Option<&std::path::Path>, name: &str) -> Result<String, Stri
     }
     let file = if name.contains('.') { name.to_string() } else { format!("{name}.cfg") };
     let path = dir.join(file);
-    let size = std::fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?.len();
+    let size = crate::storage::len(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     if size > MAX_SCRIPT_BYTES {
         return Err(format!("{} is {size} bytes (at most {MAX_SCRIPT_BYTES})", path.display()));
     }
-    std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
+    crate::storage::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The scripts in the configuration directory, for completion.
 fn scripts_in(dir: Option<&std::path::Path>) -> Vec<String> {
-    let Some(Ok(entries)) = dir.map(std::fs::read_dir) else { return Vec::new() };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".cfg"))
-        .take(console::MAX_CANDIDATES)
-        .collect()
+    let Some(Ok(names)) = dir.map(crate::storage::file_names) else { return Vec::new() };
+    names.into_iter().filter(|n| n.ends_with(".cfg")).take(console::MAX_CANDIDATES).collect()
 }
 
 pub(crate) fn config_dir(file: &SettingsFile) -> Option<PathBuf> {
@@ -517,7 +515,7 @@ pub(crate) fn config_dir(file: &SettingsFile) -> Option<PathBuf> {
 
 /// `autoexec.cfg` in the configuration directory, at start, if there is one.
 fn run_autoexec(mut console: ResMut<Console>, file: Res<SettingsFile>) {
-    if config_dir(&file).is_some_and(|d| d.join("autoexec.cfg").is_file()) {
+    if config_dir(&file).is_some_and(|d| crate::storage::is_file(&d.join("autoexec.cfg"))) {
         console.submit("exec autoexec.cfg");
     }
 }
@@ -607,6 +605,10 @@ fn run_pending(
                 votes.write(action);
             }
             Action::Rcon { addr, password, command } => {
+                if cfg!(target_arch = "wasm32") {
+                    console.say("rcon: a browser page has no UDP to reach a server's remote console");
+                    continue;
+                }
                 if console.rcon.len() >= RCON_IN_FLIGHT {
                     console.say("rcon: wait for the answers to the last commands");
                     continue;

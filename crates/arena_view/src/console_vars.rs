@@ -22,8 +22,9 @@ pub(crate) const SAVED: [&str; 10] = [
 ];
 
 /// The view's own variables.
-const VIEW_VARS: [Var; 6] = [
+const VIEW_VARS: [Var; 7] = [
     Var::integer("net_graph", Some("net_graph"), "0 off, 1 compact, 2 full, 3 full with the server ghosts", 0.0, 3.0),
+    Var::switch("cl_autoaim", None, "the auto-aim demonstration: aim at the nearest player in sight, as drawn"),
     Var::integer("fps_max", Some("fps_max"), "most frames a second (0: as the display allows)", 0.0, 1000.0),
     Var::number("sensitivity", Some("sensitivity"), "mouse sensitivity", 0.1, 5.0),
     Var::text("name", Some("name"), "your name (from the next join)", 64),

@@ -1,5 +1,7 @@
 //! `fps_max`: at most so many frames a second, by sleeping out the rest of
 //! each frame's share at its end (0: as fast as the display's sync allows).
+//! In a browser the page's animation frames pace the game and a page cannot
+//! sleep: there `fps_max` does nothing.
 
 use std::time::{Duration, Instant};
 
@@ -8,7 +10,9 @@ use bevy::prelude::*;
 use crate::settings::Settings;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Last, limit);
+    if cfg!(not(target_arch = "wasm32")) {
+        app.add_systems(Last, limit);
+    }
 }
 
 fn limit(settings: Res<Settings>, mut last: Local<Option<Instant>>) {

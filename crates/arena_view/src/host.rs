@@ -1,5 +1,7 @@
 //! Hosting: a listen server on its own thread in this process, which the local
-//! player then joins over UDP like everyone else.
+//! player then joins over UDP like everyone else. In a browser the server's
+//! app runs beside the game's, a frame of it at the end of each of the
+//! game's, and the two talk over the in-page network (`arena_udp::memory`).
 
 use std::net::SocketAddr;
 
@@ -18,6 +20,22 @@ pub(crate) fn plugin(app: &mut App) {
             EguiPrimaryContextPass,
             internet_hud.run_if(in_state(Session::InGame)).run_if(resource_exists::<HostedServer>),
         );
+    // At the end of the game's frame, after the client sent this frame's
+    // commands (PostUpdate): the server's ticks up to the frame's time then
+    // have every command the client made for them, however long the frame
+    // took (a slow page's frame can be longer than the client's head
+    // start); its snapshots are read at the next frame's start.
+    #[cfg(target_arch = "wasm32")]
+    app.add_systems(Last, step_in_page_server.run_if(resource_exists::<HostedServer>));
+}
+
+/// A frame of the in-page server (a browser's listen server), at the
+/// game's instant: one clock for both ends of the page's game.
+#[cfg(target_arch = "wasm32")]
+fn step_in_page_server(hosted: Res<HostedServer>, time: Res<Time<Real>>) {
+    if let Some(now) = time.last_update() {
+        hosted.0.step(now);
+    }
 }
 
 /// The host's standing on the internet, for the pause menu: the external

@@ -9,6 +9,8 @@
 //! - `looks`: the glowing material of effects and rockets, text over the view.
 //! - `console_vars`: the console's variables (the paper's netcode ones and
 //!   the view's), which the settings file keeps.
+//! - `storage`: where the settings and scripts live (files; in a browser,
+//!   the page's storage).
 //! - `settings`: the player's settings file, bindings and their checks.
 //! - `settings_menu`: the settings window.
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
@@ -45,6 +47,12 @@
 //! - `demo_playback`: `arena demo play FILE`: a recorded match, its timeline
 //!   and overlays (a window of its own, no network).
 //! - `screenshot`: `--screenshot FILE --seconds S [--screenshot-after-kill]`.
+//! - `page_link`: a browser link's fragment (`#play`, `#range`) into the
+//!   game's start (or the menu, saying what was wrong).
+//! - `page_status`: the figures scripts read (`window.arena_status` in a
+//!   browser), gathered each frame.
+//! - `page` (wasm32 only): the page around the game: its clock, pointer
+//!   lock, the status published, scripts' console lines.
 //!
 //! # The order of a frame
 //!
@@ -75,6 +83,11 @@ mod menu;
 mod name_tags;
 mod net_graph;
 mod netcode_panel;
+#[cfg(target_arch = "wasm32")]
+mod page;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod page_link;
+mod page_status;
 mod players;
 mod quality;
 mod ragdolls;
@@ -88,6 +101,7 @@ mod settings;
 mod settings_menu;
 mod sound;
 mod spectating;
+mod storage;
 mod surfaces;
 mod view_model;
 mod vocabulary;
@@ -210,9 +224,9 @@ fn demo_player(app: &mut App) {
         ));
 }
 
-/// Opens the window and runs the game until the player quits.
-pub fn run(config: ViewConfig) -> Result<(), String> {
-    // Settings first: a missing or broken file never stops the game.
+/// The game in `window`: the settings (a missing or broken file never stops
+/// the game), Bevy's window, renderer and egui, and [`GamePlugin`].
+fn game_app(config: ViewConfig, window: Window, problem: Option<String>) -> App {
     let (path, loaded) = load_settings();
     if let Some(problem) = &loaded.problem {
         eprintln!("{problem}");
@@ -228,21 +242,16 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     let mut app = App::new();
     app.add_plugins(
         DefaultPlugins
-            .set(WindowPlugin {
-                primary_window: Some(Window {
-                    title: "Arena".into(),
-                    resolution: WindowResolution::new(config.resolution.0, config.resolution.1),
-                    present_mode: PresentMode::AutoVsync,
-                    ..default()
-                }),
-                ..default()
-            })
+            .set(WindowPlugin { primary_window: Some(window), ..default() })
             .set(LogPlugin {
                 filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER),
                 fmt_layer: arena_server::log_layer,
                 custom_layer: console::log_layer,
                 ..default()
-            }),
+            })
+            // Arena's assets are made at start; none is fetched, and no
+            // `.meta` file is asked for (a page would ask its server).
+            .set(bevy::asset::AssetPlugin { meta_check: bevy::asset::AssetMetaCheck::Never, ..default() }),
     )
     .add_plugins(EguiPlugin::default())
     .add_plugins(GamePlugin {
@@ -252,8 +261,21 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
         netcode_flags: config.netcode_flags,
         auto_aim: config.auto_aim,
         start: config.start,
+        start_problem: problem,
         screenshot: config.screenshot,
     });
+    app
+}
+
+/// Opens the window and runs the game until the player quits.
+pub fn run(config: ViewConfig) -> Result<(), String> {
+    let window = Window {
+        title: "Arena".into(),
+        resolution: WindowResolution::new(config.resolution.0, config.resolution.1),
+        present_mode: PresentMode::AutoVsync,
+        ..default()
+    };
+    let mut app = game_app(config, window, None);
     if std::env::var_os("ARENA_LOG_FPS").is_some() {
         app.add_plugins((
             bevy::diagnostic::FrameTimeDiagnosticsPlugin::default(),
@@ -267,6 +289,37 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
     }
 }
 
+/// Runs the game in the page's canvas (`web/index.html`), its listen server
+/// inside the page: what the link's fragment asks for (`#play`, `#range`;
+/// the main menu otherwise, saying what was wrong with a fragment it could
+/// not read). Returns at once: the browser's animation frames run it.
+#[cfg(target_arch = "wasm32")]
+pub fn run_web() {
+    let fragment = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
+    let (start, problem) = page_link::start(&fragment);
+    let config = ViewConfig {
+        start,
+        name: None,
+        screenshot: None,
+        netcode: arena_client::NetcodeSettings::default(),
+        netcode_flags: Vec::new(),
+        resolution: (1280, 720),
+        auto_aim: false,
+    };
+    let window = Window {
+        title: "Arena".into(),
+        canvas: Some(page::CANVAS.into()),
+        // The canvas fills the page, and the page's keys (Tab, F1, the
+        // wheel) are the game's rather than the browser's.
+        fit_canvas_to_parent: true,
+        prevent_default_event_handling: true,
+        ..default()
+    };
+    let mut app = game_app(config, window, problem);
+    app.add_plugins(page::plugin);
+    app.run();
+}
+
 /// The game's own part: the client's netcode, every view plugin and what
 /// they start with; all that [`run`] adds to Bevy's window, renderer and
 /// egui. The start test builds this same plugin with no window, so a view
@@ -278,6 +331,8 @@ struct GamePlugin {
     netcode_flags: Vec<&'static str>,
     auto_aim: bool,
     start: StartAction,
+    /// What the main menu says first (a link the page could not read).
+    start_problem: Option<String>,
     screenshot: Option<Screenshot>,
 }
 
@@ -298,6 +353,7 @@ impl Plugin for GamePlugin {
             .insert_resource(console::Console::with_flags(self.netcode_flags.clone()))
             .insert_resource(vocabulary::AutoAim(self.auto_aim))
             .insert_resource(menu::StartupAction(Some(self.start.clone())))
+            .insert_resource(vocabulary::StartProblem(self.start_problem.clone()))
             .configure_sets(
                 Update,
                 (ViewSet::Menus, ViewSet::Follow, ViewSet::Overlay).chain().after(arena_client::ClientSet::Present),
@@ -338,10 +394,15 @@ impl Plugin for GamePlugin {
                 frame_limit::plugin,
                 votes::plugin,
                 map_progress::plugin,
+                page_status::plugin,
             ));
         if let Some(shot) = &self.screenshot {
             app.add_plugins(screenshot::plugin(shot.clone()));
         }
+        // The status a page publishes (`page.rs`), gathered natively too:
+        // the app's first update stands for the page's start.
+        #[cfg(not(target_arch = "wasm32"))]
+        app.add_systems(Last, (|time: Res<Time<Real>>| time.elapsed_secs_f64() * 1000.0).pipe(page_status::gather));
     }
 }
 
@@ -445,6 +506,7 @@ mod view_start {
             netcode_flags: Vec::new(),
             auto_aim: false,
             start,
+            start_problem: None,
             screenshot: Some(never_taken(dir)),
         });
         app
@@ -488,6 +550,63 @@ mod view_start {
             "the view's client did not leave"
         );
         step(&mut [&mut server, &mut view], HZ as usize / 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// What a page's scripts read (`window.arena_status`): the state, the
+    /// round trip, snapshots, and the delay from a movement key to the own
+    /// player drawn moving, which with prediction is at most a tick or two.
+    #[test]
+    fn the_page_status_says_what_a_player_sees() {
+        let config = arena_server::ServerConfig { bots: 1, ..loopback_config(HZ) };
+        let (mut server, info) = server_app_with_frame(&config, tick(HZ));
+        let dir = std::env::temp_dir().join(format!("arena-view-status-{}", std::process::id()));
+        let mut view = game(StartAction::Join(info.local_addr, Password::OPEN, false), &dir);
+        step(&mut [&mut server, &mut view], 2);
+        assert_eq!(view.world().resource::<page_status::PageStatus>().state, "connecting");
+        assert!(
+            step_until(&mut [&mut server, &mut view], 5 * HZ as usize, |apps| session(apps[1]) == Session::InGame),
+            "never in game"
+        );
+        // Standing still a second, then W held half a second.
+        step(&mut [&mut server, &mut view], HZ as usize);
+        view.world_mut().resource_mut::<ButtonInput<KeyCode>>().press(KeyCode::KeyW);
+        step(&mut [&mut server, &mut view], HZ as usize / 2);
+        view.world_mut().resource_mut::<ButtonInput<KeyCode>>().release(KeyCode::KeyW);
+        step(&mut [&mut server, &mut view], 2);
+
+        let status = view.world().resource::<page_status::PageStatus>().clone();
+        assert_eq!(status.state, "in_game");
+        assert!(status.load_to_playing_ms.is_some_and(|ms| ms > 0.0), "{status:?}");
+        assert!(status.snapshots_received > HZ as u64 / 2, "{status:?}");
+        assert!(status.rtt_ms.is_some() && status.fps > 0.0 && status.command_packets > 0, "{status:?}");
+        assert!(status.moved_m > 1.0, "W held for half a second: {status:?}");
+        assert_eq!(status.own_motion_onsets, 1, "one start: {status:?}");
+        let delay = status.own_motion_delay_ms.expect("a delay");
+        assert!(delay <= 2.0 * 1000.0 / f64::from(HZ) + 1e-6, "predicted, yet {delay} ms from key to motion");
+        assert_eq!(status.mispredictions, 0);
+        assert!(status.netcode.cl_predict && status.netcode.net_fakelag == 0.0);
+
+        // A script reads these keys (scripts/web-check.py, the words).
+        let json = serde_json::to_value(&status).expect("JSON");
+        for key in [
+            "state",
+            "rtt_ms",
+            "fps",
+            "snapshots_received",
+            "shots",
+            "hits",
+            "mispredictions",
+            "own_motion_delay_ms",
+            "netcode",
+        ] {
+            assert!(json.get(key).is_some(), "no {key} in {json}");
+        }
+        // A change of the settings starts the delay's measure afresh.
+        view.world_mut().resource_mut::<arena_client::NetcodeSettings>().prediction = false;
+        step(&mut [&mut server, &mut view], 2);
+        let status = view.world().resource::<page_status::PageStatus>();
+        assert_eq!((status.own_motion_onsets, status.netcode.cl_predict), (0, false));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

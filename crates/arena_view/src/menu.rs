@@ -18,10 +18,10 @@ use crate::server_list::{self, PasswordPrompt, ServerList};
 use crate::settings::{Settings, SettingsFile};
 use crate::settings_menu::SettingsWindow;
 use crate::sound::SoundStatus;
-use crate::vocabulary::{NetcodePanel, PauseMenu, PlayerProfile, QUICK_PLAY_BOTS, StartAction};
+use crate::vocabulary::{NetcodePanel, PauseMenu, PlayerProfile, QUICK_PLAY_BOTS, StartAction, StartProblem};
 
 /// Most bots the host menu offers.
-const MAX_MENU_BOTS: usize = 12;
+pub(crate) const MAX_MENU_BOTS: usize = 12;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<MenuForm>()
@@ -29,7 +29,7 @@ pub(crate) fn plugin(app: &mut App) {
         .add_systems(EguiPrimaryContextPass, (main_menu, connecting_dialog, pause_menu));
 }
 
-/// What the command line asked the window to do first.
+/// What the command line (or a page's link) asked the window to do first.
 #[derive(Resource)]
 pub(crate) struct StartupAction(pub Option<StartAction>);
 
@@ -74,13 +74,26 @@ impl Default for MenuForm {
     }
 }
 
+/// Quick play's game: bots, the default map.
+pub(crate) fn quick_play_config() -> ServerConfig {
+    ServerConfig { bots: QUICK_PLAY_BOTS, ..ServerConfig::default() }
+}
+
+/// The shooting range, as `arena play --range`: the targets are bots, so
+/// the rewind cap reaches as far as a slow window's view.
+pub(crate) fn range_config() -> ServerConfig {
+    ServerConfig { range: true, max_unlag_ms: arena_server::MAX_UNLAG_MS, ..ServerConfig::default() }
+}
+
 fn take_startup_action(
     mut commands: Commands,
     mut action: ResMut<StartupAction>,
     profile: Res<PlayerProfile>,
     mut form: ResMut<MenuForm>,
+    start_problem: Res<StartProblem>,
 ) {
     form.name.clone_from(&profile.name);
+    form.problem.clone_from(&start_problem.0);
     match action.0.take() {
         Some(StartAction::Host(config)) => {
             form.port = config.bind.port().to_string();
@@ -128,6 +141,9 @@ fn main_menu(
         .resizable(false)
         .anchor(egui::Align2::CENTER_CENTER, [0.0, 0.0])
         .default_width(520.0)
+        // A small window (a browser's, say) scrolls the menu rather than
+        // cutting it.
+        .vscroll(true)
         .show(ctx, |ui| {
             title(ui);
             ui.vertical_centered(|ui| {
@@ -146,7 +162,7 @@ fn main_menu(
                         .on_hover_text(format!("Host a game with {QUICK_PLAY_BOTS} bots and jump in"))
                         .clicked()
                     {
-                        config = Some(ServerConfig { bots: QUICK_PLAY_BOTS, ..ServerConfig::default() });
+                        config = Some(quick_play_config());
                     }
                     if ui
                         .add(range)
@@ -156,16 +172,11 @@ fn main_menu(
                         )
                         .clicked()
                     {
-                        // As `arena play --range`: the targets are bots, so the
-                        // rewind cap reaches as far as a slow window's view.
-                        config = Some(ServerConfig {
-                            range: true,
-                            max_unlag_ms: arena_server::MAX_UNLAG_MS,
-                            ..ServerConfig::default()
-                        });
+                        config = Some(range_config());
                     }
                     if let Some(mut config) = config {
-                        if settings.list_on_internet {
+                        // A page has no router to ask and no UDP to the masters.
+                        if settings.list_on_internet && cfg!(not(target_arch = "wasm32")) {
                             // Open to the internet: the router asked for the
                             // port, and the game listed on the masters.
                             config.masters = settings.masters.clone();
@@ -228,7 +239,10 @@ fn main_menu(
                             settings.masters.join(", ")
                         )
                     };
-                    if ui.checkbox(&mut listed, "Open to the internet").on_hover_text(hint).changed() {
+                    // A page has no router to ask and no UDP to the masters.
+                    if cfg!(not(target_arch = "wasm32"))
+                        && ui.checkbox(&mut listed, "Open to the internet").on_hover_text(hint).changed()
+                    {
                         settings.list_on_internet = listed;
                         settings_file.save(&settings);
                     }
@@ -269,6 +283,17 @@ fn main_menu(
                 });
                 ui.end_row();
                 ui.label("Join address");
+                if cfg!(target_arch = "wasm32") {
+                    ui.label(
+                        egui::RichText::new(
+                            "Not from a browser yet: a page speaks no UDP (quick play, the range and \
+                                             hosting run inside the page)",
+                        )
+                        .weak(),
+                    );
+                    ui.end_row();
+                    return;
+                }
                 ui.horizontal(|ui| {
                     let field = ui.add(egui::TextEdit::singleline(&mut form.address).desired_width(150.0));
                     let mut enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -347,7 +372,8 @@ fn main_menu(
                     if ui.button("Settings").clicked() {
                         settings_window.open = true;
                     }
-                    if ui.button("Quit").clicked() {
+                    // A page is left by closing its tab.
+                    if cfg!(not(target_arch = "wasm32")) && ui.button("Quit").clicked() {
                         exit.write(AppExit::Success);
                     }
                 });
@@ -476,7 +502,10 @@ fn pause_menu(
         ctx,
         |ui| {
             title(ui);
-            if let Some(hosted) = hosted {
+            if hosted.is_some() && cfg!(target_arch = "wasm32") {
+                ui.label("This game runs inside the page: its bots are your opponents.");
+                ui.add_space(6.0);
+            } else if let Some(hosted) = hosted {
                 ui.label("You are hosting. Friends on your network join at:");
                 for addr in hosted.0.info.share_addrs.iter().filter(|a| !a.ip().is_loopback()) {
                     ui.monospace(addr.to_string());
@@ -520,7 +549,7 @@ fn pause_menu(
                 if ui.button(leave).clicked() {
                     commands.trigger(Disconnect);
                 }
-                if ui.button("Quit").clicked() {
+                if cfg!(not(target_arch = "wasm32")) && ui.button("Quit").clicked() {
                     exit.write(AppExit::Success);
                 }
             });

@@ -39,11 +39,18 @@ struct Renderer {
 fn find_renderer(adapter: Option<Res<bevy::render::renderer::RenderAdapterInfo>>, mut renderer: ResMut<Renderer>) {
     // wgpu's `DeviceType` is not re-exported by Bevy; its Debug name is stable.
     let Some(adapter) = adapter else { return };
-    renderer.software = format!("{:?}", adapter.0.device_type) == "Cpu";
+    // WebGL 2 does not say the device's type: a browser drawing in
+    // software (SwiftShader, llvmpipe) names it.
+    renderer.software = format!("{:?}", adapter.0.device_type) == "Cpu"
+        || ["SwiftShader", "llvmpipe"].iter().any(|name| adapter.0.name.contains(name));
     if renderer.software {
         info!("software rendering ({}): graphics quality Auto means Medium", adapter.0.name);
     }
 }
+
+/// Shadow cascades at most: WebGL 2 (a browser) draws one, which then
+/// reaches as far as the four would.
+const MAX_CASCADES: usize = if cfg!(target_arch = "wasm32") { 1 } else { 4 };
 
 /// What one quality level turns on.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -76,7 +83,7 @@ fn look(level: Quality) -> Look {
         },
         Quality::High | Quality::Auto => Look {
             shadows: true,
-            cascades: 4,
+            cascades: MAX_CASCADES,
             shadow_distance_m: 90.0,
             shadow_map_px: 2048,
             msaa: Msaa::Sample4,

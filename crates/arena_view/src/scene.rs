@@ -31,9 +31,18 @@ const CRATE_MAX_M: f32 = 3.0;
 #[derive(Component)]
 pub(crate) struct Sun;
 
+/// The ambient light's brightness, and the sky fill's illuminance (lux).
+const AMBIENT_BRIGHTNESS: f32 = 700.0;
+const SKY_FILL_LUX: f32 = 2_000.0;
+/// WebGL 2 draws one directional light (the sun): in a browser the sky
+/// fill's share goes to the ambient light instead, about what a diffuse
+/// surface gets from it on average (its illuminance over pi).
+const FILL_IN_AMBIENT: bool = cfg!(target_arch = "wasm32");
+
 pub(crate) fn plugin(app: &mut App) {
+    let brightness = AMBIENT_BRIGHTNESS + if FILL_IN_AMBIENT { SKY_FILL_LUX / std::f32::consts::PI } else { 0.0 };
     app.insert_resource(ClearColor(SKY))
-        .insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness: 700.0, ..default() })
+        .insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness, ..default() })
         .add_systems(Startup, (spawn_sun, spawn_sky))
         // At start, and again when a server's welcome brings another map.
         .add_systems(Update, spawn_arena.run_if(resource_changed::<ClientWorld>));
@@ -136,10 +145,13 @@ fn spawn_sun(mut commands: Commands) {
     ));
     // A weak, shadowless fill from the other side, like light bounced off the
     // sky, so that faces turned from the sun still show their shape.
+    if FILL_IN_AMBIENT {
+        return;
+    }
     commands.spawn((
         Name::new("sky fill"),
         DirectionalLight {
-            illuminance: 2_000.0,
+            illuminance: SKY_FILL_LUX,
             shadow_maps_enabled: false,
             color: Color::srgb(0.8, 0.87, 1.0),
             ..default()

@@ -199,6 +199,12 @@ struct Worker {
 
 impl Worker {
     fn start() -> Result<Self, String> {
+        if cfg!(target_arch = "wasm32") {
+            return Err(
+                "A browser page cannot look for games: it has no UDP. Quick play and the range run inside the page."
+                    .into(),
+            );
+        }
         let browser = ServerBrowser::new().map_err(|e| format!("Cannot look for games: {e}"))?;
         let (asks, inbox) = channel();
         let published = Arc::new(Mutex::new(Published::default()));
@@ -222,7 +228,7 @@ impl Worker {
 }
 
 fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, lookups: &Sender<Ask>, shared: &Mutex<Published>) {
-    let mut published = std::time::Instant::now();
+    let mut published = bevy::platform::time::Instant::now();
     loop {
         loop {
             match inbox.try_recv() {
@@ -248,7 +254,7 @@ fn run_worker(mut browser: ServerBrowser, inbox: &Receiver<Ask>, lookups: &Sende
         }
         browser.poll();
         if published.elapsed() >= WORKER_PUBLISH {
-            published = std::time::Instant::now();
+            published = bevy::platform::time::Instant::now();
             if let Ok(mut shared) = shared.lock() {
                 shared.servers = browser.servers().cloned().collect();
                 shared.masters = browser.masters().cloned().collect();
@@ -468,7 +474,7 @@ fn internet_bar(ui: &mut egui::Ui, list: &mut ServerList, settings: &Settings) {
                 format!("{} listed", m.listed)
             } else if m.answered {
                 format!("{} listed so far", m.listed)
-            } else if m.done(std::time::Instant::now()) {
+            } else if m.done(bevy::platform::time::Instant::now()) {
                 "not answering".to_string()
             } else {
                 "asking…".to_string()

@@ -9,14 +9,20 @@ use std::path::{Path, PathBuf};
 use arena_protocol::console;
 
 use crate::console_vars::check_saved;
+use crate::storage;
 
 use bevy::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// Where the settings live: `$ARENA_CONFIG_DIR`, else the platform's
 /// configuration directory (`$XDG_CONFIG_HOME` or `~/.config` on Linux,
-/// `%APPDATA%` on Windows, `~/Library/Application Support` on macOS), in `arena/`.
+/// `%APPDATA%` on Windows, `~/Library/Application Support` on macOS), in `arena/`;
+/// in a browser, the page's storage (`storage.rs`).
 pub(crate) fn config_dir() -> Option<PathBuf> {
+    crate::storage::web_or(native_config_dir)
+}
+
+fn native_config_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("ARENA_CONFIG_DIR") {
         return Some(PathBuf::from(dir));
     }
@@ -567,7 +573,7 @@ pub(crate) struct Loaded {
 /// Reads the settings at `path`. Missing: the defaults. Unparsable: the
 /// defaults, with the bad file kept next to it as `.bad` and a message.
 pub(crate) fn load(path: &Path) -> Loaded {
-    let text = match std::fs::read_to_string(path) {
+    let text = match storage::read_to_string(path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Loaded { settings: Settings::default().repaired().0, problem: None };
@@ -588,7 +594,7 @@ pub(crate) fn load(path: &Path) -> Loaded {
         }
         Err(e) => {
             let kept = path.with_extension("ron.bad");
-            let kept_note = match std::fs::rename(path, &kept) {
+            let kept_note = match storage::rename(path, &kept) {
                 Ok(()) => format!("it was kept as {}", kept.display()),
                 Err(err) => format!("it could not be moved aside ({err})"),
             };
@@ -606,12 +612,12 @@ pub(crate) fn load(path: &Path) -> Loaded {
 /// Writes the settings to `path`, creating its directory.
 pub(crate) fn save(path: &Path, settings: &Settings) -> Result<(), String> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        storage::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     }
     // Write then rename, so a crash never leaves half a file.
     let temporary = path.with_extension("ron.tmp");
-    std::fs::write(&temporary, settings.to_ron()).map_err(|e| format!("cannot write {}: {e}", temporary.display()))?;
-    std::fs::rename(&temporary, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
+    storage::write(&temporary, &settings.to_ron()).map_err(|e| format!("cannot write {}: {e}", temporary.display()))?;
+    storage::rename(&temporary, path).map_err(|e| format!("cannot replace {}: {e}", path.display()))
 }
 
 /// Where the settings are saved (none: no configuration directory), and the

@@ -38,6 +38,11 @@ pub enum StartAction {
     Join(SocketAddr, arena_protocol::key::Password, bool),
 }
 
+/// What the main menu says first, and a page's status too: a link the page
+/// could not read.
+#[derive(Resource, Clone, Debug, Default)]
+pub(crate) struct StartProblem(pub Option<String>);
+
 /// Take a screenshot and quit: for scripts, tests and the README.
 #[derive(Clone, Debug)]
 pub struct Screenshot {
@@ -60,8 +65,12 @@ pub struct PlayerProfile {
     pub name: String,
 }
 
-/// The login name, cleaned up (empty if there is none).
+/// The login name, cleaned up (empty if there is none; in a browser,
+/// which has none, "Player").
 pub(crate) fn default_name() -> String {
+    if cfg!(target_arch = "wasm32") {
+        return "Player".into();
+    }
     let raw = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).unwrap_or_default();
     let mut name = arena_protocol::names::clean_name(&raw);
     if let Some(first) = name.get(..1) {

@@ -1,5 +1,6 @@
 //! Fuzz targets of text people type: player names (cleaned, made unique,
-//! look-alikes refused) and an admin's server config file.
+//! look-alikes refused), an admin's server config file, and a browser
+//! link's ending (anyone's link).
 
 use arena_protocol::names::{
     MAX_NAME_CHARS, USER_DATA_BYTES, clean_name, is_invisible, name_from_user_data, refuse_name, unique_name,
@@ -30,6 +31,37 @@ impl Target for ConfigFile {
         // The reader refuses more than this before parsing.
         let input = &input[..input.len().min(arena_server::MAX_CONFIG_FILE_BYTES as usize)];
         let _ = arena_server::check_config_file(&String::from_utf8_lossy(input));
+    }
+}
+
+/// A browser link's fragment (`arena_client::page_link`): a start or a
+/// sentence, the sentence printable ASCII and short, never a panic.
+pub struct PageLinks;
+
+impl Target for PageLinks {
+    fn name(&self) -> &'static str {
+        "page_links"
+    }
+
+    fn seeds(&self) -> Vec<Vec<u8>> {
+        ["#play", "#range&bots=4", "", "#play&bots=13", "#pl\u{202e}ay\n<b>", "#range&bots=1&bots=2"]
+            .iter()
+            .map(|s| s.as_bytes().to_vec())
+            .collect()
+    }
+
+    fn run(&mut self, input: &[u8]) {
+        use arena_client::page_link::{PageLink, parse};
+        const MAX_BOTS: usize = 12;
+        match parse(&String::from_utf8_lossy(input), MAX_BOTS) {
+            Ok(PageLink::Menu) => {}
+            Ok(PageLink::Play { bots } | PageLink::Range { bots }) => assert!(bots.is_none_or(|n| n <= MAX_BOTS)),
+            Err(e) => {
+                let said = e.to_string();
+                assert!(said.is_ascii() && !said.chars().any(|c| c.is_control()), "{said:?}");
+                assert!(said.len() < 400, "{} characters", said.len());
+            }
+        }
     }
 }
 

@@ -3,13 +3,13 @@
 //! a command to visible motion (with prediction limited by `--pushlatency`:
 //! the round trip less what is predicted).
 
-use arena_client::{ClientStats, ClockSync, LocalInput, NetStats, Prediction, Session, ThisTick};
+use arena_client::{ClientStats, ClockSync, LocalInput, MotionOnsets, NetStats, Prediction, Session, ThisTick};
 use arena_server::{CommandBuffer, CommandStats, ServerPlayer, Sim};
 use arena_sim::Buttons;
 use bevy::prelude::*;
 use serde::Serialize;
 
-use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, VISIBLE_MOTION_M, WARMUP_S, frame};
+use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, WARMUP_S, frame};
 use crate::harness::{client_app_with, server_app_with_frame, session, step, step_until};
 
 /// What `arena lab prediction` prints.
@@ -106,11 +106,7 @@ pub fn prediction_pushed(settings: LabSettings, pushlatency_ms: Option<i32>) -> 
     client.world_mut().resource_mut::<Prediction>().max_correction_m = 0.0;
 
     let frames = (settings.seconds * LAB_FRAME_HZ).round() as usize;
-    let mut last_drawn = drawn_position(&client);
-    let mut still_frames = 0usize;
-    let mut onset: Option<f64> = None;
-    let mut delays_ms: Vec<f64> = Vec::new();
-    let mut was_moving_input = false;
+    let mut onsets = MotionOnsets::default();
     for frame_index in 0..frames {
         let t = frame_index as f64 / LAB_FRAME_HZ;
         let (forward, right, turn, held, jump) = script(t);
@@ -128,28 +124,10 @@ pub fn prediction_pushed(settings: LabSettings, pushlatency_ms: Option<i32>) -> 
         client.update();
 
         // A command with movement made this frame, after standing still: the
-        // clock for input-to-motion starts now.
-        let moving_input = client.world().resource::<ThisTick>().0.is_some_and(|c| c.forward != 0.0 || c.right != 0.0);
-        if moving_input && !was_moving_input && still_frames as f64 > 0.2 * LAB_FRAME_HZ && onset.is_none() {
-            onset = Some(t);
-        }
-        if client.world().resource::<ThisTick>().0.is_some() {
-            was_moving_input = moving_input;
-        }
-        let drawn = drawn_position(&client);
-        let moved = match (drawn, last_drawn) {
-            (Some(a), Some(b)) => a.distance(b) > VISIBLE_MOTION_M,
-            _ => false,
-        };
-        last_drawn = drawn;
-        if moved {
-            if let Some(started) = onset.take() {
-                delays_ms.push((t - started) * 1000.0);
-            }
-            still_frames = 0;
-        } else {
-            still_frames += 1;
-        }
+        // clock for input-to-motion starts now; it stops when the player is
+        // drawn moving.
+        let command_moves = client.world().resource::<ThisTick>().0.map(|c| c.forward != 0.0 || c.right != 0.0);
+        onsets.frame(t, 1.0 / LAB_FRAME_HZ, command_moves, drawn_position(&client));
     }
     let world = client.world();
     let commands_sent = world.resource::<ClientStats>().commands_sent - start_sent;
@@ -173,8 +151,7 @@ pub fn prediction_pushed(settings: LabSettings, pushlatency_ms: Option<i32>) -> 
     };
     let stats = client.world().resource::<NetStats>().clone();
     let sync = client.world().get_resource::<ClockSync>().cloned();
-    let input_to_motion_ms =
-        if delays_ms.is_empty() { f64::NAN } else { delays_ms.iter().sum::<f64>() / delays_ms.len() as f64 };
+    let input_to_motion_ms = onsets.mean_ms();
     Ok(PredictionReport {
         experiment: "prediction",
         settings,
@@ -186,7 +163,7 @@ pub fn prediction_pushed(settings: LabSettings, pushlatency_ms: Option<i32>) -> 
         late_commands: end_server.late - start_server.late,
         rtt_ms: stats.rtt_ms,
         input_to_motion_ms,
-        motion_onsets: delays_ms.len(),
+        motion_onsets: onsets.delays_ms.len(),
         final_error_m,
         clock_resets: sync.as_ref().map(|s| s.resets).unwrap_or(0),
         command_margin_ticks: sync.and_then(|s| s.margin),

@@ -94,9 +94,6 @@ pub(crate) fn frames_for(seconds: f64) -> usize {
     (seconds * LAB_FRAME_HZ).round() as usize
 }
 
-/// A frame-to-frame move of the drawn player above this is visible motion, metres.
-pub(crate) const VISIBLE_MOTION_M: f32 = 1.0e-3;
-
 /// The settings every experiment shares, named as their flags. Reports
 /// carry them as one `settings` object, never flattened: a report that
 /// measures a figure of the same name (`interp_ms`, the delay in use, beside

@@ -46,12 +46,12 @@ fn share_addresses(local: SocketAddr, public: &[SocketAddr]) -> Vec<SocketAddr> 
     let mut addrs: Vec<SocketAddr> = Vec::new();
     addrs.extend_from_slice(public);
     if local.ip().is_unspecified() {
-        match if_addrs::get_if_addrs() {
+        match arena_udp::interfaces() {
             Ok(interfaces) => {
                 for interface in interfaces {
-                    let ip = interface.ip();
+                    let ip = interface.ip;
                     // A socket bound to 0.0.0.0 only takes IPv4; link-local v6 needs a scope.
-                    if (local.is_ipv6() || ip.is_ipv4()) && !interface.is_link_local() {
+                    if (local.is_ipv6() || ip.is_ipv4()) && !interface.link_local {
                         addrs.push(SocketAddr::new(ip, local.port()));
                     }
                 }

@@ -16,8 +16,11 @@
 //! in `master_traffic.rs`, and its last word to them in `farewell.rs`.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr, UdpSocket};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+// std's clock panics in a browser (the in-page server); web-time's is std's natively.
+use web_time::{SystemTime, UNIX_EPOCH};
 
 use arena_master::wire::InfoString;
 use arena_protocol::PROTOCOL_ID;
@@ -27,6 +30,7 @@ use arena_protocol::datagram::{MAX_DATAGRAM_BYTES, PacketKind};
 use arena_protocol::key::{NetcodeKey, PasswordError};
 use arena_protocol::names::USER_DATA_BYTES;
 use arena_protocol::query::{PlayerEntry, ServerListing};
+use arena_udp::UdpSocket;
 use bevy::prelude::*;
 use bevy_renet::renet::{self, ClientId};
 use bevy_renet::{RenetReceive, RenetSend, RenetServer, RenetServerPlugin};

@@ -1,0 +1,272 @@
+//! The in-page network: datagram sockets inside one process, for the web
+//! build, where a page has no UDP and the listen server runs beside the
+//! game in the same (single) thread. The same netcode.io datagrams go over
+//! it as over UDP, to the same guards, netcode and renet; only the wire is
+//! a queue.
+//!
+//! Every socket lives on one host, loopback: a datagram sent to any address
+//! goes to the socket bound to its port, and comes from the sender's
+//! `127.0.0.1:PORT` (so an IPv6 socket sees it mapped, as UDP would show
+//! it). Sending never blocks and receiving never waits: with nothing queued,
+//! a read says `WouldBlock` (a blocking socket on a thread that cannot block
+//! says `TimedOut`, as a read timeout would). Each socket holds at most
+//! [`MAX_QUEUED`] datagrams; beyond them a datagram is lost, as a full
+//! socket buffer loses it, and nothing grows without bound.
+//!
+//! Natively this module is built and tested too; native sockets stay the
+//! operating system's ([`crate::UdpSocket`] is std's there).
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::time::Duration;
+
+/// Most datagrams waiting in one socket (about 16 s of snapshots at 128 Hz
+/// from one peer): what a socket buffer would hold, about.
+pub const MAX_QUEUED: usize = 2048;
+/// Largest datagram carried (UDP's own limit over IPv4).
+pub const MAX_DATAGRAM: usize = 65_507;
+/// Where ephemeral ports (binding port 0) are taken from: the IANA
+/// dynamic range, as operating systems do.
+const EPHEMERAL: std::ops::RangeInclusive<u16> = 49_152..=65_535;
+
+type Queue = Mutex<VecDeque<(SocketAddr, Vec<u8>)>>;
+
+/// Every bound port and its socket's queue (weak: a dropped socket frees
+/// its port).
+#[derive(Default)]
+struct Network {
+    ports: HashMap<u16, Weak<Queue>>,
+    next_ephemeral: u16,
+}
+
+fn network() -> MutexGuard<'static, Network> {
+    static NETWORK: OnceLock<Mutex<Network>> = OnceLock::new();
+    let lock =
+        NETWORK.get_or_init(|| Mutex::new(Network { ports: HashMap::new(), next_ephemeral: *EPHEMERAL.start() }));
+    // A panic while holding it leaves the map consistent (each step is one insert or remove).
+    lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn lock(queue: &Queue) -> MutexGuard<'_, VecDeque<(SocketAddr, Vec<u8>)>> {
+    queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A datagram socket on the in-page network, with the part of
+/// `std::net::UdpSocket`'s interface Arena uses.
+#[derive(Debug)]
+pub struct MemorySocket {
+    /// The address it was bound at, with its port decided.
+    local: SocketAddr,
+    queue: Arc<Queue>,
+    /// Where `send` and `recv` go and come from, after `connect`.
+    peer: Mutex<Option<SocketAddr>>,
+    nonblocking: AtomicBool,
+}
+
+impl MemorySocket {
+    /// Binds `addr`'s port (0: a free ephemeral one); a port in use is
+    /// `AddrInUse`, as UDP says it.
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        let addr = addr
+            .to_socket_addrs()?
+            .next()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to bind"))?;
+        let mut net = network();
+        let port = match addr.port() {
+            0 => free_port(&mut net)?,
+            port if net.ports.get(&port).is_some_and(|q| q.strong_count() > 0) => {
+                return Err(io::Error::new(io::ErrorKind::AddrInUse, format!("port {port} is in use")));
+            }
+            port => port,
+        };
+        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        net.ports.insert(port, Arc::downgrade(&queue));
+        Ok(Self {
+            local: SocketAddr::new(addr.ip(), port),
+            queue,
+            peer: Mutex::new(None),
+            nonblocking: AtomicBool::new(false),
+        })
+    }
+
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local)
+    }
+
+    /// Sends `datagram` to the socket bound at `to`'s port. A datagram to a
+    /// port nobody holds, or to a full queue, is lost without an error (UDP
+    /// reports neither); one over [`MAX_DATAGRAM`] is refused, as UDP
+    /// refuses it.
+    pub fn send_to(&self, datagram: &[u8], to: impl ToSocketAddrs) -> io::Result<usize> {
+        if datagram.len() > MAX_DATAGRAM {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "datagram too long"));
+        }
+        let to =
+            to.to_socket_addrs()?.next().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address"))?;
+        let queue = network().ports.get(&to.port()).and_then(Weak::upgrade);
+        if let Some(queue) = queue {
+            let mut queue = lock(&queue);
+            if queue.len() < MAX_QUEUED {
+                queue.push_back((self.apparent_source(to), datagram.to_vec()));
+            }
+        }
+        Ok(datagram.len())
+    }
+
+    /// What the receiver sees as the sender: loopback in the receiver's
+    /// family (an IPv4 sender to an IPv6 address shows mapped).
+    fn apparent_source(&self, to: SocketAddr) -> SocketAddr {
+        let ip: IpAddr = match to.ip() {
+            IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => Ipv6Addr::LOCALHOST.into(),
+            _ => Ipv4Addr::LOCALHOST.into(),
+        };
+        SocketAddr::new(ip, self.local.port())
+    }
+
+    /// The oldest datagram and its sender, cut to `buffer` as UDP cuts it.
+    pub fn recv_from(&self, buffer: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        let Some((from, bytes)) = lock(&self.queue).pop_front() else {
+            return Err(if self.nonblocking.load(Ordering::Relaxed) {
+                io::ErrorKind::WouldBlock.into()
+            } else {
+                // A blocking read here would wait for ever on the only
+                // thread there is: as if its timeout had passed.
+                io::ErrorKind::TimedOut.into()
+            });
+        };
+        let len = bytes.len().min(buffer.len());
+        buffer[..len].copy_from_slice(&bytes[..len]);
+        Ok((len, from))
+    }
+
+    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
+        self.nonblocking.store(nonblocking, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Accepted and ignored: nothing here waits.
+    pub fn set_read_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Accepted and ignored: a send never waits.
+    pub fn set_write_timeout(&self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Accepted and ignored: one host has nobody to broadcast to but itself.
+    pub fn set_broadcast(&self, _: bool) -> io::Result<()> {
+        Ok(())
+    }
+
+    /// Another handle on the same socket (its queue shared).
+    pub fn try_clone(&self) -> io::Result<Self> {
+        Ok(Self {
+            local: self.local,
+            queue: self.queue.clone(),
+            peer: Mutex::new(*self.peer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)),
+            nonblocking: AtomicBool::new(self.nonblocking.load(Ordering::Relaxed)),
+        })
+    }
+
+    /// Where `send` goes and the only sender `recv` takes.
+    pub fn connect(&self, to: impl ToSocketAddrs) -> io::Result<()> {
+        let to =
+            to.to_socket_addrs()?.next().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address"))?;
+        *self.peer.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(to);
+        Ok(())
+    }
+
+    fn peer(&self) -> io::Result<SocketAddr> {
+        self.peer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotConnected, "not connected"))
+    }
+
+    pub fn send(&self, datagram: &[u8]) -> io::Result<usize> {
+        self.send_to(datagram, self.peer()?)
+    }
+
+    /// The next datagram from the connected peer (others are dropped, as a
+    /// connected UDP socket filters them).
+    pub fn recv(&self, buffer: &mut [u8]) -> io::Result<usize> {
+        let peer = self.peer()?;
+        loop {
+            let (len, from) = self.recv_from(buffer)?;
+            if from.port() == peer.port() {
+                return Ok(len);
+            }
+        }
+    }
+}
+
+/// The next ephemeral port nobody holds.
+fn free_port(net: &mut Network) -> io::Result<u16> {
+    let span = usize::from(EPHEMERAL.end() - EPHEMERAL.start()) + 1;
+    for _ in 0..span {
+        let port = net.next_ephemeral;
+        net.next_ephemeral = if port == *EPHEMERAL.end() { *EPHEMERAL.start() } else { port + 1 };
+        if net.ports.get(&port).is_none_or(|q| q.strong_count() == 0) {
+            return Ok(port);
+        }
+    }
+    Err(io::Error::new(io::ErrorKind::AddrInUse, "no free port"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_datagram_goes_to_the_port_and_comes_from_the_sender() {
+        let server = MemorySocket::bind("[::]:40001").expect("bound");
+        let client = MemorySocket::bind("0.0.0.0:0").expect("bound");
+        server.set_nonblocking(true).expect("set");
+        client.send_to(b"hello", "127.0.0.1:40001").expect("sent");
+        let mut buffer = [0u8; 3];
+        let (len, from) = server.recv_from(&mut buffer).expect("came");
+        // Cut to the buffer, as UDP cuts it.
+        assert_eq!((len, &buffer), (3, b"hel"));
+        assert_eq!(from, SocketAddr::new(Ipv4Addr::LOCALHOST.into(), client.local_addr().expect("bound").port()));
+        assert_eq!(server.recv_from(&mut buffer).expect_err("empty").kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn a_port_is_held_while_its_socket_lives() {
+        let first = MemorySocket::bind("0.0.0.0:40002").expect("bound");
+        assert_eq!(MemorySocket::bind("[::]:40002").expect_err("taken").kind(), io::ErrorKind::AddrInUse);
+        drop(first);
+        MemorySocket::bind("0.0.0.0:40002").expect("free again");
+    }
+
+    #[test]
+    fn a_full_queue_loses_datagrams_instead_of_growing() {
+        let receiver = MemorySocket::bind("0.0.0.0:40003").expect("bound");
+        let sender = MemorySocket::bind("0.0.0.0:0").expect("bound");
+        for _ in 0..MAX_QUEUED + 10 {
+            sender.send_to(b"x", "127.0.0.1:40003").expect("sent");
+        }
+        assert_eq!(lock(&receiver.queue).len(), MAX_QUEUED);
+        // To nobody: lost, no error.
+        sender.send_to(b"x", "127.0.0.1:40004").expect("sent");
+        assert!(sender.send_to(&vec![0; MAX_DATAGRAM + 1], "127.0.0.1:40003").is_err());
+    }
+
+    #[test]
+    fn a_connected_socket_hears_only_its_peer() {
+        let a = MemorySocket::bind("0.0.0.0:0").expect("bound");
+        let b = MemorySocket::bind("0.0.0.0:0").expect("bound");
+        let stranger = MemorySocket::bind("0.0.0.0:0").expect("bound");
+        a.set_nonblocking(true).expect("set");
+        a.connect(b.local_addr().expect("bound")).expect("connected");
+        stranger.send_to(b"no", a.local_addr().expect("bound")).expect("sent");
+        b.send_to(b"yes", a.local_addr().expect("bound")).expect("sent");
+        let mut buffer = [0u8; 8];
+        assert_eq!(a.recv(&mut buffer).expect("came"), 3);
+        assert_eq!(&buffer[..3], b"yes");
+    }
+}

@@ -1,0 +1,463 @@
+#!/usr/bin/env python3
+"""The browser check (scripts/web-check.sh runs it): Arena's page in headless
+Chromium with software WebGL 2, driven through chromedriver's WebDriver HTTP
+interface (the standard library's urllib; keys and the mouse through the
+DevTools protocol, which chromedriver passes on), read from
+window.arena_status as a player would see it.
+
+    web-check.py SITE_URL BROKEN_URL OUT_DIR [--measure]
+
+SITE_URL serves the built folder, BROKEN_URL the same folder without its
+.wasm. Checks: the menu; a link not understood; the missing .wasm and a
+browser without WebGL 2 each said in a sentence; quick play in a fight
+(moving, firing, hits, no mispredictions on the in-page link); the page's
+clock across a pause. With --measure, also what the issue asks to be
+measured: 30 s of quick play with 4 bots (fps, load to playing), the
+own-motion delay with prediction on and off and the range's hit ratio with
+lag compensation on and off, all at 150 ms of the page's conditioner.
+Figures go to OUT_DIR/web-check.json, screenshots to OUT_DIR/*.png.
+"""
+
+import base64
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+# The window: small, because software WebGL draws every pixel on the CPU
+# (measured here: 9 frames a second at 640x360, 4 at 960x540, 2 at
+# 1280x720); ARENA_WEB_SIZE=1280x720 for pictures.
+WIDTH, HEIGHT = (int(n) for n in os.environ.get("ARENA_WEB_SIZE", "640x360").split("x"))
+# Loading a 40 MB module and compiling it in software: generous.
+LOAD_TIMEOUT_S = 240
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Browser:
+    """One chromedriver and one headless Chromium session."""
+
+    def __init__(self, out_dir, extra_args=()):
+        self.out_dir = out_dir
+        self.port = free_port()
+        self.profile = tempfile.mkdtemp(prefix="arena-chromium-")
+        self.log = open(os.path.join(out_dir, "chromedriver.log"), "ab")
+        self.driver = subprocess.Popen(
+            [CHROMEDRIVER, f"--port={self.port}"], stdout=self.log, stderr=subprocess.STDOUT
+        )
+        deadline = time.time() + 20
+        while True:
+            try:
+                if self.call("GET", "/status")["value"].get("ready"):
+                    break
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            if time.time() > deadline:
+                raise RuntimeError("chromedriver did not start")
+            time.sleep(0.2)
+        args = [
+            "--headless=new",
+            "--no-sandbox",
+            f"--user-data-dir={self.profile}",
+            f"--window-size={WIDTH},{HEIGHT}",
+            # WebGL 2 without a GPU: Mesa's llvmpipe through ANGLE's EGL
+            # backend, about four times SwiftShader's frame rate here (2.5
+            # frames a second at 640x360), which stays the fallback.
+            "--use-angle=gl-egl",
+            "--enable-unsafe-swiftshader",
+            "--ignore-gpu-blocklist",
+            "--autoplay-policy=no-user-gesture-required",
+            # This machine's network is closed: no calls home.
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+            *extra_args,
+        ]
+        caps = {"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": CHROMIUM, "args": args},
+            "timeouts": {"script": 30000, "pageLoad": 60000},
+            "goog:loggingPrefs": {"browser": "ALL"},
+        }}}
+        self.session = self.call("POST", "/session", caps)["value"]["sessionId"]
+        # The page's own size, exactly (the window's includes what headless
+        # Chromium keeps for its own bars).
+        self.cdp("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT, deviceScaleFactor=1, mobile=False)
+
+    def call(self, method, path, body=None):
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+            headers={"Content-Type": "application/json"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=120) as response:
+                return json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as e:
+            raise RuntimeError(f"WebDriver {method} {path}: {e.code} {e.read()[:500]!r}") from None
+
+    def session_call(self, method, path, body=None):
+        return self.call(method, f"/session/{self.session}{path}", body)
+
+    def go(self, url):
+        self.session_call("POST", "/url", {"url": url})
+
+    def js(self, script, *args):
+        return self.session_call("POST", "/execute/sync", {"script": script, "args": list(args)})["value"]
+
+    def cdp(self, cmd, **params):
+        return self.session_call("POST", "/goog/cdp/execute", {"cmd": cmd, "params": params})["value"]
+
+    def status(self):
+        return self.js("return window.arena_status || null;")
+
+    def problem(self):
+        return self.js(
+            "const p = document.getElementById('problem'); return p && !p.hidden ? p.textContent : null;"
+        )
+
+    def screenshot(self, path):
+        # Through the DevTools protocol, and again if the renderer was busy
+        # (WebDriver's own gives a renderer 10 s, which a page compiling its
+        # module on a loaded machine can take).
+        for attempt in range(3):
+            try:
+                png = base64.b64decode(self.cdp("Page.captureScreenshot", format="png")["data"])
+                break
+            except RuntimeError:
+                if attempt == 2:
+                    raise
+                time.sleep(2)
+        with open(path, "wb") as f:
+            f.write(png)
+        return png
+
+    def key(self, kind, code, key, vk):
+        self.cdp("Input.dispatchKeyEvent", type=kind, code=code, key=key, windowsVirtualKeyCode=vk,
+                 nativeVirtualKeyCode=vk)
+
+    def mouse(self, kind, x=WIDTH // 2, y=HEIGHT // 2):
+        self.cdp("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+    def console(self, line):
+        self.js("window.arena_console(arguments[0]);", line)
+
+    def console_log(self):
+        """The page's console lines since the last call."""
+        entries = self.session_call("POST", "/se/log", {"type": "browser"})["value"]
+        return [f"{e.get('level')}: {e.get('message')}" for e in entries]
+
+    def close(self):
+        # The page's console, for whoever reads a failure.
+        try:
+            with open(os.path.join(self.out_dir, "console.log"), "a") as f:
+                f.write("\n".join(self.console_log()) + "\n")
+        except Exception:  # noqa: BLE001 - a closed browser has no log
+            pass
+        try:
+            self.session_call("DELETE", "")
+        except Exception:  # noqa: BLE001 - closing is best effort
+            pass
+        self.driver.terminate()
+        self.driver.wait(10)
+        self.log.close()
+        shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def wait_for(browser, what, done, timeout_s):
+    """Polls the status until done(status) holds; the last status."""
+    deadline = time.time() + timeout_s
+    status = None
+    while time.time() < deadline:
+        status = browser.status()
+        problem = browser.problem()
+        if problem:
+            raise AssertionError(f"{what}: the page says: {problem}")
+        if status and done(status):
+            return status
+        time.sleep(0.25)
+    raise AssertionError(f"{what}: not within {timeout_s} s; status: {json.dumps(status)}")
+
+
+def colours(png_bytes):
+    """How many distinct colours a PNG has (enough to tell one colour from a
+    picture): Chromium's screenshot, decoded with zlib (no image library)."""
+    import struct
+    import zlib
+
+    assert png_bytes[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width, height, ctype = 8, b"", 0, 0, 0
+    while pos < len(png_bytes):
+        (length,) = struct.unpack(">I", png_bytes[pos:pos + 4])
+        kind = png_bytes[pos + 4:pos + 8]
+        data = png_bytes[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, ctype = struct.unpack(">IIBB", data[:10])
+            assert depth == 8, depth
+        elif kind == b"IDAT":
+            idat += data
+        pos += 12 + length
+    channels = {2: 3, 6: 4}[ctype]
+    raw = zlib.decompress(idat)
+    stride = width * channels
+    seen = set()
+    previous = bytearray(stride)
+    for row in range(height):
+        line = raw[row * (stride + 1):(row + 1) * (stride + 1)]
+        kind, data = line[0], bytearray(line[1:])
+        for i in range(stride):
+            a = data[i - channels] if i >= channels else 0
+            b = previous[i]
+            c = previous[i - channels] if i >= channels else 0
+            if kind == 1:
+                data[i] = (data[i] + a) & 255
+            elif kind == 2:
+                data[i] = (data[i] + b) & 255
+            elif kind == 3:
+                data[i] = (data[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                data[i] = (data[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        if row % 8 == 0:
+            for x in range(0, stride, channels * 8):
+                seen.add(bytes(data[x:x + 3]))
+        previous = data
+    return len(seen)
+
+
+KEY_W = ("KeyW", "w", 87)
+KEY_F1 = ("F1", "F1", 112)
+
+
+def hold_key(browser, key, seconds):
+    browser.key("keyDown", *key)
+    time.sleep(seconds)
+    browser.key("keyUp", *key)
+
+
+def fire(browser, seconds):
+    browser.mouse("mousePressed")
+    time.sleep(seconds)
+    browser.mouse("mouseReleased")
+
+
+def motion_delays(browser, cycles):
+    """Starts and stops the own player: W held, then let go long enough to
+    stand still; the status's own-motion delay over these starts."""
+    for _ in range(cycles):
+        hold_key(browser, KEY_W, 0.8)
+        time.sleep(1.4)
+    status = browser.status()
+    return {"own_motion_delay_ms": status["own_motion_delay_ms"], "onsets": status["own_motion_onsets"],
+            "fps": status["fps"], "rtt_ms": status["rtt_ms"], "netcode": status["netcode"]}
+
+
+def range_ratio(browser, seconds):
+    """Fires at the range's targets with the auto-aim demonstration for
+    `seconds`; the hit ratio over these shots."""
+    before = browser.status()
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        fire(browser, 1.5)
+        time.sleep(0.3)
+    time.sleep(1.0)  # the last verdicts
+    after = browser.status()
+    shots = after["range_shots"] - before["range_shots"]
+    hits = after["range_hits"] - before["range_hits"]
+    return {"range_shots": shots, "range_hits": hits, "range_hit_ratio": hits / shots if shots else None,
+            "fps": after["fps"], "rtt_ms": after["rtt_ms"], "netcode": after["netcode"]}
+
+
+def main():
+    site, broken, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    measure = "--measure" in sys.argv[4:]
+    os.makedirs(out_dir, exist_ok=True)
+    report = {"checks": []}
+
+    def passed(text):
+        report["checks"].append(text)
+        print(f"web-check: ok: {text}", flush=True)
+
+    # A browser without WebGL 2: a sentence, no module loaded.
+    browser = Browser(out_dir, ["--disable-webgl"])
+    try:
+        browser.go(site + "#play")
+        deadline = time.time() + 30
+        while not browser.problem() and time.time() < deadline:
+            time.sleep(0.2)
+        problem = browser.problem()
+        assert problem and "WebGL 2" in problem, problem
+        passed(f"without WebGL 2 the page says: {problem}")
+    finally:
+        browser.close()
+
+    browser = Browser(out_dir)
+    try:
+        # The folder without its .wasm: a sentence naming it.
+        browser.go(broken)
+        deadline = time.time() + 30
+        while not browser.problem() and time.time() < deadline:
+            time.sleep(0.2)
+        problem = browser.problem()
+        assert problem and "arena_bg.wasm" in problem and "404" in problem, problem
+        passed(f"without its .wasm the page says: {problem}")
+
+        # The folder without its script: a sentence naming it.
+        browser.go(broken.replace("/broken/", "/nojs/"))
+        deadline = time.time() + 30
+        while not browser.problem() and time.time() < deadline:
+            time.sleep(0.2)
+        problem = browser.problem()
+        assert problem and "arena.js" in problem, problem
+        passed(f"without its script the page says: {problem}")
+
+        # Stored settings that do not parse: set aside, with a message.
+        browser.go(site + "index.html?settings")
+        browser.js("localStorage.clear(); localStorage.setItem('arena:/arena/settings.ron', '(name: \"Ada\", fov');")
+        browser.go(site + "index.html?again")
+        status = wait_for(browser, "the menu over bad settings", lambda s: s["frames"] > 2, LOAD_TIMEOUT_S)
+        kept = browser.js("return localStorage.getItem('arena:/arena/settings.ron.bad');")
+        assert kept == '(name: "Ada", fov', kept
+        assert status["problem"] and "settings.ron" in status["problem"], status["problem"]
+        passed(f"stored settings that do not parse were set aside: {status['problem']}")
+
+        # The main menu, and a link it does not understand.
+        started = time.time()
+        browser.go(site + "#plya")
+        status = wait_for(browser, "the main menu", lambda s: s["state"] == "menu" and s["frames"] > 5,
+                          LOAD_TIMEOUT_S)
+        report["menu_load_s"] = round(time.time() - started, 1)
+        assert status["problem"] and "#plya" in status["problem"], status
+        time.sleep(2)
+        png = browser.screenshot(os.path.join(out_dir, "web-menu.png"))
+        assert colours(png) > 20, "the menu's screenshot is (nearly) one colour"
+        passed(f"the main menu in {report['menu_load_s']} s; a link not understood says: {status['problem']}")
+
+        # Quick play from the link, with 4 bots.
+        started = time.time()
+        browser.go(site + "#play&bots=4")
+        status = wait_for(browser, "quick play", lambda s: s["state"] == "in_game", LOAD_TIMEOUT_S)
+        report["quick_play_in_game_s"] = round(time.time() - started, 1)
+        report["load_to_playing_ms"] = status["load_to_playing_ms"]
+        # The canvas takes the keys once clicked (also the pointer, if the
+        # browser grants it headless).
+        browser.mouse("mousePressed")
+        browser.mouse("mouseReleased")
+        time.sleep(1)
+        before = browser.status()
+        hold_key(browser, KEY_W, 2.0)
+        time.sleep(0.5)
+        after = browser.status()
+        moved = after["moved_m"] - before["moved_m"]
+        assert moved > 1.0, f"W held for 2 s moved the player {moved:.2f} m"
+        passed(f"in game after {report['quick_play_in_game_s']} s; W held 2 s moved the player {moved:.1f} m")
+
+        browser.console("cl_autoaim 1")
+        deadline = time.time() + 40
+        while time.time() < deadline:
+            fire(browser, 1.5)
+            status = browser.status()
+            if status["shots"] >= 5 and status["hits"] >= 1:
+                break
+            time.sleep(0.5)
+        assert status["shots"] >= 1 and status["hits"] >= 1, f"shots {status['shots']}, hits {status['hits']}"
+        assert status["mispredictions"] == 0, f"{status['mispredictions']} mispredictions on the in-page link"
+        png = browser.screenshot(os.path.join(out_dir, "web-fight.png"))
+        assert colours(png) > 50, "the fight's screenshot is (nearly) one colour"
+        passed(f"shots {status['shots']}, hits {status['hits']}, mispredictions {status['mispredictions']}, "
+               f"{status['fps']:.0f} fps, {status['command_packets_per_s']:.0f} command packets/s")
+        report["quick_play"] = {k: status[k] for k in
+                                ("fps", "rtt_ms", "shots", "hits", "mispredictions", "snapshots_received",
+                                 "command_packets_per_s")}
+
+        # The page's clock across a pause: stalled for 3 s (as a hidden tab
+        # stops the page's frames), the game resumes where it was.
+        pauses = status["pauses"]
+        browser.js("const until = performance.now() + 3000; while (performance.now() < until) {}")
+        status = wait_for(browser, "the game after a pause", lambda s: s["pauses"] > pauses, 30)
+        time.sleep(3)
+        status = wait_for(browser, "the game after a pause", lambda s: s["state"] == "in_game", 5)
+        # A round trip of a frame or two at the page's frame rate, not one
+        # that counts the pause.
+        assert status["rtt_ms"] is not None and status["rtt_ms"] < 500, status["rtt_ms"]
+        passed(f"a 3 s stall was a pause ({status['paused_s']:.1f} s skipped): still in game, "
+               f"round trip {status['rtt_ms']:.0f} ms")
+
+        if measure:
+            # 30 s of quick play with 4 bots, firing now and then.
+            frames = browser.status()["frames"]
+            t0 = time.time()
+            while time.time() - t0 < 30:
+                fire(browser, 1.0)
+                time.sleep(1.0)
+            status = browser.status()
+            report["quick_play_30s"] = {
+                "fps_mean": round((status["frames"] - frames) / (time.time() - t0), 1),
+                "load_to_playing_ms": status["load_to_playing_ms"],
+                "command_packets_per_s": status["command_packets_per_s"],
+                "shots": status["shots"], "hits": status["hits"], "mispredictions": status["mispredictions"],
+            }
+            print(f"web-check: quick play 30 s: {json.dumps(report['quick_play_30s'])}", flush=True)
+
+            # 150 ms of round trip in the page's conditioner: the netcode
+            # panel open (the screenshot), then the own-motion delay with
+            # prediction on and off.
+            browser.console("cl_autoaim 0")
+            browser.console("net_fakelag 150")
+            time.sleep(2)
+            browser.key("keyDown", *KEY_F1)
+            browser.key("keyUp", *KEY_F1)
+            time.sleep(2)
+            png = browser.screenshot(os.path.join(out_dir, "web-netcode-150ms.png"))
+            assert colours(png) > 50
+            browser.key("keyDown", *KEY_F1)
+            browser.key("keyUp", *KEY_F1)
+            time.sleep(1)
+            delays = {}
+            for predict in (1, 0):
+                browser.console(f"cl_predict {predict}")
+                time.sleep(1.5)
+                delays["prediction_on" if predict else "prediction_off"] = motion_delays(browser, 10)
+                print(f"web-check: own motion, cl_predict {predict}: {json.dumps(delays)}", flush=True)
+            browser.console("cl_predict 1")
+            report["own_motion_150ms"] = delays
+
+            # The range at 150 ms: the hit ratio with lag compensation on and off.
+            browser.go(site + "#range")
+            wait_for(browser, "the range", lambda s: s["state"] == "in_game", LOAD_TIMEOUT_S)
+            browser.mouse("mousePressed")
+            browser.mouse("mouseReleased")
+            browser.console("net_fakelag 150")
+            browser.console("cl_autoaim 1")
+            ratios = {}
+            for lc in (1, 0):
+                browser.console(f"cl_lagcompensation {lc}")
+                time.sleep(2)
+                ratios["lag_compensation_on" if lc else "lag_compensation_off"] = range_ratio(browser, 25)
+                print(f"web-check: range, cl_lagcompensation {lc}: {json.dumps(ratios)}", flush=True)
+            report["range_150ms"] = ratios
+    finally:
+        browser.close()
+
+    with open(os.path.join(out_dir, "web-check.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()
