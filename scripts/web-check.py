@@ -5,7 +5,7 @@ interface (the standard library's urllib; keys and the mouse through the
 DevTools protocol, which chromedriver passes on), read from
 window.arena_status as a player would see it.
 
-    web-check.py SITE_URL BROKEN_URL OUT_DIR [--measure]
+    web-check.py SITE_URL BROKEN_URL OUT_DIR [--measure | --pictures]
 
 SITE_URL serves the built folder, BROKEN_URL the same folder without its
 .wasm. Checks: the menu; a link not understood; the missing .wasm and a
@@ -15,7 +15,8 @@ clock across a pause. With --measure, also what the issue asks to be
 measured: 30 s of quick play with 4 bots (fps, load to playing), the
 own-motion delay with prediction on and off and the range's hit ratio with
 lag compensation on and off, all at 150 ms of the page's conditioner.
-Figures go to OUT_DIR/web-check.json, screenshots to OUT_DIR/*.png.
+Figures go to OUT_DIR/web-check.json, screenshots to OUT_DIR/*.png. With
+--pictures, only the manual's pictures (ARENA_WEB_SIZE=1280x720 for them).
 """
 
 import base64
@@ -90,7 +91,9 @@ class Browser:
         caps = {"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {"binary": CHROMIUM, "args": args},
-            "timeouts": {"script": 30000, "pageLoad": 60000},
+            # A software renderer compiling a new shader can hold the
+            # page's thread for tens of seconds (35 s seen at 960x540).
+            "timeouts": {"script": 120000, "pageLoad": 120000},
             "goog:loggingPrefs": {"browser": "ALL"},
         }}}
         self.session = self.call("POST", "/session", caps)["value"]["sessionId"]
@@ -114,6 +117,9 @@ class Browser:
         return self.call(method, f"/session/{self.session}{path}", body)
 
     def go(self, url):
+        # A blank page between: another ending of the same page's link
+        # would reload it only after a script read the old page's status.
+        self.session_call("POST", "/url", {"url": "about:blank"})
         self.session_call("POST", "/url", {"url": url})
 
     def js(self, script, *args):
@@ -124,6 +130,15 @@ class Browser:
 
     def status(self):
         return self.js("return window.arena_status || null;")
+
+    def status_or_none(self):
+        """The status, or None while the page's thread is too busy to say."""
+        try:
+            return self.status()
+        except RuntimeError as e:
+            if "timeout" not in str(e):
+                raise
+            return None
 
     def problem(self):
         return self.js(
@@ -183,7 +198,9 @@ def wait_for(browser, what, done, timeout_s):
     deadline = time.time() + timeout_s
     status = None
     while time.time() < deadline:
-        status = browser.status()
+        status = browser.status_or_none()
+        if status is None:
+            continue
         problem = browser.problem()
         if problem:
             raise AssertionError(f"{what}: the page says: {problem}")
@@ -241,7 +258,9 @@ def colours(png_bytes):
 
 
 KEY_W = ("KeyW", "w", 87)
+KEY_S = ("KeyS", "s", 83)
 KEY_F1 = ("F1", "F1", 112)
+KEY_ESC = ("Escape", "Escape", 27)
 
 
 def hold_key(browser, key, seconds):
@@ -258,12 +277,14 @@ def fire(browser, seconds):
 
 def motion_delays(browser, cycles):
     """Starts and stops the own player: W held, then let go long enough to
-    stand still; the status's own-motion delay over these starts."""
-    for _ in range(cycles):
-        hold_key(browser, KEY_W, 0.8)
-        time.sleep(1.4)
+    stand still, then S (so that it stays where it was, off the walls); the
+    status's own-motion delay over these starts."""
+    for i in range(cycles):
+        hold_key(browser, KEY_W if i % 2 == 0 else KEY_S, 0.7)
+        time.sleep(1.5)
     status = browser.status()
     return {"own_motion_delay_ms": status["own_motion_delay_ms"], "onsets": status["own_motion_onsets"],
+            "own_motion_delays_ms": [round(d) for d in status["own_motion_delays_ms"]],
             "fps": status["fps"], "rtt_ms": status["rtt_ms"], "netcode": status["netcode"]}
 
 
@@ -283,10 +304,46 @@ def range_ratio(browser, seconds):
             "fps": after["fps"], "rtt_ms": after["rtt_ms"], "netcode": after["netcode"]}
 
 
+def pictures(site, out_dir):
+    """The manual's pictures: the main menu, quick play in a fight, the
+    netcode panel open with the conditioner at 150 ms."""
+    browser = Browser(out_dir)
+    try:
+        browser.go(site)
+        wait_for(browser, "the menu", lambda s: s["frames"] > 10, LOAD_TIMEOUT_S)
+        browser.screenshot(os.path.join(out_dir, "browser-menu.png"))
+        browser.go(site + "#play&bots=4")
+        wait_for(browser, "quick play", lambda s: s["state"] == "in_game", LOAD_TIMEOUT_S)
+        browser.mouse("mousePressed")
+        browser.mouse("mouseReleased")
+        browser.console("cl_autoaim 1")
+        # Alive, firing at whoever is nearest.
+        wait_for(browser, "alive", lambda s: s["position"] is not None and s["frames"] > 20, 60)
+        browser.mouse("mousePressed")
+        time.sleep(1.0)
+        browser.screenshot(os.path.join(out_dir, "browser-fight.png"))
+        browser.mouse("mouseReleased")
+        browser.console("cl_autoaim 0")
+        browser.console("net_fakelag 150")
+        browser.key("keyDown", *KEY_F1)
+        browser.key("keyUp", *KEY_F1)
+        time.sleep(2)
+        # The pointer out of the way of the panel's tooltips.
+        browser.mouse("mouseMoved", 4, HEIGHT - 4)
+        time.sleep(3)
+        browser.screenshot(os.path.join(out_dir, "browser-netcode-150ms.png"))
+        print(f"web-check: pictures in {out_dir}", flush=True)
+    finally:
+        browser.close()
+
+
 def main():
     site, broken, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
     measure = "--measure" in sys.argv[4:]
     os.makedirs(out_dir, exist_ok=True)
+    if "--pictures" in sys.argv[4:]:
+        pictures(site, out_dir)
+        return
     report = {"checks": []}
 
     def passed(text):
@@ -359,13 +416,39 @@ def main():
         browser.mouse("mousePressed")
         browser.mouse("mouseReleased")
         time.sleep(1)
-        before = browser.status()
-        hold_key(browser, KEY_W, 2.0)
-        time.sleep(0.5)
-        after = browser.status()
-        moved = after["moved_m"] - before["moved_m"]
+        # W held while alive (the bots may kill an idle player first).
+        for _ in range(4):
+            before = wait_for(browser, "alive", lambda s: s["position"] is not None, 20)
+            hold_key(browser, KEY_W, 2.0)
+            time.sleep(0.5)
+            after = browser.status()
+            moved = after["moved_m"] - before["moved_m"]
+            if moved > 1.0:
+                break
         assert moved > 1.0, f"W held for 2 s moved the player {moved:.2f} m"
         passed(f"in game after {report['quick_play_in_game_s']} s; W held 2 s moved the player {moved:.1f} m")
+
+        # The click took the pointer; Esc gives it back and opens the pause
+        # menu (the browser keeps that Esc: the game learns it from the lock);
+        # Esc again closes the menu and a click takes the pointer again.
+        assert after["pointer_locked"] and after["cursor_grabbed"], "the click did not take the pointer"
+        browser.key("keyDown", *KEY_ESC)
+        browser.key("keyUp", *KEY_ESC)
+        status = wait_for(browser, "Esc", lambda s: not s["pointer_locked"] and not s["cursor_grabbed"], 10)
+        browser.screenshot(os.path.join(out_dir, "web-esc.png"))
+        browser.key("keyDown", *KEY_ESC)
+        browser.key("keyUp", *KEY_ESC)
+        # The browser refuses the pointer for a moment after Esc freed it: a
+        # player clicks again.
+        for _ in range(4):
+            time.sleep(1.5)
+            status = browser.status()
+            if status["pointer_locked"] and status["cursor_grabbed"]:
+                break
+            browser.mouse("mousePressed")
+            browser.mouse("mouseReleased")
+        assert status["pointer_locked"] and status["cursor_grabbed"], "clicks after the menu did not take the pointer"
+        passed("a click took the pointer; Esc gave it back and opened the pause menu; a click took it again")
 
         browser.console("cl_autoaim 1")
         deadline = time.time() + 40
@@ -415,8 +498,7 @@ def main():
             print(f"web-check: quick play 30 s: {json.dumps(report['quick_play_30s'])}", flush=True)
 
             # 150 ms of round trip in the page's conditioner: the netcode
-            # panel open (the screenshot), then the own-motion delay with
-            # prediction on and off.
+            # panel open over the fight (the screenshot).
             browser.console("cl_autoaim 0")
             browser.console("net_fakelag 150")
             time.sleep(2)
@@ -427,22 +509,24 @@ def main():
             assert colours(png) > 50
             browser.key("keyDown", *KEY_F1)
             browser.key("keyUp", *KEY_F1)
-            time.sleep(1)
-            delays = {}
-            for predict in (1, 0):
-                browser.console(f"cl_predict {predict}")
-                time.sleep(1.5)
-                delays["prediction_on" if predict else "prediction_off"] = motion_delays(browser, 10)
-                print(f"web-check: own motion, cl_predict {predict}: {json.dumps(delays)}", flush=True)
-            browser.console("cl_predict 1")
-            report["own_motion_150ms"] = delays
 
-            # The range at 150 ms: the hit ratio with lag compensation on and off.
+            # The range at 150 ms, where nobody shoots back: the own-motion
+            # delay with prediction on and off, then the hit ratio with lag
+            # compensation on and off.
             browser.go(site + "#range")
             wait_for(browser, "the range", lambda s: s["state"] == "in_game", LOAD_TIMEOUT_S)
             browser.mouse("mousePressed")
             browser.mouse("mouseReleased")
-            browser.console("net_fakelag 150")
+            for line in ("net_fakelag 150", "cl_autoaim 0", "cl_lagcompensation 1"):
+                browser.console(line)
+            delays = {}
+            for predict in (1, 0):
+                browser.console(f"cl_predict {predict}")
+                time.sleep(2)
+                delays["prediction_on" if predict else "prediction_off"] = motion_delays(browser, 10)
+                print(f"web-check: own motion, cl_predict {predict}: {json.dumps(delays)}", flush=True)
+            report["own_motion_150ms"] = delays
+            browser.console("cl_predict 1")
             browser.console("cl_autoaim 1")
             ratios = {}
             for lc in (1, 0):

@@ -8,17 +8,18 @@
 # understood or stored settings do not parse. Screenshots and figures go to
 # OUT_DIR (default $CARGO_TARGET_DIR/web/check).
 #
-#   scripts/web-check.sh [--measure] [OUT_DIR]
+#   scripts/web-check.sh [--measure | --pictures] [OUT_DIR]
 #
 # --measure adds the issue's measurements (30 s of quick play, the
 # own-motion delay and the range's hit ratio at 150 ms): a few minutes more.
+# --pictures takes only the manual's pictures (with ARENA_WEB_SIZE=1280x720).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/system-deps.sh
 arena_packages browser
 measure=()
-if [ "${1:-}" = "--measure" ]; then
-  measure=(--measure)
+if [ "${1:-}" = "--measure" ] || [ "${1:-}" = "--pictures" ]; then
+  measure=("$1")
   shift
 fi
 out="${1:-$CARGO_TARGET_DIR/web/check}"

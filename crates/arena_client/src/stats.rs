@@ -64,6 +64,10 @@ const STILL_BEFORE_ONSET_S: f64 = 0.2;
 /// Rounding allowance on the summed frame times, seconds: a whole number of
 /// frames that makes exactly the stillness above is not more than it.
 const STILL_EPSILON_S: f64 = 1.0e-9;
+/// A start with no motion this long after it is forgotten, seconds: the
+/// player walked into a wall, and the next motion (a push, a respawn) is
+/// not its answer.
+const MAX_DELAY_S: f64 = 2.0;
 
 /// The own-motion delay (the paper's "latency the user feels"): from the
 /// frame a movement key first makes a command, after standing still, to the
@@ -99,6 +103,9 @@ impl MotionOnsets {
         }
         if let Some(moves) = command_moves {
             self.was_moving_input = moves;
+        }
+        if self.onset.is_some_and(|started| t - started > MAX_DELAY_S) {
+            self.onset = None;
         }
         let moved = match (drawn, self.last_drawn) {
             (Some(a), Some(b)) => a.distance(b) > VISIBLE_MOTION_M,
@@ -269,5 +276,30 @@ mod tests {
         assert!(loss.share.is_some_and(|s| s > 0.0), "402 has not come");
         loss.arrived(402, 0.5);
         assert_eq!(loss.share, Some(0.0), "late is not lost");
+    }
+
+    /// A player standing still, a key at `press_s`, drawn moving from
+    /// `moves_s` on, at 10 frames a second; the delays measured.
+    fn delays(press_s: f64, moves_s: f64, until_s: f64) -> Vec<f64> {
+        let mut onsets = MotionOnsets::default();
+        let dt = 0.1;
+        let mut x = 0.0;
+        for frame in 0..=(until_s / dt).round() as usize {
+            let t = frame as f64 * dt;
+            if t >= moves_s - 1e-9 {
+                x += 0.5;
+            }
+            onsets.frame(t, dt, Some(t >= press_s - 1e-9), Some(Vec3::new(x, 0.0, 0.0)));
+        }
+        onsets.delays_ms.iter().map(|d| d.round()).collect()
+    }
+
+    #[test]
+    fn the_own_motion_delay_runs_from_the_first_moving_command_to_the_first_drawn_motion() {
+        assert_eq!(delays(1.0, 1.0, 2.0), vec![0.0], "predicted: drawn moving in the frame of the key");
+        assert_eq!(delays(1.0, 1.3, 2.0), vec![300.0], "a round trip later without prediction");
+        assert_eq!(delays(0.1, 0.3, 1.0), Vec::<f64>::new(), "no start without standing still first");
+        // Into a wall: no motion for seconds, then a push is no answer to the key.
+        assert_eq!(delays(1.0, 4.0, 5.0), Vec::<f64>::new());
     }
 }

@@ -110,8 +110,28 @@ fn lock_on_click(buttons: Res<ButtonInput<MouseButton>>, cursor: Query<&CursorOp
     if playing && buttons.just_pressed(MouseButton::Left) && !pointer_locked() {
         let canvas = window().and_then(|w| w.document()).and_then(|d| d.query_selector(CANVAS).ok().flatten());
         if let Some(canvas) = canvas {
-            canvas.request_pointer_lock();
+            request_pointer_lock(&canvas);
         }
+    }
+}
+
+/// Asks for the pointer; a refusal (too soon after Esc, no click) is
+/// caught, whether the browser throws it or rejects its promise: the next
+/// click asks again.
+fn request_pointer_lock(canvas: &web_sys::Element) {
+    let Ok(request) = js_sys::Reflect::get(canvas, &JsValue::from_str("requestPointerLock")) else { return };
+    let Ok(request) = request.dyn_into::<js_sys::Function>() else { return };
+    match request.call0(canvas) {
+        Ok(answer) => {
+            // A promise (today's browsers): its refusal handled, not "uncaught".
+            if let Ok(catch) = js_sys::Reflect::get(&answer, &JsValue::from_str("catch"))
+                && let Ok(catch) = catch.dyn_into::<js_sys::Function>()
+            {
+                let ignore = web_sys::wasm_bindgen::closure::Closure::once_into_js(|_: JsValue| {});
+                let _ = catch.call1(&answer, &ignore);
+            }
+        }
+        Err(e) => debug!("the browser refused the pointer: {e:?}"),
     }
 }
 
