@@ -8,10 +8,13 @@ window.arena_status as a player would see it.
     web-check.py SITE_URL BROKEN_URL OUT_DIR [--measure | --pictures]
 
 SITE_URL serves the built folder, BROKEN_URL the same folder without its
-.wasm. Checks: the menu; a link not understood; the missing .wasm and a
-browser without WebGL 2 each said in a sentence; quick play in a fight
-(moving, firing, hits, no mispredictions on the in-page link); the page's
-clock across a pause. With --measure, also what the issue asks to be
+.wasm (and .../nojs/ without its script). Checks: a browser without WebGL
+2, the missing .wasm or script, stored settings that do not parse and a
+link not understood, each said in a sentence; the stored autoexec.cfg
+run; sound started by the first click; quick play in a fight (moving,
+firing, hits, no mispredictions on the in-page link); the pointer taken
+by a click, given back by Esc with the pause menu, taken again; the
+page's clock across a stall. With --measure, also what the issue asks to be
 measured: 30 s of quick play with 4 bots (fps, load to playing), the
 own-motion delay with prediction on and off and the range's hit ratio with
 lag compensation on and off, all at 150 ms of the page's conditioner.
@@ -58,14 +61,15 @@ class Browser:
         self.driver = subprocess.Popen(
             [CHROMEDRIVER, f"--port={self.port}"], stdout=self.log, stderr=subprocess.STDOUT
         )
-        deadline = time.time() + 20
+        deadline = time.monotonic() + 20
         while True:
             try:
                 if self.call("GET", "/status")["value"].get("ready"):
                     break
-            except (urllib.error.URLError, ConnectionError):
+            except (RuntimeError, ConnectionError):
                 pass
-            if time.time() > deadline:
+            if time.monotonic() > deadline:
+                self.driver.terminate()
                 raise RuntimeError("chromedriver did not start")
             time.sleep(0.2)
         args = [
@@ -79,7 +83,6 @@ class Browser:
             "--use-angle=gl-egl",
             "--enable-unsafe-swiftshader",
             "--ignore-gpu-blocklist",
-            "--autoplay-policy=no-user-gesture-required",
             # This machine's network is closed: no calls home.
             "--disable-background-networking",
             "--disable-component-update",
@@ -96,7 +99,11 @@ class Browser:
             "timeouts": {"script": 120000, "pageLoad": 120000},
             "goog:loggingPrefs": {"browser": "ALL"},
         }}}
-        self.session = self.call("POST", "/session", caps)["value"]["sessionId"]
+        try:
+            self.session = self.call("POST", "/session", caps)["value"]["sessionId"]
+        except RuntimeError:
+            self.driver.terminate()
+            raise
         # The page's own size, exactly (the window's includes what headless
         # Chromium keeps for its own bars).
         self.cdp("Emulation.setDeviceMetricsOverride", width=WIDTH, height=HEIGHT, deviceScaleFactor=1, mobile=False)
@@ -108,10 +115,14 @@ class Browser:
             headers={"Content-Type": "application/json"},
         )
         try:
-            with urllib.request.urlopen(request, timeout=120) as response:
+            # Longer than chromedriver's own script timeout, so that a page
+            # too busy to answer is its "script timeout", not ours.
+            with urllib.request.urlopen(request, timeout=180) as response:
                 return json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as e:
             raise RuntimeError(f"WebDriver {method} {path}: {e.code} {e.read()[:500]!r}") from None
+        except (TimeoutError, urllib.error.URLError) as e:
+            raise RuntimeError(f"WebDriver {method} {path}: timeout ({e})") from None
 
     def session_call(self, method, path, body=None):
         return self.call(method, f"/session/{self.session}{path}", body)
@@ -195,9 +206,9 @@ class Browser:
 
 def wait_for(browser, what, done, timeout_s):
     """Polls the status until done(status) holds; the last status."""
-    deadline = time.time() + timeout_s
+    deadline = time.monotonic() + timeout_s
     status = None
-    while time.time() < deadline:
+    while time.monotonic() < deadline:
         status = browser.status_or_none()
         if status is None:
             continue
@@ -292,8 +303,8 @@ def range_ratio(browser, seconds):
     """Fires at the range's targets with the auto-aim demonstration for
     `seconds`; the hit ratio over these shots."""
     before = browser.status()
-    deadline = time.time() + seconds
-    while time.time() < deadline:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
         fire(browser, 1.5)
         time.sleep(0.3)
     time.sleep(1.0)  # the last verdicts
@@ -302,6 +313,19 @@ def range_ratio(browser, seconds):
     hits = after["range_hits"] - before["range_hits"]
     return {"range_shots": shots, "range_hits": hits, "range_hit_ratio": hits / shots if shots else None,
             "fps": after["fps"], "rtt_ms": after["rtt_ms"], "netcode": after["netcode"]}
+
+
+def on_and_off(browser, variable, name, measure):
+    """`measure()` with a console variable on, then off:
+    {NAME_on: ..., NAME_off: ...}."""
+    found = {}
+    for value in (1, 0):
+        browser.console(f"{variable} {value}")
+        time.sleep(2)
+        key = f"{name}_{'on' if value else 'off'}"
+        found[key] = measure()
+        print(f"web-check: {variable} {value}: {json.dumps(found[key])}", flush=True)
+    return found
 
 
 def pictures(site, out_dir):
@@ -354,8 +378,8 @@ def main():
     browser = Browser(out_dir, ["--disable-webgl"])
     try:
         browser.go(site + "#play")
-        deadline = time.time() + 30
-        while not browser.problem() and time.time() < deadline:
+        deadline = time.monotonic() + 30
+        while not browser.problem() and time.monotonic() < deadline:
             time.sleep(0.2)
         problem = browser.problem()
         assert problem and "WebGL 2" in problem, problem
@@ -367,8 +391,8 @@ def main():
     try:
         # The folder without its .wasm: a sentence naming it.
         browser.go(broken)
-        deadline = time.time() + 30
-        while not browser.problem() and time.time() < deadline:
+        deadline = time.monotonic() + 30
+        while not browser.problem() and time.monotonic() < deadline:
             time.sleep(0.2)
         problem = browser.problem()
         assert problem and "arena_bg.wasm" in problem and "404" in problem, problem
@@ -376,29 +400,45 @@ def main():
 
         # The folder without its script: a sentence naming it.
         browser.go(broken.replace("/broken/", "/nojs/"))
-        deadline = time.time() + 30
-        while not browser.problem() and time.time() < deadline:
+        deadline = time.monotonic() + 30
+        while not browser.problem() and time.monotonic() < deadline:
             time.sleep(0.2)
         problem = browser.problem()
         assert problem and "arena.js" in problem, problem
         passed(f"without its script the page says: {problem}")
 
-        # Stored settings that do not parse: set aside, with a message.
-        browser.go(site + "index.html?settings")
-        browser.js("localStorage.clear(); localStorage.setItem('arena:/arena/settings.ron', '(name: \"Ada\", fov');")
+        # Stored settings that do not parse: set aside, with a message; the
+        # stored autoexec.cfg runs at start.
+        browser.go(site + "arena.js")
+        browser.js(
+            "localStorage.clear();"
+            "localStorage.setItem('arena:/arena/settings.ron', '(name: \"Ada\", fov');"
+            "localStorage.setItem('arena:/arena/autoexec.cfg', '// from the browser\\ncl_interp 40\\n');"
+        )
         browser.go(site + "index.html?again")
         status = wait_for(browser, "the menu over bad settings", lambda s: s["frames"] > 2, LOAD_TIMEOUT_S)
         kept = browser.js("return localStorage.getItem('arena:/arena/settings.ron.bad');")
         assert kept == '(name: "Ada", fov', kept
         assert status["problem"] and "settings.ron" in status["problem"], status["problem"]
         passed(f"stored settings that do not parse were set aside: {status['problem']}")
+        assert status["netcode"]["cl_interp"] == 40, status["netcode"]
+        passed("the stored autoexec.cfg ran at start (cl_interp 40)")
+        # Sound waits for the first click (the browser's rule), then plays.
+        states = browser.js("return window.arena_audio_contexts.map(c => c.state);")
+        assert states and all(s != "running" for s in states), f"sound before any click: {states}"
+        browser.mouse("mousePressed", 4, 4)
+        browser.mouse("mouseReleased", 4, 4)
+        time.sleep(1)
+        states = browser.js("return window.arena_audio_contexts.map(c => c.state);")
+        assert states and all(s == "running" for s in states), f"sound after a click: {states}"
+        passed(f"sound started at the first click ({len(states)} audio context)")
 
         # The main menu, and a link it does not understand.
-        started = time.time()
+        started = time.monotonic()
         browser.go(site + "#plya")
         status = wait_for(browser, "the main menu", lambda s: s["state"] == "menu" and s["frames"] > 5,
                           LOAD_TIMEOUT_S)
-        report["menu_load_s"] = round(time.time() - started, 1)
+        report["menu_load_s"] = round(time.monotonic() - started, 1)
         assert status["problem"] and "#plya" in status["problem"], status
         time.sleep(2)
         png = browser.screenshot(os.path.join(out_dir, "web-menu.png"))
@@ -406,10 +446,10 @@ def main():
         passed(f"the main menu in {report['menu_load_s']} s; a link not understood says: {status['problem']}")
 
         # Quick play from the link, with 4 bots.
-        started = time.time()
+        started = time.monotonic()
         browser.go(site + "#play&bots=4")
         status = wait_for(browser, "quick play", lambda s: s["state"] == "in_game", LOAD_TIMEOUT_S)
-        report["quick_play_in_game_s"] = round(time.time() - started, 1)
+        report["quick_play_in_game_s"] = round(time.monotonic() - started, 1)
         report["load_to_playing_ms"] = status["load_to_playing_ms"]
         # The canvas takes the keys once clicked (also the pointer, if the
         # browser grants it headless).
@@ -451,15 +491,18 @@ def main():
         passed("a click took the pointer; Esc gave it back and opened the pause menu; a click took it again")
 
         browser.console("cl_autoaim 1")
-        deadline = time.time() + 40
-        while time.time() < deadline:
+        deadline = time.monotonic() + 40
+        while time.monotonic() < deadline:
             fire(browser, 1.5)
             status = browser.status()
             if status["shots"] >= 5 and status["hits"] >= 1:
                 break
             time.sleep(0.5)
         assert status["shots"] >= 1 and status["hits"] >= 1, f"shots {status['shots']}, hits {status['hits']}"
-        assert status["mispredictions"] == 0, f"{status['mispredictions']} mispredictions on the in-page link"
+        assert status["mispredictions"] == 0, (
+            f"{status['mispredictions']} mispredictions on the in-page link (late commands "
+            f"{status['late_commands']}, clock resets {status['clock_resets']}, {status['fps']} fps)"
+        )
         png = browser.screenshot(os.path.join(out_dir, "web-fight.png"))
         assert colours(png) > 50, "the fight's screenshot is (nearly) one colour"
         passed(f"shots {status['shots']}, hits {status['hits']}, mispredictions {status['mispredictions']}, "
@@ -475,22 +518,22 @@ def main():
         status = wait_for(browser, "the game after a pause", lambda s: s["pauses"] > pauses, 30)
         time.sleep(3)
         status = wait_for(browser, "the game after a pause", lambda s: s["state"] == "in_game", 5)
-        # A round trip of a frame or two at the page's frame rate, not one
-        # that counts the pause.
-        assert status["rtt_ms"] is not None and status["rtt_ms"] < 500, status["rtt_ms"]
+        # The round trip is a frame or two at the page's rate, not one that
+        # counts the stall.
+        assert status["rtt_ms"] is not None and status["rtt_ms"] < 1500, status["rtt_ms"]
         passed(f"a 3 s stall was a pause ({status['paused_s']:.1f} s skipped): still in game, "
                f"round trip {status['rtt_ms']:.0f} ms")
 
         if measure:
             # 30 s of quick play with 4 bots, firing now and then.
             frames = browser.status()["frames"]
-            t0 = time.time()
-            while time.time() - t0 < 30:
+            t0 = time.monotonic()
+            while time.monotonic() - t0 < 30:
                 fire(browser, 1.0)
                 time.sleep(1.0)
             status = browser.status()
             report["quick_play_30s"] = {
-                "fps_mean": round((status["frames"] - frames) / (time.time() - t0), 1),
+                "fps_mean": round((status["frames"] - frames) / (time.monotonic() - t0), 1),
                 "load_to_playing_ms": status["load_to_playing_ms"],
                 "command_packets_per_s": status["command_packets_per_s"],
                 "shots": status["shots"], "hits": status["hits"], "mispredictions": status["mispredictions"],
@@ -519,22 +562,14 @@ def main():
             browser.mouse("mouseReleased")
             for line in ("net_fakelag 150", "cl_autoaim 0", "cl_lagcompensation 1"):
                 browser.console(line)
-            delays = {}
-            for predict in (1, 0):
-                browser.console(f"cl_predict {predict}")
-                time.sleep(2)
-                delays["prediction_on" if predict else "prediction_off"] = motion_delays(browser, 10)
-                print(f"web-check: own motion, cl_predict {predict}: {json.dumps(delays)}", flush=True)
-            report["own_motion_150ms"] = delays
+            report["own_motion_150ms"] = on_and_off(
+                browser, "cl_predict", "prediction", lambda: motion_delays(browser, 10)
+            )
             browser.console("cl_predict 1")
             browser.console("cl_autoaim 1")
-            ratios = {}
-            for lc in (1, 0):
-                browser.console(f"cl_lagcompensation {lc}")
-                time.sleep(2)
-                ratios["lag_compensation_on" if lc else "lag_compensation_off"] = range_ratio(browser, 25)
-                print(f"web-check: range, cl_lagcompensation {lc}: {json.dumps(ratios)}", flush=True)
-            report["range_150ms"] = ratios
+            report["range_150ms"] = on_and_off(
+                browser, "cl_lagcompensation", "lag_compensation", lambda: range_ratio(browser, 25)
+            )
     finally:
         browser.close()
 

@@ -19,11 +19,11 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use arena_udp::UdpSocket;
-// std's clock panics in a browser; web-time's is std's natively.
 use arena_master::wire::{self, ServerQuery};
 use arena_protocol::query::{PlayerEntry, QueryKind, Reassembly, Reply, Request, ServerListing};
 use arena_protocol::{DEFAULT_PORT, PROTOCOL_VERSION};
+use arena_udp::UdpSocket;
+// std's clock panics in a browser; web-time's is std's natively.
 use web_time::Instant;
 
 /// The ports a LAN scan asks on: the default and the next nine (a second

@@ -21,10 +21,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use bevy::platform::time::Instant;
-
 use arena_protocol::datagram::MAX_DATAGRAM_BYTES;
 use arena_udp::UdpSocket;
+// std's clock panics in a browser; web-time's is std's natively.
+use web_time::Instant;
 
 use crate::conditioner::{LinkConditioner, LinkConditions};
 

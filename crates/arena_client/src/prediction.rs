@@ -207,6 +207,11 @@ impl Prediction {
             return Reconciled::Stale;
         }
         self.last_ack = Some(ack);
+        // The recent corrections age out with every snapshot, not only at
+        // the next correction.
+        while self.recent_corrections.front().is_some_and(|(t, _)| now_s - t > RECENT_S) {
+            self.recent_corrections.pop_front();
+        }
 
         let predicted_at_ack = self.states.iter().find(|(tick, _)| *tick == ack).map(|(_, after)| *after);
         while self.states.front().is_some_and(|(tick, _)| !tick_after(*tick, ack)) {
@@ -224,10 +229,13 @@ impl Prediction {
             return Reconciled::Took;
         }
 
-        // What only the server decides (a death, a respawn) is no
-        // misprediction, though the prediction starts again from it.
+        // What only the server decides (health, a death, a respawn) starts
+        // the prediction again from its state; a death or a respawn is no
+        // misprediction (the rest, a push from someone else's rocket, is).
         let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth.state));
-        let error = predicted_at_ack.filter(|_| !decided).and_then(|predicted| misprediction(&predicted, &auth.state));
+        let error = predicted_at_ack
+            .filter(|predicted| !life_changed(predicted, &auth.state))
+            .and_then(|predicted| misprediction(&predicted, &auth.state));
         if let Some(size) = error {
             self.mispredictions += 1;
             debug!("misprediction at tick {ack}: {size:.4} m off");
@@ -271,9 +279,6 @@ impl Prediction {
         if error.is_some() {
             self.max_correction_m = self.max_correction_m.max(size);
             self.recent_corrections.push_back((now_s, size));
-        }
-        while self.recent_corrections.front().is_some_and(|(t, _)| now_s - t > RECENT_S) {
-            self.recent_corrections.pop_front();
         }
         Reconciled::Replayed { correction: Some(size) }
     }
@@ -341,6 +346,12 @@ fn misprediction(predicted: &PlayerState, actual: &PlayerState) -> Option<f32> {
         || predicted.weapon != actual.weapon
         || (predicted.reload_s - actual.reload_s).abs() > 1e-4;
     differs.then_some(distance)
+}
+
+/// Whether the player died or came back: the server's news, never a
+/// misprediction.
+fn life_changed(predicted: &PlayerState, actual: &PlayerState) -> bool {
+    predicted.alive != actual.alive || predicted.spawn_count != actual.spawn_count
 }
 
 /// Whether the server changed what only it decides (health, death, respawn):

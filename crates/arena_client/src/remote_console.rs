@@ -10,11 +10,11 @@ use std::io::ErrorKind;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::time::Duration;
 
-use arena_udp::UdpSocket;
-// std's clock panics in a browser; web-time's is std's natively.
 use arena_protocol::rcon::{
     self, AnswerError, Challenge, CommandError, MAX_DATAGRAM_BYTES, Packet, RconKey, RconKeyError, RefusalReason,
 };
+use arena_udp::UdpSocket;
+// std's clock panics in a browser; web-time's is std's natively.
 use web_time::Instant;
 
 /// Challenge requests sent again after the first one went unanswered

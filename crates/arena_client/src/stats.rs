@@ -66,8 +66,9 @@ const STILL_BEFORE_ONSET_S: f64 = 0.2;
 const STILL_EPSILON_S: f64 = 1.0e-9;
 /// A start with no motion this long after it is forgotten, seconds: the
 /// player walked into a wall, and the next motion (a push, a respawn) is
-/// not its answer.
-const MAX_DELAY_S: f64 = 2.0;
+/// not its answer. Above the longest round trip the link conditioner adds
+/// (2 s) and a frame or two.
+const MAX_DELAY_S: f64 = 5.0;
 
 /// The own-motion delay (the paper's "latency the user feels"): from the
 /// frame a movement key first makes a command, after standing still, to the
@@ -300,6 +301,7 @@ mod tests {
         assert_eq!(delays(1.0, 1.3, 2.0), vec![300.0], "a round trip later without prediction");
         assert_eq!(delays(0.1, 0.3, 1.0), Vec::<f64>::new(), "no start without standing still first");
         // Into a wall: no motion for seconds, then a push is no answer to the key.
-        assert_eq!(delays(1.0, 4.0, 5.0), Vec::<f64>::new());
+        assert_eq!(delays(1.0, 7.0, 8.0), Vec::<f64>::new());
+        assert_eq!(delays(1.0, 3.2, 4.0), vec![2200.0], "the longest round trip the conditioner adds");
     }
 }

@@ -5,13 +5,15 @@
 //! a queue.
 //!
 //! Every socket lives on one host, loopback: a datagram sent to any address
-//! goes to the socket bound to its port, and comes from the sender's
-//! `127.0.0.1:PORT` (so an IPv6 socket sees it mapped, as UDP would show
-//! it). Sending never blocks and receiving never waits: with nothing queued,
-//! a read says `WouldBlock` (a blocking socket on a thread that cannot block
-//! says `TimedOut`, as a read timeout would). Each socket holds at most
-//! [`MAX_QUEUED`] datagrams; beyond them a datagram is lost, as a full
-//! socket buffer loses it, and nothing grows without bound.
+//! goes to the socket bound to its port, and comes from the sender's port on
+//! loopback in the family it was sent to (`127.0.0.1` to an IPv4 or mapped
+//! address, `::1` to an IPv6 one), so that a reply to it comes back.
+//! Sending never blocks and receiving never waits: with nothing queued, a
+//! read says `WouldBlock`, blocking or not (as a read timeout says it on
+//! Linux: the only thread there is cannot wait). Each socket holds at most
+//! [`MAX_QUEUED`] datagrams and [`MAX_QUEUED_BYTES`]; beyond them a
+//! datagram is lost, as a full socket buffer loses it, and nothing grows
+//! without bound.
 //!
 //! Natively this module is built and tested too; native sockets stay the
 //! operating system's ([`crate::UdpSocket`] is std's there).
@@ -19,20 +21,29 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 use std::time::Duration;
 
 /// Most datagrams waiting in one socket (about 16 s of snapshots at 128 Hz
 /// from one peer): what a socket buffer would hold, about.
 pub const MAX_QUEUED: usize = 2048;
+/// Most bytes waiting in one socket (Linux's default receive buffer is
+/// about 200 KiB; a page's snapshots are a few hundred bytes each).
+pub const MAX_QUEUED_BYTES: usize = 4 << 20;
 /// Largest datagram carried (UDP's own limit over IPv4).
 pub const MAX_DATAGRAM: usize = 65_507;
 /// Where ephemeral ports (binding port 0) are taken from: the IANA
 /// dynamic range, as operating systems do.
 const EPHEMERAL: std::ops::RangeInclusive<u16> = 49_152..=65_535;
 
-type Queue = Mutex<VecDeque<(SocketAddr, Vec<u8>)>>;
+/// A socket's datagrams and their bytes in all.
+#[derive(Debug, Default)]
+struct Waiting {
+    datagrams: VecDeque<(SocketAddr, Vec<u8>)>,
+    bytes: usize,
+}
+
+type Queue = Mutex<Waiting>;
 
 /// Every bound port and its socket's queue (weak: a dropped socket frees
 /// its port).
@@ -50,7 +61,7 @@ fn network() -> MutexGuard<'static, Network> {
     lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn lock(queue: &Queue) -> MutexGuard<'_, VecDeque<(SocketAddr, Vec<u8>)>> {
+fn lock(queue: &Queue) -> MutexGuard<'_, Waiting> {
     queue.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
@@ -63,7 +74,6 @@ pub struct MemorySocket {
     queue: Arc<Queue>,
     /// Where `send` and `recv` go and come from, after `connect`.
     peer: Mutex<Option<SocketAddr>>,
-    nonblocking: AtomicBool,
 }
 
 impl MemorySocket {
@@ -82,14 +92,9 @@ impl MemorySocket {
             }
             port => port,
         };
-        let queue = Arc::new(Mutex::new(VecDeque::new()));
+        let queue = Arc::new(Mutex::new(Waiting::default()));
         net.ports.insert(port, Arc::downgrade(&queue));
-        Ok(Self {
-            local: SocketAddr::new(addr.ip(), port),
-            queue,
-            peer: Mutex::new(None),
-            nonblocking: AtomicBool::new(false),
-        })
+        Ok(Self { local: SocketAddr::new(addr.ip(), port), queue, peer: Mutex::new(None) })
     }
 
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
@@ -109,15 +114,16 @@ impl MemorySocket {
         let queue = network().ports.get(&to.port()).and_then(Weak::upgrade);
         if let Some(queue) = queue {
             let mut queue = lock(&queue);
-            if queue.len() < MAX_QUEUED {
-                queue.push_back((self.apparent_source(to), datagram.to_vec()));
+            if queue.datagrams.len() < MAX_QUEUED && queue.bytes + datagram.len() <= MAX_QUEUED_BYTES {
+                queue.bytes += datagram.len();
+                queue.datagrams.push_back((self.apparent_source(to), datagram.to_vec()));
             }
         }
         Ok(datagram.len())
     }
 
-    /// What the receiver sees as the sender: loopback in the receiver's
-    /// family (an IPv4 sender to an IPv6 address shows mapped).
+    /// What the receiver sees as the sender: loopback in the family the
+    /// datagram was sent to.
     fn apparent_source(&self, to: SocketAddr) -> SocketAddr {
         let ip: IpAddr = match to.ip() {
             IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => Ipv6Addr::LOCALHOST.into(),
@@ -128,22 +134,21 @@ impl MemorySocket {
 
     /// The oldest datagram and its sender, cut to `buffer` as UDP cuts it.
     pub fn recv_from(&self, buffer: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        let Some((from, bytes)) = lock(&self.queue).pop_front() else {
-            return Err(if self.nonblocking.load(Ordering::Relaxed) {
-                io::ErrorKind::WouldBlock.into()
-            } else {
-                // A blocking read here would wait for ever on the only
-                // thread there is: as if its timeout had passed.
-                io::ErrorKind::TimedOut.into()
-            });
+        let mut queue = lock(&self.queue);
+        let Some((from, bytes)) = queue.datagrams.pop_front() else {
+            // Blocking or not: a read that waited would wait for ever on
+            // the only thread there is, so it is as if its timeout passed.
+            return Err(io::ErrorKind::WouldBlock.into());
         };
+        queue.bytes -= bytes.len();
+        drop(queue);
         let len = bytes.len().min(buffer.len());
         buffer[..len].copy_from_slice(&bytes[..len]);
         Ok((len, from))
     }
 
-    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
-        self.nonblocking.store(nonblocking, Ordering::Relaxed);
+    /// Accepted and ignored: nothing here waits.
+    pub fn set_nonblocking(&self, _: bool) -> io::Result<()> {
         Ok(())
     }
 
@@ -168,7 +173,6 @@ impl MemorySocket {
             local: self.local,
             queue: self.queue.clone(),
             peer: Mutex::new(*self.peer.lock().unwrap_or_else(std::sync::PoisonError::into_inner)),
-            nonblocking: AtomicBool::new(self.nonblocking.load(Ordering::Relaxed)),
         })
     }
 
@@ -250,10 +254,17 @@ mod tests {
         for _ in 0..MAX_QUEUED + 10 {
             sender.send_to(b"x", "127.0.0.1:40003").expect("sent");
         }
-        assert_eq!(lock(&receiver.queue).len(), MAX_QUEUED);
+        assert_eq!(lock(&receiver.queue).datagrams.len(), MAX_QUEUED);
         // To nobody: lost, no error.
         sender.send_to(b"x", "127.0.0.1:40004").expect("sent");
         assert!(sender.send_to(&vec![0; MAX_DATAGRAM + 1], "127.0.0.1:40003").is_err());
+        // And in bytes: big datagrams fill it sooner.
+        let big = MemorySocket::bind("0.0.0.0:40005").expect("bound");
+        for _ in 0..MAX_QUEUED {
+            sender.send_to(&vec![0; MAX_DATAGRAM], "127.0.0.1:40005").expect("sent");
+        }
+        let waiting = lock(&big.queue);
+        assert!(waiting.bytes <= MAX_QUEUED_BYTES && waiting.datagrams.len() == MAX_QUEUED_BYTES / MAX_DATAGRAM);
     }
 
     #[test]

@@ -239,10 +239,14 @@ fn game_app(config: ViewConfig, window: Window, problem: Option<String>) -> App 
     } else if user_settings.name.is_empty() {
         user_settings.name = vocabulary::default_name();
     }
+    let plugins = DefaultPlugins.set(WindowPlugin { primary_window: Some(window), ..default() });
+    // In a browser the page's own panic hook (arena_web) stays: it says on
+    // the page that the game stopped; Bevy's would only log it.
+    #[cfg(target_arch = "wasm32")]
+    let plugins = plugins.disable::<bevy::app::PanicHandlerPlugin>();
     let mut app = App::new();
     app.add_plugins(
-        DefaultPlugins
-            .set(WindowPlugin { primary_window: Some(window), ..default() })
+        plugins
             .set(LogPlugin {
                 filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER),
                 fmt_layer: arena_server::log_layer,

@@ -26,6 +26,8 @@ pub(crate) const MAX_MENU_BOTS: usize = 12;
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<MenuForm>()
         .add_systems(Startup, take_startup_action)
+        // A link's problem is the page's first word, not news once a game starts.
+        .add_systems(OnEnter(Session::Connecting), |mut problem: ResMut<StartProblem>| problem.0 = None)
         .add_systems(EguiPrimaryContextPass, (main_menu, connecting_dialog, pause_menu));
 }
 
@@ -71,6 +73,17 @@ impl Default for MenuForm {
             spectate: false,
             problem: None,
         }
+    }
+}
+
+/// "Open to the internet" (the settings' choice, for quick play, the range
+/// and hosting): the router asked for the port, and the game listed on the
+/// masters. Never in a browser: a page has no router to ask and no UDP to
+/// the masters.
+fn open_to_internet(settings: &Settings, config: &mut ServerConfig) {
+    if settings.list_on_internet && cfg!(not(target_arch = "wasm32")) {
+        config.masters = settings.masters.clone();
+        config.map_port = arena_nat::Methods::ALL;
     }
 }
 
@@ -175,13 +188,7 @@ fn main_menu(
                         config = Some(range_config());
                     }
                     if let Some(mut config) = config {
-                        // A page has no router to ask and no UDP to the masters.
-                        if settings.list_on_internet && cfg!(not(target_arch = "wasm32")) {
-                            // Open to the internet: the router asked for the
-                            // port, and the game listed on the masters.
-                            config.masters = settings.masters.clone();
-                            config.map_port = arena_nat::Methods::ALL;
-                        }
+                        open_to_internet(&settings, &mut config);
                         take_name(&form, &mut profile, &mut settings, &mut settings_file);
                         form.problem = None;
                         commands.trigger(HostGame { config, any_port_if_taken: true });
@@ -251,28 +258,17 @@ fn main_menu(
                             (Ok(port), Ok(password)) => {
                                 take_name(&form, &mut profile, &mut settings, &mut settings_file);
                                 form.problem = None;
-                                commands.trigger(HostGame {
-                                    config: ServerConfig {
-                                        bind: SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port)),
-                                        bots: form.bots,
-                                        bot_skill: form.bot_skill,
-                                        max_unlag_ms: form.max_unlag_ms,
-                                        mode: form.mode,
-                                        password,
-                                        masters: if settings.list_on_internet {
-                                            settings.masters.clone()
-                                        } else {
-                                            Vec::new()
-                                        },
-                                        map_port: if settings.list_on_internet {
-                                            arena_nat::Methods::ALL
-                                        } else {
-                                            arena_nat::Methods::NONE
-                                        },
-                                        ..ServerConfig::default()
-                                    },
-                                    any_port_if_taken: false,
-                                });
+                                let mut config = ServerConfig {
+                                    bind: SocketAddr::from((std::net::Ipv6Addr::UNSPECIFIED, port)),
+                                    bots: form.bots,
+                                    bot_skill: form.bot_skill,
+                                    max_unlag_ms: form.max_unlag_ms,
+                                    mode: form.mode,
+                                    password,
+                                    ..ServerConfig::default()
+                                };
+                                open_to_internet(&settings, &mut config);
+                                commands.trigger(HostGame { config, any_port_if_taken: false });
                             }
                             (Err(_), _) => {
                                 form.problem = Some(format!("\"{}\" is not a port number (1-65535).", form.port));

@@ -24,8 +24,12 @@ use crate::vocabulary::{PauseMenu, ViewSet};
 /// which the clocks see only [`RESUMED_FRAME`]. Both ends of the game live
 /// in the page and stop together, so nothing is owed: no timeout, no flood
 /// of catch-up ticks, the client's clock as far ahead of the server's as
-/// before. Above a slow page's frame (SwiftShader draws about 11 a second).
+/// before. Above a slow page's frame (software WebGL 2 in a 640x360 page
+/// draws 6 to 9 a second here).
 const MAX_FRAME_GAP: Duration = Duration::from_millis(500);
+/// A pause this long is said in the log (a hidden tab); shorter ones (a slow
+/// page's frames) are only counted in the status.
+const TOLD_PAUSE: Duration = Duration::from_secs(2);
 /// What the clocks see of a pause: one frame at 60 a second.
 const RESUMED_FRAME: Duration = Duration::from_micros(16_667);
 /// Console lines taken from the page's queue a frame at most, the queue's
@@ -38,7 +42,7 @@ const SCRIPT_LINE_CHARS: usize = 512;
 pub(crate) const CANVAS: &str = "#arena";
 
 pub(crate) fn plugin(app: &mut App) {
-    app.insert_resource(PageClock { last_real: Instant::now(), skipped: Duration::ZERO, pauses: 0 })
+    app.insert_resource(PageClock { last_real: None, skipped: Duration::ZERO, pauses: 0 })
         .add_systems(First, advance_page_clock.before(TimeSystems))
         .add_systems(PreUpdate, follow_pointer_lock.after(InputSystems))
         .add_systems(Update, (take_script_lines, lock_on_click.after(ViewSet::Menus)))
@@ -48,7 +52,8 @@ pub(crate) fn plugin(app: &mut App) {
 /// The page's clock: the browser's, less the pauses.
 #[derive(Resource, Debug)]
 pub(crate) struct PageClock {
-    last_real: Instant,
+    /// The browser's instant at the last frame (none before the first).
+    last_real: Option<Instant>,
     skipped: Duration,
     pauses: u32,
 }
@@ -56,13 +61,15 @@ pub(crate) struct PageClock {
 /// Before Bevy's clocks read it: this frame's instant on the page's clock.
 fn advance_page_clock(mut clock: ResMut<PageClock>, mut strategy: ResMut<TimeUpdateStrategy>) {
     let now = Instant::now();
-    let gap = now.saturating_duration_since(clock.last_real);
+    let gap = clock.last_real.map_or(Duration::ZERO, |last| now.saturating_duration_since(last));
     if gap > MAX_FRAME_GAP {
         clock.skipped += gap - RESUMED_FRAME;
         clock.pauses += 1;
-        info!("the page was paused for {:.1} s (a hidden tab?): the game resumes where it was", gap.as_secs_f32());
+        if gap >= TOLD_PAUSE {
+            info!("the page was paused for {:.1} s (a hidden tab?): the game resumes where it was", gap.as_secs_f32());
+        }
     }
-    clock.last_real = now;
+    clock.last_real = Some(now);
     *strategy = TimeUpdateStrategy::ManualInstant(now.checked_sub(clock.skipped).unwrap_or(now));
 }
 

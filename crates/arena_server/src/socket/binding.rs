@@ -56,6 +56,8 @@ fn share_addresses(local: SocketAddr, public: &[SocketAddr]) -> Vec<SocketAddr> 
                     }
                 }
             }
+            // A browser has none to list (the in-page server is reached on loopback).
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {}
             Err(e) => warn!("cannot list this machine's network interfaces: {e}"),
         }
         let mut loopbacks: Vec<IpAddr> = vec![[127, 0, 0, 1].into()];
