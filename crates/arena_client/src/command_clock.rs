@@ -105,6 +105,8 @@ pub struct ClockSync {
     pub depth: Option<i32>,
     /// Times the clock was reset.
     pub resets: u32,
+    /// Feedback has come since the last decision.
+    unsettled: bool,
 }
 
 impl ClockSync {
@@ -126,6 +128,7 @@ impl ClockSync {
             last_late: false,
             depth: None,
             resets: 0,
+            unsettled: false,
         }
     }
 
@@ -144,8 +147,9 @@ impl ClockSync {
         tick
     }
 
-    /// Takes one snapshot's feedback and returns how many ticks to jump
-    /// forward now (0 almost always).
+    /// Takes one snapshot's feedback and settles on it at once: how many
+    /// ticks to jump forward now (0 almost always). The game takes a
+    /// frame's snapshots with [`Self::take_feedback`] and settles once.
     pub fn on_feedback(
         &mut self,
         snapshot_tick: u32,
@@ -153,6 +157,12 @@ impl ClockSync {
         margin_ticks: Option<f32>,
         client_tick: u32,
     ) -> u32 {
+        self.take_feedback(snapshot_tick, newest_cmd_tick, margin_ticks);
+        self.settle(client_tick)
+    }
+
+    /// Takes one snapshot's feedback, deciding nothing yet.
+    pub fn take_feedback(&mut self, snapshot_tick: u32, newest_cmd_tick: Option<u32>, margin_ticks: Option<f32>) {
         // Feedback about commands made before the last reset says nothing
         // about the clock as it is now.
         if let Some(margin) = margin_ticks.filter(|m| m.is_finite())
@@ -172,9 +182,9 @@ impl ClockSync {
             let late = if run_started { LATE_ALLOWANCE_TICKS } else { 0.0 };
             self.allowance = (self.allowance - fade + late).clamp(0.0, MAX_ALLOWANCE_TICKS);
         }
-        let Some(newest) = newest_cmd_tick else { return 0 };
+        let Some(newest) = newest_cmd_tick else { return };
         if tick_after(self.valid_from_tick, newest) {
-            return 0;
+            return;
         }
         let depth = tick_diff(newest, snapshot_tick);
         self.depth = Some(depth);
@@ -182,17 +192,39 @@ impl ClockSync {
         while self.depths.len() > WINDOW {
             self.depths.pop_front();
         }
-        if self.depths.len() < MIN_SAMPLES {
+        self.unsettled = true;
+    }
+
+    /// Decides on the feedback taken since the last time: a reset (returns
+    /// how many ticks to jump forward now; a hold is counted down by
+    /// [`next_command_tick`]) or the rate. Once a frame, after all of the
+    /// frame's snapshots: a server whose frame ran several ticks (a slow
+    /// page's in-page server, a stalled one) sends a batch, and its older
+    /// snapshots show the server's tick before it ran the rest, so our
+    /// newest command would seem ticks further ahead than it is: judged
+    /// mid-batch, the clock would hold, then find every command late, and
+    /// reset again.
+    pub fn settle(&mut self, client_tick: u32) -> u32 {
+        if !std::mem::take(&mut self.unsettled) || self.depths.len() < MIN_SAMPLES {
             return 0;
         }
-        let min = self.depths.iter().copied().min().unwrap_or(depth);
+        let Some(min) = self.depths.iter().copied().min() else { return 0 };
         let max_depth = MAX_HEAD_START_TICKS.max(self.target.map_or(0, |t| t.ceil() as i32 + 1));
         // Every command late and none run: no margins will come to steer by.
         let all_late = self.margins.is_empty() && min < 0;
         if all_late || !(-RESET_BEHIND_TICKS..=max_depth + RESET_AHEAD_TICKS).contains(&min) {
             // Aim the newest command at one tick ahead of the server's.
+            let max = self.depths.iter().copied().max().unwrap_or(min);
             let limit = i64::from(MAX_JUMP_TICKS);
             let correction = (1 - i64::from(min)).clamp(-limit, limit);
+            // Rare (joining, a stall): worth a line that says why.
+            info!(
+                "clock reset by {correction} ticks (the newest command was {min} to {max} ticks ahead of the \
+                 server's tick over the last {} snapshots; {} margins, late share {:.2})",
+                self.depths.len(),
+                self.margins.len(),
+                self.margins.iter().filter(|m| **m < 0.0).count() as f32 / self.margins.len().max(1) as f32,
+            );
             self.resets += 1;
             self.depths.clear();
             self.margins.clear();
@@ -203,7 +235,6 @@ impl ClockSync {
             self.target = None;
             self.last_feedback_tick = None;
             self.last_late = false;
-            debug!("clock reset by {correction} ticks (newest command was {min} ticks ahead)");
             if correction > 0 {
                 self.valid_from_tick = client_tick.wrapping_add(correction as u32);
                 return correction as u32;
@@ -282,6 +313,12 @@ pub(crate) fn start_clock(
         let mut sync = ClockSync::new(welcome.tick_hz);
         let rtt = client.as_ref().map(|c| Duration::from_secs_f64(c.rtt().max(0.0))).unwrap_or_default();
         tick.0 = sync.initial_tick(welcome.server_tick, rtt);
+        info!(
+            "command clock started at tick {} (the server's {} and a round trip of {:.0} ms)",
+            tick.0,
+            welcome.server_tick,
+            rtt.as_secs_f64() * 1000.0
+        );
         fixed.set_timestep(sync.timestep());
         commands.insert_resource(sync);
     }
@@ -299,9 +336,10 @@ pub(crate) fn follow_server(
         return;
     };
     for snapshot in applied.read() {
-        let jump = sync.on_feedback(snapshot.tick, snapshot.newest_cmd_tick, snapshot.margin_ticks, tick.0);
-        tick.0 = tick.0.wrapping_add(jump);
+        sync.take_feedback(snapshot.tick, snapshot.newest_cmd_tick, snapshot.margin_ticks);
     }
+    let jump = sync.settle(tick.0);
+    tick.0 = tick.0.wrapping_add(jump);
     let timestep = sync.timestep();
     if fixed.timestep() != timestep {
         fixed.set_timestep(timestep);
@@ -422,6 +460,41 @@ mod tests {
             (0..20u32).map(|t| sync.on_feedback(t, Some(t.wrapping_add(0x7fff_ffff)), Some(1e30), 0)).sum();
         assert!(sync.hold_ticks <= MAX_JUMP_TICKS && jumped <= MAX_JUMP_TICKS);
         assert!(sync.rate.is_finite());
+    }
+
+    /// A slow server frame's batch: the server ran ticks `from + 1..=to`
+    /// with every command up to `newest` in hand, and sent a snapshot a tick.
+    fn batch(from: u32, to: u32, newest: u32) -> impl Iterator<Item = (u32, Option<u32>, Option<f32>)> {
+        (from + 1..=to).map(move |t| (t, Some(newest), Some((newest - t) as f32 + 0.5)))
+    }
+
+    #[test]
+    fn a_batch_of_snapshots_is_judged_by_its_newest() {
+        // An in-page server at 3 frames a second (a slow page's first
+        // frames in a game): each frame the client makes 21 commands, then
+        // the server runs their 21 ticks; the newest command is a tick
+        // ahead of the batch's newest snapshot.
+        let (mut sync, mut settled) = (ClockSync::new(64), ClockSync::new(64));
+        let mut client_tick = 23;
+        for frame in 0..10u32 {
+            let (from, to) = (frame * 21, frame * 21 + 21);
+            for (tick, newest, margin) in batch(from, to, to + 1) {
+                settled.take_feedback(tick, newest, margin);
+                sync.on_feedback(tick, newest, margin, client_tick);
+            }
+            assert_eq!(settled.settle(client_tick), 0);
+            client_tick += 21;
+        }
+        assert_eq!((settled.resets, settled.hold_ticks), (0, 0), "a tick ahead is where the clock should be");
+        // Judged snapshot by snapshot, the batch's first ones look twenty
+        // ticks ahead: the clock would hold for nothing.
+        assert!(sync.resets > 0 && sync.hold_ticks > 0, "{} resets", sync.resets);
+        // A batch that shows the clock far ahead at its end still resets.
+        for (tick, newest, margin) in batch(210, 226, 250) {
+            settled.take_feedback(tick, newest, margin);
+        }
+        assert_eq!(settled.settle(client_tick), 0);
+        assert_eq!((settled.resets, settled.hold_ticks), (1, 23));
     }
 
     #[test]

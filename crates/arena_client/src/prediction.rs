@@ -59,6 +59,9 @@ pub struct Prediction {
     /// What is still to fade of past corrections, metres, added when drawing.
     pub visual_offset: Vec3,
     pub mispredictions: u64,
+    /// Of them, those that came with damage: a blast's push (someone's
+    /// rocket, or our own rocket jump), which no link can spare us.
+    pub mispredictions_hurt: u64,
     /// Largest correction (at the present tick) so far, metres.
     pub max_correction_m: f32,
     /// Recent corrections: (real time in seconds, size in metres).
@@ -238,6 +241,9 @@ impl Prediction {
             .and_then(|predicted| misprediction(&predicted, &auth.state));
         if let Some(size) = error {
             self.mispredictions += 1;
+            if predicted_at_ack.is_some_and(|predicted| predicted.health != auth.state.health) {
+                self.mispredictions_hurt += 1;
+            }
             debug!("misprediction at tick {ack}: {size:.4} m off");
         }
         // Nothing to replay when the prediction was right: the movement code is
@@ -520,6 +526,29 @@ mod tests {
         assert!(drawn.distance(was) < 1e-4, "no snap: {drawn} vs {was}");
         let later = p.present(true, None, 1.0, 0.2).expect("drawn").pos;
         assert!(later.distance(replayed.pos) < 0.01, "faded within 200 ms: {later}");
+        assert_eq!(p.mispredictions_hurt, 0, "no damage came with it");
+    }
+
+    #[test]
+    fn a_push_with_damage_is_a_misprediction_and_a_death_or_a_respawn_is_none() {
+        let rig = Rig::new();
+        // A blast's push: moved and hurt.
+        let mut p = rig.predicted();
+        let mut server = rig.server_after(4);
+        server.state.pos.x += 0.5;
+        server.state.health -= 40;
+        server.state = snap_state(&server.state);
+        p.reconcile(server, ON, &rig.cmds, &rig.mover(), 3.0);
+        assert_eq!((p.mispredictions, p.mispredictions_hurt), (1, 1));
+        // Killed there: the server's news, not a prediction gone wrong.
+        let mut p = rig.predicted();
+        let mut server = rig.server_after(4);
+        server.state.pos.x += 0.5;
+        server.state.alive = false;
+        server.state = snap_state(&server.state);
+        p.reconcile(server, ON, &rig.cmds, &rig.mover(), 3.0);
+        assert_eq!((p.mispredictions, p.mispredictions_hurt), (0, 0));
+        assert!(p.recent_corrections.is_empty(), "a death is no correction to draw");
     }
 
     #[test]

@@ -21,6 +21,8 @@ use crate::vocabulary::{AutoAim, StartProblem};
 const RATE_WINDOW_S: f64 = 1.0;
 /// Motion delays published (the newest).
 const DELAYS_SHOWN: usize = 16;
+/// Netcode events published (the newest).
+const EVENTS_SHOWN: usize = 16;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<PageStatus>().init_resource::<Gathering>();
@@ -50,10 +52,16 @@ pub(crate) struct PageStatus {
     pub shots: u64,
     pub hits: u64,
     pub mispredictions: u64,
+    /// Of them, those that came with damage (a blast's push).
+    pub mispredictions_hurt: u64,
     /// The share of recent ticks whose command reached the server too
     /// late, and how often the client's clock was reset to the server's.
     pub late_commands: f32,
     pub clock_resets: u32,
+    /// The newest mispredictions and clock resets, each as a line with the
+    /// page's time (seconds since it began loading), so that a script that
+    /// finds one can say when and alongside what it came.
+    pub netcode_events: VecDeque<String>,
     /// The paper's "latency the user feels": from a movement key after
     /// standing still to the own player drawn moving, mean over the starts
     /// since the netcode settings last changed, milliseconds; how many
@@ -111,9 +119,11 @@ pub(crate) struct Gathering {
     packet_times: VecDeque<(f64, u64)>,
     onsets: MotionOnsets,
     last_position: Option<Vec3>,
+    /// The counts the last frame saw: (mispredictions, with damage, clock resets).
+    last_counts: (u64, u64, u32),
 }
 
-/// Once a frame, after everyone is placed (`ViewSet::Overlay`): the status.
+/// Once a frame, in `Last` (after everyone is drawn where they are): the status.
 /// `since_load_ms` is how long the page (natively the app) has been up.
 pub(crate) fn gather(
     In(since_load_ms): In<f64>,
@@ -161,8 +171,23 @@ pub(crate) fn gather(
     let in_game = *session.get() == Session::InGame;
     status.rtt_ms = in_game.then_some(net.rtt_ms);
     status.snapshots_received = client.snapshots_received;
-    status.mispredictions = prediction.map_or(0, |p| p.mispredictions);
+    (status.mispredictions, status.mispredictions_hurt) =
+        prediction.as_ref().map_or((0, 0), |p| (p.mispredictions, p.mispredictions_hurt));
     (status.late_commands, status.clock_resets) = (net.late_commands, net.clock_resets);
+    let counts = (status.mispredictions, status.mispredictions_hurt, status.clock_resets);
+    let (was, was_hurt, was_resets) = gathering.last_counts;
+    let at_s = since_load_ms / 1000.0;
+    if counts.0 > was {
+        let size = prediction.as_ref().and_then(|p| p.recent_corrections.back().map(|(_, m)| *m)).unwrap_or(0.0);
+        let hurt = if counts.1 > was_hurt { ", with damage" } else { "" };
+        let line = format!("{at_s:.2} s: {} misprediction(s){hurt}, corrected {size:.2} m", counts.0 - was);
+        push_event(&mut status.netcode_events, line);
+    }
+    if counts.2 > was_resets {
+        let line = format!("{at_s:.2} s: clock reset ({} in all), late commands {:.2}", counts.2, net.late_commands);
+        push_event(&mut status.netcode_events, line);
+    }
+    gathering.last_counts = counts;
     if let Some(hits) = hits {
         status.shots = hits.judged;
         status.hits = hits.confirmed + hits.unforeseen;
@@ -190,4 +215,12 @@ pub(crate) fn gather(
     }
     gathering.last_position = drawn;
     status.position = drawn.map(|p| p.to_array());
+}
+
+/// Keeps the newest [`EVENTS_SHOWN`] events.
+fn push_event(events: &mut VecDeque<String>, line: String) {
+    events.push_back(line);
+    while events.len() > EVENTS_SHOWN {
+        events.pop_front();
+    }
 }
