@@ -514,7 +514,7 @@ def main():
         png = browser.screenshot(os.path.join(out_dir, "web-fight.png"))
         assert colours(png) > 50, "the fight's screenshot is (nearly) one colour"
         passed(f"shots {status['shots']}, hits {status['hits']}, mispredictions {unhurt} on the link "
-               f"({status['mispredictions_hurt']} with damage, a blast's push), "
+               f"({status['mispredictions_hurt']} with damage, most likely a rocket's push), "
                f"{status['fps']:.0f} fps, {status['command_packets_per_s']:.0f} command packets/s")
         report["quick_play"] = {k: status[k] for k in
                                 ("fps", "rtt_ms", "shots", "hits", "mispredictions", "mispredictions_hurt",

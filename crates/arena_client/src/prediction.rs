@@ -59,8 +59,10 @@ pub struct Prediction {
     /// What is still to fade of past corrections, metres, added when drawing.
     pub visual_offset: Vec3,
     pub mispredictions: u64,
-    /// Of them, those that came with damage: a blast's push (someone's
-    /// rocket, or our own rocket jump), which no link can spare us.
+    /// Of them, those that came with damage (less health at the server
+    /// than predicted): most often someone else's rocket's push, which no
+    /// link can spare us; but a hit landing on the tick of a misprediction
+    /// of another cause counts here too.
     pub mispredictions_hurt: u64,
     /// Largest correction (at the present tick) so far, metres.
     pub max_correction_m: f32,
@@ -241,7 +243,7 @@ impl Prediction {
             .and_then(|predicted| misprediction(&predicted, &auth.state));
         if let Some(size) = error {
             self.mispredictions += 1;
-            if predicted_at_ack.is_some_and(|predicted| predicted.health != auth.state.health) {
+            if predicted_at_ack.is_some_and(|predicted| auth.state.health < predicted.health) {
                 self.mispredictions_hurt += 1;
             }
             debug!("misprediction at tick {ack}: {size:.4} m off");

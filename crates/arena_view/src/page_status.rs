@@ -52,7 +52,7 @@ pub(crate) struct PageStatus {
     pub shots: u64,
     pub hits: u64,
     pub mispredictions: u64,
-    /// Of them, those that came with damage (a blast's push).
+    /// Of them, those that came with damage (most often a rocket's push).
     pub mispredictions_hurt: u64,
     /// The share of recent ticks whose command reached the server too
     /// late, and how often the client's clock was reset to the server's.
@@ -179,8 +179,9 @@ pub(crate) fn gather(
     let at_s = since_load_ms / 1000.0;
     if counts.0 > was {
         let size = prediction.as_ref().and_then(|p| p.recent_corrections.back().map(|(_, m)| *m)).unwrap_or(0.0);
-        let hurt = if counts.1 > was_hurt { ", with damage" } else { "" };
-        let line = format!("{at_s:.2} s: {} misprediction(s){hurt}, corrected {size:.2} m", counts.0 - was);
+        let hurt = counts.1.saturating_sub(was_hurt);
+        let line =
+            format!("{at_s:.2} s: {} misprediction(s), {hurt} with damage, corrected {size:.2} m", counts.0 - was);
         push_event(&mut status.netcode_events, line);
     }
     if counts.2 > was_resets {

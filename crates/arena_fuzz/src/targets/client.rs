@@ -22,10 +22,15 @@ impl Target for ClockSyncTarget {
         let rtt = std::time::Duration::from_millis(u.int_in_range(0..=10_000u64).unwrap_or(0));
         let mut client_tick = sync.initial_tick(server, rtt);
         while !u.is_empty() {
-            let snapshot_tick = u32::arbitrary(&mut u).unwrap_or(0);
-            let newest = Option::<u32>::arbitrary(&mut u).unwrap_or(None);
-            let margin = Option::<f32>::arbitrary(&mut u).unwrap_or(None);
-            let jump = sync.on_feedback(snapshot_tick, newest, margin, client_tick);
+            // A frame's snapshots (none, one, or a slow server's batch),
+            // then the one decision the game makes on them.
+            for _ in 0..u.int_in_range(0..=24u8).unwrap_or(1) {
+                let snapshot_tick = u32::arbitrary(&mut u).unwrap_or(0);
+                let newest = Option::<u32>::arbitrary(&mut u).unwrap_or(None);
+                let margin = Option::<f32>::arbitrary(&mut u).unwrap_or(None);
+                sync.take_feedback(snapshot_tick, newest, margin);
+            }
+            let jump = sync.settle(client_tick);
             client_tick = client_tick.wrapping_add(jump);
             assert!(jump <= arena_client::MAX_JUMP_TICKS && sync.hold_ticks <= arena_client::MAX_JUMP_TICKS);
             let rate = sync.rate;
