@@ -40,7 +40,7 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 # (measured here: 9 frames a second at 640x360, 4 at 960x540, 2 at
 # 1280x720); ARENA_WEB_SIZE=1280x720 for pictures.
 WIDTH, HEIGHT = (int(n) for n in os.environ.get("ARENA_WEB_SIZE", "640x360").split("x"))
-# Loading a 40 MB module and compiling it in software: generous.
+# Loading a 71 MB module and compiling it in software: generous.
 LOAD_TIMEOUT_S = 240
 
 

@@ -152,7 +152,8 @@ impl ClockSync {
     /// Takes one snapshot's feedback and settles on it at once: how many
     /// ticks to jump forward now (0 almost always). The game takes a
     /// frame's snapshots with [`Self::take_feedback`] and settles once.
-    pub fn on_feedback(
+    #[cfg(test)]
+    fn on_feedback(
         &mut self,
         snapshot_tick: u32,
         newest_cmd_tick: Option<u32>,

@@ -27,8 +27,10 @@ use std::time::Duration;
 /// Most datagrams waiting in one socket (about 16 s of snapshots at 128 Hz
 /// from one peer): what a socket buffer would hold, about.
 pub const MAX_QUEUED: usize = 2048;
-/// Most bytes waiting in one socket (Linux's default receive buffer is
-/// about 200 KiB; a page's snapshots are a few hundred bytes each).
+/// Most bytes waiting in one socket: generous beside Linux's default
+/// receive buffer (about 200 KiB), since a socket here is read only once a
+/// page frame and a datagram dropped here is the page's own loss, not a
+/// network's; bounded all the same.
 pub const MAX_QUEUED_BYTES: usize = 4 << 20;
 /// Largest datagram carried (UDP's own limit over IPv4).
 pub const MAX_DATAGRAM: usize = 65_507;

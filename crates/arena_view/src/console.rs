@@ -587,6 +587,15 @@ fn run_pending(
     for action in actions {
         match action {
             Action::Connect { addr, password, spectate } => {
+                // The page's network reaches only its own server (quick play,
+                // the range); a real address would only time out.
+                if cfg!(target_arch = "wasm32") {
+                    console.say(format!(
+                        "connect {addr}: a browser page has no UDP to reach a server (joining from a browser \
+                         comes with WebTransport); Quick play and the range run their server in the page"
+                    ));
+                    continue;
+                }
                 if game.connection.is_some() {
                     commands.trigger(Disconnect);
                 }

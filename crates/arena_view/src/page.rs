@@ -32,12 +32,13 @@ const MAX_FRAME_GAP: Duration = Duration::from_millis(500);
 const TOLD_PAUSE: Duration = Duration::from_secs(2);
 /// What the clocks see of a pause: one frame at 60 a second.
 const RESUMED_FRAME: Duration = Duration::from_micros(16_667);
-/// Console lines taken from the page's queue a frame at most, the queue's
-/// length at most, and a line's length at most (the console's own checks
-/// come after).
+/// Console lines taken from the page's queue a frame at most, and the
+/// queue's length at most (the page's `arena_console` keeps to it; a script
+/// pushing to the queue itself may not). A line longer than a console line
+/// may be is refused whole, before it is copied out of the page: cut
+/// short, it would run as another command.
 const SCRIPT_LINES_PER_FRAME: u32 = 16;
 const SCRIPT_QUEUE_MAX: u32 = 256;
-const SCRIPT_LINE_CHARS: usize = 512;
 /// The canvas the game draws in (`web/index.html`).
 pub(crate) const CANVAS: &str = "#arena";
 
@@ -143,7 +144,7 @@ fn request_pointer_lock(canvas: &web_sys::Element) {
 }
 
 /// Console lines the page's scripts queued (`arena_console(line)` pushes
-/// to `window.arena_console_queue`): a few a frame, each cut to a length.
+/// to `window.arena_console_queue`): a few a frame, a line too long refused.
 fn take_script_lines(mut console: ResMut<Console>) {
     let Some(window) = window() else { return };
     let Ok(queue) = js_sys::Reflect::get(&window, &JsValue::from_str("arena_console_queue")) else { return };
@@ -156,8 +157,20 @@ fn take_script_lines(mut console: ResMut<Console>) {
         if queue.length() == 0 {
             break;
         }
-        if let Some(line) = queue.shift().as_string() {
-            console.submit(line.chars().take(SCRIPT_LINE_CHARS).collect::<String>());
+        let item = queue.shift();
+        let Some(text) = item.dyn_ref::<js_sys::JsString>() else { continue };
+        // UTF-16 units: never fewer than the line's characters; the console
+        // checks the line's bytes again.
+        if text.length() as usize > arena_protocol::console::MAX_LINE_BYTES {
+            console.say(format!(
+                "a page script's console line of {} characters refused (a line is at most {} bytes)",
+                text.length(),
+                arena_protocol::console::MAX_LINE_BYTES
+            ));
+            continue;
+        }
+        if let Some(line) = text.as_string() {
+            console.submit(line);
         }
     }
 }
