@@ -460,17 +460,19 @@ def main():
         browser.mouse("mousePressed")
         browser.mouse("mouseReleased")
         time.sleep(1)
-        # W held while alive (the bots may kill an idle player first).
-        for _ in range(4):
+        # A movement key held while alive (the bots may kill an idle player
+        # first); W, then S in case a wall stood in front.
+        for key in (KEY_W, KEY_S, KEY_W, KEY_S):
             before = wait_for(browser, "alive", lambda s: s["position"] is not None, 20)
-            hold_key(browser, KEY_W, 2.0)
+            hold_key(browser, key, 2.0)
             time.sleep(0.5)
             after = browser.status()
             moved = after["moved_m"] - before["moved_m"]
             if moved > 1.0:
                 break
-        assert moved > 1.0, f"W held for 2 s moved the player {moved:.2f} m"
-        passed(f"in game after {report['quick_play_in_game_s']} s; W held 2 s moved the player {moved:.1f} m")
+        assert moved > 1.0, f"{key[1].upper()} held for 2 s moved the player {moved:.2f} m"
+        passed(f"in game after {report['quick_play_in_game_s']} s; {key[1].upper()} held 2 s moved the player "
+               f"{moved:.1f} m")
 
         # The click took the pointer; Esc gives it back and opens the pause
         # menu (the browser keeps that Esc: the game learns it from the lock);
