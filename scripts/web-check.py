@@ -221,6 +221,16 @@ def wait_for(browser, what, done, timeout_s):
     raise AssertionError(f"{what}: not within {timeout_s} s; status: {json.dumps(status)}")
 
 
+def problem_at(browser, url, timeout_s=30):
+    """Opens `url` and returns what the page says is wrong (None if nothing
+    within `timeout_s`)."""
+    browser.go(url)
+    deadline = time.monotonic() + timeout_s
+    while not browser.problem() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return browser.problem()
+
+
 def colours(png_bytes):
     """How many distinct colours a PNG has (enough to tell one colour from a
     picture): Chromium's screenshot, decoded with zlib (no image library)."""
@@ -381,11 +391,7 @@ def main():
     # A browser without WebGL 2: a sentence, no module loaded.
     browser = Browser(out_dir, ["--disable-webgl"])
     try:
-        browser.go(site + "#play")
-        deadline = time.monotonic() + 30
-        while not browser.problem() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        problem = browser.problem()
+        problem = problem_at(browser, site + "#play")
         assert problem and "WebGL 2" in problem, problem
         passed(f"without WebGL 2 the page says: {problem}")
     finally:
@@ -394,20 +400,12 @@ def main():
     browser = Browser(out_dir)
     try:
         # The folder without its .wasm: a sentence naming it.
-        browser.go(broken)
-        deadline = time.monotonic() + 30
-        while not browser.problem() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        problem = browser.problem()
+        problem = problem_at(browser, broken)
         assert problem and "arena_bg.wasm" in problem and "404" in problem, problem
         passed(f"without its .wasm the page says: {problem}")
 
         # The folder without its script: a sentence naming it.
-        browser.go(broken.replace("/broken/", "/nojs/"))
-        deadline = time.monotonic() + 30
-        while not browser.problem() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        problem = browser.problem()
+        problem = problem_at(browser, broken.replace("/broken/", "/nojs/"))
         assert problem and "arena.js" in problem, problem
         passed(f"without its script the page says: {problem}")
 
