@@ -39,3 +39,4 @@ mod server_config;
 mod server_queries;
 mod subtick;
 mod votes;
+mod web_join;

@@ -50,6 +50,16 @@ pub(crate) struct GameArgs {
     /// Bots keep to the rifle (no rocket launcher).
     #[arg(long, env = "ARENA_BOT_RIFLE_ONLY")]
     pub bot_rifle_only: bool,
+    /// Let browsers join: serve the page from DIR (the folder
+    /// scripts/web-build.sh makes) and open a WebTransport endpoint beside
+    /// the game's UDP port; the server prints a line beginning `web: ` with
+    /// the link to open.
+    #[arg(long, env = "ARENA_WEB", value_name = "DIR")]
+    pub web: Option<PathBuf>,
+    /// The web endpoint's port: UDP for WebTransport, TCP for the page
+    /// (default: the game's port + 1).
+    #[arg(long, env = "ARENA_WEB_PORT", value_name = "PORT")]
+    pub web_port: Option<u16>,
     /// Most players connected at once (bots not counted).
     #[arg(long, env = "ARENA_MAX_CLIENTS", default_value_t = 16)]
     pub max_clients: usize,
@@ -257,6 +267,8 @@ impl GameArgs {
                 Some(path) => Some(rcon_key_from_file(path)?),
                 None => None,
             },
+            web_dir: self.web.clone(),
+            web_port: self.web_port,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! A browser link's fragment (the part after `#`): what the page starts
 //! with. `play` (quick play) or `range` (the shooting range), either with
-//! `&bots=N`; nothing opens the main menu. A fragment is anyone's text (a
+//! `&bots=N`; `join=ADDRESS&cert=HASH` (a server's WebTransport endpoint,
+//! `arena_protocol::web_link`); nothing opens the main menu. A fragment is anyone's text (a
 //! link can come from a stranger): it chooses among these starts and nothing
 //! else, and one that is not understood is an error whose sentence quotes
 //! it only as printable ASCII, cut short. No Bevy; fuzzed (`page_links`).
@@ -21,6 +22,8 @@ pub enum PageLink {
     Play { bots: Option<usize> },
     /// The shooting range.
     Range { bots: Option<usize> },
+    /// Join a server's WebTransport endpoint, pinning its certificate.
+    Join(arena_protocol::web_link::JoinLink),
 }
 
 /// Why a fragment was not understood.
@@ -34,11 +37,16 @@ pub enum LinkError {
         asked: String,
         max: usize,
     },
+    /// `join=` with something other than an IP address and port.
+    JoinAddress(String),
+    /// `join=` without `&cert=` and 64 hex digits after it.
+    JoinCert,
 }
 
 impl fmt::Display for LinkError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let known = "#play (quick play against bots), #range (the shooting range), #play&bots=N";
+        let known = "#play (quick play against bots), #range (the shooting range), #play&bots=N, \
+                     #join=ADDRESS:PORT&cert=HASH (a server's link)";
         match self {
             Self::TooLong => {
                 write!(f, "This link's ending is too long to be one of Arena's. Links that start a game: {known}.")
@@ -49,6 +57,16 @@ impl fmt::Display for LinkError {
             Self::Bots { asked, max } => {
                 write!(f, "This link asks for \"{asked}\" bots: a number from 0 to {max} works.")
             }
+            Self::JoinAddress(asked) => write!(
+                f,
+                "This link joins \"{asked}\", which is not an IP address and port (such as 192.168.1.20:27961). \
+                 Ask the host for the link the server printed."
+            ),
+            Self::JoinCert => write!(
+                f,
+                "This join link has no certificate hash (&cert= and 64 hex digits), which the browser needs to \
+                 trust the server. Ask the host for the whole link the server printed."
+            ),
         }
     }
 }
@@ -75,6 +93,20 @@ pub fn parse(fragment: &str, max_bots: usize) -> Result<PageLink, LinkError> {
         return Ok(PageLink::Menu);
     }
     let unknown = || LinkError::Unknown(quoted(fragment));
+    if let Some(rest) = fragment.strip_prefix("join=") {
+        let mut parts = rest.split('&');
+        let addr = parts.next().unwrap_or_default();
+        let cert = match (parts.next(), parts.next()) {
+            (Some(cert), None) => Some(cert.strip_prefix("cert=").ok_or_else(unknown)?),
+            (None, _) => None,
+            (Some(_), Some(_)) => return Err(unknown()),
+        };
+        return match arena_protocol::web_link::parse_join(addr, cert) {
+            Ok(link) => Ok(PageLink::Join(link)),
+            Err(arena_protocol::web_link::JoinLinkError::Address) => Err(LinkError::JoinAddress(quoted(addr))),
+            Err(arena_protocol::web_link::JoinLinkError::Cert) => Err(LinkError::JoinCert),
+        };
+    }
     let mut parts = fragment.split('&');
     let range = match parts.next() {
         Some("play") => false,
@@ -106,6 +138,25 @@ mod tests {
         assert_eq!(parse("#range&bots=0", 12), Ok(PageLink::Range { bots: Some(0) }));
         assert_eq!(parse("", 12), Ok(PageLink::Menu));
         assert_eq!(parse("#", 12), Ok(PageLink::Menu));
+    }
+
+    #[test]
+    fn a_join_link_names_the_endpoint_and_its_certificate() {
+        let hash = "ab".repeat(32);
+        let link = parse(&format!("#join=192.168.1.20:27961&cert={hash}"), 12);
+        match link {
+            Ok(PageLink::Join(join)) => {
+                assert_eq!(join.addr, "192.168.1.20:27961".parse().unwrap());
+                assert_eq!(join.cert, [0xAB; 32]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(parse(&format!("#join=[::1]:5&cert={hash}"), 12), Ok(PageLink::Join(_))));
+        assert_eq!(parse("#join=1.2.3.4:5", 12), Err(LinkError::JoinCert));
+        assert_eq!(parse("#join=1.2.3.4:5&cert=xyz", 12), Err(LinkError::JoinCert));
+        assert!(matches!(parse(&format!("#join=evil.example:5&cert={hash}"), 12), Err(LinkError::JoinAddress(_))));
+        assert!(matches!(parse(&format!("#join=1.2.3.4:5&cert={hash}&bots=3"), 12), Err(LinkError::Unknown(_))));
+        assert!(matches!(parse(&format!("#join=1.2.3.4:5&pass={hash}"), 12), Err(LinkError::Unknown(_))));
     }
 
     #[test]

@@ -42,6 +42,10 @@
 //!   acknowledgements only when they matter).
 //! - `wire_anatomy`: where a datagram's bytes go (netcode, the bundle,
 //!   renet's framing, acknowledgements, messages), for the lab.
+//! - `web_link`: a browser's join link (`#join=ADDRESS&cert=HASH`),
+//!   written by the server and read by the page.
+//! - `web_frame`: how a netcode datagram crosses WebTransport (a datagram
+//!   when it fits, else a length-prefixed frame on a stream), both ends.
 //! - `demo_frame`: what one tick of a demo holds, and its compact coding.
 //! - `demo`: the demo file: frames in compressed, checked chunks with an
 //!   index for seeking; read with limits. Replaying one runs the simulation,
@@ -76,6 +80,8 @@ pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
 pub mod vote;
+pub mod web_frame;
+pub mod web_link;
 pub mod wire_anatomy;
 
 pub use codec::{decode, encode};

@@ -126,6 +126,13 @@ pub struct ServerConfig {
     pub maps: Vec<String>,
     /// What players may call votes on (`--vote-kinds`); empty: no votes.
     pub vote_kinds: Vec<arena_protocol::vote::VoteKind>,
+    /// Browsers join (`--web DIR`): a WebTransport endpoint beside the game's
+    /// socket, and the page served from this folder (`scripts/web-build.sh`
+    /// makes it). Native servers only.
+    pub web_dir: Option<std::path::PathBuf>,
+    /// The endpoint's port (UDP for sessions, TCP for the page; `--web-port`);
+    /// `None`: the game's port + 1, or any free one when the game's is any.
+    pub web_port: Option<u16>,
 }
 
 /// How a server's systems are run each frame.
@@ -182,6 +189,8 @@ impl Default for ServerConfig {
             map: arena_sim::MapDef::built_in_names()[0].to_string(),
             maps: Vec::new(),
             vote_kinds: arena_protocol::vote::VoteKind::ALL.to_vec(),
+            web_dir: None,
+            web_port: None,
         }
     }
 }

@@ -21,12 +21,15 @@
 //! - `interfaces`: this machine's interface addresses (none in a browser).
 //! - `introductions`: the limits on introductions for hole punching.
 //! - `signals`: a stop flag set by SIGTERM and SIGINT.
+//! - `web_peers`: browser sessions as peers: their addresses (which no UDP
+//!   datagram can claim) and the link a server reaches them through.
 
 mod interfaces;
 mod introductions;
 pub mod memory;
 mod signals;
 mod socket;
+mod web_peers;
 
 pub use interfaces::{Interface, interfaces};
 pub use introductions::{INTRODUCTION_BURST, INTRODUCTIONS_PER_S};
@@ -35,3 +38,4 @@ pub use socket::{
     UdpSocket, bind_udp, canonical, is_joinable, is_local, is_transient, is_v6, limit_key, parse_socket_addr,
     port_out_of_range, recv_from, resolve, send_to,
 };
+pub use web_peers::{WebCounts, WebLink, is_web_peer, web_peer_addr, web_session};

@@ -15,6 +15,11 @@
 //! datagram is lost, as a full socket buffer loses it, and nothing grows
 //! without bound.
 //!
+//! A gateway leads out of the page (a browser joining a server): datagrams
+//! sent to its address wait for the page's WebTransport link to take them,
+//! and what the link receives is delivered from that address to the socket
+//! that last sent through it. Bounded as a socket's queue is.
+//!
 //! Natively this module is built and tested too; native sockets stay the
 //! operating system's ([`crate::UdpSocket`] is std's there).
 
@@ -48,17 +53,71 @@ struct Waiting {
 type Queue = Mutex<Waiting>;
 
 /// Every bound port and its socket's queue (weak: a dropped socket frees
-/// its port).
+/// its port), and the gateways out of the page.
 #[derive(Default)]
 struct Network {
     ports: HashMap<u16, Weak<Queue>>,
     next_ephemeral: u16,
+    gateways: HashMap<SocketAddr, Gateway>,
+}
+
+/// A way out of the page to one address (a WebTransport session to a
+/// server): what was sent to it waits here until the page's link takes it,
+/// and what the link received is delivered from it to the socket that
+/// last sent to it.
+#[derive(Default)]
+struct Gateway {
+    outbox: Waiting,
+    /// The port that last sent through it (where answers go).
+    last_sender: Option<u16>,
+}
+
+/// Whether a socket of the page holds `port` (the page's own server).
+pub fn is_bound(port: u16) -> bool {
+    network().ports.get(&port).is_some_and(|q| q.strong_count() > 0)
+}
+
+/// Opens a gateway to `addr`: from now on datagrams sent to it wait for
+/// [`take_outgoing`] instead of going to a port of the page.
+pub fn open_gateway(addr: SocketAddr) {
+    network().gateways.entry(addr).or_default();
+}
+
+/// Closes the gateway to `addr` (what waited in it is dropped).
+pub fn close_gateway(addr: SocketAddr) {
+    network().gateways.remove(&addr);
+}
+
+/// The datagrams sent to the gateway `addr` since the last call, oldest first.
+pub fn take_outgoing(addr: SocketAddr) -> Vec<Vec<u8>> {
+    let mut net = network();
+    let Some(gateway) = net.gateways.get_mut(&addr) else { return Vec::new() };
+    gateway.outbox.bytes = 0;
+    gateway.outbox.datagrams.drain(..).map(|(_, d)| d).collect()
+}
+
+/// Hands `datagram`, received from outside the page, to the socket that
+/// last sent through the gateway `from`, as if `from` had sent it; false
+/// when there is no such gateway or socket, or its queue is full.
+pub fn deliver(from: SocketAddr, datagram: &[u8]) -> bool {
+    let net = network();
+    let Some(port) = net.gateways.get(&from).and_then(|g| g.last_sender) else { return false };
+    let Some(queue) = net.ports.get(&port).and_then(Weak::upgrade) else { return false };
+    drop(net);
+    let mut queue = lock(&queue);
+    if queue.datagrams.len() >= MAX_QUEUED || queue.bytes + datagram.len() > MAX_QUEUED_BYTES {
+        return false;
+    }
+    queue.bytes += datagram.len();
+    queue.datagrams.push_back((from, datagram.to_vec()));
+    true
 }
 
 fn network() -> MutexGuard<'static, Network> {
     static NETWORK: OnceLock<Mutex<Network>> = OnceLock::new();
-    let lock =
-        NETWORK.get_or_init(|| Mutex::new(Network { ports: HashMap::new(), next_ephemeral: *EPHEMERAL.start() }));
+    let lock = NETWORK.get_or_init(|| {
+        Mutex::new(Network { ports: HashMap::new(), next_ephemeral: *EPHEMERAL.start(), gateways: HashMap::new() })
+    });
     // A panic while holding it leaves the map consistent (each step is one insert or remove).
     lock.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
@@ -113,7 +172,19 @@ impl MemorySocket {
         }
         let to =
             to.to_socket_addrs()?.next().ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address"))?;
-        let queue = network().ports.get(&to.port()).and_then(Weak::upgrade);
+        let mut net = network();
+        if let Some(gateway) = net.gateways.get_mut(&to) {
+            // Out of the page: bounded as a socket's queue is.
+            gateway.last_sender = Some(self.local.port());
+            let outbox = &mut gateway.outbox;
+            if outbox.datagrams.len() < MAX_QUEUED && outbox.bytes + datagram.len() <= MAX_QUEUED_BYTES {
+                outbox.bytes += datagram.len();
+                outbox.datagrams.push_back((to, datagram.to_vec()));
+            }
+            return Ok(datagram.len());
+        }
+        let queue = net.ports.get(&to.port()).and_then(Weak::upgrade);
+        drop(net);
         if let Some(queue) = queue {
             let mut queue = lock(&queue);
             if queue.datagrams.len() < MAX_QUEUED && queue.bytes + datagram.len() <= MAX_QUEUED_BYTES {
@@ -226,6 +297,23 @@ fn free_port(net: &mut Network) -> io::Result<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gateway_takes_what_is_sent_to_its_address_and_answers_the_sender() {
+        let server: SocketAddr = "192.0.2.10:27961".parse().unwrap();
+        open_gateway(server);
+        let client = MemorySocket::bind("127.0.0.1:0").unwrap();
+        client.send_to(b"request", server).unwrap();
+        assert_eq!(take_outgoing(server), vec![b"request".to_vec()]);
+        assert!(take_outgoing(server).is_empty());
+        assert!(deliver(server, b"challenge"));
+        let mut buffer = [0u8; 64];
+        assert_eq!(client.recv_from(&mut buffer).unwrap(), (9, server));
+        close_gateway(server);
+        assert!(!deliver(server, b"late"));
+        client.send_to(b"after", server).unwrap();
+        assert!(take_outgoing(server).is_empty(), "a closed gateway takes nothing");
+    }
 
     #[test]
     fn a_datagram_goes_to_the_port_and_comes_from_the_sender() {

@@ -47,12 +47,14 @@
 //! - `demo_playback`: `arena demo play FILE`: a recorded match, its timeline
 //!   and overlays (a window of its own, no network).
 //! - `screenshot`: `--screenshot FILE --seconds S [--screenshot-after-kill]`.
-//! - `page_link`: a browser link's fragment (`#play`, `#range`) into the
-//!   game's start (or the menu, saying what was wrong).
+//! - `page_link`: a browser link's fragment (`#play`, `#range`,
+//!   `#join=`) into the game's start (or the menu, saying what was wrong).
 //! - `page_status`: the figures scripts read (`window.arena_status` in a
 //!   browser), gathered each frame.
 //! - `page` (wasm32 only): the page around the game: its clock, pointer
 //!   lock, the status published, scripts' console lines.
+//! - `web_transport` (wasm32 only): joining a server from the page: the
+//!   WebTransport session as a gateway of the in-page network.
 //!
 //! # The order of a frame
 //!
@@ -106,6 +108,8 @@ mod surfaces;
 mod view_model;
 mod vocabulary;
 mod votes;
+#[cfg(target_arch = "wasm32")]
+mod web_transport;
 
 use arena_client::ClientPlugin;
 use bevy::log::LogPlugin;
@@ -300,7 +304,7 @@ pub fn run(config: ViewConfig) -> Result<(), String> {
 #[cfg(target_arch = "wasm32")]
 pub fn run_web() {
     let fragment = web_sys::window().and_then(|w| w.location().hash().ok()).unwrap_or_default();
-    let (start, problem) = page_link::start(&fragment);
+    let (start, problem, join_link) = page_link::start(&fragment);
     let config = ViewConfig {
         start,
         name: None,
@@ -320,7 +324,8 @@ pub fn run_web() {
         ..default()
     };
     let mut app = game_app(config, window, problem);
-    app.add_plugins(page::plugin);
+    app.add_plugins((page::plugin, web_transport::plugin));
+    app.insert_resource(vocabulary::KnownJoinLink(join_link));
     app.run();
 }
 

@@ -123,6 +123,26 @@ fn take_startup_action(
     }
 }
 
+/// The address the Join field names: natively a server's game address (a
+/// name looked up); in a browser a server's WebTransport endpoint, as an IP
+/// address and port, or a whole join link (`...#join=ADDRESS&cert=HASH`),
+/// whose certificate the session then pins.
+fn join_address(text: &str, commands: &mut Commands) -> Result<std::net::SocketAddr, String> {
+    #[cfg(target_arch = "wasm32")]
+    if let Some((_, fragment)) = text.trim().split_once('#') {
+        return match arena_client::page_link::parse(fragment, MAX_MENU_BOTS) {
+            Ok(arena_client::page_link::PageLink::Join(link)) => {
+                commands.insert_resource(crate::vocabulary::KnownJoinLink(Some(link)));
+                Ok(link.addr)
+            }
+            Ok(_) => Err("That link starts a game in the page; paste a server's join link (#join=...).".into()),
+            Err(e) => Err(e.to_string()),
+        };
+    }
+    let _ = commands;
+    resolve_server_addr(text).map_err(|e| e.to_string())
+}
+
 fn title(ui: &mut egui::Ui) {
     ui.vertical_centered(|ui| {
         ui.label(egui::RichText::new("ARENA").size(44.0).strong().color(egui::Color32::from_rgb(255, 196, 64)));
@@ -279,17 +299,6 @@ fn main_menu(
                 });
                 ui.end_row();
                 ui.label("Join address");
-                if cfg!(target_arch = "wasm32") {
-                    ui.label(
-                        egui::RichText::new(
-                            "Not from a browser yet: a page speaks no UDP (quick play, the range and \
-                                             hosting run inside the page)",
-                        )
-                        .weak(),
-                    );
-                    ui.end_row();
-                    return;
-                }
                 ui.horizontal(|ui| {
                     let field = ui.add(egui::TextEdit::singleline(&mut form.address).desired_width(150.0));
                     let mut enter = field.lost_focus() && ui.input(|i| i.key_pressed(egui::Key::Enter));
@@ -299,7 +308,7 @@ fn main_menu(
                     ui.checkbox(&mut form.spectate, "Watch")
                         .on_hover_text("Join as a spectator: follow the players, or fly freely (also from the list)");
                     if join || enter {
-                        match (resolve_server_addr(&form.address), Password::new(&form.join_password)) {
+                        match (join_address(&form.address, &mut commands), Password::new(&form.join_password)) {
                             (Ok(addr), Ok(password)) => {
                                 take_name(&form, &mut profile, &mut settings, &mut settings_file);
                                 form.problem = None;

@@ -43,6 +43,13 @@ pub enum StartAction {
 #[derive(Resource, Clone, Debug, Default)]
 pub(crate) struct StartProblem(pub Option<String>);
 
+/// A server's join link the page was given (its address and certificate
+/// hash): the session to that address pins this certificate. In a browser
+/// only; a native game joins by UDP.
+#[cfg(target_arch = "wasm32")]
+#[derive(Resource, Clone, Copy, Debug, Default)]
+pub(crate) struct KnownJoinLink(pub Option<arena_protocol::web_link::JoinLink>);
+
 /// Take a screenshot and quit: for scripts, tests and the README.
 #[derive(Clone, Debug)]
 pub struct Screenshot {

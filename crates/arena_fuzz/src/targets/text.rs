@@ -44,10 +44,19 @@ impl Target for PageLinks {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        ["#play", "#range&bots=4", "", "#play&bots=13", "#pl\u{202e}ay\n<b>", "#range&bots=1&bots=2"]
-            .iter()
-            .map(|s| s.as_bytes().to_vec())
-            .collect()
+        [
+            "#play",
+            "#range&bots=4",
+            "",
+            "#play&bots=13",
+            "#pl\u{202e}ay\n<b>",
+            "#range&bots=1&bots=2",
+            "#join=192.168.1.20:27961&cert=abababababababababababababababababababababababababababababababab",
+            "#join=[::1]:27961&cert=00",
+        ]
+        .iter()
+        .map(|s| s.as_bytes().to_vec())
+        .collect()
     }
 
     fn run(&mut self, input: &[u8]) {
@@ -56,6 +65,8 @@ impl Target for PageLinks {
         match parse(&String::from_utf8_lossy(input), MAX_BOTS) {
             Ok(PageLink::Menu) => {}
             Ok(PageLink::Play { bots } | PageLink::Range { bots }) => assert!(bots.is_none_or(|n| n <= MAX_BOTS)),
+            // A join link's address is an IP address with a port (no name to look up).
+            Ok(PageLink::Join(link)) => assert!(link.addr.port() != 0),
             Err(e) => {
                 let said = e.to_string();
                 assert!(said.is_ascii() && !said.chars().any(|c| c.is_control()), "{said:?}");

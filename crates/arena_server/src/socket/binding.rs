@@ -21,8 +21,10 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
         .map_err(|error| ServerError::Bind { addr: config.bind, error })?;
     let mut transport = transport;
     transport.set_rcon_key(config.rcon_key.clone());
+    let web = open_web(config, local_addr, &share_addrs, &mut transport)?;
     app.insert_resource(RenetServer::new(connection_config())).insert_resource(transport);
     Ok(ServerInfo {
+        web,
         name: config.display_name(),
         local_addr,
         share_addrs,
@@ -36,6 +38,74 @@ pub(crate) fn open(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, S
             crate::reach_report::MapState::Off,
         )),
     })
+}
+
+/// The browsers' endpoint when `--web` asks for one: opened beside the
+/// game's socket and attached to its transport.
+#[cfg(not(target_arch = "wasm32"))]
+fn open_web(
+    config: &ServerConfig,
+    local: SocketAddr,
+    share_addrs: &[SocketAddr],
+    transport: &mut ServerTransport,
+) -> Result<Option<super::transport::WebInfo>, ServerError> {
+    let Some(folder) = &config.web_dir else { return Ok(None) };
+    let port = config.web_port.unwrap_or(if local.port() == 0 { 0 } else { local.port().wrapping_add(1).max(1) });
+    let mut hosts: Vec<IpAddr> = Vec::new();
+    for addr in share_addrs {
+        if !hosts.contains(&addr.ip()) {
+            hosts.push(addr.ip());
+        }
+    }
+    let mut names: Vec<String> = vec!["localhost".into()];
+    names.extend(hosts.iter().map(|ip| ip.to_string()));
+    let cert = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let renewed = cert.clone();
+    let (links_hosts, links_port) = (hosts.clone(), std::sync::Arc::new(std::sync::atomic::AtomicU16::new(0)));
+    let renew_port = links_port.clone();
+    let on_renew = Box::new(move |hash: &str| {
+        if let Ok(mut cert) = renewed.lock() {
+            *cert = hash.to_string();
+        }
+        let info = super::transport::WebInfo {
+            port: renew_port.load(std::sync::atomic::Ordering::Relaxed),
+            cert: renewed.clone(),
+            hosts: links_hosts.clone(),
+        };
+        if let Some(link) = info.local_link() {
+            info!("web: the certificate was renewed; links carry the new hash from now on");
+            println!("web: {link}");
+        }
+    });
+    let endpoint = arena_webtransport::WebEndpoint::start(
+        arena_webtransport::WebConfig {
+            bind: SocketAddr::new(config.bind.ip(), port),
+            folder: Some(folder.clone()),
+            max_sessions: config.max_clients + config.max_spectators + arena_webtransport::MAX_SESSIONS_PER_IP,
+            names,
+            silent_timeout: arena_webtransport::SILENT_SESSION_TIMEOUT,
+        },
+        on_renew,
+    )
+    .map_err(|e| ServerError::Web(e.to_string()))?;
+    links_port.store(endpoint.port, std::sync::atomic::Ordering::Relaxed);
+    if let Ok(mut current) = cert.lock() {
+        *current = endpoint.hash_hex();
+    }
+    let port = endpoint.port;
+    transport.attach_web(Box::new(endpoint));
+    Ok(Some(super::transport::WebInfo { port, cert, hosts }))
+}
+
+/// A browser has no endpoint of its own to open (the page is the browser).
+#[cfg(target_arch = "wasm32")]
+fn open_web(
+    _config: &ServerConfig,
+    _local: SocketAddr,
+    _share_addrs: &[SocketAddr],
+    _transport: &mut ServerTransport,
+) -> Result<Option<super::transport::WebInfo>, ServerError> {
+    Ok(None)
 }
 
 /// The addresses clients can use: the `--public-addr`s, then for an

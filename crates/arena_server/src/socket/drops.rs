@@ -46,6 +46,9 @@ pub enum DropReason {
     WouldAmplify,
     /// A connection request from an address the console banned.
     Banned,
+    /// A UDP datagram claiming a browser session's address (only the
+    /// session itself speaks for one: `arena_udp::web_peer_addr`).
+    ForgedWebPeer,
 }
 
 impl DropReason {
@@ -68,6 +71,7 @@ impl DropReason {
             DropReason::QueryLimited => "queries rate limited",
             DropReason::WouldAmplify => "getinfo smaller than its answer",
             DropReason::Banned => "banned address",
+            DropReason::ForgedWebPeer => "forged web peer",
         }
     }
 }

@@ -79,6 +79,8 @@ pub enum ServerError {
     ThreadEnded,
     /// The server's loop ended with this error code.
     Stopped(u8),
+    /// The browsers' endpoint (`--web`) did not open.
+    Web(String),
     /// The stop signals' handlers could not be installed.
     Signals(io::Error),
     /// `--record`'s folder cannot be made, or a file cannot be written in
@@ -110,6 +112,7 @@ impl std::fmt::Display for ServerError {
             ServerError::Thread(e) => write!(f, "cannot start the server thread: {e}"),
             ServerError::ThreadEnded => f.write_str("the server thread ended before it started listening"),
             ServerError::Stopped(code) => write!(f, "the server stopped with error code {code}"),
+            ServerError::Web(e) => write!(f, "--web: {e}"),
             ServerError::Record { dir, error } => write!(
                 f,
                 "cannot record demos into {}: {error} (give --record a folder this user can write, or leave it out)",
@@ -138,6 +141,42 @@ pub struct ServerInfo {
     /// How strangers reach it (the port mapping, the reachability check,
     /// the listing): shared with the host's menu and HUD.
     pub reach: crate::reach_report::ReachHandle,
+    /// The browsers' endpoint (`--web`), if it was asked for.
+    pub web: Option<WebInfo>,
+}
+
+/// Where browsers join a server (`--web`): the endpoint's port and its
+/// certificate's current hash (renewed while the server runs).
+#[derive(Clone, Debug)]
+pub struct WebInfo {
+    pub port: u16,
+    /// The certificate's hash in hex, as the newest renewal left it.
+    pub cert: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The addresses the links name (the game's shared addresses' IPs).
+    pub hosts: Vec<IpAddr>,
+}
+
+impl WebInfo {
+    /// The links to open: loopback's over plain HTTP (a secure context
+    /// there), every other address's over HTTPS (the friend accepts the
+    /// certificate once), each joining the endpoint at that address.
+    pub fn links(&self) -> Vec<String> {
+        let cert = self.cert.lock().map(|c| c.clone()).unwrap_or_else(|e| e.into_inner().clone());
+        self.hosts
+            .iter()
+            .map(|&ip| {
+                let addr = SocketAddr::new(ip, self.port);
+                let scheme = if ip.is_loopback() { "http" } else { "https" };
+                format!("{scheme}://{addr}/{}", arena_protocol::web_link::join_fragment(addr, &cert))
+            })
+            .collect()
+    }
+
+    /// The link this machine opens (loopback's), else the first.
+    pub fn local_link(&self) -> Option<String> {
+        let links = self.links();
+        links.iter().find(|l| l.starts_with("http://")).or(links.first()).cloned()
+    }
 }
 
 impl ServerInfo {
@@ -161,6 +200,18 @@ impl ServerInfo {
                 _ => "internet / other networks",
             };
             println!("  {addr}  ({what})");
+        }
+        if let Some(web) = &self.web {
+            if let Some(link) = web.local_link() {
+                println!("web: {link}");
+            }
+            let others: Vec<String> = web.links().into_iter().filter(|l| l.starts_with("https://")).collect();
+            if !others.is_empty() {
+                println!("Friends open in Chromium (and accept the certificate once; docs/hosting.md):");
+                for link in others {
+                    println!("  {link}");
+                }
+            }
         }
     }
 }
@@ -211,6 +262,11 @@ pub struct ServerTransport {
     pub(crate) rcon_inbox: Vec<(SocketAddr, arena_protocol::rcon::Challenge, String)>,
     /// When the remote console's refusals were last summed up in the log.
     rcon_summarised_at: Duration,
+    /// Browsers' sessions (`--web`): peers beside the socket's, whose
+    /// datagrams take the same path; `None` without an endpoint.
+    web: Option<Box<dyn arena_udp::WebLink>>,
+    /// Datagrams taken from the web link, reused frame to frame.
+    web_inbox: Vec<(SocketAddr, Vec<u8>)>,
 }
 
 /// Remote console commands waiting for the console at most (the gate's
@@ -276,6 +332,8 @@ impl ServerTransport {
             rcon: super::remote_console::RconGate::new(None),
             rcon_inbox: Vec::new(),
             rcon_summarised_at: Duration::ZERO,
+            web: None,
+            web_inbox: Vec::new(),
         })
     }
 
@@ -294,6 +352,36 @@ impl ServerTransport {
     pub(crate) fn send_rcon_answer(&mut self, to: SocketAddr, challenge: &arena_protocol::rcon::Challenge, text: &str) {
         for datagram in self.rcon.answer(challenge, text) {
             self.send_to(&datagram, to);
+        }
+    }
+
+    /// Browsers' sessions from now on: their datagrams come in beside the
+    /// socket's, through the same guard, and go out through `link`.
+    pub fn attach_web(&mut self, link: Box<dyn arena_udp::WebLink>) {
+        self.web = Some(link);
+    }
+
+    /// What the browsers' endpoint carried and dropped (`None`: no `--web`).
+    pub fn web_counts(&self) -> Option<arena_udp::WebCounts> {
+        self.web.as_ref().map(|web| web.counts())
+    }
+
+    /// A client's address as the log and `status` show it: a browser
+    /// player's real address, marked `(web)`.
+    pub fn client_label(&self, client_id: ClientId) -> Option<String> {
+        let addr = self.client_addr(client_id)?;
+        Some(self.peer_label(addr))
+    }
+
+    /// A peer's address as the log shows it (see [`Self::client_label`]).
+    pub fn peer_label(&self, addr: SocketAddr) -> String {
+        if arena_udp::is_web_peer(addr.ip()) {
+            match self.web.as_ref().and_then(|web| web.origin(addr)) {
+                Some(real) => format!("{real} (web)"),
+                None => "a closed web session".to_string(),
+            }
+        } else {
+            addr.to_string()
         }
     }
 
@@ -320,9 +408,16 @@ impl ServerTransport {
         self.guard.set_key(key);
     }
 
-    /// Refuses `ip`'s connections for the rest of the session.
+    /// Refuses `ip`'s connections for the rest of the session. A browser
+    /// player's address bans the real address behind it, over UDP and the
+    /// web alike, and closes that address's sessions.
     pub fn ban(&mut self, ip: IpAddr) -> bool {
-        self.guard.ban(ip)
+        let Some(web) = self.web.as_ref() else { return self.guard.ban(ip) };
+        let real =
+            if arena_udp::is_web_peer(ip) { web.origin(SocketAddr::new(ip, 0)).map(|a| a.ip()) } else { Some(ip) };
+        web.ban(ip);
+        let banned = real.is_none_or(|real| self.guard.ban(real));
+        banned && (!arena_udp::is_web_peer(ip) || self.guard.ban(ip))
     }
 
     /// What the guard has dropped and done so far.
@@ -359,6 +454,14 @@ impl ServerTransport {
     }
 
     pub(super) fn send_to(&mut self, datagram: &[u8], addr: SocketAddr) {
+        if arena_udp::is_web_peer(addr.ip()) {
+            // A browser's session (closed ones drop it, as a gone peer would).
+            if self.web.as_ref().is_some_and(|web| web.send(addr, datagram)) {
+                self.traffic.bytes_out += datagram.len() as u64;
+                self.traffic.datagrams_out += 1;
+            }
+            return;
+        }
         match arena_udp::send_to(&self.socket, datagram, addr, self.socket_v6) {
             Ok(_) => {
                 self.traffic.bytes_out += datagram.len() as u64;
@@ -384,9 +487,24 @@ impl ServerTransport {
             };
             self.traffic.bytes_in += len as u64;
             self.traffic.datagrams_in += 1;
+            // Only a browser's session speaks for a web peer's address.
+            if arena_udp::is_web_peer(from.ip()) {
+                *self.guard.counters.dropped.entry(super::drops::DropReason::ForgedWebPeer).or_default() += 1;
+                continue;
+            }
             // Over netcode's limit (the buffer is larger, to see it).
             let datagram = self.buffer[..len.min(MAX_DATAGRAM_BYTES + 1)].to_vec();
             self.handle_datagram(from, &datagram, server);
+        }
+        if let Some(web) = self.web.as_ref() {
+            let mut inbox = std::mem::take(&mut self.web_inbox);
+            web.receive(&mut inbox);
+            for (from, datagram) in inbox.drain(..) {
+                self.traffic.bytes_in += datagram.len() as u64;
+                self.traffic.datagrams_in += 1;
+                self.handle_datagram(from, &datagram, server);
+            }
+            self.web_inbox = inbox;
         }
         self.maintain(server);
         Ok(())
@@ -557,6 +675,12 @@ impl ServerTransport {
                 server.remove_connection(client_id);
                 if let Some(datagram) = datagram {
                     self.send_to(&datagram, addr);
+                }
+                // A browser's session goes with its client.
+                if arena_udp::is_web_peer(addr.ip())
+                    && let Some(web) = self.web.as_ref()
+                {
+                    web.close(addr);
                 }
             }
         }

@@ -437,7 +437,7 @@ impl ServerHost<'_, '_, '_> {
             let (rtt, addr) = match entry.client_id {
                 Some(client) => (
                     format!("{:.0}", g.round_trips.of(client, &g.server) * 1000.0),
-                    g.transport.client_addr(client).map_or_else(|| "?".into(), |a| a.to_string()),
+                    g.transport.client_label(client).unwrap_or_else(|| "?".into()),
                 ),
                 None => ("-".into(), "bot".into()),
             };

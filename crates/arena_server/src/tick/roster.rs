@@ -302,7 +302,7 @@ fn on_server_event(
             };
             stats.joins += 1;
             let name = admission.roster.name(id).to_string();
-            let addr = transport.client_addr(client_id).map(|a| a.to_string()).unwrap_or_else(|| "?".into());
+            let addr = transport.client_label(client_id).unwrap_or_else(|| "?".into());
             let side = admission.roster.side(id);
             if arrivals.note(now, true) {
                 info!("{name} joined from {addr} as player {} ({})", id.0, side.label());

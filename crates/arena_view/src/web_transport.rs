@@ -1,0 +1,133 @@
+//! Joining a server from the page (wasm32 only): the WebTransport session
+//! the page's script opens (`web/index.html`'s `arena_web_link`) is a
+//! gateway of the in-page network (`arena_udp::memory`). What the client
+//! sends to the server's address leaves as a datagram when it fits the
+//! browser's limit, else as a frame on the session's stream
+//! (`arena_protocol::web_frame`); what the session receives (datagrams,
+//! and the frames of the server's stream, read by the same
+//! [`FrameReader`] as the server's) is handed to the client's socket. The
+//! client above it (netcode, the link conditioner, renet, prediction) is the
+//! native one's, unchanged.
+
+use std::net::SocketAddr;
+
+use arena_client::{ConnectTo, Session};
+use arena_protocol::web_frame::{BROWSER_DATAGRAM_LIMIT, FrameReader, fits_datagram, frame};
+use arena_protocol::web_link::cert_hex;
+use arena_udp::memory;
+use bevy::prelude::*;
+use web_sys::wasm_bindgen::{JsCast, JsValue};
+
+use crate::vocabulary::KnownJoinLink;
+
+/// Pieces taken from the page's incoming queue a frame at most (the page
+/// keeps at most 4096; a second's worth of snapshots is far fewer).
+const MAX_TAKEN_PER_FRAME: u32 = 4096;
+
+pub(crate) fn plugin(app: &mut App) {
+    app.init_resource::<WebSession>()
+        .init_resource::<KnownJoinLink>()
+        .add_observer(open_on_connect)
+        .add_systems(First, take_incoming)
+        .add_systems(Last, send_outgoing)
+        .add_systems(OnEnter(Session::Offline), close_session);
+}
+
+/// The session to a server, while the client is with one over it.
+#[derive(Resource, Default)]
+struct WebSession {
+    addr: Option<SocketAddr>,
+    frames: FrameReader,
+}
+
+/// The page's `arena_web_link` object (none: an old page without it).
+fn link() -> Option<JsValue> {
+    let window = web_sys::window()?;
+    js_sys::Reflect::get(&window, &JsValue::from_str("arena_web_link")).ok().filter(|l| l.is_object())
+}
+
+fn call(link: &JsValue, method: &str, args: &[JsValue]) -> Option<JsValue> {
+    let function = js_sys::Reflect::get(link, &JsValue::from_str(method)).ok()?.dyn_into::<js_sys::Function>().ok()?;
+    let args: js_sys::Array = args.iter().collect();
+    function.apply(link, &args).ok()
+}
+
+/// A join to an address outside the page opens a session to it (the
+/// page's own listen server is on its loopback and needs none).
+fn open_on_connect(event: On<ConnectTo>, mut session: ResMut<WebSession>, known: Res<KnownJoinLink>) {
+    let addr = event.event().addr;
+    if addr.ip().is_loopback() && memory::is_bound(addr.port()) {
+        return;
+    }
+    close(&mut session);
+    let Some(link) = link() else {
+        warn!("this page has no WebTransport link (arena_web_link): rebuild it with scripts/web-build.sh");
+        return;
+    };
+    memory::open_gateway(addr);
+    // The hash the link carried; without one the page asks the server it
+    // came from (`/web-endpoint`).
+    let cert = known.0.filter(|l| l.addr == addr).map(|l| cert_hex(&l.cert)).unwrap_or_default();
+    let url = format!("https://{addr}{}", arena_protocol::web_link::SESSION_PATH);
+    info!("opening a WebTransport session to {url}");
+    call(&link, "open", &[JsValue::from_str(&url), JsValue::from_str(&cert)]);
+    session.addr = Some(addr);
+    session.frames = FrameReader::default();
+}
+
+fn close(session: &mut WebSession) {
+    if let Some(addr) = session.addr.take() {
+        memory::close_gateway(addr);
+        if let Some(link) = link() {
+            call(&link, "close", &[]);
+        }
+    }
+}
+
+fn close_session(mut session: ResMut<WebSession>) {
+    close(&mut session);
+}
+
+/// What the session received, to the client's socket (before it reads).
+fn take_incoming(mut session: ResMut<WebSession>) {
+    let Some(addr) = session.addr else { return };
+    let Some(link) = link() else { return };
+    let Some(taken) = call(&link, "take", &[JsValue::from(MAX_TAKEN_PER_FRAME)]) else { return };
+    let Ok(taken) = taken.dyn_into::<js_sys::Array>() else { return };
+    for item in taken.iter() {
+        let Ok(item) = item.dyn_into::<js_sys::Array>() else { continue };
+        let Ok(bytes) = item.get(1).dyn_into::<js_sys::Uint8Array>() else { continue };
+        let bytes = bytes.to_vec();
+        if item.get(0).as_f64() == Some(0.0) {
+            memory::deliver(addr, &bytes);
+        } else if let Err(e) = session.frames.push(&bytes, |frame| {
+            memory::deliver(addr, frame);
+        }) {
+            // The server never sends this: the session is not the server's.
+            warn!("the server's stream to this page is broken ({e}); closing the session");
+            call(&link, "close", &[]);
+            break;
+        }
+    }
+}
+
+/// What the client sent to the server this frame, onto the session.
+fn send_outgoing(session: Res<WebSession>) {
+    let Some(addr) = session.addr else { return };
+    let outgoing = memory::take_outgoing(addr);
+    if outgoing.is_empty() {
+        return;
+    }
+    let Some(link) = link() else { return };
+    let limit = js_sys::Reflect::get(&link, &JsValue::from_str("maxDatagram"))
+        .ok()
+        .and_then(|v| v.as_f64())
+        .map_or(BROWSER_DATAGRAM_LIMIT, |v| (v as usize).min(BROWSER_DATAGRAM_LIMIT));
+    for datagram in outgoing {
+        if fits_datagram(datagram.len(), Some(limit)) {
+            call(&link, "sendDatagram", &[js_sys::Uint8Array::from(&datagram[..]).into()]);
+        } else if let Some(framed) = frame(&datagram) {
+            call(&link, "sendStream", &[js_sys::Uint8Array::from(&framed[..]).into()]);
+        }
+    }
+}
