@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use arena_client::{
-    ClientPlugin, ClientStats, ConnectTo, HitConfirmed, KillNotice, LastDisconnect, LocalInput, PredictedEvents,
-    Roster, Session,
+    ClientPlugin, ClientStats, ConnectTo, Drawn, HitConfirmed, KillNotice, LastDisconnect, LocalInput, NetPlayer,
+    PredictedEvents, Roster, Session,
 };
 use arena_sim::Buttons;
 use bevy::app::ScheduleRunnerPlugin;
@@ -116,6 +116,34 @@ pub struct BotReport {
     pub mispredictions: u64,
     /// The server's verdicts on our shots.
     pub shot_verdicts: u64,
+    /// How far each other player (by name) was drawn moving, metres: what
+    /// this client saw of the others (a browser player among them).
+    pub seen_moving_m: std::collections::BTreeMap<String, f64>,
+}
+
+/// Where each other player was last drawn, and how far each was drawn moving.
+#[derive(Resource, Debug, Default)]
+struct SeenMoving {
+    last: std::collections::BTreeMap<arena_sim::PlayerId, Vec3>,
+    metres: std::collections::BTreeMap<String, f64>,
+}
+
+fn see_moving(others: Query<(&NetPlayer, &Drawn)>, roster: Res<Roster>, mut seen: ResMut<SeenMoving>) {
+    for (player, drawn) in &others {
+        if Some(player.id) == roster.local_id || !drawn.0.alive {
+            continue;
+        }
+        let pos = drawn.0.pos;
+        if let Some(last) = seen.last.insert(player.id, pos) {
+            // A respawn or a teleport is no walk.
+            let step = f64::from(last.distance(pos));
+            if step < 2.0
+                && let Some(name) = roster.names.get(&player.id)
+            {
+                *seen.metres.entry(name.clone()).or_default() += step;
+            }
+        }
+    }
 }
 
 /// A bot's fight so far, counted from its client's own messages.
@@ -222,7 +250,9 @@ pub fn run(config: &BotsConfig) -> Report {
                 netcode.conditions = config.conditions;
                 netcode.conditioner_seed = Some(0xB07 + i as u64);
             }
-            app.init_resource::<Tally>().add_systems(Update, tally);
+            app.init_resource::<Tally>()
+                .init_resource::<SeenMoving>()
+                .add_systems(Update, (tally, see_moving));
             Bot {
                 app,
                 name,
@@ -326,6 +356,10 @@ pub fn run(config: &BotsConfig) -> Report {
             let via_relay = transport.and_then(|t| t.via_relay());
             let counters = transport.map(|t| t.counters()).unwrap_or_default();
             let per = |bytes: u64, datagrams: u64| if datagrams == 0 { 0.0 } else { bytes as f64 / datagrams as f64 };
+            let seen_moving_m = world
+                .get_resource::<SeenMoving>()
+                .map(|s| s.metres.iter().map(|(name, m)| (name.clone(), (m * 10.0).round() / 10.0)).collect())
+                .unwrap_or_default();
             // Leave politely so the server removes the player at once.
             bot.app.world_mut().trigger(arena_client::Disconnect);
             bot.app.update();
@@ -358,6 +392,7 @@ pub fn run(config: &BotsConfig) -> Report {
                 full_snapshots: stats.full_snapshots,
                 mispredictions,
                 shot_verdicts: fight.verdicts,
+                seen_moving_m,
             }
         })
         .collect();
