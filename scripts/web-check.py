@@ -14,7 +14,9 @@ link not understood, each said in a sentence; the stored autoexec.cfg
 run; sound started by the first click; quick play in a fight (moving,
 firing, hits, no mispredictions on the in-page link); the pointer taken
 by a click, given back by Esc with the pause menu, taken again; the
-page's clock across a stall. With --measure, also what the issue asks to be
+page's clock across a stall; with ARENA_BIN and ARENA_SITE_DIR, a native
+`arena server --web` joined from the link it prints (moved, fired, listed
+by rcon, seen moving by a UDP player). With --measure, also what the issue asks to be
 measured: 30 s of quick play with 4 bots (fps, load to playing), the
 own-motion delay with prediction on and off and the range's hit ratio with
 lag compensation on and off, all at 150 ms of the page's conditioner.
@@ -338,6 +340,140 @@ def on_and_off(browser, variable, name, measure):
     return found
 
 
+def free_ports(kinds):
+    """A port free for each of `kinds` (socket types) on 127.0.0.1."""
+    for _ in range(50):
+        port = free_port()
+        try:
+            for kind in kinds:
+                with socket.socket(socket.AF_INET, kind) as s:
+                    s.bind(("127.0.0.1", port))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port")
+
+
+def read_link(process, timeout_s):
+    """The link the server prints (its line beginning `web: `)."""
+    deadline = time.monotonic() + timeout_s
+    seen = []
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line.rstrip())
+        if line.startswith("web: "):
+            return line[len("web: "):].strip()
+    raise AssertionError("the server printed no `web: ` line: " + " | ".join(seen))
+
+
+def arena_rcon(arena, addr, password_file, command):
+    """`arena rcon ADDR COMMAND`'s answer."""
+    with open(password_file) as f:
+        password = f.read().strip()
+    done = subprocess.run([arena, "rcon", addr, "--wait-ms", "3000", *command.split()], capture_output=True,
+                          text=True, timeout=30, env={**os.environ, "ARENA_RCON_PASSWORD": password})
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def join_native_server(arena, site_dir, out_dir, report, passed):
+    """A native `arena server --bots 3 --web DIR`: the page it serves joins
+    it over WebTransport from the link it printed; the browser player moves,
+    fires (the server judges its shots), is listed by rcon `status` with its
+    real address marked (web), and an `arena bots` client on the same server
+    sees it move."""
+    work = tempfile.mkdtemp(prefix="arena-web-join-")
+    game_port = free_ports([socket.SOCK_DGRAM])
+    web_port = free_ports([socket.SOCK_DGRAM, socket.SOCK_STREAM])
+    secret = os.path.join(work, "rcon")
+    with open(secret, "w") as f:
+        f.write("web check rcon\n")
+    os.chmod(secret, 0o600)
+    server_log = open(os.path.join(out_dir, "join-server.log"), "w")
+    server = subprocess.Popen(
+        [arena, "server", "--name", "Web check", "--bots", "3", "--bind", f"127.0.0.1:{game_port}", "--web",
+         site_dir, "--web-port", str(web_port), "--rcon-password-file", secret, "--seconds", "600"],
+        stdout=subprocess.PIPE, stderr=server_log, text=True)
+    bots = None
+    browser = None
+    try:
+        link = read_link(server, 30)
+        assert link.startswith(f"http://127.0.0.1:{web_port}/#join=127.0.0.1:{web_port}&cert="), link
+        passed(f"the server printed its link: {link[:60]}...")
+        browser = Browser(out_dir)
+        t0 = time.monotonic()
+        browser.go(link)
+        status = wait_for(browser, "joining the native server",
+                          lambda s: s["state"] == "in_game" and s["snapshots_received"] > 20
+                          and s["position"] is not None, LOAD_TIMEOUT_S)
+        web_link = browser.js("const l = window.arena_web_link; return {state: l.state, error: l.error, "
+                              "datagrams_in: l.datagramsIn, datagrams_out: l.datagramsOut, frames_out: l.framesOut, "
+                              "max_datagram: l.maxDatagram, dropped: l.dropped};")
+        assert web_link["state"] == "open" and web_link["frames_out"] >= 1, web_link
+        report["join"] = {"in_game_s": round(time.monotonic() - t0, 1), "rtt_ms": status["rtt_ms"],
+                          "snapshots_received": status["snapshots_received"], "link": web_link}
+        passed(f"joined the native server in {report['join']['in_game_s']} s over WebTransport: round trip "
+               f"{status['rtt_ms']:.0f} ms, {status['snapshots_received']} snapshots, the connection request "
+               f"up the stream ({web_link['frames_out']} frames), {web_link['datagrams_in']} datagrams in")
+
+        # The server sees the browser player, at its real address, marked.
+        answer = arena_rcon(arena, f"127.0.0.1:{game_port}", secret, "status")
+        line = next((l for l in answer.splitlines() if "(web)" in l), None)
+        assert line and "127.0.0.1:" in line, answer
+        name = line.split()[1]
+        passed(f"rcon status lists the browser player: {line.strip()}")
+
+        # A UDP player joins to watch it; the browser player moves and fires.
+        report_path = os.path.join(work, "bots.json")
+        bots = subprocess.Popen([arena, "bots", "--connect", f"127.0.0.1:{game_port}", "--count", "1",
+                                 "--seconds", "25", "--name", "Watcher ", "--report", report_path],
+                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(out_dir, "join-bots.log"), "w"))
+        time.sleep(5)
+        browser.mouse("mousePressed")
+        browser.mouse("mouseReleased")
+        before = browser.status()
+        for key in (KEY_W, KEY_S, KEY_W, KEY_S):
+            hold_key(browser, key, 1.5)
+            time.sleep(0.5)
+        fire(browser, 2.0)
+        time.sleep(2.0)
+        after = browser.status()
+        moved = after["moved_m"] - before["moved_m"]
+        judged = after["shots"] - before["shots"]
+        assert moved > 1.0, f"the browser player moved {moved:.2f} m"
+        assert judged > 0, f"no shot of the browser player was judged by the server: {after}"
+        browser.screenshot(os.path.join(out_dir, "web-join.png"))
+        bots.wait(60)
+        with open(report_path) as f:
+            seen = json.load(f)["clients"][0]
+        seen_m = seen["seen_moving_m"].get(name, 0.0)
+        assert seen["error"] is None, seen
+        assert seen_m > 1.0, f"the UDP player saw {name} move {seen_m} m: {seen['seen_moving_m']}"
+        report["join"].update({"moved_m": round(moved, 1), "shots_judged": judged, "hits": after["hits"] - before["hits"],
+                               "seen_by_udp_player_m": seen_m, "mispredictions": after["mispredictions"]})
+        passed(f"{name} moved {moved:.1f} m, fired {judged} shots the server judged; a UDP player saw it move "
+               f"{seen_m} m")
+    finally:
+        if browser:
+            browser.close()
+        if bots and bots.poll() is None:
+            bots.kill()
+        server.terminate()
+        try:
+            server.wait(20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        server_log.close()
+        shutil.rmtree(work, ignore_errors=True)
+    with open(os.path.join(out_dir, "join-server.log")) as f:
+        summaries = [l.strip() for l in f if "sessions open" in l]
+    report["join"]["endpoint_summaries"] = summaries[-3:]
+    dropped = [l for l in summaries if "for size 0" not in l]
+    assert not dropped, f"the endpoint dropped datagrams for size: {dropped}"
+
+
 def pictures(site, out_dir):
     """The manual's pictures: the main menu, quick play in a fight, the
     netcode panel open with the conditioner at 150 ms."""
@@ -583,6 +719,10 @@ def main():
             )
     finally:
         browser.close()
+
+    arena, site_dir = os.environ.get("ARENA_BIN"), os.environ.get("ARENA_SITE_DIR")
+    if arena and site_dir:
+        join_native_server(arena, site_dir, out_dir, report, passed)
 
     with open(os.path.join(out_dir, "web-check.json"), "w") as f:
         json.dump(report, f, indent=2)

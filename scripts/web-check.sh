@@ -5,7 +5,8 @@
 # (scripts/web-check.py): the menu, quick play in a fight (moved, fired,
 # hit, no mispredictions on the in-page link), a pause, and what a page
 # says when WebGL 2, its .wasm or its script is missing, a link is not
-# understood or stored settings do not parse. Screenshots and figures go to
+# understood or stored settings do not parse; then a native `arena server
+# --bots 3 --web` joined from the link it prints, beside a UDP player. Screenshots and figures go to
 # OUT_DIR (default $CARGO_TARGET_DIR/web/check).
 #
 #   scripts/web-check.sh [--measure | --pictures] [OUT_DIR]
@@ -51,5 +52,9 @@ for _ in $(seq 50); do
   sleep 0.1
 done
 
-python3 scripts/web-check.py "http://127.0.0.1:$port/site/" "http://127.0.0.1:$port/broken/" "$out" "${measure[@]}"
+# The native server the page joins (`arena server --web`), as the other
+# check scripts build it.
+cargo build --quiet --bin arena
+ARENA_BIN="$CARGO_TARGET_DIR/debug/arena" ARENA_SITE_DIR="$site" \
+  python3 scripts/web-check.py "http://127.0.0.1:$port/site/" "http://127.0.0.1:$port/broken/" "$out" "${measure[@]}"
 echo "web-check: passed in $(( SECONDS - started )) s; screenshots and figures in $out" >&2
