@@ -321,15 +321,8 @@ impl Host for ViewHost<'_, '_> {
             }),
             "connect" => {
                 let Some(text) = args.first() else { return Outcome::Refused("connect ADDRESS [PASSWORD]".into()) };
-                // The page's network reaches only its own server (quick play,
-                // the range); a real address would only time out.
-                if cfg!(target_arch = "wasm32") {
-                    return Outcome::Refused(
-                        "connect: a browser page has no UDP to reach a server (joining from a browser comes with \
-                         WebTransport); Quick play and the range run their server in the page"
-                            .into(),
-                    );
-                }
+                // In a page, the address is a server's WebTransport endpoint
+                // (its `web:` link's ADDRESS:PORT): the join opens a session to it.
                 let addr = match arena_client::resolve_server_addr(text) {
                     Ok(addr) => addr,
                     Err(e) => return Outcome::Refused(format!("connect: {e}")),

@@ -16,7 +16,7 @@ use wtransport::endpoint::IncomingSession;
 use wtransport::endpoint::endpoint_side::Server;
 use wtransport::{Endpoint, RecvStream, SendStream, ServerConfig};
 
-use crate::certificate::{Certificate, RENEW_AFTER};
+use crate::certificate::Certificate;
 use crate::limits::{
     CONNECTION_RECEIVE_WINDOW, DATAGRAM_RECEIVE_BUFFER, HANDSHAKE_TIMEOUT, MAX_BIDI_STREAMS, MAX_QUEUED_FRAMES,
     MAX_UNI_STREAMS, QUIC_IDLE_TIMEOUT, QUIC_PACKET_BYTES, RETRY_ABOVE_HANDSHAKES, SESSION_PATH, STREAM_RECEIVE_WINDOW,
@@ -54,7 +54,7 @@ pub(crate) async fn run(
     endpoint: Endpoint<Server>,
     page: Option<(tokio::net::TcpListener, PathBuf)>,
     bind: SocketAddr,
-    names: Vec<String>,
+    (names, renew_after): (Vec<String>, Duration),
     shared: Arc<Shared>,
     on_renew: Box<dyn Fn(&str) + Send>,
 ) {
@@ -62,7 +62,7 @@ pub(crate) async fn run(
         tokio::spawn(crate::page_server::serve(listener, folder, shared.clone()));
     }
     tokio::spawn(summarise(shared.clone()));
-    let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + RENEW_AFTER, RENEW_AFTER);
+    let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + renew_after, renew_after);
     loop {
         tokio::select! {
             incoming = endpoint.accept() => admit(incoming, &shared),

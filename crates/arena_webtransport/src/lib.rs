@@ -55,6 +55,9 @@ pub struct WebConfig {
     /// How long a session may stay silent before it is closed
     /// ([`SILENT_SESSION_TIMEOUT`]; shorter in tests).
     pub silent_timeout: std::time::Duration,
+    /// How often the certificate is renewed ([`RENEW_AFTER`]; shorter in
+    /// tests; never more than [`RENEW_AFTER`]).
+    pub renew_after: std::time::Duration,
 }
 
 /// Why the endpoint did not open.
@@ -157,7 +160,8 @@ impl WebEndpoint {
                     };
                     let _ = ready_tx.send(Ok(shared.clone()));
                     let page = listener.zip(config.folder.clone());
-                    endpoint::run(endpoint, page, bound, config.names.clone(), shared, on_renew).await;
+                    let renew_after = config.renew_after.clamp(std::time::Duration::from_millis(100), RENEW_AFTER);
+                    endpoint::run(endpoint, page, bound, (config.names.clone(), renew_after), shared, on_renew).await;
                 });
             })
             .map_err(WebError::Runtime)?;

@@ -19,6 +19,15 @@ use wtransport::tls::Sha256Digest;
 use wtransport::{ClientConfig, Endpoint};
 
 fn start(folder: Option<std::path::PathBuf>, silent: Duration) -> (WebEndpoint, SocketAddr) {
+    start_renewing(folder, silent, arena_webtransport::RENEW_AFTER, Box::new(|_| {}))
+}
+
+fn start_renewing(
+    folder: Option<std::path::PathBuf>,
+    silent: Duration,
+    renew_after: Duration,
+    on_renew: Box<dyn Fn(&str) + Send>,
+) -> (WebEndpoint, SocketAddr) {
     let endpoint = WebEndpoint::start(
         WebConfig {
             bind: "127.0.0.1:0".parse().unwrap(),
@@ -26,8 +35,9 @@ fn start(folder: Option<std::path::PathBuf>, silent: Duration) -> (WebEndpoint, 
             max_sessions: 64,
             names: vec!["localhost".into()],
             silent_timeout: silent,
+            renew_after,
         },
-        Box::new(|_| {}),
+        on_renew,
     )
     .expect("the endpoint opens");
     let addr = SocketAddr::from(([127, 0, 0, 1], endpoint.port));
@@ -258,4 +268,31 @@ fn the_page_is_served_from_its_folder_and_nothing_outside_it() {
     let tally = endpoint.tally();
     assert!(tally.http_refused >= 11 && tally.http_connections_refused >= 30 && tally.http_served >= 4, "{tally:?}");
     let _ = std::fs::remove_dir_all(&root);
+}
+
+#[test]
+fn a_renewed_certificate_takes_new_sessions_and_leaves_open_ones_alone() {
+    let (renewed_tx, renewed_rx) = std::sync::mpsc::channel::<String>();
+    let renewed_tx = std::sync::Mutex::new(renewed_tx);
+    let (endpoint, addr) = start_renewing(
+        None,
+        Duration::from_secs(15),
+        Duration::from_secs(2),
+        Box::new(move |hash| {
+            let _ = renewed_tx.lock().unwrap().send(hash.to_string());
+        }),
+    );
+    let first = endpoint.hash_hex();
+    let old = arena_webtransport::client::connect(addr, parse_cert(&first).unwrap()).unwrap();
+    let new_hash = renewed_rx.recv_timeout(Duration::from_secs(5)).expect("renewed within 5 s");
+    assert_ne!(new_hash, first);
+    assert_eq!(endpoint.hash_hex(), new_hash, "the page's /web-endpoint says the new hash");
+    // The session opened under the old certificate still carries.
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.send_to(b"still here", old.local).unwrap();
+    let got = received(&endpoint, Duration::from_secs(3), 1);
+    assert!(got.iter().any(|(_, d)| d == b"still here"), "the old session carries after the renewal");
+    // A new session needs the new hash: the old one is refused.
+    assert!(arena_webtransport::client::connect(addr, parse_cert(&first).unwrap()).is_err());
+    assert!(arena_webtransport::client::connect(addr, parse_cert(&new_hash).unwrap()).is_ok());
 }

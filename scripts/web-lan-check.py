@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""The friend's side of scripts/web-lan-check.sh, run in the friend's network
+namespace: headless Chromium opens the host's https:// link, shows the
+certificate warning (pictured), accepts it (Advanced, then Proceed, as a
+person clicks them), and joins the host's game
+over WebTransport. Asserts: the warning was the certificate's; the page
+then loaded as a secure context; the game is in play with snapshots and a
+round trip; W and S move the friend; the host's rcon `status` lists the
+friend at its LAN address, marked (web).
+
+    web-lan-check.py LINK OUT_DIR
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import time
+
+spec = importlib.util.spec_from_file_location("web_check", os.path.join(os.path.dirname(__file__), "web-check.py"))
+web_check = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(web_check)
+
+
+def main():
+    link, out_dir = sys.argv[1], sys.argv[2]
+    os.makedirs(out_dir, exist_ok=True)
+    browser = web_check.Browser(out_dir)
+    try:
+        browser.session_call("POST", "/url", {"url": "about:blank"})
+        # Navigating to a page with a certificate error: chromedriver may
+        # report the error page as the navigation's failure.
+        try:
+            browser.session_call("POST", "/url", {"url": link})
+        except RuntimeError as e:
+            print(f"web-lan-check: navigation said: {str(e)[:200]}", flush=True)
+        time.sleep(2)
+        text = browser.js("return document.body ? document.body.innerText : '';") or ""
+        assert "not private" in text or "ERR_CERT" in text, f"no certificate warning: {text[:300]!r}"
+        browser.screenshot(os.path.join(out_dir, "friend-certificate-warning.png"))
+        print(f"web-lan-check: ok: the friend's browser warns: {text.splitlines()[0]!r}", flush=True)
+        # What a person does: Advanced, then "Proceed to ... (unsafe)".
+        browser.js("document.getElementById('details-button').click();")
+        time.sleep(1)
+        browser.screenshot(os.path.join(out_dir, "friend-certificate-advanced.png"))
+        proceed = browser.js("const p = document.getElementById('proceed-link'); return p ? p.textContent : null;")
+        assert proceed and "Proceed" in proceed, f"no Proceed link: {proceed!r}"
+        browser.js("document.getElementById('proceed-link').click();")
+        print(f"web-lan-check: ok: the friend clicked Advanced, then {proceed.strip()!r}", flush=True)
+        status = web_check.wait_for(
+            browser, "the friend joining the host",
+            lambda s: s["state"] == "in_game" and s["snapshots_received"] > 20 and s["position"] is not None,
+            web_check.LOAD_TIMEOUT_S)
+        secure = browser.js("return window.isSecureContext;")
+        assert secure, "the page is not a secure context after the certificate was accepted"
+        print(f"web-lan-check: ok: accepted once, the page (a secure context) joined: round trip "
+              f"{status['rtt_ms']:.0f} ms, {status['snapshots_received']} snapshots", flush=True)
+        browser.mouse("mousePressed")
+        browser.mouse("mouseReleased")
+        before = browser.status()["moved_m"]
+        for key in (web_check.KEY_W, web_check.KEY_S):
+            web_check.hold_key(browser, key, 1.5)
+            time.sleep(0.5)
+        moved = browser.status()["moved_m"] - before
+        assert moved > 1.0, f"the friend moved {moved:.2f} m"
+        browser.screenshot(os.path.join(out_dir, "friend-in-game.png"))
+        with open(os.environ["ARENA_RCON_PASSWORD_FILE"]) as f:
+            password = f.read().strip()
+        answer = subprocess.run(os.environ["ARENA_RCON_CMD"].split() + ["--wait-ms", "3000", "status"],
+                                capture_output=True, text=True, timeout=30,
+                                env={**os.environ, "ARENA_RCON_PASSWORD": password})
+        line = next((l for l in answer.stdout.splitlines() if "(web)" in l), None)
+        assert line and os.environ["FRIEND_IP"] in line, answer.stdout + answer.stderr
+        print(f"web-lan-check: ok: moved {moved:.1f} m; the host's status: {line.strip()}", flush=True)
+        link_state = browser.js("const l = window.arena_web_link; return {state: l.state, error: l.error, "
+                                "frames_out: l.framesOut, datagrams_in: l.datagramsIn};")
+        print(json.dumps({"rtt_ms": status["rtt_ms"], "moved_m": round(moved, 1), "link": link_state}), flush=True)
+    finally:
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()
