@@ -13,6 +13,7 @@
 use std::net::SocketAddr;
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use arena_client::browser::ServerBrowser;
 use arena_client::{ClientWorld, LocalInput, MapCache, NetcodeSettings, Session};
@@ -186,5 +187,110 @@ fn a_browser_player_joins_through_webtransport_plays_and_is_listed() {
     let counts = game.server.world().resource::<arena_server::ServerTransport>().web_counts().expect("an endpoint");
     assert_eq!(counts.dropped_for_size, 0, "{counts:?}");
     assert!(counts.frames_out >= down_frames && counts.sessions_open == 1, "{counts:?}");
+    let _ = std::fs::remove_dir_all(&folder);
+}
+
+/// Strangers at the endpoint, from another thread while the game plays:
+/// 1000 sessions from one address, a session whose stream sends garbage,
+/// one that stalls, garbage datagrams at the QUIC port, and requests for
+/// paths outside the page's folder.
+fn hostile_browsers(endpoint: SocketAddr, cert: [u8; 32], stop: std::sync::Arc<std::sync::atomic::AtomicBool>) {
+    use wtransport::tls::Sha256Digest;
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let config = wtransport::ClientConfig::builder()
+            .with_bind_default()
+            .with_server_certificate_hashes([Sha256Digest::new(cert)])
+            .build();
+        let client = wtransport::Endpoint::client(config).unwrap();
+        let url = format!("https://{endpoint}/arena");
+        // A stalled session and a session sending garbage frames and datagrams.
+        let _stalled = client.connect(&url).await.unwrap();
+        let garbage = client.connect(&url).await.unwrap();
+        for i in 0..500u32 {
+            let _ = garbage.send_datagram((0..(1 + i % 900)).map(|j| (i ^ j) as u8).collect::<Vec<u8>>());
+        }
+        if let Ok(opening) = garbage.open_uni().await
+            && let Ok(mut stream) = opening.await
+        {
+            let _ = stream.write_all(&[0x05, 0x00, 1, 2, 3, 4, 5, 0xFF, 0xFF]).await;
+        }
+        // The flood of sessions, in waves, while the game plays.
+        let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        while !stop.load(Ordering::Relaxed) {
+            let attempts: Vec<_> = (0..100)
+                .map(|_| {
+                    let url = url.clone();
+                    let client = &client;
+                    async move { tokio::time::timeout(Duration::from_secs(5), client.connect(url)).await }
+                })
+                .collect();
+            for attempt in attempts {
+                let _ = attempt.await;
+            }
+            for i in 0..200u32 {
+                let _ = junk.send_to(&[i as u8; 1200], endpoint);
+            }
+            for path in ["/../Cargo.toml", "/%2e%2e/etc/passwd", "/.git/config"] {
+                if let Ok(mut stream) = std::net::TcpStream::connect(endpoint) {
+                    use std::io::Write;
+                    let _ = stream.write_all(format!("GET {path} HTTP/1.1\r\n\r\n").as_bytes());
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn a_flood_of_browser_sessions_costs_a_udp_player_no_snapshot() {
+    let folder = page_folder("flood");
+    let config = ServerConfig { bots: 2, web_dir: Some(folder.clone()), ..loopback_config(64) };
+    let (server, info) = server_app_with_frame(&config, test_frame());
+    let web = info.web.clone().expect("the endpoint opened");
+    let cert = arena_protocol::web_link::parse_cert(&web.cert.lock().unwrap()).unwrap();
+    let native = client_app_with(test_frame(), info.local_addr, "Ada", NetcodeSettings::default());
+    let mut game = LoopbackGame { server, clients: vec![native] };
+    assert!(play_until(&mut game, 10.0, |g| session(&g.clients[0]) == Session::InGame));
+    play(&mut game, 1.0);
+
+    // Snapshots a UDP player receives, and the server's frame times, over `seconds`.
+    let measure = |game: &mut LoopbackGame, seconds: f64| {
+        let before = game.clients[0].world().resource::<arena_client::ClientStats>().snapshots_received;
+        let mut slowest = Duration::ZERO;
+        for _ in 0..test_frames(seconds) {
+            let started = std::time::Instant::now();
+            game.server.update();
+            slowest = slowest.max(started.elapsed());
+            game.clients[0].update();
+            std::thread::sleep(test_frame());
+        }
+        let after = game.clients[0].world().resource::<arena_client::ClientStats>().snapshots_received;
+        (after - before, slowest)
+    };
+    let (calm, calm_slowest) = measure(&mut game, 3.0);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flood = {
+        let stop = stop.clone();
+        let endpoint = SocketAddr::from(([127, 0, 0, 1], web.port));
+        std::thread::spawn(move || hostile_browsers(endpoint, cert, stop))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let (flooded, flooded_slowest) = measure(&mut game, 3.0);
+    stop.store(true, Ordering::Relaxed);
+    flood.join().unwrap();
+    let counts = game.server.world().resource::<arena_server::ServerTransport>().web_counts().unwrap();
+    eprintln!(
+        "snapshots in 3 s: {calm} calm, {flooded} flooded; slowest server frame {calm_slowest:?} calm, \
+         {flooded_slowest:?} flooded; {counts:?}"
+    );
+    assert_eq!(session(&game.clients[0]), Session::InGame);
+    // Every snapshot still comes (the server's frames are stepped, so a
+    // lost one would be the flood's), and no frame of the server's took a tick.
+    assert!(flooded >= calm * 95 / 100, "snapshots in 3 s: {calm} calm, {flooded} flooded");
+    let tick = Duration::from_secs_f64(1.0 / 64.0);
+    assert!(flooded_slowest < tick, "the server's slowest frame: {calm_slowest:?} calm, {flooded_slowest:?} flooded");
+    assert!(counts.sessions_open <= arena_webtransport::MAX_SESSIONS_PER_IP, "{counts:?}");
+    let guard = game.server.world().resource::<arena_server::ServerTransport>().guard_counters().clone();
+    assert!(guard.dropped_total() > 0, "the garbage reached the guard and was dropped: {guard:?}");
     let _ = std::fs::remove_dir_all(&folder);
 }

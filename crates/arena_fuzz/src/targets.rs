@@ -17,6 +17,7 @@ pub mod queries;
 pub mod remote_console;
 pub mod text;
 pub mod turn;
+pub mod web;
 
 use crate::target::Target;
 
@@ -59,5 +60,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(network::Payloads::new(network::Side::Client)),
         Box::new(turn::TurnMessages),
         Box::new(turn::TurnRelay),
+        Box::new(web::WebFrames),
+        Box::new(web::PageRequests),
     ]
 }

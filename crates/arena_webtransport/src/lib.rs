@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 pub use certificate::{BACKDATED, Certificate, CertificateError, RENEW_AFTER, VALID_AHEAD};
 pub use limits::{Counters, MAX_SESSIONS_PER_IP, SESSION_PATH, SILENT_SESSION_TIMEOUT, SUMMARY_INTERVAL, Tally};
-pub use page_server::ENDPOINT_INFO_PATH;
+pub use page_server::{ENDPOINT_INFO_PATH, Refused, Request, file_in_folder, parse_request};
 
 /// What the endpoint is opened with.
 #[derive(Debug, Clone)]

@@ -28,14 +28,14 @@ pub const ENDPOINT_INFO_PATH: &str = "/web-endpoint";
 
 /// What a request asked for, once read.
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Request {
+pub enum Request {
     File { path: String, head_only: bool, gzip: bool },
     EndpointInfo { head_only: bool },
 }
 
 /// Why a request is refused, with its status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Refused {
+pub enum Refused {
     BadRequest,
     NotFound,
     Method,
@@ -56,7 +56,7 @@ impl Refused {
 }
 
 /// Reads a request head (`head` is it, up to and without the blank line).
-pub(crate) fn parse_request(head: &[u8]) -> Result<Request, Refused> {
+pub fn parse_request(head: &[u8]) -> Result<Request, Refused> {
     let text = std::str::from_utf8(head).map_err(|_| Refused::BadRequest)?;
     let mut lines = text.split("\r\n");
     let request_line = lines.next().ok_or(Refused::BadRequest)?;
@@ -96,7 +96,7 @@ pub(crate) fn parse_request(head: &[u8]) -> Result<Request, Refused> {
 /// `index.html`; each part plain (letters, digits, `.`, `_`, `-`, not
 /// starting with a dot), so no `..`, no hidden file, no escapes or
 /// percent-encoding, no folder.
-pub(crate) fn file_in_folder(path: &str) -> Result<String, Refused> {
+pub fn file_in_folder(path: &str) -> Result<String, Refused> {
     let rest = path.strip_prefix('/').ok_or(Refused::NotFound)?;
     if rest.is_empty() {
         return Ok("index.html".into());
