@@ -250,9 +250,7 @@ pub fn run(config: &BotsConfig) -> Report {
                 netcode.conditions = config.conditions;
                 netcode.conditioner_seed = Some(0xB07 + i as u64);
             }
-            app.init_resource::<Tally>()
-                .init_resource::<SeenMoving>()
-                .add_systems(Update, (tally, see_moving));
+            app.init_resource::<Tally>().init_resource::<SeenMoving>().add_systems(Update, (tally, see_moving));
             Bot {
                 app,
                 name,

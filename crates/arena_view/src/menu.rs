@@ -515,6 +515,22 @@ fn pause_menu(
                 for addr in hosted.0.info.share_addrs.iter().filter(|a| !a.ip().is_loopback()) {
                     ui.monospace(addr.to_string());
                 }
+                // `--web`: the links to send to friends in a browser.
+                // (Loopback's link is the host's own, not one to send.)
+                let links: Vec<String> = hosted.0.info.web.as_ref().map(|w| w.links()).unwrap_or_default();
+                let links: Vec<String> = links.into_iter().filter(|l| l.starts_with("https://")).collect();
+                if !links.is_empty() {
+                    ui.add_space(4.0);
+                    ui.label("Friends in a browser (Chromium) open, and accept the certificate once:");
+                    for link in links {
+                        ui.horizontal(|ui| {
+                            if ui.small_button("Copy").clicked() {
+                                ui.ctx().copy_text(link.clone());
+                            }
+                            ui.add(egui::Label::new(egui::RichText::new(&link).monospace().small()).truncate());
+                        });
+                    }
+                }
                 ui.add_space(6.0);
                 crate::host::internet_status(ui, &hosted.0.info.reach.get());
                 ui.add_space(6.0);

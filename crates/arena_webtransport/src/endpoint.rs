@@ -55,7 +55,7 @@ pub(crate) async fn run(
     page: Option<(tokio::net::TcpListener, PathBuf)>,
     bind: SocketAddr,
     (names, renew_after): (Vec<String>, Duration),
-    shared: Arc<Shared>,
+    (shared, mut stop): (Arc<Shared>, tokio::sync::oneshot::Receiver<()>),
     on_renew: Box<dyn Fn(&str) + Send>,
 ) {
     if let Some((listener, folder)) = page {
@@ -65,6 +65,13 @@ pub(crate) async fn run(
     let mut renew = tokio::time::interval_at(tokio::time::Instant::now() + renew_after, renew_after);
     loop {
         tokio::select! {
+            // The server stopped: its sessions told, the thread (and with
+            // its runtime every task, the page's listener among them) ends.
+            _ = &mut stop => {
+                endpoint.close(wtransport::VarInt::from_u32(0), b"server stopped");
+                let _ = timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+                return;
+            },
             incoming = endpoint.accept() => admit(incoming, &shared),
             _ = renew.tick() => match Certificate::make(&names) {
                 Ok(certificate) => {

@@ -91,11 +91,25 @@ impl std::fmt::Display for WebError {
 impl std::error::Error for WebError {}
 
 /// An open endpoint: the game's [`arena_udp::WebLink`] to its sessions.
+/// When the last handle goes (the server stops), the endpoint closes its
+/// sessions and ports, and its thread ends.
 #[derive(Clone)]
 pub struct WebEndpoint {
     shared: Arc<shared::Shared>,
     /// The port it listens on (UDP and TCP).
     pub port: u16,
+    _stop: Arc<StopOnDrop>,
+}
+
+/// Tells the endpoint's thread to stop when dropped.
+struct StopOnDrop(std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        if let Some(stop) = self.0.lock().ok().and_then(|mut s| s.take()) {
+            let _ = stop.send(());
+        }
+    }
 }
 
 impl std::fmt::Debug for WebEndpoint {
@@ -127,6 +141,7 @@ impl WebEndpoint {
         }
         let certificate = Certificate::make(&config.names).map_err(WebError::Certificate)?;
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
         std::thread::Builder::new()
             .name("webtransport".into())
             .spawn(move || {
@@ -161,12 +176,20 @@ impl WebEndpoint {
                     let _ = ready_tx.send(Ok(shared.clone()));
                     let page = listener.zip(config.folder.clone());
                     let renew_after = config.renew_after.clamp(std::time::Duration::from_millis(100), RENEW_AFTER);
-                    endpoint::run(endpoint, page, bound, (config.names.clone(), renew_after), shared, on_renew).await;
+                    endpoint::run(
+                        endpoint,
+                        page,
+                        bound,
+                        (config.names.clone(), renew_after),
+                        (shared, stop_rx),
+                        on_renew,
+                    )
+                    .await;
                 });
             })
             .map_err(WebError::Runtime)?;
         let shared = ready_rx.recv().map_err(|_| WebError::Closed)??;
-        Ok(Self { port: shared.port, shared })
+        Ok(Self { port: shared.port, shared, _stop: Arc::new(StopOnDrop(std::sync::Mutex::new(Some(stop_tx)))) })
     }
 
     /// The current certificate's hash, hex.

@@ -222,8 +222,11 @@ async fn answer<S: AsyncRead + AsyncWrite + Unpin>(mut stream: S, from: SocketAd
             let body = shared.endpoint_info();
             // Public facts (a port and a hash): any page may read them, so
             // that a page hosted elsewhere can join with an address alone.
-            let header = response_header("200 OK", "application/json", body.len() as u64, false)
-                .replacen("\r\n\r\n", "\r\nAccess-Control-Allow-Origin: *\r\n\r\n", 1);
+            let header = response_header("200 OK", "application/json", body.len() as u64, false).replacen(
+                "\r\n\r\n",
+                "\r\nAccess-Control-Allow-Origin: *\r\n\r\n",
+                1,
+            );
             timeout(HTTP_WRITE_TIMEOUT, async {
                 stream.write_all(header.as_bytes()).await?;
                 if !head_only {

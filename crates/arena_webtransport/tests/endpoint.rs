@@ -296,3 +296,30 @@ fn a_renewed_certificate_takes_new_sessions_and_leaves_open_ones_alone() {
     assert!(arena_webtransport::client::connect(addr, parse_cert(&first).unwrap()).is_err());
     assert!(arena_webtransport::client::connect(addr, parse_cert(&new_hash).unwrap()).is_ok());
 }
+
+#[test]
+fn the_endpoint_closes_its_ports_when_the_server_goes() {
+    let folder = std::env::temp_dir().join(format!("arena-web-stop-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    for file in ["index.html", "arena.js", "arena_bg.wasm"] {
+        std::fs::write(folder.join(file), "x").unwrap();
+    }
+    let (endpoint, addr) = start(Some(folder.clone()), Duration::from_secs(15));
+    assert!(http(addr, b"GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200"));
+    drop(endpoint);
+    std::thread::sleep(Duration::from_millis(1500));
+    // Both ports are free again: a new endpoint (a server hosting again) takes them.
+    let again = WebEndpoint::start(
+        WebConfig {
+            bind: addr,
+            folder: Some(folder.clone()),
+            max_sessions: 8,
+            names: vec!["localhost".into()],
+            silent_timeout: Duration::from_secs(15),
+            renew_after: arena_webtransport::RENEW_AFTER,
+        },
+        Box::new(|_| {}),
+    );
+    assert!(again.is_ok(), "the port is still held: {:?}", again.err());
+    let _ = std::fs::remove_dir_all(&folder);
+}
