@@ -470,6 +470,7 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
     with open(os.path.join(out_dir, "join-server.log")) as f:
         summaries = [l.strip() for l in f if "sessions open" in l]
     report["join"]["endpoint_summaries"] = summaries[-3:]
+    assert summaries, "the endpoint logged no summary (its line every 10 s)"
     dropped = [l for l in summaries if "for size 0" not in l]
     assert not dropped, f"the endpoint dropped datagrams for size: {dropped}"
 

@@ -53,6 +53,8 @@ pub struct WebCounts {
     /// Datagrams to send that found room neither in a datagram nor on the
     /// session's stream.
     pub dropped_for_size: u64,
+    /// Sessions refused before their handshake (caps, bans, wrong path).
+    pub refused: u64,
 }
 
 /// What the game server needs of the browsers' endpoint: datagrams in and
@@ -70,8 +72,10 @@ pub trait WebLink: Send + Sync {
     fn origin(&self, peer: SocketAddr) -> Option<SocketAddr>;
     /// Refuses new sessions from `ip` (a real address, by its
     /// [`crate::limit_key`]) for the rest of the server's life and closes its
-    /// open ones.
-    fn ban(&self, ip: IpAddr);
+    /// open ones; false when it cannot (a web peer's address, a full list).
+    fn ban(&self, ip: IpAddr) -> bool;
+    /// The peer became a netcode client (a player): its session may stay.
+    fn admitted(&self, peer: SocketAddr);
     /// Closes a peer's session (netcode has let the client go).
     fn close(&self, peer: SocketAddr);
     /// What the endpoint carried and dropped so far.

@@ -11,7 +11,7 @@
 
 use std::net::SocketAddr;
 
-use arena_client::{ConnectTo, Session};
+use arena_client::{ConnectTo, Disconnect, LastDisconnect, Session};
 use arena_protocol::web_frame::{BROWSER_DATAGRAM_LIMIT, FrameReader, fits_datagram, frame};
 use arena_protocol::web_link::cert_hex;
 use arena_udp::memory;
@@ -56,10 +56,11 @@ fn call(link: &JsValue, method: &str, args: &[JsValue]) -> Option<JsValue> {
 /// page's own listen server is on its loopback and needs none).
 fn open_on_connect(event: On<ConnectTo>, mut session: ResMut<WebSession>, known: Res<KnownJoinLink>) {
     let addr = event.event().addr;
+    // Any session before ends first, whatever comes next.
+    close(&mut session);
     if addr.ip().is_loopback() && memory::is_bound(addr.port()) {
         return;
     }
-    close(&mut session);
     let Some(link) = link() else {
         warn!("this page has no WebTransport link (arena_web_link): rebuild it with scripts/web-build.sh");
         return;
@@ -88,10 +89,33 @@ fn close_session(mut session: ResMut<WebSession>) {
     close(&mut session);
 }
 
+/// The page's sentence for a session that could not open (no WebTransport,
+/// not a secure context, a wrong hash), as the menu says it: printable
+/// ASCII, cut short (its text may quote a browser's message).
+fn failure(link: &JsValue) -> Option<String> {
+    let state = js_sys::Reflect::get(link, &JsValue::from_str("state")).ok()?.as_string()?;
+    if state != "failed" {
+        return None;
+    }
+    let error = js_sys::Reflect::get(link, &JsValue::from_str("error")).ok()?.as_string().unwrap_or_default();
+    let shown: String =
+        error.chars().take(300).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
+    Some(shown)
+}
+
 /// What the session received, to the client's socket (before it reads).
-fn take_incoming(mut session: ResMut<WebSession>) {
+fn take_incoming(mut session: ResMut<WebSession>, mut commands: Commands) {
     let Some(addr) = session.addr else { return };
     let Some(link) = link() else { return };
+    if let Some(error) = failure(&link) {
+        // Said at once, rather than after netcode's timeout.
+        warn!("the WebTransport session to {addr} failed: {error}");
+        close(&mut session);
+        // After the disconnection's own (empty) reason.
+        commands.trigger(Disconnect);
+        commands.insert_resource(LastDisconnect(Some(format!("Cannot reach {addr} from this page: {error}"))));
+        return;
+    }
     let Some(taken) = call(&link, "take", &[JsValue::from(MAX_TAKEN_PER_FRAME)]) else { return };
     let Ok(taken) = taken.dyn_into::<js_sys::Array>() else { return };
     for item in taken.iter() {

@@ -69,7 +69,7 @@ pub(crate) async fn run(
             // its runtime every task, the page's listener among them) ends.
             _ = &mut stop => {
                 endpoint.close(wtransport::VarInt::from_u32(0), b"server stopped");
-                let _ = timeout(Duration::from_secs(1), endpoint.wait_idle()).await;
+                let _ = timeout(Duration::from_millis(300), endpoint.wait_idle()).await;
                 return;
             },
             incoming = endpoint.accept() => admit(incoming, &shared),
@@ -146,7 +146,9 @@ async fn session(incoming: IncomingSession, ticket: Ticket, shared: Arc<Shared>)
         }
     };
     let (frames_tx, frames_rx) = mpsc::channel(MAX_QUEUED_FRAMES);
-    let opened = shared.table().open(ticket, SessionHandle { connection: connection.clone(), frames: frames_tx });
+    let admitted = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let handle = SessionHandle { connection: connection.clone(), frames: frames_tx, admitted: admitted.clone() };
+    let opened = shared.table().open(ticket, handle);
     let Some(peer) = opened else {
         bump(&shared.counters.refused_banned);
         connection.close(wtransport::VarInt::from_u32(1), b"banned");
@@ -154,7 +156,7 @@ async fn session(incoming: IncomingSession, ticket: Ticket, shared: Arc<Shared>)
     };
     bump(&shared.counters.sessions_opened);
     tracing::debug!("web: session {peer} from {} open", connection.remote_address());
-    carry(&connection, peer, frames_rx, &shared).await;
+    carry(&connection, (peer, &admitted), frames_rx, &shared).await;
     connection.close(wtransport::VarInt::from_u32(0), b"closed");
     shared.table().close(peer);
     bump(&shared.counters.sessions_closed);
@@ -163,10 +165,14 @@ async fn session(incoming: IncomingSession, ticket: Ticket, shared: Arc<Shared>)
 /// A session's traffic until it ends, breaks or falls silent.
 async fn carry(
     connection: &wtransport::Connection,
-    peer: SocketAddr,
+    (peer, admitted): (SocketAddr, &std::sync::atomic::AtomicBool),
     mut frames_out: mpsc::Receiver<Vec<u8>>,
     shared: &Shared,
 ) {
+    let opened = Instant::now();
+    // The peer's one stream: a second, or another after it finished, is
+    // refused unread.
+    let mut stream_seen = false;
     let mut reader: Option<RecvStream> = None;
     let mut frames_in = FrameReader::default();
     let mut writer: Option<SendStream> = None;
@@ -185,11 +191,14 @@ async fn carry(
             },
             stream = connection.accept_uni() => match stream {
                 // One stream each way: another is refused, not read.
-                Ok(stream) if reader.is_some() => {
+                Ok(stream) if stream_seen => {
                     bump(&shared.counters.extra_streams);
                     stream.stop(wtransport::VarInt::from_u32(0));
                 }
-                Ok(stream) => reader = Some(stream),
+                Ok(stream) => {
+                    stream_seen = true;
+                    reader = Some(stream);
+                }
                 Err(_) => return,
             },
             chunk = read_chunk(&mut reader) => match chunk {
@@ -205,7 +214,12 @@ async fn carry(
                         return;
                     }
                 }
-                // The peer finished its stream: datagrams still come.
+                // The peer finished its stream: datagrams still come; a
+                // frame cut short by the end is a broken stream.
+                Ok(None) if frames_in.pending_bytes() > 0 => {
+                    bump(&shared.counters.broken_streams);
+                    return;
+                }
                 Ok(None) => reader = None,
                 Err(()) => {
                     bump(&shared.counters.broken_streams);
@@ -221,6 +235,10 @@ async fn carry(
             _ = check.tick() => {
                 if heard.elapsed() > shared.silent_timeout {
                     bump(&shared.counters.timed_out);
+                    return;
+                }
+                if !admitted.load(std::sync::atomic::Ordering::Relaxed) && opened.elapsed() > shared.admit_timeout {
+                    bump(&shared.counters.not_admitted);
                     return;
                 }
             },

@@ -36,7 +36,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use certificate::{BACKDATED, Certificate, CertificateError, RENEW_AFTER, VALID_AHEAD};
-pub use limits::{Counters, MAX_SESSIONS_PER_IP, SESSION_PATH, SILENT_SESSION_TIMEOUT, SUMMARY_INTERVAL, Tally};
+pub use limits::{
+    ADMIT_TIMEOUT, Counters, MAX_SESSIONS_PER_IP, SESSION_PATH, SILENT_SESSION_TIMEOUT, SUMMARY_INTERVAL, Tally,
+};
 pub use page_server::{ENDPOINT_INFO_PATH, Refused, Request, file_in_folder, parse_request};
 
 /// What the endpoint is opened with.
@@ -55,6 +57,9 @@ pub struct WebConfig {
     /// How long a session may stay silent before it is closed
     /// ([`SILENT_SESSION_TIMEOUT`]; shorter in tests).
     pub silent_timeout: std::time::Duration,
+    /// How long a session may wait for its peer to become a netcode client
+    /// ([`ADMIT_TIMEOUT`]; shorter in tests).
+    pub admit_timeout: std::time::Duration,
     /// How often the certificate is renewed ([`RENEW_AFTER`]; shorter in
     /// tests; never more than [`RENEW_AFTER`]).
     pub renew_after: std::time::Duration,
@@ -101,13 +106,24 @@ pub struct WebEndpoint {
     _stop: Arc<StopOnDrop>,
 }
 
-/// Tells the endpoint's thread to stop when dropped.
-struct StopOnDrop(std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>);
+/// Tells the endpoint's thread to stop when dropped, and waits (a little)
+/// until it has: its ports are then free for a server started next.
+struct StopOnDrop {
+    stop: std::sync::Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    /// Disconnected when the thread ends (it holds the sender).
+    ended: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
+}
+
+/// Longest a stopping server waits for the endpoint's thread.
+const STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        if let Some(stop) = self.0.lock().ok().and_then(|mut s| s.take()) {
+        if let Some(stop) = self.stop.lock().ok().and_then(|mut s| s.take()) {
             let _ = stop.send(());
+        }
+        if let Ok(ended) = self.ended.lock() {
+            let _ = ended.recv_timeout(STOP_WAIT);
         }
     }
 }
@@ -142,9 +158,12 @@ impl WebEndpoint {
         let certificate = Certificate::make(&config.names).map_err(WebError::Certificate)?;
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+        let (ended_tx, ended_rx) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("webtransport".into())
             .spawn(move || {
+                // Dropped when the thread ends: the stopping server's signal.
+                let _ended = ended_tx;
                 let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     Ok(runtime) => runtime,
                     Err(e) => {
@@ -165,7 +184,7 @@ impl WebEndpoint {
                         config.max_sessions,
                         &certificate,
                         bound.port(),
-                        config.silent_timeout,
+                        (config.silent_timeout, config.admit_timeout),
                     ) {
                         Ok(shared) => Arc::new(shared),
                         Err(e) => {
@@ -189,7 +208,8 @@ impl WebEndpoint {
             })
             .map_err(WebError::Runtime)?;
         let shared = ready_rx.recv().map_err(|_| WebError::Closed)??;
-        Ok(Self { port: shared.port, shared, _stop: Arc::new(StopOnDrop(std::sync::Mutex::new(Some(stop_tx)))) })
+        let stop = StopOnDrop { stop: std::sync::Mutex::new(Some(stop_tx)), ended: std::sync::Mutex::new(ended_rx) };
+        Ok(Self { port: shared.port, shared, _stop: Arc::new(stop) })
     }
 
     /// The current certificate's hash, hex.
@@ -248,8 +268,12 @@ impl arena_udp::WebLink for WebEndpoint {
         self.shared.origin(peer)
     }
 
-    fn ban(&self, ip: IpAddr) {
-        self.shared.ban(ip);
+    fn ban(&self, ip: IpAddr) -> bool {
+        self.shared.ban(ip)
+    }
+
+    fn admitted(&self, peer: SocketAddr) {
+        self.shared.admitted(peer);
     }
 
     fn close(&self, peer: SocketAddr) {
@@ -265,6 +289,7 @@ impl arena_udp::WebLink for WebEndpoint {
             frames_in: tally.frames_in,
             frames_out: tally.frames_out,
             dropped_for_size: tally.dropped_for_size,
+            refused: tally.refused_per_ip + tally.refused_full + tally.refused_banned + tally.refused_path,
         }
     }
 }

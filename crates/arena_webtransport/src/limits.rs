@@ -21,6 +21,12 @@ pub const SILENT_SESSION_TIMEOUT: Duration = Duration::from_secs(15);
 /// The UDP payload of every QUIC packet the endpoint sends: QUIC's own
 /// minimum (RFC 9000 14.1), which every path carries.
 pub(crate) const QUIC_PACKET_BYTES: u16 = 1200;
+/// A session whose peer has not become a netcode client this long after it
+/// opened is closed: a session costs a place of the endpoint's, and only a
+/// player (who passed the guard and netcode, password and all) may keep
+/// one. The guard's own pending connections last 5 s; a page on a slow
+/// machine takes a few frames to finish its handshake.
+pub const ADMIT_TIMEOUT: Duration = Duration::from_secs(10);
 /// QUIC's own idle timeout (nothing at all, not even its keep-alives).
 pub(crate) const QUIC_IDLE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Datagrams received from all sessions and not yet read by the game,
@@ -69,6 +75,8 @@ pub struct Counters {
     pub retries: AtomicU64,
     pub handshakes_failed: AtomicU64,
     pub timed_out: AtomicU64,
+    /// Sessions closed because their peer never became a netcode client.
+    pub not_admitted: AtomicU64,
     pub datagrams_in: AtomicU64,
     pub datagrams_out: AtomicU64,
     pub frames_in: AtomicU64,
@@ -98,6 +106,7 @@ pub struct Tally {
     pub retries: u64,
     pub handshakes_failed: u64,
     pub timed_out: u64,
+    pub not_admitted: u64,
     pub datagrams_in: u64,
     pub datagrams_out: u64,
     pub frames_in: u64,
@@ -129,6 +138,7 @@ impl Counters {
             retries: get(&self.retries),
             handshakes_failed: get(&self.handshakes_failed),
             timed_out: get(&self.timed_out),
+            not_admitted: get(&self.not_admitted),
             datagrams_in: get(&self.datagrams_in),
             datagrams_out: get(&self.datagrams_out),
             frames_in: get(&self.frames_in),
@@ -161,7 +171,7 @@ impl Tally {
             + d(self.dropped_for_size, before.dropped_for_size)
             + d(self.dropped_inbox_full, before.dropped_inbox_full);
         Some(format!(
-            "web: {open} sessions open; in the last {}s {} opened, {} closed ({} silent), {} refused \
+            "web: {open} sessions open; in the last {}s {} opened, {} closed ({} silent, {} never joined), {} refused \
              ({} per-address cap, {} full, {} banned, {} wrong path), {} retries, {} handshakes failed; \
              datagrams {} in, {} out; frames {} in, {} out; dropped {} (too long {}, for size {}, inbox full {}); \
              {} broken streams, {} extra streams; page: {} served, {} refused, {} connections refused",
@@ -169,6 +179,7 @@ impl Tally {
             d(self.sessions_opened, before.sessions_opened),
             d(self.sessions_closed, before.sessions_closed),
             d(self.timed_out, before.timed_out),
+            d(self.not_admitted, before.not_admitted),
             refused,
             d(self.refused_per_ip, before.refused_per_ip),
             d(self.refused_full, before.refused_full),

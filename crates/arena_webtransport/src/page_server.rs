@@ -81,7 +81,7 @@ pub fn parse_request(head: &[u8]) -> Result<Request, Refused> {
             return Err(Refused::TooManyHeaders);
         }
         let (name, value) = line.split_once(':').ok_or(Refused::BadRequest)?;
-        if name.eq_ignore_ascii_case("accept-encoding") && value.split(',').any(|v| v.trim().starts_with("gzip")) {
+        if name.eq_ignore_ascii_case("accept-encoding") && value.split(',').any(takes_gzip) {
             gzip = true;
         }
     }
@@ -90,6 +90,19 @@ pub fn parse_request(head: &[u8]) -> Result<Request, Refused> {
         return Ok(Request::EndpointInfo { head_only });
     }
     Ok(Request::File { path: file_in_folder(path)?, head_only, gzip })
+}
+
+/// Whether one `Accept-Encoding` entry takes gzip (`gzip`, `gzip;q=0.5`;
+/// not `gzip;q=0`).
+fn takes_gzip(entry: &str) -> bool {
+    let mut parts = entry.split(';');
+    if parts.next().map(str::trim) != Some("gzip") {
+        return false;
+    }
+    parts.all(|p| match p.trim().strip_prefix("q=") {
+        Some(q) => q.trim().parse::<f32>().is_ok_and(|q| q > 0.0),
+        None => true,
+    })
 }
 
 /// A request's path as a file name inside the folder: `/` is
@@ -271,9 +284,12 @@ async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Vec<u8>, Refu
         if n == 0 {
             return Err(Refused::BadRequest);
         }
+        // Only the new bytes (and the three before them) are searched: a
+        // head sent a byte at a time costs no more than one sent whole.
+        let from = head.len().saturating_sub(3);
         head.extend_from_slice(&buf[..n]);
-        if let Some(end) = head.windows(4).position(|w| w == b"\r\n\r\n") {
-            head.truncate(end);
+        if let Some(end) = head[from..].windows(4).position(|w| w == b"\r\n\r\n") {
+            head.truncate(from + end);
             return Ok(head);
         }
         if head.len() > MAX_REQUEST_BYTES {
@@ -351,6 +367,10 @@ mod tests {
             Ok(Request::File { path: "arena.js".into(), head_only: false, gzip: true })
         );
         assert_eq!(get("HEAD /web-endpoint?x=1 HTTP/1.1"), Ok(Request::EndpointInfo { head_only: true }));
+        for (encoding, gzip) in [("gzip;q=0", false), ("gzip; q=0.0", false), ("gzip;q=0.5", true), ("gzipx", false)] {
+            let request = get(&format!("GET / HTTP/1.1\r\nAccept-Encoding: {encoding}"));
+            assert_eq!(request, Ok(Request::File { path: "index.html".into(), head_only: false, gzip }), "{encoding}");
+        }
         assert_eq!(get("POST / HTTP/1.1"), Err(Refused::Method));
         assert_eq!(get("GET / HTTP/2"), Err(Refused::BadRequest));
         assert_eq!(get("GET /../x HTTP/1.1"), Err(Refused::NotFound));

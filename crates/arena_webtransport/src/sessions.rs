@@ -32,14 +32,14 @@ pub(crate) struct Ticket {
 pub(crate) struct Session<H> {
     pub(crate) real: SocketAddr,
     key: IpAddr,
+    /// Its whole peer address (a lookup matches all of it).
+    peer: SocketAddr,
     pub(crate) handle: H,
 }
 
-/// One real address's sessions: its number in peer addresses, and how many
-/// it has open or in their handshake.
+/// One real address's sessions open or in their handshake.
 #[derive(Debug)]
 struct Origin {
-    number: u32,
     sessions: usize,
 }
 
@@ -50,7 +50,11 @@ pub(crate) struct Table<H> {
     handshaking: usize,
     banned: HashSet<IpAddr>,
     next_session: u64,
-    next_origin: u32,
+    /// Names a real address in its sessions' peer addresses: a keyed hash
+    /// (its key this server's own), so that one address keeps its number
+    /// (and its rate limits' budgets) however often it reconnects, and
+    /// nobody can aim at another's.
+    origin_hash: std::collections::hash_map::RandomState,
     max_sessions: usize,
 }
 
@@ -63,7 +67,7 @@ impl<H> Table<H> {
             handshaking: 0,
             banned: HashSet::new(),
             next_session: 1,
-            next_origin: 1,
+            origin_hash: std::collections::hash_map::RandomState::new(),
             max_sessions,
         }
     }
@@ -81,13 +85,7 @@ impl<H> Table<H> {
         if self.open.len() + self.handshaking >= self.max_sessions {
             return Err(Refusal::Full);
         }
-        let next_origin = &mut self.next_origin;
-        let origin = self.origins.entry(key).or_insert_with(|| {
-            let number = *next_origin;
-            *next_origin = next_origin.wrapping_add(1).max(1);
-            Origin { number, sessions: 0 }
-        });
-        origin.sessions += 1;
+        self.origins.entry(key).or_insert(Origin { sessions: 0 }).sessions += 1;
         self.handshaking += 1;
         Ok(Ticket { real, key })
     }
@@ -116,41 +114,40 @@ impl<H> Table<H> {
             self.release(ticket.key);
             return None;
         }
-        let number = self.origins.get(&ticket.key).map_or(0, |o| o.number);
+        let number = std::hash::BuildHasher::hash_one(&self.origin_hash, ticket.key) as u32;
         let session = self.next_session;
         self.next_session += 1;
-        self.open.insert(session, Session { real: ticket.real, key: ticket.key, handle });
-        Some(web_peer_addr(number, session))
+        let peer = web_peer_addr(number, session);
+        self.open.insert(session, Session { real: ticket.real, key: ticket.key, peer, handle });
+        Some(peer)
     }
 
     pub(crate) fn get(&self, peer: SocketAddr) -> Option<&Session<H>> {
-        self.open.get(&web_session(peer)?)
+        self.open.get(&web_session(peer)?).filter(|s| s.peer == peer)
     }
 
     /// Ends a session (its place given back); its handle, if it was open.
     pub(crate) fn close(&mut self, peer: SocketAddr) -> Option<H> {
+        self.get(peer)?;
         let session = self.open.remove(&web_session(peer)?)?;
         self.release(session.key);
         Some(session.handle)
     }
 
-    /// Bans `ip` (a real address, or a web peer's, whose real address is
-    /// banned): no new session from it; the handles of its open sessions,
-    /// to close. Nothing when the ban list is full.
-    pub(crate) fn ban(&mut self, ip: IpAddr) -> Vec<&H> {
-        let key = if is_web_peer(ip) {
-            match self.get(SocketAddr::new(ip, 1)) {
-                Some(session) => session.key,
-                None => return Vec::new(),
-            }
-        } else {
-            limit_key(canonical(SocketAddr::new(ip, 0)).ip())
-        };
+    /// Bans the real address `ip` (by its limit key): no new session from
+    /// it; the handles of its open sessions, to close. `None` when the ban
+    /// list is full.
+    pub(crate) fn ban(&mut self, ip: IpAddr) -> Option<Vec<&H>> {
+        if is_web_peer(ip) {
+            // A peer's address is no real one: the caller names the real.
+            return None;
+        }
+        let key = limit_key(canonical(SocketAddr::new(ip, 0)).ip());
         if self.banned.len() >= MAX_BANNED && !self.banned.contains(&key) {
-            return Vec::new();
+            return None;
         }
         self.banned.insert(key);
-        self.open.values().filter(|s| s.key == key).map(|s| &s.handle).collect()
+        Some(self.open.values().filter(|s| s.key == key).map(|s| &s.handle).collect())
     }
 
     fn release(&mut self, key: IpAddr) {
@@ -206,7 +203,7 @@ mod tests {
     }
 
     #[test]
-    fn a_ban_by_a_web_peer_bans_its_real_address_and_names_its_sessions() {
+    fn a_ban_of_a_real_address_names_its_sessions_and_keeps_it_out() {
         let mut table: Table<u8> = Table::new(10);
         let t1 = table.admit(addr("203.0.113.5:1")).unwrap();
         let t2 = table.admit(addr("203.0.113.5:2")).unwrap();
@@ -214,16 +211,35 @@ mod tests {
         let p1 = table.open(t1, 1).unwrap();
         table.open(t2, 2).unwrap();
         table.open(t3, 3).unwrap();
-        let mut closed: Vec<u8> = table.ban(p1.ip()).into_iter().copied().collect();
+        assert!(table.ban(p1.ip()).is_none(), "a peer's address is not a real one");
+        let real = table.get(p1).unwrap().real.ip();
+        let mut closed: Vec<u8> = table.ban(real).unwrap().into_iter().copied().collect();
         closed.sort();
         assert_eq!(closed, vec![1, 2]);
         assert_eq!(table.admit(addr("203.0.113.5:3")).unwrap_err(), Refusal::Banned);
         assert_eq!(table.admit(addr("[::ffff:203.0.113.5]:3")).unwrap_err(), Refusal::Banned);
-        assert!(table.admit(addr("203.0.113.6:2")).is_ok());
-        // A ban during a handshake keeps the session out.
+        let other = table.admit(addr("203.0.113.6:2")).unwrap();
+        table.abandon(other);
+        // A ban during a handshake keeps the session out and gives its place back.
         let t = table.admit(addr("203.0.113.9:1")).unwrap();
         table.ban("203.0.113.9".parse().unwrap());
         assert_eq!(table.open(t, 9), None);
-        assert_eq!(table.handshaking(), 1);
+        assert_eq!(table.handshaking(), 0);
+    }
+
+    #[test]
+    fn an_address_keeps_its_number_and_a_peer_is_found_by_all_of_its_address() {
+        let mut table: Table<()> = Table::new(10);
+        let first = table.admit(addr("198.51.100.9:1")).unwrap();
+        let first = table.open(first, ()).unwrap();
+        table.close(first);
+        let again = table.admit(addr("198.51.100.9:2")).unwrap();
+        let again = table.open(again, ()).unwrap();
+        assert_eq!(limit_key(first.ip()), limit_key(again.ip()), "reconnecting keeps the budgets");
+        // Another origin with the same session number finds nothing.
+        let session = web_session(again).unwrap();
+        let forged = web_peer_addr(12345, session);
+        assert!(forged != again && table.get(forged).is_none() && table.close(forged).is_none());
+        assert!(table.get(again).is_some());
     }
 }

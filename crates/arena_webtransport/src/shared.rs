@@ -23,6 +23,8 @@ pub(crate) struct SessionHandle {
     pub(crate) connection: Connection,
     /// Frames for the session's stream (bounded; the session's task writes them).
     pub(crate) frames: mpsc::Sender<Vec<u8>>,
+    /// Set when the game says its peer became a netcode client.
+    pub(crate) admitted: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The certificate of the moment, as the page and links need it.
@@ -40,6 +42,8 @@ pub(crate) struct Shared {
     pub(crate) port: u16,
     /// How long a session may stay silent.
     pub(crate) silent_timeout: std::time::Duration,
+    /// How long a session may wait for its peer to become a netcode client.
+    pub(crate) admit_timeout: std::time::Duration,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -52,7 +56,7 @@ impl Shared {
         max_sessions: usize,
         certificate: &Certificate,
         port: u16,
-        silent_timeout: std::time::Duration,
+        (silent_timeout, admit_timeout): (std::time::Duration, std::time::Duration),
     ) -> Result<Self, crate::WebError> {
         Ok(Self {
             inbox: Mutex::new(VecDeque::new()),
@@ -64,6 +68,7 @@ impl Shared {
             }),
             port,
             silent_timeout,
+            admit_timeout,
         })
     }
 
@@ -140,10 +145,18 @@ impl Shared {
         self.table().get(peer).map(|s| s.real)
     }
 
-    pub(crate) fn ban(&self, ip: IpAddr) {
+    pub(crate) fn ban(&self, ip: IpAddr) -> bool {
         let mut table = self.table();
-        for handle in table.ban(ip) {
+        let Some(handles) = table.ban(ip) else { return false };
+        for handle in handles {
             handle.connection.close(wtransport::VarInt::from_u32(1), b"banned");
+        }
+        true
+    }
+
+    pub(crate) fn admitted(&self, peer: SocketAddr) {
+        if let Some(session) = self.table().get(peer) {
+            session.handle.admitted.store(true, std::sync::atomic::Ordering::Relaxed);
         }
     }
 

@@ -18,13 +18,24 @@ use arena_webtransport::{MAX_SESSIONS_PER_IP, WebConfig, WebEndpoint};
 use wtransport::tls::Sha256Digest;
 use wtransport::{ClientConfig, Endpoint};
 
+/// The endpoint alone (the test is its game): sessions may wait a minute to
+/// be admitted unless a test says otherwise.
 fn start(folder: Option<std::path::PathBuf>, silent: Duration) -> (WebEndpoint, SocketAddr) {
-    start_renewing(folder, silent, arena_webtransport::RENEW_AFTER, Box::new(|_| {}))
+    start_with(folder, (silent, Duration::from_secs(60)), arena_webtransport::RENEW_AFTER, Box::new(|_| {}))
 }
 
 fn start_renewing(
     folder: Option<std::path::PathBuf>,
     silent: Duration,
+    renew_after: Duration,
+    on_renew: Box<dyn Fn(&str) + Send>,
+) -> (WebEndpoint, SocketAddr) {
+    start_with(folder, (silent, Duration::from_secs(60)), renew_after, on_renew)
+}
+
+fn start_with(
+    folder: Option<std::path::PathBuf>,
+    (silent, admit): (Duration, Duration),
     renew_after: Duration,
     on_renew: Box<dyn Fn(&str) + Send>,
 ) -> (WebEndpoint, SocketAddr) {
@@ -35,6 +46,7 @@ fn start_renewing(
             max_sessions: 64,
             names: vec!["localhost".into()],
             silent_timeout: silent,
+            admit_timeout: admit,
             renew_after,
         },
         on_renew,
@@ -124,14 +136,20 @@ fn a_thousand_sessions_from_one_address_get_its_share_and_garbage_changes_nothin
         let results = futures_join_all(attempts).await;
         let opened: Vec<_> = results.into_iter().filter_map(|r| r.ok().and_then(|r| r.ok())).collect();
         let refused = 1000 - opened.len();
-        // Held open while counted.
+        // Held open while counted, then closed (and the close sent).
         tokio::time::sleep(Duration::from_millis(200)).await;
+        for session in &opened {
+            session.close(wtransport::VarInt::from_u32(0), b"done");
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(2), client.wait_idle()).await;
         (opened.len(), refused)
     });
     assert_eq!(opened, MAX_SESSIONS_PER_IP, "sessions opened from one address");
     assert_eq!(refused, 1000 - MAX_SESSIONS_PER_IP);
     let tally = endpoint.tally();
     assert!(tally.refused_per_ip >= (1000 - MAX_SESSIONS_PER_IP) as u64 - 8, "{tally:?}");
+    // The garbage at the QUIC port opened nothing: only the flood's eight.
+    assert_eq!(tally.sessions_opened, MAX_SESSIONS_PER_IP as u64, "{tally:?}");
     let mut nothing = Vec::new();
     endpoint.receive(&mut nothing);
     assert!(nothing.is_empty(), "garbage reached the game: {} datagrams", nothing.len());
@@ -306,9 +324,9 @@ fn the_endpoint_closes_its_ports_when_the_server_goes() {
     }
     let (endpoint, addr) = start(Some(folder.clone()), Duration::from_secs(15));
     assert!(http(addr, b"GET / HTTP/1.1\r\n\r\n").starts_with("HTTP/1.1 200"));
+    // Dropped, it waits for its thread: both ports are free at once, and a
+    // new endpoint (a server hosting again) takes them.
     drop(endpoint);
-    std::thread::sleep(Duration::from_millis(1500));
-    // Both ports are free again: a new endpoint (a server hosting again) takes them.
     let again = WebEndpoint::start(
         WebConfig {
             bind: addr,
@@ -316,10 +334,40 @@ fn the_endpoint_closes_its_ports_when_the_server_goes() {
             max_sessions: 8,
             names: vec!["localhost".into()],
             silent_timeout: Duration::from_secs(15),
+            admit_timeout: Duration::from_secs(15),
             renew_after: arena_webtransport::RENEW_AFTER,
         },
         Box::new(|_| {}),
     );
     assert!(again.is_ok(), "the port is still held: {:?}", again.err());
     let _ = std::fs::remove_dir_all(&folder);
+}
+
+#[test]
+fn a_session_whose_peer_never_joins_gives_its_place_back() {
+    let (endpoint, addr) = start_with(
+        None,
+        (Duration::from_secs(15), Duration::from_millis(700)),
+        arena_webtransport::RENEW_AFTER,
+        Box::new(|_| {}),
+    );
+    let cert = parse_cert(&endpoint.hash_hex()).unwrap();
+    let joined = arena_webtransport::client::connect(addr, cert).unwrap();
+    let stranger = arena_webtransport::client::connect(addr, cert).unwrap();
+    let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.send_to(b"joined", joined.local).unwrap();
+    let got = received(&endpoint, Duration::from_secs(3), 1);
+    let peer = got.iter().find(|(_, d)| d == b"joined").map(|(p, _)| *p).expect("the joined one spoke");
+    // The game says this one's peer became a client; the other never does.
+    endpoint.admitted(peer);
+    // Both keep talking (neither is silent).
+    for _ in 0..15 {
+        udp.send_to(b"joined", joined.local).unwrap();
+        udp.send_to(b"stranger", stranger.local).unwrap();
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let tally = endpoint.tally();
+    assert_eq!(tally.not_admitted, 1, "{tally:?}");
+    assert_eq!(endpoint.counts().sessions_open, 1);
+    assert!(endpoint.send(peer, b"still yours"), "the admitted session is still open");
 }

@@ -84,6 +84,7 @@ fn open_web(
             max_sessions: config.max_clients + config.max_spectators + arena_webtransport::MAX_SESSIONS_PER_IP,
             names,
             silent_timeout: arena_webtransport::SILENT_SESSION_TIMEOUT,
+            admit_timeout: arena_webtransport::ADMIT_TIMEOUT,
             renew_after: arena_webtransport::RENEW_AFTER,
         },
         on_renew,

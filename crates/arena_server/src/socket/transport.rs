@@ -267,6 +267,10 @@ pub struct ServerTransport {
     web: Option<Box<dyn arena_udp::WebLink>>,
     /// Datagrams taken from the web link, reused frame to frame.
     web_inbox: Vec<(SocketAddr, Vec<u8>)>,
+    /// The real address behind each browser client netcode holds (kept
+    /// while the client is, so that a ban still finds it after the session
+    /// went): at most one per client.
+    web_origins: std::collections::HashMap<SocketAddr, SocketAddr>,
 }
 
 /// Remote console commands waiting for the console at most (the gate's
@@ -334,6 +338,7 @@ impl ServerTransport {
             rcon_summarised_at: Duration::ZERO,
             web: None,
             web_inbox: Vec::new(),
+            web_origins: std::collections::HashMap::new(),
         })
     }
 
@@ -376,7 +381,8 @@ impl ServerTransport {
     /// A peer's address as the log shows it (see [`Self::client_label`]).
     pub fn peer_label(&self, addr: SocketAddr) -> String {
         if arena_udp::is_web_peer(addr.ip()) {
-            match self.web.as_ref().and_then(|web| web.origin(addr)) {
+            let real = self.web_origins.get(&addr).copied().or_else(|| self.web.as_ref().and_then(|w| w.origin(addr)));
+            match real {
                 Some(real) => format!("{real} (web)"),
                 None => "a closed web session".to_string(),
             }
@@ -669,6 +675,15 @@ impl ServerTransport {
                 self.guard.connected(client_id, addr, self.clock);
                 server.add_connection(client_id);
                 self.send_to(&datagram, addr);
+                // A browser's session became a player's: it may stay.
+                if arena_udp::is_web_peer(addr.ip())
+                    && let Some(web) = self.web.as_ref()
+                {
+                    web.admitted(addr);
+                    if let Some(real) = web.origin(addr) {
+                        self.web_origins.insert(addr, real);
+                    }
+                }
             }
             Outcome::Disconnected { client_id, addr, datagram } => {
                 self.guard.disconnected(client_id);
@@ -677,6 +692,7 @@ impl ServerTransport {
                     self.send_to(&datagram, addr);
                 }
                 // A browser's session goes with its client.
+                self.web_origins.remove(&addr);
                 if arena_udp::is_web_peer(addr.ip())
                     && let Some(web) = self.web.as_ref()
                 {

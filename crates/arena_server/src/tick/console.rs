@@ -373,14 +373,18 @@ impl ServerHost<'_, '_, '_> {
         if ban {
             match addr {
                 Some(addr) if g.transport.ban(addr.ip()) => {}
-                Some(_) => return Outcome::Refused("ban: the list of banned addresses is full".into()),
+                Some(_) => {
+                    return Outcome::Refused(
+                        "ban: the list of banned addresses is full (or a browser player's real address is gone)".into(),
+                    );
+                }
                 None => return Outcome::Refused("ban: the player's address is unknown".into()),
             }
         }
         let text = format!("{} was {verb} by {}", entry.name, self.by);
         broadcast(&mut g.server, &ToClient::Notice { text: text.clone() }, None);
         g.server.disconnect(client_id);
-        let from = addr.map_or_else(|| "?".to_string(), |a| a.to_string());
+        let from = addr.map_or_else(|| "?".to_string(), |a| g.transport.peer_label(a));
         Outcome::Said(vec![format!("{text} ({from})")])
     }
 
