@@ -464,8 +464,13 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
         for key in (KEY_W, KEY_S, KEY_W, KEY_S):
             hold_key(browser, key, 1.5)
             time.sleep(0.5)
-        fire(browser, 2.0)
-        time.sleep(2.0)
+        # Bursts until the server has judged some (a burst while dead,
+        # between a bot's kill and the respawn, fires nothing).
+        for _ in range(8):
+            fire(browser, 1.5)
+            time.sleep(1.5)
+            if browser.status()["shots"] > before["shots"]:
+                break
         after = browser.status()
         moved = after["moved_m"] - before["moved_m"]
         judged = after["shots"] - before["shots"]

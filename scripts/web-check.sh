@@ -53,8 +53,9 @@ for _ in $(seq 50); do
 done
 
 # The native server the page joins (`arena server --web`), as the other
-# check scripts build it.
-cargo build --quiet --bin arena
+# check scripts build it: the whole workspace, one feature set (a bare
+# `--bin arena` would resolve another and build our crates again).
+cargo build --quiet --workspace --bins
 ARENA_BIN="$CARGO_TARGET_DIR/debug/arena" ARENA_SITE_DIR="$site" \
   python3 scripts/web-check.py "http://127.0.0.1:$port/site/" "http://127.0.0.1:$port/broken/" "$out" "${measure[@]}"
 echo "web-check: passed in $(( SECONDS - started )) s; screenshots and figures in $out" >&2

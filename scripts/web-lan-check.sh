@@ -23,7 +23,7 @@ arena_packages browser
 out="${1:-$CARGO_TARGET_DIR/web/lan-check}"
 site="$CARGO_TARGET_DIR/web/site"
 scripts/web-build.sh "$site"
-cargo build --quiet --bin arena
+cargo build --quiet --workspace --bins
 arena="$CARGO_TARGET_DIR/debug/arena"
 tag="awl$$"
 host="${tag}h" friend="${tag}f"
