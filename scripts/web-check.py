@@ -91,6 +91,11 @@ class Browser:
             "--disable-sync",
             "--no-first-run",
             "--disable-quic",
+            # A page nobody looks at is still played: no throttled timers,
+            # no renderer set aside as in the background or occluded.
+            "--disable-renderer-backgrounding",
+            "--disable-background-timer-throttling",
+            "--disable-backgrounding-occluded-windows",
             *extra_args,
         ]
         caps = {"capabilities": {"alwaysMatch": {

@@ -14,7 +14,7 @@ use tokio::net::UdpSocket;
 use wtransport::tls::Sha256Digest;
 use wtransport::{ClientConfig, Endpoint, RecvStream, SendStream};
 
-use crate::WebError;
+use crate::error::WebError;
 use crate::limits::SESSION_PATH;
 
 /// What the link carried, each way.

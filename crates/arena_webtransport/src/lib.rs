@@ -17,6 +17,7 @@
 //! - `limits`: the caps on sessions, buffers, frames and page requests,
 //!   and the counters summed up in the log.
 //! - `certificate`: the self-signed certificate a browser pins by its hash.
+//! - `error`: why the endpoint did not open, or a link did not connect.
 //! - `sessions`: who may open a session, its peer address, its real one.
 //! - `shared`: what the endpoint's thread and the game's share.
 //! - `page_server`: the page and `/web-endpoint`, over HTTP and HTTPS.
@@ -26,6 +27,7 @@
 mod certificate;
 pub mod client;
 mod endpoint;
+mod error;
 mod limits;
 mod page_server;
 mod sessions;
@@ -36,6 +38,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 pub use certificate::{BACKDATED, Certificate, CertificateError, RENEW_AFTER, VALID_AHEAD};
+pub use error::WebError;
 pub use limits::{
     ADMIT_TIMEOUT, Counters, MAX_SESSIONS_PER_IP, SESSION_PATH, SILENT_SESSION_TIMEOUT, SUMMARY_INTERVAL, Tally,
 };
@@ -64,36 +67,6 @@ pub struct WebConfig {
     /// tests; never more than [`RENEW_AFTER`]).
     pub renew_after: std::time::Duration,
 }
-
-/// Why the endpoint did not open.
-#[derive(Debug)]
-pub enum WebError {
-    Bind(std::io::Error),
-    PagePort { port: u16, error: std::io::Error },
-    Folder(String),
-    Certificate(CertificateError),
-    Runtime(std::io::Error),
-    Connect(String),
-    Closed,
-}
-
-impl std::fmt::Display for WebError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WebError::Bind(e) => write!(f, "cannot open the WebTransport endpoint's UDP port: {e}"),
-            WebError::PagePort { port, error } => {
-                write!(f, "cannot open TCP port {port} for the web page (the endpoint's UDP port is {port}): {error}")
-            }
-            WebError::Folder(e) => write!(f, "{e}"),
-            WebError::Certificate(e) => write!(f, "{e}"),
-            WebError::Runtime(e) => write!(f, "cannot start the WebTransport endpoint's thread: {e}"),
-            WebError::Connect(e) => write!(f, "cannot open a WebTransport session: {e}"),
-            WebError::Closed => write!(f, "the WebTransport endpoint's thread ended"),
-        }
-    }
-}
-
-impl std::error::Error for WebError {}
 
 /// An open endpoint: the game's [`arena_udp::WebLink`] to its sessions.
 /// When the last handle goes (the server stops), the endpoint closes its

@@ -57,14 +57,14 @@ impl Shared {
         certificate: &Certificate,
         port: u16,
         (silent_timeout, admit_timeout): (std::time::Duration, std::time::Duration),
-    ) -> Result<Self, crate::WebError> {
+    ) -> Result<Self, crate::error::WebError> {
         Ok(Self {
             inbox: Mutex::new(VecDeque::new()),
             table: Mutex::new(Table::new(max_sessions)),
             counters: Counters::default(),
             current: Mutex::new(Current {
                 hash_hex: certificate.hash_hex.clone(),
-                page_tls: certificate.page_tls().map_err(crate::WebError::Certificate)?,
+                page_tls: certificate.page_tls().map_err(crate::error::WebError::Certificate)?,
             }),
             port,
             silent_timeout,
