@@ -84,7 +84,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetReceive;
 
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
-use socket::{binding, drops, guard, remote_console, transport};
+use socket::{binding, drops, guard, remote_console, server_info, transport};
 use tick::{
     bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, map_upload, match_flow,
     range, rockets, roster, rotation, sides, simulation, snapshots, votes,
@@ -98,7 +98,8 @@ pub use config::{
 };
 pub use config_file::{ConfigFileError, FileOption, MAX_CONFIG_FILE_BYTES, check_config_file, read_config_file};
 pub use reach_report::{MapState, ReachReport, Reachable};
-pub use transport::{ServerError, ServerInfo, ServerTransport};
+pub use server_info::{ServerError, ServerInfo, WebInfo};
+pub use transport::ServerTransport;
 
 // What a game, a test or an experiment reads of a running server.
 pub use chat::ChatStats;

@@ -7,7 +7,8 @@ use arena_protocol::connection_config;
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use super::transport::{ServerError, ServerInfo, ServerTransport};
+use super::server_info::{ServerError, ServerInfo};
+use super::transport::ServerTransport;
 use crate::config::ServerConfig;
 
 /// Binds the socket and inserts renet's server and the guarded transport.
@@ -48,7 +49,7 @@ fn open_web(
     local: SocketAddr,
     share_addrs: &[SocketAddr],
     transport: &mut ServerTransport,
-) -> Result<Option<super::transport::WebInfo>, ServerError> {
+) -> Result<Option<super::server_info::WebInfo>, ServerError> {
     let Some(folder) = &config.web_dir else { return Ok(None) };
     let port = config.web_port.unwrap_or(if local.port() == 0 { 0 } else { local.port().wrapping_add(1).max(1) });
     let mut hosts: Vec<IpAddr> = Vec::new();
@@ -67,7 +68,7 @@ fn open_web(
         if let Ok(mut cert) = renewed.lock() {
             *cert = hash.to_string();
         }
-        let info = super::transport::WebInfo {
+        let info = super::server_info::WebInfo {
             port: renew_port.load(std::sync::atomic::Ordering::Relaxed),
             cert: renewed.clone(),
             hosts: links_hosts.clone(),
@@ -96,7 +97,7 @@ fn open_web(
     }
     let port = endpoint.port;
     transport.attach_web(Box::new(endpoint));
-    Ok(Some(super::transport::WebInfo { port, cert, hosts }))
+    Ok(Some(super::server_info::WebInfo { port, cert, hosts }))
 }
 
 /// A browser has no endpoint of its own to open (the page is the browser).
@@ -106,7 +107,7 @@ fn open_web(
     _local: SocketAddr,
     _share_addrs: &[SocketAddr],
     _transport: &mut ServerTransport,
-) -> Result<Option<super::transport::WebInfo>, ServerError> {
+) -> Result<Option<super::server_info::WebInfo>, ServerError> {
     Ok(None)
 }
 

@@ -5,6 +5,8 @@
 //!
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
+//! - `server_info`: where a started server listens and what it shares (the
+//!   browsers' links among them), and why one could not start.
 //! - `rate_limits`: token buckets, per address and bounded.
 //! - `drops`: what the guard drops, by reason, and its counters.
 //! - `guard`: the datagram guard's bookkeeping (rate limits, pending
@@ -27,4 +29,5 @@ pub(crate) mod guard;
 mod master_traffic;
 pub(crate) mod rate_limits;
 pub(crate) mod remote_console;
+pub(crate) mod server_info;
 pub(crate) mod transport;
