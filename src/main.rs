@@ -166,8 +166,12 @@ fn run_lab(experiment: Experiment) -> ExitCode {
         }
         Experiment::Timing { lab: args, fps } => args.settings().map(|s| print_report(lab::timing(s, fps))),
         Experiment::Killcam { lab: args, kills } => args.settings().map(|s| print_report(lab::kill_cam(s, kills))),
-        Experiment::Demo { lab: args, players, out } => {
-            args.settings().map(|s| print_report(lab::demo(s, players, out.as_deref())))
+        Experiment::Demo { lab: args, players, map, bots, out } => {
+            args.settings().map(|s| print_report(lab::demo(s, lab::DemoGame { players, bots, map }, out.as_deref())))
+        }
+        Experiment::Pickups { lab: args, map } => args.settings().map(|s| print_report(lab::pickups(s, &map))),
+        Experiment::Teleport { lab: args, map } => {
+            args.settings().map(|s| print_report(lab::teleport(s, map.as_deref())))
         }
         Experiment::Bandwidth { lab: args, players } => {
             args.settings().map(|s| print_report(lab::bandwidth(s, players)))

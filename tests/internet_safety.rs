@@ -206,6 +206,8 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             tick,
             own: None,
             others: players.into_iter().map(|(id, s)| (PlayerId(id), RemoteState::of(&s))).collect(),
+            // An item list that fits no map's (it is not drawn or predicted from).
+            items: vec![arena_sim::ItemSlot { taken: Some(arena_sim::Taken { tick: 0, by: PlayerId(1) }) }; 3],
         };
         let feedback = Feedback {
             last_cmd_tick: newest,
@@ -222,6 +224,7 @@ fn a_hostile_servers_messages_cannot_crash_a_client() {
             tick: 9,
             own: own.map(|(id, s)| (PlayerId(id), snapshot::OwnState::of(&s))),
             others: others.into_iter().map(|(id, s)| (PlayerId(id), s)).collect(),
+            items: Vec::new(),
         };
         ToClient::Snapshot(snapshot::encode(&frame, &Feedback::default(), None))
     };

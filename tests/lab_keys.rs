@@ -59,6 +59,9 @@ short_runs! {
     bandwidth: ["--seconds", "1", "--players", "2"],
     killcam: ["--kills", "1"],
     demo: ["--seconds", "2", "--players", "2"],
+    // Two trials: one alone, one contested.
+    pickups: ["--seconds", "3"],
+    teleport: ["--seconds", "4"],
     // Real processes on the wall clock: 5 s of settling, 1 s measured, and
     // one network client so that the `arena bots` report is read too.
     servercost: ["--seconds", "1", "--players", "2", "--clients", "1"],

@@ -21,6 +21,7 @@ mod internet_reach;
 mod internet_safety;
 mod interp_delay;
 mod io_thread;
+mod items;
 mod kill_cam;
 mod lab_keys;
 mod map_check;

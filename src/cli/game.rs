@@ -47,6 +47,10 @@ pub(crate) struct GameArgs {
     /// time their shooter fired them (the shooter leads moving targets).
     #[arg(long, env = "ARENA_NO_PROJECTILE_COMPENSATION")]
     pub no_projectile_compensation: bool,
+    /// Play without the map's items (health, armour, the mega health, the
+    /// quad damage): every player on its 100 health.
+    #[arg(long, env = "ARENA_NO_ITEMS")]
+    pub no_items: bool,
     /// Bots keep to the rifle (no rocket launcher).
     #[arg(long, env = "ARENA_BOT_RIFLE_ONLY")]
     pub bot_rifle_only: bool,
@@ -138,7 +142,7 @@ pub(crate) struct GameArgs {
     /// Teammates hurt each other (team deathmatch; off by default).
     #[arg(long, env = "ARENA_FRIENDLY_FIRE")]
     pub friendly_fire: bool,
-    /// The map: a built-in one by name (Foundry, Spire; any case), or a map
+    /// The map: a built-in one by name (Foundry, Spire, Yard; any case), or a map
     /// file (a path ending in .ron: checked as `arena map check` does, and
     /// sent to players who lack it) [default: Foundry, or the first of --maps].
     #[arg(long, env = "ARENA_MAP", value_name = "NAME|FILE")]
@@ -242,6 +246,7 @@ impl GameArgs {
             range: self.range,
             subtick: !self.no_subtick,
             projectile_compensation: !self.no_projectile_compensation,
+            items: !self.no_items,
             bot_rockets: !self.bot_rifle_only,
             record_dir: self.record.clone(),
             record_keep: usize::try_from(self.record_keep).unwrap_or(usize::MAX),

@@ -119,9 +119,36 @@ pub(crate) enum Experiment {
         /// Players in all, each a network client.
         #[arg(long, default_value_t = 16)]
         players: usize,
+        /// The built-in map to record on (its items, jump pads and teleporters in play).
+        #[arg(long, default_value = "foundry")]
+        map: String,
+        /// Server bots besides the clients (they take items, use pads and teleporters).
+        #[arg(long, default_value_t = 0)]
+        bots: usize,
         /// Record into DIR (default: a new directory in the system's temporary one).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+    },
+    /// Pickups: clients run to the map's items, alone or two at once a tick
+    /// or two apart; how many predicted pickups the server granted, whether
+    /// contested ones end with everyone naming the same winner, how the
+    /// losers' predictions were undone, and pickup sounds played twice.
+    Pickups {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// The built-in map whose items are run at.
+        #[arg(long, default_value = "foundry")]
+        map: String,
+    },
+    /// Jump pads and teleporters: a player uses each in turn while another
+    /// watches and fires; the jumper's mispredictions, frames drawn between a
+    /// teleporter's ends, shots tested against a hitbox between them.
+    Teleport {
+        #[command(flatten)]
+        lab: LabArgs,
+        /// The built-in map (default: the first with pads and teleporters).
+        #[arg(long)]
+        map: Option<String>,
     },
     /// An internet master under attack: real servers registering while
     /// heartbeats pour in from forged addresses and clients ask for the

@@ -276,8 +276,15 @@ pub(crate) fn stamp_clicks(
 /// spawn's. On a respawn, the commands in flight when the server put us
 /// back still carried the view we died with, so the state has turned back
 /// to it: the spawn point's own yaw is the one that faces into the arena.
-/// A new life with neither between (a teleport) keeps the view.
-fn turn_to_spawn(input: &mut LocalInput, state: &arena_sim::PlayerState, spawns: &[SpawnPoint]) {
+/// A new life with neither between is a teleporter's: the view turns the
+/// way it sends players (the prediction turned it already when it
+/// predicted the teleport, and took the new life as seen).
+fn turn_to_spawn(
+    input: &mut LocalInput,
+    state: &arena_sim::PlayerState,
+    spawns: &[SpawnPoint],
+    teleporters: &[arena_sim::TeleporterDef],
+) {
     if !state.alive {
         input.turn_at_next_life = true;
         return;
@@ -291,7 +298,11 @@ fn turn_to_spawn(input: &mut LocalInput, state: &arena_sim::PlayerState, spawns:
             input.yaw = spawn_yaw(spawns, state.pos).unwrap_or(state.yaw);
             input.pitch = 0.0;
         }
-        Some(_) => {}
+        Some(_) => {
+            if let Some(t) = teleporters.iter().find(|t| t.dest.distance(state.pos) <= SPAWN_FOUND_WITHIN_M) {
+                input.yaw = t.yaw();
+            }
+        }
     }
     input.view_life = Some(state.spawn_count);
     input.turn_at_next_life = false;
@@ -417,7 +428,7 @@ pub(crate) fn acknowledge(
     input.turn_at_next_life |= status.is_over();
     for snapshot in applied.read() {
         if let Some(state) = snapshot.local_state {
-            turn_to_spawn(&mut input, &state, &world.0.map().spawns);
+            turn_to_spawn(&mut input, &state, &world.0.map().spawns, &world.0.map().teleporters);
         }
         let Some(ack) = snapshot.ack else { continue };
         if window.last_ack.is_some_and(|last| !tick_after(ack, last)) {
@@ -451,6 +462,10 @@ mod tests {
         assert_eq!(spawn_yaw(&spawns, Vec3::new(0.0, 0.0, 0.0)), None);
     }
 
+    fn turn_to_spawn_no_teleporters(input: &mut LocalInput, state: &arena_sim::PlayerState, spawns: &[SpawnPoint]) {
+        turn_to_spawn(input, state, spawns, &[]);
+    }
+
     #[test]
     fn the_view_turns_to_the_spawn_on_joining_and_after_a_death_only() {
         let spawns = arena_sim::MapDef::foundry().spawns;
@@ -465,21 +480,21 @@ mod tests {
             ..Default::default()
         };
         // Joining: the state's view.
-        turn_to_spawn(&mut input, &at(spawn.pos, 1.0, true, 0), &spawns);
+        turn_to_spawn_no_teleporters(&mut input, &at(spawn.pos, 1.0, true, 0), &spawns);
         assert_eq!((input.yaw, input.pitch), (1.0, 0.3));
         // Looking around, then teleported (a new life, no death): kept.
         (input.yaw, input.pitch) = (2.0, -0.2);
-        turn_to_spawn(&mut input, &at(Vec3::new(5.0, 0.0, 5.0), 0.5, true, 1), &spawns);
+        turn_to_spawn_no_teleporters(&mut input, &at(Vec3::new(5.0, 0.0, 5.0), 0.5, true, 1), &spawns);
         assert_eq!((input.yaw, input.pitch), (2.0, -0.2));
         // Killed, then back at a spawn point with the old view in the state:
         // the spawn point's yaw, level.
-        turn_to_spawn(&mut input, &at(Vec3::new(5.0, 0.0, 5.0), 2.0, false, 1), &spawns);
+        turn_to_spawn_no_teleporters(&mut input, &at(Vec3::new(5.0, 0.0, 5.0), 2.0, false, 1), &spawns);
         assert_eq!((input.yaw, input.pitch), (2.0, -0.2));
-        turn_to_spawn(&mut input, &at(spawn.pos + Vec3::X, 2.0, true, 2), &spawns);
+        turn_to_spawn_no_teleporters(&mut input, &at(spawn.pos + Vec3::X, 2.0, true, 2), &spawns);
         assert_eq!((input.yaw, input.pitch), (spawn.yaw(), 0.0));
         // The same life again changes nothing.
         input.yaw = 0.7;
-        turn_to_spawn(&mut input, &at(spawn.pos, 2.0, true, 2), &spawns);
+        turn_to_spawn_no_teleporters(&mut input, &at(spawn.pos, 2.0, true, 2), &spawns);
         assert_eq!(input.yaw, 0.7);
     }
 }

@@ -1,5 +1,6 @@
-//! Drawn lives: the frame a drawn body dies or comes back, said once
-//! ([`DrawnDied`], [`DrawnRespawned`]), after prediction and interpolation
+//! Drawn lives: the frame a drawn body dies, comes back, goes through a
+//! teleporter or is thrown by a jump pad, said once ([`DrawnDied`],
+//! [`DrawnRespawned`], [`DrawnTeleported`], [`DrawnLaunched`]), after prediction and interpolation
 //! have decided where everyone is drawn. Effects, ragdolls and sound follow
 //! these, so a death is seen and heard when the body the player watches
 //! falls, not when the server's word arrives (an interpolation delay
@@ -8,10 +9,19 @@
 use arena_sim::PlayerState;
 use bevy::prelude::*;
 
-use crate::vocabulary::{Drawn, DrawnDied, DrawnRespawned, LocalPlayer, NetPlayer};
+use crate::vocabulary::{
+    ClientWorld, Drawn, DrawnDied, DrawnLaunched, DrawnRespawned, DrawnTeleported, LocalPlayer, NetPlayer,
+};
+
+/// How near a teleporter's destination a body that came back alive must be
+/// for it to have come through the teleporter (not a respawn), metres.
+const AT_DESTINATION_M: f32 = 1.5;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_message::<DrawnDied>().add_message::<DrawnRespawned>();
+    app.add_message::<DrawnDied>()
+        .add_message::<DrawnRespawned>()
+        .add_message::<DrawnTeleported>()
+        .add_message::<DrawnLaunched>();
 }
 
 /// What a drawn body was last frame.
@@ -22,11 +32,21 @@ pub(crate) struct DrawnLife {
     life: u8,
     /// As last drawn alive.
     last_alive: PlayerState,
+    /// On a jump pad last frame.
+    on_pad: bool,
+    /// Alive the frame before the last change was seen.
+    was_alive_before: bool,
 }
 
 impl DrawnLife {
     fn of(state: &PlayerState) -> Self {
-        Self { alive: state.alive, life: state.spawn_count, last_alive: *state }
+        Self {
+            alive: state.alive,
+            life: state.spawn_count,
+            last_alive: *state,
+            on_pad: false,
+            was_alive_before: state.alive,
+        }
     }
 }
 
@@ -48,6 +68,7 @@ fn follow(life: &mut DrawnLife, now: &PlayerState) -> Option<Change> {
         (true, true) if now.spawn_count != life.life => Some(Change::Respawned),
         _ => None,
     };
+    life.was_alive_before = life.alive;
     life.alive = now.alive;
     life.life = now.spawn_count;
     if now.alive {
@@ -56,20 +77,36 @@ fn follow(life: &mut DrawnLife, now: &PlayerState) -> Option<Change> {
     change
 }
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn watch_lives(
     mut players: Query<(Entity, &NetPlayer, &Drawn, Has<LocalPlayer>, Option<&mut DrawnLife>)>,
+    world: Res<ClientWorld>,
     mut died: MessageWriter<DrawnDied>,
     mut respawned: MessageWriter<DrawnRespawned>,
+    mut teleported: MessageWriter<DrawnTeleported>,
+    mut launched: MessageWriter<DrawnLaunched>,
     mut commands: Commands,
 ) {
+    let map = world.map();
     for (entity, player, drawn, local, life) in &mut players {
         let Some(mut life) = life else {
             commands.entity(entity).insert(DrawnLife::of(&drawn.0));
             continue;
         };
+        let from = life.last_alive.pos;
+        let on_pad = drawn.0.alive && map.jump_pad_at(drawn.0.pos, drawn.0.height()).is_some();
+        if on_pad && !life.on_pad {
+            launched.write(DrawnLaunched { entity, id: player.id, local, at: drawn.0.pos });
+        }
+        life.on_pad = on_pad;
         match follow(&mut life, &drawn.0) {
             Some(Change::Died { last_alive }) => {
                 died.write(DrawnDied { entity, id: player.id, local, last_alive, state: drawn.0 });
+            }
+            // Alive all along with a new spawn counter, at a teleporter's
+            // destination: through it, not back from the dead.
+            Some(Change::Respawned) if came_through(map, &drawn.0, life.was_alive_before) => {
+                teleported.write(DrawnTeleported { entity, id: player.id, local, from, to: drawn.0.pos });
             }
             Some(Change::Respawned) => {
                 respawned.write(DrawnRespawned { entity, id: player.id, local, state: drawn.0 });
@@ -77,6 +114,16 @@ pub(crate) fn watch_lives(
             None => {}
         }
     }
+}
+
+/// Whether a body back with a new spawn counter came through a teleporter:
+/// alive the frame before, and at (or just past) a destination.
+fn came_through(map: &arena_sim::MapDef, now: &PlayerState, was_alive: bool) -> bool {
+    was_alive
+        && map.teleporters.iter().any(|t| {
+            let d = now.pos - t.dest;
+            Vec3::new(d.x, 0.0, d.z).length() < AT_DESTINATION_M + now.ground_speed() * 0.25 && d.y.abs() < 3.0
+        })
 }
 
 #[cfg(test)]

@@ -44,7 +44,10 @@
 //! - `map_download`: the server's map, built in, cached or fetched and
 //!   checked; the server told once it is loaded.
 //! - `replication`: the newest snapshot into entities.
-//! - `drawn`: the frame a drawn body dies or comes back.
+//! - `drawn`: the frame a drawn body dies, comes back, goes through a
+//!   teleporter or is thrown by a jump pad.
+//! - `pickups`: our pickups predicted, heard once and judged; everyone
+//!   else's heard and told.
 //! - `foreseen_hits`: the hit foreseen at the click, and its tally against
 //!   the server's verdicts.
 //! - `combat`: our shots and the server's verdicts, damage, kills.
@@ -98,6 +101,7 @@ pub mod link;
 mod map_download;
 mod messages;
 pub mod page_link;
+mod pickups;
 mod prediction;
 mod range;
 mod relay;
@@ -140,13 +144,15 @@ pub use command_clock::ClientTick;
 pub use commands::{LocalInput, ThisTick};
 pub use interp_delay::InterpDelay;
 pub use interpolation::{History, InterpStats};
+pub use pickups::{ItemTaken, PickupSound, PickupStats, PredictedPickup};
 pub use prediction::{PredictedEvents, Prediction};
 pub use render_clock::ServerClock;
 pub use round_trip::RoundTrip;
 
 pub use vocabulary::{
-    Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnRespawned, GameMessage, LocalPlayer,
-    MessageTally, NetPlayer, NetState, PlayerName, Roster, Session, SnapshotArrived,
+    Baselines, ClientStats, ClientWorld, Drawn, DrawnDied, DrawnFrame, DrawnLaunched, DrawnRespawned, DrawnTeleported,
+    GameMessage, ItemTable, LocalPlayer, MessageTally, NetPlayer, NetState, PlayerName, Roster, Session,
+    SnapshotArrived,
 };
 
 // What the game shows: combat, the scoreboard, live figures.
@@ -245,7 +251,7 @@ impl Plugin for ClientPlugin {
                 (roster::plugin, round_trip::plugin),
                 replication::plugin,
                 interpolation::plugin,
-                drawn::plugin,
+                (drawn::plugin, pickups::plugin),
                 foreseen_hits::plugin,
                 (combat::plugin, sent_settings::plugin, rockets::plugin),
                 (scoreboard::plugin, kill_cam::plugin, chat::plugin, spectating::plugin),
@@ -274,6 +280,7 @@ impl Plugin for ClientPlugin {
                 commands::acknowledge.in_set(ClientSet::Acknowledge),
                 (
                     prediction::reconcile,
+                    pickups::judge_pickups.after(prediction::reconcile),
                     interpolation::record_history,
                     combat::apply_combat_messages,
                     rockets::apply_rocket_messages.after(prediction::reconcile),
@@ -292,7 +299,8 @@ impl Plugin for ClientPlugin {
             (
                 commands::sample_command.in_set(ClientSet::Sample),
                 prediction::predict_tick.in_set(ClientSet::Predict),
-                (commands::record_command, combat::remember_shots, rockets::launch_own).in_set(ClientSet::Record),
+                (commands::record_command, combat::remember_shots, rockets::launch_own, pickups::note_predicted)
+                    .in_set(ClientSet::Record),
             ),
         )
         .add_systems(PostUpdate, commands::send_commands.in_set(ClientSet::SendCommands))

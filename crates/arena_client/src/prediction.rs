@@ -9,18 +9,25 @@
 //! keeps): reconciliation. The difference at the present tick
 //! becomes a visual offset that fades over about 100 ms, so a correction is
 //! never a snap. Effects reported by the movement code (jumps, landings,
-//! footsteps) are sent out only the first time a tick is predicted.
+//! footsteps, and pickups) are sent out only the first time a tick is predicted.
+//!
+//! Pickups are predicted by the server's rules (`arena_sim::items`, the
+//! map's `item_touched`) against the items the newest snapshot lists, less
+//! those this prediction already took: a pickup the server did not grant is
+//! gone from the next replay (the item is listed as taken by someone else,
+//! so the replay does not take it), silently.
 
 use std::collections::VecDeque;
 
 use arena_sim::{ArenaWorld, PlayerState, TickEvents, UserCmd, step_player, tick_after};
 use bevy::prelude::*;
 
-use crate::commands::{CommandWindow, MAX_PENDING, ThisTick};
+use crate::commands::{CommandWindow, LocalInput, MAX_PENDING, ThisTick};
 use crate::render_clock::ServerClock;
 use crate::settings::NetcodeSettings;
 use crate::vocabulary::{
-    ClientWorld, Drawn, DrawnFrame, LocalPlayer, NetState, OwnSplashSchedule, Roster, SessionState, SnapshotApplied,
+    ClientWorld, Drawn, DrawnFrame, ItemTable, LocalPlayer, NetState, OwnSplashSchedule, Roster, SessionState,
+    SnapshotApplied,
 };
 /// Position difference that counts as a misprediction, metres.
 pub(crate) const MISPREDICTION_EPSILON_M: f32 = 1.0e-4;
@@ -74,6 +81,9 @@ pub struct Prediction {
     seen: Option<Switches>,
     /// The next snapshot must rebuild the prediction (a switch was turned on).
     needs_replay: bool,
+    /// The items this prediction took after the newest acknowledged tick:
+    /// (command tick, item), oldest first.
+    pub own_takes: Vec<(u32, usize)>,
 }
 
 /// The two switches the prediction follows.
@@ -121,15 +131,42 @@ pub struct Mover<'a> {
     /// Our own rockets' splashes: the tick each lands after, and where
     /// (the server lands them at the same tick by the same rule).
     pub splashes: &'a [(u32, Vec3)],
+    /// The items as the newest snapshot lists them (none: no pickups predicted).
+    pub items: Option<&'a ItemTable>,
 }
 
 impl Mover<'_> {
-    fn step(&self, before: &PlayerState, state: &PlayerState, cmd: &UserCmd) -> (PlayerState, TickEvents) {
-        let (mut next, events) = step_player(before, state, cmd, self.world, self.dt_s);
+    /// Whether item `i` is there at `tick` as the newest snapshot says
+    /// (false without items, or with a list that does not fit the map).
+    fn item_there(&self, i: usize, tick: u32) -> bool {
+        let map = self.world.map();
+        let rate = arena_sim::TickRate::new((1.0 / self.dt_s).round() as u32);
+        self.items
+            .filter(|t| t.slots.len() == map.items.len())
+            .is_some_and(|items| map.items.get(i).is_some_and(|item| items.there_at(i, item.kind, tick, rate)))
+    }
+
+    /// One command: the shared step, our own splash, then a pickup (the
+    /// server's order), taking nothing already in `takes`.
+    fn step(
+        &self,
+        before: &PlayerState,
+        state: &PlayerState,
+        cmd: &UserCmd,
+        takes: &mut Vec<(u32, usize)>,
+    ) -> (PlayerState, TickEvents) {
+        let (mut next, mut events) = step_player(before, state, cmd, self.world, self.dt_s);
         for (_, point) in self.splashes.iter().filter(|(tick, _)| *tick == cmd.tick) {
             if let Some((kicked, _damage)) = arena_sim::rocket::own_splash(self.world, *point, &next) {
                 next = kicked;
             }
+        }
+        let map = self.world.map();
+        let there = |i: usize| self.item_there(i, cmd.tick) && !takes.iter().any(|(_, j)| *j == i);
+        if let Some(i) = map.item_touched(&next, there) {
+            arena_sim::items::grab(map.items[i].kind, &mut next);
+            takes.push((cmd.tick, i));
+            events.picked = Some(i);
         }
         (next, events)
     }
@@ -147,7 +184,7 @@ impl Prediction {
     pub fn predict(&mut self, cmd: &UserCmd, predicting: bool, mover: &Mover) -> Option<TickEvents> {
         let (after, events) = match self.current {
             Some(current) if predicting => {
-                let (after, events) = mover.step(&self.previous, &current, cmd);
+                let (after, events) = mover.step(&self.previous, &current, cmd, &mut self.own_takes);
                 self.previous = current;
                 self.current = Some(after);
                 self.tick = Some(cmd.tick);
@@ -219,6 +256,10 @@ impl Prediction {
         }
 
         let predicted_at_ack = self.states.iter().find(|(tick, _)| *tick == ack).map(|(_, after)| *after);
+        // What was taken up to the acknowledged tick is in the snapshot now;
+        // a later take of an item the snapshot says another took is wrong.
+        self.own_takes.retain(|(tick, _)| tick_after(*tick, ack));
+        let taken_away = self.own_takes.iter().any(|(tick, i)| !mover.item_there(*i, *tick));
         while self.states.front().is_some_and(|(tick, _)| !tick_after(*tick, ack)) {
             self.states.pop_front();
         }
@@ -237,7 +278,7 @@ impl Prediction {
         // What only the server decides (health, a death, a respawn) starts
         // the prediction again from its state; a death or a respawn is no
         // misprediction (the rest, a push from someone else's rocket, is).
-        let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth.state));
+        let decided = predicted_at_ack.is_some_and(|predicted| server_decided(&predicted, &auth.state)) || taken_away;
         let error = predicted_at_ack
             .filter(|predicted| !life_changed(predicted, &auth.state))
             .and_then(|predicted| misprediction(&predicted, &auth.state));
@@ -259,10 +300,11 @@ impl Prediction {
         let mut previous = auth.state;
         let mut last = None;
         self.states.clear();
+        self.own_takes.clear();
         for cmd in pending.into_iter().filter(|c| tick_after(c.tick, ack)) {
             // Replays never send effects: they played when the tick was first
             // predicted (nor does a shot's origin matter then).
-            let next = mover.step(&previous, &state, cmd).0;
+            let next = mover.step(&previous, &state, cmd, &mut self.own_takes).0;
             previous = state;
             state = next;
             last = Some(cmd.tick);
@@ -362,10 +404,15 @@ fn life_changed(predicted: &PlayerState, actual: &PlayerState) -> bool {
     predicted.alive != actual.alive || predicted.spawn_count != actual.spawn_count
 }
 
-/// Whether the server changed what only it decides (health, death, respawn):
-/// not a misprediction, but the prediction must start again from its state.
+/// Whether the server changed what only it decides (health, armour, the
+/// quad: a hit or a pickup it did not grant; death, respawn): not a
+/// misprediction, but the prediction must start again from its state.
 fn server_decided(predicted: &PlayerState, actual: &PlayerState) -> bool {
-    predicted.health != actual.health || predicted.alive != actual.alive || predicted.spawn_count != actual.spawn_count
+    predicted.health != actual.health
+        || predicted.armour != actual.armour
+        || predicted.quad_s != actual.quad_s
+        || predicted.alive != actual.alive
+        || predicted.spawn_count != actual.spawn_count
 }
 
 pub(crate) fn predict_tick(
@@ -373,16 +420,26 @@ pub(crate) fn predict_tick(
     settings: Res<NetcodeSettings>,
     roster: Res<Roster>,
     world: Res<ClientWorld>,
-    splashes: Res<OwnSplashSchedule>,
+    (splashes, items): (Res<OwnSplashSchedule>, Res<ItemTable>),
     mut prediction: ResMut<Prediction>,
+    mut input: ResMut<LocalInput>,
     mut effects: MessageWriter<PredictedEvents>,
 ) {
     let Some(cmd) = this_tick.0 else {
         prediction.hold();
         return;
     };
-    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0 };
+    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0, items: Some(&items) };
     if let Some(events) = prediction.predict(&cmd, settings.prediction, &mover) {
+        // Through a teleporter: the view turns the way it sends players at
+        // once (the next command carries it, as the server will expect), and
+        // the new life is seen (the snapshot's turn leaves it be).
+        if events.movement.teleported
+            && let Some(state) = prediction.current
+        {
+            input.yaw = state.yaw;
+            input.view_life = Some(state.spawn_count);
+        }
         effects.write(PredictedEvents { tick: cmd.tick, events });
     }
 }
@@ -394,7 +451,7 @@ pub(crate) fn reconcile(
     world: Res<ClientWorld>,
     window: Res<CommandWindow>,
     time: Res<Time<Real>>,
-    splashes: Res<OwnSplashSchedule>,
+    (splashes, items): (Res<OwnSplashSchedule>, Res<ItemTable>),
     mut prediction: ResMut<Prediction>,
 ) {
     let switches = Switches::of(&settings);
@@ -404,7 +461,7 @@ pub(crate) fn reconcile(
         prediction.note_switches(switches);
         return;
     };
-    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0 };
+    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0, items: Some(&items) };
     let auth = Authority { ack: snapshot.ack, state };
     prediction.reconcile(auth, switches, &window.pending, &mover, time.elapsed_secs_f64());
 }
@@ -468,7 +525,7 @@ mod tests {
         }
 
         fn mover(&self) -> Mover<'_> {
-            Mover { world: &self.world, dt_s: DT_S, splashes: &[] }
+            Mover { world: &self.world, dt_s: DT_S, splashes: &[], items: None }
         }
 
         /// Commands `range` run on `state` by the shared movement code, as the server runs them.

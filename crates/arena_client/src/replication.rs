@@ -11,15 +11,16 @@ use arena_sim::{PlayerState, tick_after};
 use bevy::prelude::*;
 
 use crate::vocabulary::{
-    Baselines, ClientStats, Drawn, LocalPlayer, NetPlayer, NetState, PassedSnapshots, PlayerEntities, PlayerName,
-    Roster, SessionState, SnapshotApplied, SnapshotArrived, SnapshotReceived,
+    Baselines, ClientStats, Drawn, ItemTable, LocalPlayer, NetPlayer, NetState, PassedSnapshots, PlayerEntities,
+    PlayerName, Roster, SessionState, SnapshotApplied, SnapshotArrived, SnapshotReceived,
 };
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<SnapshotApplied>()
         .add_message::<SnapshotArrived>()
         .init_session_resource::<Baselines>()
-        .init_session_resource::<PassedSnapshots>();
+        .init_session_resource::<PassedSnapshots>()
+        .init_session_resource::<ItemTable>();
 }
 
 impl Baselines {
@@ -86,6 +87,7 @@ pub(crate) fn apply_snapshots(
     mut applied: MessageWriter<SnapshotApplied>,
     mut arrived: MessageWriter<SnapshotArrived>,
     mut passed: ResMut<PassedSnapshots>,
+    mut items: ResMut<ItemTable>,
     mut commands: Commands,
 ) {
     let mut newest: Option<(Frame, snapshot::Feedback)> = None;
@@ -124,6 +126,10 @@ pub(crate) fn apply_snapshots(
         return;
     }
     roster.last_snapshot_tick = Some(frame.tick);
+    // The items as this snapshot says (a slot per item of the map; a list
+    // that does not fit the map is a broken server's: none drawn).
+    items.tick = Some(frame.tick);
+    items.slots.clone_from(&frame.items);
 
     // The snapshot says who is in the world: spawn newcomers, update everyone,
     // remove whoever is no longer in it.
@@ -177,7 +183,7 @@ mod tests {
 
     fn frame(tick: u32, x: f32) -> Frame {
         let state = PlayerState::spawned_at(Vec3::new(x, 0.0, 0.0), 0.0);
-        Frame { tick, own: None, others: [(PlayerId(1), RemoteState::of(&state))].into() }
+        Frame { tick, own: None, others: [(PlayerId(1), RemoteState::of(&state))].into(), items: vec![] }
     }
 
     #[test]

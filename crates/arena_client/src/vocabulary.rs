@@ -115,6 +115,26 @@ pub struct DrawnRespawned {
     pub state: PlayerState,
 }
 
+/// A drawn body went through a teleporter this frame: from where it was
+/// last drawn to the destination (nobody draws it between).
+#[derive(Message, Debug, Clone, Copy)]
+pub struct DrawnTeleported {
+    pub entity: Entity,
+    pub id: PlayerId,
+    pub local: bool,
+    pub from: Vec3,
+    pub to: Vec3,
+}
+
+/// A jump pad took hold of a drawn body this frame.
+#[derive(Message, Debug, Clone, Copy)]
+pub struct DrawnLaunched {
+    pub entity: Entity,
+    pub id: PlayerId,
+    pub local: bool,
+    pub at: Vec3,
+}
+
 #[derive(Component, Debug, Clone, PartialEq, Eq)]
 pub struct PlayerName(pub String);
 
@@ -363,6 +383,24 @@ pub struct GameMessage(pub ToClient);
 pub(crate) struct Welcomed {
     pub tick_hz: u32,
     pub server_tick: u32,
+}
+
+/// The map's items as the newest snapshot lists them (there, or taken when
+/// and by whom; none on a server without items), and its tick.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct ItemTable {
+    pub tick: Option<u32>,
+    pub slots: Vec<arena_sim::ItemSlot>,
+}
+
+impl ItemTable {
+    /// Whether item `i` (of `kind`) is there at `tick`: listed as there, or
+    /// taken long enough before to be back by the server's timer.
+    pub fn there_at(&self, i: usize, kind: arena_sim::ItemKind, tick: u32, rate: arena_sim::TickRate) -> bool {
+        self.slots.get(i).is_some_and(|slot| {
+            slot.available() || slot.back_at(kind, rate).is_some_and(|back| !arena_sim::tick_after(back, tick))
+        })
+    }
 }
 
 /// A newer snapshot was applied (the newest a frame read): what it says

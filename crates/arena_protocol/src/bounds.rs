@@ -20,7 +20,7 @@ pub fn state_is_sane(s: &PlayerState) -> bool {
         && s.vel.is_finite()
         && s.pos.abs().max_element() <= MAX_COORDINATE_M
         && s.vel.abs().max_element() <= MAX_SPEED_MPS
-        && [s.yaw, s.pitch, s.step_phase, s.fire_cooldown_s, s.reload_s, s.protected_s, s.twist, s.landing]
+        && [s.yaw, s.pitch, s.step_phase, s.fire_cooldown_s, s.reload_s, s.protected_s, s.twist, s.landing, s.quad_s]
             .iter()
             .all(|v| v.is_finite())
 }

@@ -27,7 +27,7 @@ const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
 const INDEX_MAGIC: &[u8; 4] = b"INDX";
 const END_MAGIC: &[u8; 8] = b"ARENAEND";
 /// This layout's version; a reader refuses others by name.
-pub const DEMO_FORMAT: u16 = 1;
+pub const DEMO_FORMAT: u16 = 2;
 /// A chunk is closed once its frames reach this many bytes (raw).
 pub const CHUNK_TARGET_BYTES: usize = 64 * 1024;
 /// Largest frame, bytes.

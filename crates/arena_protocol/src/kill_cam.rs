@@ -85,11 +85,24 @@ pub struct EyeQ {
     pub pos: [i32; 3],
     pub yaw: u16,
     pub pitch: i16,
+    /// The killer's spawn counter: a teleport (or a respawn) between two
+    /// frames changes it, and the camera cuts rather than slides across.
+    pub life: u8,
 }
 
 impl EyeQ {
     pub fn of(pos: Vec3, yaw: f32, pitch: f32) -> Self {
-        Self { pos: pos.to_array().map(quant::pos_to_q), yaw: quant::yaw_to_q(yaw), pitch: quant::pitch_to_q(pitch) }
+        Self {
+            pos: pos.to_array().map(quant::pos_to_q),
+            yaw: quant::yaw_to_q(yaw),
+            pitch: quant::pitch_to_q(pitch),
+            life: 0,
+        }
+    }
+
+    /// The same eye, in the life `life`.
+    pub fn in_life(self, life: u8) -> Self {
+        Self { life, ..self }
     }
 
     pub fn pos(&self) -> Vec3 {
@@ -272,7 +285,7 @@ mod tests {
     fn the_worst_case_fits_too() {
         let mut cam = sample();
         for f in &mut cam.frames {
-            f.killer = EyeQ { pos: [i32::MIN; 3], yaw: u16::MAX, pitch: i16::MIN };
+            f.killer = EyeQ { pos: [i32::MIN; 3], yaw: u16::MAX, pitch: i16::MIN, life: u8::MAX };
             f.victim = PoseQ {
                 feet: [i32::MIN; 3],
                 yaw: u16::MAX,

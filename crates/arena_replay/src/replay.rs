@@ -36,6 +36,9 @@ pub struct ReplayWorld {
     /// The last tick replayed.
     pub tick: u32,
     pub players: BTreeMap<PlayerId, ReplayPlayer>,
+    /// The map's items as the recording last listed them (none on a server
+    /// without items, or a demo from before items).
+    pub items: Vec<arena_sim::ItemSlot>,
 }
 
 /// What a replayed tick fired, as the shared rules give it.
@@ -67,6 +70,9 @@ impl ReplayWorld {
     fn adopt(&mut self, frame: &DemoFrame) {
         let Some(key) = &frame.keyframe else { return };
         self.tick = frame.tick;
+        if let Some(items) = &frame.items {
+            self.items.clone_from(items);
+        }
         self.players = key
             .iter()
             .map(|k| {
@@ -95,6 +101,9 @@ impl ReplayWorld {
     ) -> Replayed {
         let tick = frame.tick;
         self.tick = tick;
+        if let Some(items) = &frame.items {
+            self.items.clone_from(items);
+        }
         for id in &frame.left {
             self.players.remove(id);
         }

@@ -91,6 +91,9 @@ pub struct ServerConfig {
     /// rewind cap (`--no-projectile-compensation`: from the tick the
     /// command ran, the shooter leads).
     pub projectile_compensation: bool,
+    /// The map's items in play: health, armour, the mega and the quad on
+    /// their timers (`--no-items`: none, every player on its 100 health).
+    pub items: bool,
     /// Bots take the rocket launcher at middle distances (`--bot-rifle-only`: never).
     pub bot_rockets: bool,
     /// Record every match as a demo file in this directory (`--record DIR`).
@@ -174,6 +177,7 @@ impl Default for ServerConfig {
             range: false,
             subtick: true,
             projectile_compensation: true,
+            items: true,
             bot_rockets: true,
             record_dir: None,
             record_keep: DEFAULT_RECORD_KEEP,

@@ -86,8 +86,8 @@ use bevy_renet::RenetReceive;
 use internet::{hole_punch, master_list, master_messages, port_mapping, queries, reach_check};
 use socket::{binding, drops, guard, remote_console, server_info, transport};
 use tick::{
-    bots, chat, combat, console, demo_recording, intake, kill_cam, lag_compensation, life, map_upload, match_flow,
-    range, rockets, roster, rotation, sides, simulation, snapshots, votes,
+    bots, chat, combat, console, demo_recording, intake, items, kill_cam, lag_compensation, life, map_upload,
+    match_flow, range, rockets, roster, rotation, sides, simulation, snapshots, votes,
 };
 
 // What running a server needs.
@@ -112,8 +112,8 @@ pub use rockets::{RocketLog, RocketRecord, Rockets};
 pub use rotation::MapRotation;
 pub use sides::SideStats;
 pub use vocabulary::{
-    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Joined, Roster, RoundTrips, Score, ServedMap, ServedMaps,
-    ServerPlayer, ServerStats, ServerTick, Sim, UnreliableOut,
+    CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Items, Joined, Roster, RoundTrips, Score, ServedMap,
+    ServedMaps, ServerPlayer, ServerStats, ServerTick, Sim, UnreliableOut,
 };
 pub use votes::{VoteStats, Votes};
 
@@ -184,6 +184,8 @@ pub struct ServerPlugin {
     pub subtick: bool,
     /// Rockets caught up to their shooters' time.
     pub projectile_compensation: bool,
+    /// The map's items in play (`--no-items`: none).
+    pub items: bool,
 }
 
 impl Plugin for ServerPlugin {
@@ -198,6 +200,7 @@ impl Plugin for ServerPlugin {
             })
             .insert_resource(vocabulary::SubTickShots(self.subtick))
             .insert_resource(vocabulary::ProjectileCompensation(self.projectile_compensation))
+            .insert_resource(vocabulary::Items { on: self.items, slots: Vec::new() })
             .init_resource::<ServerStats>()
             .init_resource::<vocabulary::RoundTrips>()
             .configure_sets(PreUpdate, ServerSet::Intake.after(RenetReceive))
@@ -251,7 +254,7 @@ impl Plugin for ServerPlugin {
             .add_systems(FixedUpdate, bots::think.in_set(ServerSet::Bots))
             .add_systems(
                 FixedUpdate,
-                (simulation::run_commands, simulation::pass_watchers, range::move_targets)
+                (simulation::run_commands, items::take_items, simulation::pass_watchers, range::move_targets)
                     .chain()
                     .in_set(ServerSet::Simulate),
             )
@@ -383,6 +386,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
         max_unlag_ms: config.max_unlag_ms,
         subtick: config.subtick,
         projectile_compensation: config.projectile_compensation,
+        items: config.items,
     });
     if let Some(after) = config.stop_after {
         app.insert_resource(StopAfter(after));

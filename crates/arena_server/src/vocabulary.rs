@@ -181,6 +181,15 @@ impl RoundTrips {
 #[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ServerTick(pub u32);
 
+/// The map's items on this server: whether the server plays with them
+/// (`--no-items`: none), and each one's state (there, or taken when and by
+/// whom), in the map's order; every snapshot carries them.
+#[derive(Resource, Debug, Clone, Default)]
+pub struct Items {
+    pub on: bool,
+    pub slots: Vec<arena_sim::ItemSlot>,
+}
+
 /// The tick rate the server runs at.
 #[derive(Resource, Clone, Copy, Debug, Deref)]
 pub(crate) struct TickRate(pub arena_sim::TickRate);

@@ -11,6 +11,8 @@
 //! - `rng`: a small seeded random number generator.
 //! - `cmd`: the user command and its sanitising.
 //! - `player`: the player's state, sizes and view angles.
+//! - `items`: what the map's items give, who may take one, armour and the
+//!   quad, and an item's state on a server (taken when, by whom).
 //! - `pose`: the body's joints as a pure function of a player's state.
 //! - `hitbox`: capsules on the pose (head, torso, pelvis, limbs), and rays
 //!   against them.
@@ -19,9 +21,10 @@
 //!   keep.
 //! - `weapon`: the two weapons' rules (rate, magazine, switching).
 //! - `quant`: the grids states and commands travel on.
-//! - `map`, `world`: the arena's data and its collision world.
-//! - `movement`: the one step both ends run: movement, then the weapon,
-//!   snapped to the grids.
+//! - `map`, `world`: the arena's data (with its items, jump pads and
+//!   teleporters) and its collision world.
+//! - `movement`: the one step both ends run: movement (jump pads and
+//!   teleporters included), then the weapon, snapped to the grids.
 //! - `rocket`: a rocket's flight, what it meets, its splash and knockback.
 //! - `spawn`, `nav`: spawn choice and the bots' navigation graph.
 //! - `map_check`: whether a map file is playable, in words (bounds and
@@ -30,6 +33,7 @@
 pub mod cmd;
 pub mod hitbox;
 pub mod interpolation;
+pub mod items;
 pub mod map;
 pub mod map_check;
 pub mod movement;
@@ -46,7 +50,8 @@ pub mod world;
 
 pub use cmd::{Buttons, Click, UserCmd};
 pub use hitbox::{BodyPart, HitZone, Hitbox};
-pub use map::{MapDef, SpawnPoint};
+pub use items::{ItemKind, ItemSlot, Taken};
+pub use map::{ItemDef, JumpPadDef, MapDef, SpawnPoint, TeleporterDef};
 pub use movement::{MoveEvents, TickEvents, move_player, step_player};
 pub use player::{PlayerId, PlayerState, Weapon, look_at, yaw_towards};
 pub use spawn::pick_spawn;

@@ -4,12 +4,16 @@
 use glam::{Quat, Vec2, Vec3};
 use serde::{Deserialize, Serialize};
 
+use crate::items::ItemKind;
+use crate::player::{PLAYER_RADIUS_M, PlayerState};
+
 /// The built-in maps, compiled into the binary so that a server and a client
 /// of the same build always agree on the geometry.
 pub const FOUNDRY_RON: &str = include_str!("../../../assets/maps/foundry.ron");
 pub const SPIRE_RON: &str = include_str!("../../../assets/maps/spire.ron");
+pub const YARD_RON: &str = include_str!("../../../assets/maps/yard.ron");
 /// Every built-in map: its name and its file; the first is the default.
-pub const BUILT_IN_MAPS: [(&str, &str); 2] = [("Foundry", FOUNDRY_RON), ("Spire", SPIRE_RON)];
+pub const BUILT_IN_MAPS: [(&str, &str); 3] = [("Foundry", FOUNDRY_RON), ("Spire", SPIRE_RON), ("Yard", YARD_RON)];
 
 /// Highest rise of one stair step the map may use, metres. Must stay below the
 /// movement code's step height so stairs are walkable.
@@ -107,6 +111,69 @@ impl SignDef {
     }
 }
 
+/// An item standing on the floor, taken by touching it ([`crate::items`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemDef {
+    pub kind: ItemKind,
+    /// The point of the floor it stands on, metres.
+    pub pos: Vec3,
+}
+
+/// A jump pad (Quake 3's `trigger_push`, `BG_TouchJumpPad`): a body
+/// touching its box is given its launch velocity, in the shared movement.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JumpPadDef {
+    /// Centre of the box that launches, metres.
+    pub center: Vec3,
+    /// Full size of that box, metres.
+    pub size: Vec3,
+    /// The velocity it gives, metres per second (up, and at most
+    /// [`MAX_PAD_HORIZONTAL_MPS`] across).
+    pub launch: Vec3,
+}
+
+/// A teleporter (Quake 3's `trigger_teleport`): a body touching its entry
+/// box is put at the destination, facing its yaw, in one tick.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TeleporterDef {
+    /// Centre of the entry box, metres.
+    pub center: Vec3,
+    /// Full size of the entry box, metres.
+    pub size: Vec3,
+    /// Where the feet come out, metres.
+    pub dest: Vec3,
+    /// The way the player faces coming out, degrees (as for spawns).
+    pub yaw_deg: f32,
+    /// Speed coming out along that yaw, m/s; none keeps the speed it went in with.
+    #[serde(default)]
+    pub exit_speed_mps: Option<f32>,
+}
+
+impl TeleporterDef {
+    pub fn yaw(&self) -> f32 {
+        self.yaw_deg.to_radians()
+    }
+}
+
+/// Fastest a jump pad may launch across, m/s (the movement's horizontal cap).
+pub const MAX_PAD_HORIZONTAL_MPS: f32 = 20.0;
+/// Fastest a jump pad may launch upwards, m/s (the movement's fastest fall).
+pub const MAX_PAD_UP_MPS: f32 = 40.0;
+/// Fastest a teleporter may send a player out, m/s.
+pub const MAX_EXIT_SPEED_MPS: f32 = 20.0;
+/// Largest side of a pad's or a teleporter's box, metres.
+pub const MAX_TRIGGER_SIDE_M: f32 = 16.0;
+
+/// Whether a standing body (an upright cylinder of [`PLAYER_RADIUS_M`])
+/// with its feet at `feet` and `height_m` tall overlaps the box.
+pub fn body_in_box(center: Vec3, size: Vec3, feet: Vec3, height_m: f32) -> bool {
+    let half = size * 0.5;
+    (feet.x - center.x).abs() <= half.x + PLAYER_RADIUS_M
+        && (feet.z - center.z).abs() <= half.z + PLAYER_RADIUS_M
+        && feet.y <= center.y + half.y
+        && feet.y + height_m >= center.y - half.y
+}
+
 /// Longest area name, characters (it is painted on signs and shown on the HUD).
 pub const MAX_AREA_NAME_CHARS: usize = 16;
 /// Most signs an area may put up.
@@ -126,6 +193,12 @@ pub struct MapDef {
     /// Call-out areas; where they overlap, the first listed wins.
     #[serde(default)]
     pub areas: Vec<AreaDef>,
+    #[serde(default)]
+    pub items: Vec<ItemDef>,
+    #[serde(default)]
+    pub jump_pads: Vec<JumpPadDef>,
+    #[serde(default)]
+    pub teleporters: Vec<TeleporterDef>,
 }
 
 /// A piece of static geometry, ready for a collider or a mesh.
@@ -206,6 +279,9 @@ impl MapDef {
             pillars: vec![],
             spawns: vec![SpawnPoint { pos: Vec3::ZERO, yaw_deg: 0.0 }],
             areas: vec![],
+            items: vec![],
+            jump_pads: vec![],
+            teleporters: vec![],
         }
     }
 
@@ -271,7 +347,82 @@ impl MapDef {
                 return bad(format!("area {} may have up to {MAX_SIGNS_PER_AREA} signs at finite places", a.name));
             }
         }
+        for (i, item) in self.items.iter().enumerate() {
+            if !item.pos.is_finite() {
+                return bad(format!("item {i} ({}) is not at a finite position", item.kind.name()));
+            }
+        }
+        let trigger = |center: Vec3, size: Vec3| {
+            center.is_finite()
+                && size.is_finite()
+                && size.min_element() > 0.0
+                && size.max_element() <= MAX_TRIGGER_SIDE_M
+        };
+        for (i, pad) in self.jump_pads.iter().enumerate() {
+            if !trigger(pad.center, pad.size) {
+                return bad(format!("jump pad {i}'s box must have sides above 0 and up to {MAX_TRIGGER_SIDE_M} m"));
+            }
+            let across = Vec2::new(pad.launch.x, pad.launch.z).length();
+            if !pad.launch.is_finite() || pad.launch.y <= 0.0 || pad.launch.y > MAX_PAD_UP_MPS {
+                return bad(format!("jump pad {i} must launch upwards at up to {MAX_PAD_UP_MPS} m/s"));
+            }
+            if across > MAX_PAD_HORIZONTAL_MPS {
+                return bad(format!(
+                    "jump pad {i} launches at {across:.1} m/s across; at most {MAX_PAD_HORIZONTAL_MPS} m/s"
+                ));
+            }
+        }
+        for (i, t) in self.teleporters.iter().enumerate() {
+            if !trigger(t.center, t.size) {
+                return bad(format!("teleporter {i}'s entry must have sides above 0 and up to {MAX_TRIGGER_SIDE_M} m"));
+            }
+            if !t.dest.is_finite() || !t.yaw_deg.is_finite() {
+                return bad(format!("teleporter {i}'s destination is not a finite position and yaw"));
+            }
+            if t.exit_speed_mps.is_some_and(|v| !(0.0..=MAX_EXIT_SPEED_MPS).contains(&v)) {
+                return bad(format!("teleporter {i}'s exit speed must be 0 to {MAX_EXIT_SPEED_MPS} m/s"));
+            }
+            let height = crate::player::STAND_HEIGHT_M;
+            if body_in_box(t.center, t.size, t.dest, height) {
+                return bad(format!(
+                    "teleporter {i} sends a player only back into itself: its destination is inside its entry"
+                ));
+            }
+            if let Some(j) = self.teleporters.iter().position(|o| body_in_box(o.center, o.size, t.dest, height)) {
+                return bad(format!(
+                    "teleporter {i}'s destination is inside teleporter {j}'s entry: a chain of teleporters can loop"
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The teleporter a body with its feet at `feet` is in, if any (the first listed).
+    pub fn teleporter_at(&self, feet: Vec3, height_m: f32) -> Option<&TeleporterDef> {
+        self.teleporters.iter().find(|t| body_in_box(t.center, t.size, feet, height_m))
+    }
+
+    /// The jump pad a body with its feet at `feet` is on, if any (the first listed).
+    pub fn jump_pad_at(&self, feet: Vec3, height_m: f32) -> Option<&JumpPadDef> {
+        self.jump_pads.iter().find(|p| body_in_box(p.center, p.size, feet, height_m))
+    }
+
+    /// The item `state` takes now, if any: of the items `available` says
+    /// are there, the nearest it touches and may take ([`crate::items::can_grab`]).
+    pub fn item_touched(&self, state: &PlayerState, available: impl Fn(usize) -> bool) -> Option<usize> {
+        if !state.alive {
+            return None;
+        }
+        self.items
+            .iter()
+            .enumerate()
+            .filter(|(i, item)| {
+                crate::items::touches(item.pos, state.pos, state.height())
+                    && crate::items::can_grab(item.kind, state)
+                    && available(*i)
+            })
+            .min_by(|a, b| a.1.pos.distance_squared(state.pos).total_cmp(&b.1.pos.distance_squared(state.pos)))
+            .map(|(i, _)| i)
     }
 
     /// Every solid of the map: the one list that colliders and meshes are built from.

@@ -5,8 +5,10 @@
 //! then [`MapDef::validate`]'s rules (steps, names, sizes), then what takes
 //! the collision world: spawns inside geometry or in the air, and the
 //! navigation graph the bots walk (islands of it, and spawns that cannot
-//! reach one another). The built-in maps pass; CI runs it on every map in
-//! `assets/maps`.
+//! reach one another), items, jump pads and teleporters (inside geometry,
+//! over nothing, an arc into a wall or off the map, a destination in a wall
+//! or facing one, a teleporter back into itself). The built-in maps pass;
+//! CI runs it on every map in `assets/maps`.
 
 use glam::Vec3;
 
@@ -29,6 +31,14 @@ pub const MAX_STEPS: u32 = 64;
 /// Most spawn points and call-out areas.
 pub const MAX_SPAWNS: usize = 64;
 pub const MAX_AREAS: usize = 64;
+/// Most items, jump pads and teleporters.
+pub const MAX_ITEMS: usize = 64;
+pub const MAX_JUMP_PADS: usize = 32;
+pub const MAX_TELEPORTERS: usize = 32;
+/// Nearest a teleporter's exit may face a wall, metres.
+const MIN_EXIT_CLEARANCE_M: f32 = 1.0;
+/// Highest an item may stand above the floor under it, metres.
+const MAX_ITEM_DROP_M: f32 = 0.6;
 /// Longest map name, characters.
 pub const MAX_MAP_NAME_CHARS: usize = 32;
 /// Highest a spawn may stand above the ground under it, metres (a spawn in
@@ -107,11 +117,81 @@ pub fn check(map: &MapDef) -> Checked {
             checked.warnings.push(format!("spawn {i} at {} is in no call-out area", at(spawn.pos)));
         }
     }
+    triggers_and_items(map, &world, &mut checked);
     if !checked.errors.is_empty() {
         return checked;
     }
     navigation(map, &world, &mut checked);
     checked
+}
+
+/// Items, jump pads and teleporters where a player can use them: none
+/// inside geometry or over nothing, every pad's arc coming down on a floor,
+/// every teleporter's exit free, on ground and not facing a wall.
+fn triggers_and_items(map: &MapDef, world: &ArenaWorld, checked: &mut Checked) {
+    let ground_below = |p: Vec3| world.cast_ray(p + Vec3::Y * 0.1, Vec3::NEG_Y, MAX_EXTENT_M * 2.0).map(|d| d - 0.1);
+    for (i, item) in map.items.iter().enumerate() {
+        let name = item.kind.name();
+        if !world.player_fits(item.pos, crate::items::PICKUP_HEIGHT_M) {
+            checked
+                .errors
+                .push(format!("item {i} ({name}) at {} is inside geometry: nobody can take it", at(item.pos)));
+            continue;
+        }
+        match ground_below(item.pos) {
+            Some(drop) if drop <= MAX_ITEM_DROP_M => {}
+            Some(drop) => checked.errors.push(format!(
+                "item {i} ({name}) at {} floats {drop:.1} m above the ground (at most {MAX_ITEM_DROP_M})",
+                at(item.pos)
+            )),
+            None => checked.errors.push(format!("item {i} ({name}) at {} is over nothing", at(item.pos))),
+        }
+    }
+    for (i, pad) in map.jump_pads.iter().enumerate() {
+        let top = pad.center + Vec3::Y * (pad.size.y * 0.5);
+        let floor = world.cast_ray(top, Vec3::NEG_Y, pad.size.y + 1.0).map(|d| top - Vec3::Y * d);
+        let Some(feet) = floor else {
+            checked.errors.push(format!("jump pad {i} at {} is over nothing", at(pad.center)));
+            continue;
+        };
+        if !world.player_fits(feet, STAND_HEIGHT_M) {
+            checked.errors.push(format!("jump pad {i} at {} is inside geometry", at(pad.center)));
+            continue;
+        }
+        let (min, max) = map.bounds();
+        match crate::nav::pad_flight(world, pad) {
+            Ok(flight) if (min.x..=max.x).contains(&flight.landed.x) && (min.z..=max.z).contains(&flight.landed.z) => {}
+            Ok(flight) => checked.errors.push(format!("jump pad {i}'s arc ends off the map, at {}", at(flight.landed))),
+            Err(crate::nav::FlightFault::Wall(hit)) => {
+                checked.errors.push(format!("jump pad {i}'s arc ends in a wall at {}", at(hit)))
+            }
+            Err(crate::nav::FlightFault::Nowhere) => {
+                checked.errors.push(format!("jump pad {i}'s arc ends off the map: it never comes down on a floor"))
+            }
+        }
+    }
+    for (i, t) in map.teleporters.iter().enumerate() {
+        if !world.player_fits(t.dest, STAND_HEIGHT_M) {
+            checked.errors.push(format!("teleporter {i}'s destination {} is inside geometry", at(t.dest)));
+            continue;
+        }
+        match ground_below(t.dest) {
+            Some(_) => {}
+            None => checked.errors.push(format!("teleporter {i}'s destination {} is over nothing", at(t.dest))),
+        }
+        let eye = t.dest + Vec3::Y * crate::player::STAND_EYE_M;
+        let ahead = crate::player::view_forward(t.yaw(), 0.0);
+        if let Some(d) = world.cast_ray(eye, ahead, MIN_EXIT_CLEARANCE_M) {
+            checked.errors.push(format!(
+                "teleporter {i}'s destination {} faces a wall {d:.1} m away (at least {MIN_EXIT_CLEARANCE_M} m)",
+                at(t.dest)
+            ));
+        }
+        let top = t.center + Vec3::Y * (t.size.y * 0.5);
+        if world.cast_ray(top, Vec3::NEG_Y, t.size.y + 1.0).is_none() {
+            checked.errors.push(format!("teleporter {i}'s entry at {} is over nothing", at(t.center)));
+        }
+    }
 }
 
 /// What a map's numbers alone say, building nothing: counts and bounds,
@@ -136,6 +216,9 @@ fn bounds(map: &MapDef, errors: &mut Vec<String>) {
         ("pillars", map.pillars.len(), MAX_SHAPES),
         ("spawns", map.spawns.len(), MAX_SPAWNS),
         ("areas", map.areas.len(), MAX_AREAS),
+        ("items", map.items.len(), MAX_ITEMS),
+        ("jump pads", map.jump_pads.len(), MAX_JUMP_PADS),
+        ("teleporters", map.teleporters.len(), MAX_TELEPORTERS),
     ];
     for (what, n, max) in counts {
         if n > max {
@@ -174,6 +257,21 @@ fn bounds(map: &MapDef, errors: &mut Vec<String>) {
     for (i, s) in map.spawns.iter().enumerate() {
         if !point(s.pos) || !s.yaw_deg.is_finite() {
             bad(format!("spawn {i}"));
+        }
+    }
+    for (i, item) in map.items.iter().enumerate() {
+        if !point(item.pos) {
+            bad(format!("item {i}"));
+        }
+    }
+    for (i, p) in map.jump_pads.iter().enumerate() {
+        if !point(p.center) || !point(p.launch) || !point(p.size) {
+            bad(format!("jump pad {i}"));
+        }
+    }
+    for (i, t) in map.teleporters.iter().enumerate() {
+        if !point(t.center) || !point(t.size) || !point(t.dest) || !t.yaw_deg.is_finite() {
+            bad(format!("teleporter {i}"));
         }
     }
     for a in &map.areas {
@@ -279,16 +377,179 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_built_in_map_passes() {
-        let (map, checked) = check_text(crate::map::FOUNDRY_RON);
-        assert!(map.is_some());
-        assert!(checked.ok(), "{:?}", checked.errors);
-        assert!(checked.nav_spots > 100);
+    fn every_built_in_map_passes() {
+        for (name, text) in crate::map::BUILT_IN_MAPS {
+            let (map, checked) = check_text(text);
+            assert_eq!(map.map(|m| m.name), Some(name.to_string()));
+            assert!(checked.ok(), "{name}: {:#?}", checked.errors);
+            assert!(checked.warnings.is_empty(), "{name}: {:#?}", checked.warnings);
+            assert!(checked.nav_spots > 100, "{name}: {} spots", checked.nav_spots);
+        }
+    }
+
+    /// How many items of `kind` the map has.
+    fn count(map: &MapDef, kind: crate::items::ItemKind) -> usize {
+        map.items.iter().filter(|i| i.kind == kind).count()
+    }
+
+    #[test]
+    fn built_in_items_stand_on_a_floor_clear_of_walls() {
+        use crate::items::ItemKind;
+        for (name, text) in crate::map::BUILT_IN_MAPS {
+            let map = MapDef::from_ron(text).expect(name);
+            let world = ArenaWorld::new(map.clone());
+            for item in &map.items {
+                let what = format!("{name}: {} at {}", item.kind.name(), item.pos);
+                let under = world.cast_ray(item.pos + Vec3::Y * 0.1, Vec3::NEG_Y, 1.0);
+                assert!(under.is_some_and(|d| (d - 0.1).abs() < 0.02), "{what} is not on a floor: {under:?}");
+                // Nothing within 0.5 m of it, all round, up its metre of height.
+                for height in [0.1, 0.5, 0.9] {
+                    for k in 0..16 {
+                        let angle = k as f32 * std::f32::consts::TAU / 16.0;
+                        let dir = Vec3::new(angle.cos(), 0.0, angle.sin());
+                        let hit = world.cast_ray(item.pos + Vec3::Y * height, dir, 0.5);
+                        assert!(hit.is_none(), "{what} has a wall {hit:?} m away towards {dir}");
+                    }
+                }
+            }
+            for prize in [ItemKind::MegaHealth, ItemKind::RedArmour] {
+                assert_eq!(count(&map, prize), 1, "{name}: one {}", prize.name());
+            }
+            let quads = if name == "Foundry" { 0 } else { 1 };
+            assert_eq!(count(&map, ItemKind::QuadDamage), quads, "{name}'s quads");
+            assert!(count(&map, ItemKind::Health) + count(&map, ItemKind::LargeHealth) >= 4, "{name}: health");
+        }
+    }
+
+    #[test]
+    fn yard_is_slabs_over_the_void_joined_by_pads_and_teleporters() {
+        let map = MapDef::from_ron(crate::map::YARD_RON).expect("yard.ron");
+        assert!(map.jump_pads.len() >= 2, "{} jump pads", map.jump_pads.len());
+        assert!(map.teleporters.len() >= 2, "{} teleporters", map.teleporters.len());
+        assert!(!map.items.is_empty());
+        assert!(map.spawns.len() >= 8, "{} spawns", map.spawns.len());
+        let (min, max) = map.bounds();
+        let across = (max - min).max_element();
+        assert!((60.0..=90.0).contains(&across), "Yard is {across} m across");
+        let world = ArenaWorld::new(map.clone());
+        // Nothing under the gaps: straight down between the Deck and the
+        // North Isle, or the Deck and the East Perch, falls out of the world.
+        for gap in [Vec3::new(0.0, 20.0, -17.0), Vec3::new(18.0, 20.0, 0.0)] {
+            assert_eq!(world.cast_ray(gap, Vec3::NEG_Y, 100.0), None, "a floor under {gap}");
+        }
+        // Every pad's arc comes down on a slab, none on a pad.
+        for (i, pad) in map.jump_pads.iter().enumerate() {
+            let flight = crate::nav::pad_flight(&world, pad).unwrap_or_else(|e| panic!("pad {i}: {e:?}"));
+            assert!(map.jump_pad_at(flight.landed, STAND_HEIGHT_M).is_none(), "pad {i} lands on a pad");
+            assert!(world.cast_ray(flight.landed + Vec3::Y * 0.1, Vec3::NEG_Y, 0.5).is_some(), "pad {i}");
+        }
+        // Every spawn has a call-out name.
+        for spawn in &map.spawns {
+            assert!(map.area_at(spawn.pos).is_some(), "spawn at {} has no area", spawn.pos);
+        }
+    }
+
+    /// The broken maps in `tests/maps` that items, jump pads and
+    /// teleporters brought: each refused with one error, the sentence that
+    /// says what is wrong (the parser's list of kinds follows it for the
+    /// unknown item). tests/map_check.rs runs the same files through `arena
+    /// map check`.
+    #[test]
+    fn broken_maps_say_what_is_wrong() {
+        macro_rules! broken {
+            ($file:literal, $says:literal) => {
+                ($file, include_str!(concat!("../../../tests/maps/", $file)), $says)
+            };
+        }
+        for (file, text, says) in [
+            broken!(
+                "item_in_wall.ron",
+                "item 0 (Mega Health) at (4.0, 0.0, 0.0) is inside geometry: nobody can take it"
+            ),
+            broken!("item_over_nothing.ron", "item 0 (Health) at (14.0, 0.0, 0.0) is over nothing"),
+            broken!("pad_into_wall.ron", "jump pad 0's arc ends in a wall at (5.6, 2.5, 0.0)"),
+            broken!("pad_off_map.ron", "jump pad 0's arc ends off the map: it never comes down on a floor"),
+            broken!("teleport_into_wall.ron", "teleporter 0's destination (-6.0, 0.0, 0.0) is inside geometry"),
+            broken!(
+                "teleport_facing_wall.ron",
+                "teleporter 0's destination (0.0, 0.0, -8.4) faces a wall 0.6 m away (at least 1 m)"
+            ),
+            broken!(
+                "teleport_into_itself.ron",
+                "teleporter 0 sends a player only back into itself: its destination is inside its entry"
+            ),
+            broken!(
+                "teleport_loop.ron",
+                "teleporter 0's destination is inside teleporter 1's entry: a chain of teleporters can loop"
+            ),
+            broken!("pad_nan.ron", "jump pad 0: numbers must be finite and within 500 m"),
+            broken!(
+                "unknown_item.ron",
+                "the map file does not parse: 7:20-7:34: Unexpected variant named `Rocketlauncher` in enum `ItemKind`"
+            ),
+            broken!("thousand_items.ron", "1000 items: a map has at most 64"),
+        ] {
+            let (_, checked) = check_text(text);
+            assert!(
+                checked.errors.len() == 1 && checked.errors[0].starts_with(says),
+                "{file} does not say \"{says}\" alone: {:#?}",
+                checked.errors
+            );
+        }
     }
 
     /// Foundry with `edit` applied to its text.
     fn foundry_with(edit: impl Fn(&str) -> String) -> Checked {
         check_text(&edit(crate::map::FOUNDRY_RON)).1
+    }
+
+    /// The other faults of items, jump pads and teleporters, each on a
+    /// bare 20 m floor: each refused with one error, its sentence.
+    #[test]
+    fn bad_items_pads_and_teleporters_say_what_is_wrong() {
+        let small = |extra: &str| {
+            let text = format!(
+                "(name: \"Small\", blocks: [(kind: Floor, center: (0.0, -0.5, 0.0), size: (20.0, 1.0, 20.0)), \
+                 (kind: Cover, center: (-6.0, 1.0, -6.0), size: (4.0, 0.5, 4.0))], \
+                 spawns: [(pos: (-5.0, 0.0, 5.0), yaw_deg: 0.0)], {extra})"
+            );
+            check_text(&text).1.errors
+        };
+        let pad = |center: &str, size: &str, launch: &str| {
+            small(&format!("jump_pads: [(center: {center}, size: {size}, launch: {launch})]"))
+        };
+        let teleporter = |center: &str, size: &str, dest: &str, exit: &str| {
+            small(&format!(
+                "teleporters: [(center: {center}, size: {size}, dest: {dest}, yaw_deg: 0.0, exit_speed_mps: {exit})]"
+            ))
+        };
+        let (floor, box_, up) = ("(0.0, 0.1, 0.0)", "(2.0, 0.2, 2.0)", "(0.0, 10.0, 0.0)");
+        let entry = ("(5.0, 1.25, 0.0)", "(1.0, 2.5, 2.0)");
+        for (errors, says) in [
+            (pad(floor, "(0.0, 0.2, 2.0)", up), "jump pad 0's box must have sides above 0 and up to 16 m"),
+            (pad(floor, box_, "(0.0, -1.0, 0.0)"), "jump pad 0 must launch upwards at up to 40 m/s"),
+            (pad(floor, box_, "(25.0, 10.0, 0.0)"), "jump pad 0 launches at 25.0 m/s across; at most 20 m/s"),
+            (pad("(0.0, 3.0, 0.0)", box_, up), "jump pad 0 at (0.0, 3.0, 0.0) is over nothing"),
+            (pad("(-6.0, 0.1, -6.0)", box_, up), "jump pad 0 at (-6.0, 0.1, -6.0) is inside geometry"),
+            (
+                teleporter(entry.0, entry.1, "(0.0, 0.0, -5.0)", "Some(30.0)"),
+                "teleporter 0's exit speed must be 0 to 20 m/s",
+            ),
+            (
+                teleporter(entry.0, entry.1, "(0.0, 0.0, 40.0)", "None"),
+                "teleporter 0's destination (0.0, 0.0, 40.0) is over nothing",
+            ),
+            (
+                teleporter("(0.0, 5.0, 0.0)", "(2.0, 2.0, 2.0)", "(5.0, 0.0, 5.0)", "None"),
+                "teleporter 0's entry at (0.0, 5.0, 0.0) is over nothing",
+            ),
+            (
+                small("items: [(kind: Health, pos: (0.0, 2.0, 0.0))]"),
+                "item 0 (Health) at (0.0, 2.0, 0.0) floats 2.0 m above the ground (at most 0.6)",
+            ),
+        ] {
+            assert_eq!(errors, vec![says.to_string()]);
+        }
     }
 
     #[test]

@@ -65,6 +65,10 @@ pub struct MoveEvents {
     pub footstep: bool,
     /// Fell below the kill plane; the server puts the player back at a spawn.
     pub fell_out: bool,
+    /// A jump pad took hold of the body this tick (not while it already had it).
+    pub launched: bool,
+    /// Went through a teleporter this tick: the state is at its destination.
+    pub teleported: bool,
 }
 
 /// Runs one tick of movement: the new state after `cmd` is applied for `dt_s` seconds.
@@ -160,8 +164,43 @@ pub fn move_player(state: &PlayerState, cmd: &UserCmd, world: &ArenaWorld, dt_s:
     // The hips: planted while standing on the ground, following the view otherwise.
     let planted = s.on_ground && s.ground_speed() < crate::player::PLANTED_BELOW_MPS;
     s.twist = crate::player::twist_after(state.twist, crate::cmd::wrap_angle(s.yaw - state.yaw), planted, dt_s);
+    touch_triggers(world, state, &mut s, &mut events);
     events.fell_out = s.pos.y < KILL_PLANE_Y_M;
     (s, events)
+}
+
+/// The map's triggers, touched where the tick's movement ended (Quake 3
+/// touches them after `Pmove`): a teleporter puts the body at its
+/// destination (one a tick: a destination is never in another entry, which
+/// `MapDef::validate` refuses); a jump pad sets the velocity (Quake's
+/// `BG_TouchJumpPad`), in the one function both ends run, so a launch and a
+/// teleport are predicted to the bit.
+fn touch_triggers(world: &ArenaWorld, before: &PlayerState, s: &mut PlayerState, events: &mut MoveEvents) {
+    let map = world.map();
+    if let Some(t) = map.teleporter_at(s.pos, s.height()) {
+        let yaw = t.yaw();
+        let speed = t.exit_speed_mps.unwrap_or_else(|| s.ground_speed());
+        let out = view_forward(yaw, 0.0) * speed;
+        s.pos = t.dest;
+        s.vel = Vec3::new(out.x, 0.0, out.z);
+        s.yaw = yaw;
+        s.on_ground = false;
+        s.twist = 0.0;
+        s.landing = 0.0;
+        // The explicit reset: nobody draws, blends or rewinds across it.
+        s.spawn_count = s.spawn_count.wrapping_add(1);
+        events.teleported = true;
+        events.landed = None;
+        events.footstep = false;
+        return;
+    }
+    if let Some(pad) = map.jump_pad_at(s.pos, s.height()) {
+        s.vel = pad.launch;
+        s.on_ground = false;
+        s.landing = 0.0;
+        events.landed = None;
+        events.launched = map.jump_pad_at(before.pos, before.height()).is_none() || before.on_ground;
+    }
 }
 
 /// Where one tick's movement ends, relative to the start.
@@ -249,6 +288,10 @@ fn accelerate(vel: &mut Vec3, wish_dir: Vec3, wish_speed: f32, accel_per_s: f32,
 pub struct TickEvents {
     pub movement: MoveEvents,
     pub weapon: WeaponEvents,
+    /// The map's item taken this tick (its index): set by whoever decides
+    /// pickups (the server, the client's prediction of its own), never by
+    /// [`step_player`], which knows nothing of who else took what.
+    pub picked: Option<usize>,
 }
 
 impl TickEvents {
@@ -262,6 +305,7 @@ impl TickEvents {
             || w.reload_started
             || w.reloaded
             || w.dry_fire
+            || self.picked.is_some()
     }
 }
 
@@ -298,15 +342,17 @@ pub fn step_player(
     // Spawn protection runs out, or ends with the first shot.
     next.protected_s =
         if weapon.shot.is_some() || weapon.rocket.is_some() { 0.0 } else { (next.protected_s - dt_s).max(0.0) };
+    // The quad runs out, and the mega health wears off, on both ends alike.
+    crate::items::wear_off(&mut next, cmd.tick, dt_s);
     // On the wire's grids, on both sides: what the server sends is exactly
     // what it has, and the client's prediction from it stays exact.
-    (quant::snap_state(&next), TickEvents { movement, weapon })
+    (quant::snap_state(&next), TickEvents { movement, weapon, picked: None })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::map::{BlockDef, MapDef, RampDef, SpawnPoint, StairsDef, SurfaceKind};
+    use crate::map::{BlockDef, JumpPadDef, MapDef, RampDef, SpawnPoint, StairsDef, SurfaceKind, TeleporterDef};
 
     const DT: f32 = 1.0 / 64.0;
 
@@ -333,6 +379,19 @@ mod tests {
             pillars: vec![],
             spawns: vec![SpawnPoint { pos: Vec3::ZERO, yaw_deg: 0.0 }],
             areas: vec![],
+            items: vec![],
+            jump_pads: vec![JumpPadDef {
+                center: Vec3::new(20.0, 0.1, -20.0),
+                size: Vec3::new(2.0, 0.2, 2.0),
+                launch: Vec3::new(0.0, 14.0, -10.0),
+            }],
+            teleporters: vec![TeleporterDef {
+                center: Vec3::new(20.0, 1.0, 20.0),
+                size: Vec3::new(2.0, 2.0, 2.0),
+                dest: Vec3::new(-20.0, 0.0, 40.0),
+                yaw_deg: 90.0,
+                exit_speed_mps: None,
+            }],
         })
     }
 
@@ -494,6 +553,58 @@ mod tests {
         }
         // About 12.5 m run (from standing), a footstep each 1.6 m.
         assert!((7..=8).contains(&steps), "{steps} footsteps in 2 s of running");
+    }
+
+    #[test]
+    fn a_jump_pad_launches_once_and_the_arc_is_the_same_every_time() {
+        let world = test_world();
+        let east = -std::f32::consts::FRAC_PI_2;
+        let fly = || {
+            let mut s = standing_at(Vec3::new(17.0, 0.0, -20.0));
+            let (mut launches, mut peak, mut trace) = (0, 0.0f32, Vec::new());
+            for _ in 0..(3 * 64) {
+                let (n, ev) = move_player(&s, &cmd(1.0, 0.0, east, Buttons::default()), &world, DT);
+                launches += usize::from(ev.launched);
+                peak = peak.max(n.pos.y);
+                trace.push(n.pos.to_array().map(f32::to_bits));
+                s = n;
+            }
+            (launches, peak, s, trace)
+        };
+        let (launches, peak, s, trace) = fly();
+        assert_eq!(launches, 1, "one launch, one sound");
+        // 14 m/s up at 20 m/s²: about 4.9 m.
+        assert!((4.0..5.5).contains(&peak), "peak {peak}");
+        assert!(s.pos.z < -25.0 && s.on_ground, "carried north by the pad: {:?}", s.pos);
+        assert_eq!(fly().3, trace, "bit for bit");
+    }
+
+    #[test]
+    fn a_teleporter_moves_the_body_in_one_tick_and_resets_it() {
+        let world = test_world();
+        let south = std::f32::consts::PI;
+        let mut s = standing_at(Vec3::new(20.0, 0.0, 17.0));
+        let mut teleported = None;
+        for tick in 0..128 {
+            let (n, ev) = move_player(&s, &cmd(1.0, 0.0, south, Buttons::default()), &world, DT);
+            if ev.teleported {
+                teleported = Some((tick, s, n));
+                break;
+            }
+            s = n;
+        }
+        let (_, before, after) = teleported.expect("walked into it");
+        assert_eq!(after.pos, Vec3::new(-20.0, 0.0, 40.0));
+        assert_eq!(after.spawn_count, before.spawn_count.wrapping_add(1), "the explicit reset");
+        assert!((after.yaw - std::f32::consts::FRAC_PI_2).abs() < 1e-6);
+        // Speed kept, along the new yaw (west).
+        assert!(
+            (after.ground_speed() - before.ground_speed()).abs() < 0.5,
+            "{} vs {}",
+            after.ground_speed(),
+            before.ground_speed()
+        );
+        assert!(after.vel.x < -1.0 && after.vel.z.abs() < 1e-3, "{:?}", after.vel);
     }
 
     #[test]

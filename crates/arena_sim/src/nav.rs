@@ -1,6 +1,8 @@
 //! A navigation graph for bots, built from the collision world itself: a grid
 //! of standing spots over every walkable surface, linked where a player can
-//! walk from one to the next (floors, ramps, stairs) or drop down a ledge.
+//! walk from one to the next (floors, ramps, stairs) or drop down a ledge,
+//! and where a jump pad throws or a teleporter sends one (a spot on the
+//! trigger leads only there: a body standing on it goes nowhere else).
 
 use std::collections::VecDeque;
 
@@ -20,8 +22,8 @@ const MAX_RISE_M: f32 = 0.8;
 const MAX_DROP_M: f32 = 3.5;
 /// Widest span the grid covers, metres (`map_check::MAX_SPAN_M`'s).
 pub const MAX_GRID_SPAN_M: f32 = 256.0;
-/// Height from which surfaces are searched, metres.
-const PROBE_HEIGHT_M: f32 = 12.0;
+/// Height above the map's highest block from which surfaces are searched, metres.
+const PROBE_ABOVE_M: f32 = 3.0;
 
 /// Standing spots and which spots can be reached from each.
 #[derive(Debug, Clone, Default)]
@@ -45,11 +47,11 @@ impl NavGraph {
             for iz in 0..=nz {
                 let x = min.x + (ix as f32 + 0.5) * NAV_SPACING_M;
                 let z = min.z + (iz as f32 + 0.5) * NAV_SPACING_M;
-                let Some(drop) = world.cast_ray(Vec3::new(x, PROBE_HEIGHT_M, z), Vec3::NEG_Y, PROBE_HEIGHT_M * 2.0)
-                else {
+                let probe = max.y + PROBE_ABOVE_M;
+                let Some(drop) = world.cast_ray(Vec3::new(x, probe, z), Vec3::NEG_Y, probe - min.y + 1.0) else {
                     continue;
                 };
-                let feet = Vec3::new(x, PROBE_HEIGHT_M - drop, z);
+                let feet = Vec3::new(x, probe - drop, z);
                 // Somewhere a player can stand, with room around it. Above a
                 // step's height, so spots on ramps and stair edges count.
                 let body_free = world.player_fits(feet + Vec3::Y * MAX_RISE_M, STAND_HEIGHT_M - MAX_RISE_M);
@@ -75,7 +77,50 @@ impl NavGraph {
                 }
             }
         }
-        NavGraph { nodes, links }
+        let mut graph = NavGraph { nodes, links };
+        graph.add_triggers(world);
+        graph
+    }
+
+    /// Links for the map's jump pads and teleporters: a spot on each
+    /// trigger (added if the grid has none), reached from the spots around
+    /// it, leading only to where the trigger puts a player.
+    fn add_triggers(&mut self, world: &ArenaWorld) {
+        let map = world.map();
+        let triggers: Vec<(Vec3, Vec3, Option<Vec3>)> = map
+            .jump_pads
+            .iter()
+            .map(|p| (p.center, p.size, pad_landing(world, p)))
+            .chain(map.teleporters.iter().map(|t| (t.center, t.size, Some(t.dest))))
+            .collect();
+        for (center, size, to) in triggers {
+            let Some(to) = to.and_then(|to| self.nearest(to)) else { continue };
+            let floor = world
+                .cast_ray(center + Vec3::Y * (size.y * 0.5), Vec3::NEG_Y, size.y + 1.0)
+                .map(|d| center + Vec3::Y * (size.y * 0.5 - d));
+            let on_trigger: Vec<usize> = (0..self.nodes.len())
+                .filter(|&n| crate::map::body_in_box(center, size, self.nodes[n], STAND_HEIGHT_M))
+                .collect();
+            let entry = match (on_trigger.first(), floor) {
+                (Some(&n), _) => n,
+                (None, Some(feet)) => {
+                    self.nodes.push(feet);
+                    self.links.push(Vec::new());
+                    let n = self.nodes.len() - 1;
+                    for m in 0..n {
+                        let near = self.nodes[m].distance(feet) <= NAV_SPACING_M * 1.5;
+                        if near && passage_clear(world, self.nodes[m], feet) {
+                            self.links[m].push(n);
+                        }
+                    }
+                    n
+                }
+                (None, None) => continue,
+            };
+            for n in on_trigger.into_iter().chain([entry]) {
+                self.links[n] = vec![to];
+            }
+        }
     }
 
     /// The spot nearest to `pos` (preferring spots at about its height).
@@ -113,6 +158,69 @@ impl NavGraph {
         }
         None
     }
+}
+
+/// Where a body thrown by `pad` from its middle lands (its feet), if it
+/// lands within a few seconds: the arc of the shared movement, no input.
+pub fn pad_landing(world: &ArenaWorld, pad: &crate::map::JumpPadDef) -> Option<Vec3> {
+    pad_flight(world, pad).ok().map(|flight| flight.landed)
+}
+
+/// How a pad's arc ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Flight {
+    /// Where the feet came down.
+    pub landed: Vec3,
+    /// Seconds in the air.
+    pub airborne_s: f32,
+}
+
+/// Why a pad's arc does not end on a floor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FlightFault {
+    /// It ran into a wall at this point, before coming down.
+    Wall(Vec3),
+    /// It never came down on anything (over the void, or off the map).
+    Nowhere,
+}
+
+/// Longest a pad's arc is followed, seconds.
+const MAX_FLIGHT_S: f32 = 8.0;
+
+/// The arc of a body launched from the middle of `pad`'s floor with no
+/// input, through the shared movement at 64 Hz.
+pub fn pad_flight(world: &ArenaWorld, pad: &crate::map::JumpPadDef) -> Result<Flight, FlightFault> {
+    use crate::cmd::UserCmd;
+    use crate::player::PlayerState;
+    let dt = crate::time::tick_dt_s(crate::time::DEFAULT_TICK_HZ);
+    let top = pad.center + Vec3::Y * (pad.size.y * 0.5);
+    let feet = world.cast_ray(top, Vec3::NEG_Y, pad.size.y + 1.0).map_or(pad.center, |d| top - Vec3::Y * d);
+    let mut s = PlayerState::spawned_at(feet, 0.0);
+    let across = |v: Vec3| Vec3::new(v.x, 0.0, v.z).length();
+    let launched = across(pad.launch);
+    let mut airborne = 0usize;
+    for _ in 0..(MAX_FLIGHT_S / dt) as usize {
+        let (next, events) = crate::movement::move_player(&s, &UserCmd::default(), world, dt);
+        if events.fell_out || events.teleported {
+            return if events.teleported {
+                Ok(Flight { landed: next.pos, airborne_s: airborne as f32 * dt })
+            } else {
+                Err(FlightFault::Nowhere)
+            };
+        }
+        let on_pad = world.map().jump_pad_at(next.pos, next.height()).is_some();
+        if !next.on_ground || on_pad {
+            airborne += usize::from(!next.on_ground);
+            // Blocked across while still flying: a wall in the way.
+            if airborne > 1 && launched > 1.0 && across(next.vel) < launched * 0.5 && !next.on_ground {
+                return Err(FlightFault::Wall(next.pos));
+            }
+            s = next;
+            continue;
+        }
+        return Ok(Flight { landed: next.pos, airborne_s: airborne as f32 * dt });
+    }
+    Err(FlightFault::Nowhere)
 }
 
 /// Whether the ground under a spot is level enough to stand on (not the edge

@@ -64,6 +64,11 @@ pub struct PlayerState {
     pub ammo: u8,
     /// The weapon in hand (a switch makes it wait [`crate::weapon::SWITCH_S`]).
     pub weapon: Weapon,
+    /// Armour points, 0..=[`crate::items::MAX_ARMOUR`]: each takes a point
+    /// of two thirds of the damage ([`crate::items::take_damage`]).
+    pub armour: u8,
+    /// Quad damage left, seconds (0: none).
+    pub quad_s: f32,
     /// Time from the start of the next tick until the rifle can fire again,
     /// seconds; down to minus a tick while the trigger is held or was just
     /// let go (the part of a tick it has been ready), so that the rate of

@@ -88,6 +88,15 @@ pub fn q_to_timer(q: u16) -> f32 {
     f32::from(q) * TIMER_STEP_S
 }
 
+/// The quad's time (seconds) on the timer grid, up to [`crate::items::MAX_QUAD_S`]: 18 bits.
+pub fn powerup_to_q(t: f32) -> u32 {
+    to_grid(t, TIMER_STEP_S).clamp(0, (crate::items::MAX_QUAD_S / TIMER_STEP_S) as i32) as u32
+}
+
+pub fn q_to_powerup(q: u32) -> f32 {
+    q.min((crate::items::MAX_QUAD_S / TIMER_STEP_S) as u32) as f32 * TIMER_STEP_S
+}
+
 pub fn dist_to_q(d: f32) -> u16 {
     to_grid(d, DIST_STEP_M).clamp(0, i32::from(u16::MAX)) as u16
 }
@@ -165,6 +174,7 @@ pub fn snap_state(s: &PlayerState) -> PlayerState {
         fire_cooldown_s: q_to_signed_timer(signed_timer_to_q(s.fire_cooldown_s)),
         reload_s: q_to_timer(timer_to_q(s.reload_s)),
         protected_s: q_to_timer(timer_to_q(s.protected_s)),
+        quad_s: q_to_powerup(powerup_to_q(s.quad_s)),
         twist: q_to_twist(twist_to_q(s.twist)),
         landing: q_to_landing(landing_to_q(s.landing)),
         ..*s

@@ -41,7 +41,8 @@ pub(crate) fn plugin(app: &mut App) {
         .add_systems(Update, show_area.in_set(ViewSet::Overlay).run_if(in_state(Session::InGame)));
 }
 
-/// A sign's lamp; shown at the high quality setting only.
+/// A sign's lamp (and an item's glow, `items`); shown at the high quality
+/// setting only.
 #[derive(Component)]
 pub(crate) struct AreaLamp;
 

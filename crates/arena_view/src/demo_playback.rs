@@ -24,7 +24,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use crate::camera::MainCamera;
 use crate::hitboxes::draw_hitbox;
-use crate::vocabulary::ViewSet;
+use crate::vocabulary::{PlaybackItems, ViewSet};
 
 /// How much of the past is kept to draw players behind the present, seconds.
 const PLAYBACK_HISTORY_S: f64 = 3.0;
@@ -262,8 +262,9 @@ fn blend(a: &PlayerState, b: &PlayerState, f: f32) -> PlayerState {
 }
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_systems(Startup, apply_start)
-        .add_systems(Update, (controls, play, draw_players).chain().in_set(ViewSet::Follow))
+    app.init_resource::<PlaybackItems>()
+        .add_systems(Startup, apply_start)
+        .add_systems(Update, (controls, play, draw_players, publish_items).chain().in_set(ViewSet::Follow))
         .add_systems(Update, (hide_followed, overlays).in_set(ViewSet::Overlay))
         .add_systems(EguiPrimaryContextPass, timeline);
 }
@@ -375,6 +376,16 @@ fn play(time: Res<Time<Real>>, mut playback: ResMut<Playback>) {
     }
     let to = (p.t.ceil() as u32).min(p.last_tick);
     p.advance(to);
+}
+
+/// The items at the playhead, for the items' models and timers.
+fn publish_items(playback: Res<Playback>, mut items: ResMut<PlaybackItems>) {
+    let world = &playback.replay.world;
+    if items.slots != world.items {
+        items.slots.clone_from(&world.items);
+    }
+    items.now_tick = playback.t;
+    items.rate = arena_sim::TickRate::new(playback.hz);
 }
 
 /// Every player as the followed player's client drew them (or at the

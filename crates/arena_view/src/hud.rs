@@ -1,8 +1,9 @@
 //! The heads-up display: a crosshair, hit markers (bigger and red for a head
 //! shot, a kill; at the click when foreseen, and a struck-out grey one with
 //! "no hit" when the server denies a foreseen hit), a red flash when hit,
-//! health and ammunition, the verdicts of "show hitboxes", and a warning
-//! when the server has gone quiet.
+//! health (in the mega's blue above 100), armour, ammunition and the quad's
+//! seconds left, the verdicts of "show hitboxes", and a warning when the
+//! server has gone quiet.
 
 use arena_client::transport::UdpTransport;
 use arena_client::{
@@ -12,7 +13,7 @@ use arena_sim::HitZone;
 use bevy::prelude::*;
 
 use crate::hitboxes::verdict;
-use crate::looks::overlay_text;
+use crate::looks::{item_color, overlay_text};
 use crate::vocabulary::ViewSet;
 
 /// How long a hit marker shows, seconds.
@@ -62,8 +63,23 @@ struct DamageFlash {
     left_s: f32,
 }
 
+/// The line of vitals: its parts are spans of one text, each in its colour.
 #[derive(Component)]
 struct Vitals;
+
+/// One part of the vitals line.
+#[derive(Component, Clone, Copy, PartialEq, Eq)]
+enum Vital {
+    /// Health (or what keeps the player from playing: the map loading, dead).
+    Health,
+    Armour,
+    Weapon,
+    Quad,
+}
+
+impl Vital {
+    const ALL: [Vital; 4] = [Vital::Health, Vital::Armour, Vital::Weapon, Vital::Quad];
+}
 
 /// A red mark at the edge of the crosshair pointing towards whoever hit us.
 #[derive(Component)]
@@ -169,12 +185,23 @@ fn spawn_hud(mut commands: Commands) {
         BackgroundColor(Color::srgba(0.8, 0.0, 0.0, 0.0)),
         ChildOf(root),
     ));
-    commands.spawn((
-        Vitals,
-        overlay_text("", 28.0, Color::WHITE, 2.0),
-        Node { position_type: PositionType::Absolute, bottom: px(18), left: px(24), ..default() },
-        ChildOf(root),
-    ));
+    let vitals = commands
+        .spawn((
+            Vitals,
+            overlay_text("", VITALS_PX, Color::WHITE, 2.0),
+            Node { position_type: PositionType::Absolute, bottom: px(18), left: px(24), ..default() },
+            ChildOf(root),
+        ))
+        .id();
+    for part in Vital::ALL {
+        commands.spawn((
+            part,
+            TextSpan::default(),
+            TextFont { font_size: bevy::text::FontSize::Px(VITALS_PX), ..default() },
+            TextColor(Color::WHITE),
+            ChildOf(vitals),
+        ));
+    }
     commands.spawn((
         Verdicts,
         overlay_text("", 15.0, Color::srgb(0.85, 0.9, 1.0), 1.5),
@@ -278,16 +305,17 @@ fn damage_flash(
     color.0 = Color::srgba(0.8, 0.0, 0.0, 0.35 * flash.left_s / DAMAGE_FLASH_S);
 }
 
-fn vitals(
-    local: Query<&Drawn, With<LocalPlayer>>,
-    fetch: Res<arena_client::MapFetch>,
-    mut text: Query<&mut Text, With<Vitals>>,
-) {
-    let Ok(Drawn(state)) = local.single() else { return };
-    let line = if fetch.progress().is_some() {
-        "loading the map".to_string()
+/// Text size of the vitals line, pixels.
+const VITALS_PX: f32 = 28.0;
+/// Armour's figure: a pale gold, apart from health's white.
+const ARMOUR_COLOR: Color = Color::srgb(1.0, 0.85, 0.45);
+
+/// What each part of the vitals line says, and in which colour.
+fn vital_parts(state: &arena_sim::PlayerState, loading: bool) -> [(Vital, String, Color); 4] {
+    let (health, armour, weapon, quad) = if loading {
+        ("loading the map".to_string(), String::new(), String::new(), String::new())
     } else if !state.alive {
-        "dead: respawning".to_string()
+        ("dead: respawning".to_string(), String::new(), String::new(), String::new())
     } else {
         let weapon = if state.weapon == arena_sim::Weapon::Rocket {
             // No magazine: whether the next rocket is ready.
@@ -302,9 +330,41 @@ fn vitals(
             format!("[1] rifle  {} / {}", state.ammo, arena_sim::weapon::MAGAZINE)
         };
         let protection = if state.protected_s > 0.0 { "   (spawn protection)" } else { "" };
-        format!("{} +   {weapon}{protection}", state.health)
+        let armour = if state.armour > 0 { format!("   {} armour", state.armour) } else { String::new() };
+        // Whole seconds, rounded up: it says 1 until it runs out.
+        let quad = if state.quad_s > 0.0 { format!("   QUAD {}", state.quad_s.ceil() as u32) } else { String::new() };
+        (format!("{} +", state.health), armour, format!("   {weapon}{protection}"), quad)
     };
-    set_text(&mut text, &line);
+    // Above 100 (the mega's, wearing off) in the mega's blue.
+    let health_color = if state.alive && !loading && state.health > arena_sim::player::MAX_HEALTH {
+        item_color(arena_sim::ItemKind::MegaHealth).mix(&Color::WHITE, 0.25)
+    } else {
+        Color::WHITE
+    };
+    let quad_color = item_color(arena_sim::ItemKind::QuadDamage).mix(&Color::WHITE, 0.2);
+    [
+        (Vital::Health, health, health_color),
+        (Vital::Armour, armour, ARMOUR_COLOR),
+        (Vital::Weapon, weapon, Color::WHITE),
+        (Vital::Quad, quad, quad_color),
+    ]
+}
+
+fn vitals(
+    local: Query<&Drawn, With<LocalPlayer>>,
+    fetch: Res<arena_client::MapFetch>,
+    mut spans: Query<(&Vital, &mut TextSpan, &mut TextColor)>,
+) {
+    let Ok(Drawn(state)) = local.single() else { return };
+    let parts = vital_parts(state, fetch.progress().is_some());
+    for (part, mut span, mut color) in &mut spans {
+        let Some((_, text, wanted)) = parts.iter().find(|(p, ..)| p == part) else { continue };
+        // Touched only on a change, which lays the line out again.
+        if span.0 != *text {
+            span.0.clone_from(text);
+        }
+        color.set_if_neq(TextColor(*wanted));
+    }
 }
 
 fn verdicts(

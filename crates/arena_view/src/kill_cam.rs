@@ -177,9 +177,18 @@ fn play(
             _ => full,
         };
         set_fov(&mut projection, fov);
-        t.translation = a.killer.pos().lerp(b.killer.pos(), f);
-        let yaw = a.killer.yaw() + arena_sim::cmd::wrap_angle(b.killer.yaw() - a.killer.yaw()) * f;
-        let pitch = a.killer.pitch() + (b.killer.pitch() - a.killer.pitch()) * f;
+        // Through a teleporter between the two frames: a cut, not a slide
+        // across the map.
+        let (a_eye, f_eye) = if a.killer.life == b.killer.life {
+            (a.killer, f)
+        } else if f < 0.5 {
+            (a.killer, 0.0)
+        } else {
+            (b.killer, 0.0)
+        };
+        t.translation = a_eye.pos().lerp(b.killer.pos(), f_eye);
+        let yaw = a_eye.yaw() + arena_sim::cmd::wrap_angle(b.killer.yaw() - a_eye.yaw()) * f_eye;
+        let pitch = a_eye.pitch() + (b.killer.pitch() - a_eye.pitch()) * f_eye;
         t.rotation = view_rotation(yaw, pitch);
     }
     // Only the past is shown: the others as they are now are hidden.

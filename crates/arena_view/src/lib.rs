@@ -6,7 +6,8 @@
 //!
 //! - `vocabulary`: the stages of a frame, what the window starts with, the
 //!   profile and player colours, which panels and aids are open.
-//! - `looks`: the glowing material of effects and rockets, text over the view.
+//! - `looks`: the glowing material of effects and rockets, text over the view,
+//!   the items' colours.
 //! - `console_vars`: the console's variables (the paper's netcode ones and
 //!   the view's), which the settings file keeps.
 //! - `storage`: where the settings and scripts live (files; in a browser,
@@ -16,8 +17,8 @@
 //! - `input`: keyboard and mouse into the local input, before the fixed loop.
 //! - `host`: a listen server in this process.
 //! - `server_list`: the main menu's list of games (LAN, favourites, recent).
-//! - `sound`: what shots, steps and the menus sound like (synthesised at
-//!   start).
+//! - `sound`: what shots, steps, pickups, pads, teleporters and the menus
+//!   sound like (synthesised at start).
 //! - `votes`: the vote open at the left of the view, the keys that answer
 //!   it, the pause menu's calls.
 //! - `menu`: the main menu, the connecting dialog, the pause menu.
@@ -25,11 +26,15 @@
 //! - `surfaces`: the arena's textures, made at start.
 //! - `scene`, `players`, `camera`: the arena, the other players (their
 //!   meshes and materials made once), the view.
+//! - `triggers`: the map's jump pads and teleporters (plates, chevrons,
+//!   frames, where a teleporter puts the player).
 //! - `spectating`: a watcher's keys, camera (first person, chase, flight)
 //!   and the line saying whom it watches.
 //! - `view_model`: first-person arms and weapon (recoil, reload, switch).
 //! - `name_tags`: names over other players, laid out so none pile up.
 //! - `callouts`: the map's named areas: signs, wall bands, lamps, the HUD line.
+//! - `items`: the map's items hovering over their spots; a taken one's ring
+//!   and the seconds until it is back.
 //! - `quality`: the graphics quality setting applied (shadows, MSAA, lamps).
 //! - `effects`, `hitboxes`: what shots and hits look like.
 //! - `rockets`: rockets in flight, their trails and lights, and blasts.
@@ -78,6 +83,7 @@ mod hitboxes;
 mod host;
 mod hud;
 mod input;
+mod items;
 mod kill_cam;
 mod looks;
 mod map_progress;
@@ -105,6 +111,7 @@ mod sound;
 mod spectating;
 mod storage;
 mod surfaces;
+mod triggers;
 mod view_model;
 mod vocabulary;
 mod votes;
@@ -220,6 +227,7 @@ fn demo_player(app: &mut App) {
         .add_systems(Update, camera::apply_fov.run_if(resource_changed::<settings::Settings>))
         .add_plugins((
             scene::plugin,
+            triggers::plugin,
             players::plugin,
             name_tags::plugin,
             callouts::plugin,
@@ -390,6 +398,8 @@ impl Plugin for GamePlugin {
                 range_hud::plugin,
                 callouts::plugin,
                 quality::plugin,
+                triggers::plugin,
+                items::plugin,
             ))
             .add_plugins((
                 net_graph::plugin,

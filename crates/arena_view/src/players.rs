@@ -5,9 +5,9 @@
 //! function from where they are drawn ([`Drawn`]: interpolated, or the
 //! newest snapshot's with interpolation off).
 //! Every part is drawn exactly where its hitbox is. A pulsing bubble shows
-//! spawn protection. The meshes are made once for everyone and the
-//! materials once for each player ([`PlayerLooks`]); ghosts and ragdolls
-//! use them too.
+//! spawn protection; a pulsing purple glow (a shell and a light) the quad
+//! damage. The meshes are made once for everyone and the materials once for
+//! each player ([`PlayerLooks`]); ghosts and ragdolls use them too.
 
 use std::collections::HashMap;
 
@@ -41,12 +41,21 @@ struct Model {
     /// The spawn-protection bubble, and its own material (its alpha pulses).
     shield: Entity,
     shield_material: Handle<StandardMaterial>,
+    /// The quad's glow: a shell round the body with a light in it.
+    quad: Entity,
     /// The team it is dressed in (a switch of team dresses it again).
     team: Option<Team>,
 }
 
 /// Pulses of the spawn-protection bubble per second.
 const SHIELD_PULSE_HZ: f32 = 2.5;
+/// The quad's glow: pulses a second, the shell's opacity between, the
+/// light's lumens and reach (metres). One light for each player with the
+/// quad (a map has one), at every quality: it is how the others see it coming.
+const QUAD_PULSE_HZ: f32 = 1.5;
+const QUAD_ALPHA: (f32, f32) = (0.15, 0.35);
+const QUAD_LUMENS: f32 = 120_000.0;
+const QUAD_RANGE_M: f32 = 7.0;
 
 /// What every player model is made of: the meshes, made once, and each
 /// player's materials in their colour, made the first time they are needed.
@@ -65,6 +74,8 @@ pub(crate) struct PlayerLooks {
     shield: Handle<Mesh>,
     /// Gunmetal.
     pub dark: Handle<StandardMaterial>,
+    /// The quad's shell, the same for everyone (its alpha pulses).
+    quad: Handle<StandardMaterial>,
     colours: HashMap<(PlayerId, Option<Team>), Colours>,
     /// Each player's team, as the roster last said.
     teams: HashMap<PlayerId, Team>,
@@ -153,9 +164,20 @@ fn make_looks(
             metallic: 0.4,
             ..default()
         }),
+        quad: materials.add(StandardMaterial {
+            base_color: quad_color().with_alpha(QUAD_ALPHA.1),
+            alpha_mode: AlphaMode::Add,
+            unlit: true,
+            cull_mode: None,
+            ..default()
+        }),
         colours: HashMap::new(),
         teams: HashMap::new(),
     });
+}
+
+fn quad_color() -> Color {
+    crate::looks::item_color(arena_sim::ItemKind::QuadDamage)
 }
 
 /// The roster's teams into the looks; a player whose team changed is
@@ -169,7 +191,7 @@ fn follow_teams(
     looks.teams = roster.sides.iter().filter_map(|(id, side)| side.team().map(|t| (*id, t))).collect();
     for (entity, player, model) in &models {
         if model.team != looks.teams.get(&player.id).copied() {
-            for part in model.parts.into_iter().chain([model.gun_pivot, model.shield]) {
+            for part in model.parts.into_iter().chain([model.gun_pivot, model.shield, model.quad]) {
                 commands.entity(part).despawn();
             }
             commands.entity(entity).remove::<Model>();
@@ -245,6 +267,28 @@ fn dress_new_players(
                 ChildOf(entity),
             ))
             .id();
+        let quad = commands
+            .spawn((
+                Name::new("quad damage"),
+                Mesh3d(looks.shield.clone()),
+                MeshMaterial3d(looks.quad.clone()),
+                Transform::default(),
+                Visibility::Hidden,
+                bevy::light::NotShadowCaster,
+                ChildOf(entity),
+            ))
+            .with_child((
+                PointLight {
+                    color: quad_color(),
+                    intensity: QUAD_LUMENS,
+                    range: QUAD_RANGE_M,
+                    shadow_maps_enabled: false,
+                    ..default()
+                },
+                // At the shell's centre, the body's middle: shown with it.
+                Transform::default(),
+            ))
+            .id();
         commands.entity(entity).insert((
             Model {
                 parts,
@@ -253,6 +297,7 @@ fn dress_new_players(
                 launcher,
                 shield,
                 shield_material: colours.shield,
+                quad,
                 team,
             },
             Transform::default(),
@@ -272,6 +317,7 @@ fn pose_players(
     mut models: Query<(&Model, &NetPlayer, &Drawn, &mut Transform, &mut Visibility)>,
     mut parts: Query<(&mut Transform, &mut Visibility), Without<Model>>,
     mut materials: ResMut<Assets<StandardMaterial>>,
+    looks: Option<Res<PlayerLooks>>,
 ) {
     // A watcher following a player in first person sees from inside its head.
     let inside = match (roster, spectating) {
@@ -280,6 +326,9 @@ fn pose_players(
         }
         _ => None,
     };
+    // Everyone's quad glow pulses together: one material.
+    let quad_pulse = 0.5 + 0.5 * (time.elapsed_secs() * QUAD_PULSE_HZ * std::f32::consts::TAU).sin();
+    let mut quad_seen = false;
     for (model, player, drawn, mut root, mut visibility) in &mut models {
         let s = drawn.0;
         let shown = s.alive && Some(player.id) != inside;
@@ -313,6 +362,17 @@ fn pose_players(
                 }
             }
         }
+        if let Ok((mut t, mut shown)) = parts.get_mut(model.quad) {
+            // Remote states carry the quad as a flag (any time left).
+            let quad = s.quad_s > 0.0;
+            *shown = if quad { Visibility::Inherited } else { Visibility::Hidden };
+            if quad {
+                quad_seen = true;
+                // Round the body, a little outside the protection's bubble.
+                t.translation = Vec3::Y * s.height() * 0.5;
+                t.scale = Vec3::new(0.75, s.height() * 0.5 + 0.25, 0.75);
+            }
+        }
         if let Ok((mut t, _)) = parts.get_mut(model.gun_pivot) {
             // In the trigger hand, along the view.
             t.translation = pose.arm(Side::Right).end - s.pos;
@@ -328,5 +388,11 @@ fn pose_players(
         if let Ok((_, mut v)) = parts.get_mut(model.launcher) {
             *v = shown(rockets);
         }
+    }
+    if quad_seen
+        && let Some(looks) = looks
+        && let Some(mut material) = materials.get_mut(&looks.quad)
+    {
+        material.base_color.set_alpha(QUAD_ALPHA.0 + (QUAD_ALPHA.1 - QUAD_ALPHA.0) * quad_pulse);
     }
 }

@@ -1,7 +1,8 @@
 //! The graphics quality setting applied: the sun's shadows (none, near, or
-//! far in four cascades), multisampling, and the call-out lamps, chosen for
-//! the renderer when set to Auto (a software renderer gets Medium: a game at
-//! two frames a second teaches nothing about netcode).
+//! far in four cascades), multisampling, and the lamps (the call-outs', the
+//! mega's and the quad's glows), chosen for the renderer when set to Auto (a
+//! software renderer gets Medium: a game at two frames a second teaches
+//! nothing about netcode).
 
 use bevy::light::{CascadeShadowConfig, CascadeShadowConfigBuilder, DirectionalLightShadowMap};
 use bevy::prelude::*;

@@ -1,9 +1,11 @@
-//! The match on screen: a clock and the frag limit, the kill feed, the
+//! The match on screen: a clock and the frag limit, the kill feed (with
+//! the prized items taken: the mega, the red armour, the quad), the
 //! scoreboard (held on its key), the results when a match ends, who killed
 //! you while you wait to respawn, and the connection at a glance.
 
 use arena_client::{
-    Drawn, KillNotice, LocalPlayer, MatchStatus, NetStats, Roster, Scoreboard, Session, transport::UdpTransport,
+    Drawn, ItemTaken, KillNotice, LocalPlayer, MatchStatus, NetStats, Roster, Scoreboard, Session,
+    transport::UdpTransport,
 };
 use arena_protocol::modes::{Side, Team};
 use arena_protocol::{MatchPhase, ScoreRow};
@@ -11,12 +13,13 @@ use arena_sim::{HitZone, PlayerId};
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
+use crate::looks::item_color;
 use crate::settings::{Action, Settings};
 use crate::vocabulary::{ViewSet, roster_color};
 
-/// How long a kill stays in the feed, seconds.
+/// How long a line stays in the feed, seconds.
 const FEED_S: f64 = 7.0;
-/// Most kills in the feed at once.
+/// Most lines in the feed at once.
 const FEED_LINES: usize = 5;
 
 pub(crate) fn plugin(app: &mut App) {
@@ -29,13 +32,28 @@ pub(crate) fn plugin(app: &mut App) {
         );
 }
 
-/// Recent kills: (real time, the kill).
-#[derive(Resource, Default, Debug)]
-pub(crate) struct KillFeed(pub Vec<(f64, KillNotice)>);
+/// A line of the kill feed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum FeedLine {
+    Kill(KillNotice),
+    /// One of the items worth fighting over taken ([`arena_sim::ItemKind::announced`]).
+    Took(ItemTaken),
+}
 
-fn collect_kills(time: Res<Time<Real>>, mut kills: MessageReader<KillNotice>, mut feed: ResMut<KillFeed>) {
+/// Recent kills and prized pickups: (real time, the line).
+#[derive(Resource, Default, Debug)]
+pub(crate) struct KillFeed(pub Vec<(f64, FeedLine)>);
+
+fn collect_kills(
+    time: Res<Time<Real>>,
+    mut kills: MessageReader<KillNotice>,
+    mut taken: MessageReader<ItemTaken>,
+    mut feed: ResMut<KillFeed>,
+) {
     let now = time.elapsed_secs_f64();
-    feed.0.extend(kills.read().map(|k| (now, *k)));
+    feed.0.extend(kills.read().map(|k| (now, FeedLine::Kill(*k))));
+    // Only the prizes: a feed of every health pack would push the kills out.
+    feed.0.extend(taken.read().filter(|t| t.kind.announced()).map(|t| (now, FeedLine::Took(*t))));
     feed.0.retain(|(t, _)| now - t < FEED_S);
     let excess = feed.0.len().saturating_sub(FEED_LINES);
     feed.0.drain(..excess);
@@ -140,7 +158,14 @@ fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster
         egui::Frame::new().fill(egui::Color32::from_black_alpha(170)).inner_margin(6.0).corner_radius(4.0).show(
             ui,
             |ui| {
-                for (_, kill) in &feed.0 {
+                for (_, line) in &feed.0 {
+                    let kill = match line {
+                        FeedLine::Kill(kill) => kill,
+                        FeedLine::Took(took) => {
+                            pickup_line(ui, &roster, took);
+                            continue;
+                        }
+                    };
                     ui.horizontal(|ui| {
                         if kill.killer == kill.victim {
                             ui.label(
@@ -172,6 +197,19 @@ fn kill_feed(mut contexts: EguiContexts, feed: Res<KillFeed>, roster: Res<Roster
     Ok(())
 }
 
+/// "Turing took the Quad Damage": the taker in its colour, the words in
+/// italics and the item in its own colour, so that it stands apart from the
+/// kills around it.
+fn pickup_line(ui: &mut egui::Ui, roster: &Roster, took: &ItemTaken) {
+    let c = item_color(took.kind).mix(&Color::WHITE, 0.2).to_srgba();
+    let item = egui::Color32::from_rgb((c.red * 255.0) as u8, (c.green * 255.0) as u8, (c.blue * 255.0) as u8);
+    ui.horizontal(|ui| {
+        ui.label(egui::RichText::new(name(roster, took.by)).color(color32(roster, took.by)).strong());
+        ui.label(egui::RichText::new("took the").italics().color(egui::Color32::from_gray(190)));
+        ui.label(egui::RichText::new(took.kind.name()).color(item).strong().italics());
+    });
+}
+
 /// Dead: who did it, and that a respawn is coming.
 fn death_notice(
     mut contexts: EguiContexts,
@@ -187,7 +225,10 @@ fn death_notice(
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?;
-    let killer = feed.0.iter().rev().find(|(_, k)| Some(k.victim) == roster.local_id).map(|(_, k)| k.killer);
+    let killer = feed.0.iter().rev().find_map(|(_, line)| match line {
+        FeedLine::Kill(k) if Some(k.victim) == roster.local_id => Some(k.killer),
+        _ => None,
+    });
     let line = match killer {
         Some(k) if Some(k) == roster.local_id => "You fell.".to_string(),
         Some(k) => format!("Killed by {}", name(&roster, k)),

@@ -1,18 +1,20 @@
 //! Sound: every sound is synthesised at start (no files to ship or lose):
 //! shots (ours, and others' in 3D), rockets leaving and exploding, weapon
 //! switches, hits, head shots, kills, footsteps, jumps, landings, reloads,
-//! being hit, dying and coming back. Our own
+//! being hit, dying and coming back, items taken (health and armour a
+//! short chime and clank, the mega and the quad a rising fanfare), jump pads
+//! (a whoosh) and teleporters (a zap, at both ends). Our own
 //! movement and shooting sounds come from predicted events, so they play the
 //! moment we act and only once, however often a tick is replayed; deaths and
 //! respawns, when the drawn body dies or comes back. With no sound device
 //! the game says so once and runs silently.
 
 use arena_client::{
-    BlastDrawn, DamageTaken, Drawn, DrawnDied, DrawnRespawned, DrawnRockets, HitConfirmed, HitPredicted, LocalPlayer,
-    NetPlayer, PredictedEvents, RemoteShot, Session,
+    BlastDrawn, DamageTaken, Drawn, DrawnDied, DrawnLaunched, DrawnRespawned, DrawnRockets, DrawnTeleported,
+    HitConfirmed, HitPredicted, LocalPlayer, NetPlayer, PickupSound, PredictedEvents, RemoteShot, Session,
 };
 use arena_sim::rng::SplitMix64;
-use arena_sim::{HitZone, PlayerId};
+use arena_sim::{HitZone, ItemKind, PlayerId};
 use bevy::audio::{AudioSink, PlaybackMode, SpatialAudioSink, SpatialScale, Volume};
 use bevy::prelude::*;
 
@@ -27,7 +29,7 @@ pub(crate) fn plugin(app: &mut App) {
         .add_systems(Update, check_device)
         .add_systems(
             Update,
-            (own_sounds, remote_sounds, rocket_sounds, footsteps_of_others)
+            (own_sounds, remote_sounds, rocket_sounds, footsteps_of_others, map_sounds)
                 .in_set(ViewSet::Overlay)
                 .run_if(in_state(Session::InGame)),
         );
@@ -56,7 +58,81 @@ struct Sounds {
     launch: Handle<AudioSource>,
     blast: Handle<AudioSource>,
     switch: Handle<AudioSource>,
+    /// Health or armour taken; the mega or the quad taken.
+    pickup: Handle<AudioSource>,
+    armour: Handle<AudioSource>,
+    power_up: Handle<AudioSource>,
+    /// A jump pad's throw; a teleporter's zap.
+    whoosh: Handle<AudioSource>,
+    zap: Handle<AudioSource>,
     silence: Handle<AudioSource>,
+}
+
+/// Health taken: two quick rising notes, soft and bright.
+fn pickup_samples() -> Vec<f32> {
+    synth(0.28, 15, |t, _| {
+        let (hz, start) = if t < 0.09 { (740.0, 0.0) } else { (1110.0, 0.09) };
+        let since = t - start;
+        0.4 * (tone(t, hz) + 0.3 * tone(t, hz * 2.0)) * (since / 0.005).min(1.0) * (-since * 16.0).exp()
+    })
+}
+
+/// Armour taken: a metal clank (a ringing partial over a knock) and a low
+/// note under it.
+fn armour_samples() -> Vec<f32> {
+    let mut low = 0.0f32;
+    synth(0.4, 16, move |t, noise| {
+        low += (noise - low) * 0.3;
+        let knock = low * (-t * 60.0).exp();
+        let ring = (tone(t, 1630.0) + 0.7 * tone(t, 2470.0) + 0.5 * tone(t, 3320.0)) * (-t * 11.0).exp();
+        let note = tone(t, 220.0) * (-t * 7.0).exp();
+        0.3 * (1.2 * knock + 0.6 * ring + 0.8 * note)
+    })
+}
+
+/// The mega or the quad taken: a rising fanfare of three notes over a
+/// swelling shimmer, longer and louder than any other pickup.
+fn power_up_samples() -> Vec<f32> {
+    synth(0.9, 17, |t, _| {
+        let notes = [(0.0, 523.25), (0.12, 659.25), (0.24, 783.99)];
+        let mut v = 0.0;
+        for (at, hz) in notes {
+            if t >= at {
+                let since = t - at;
+                v += (tone(t, hz) + 0.4 * tone(t, hz * 2.0)) * (since / 0.01).min(1.0) * (-since * 3.5).exp();
+            }
+        }
+        let shimmer = tone(t, 1046.5 + 30.0 * tone(t, 6.0)) * (t / 0.9 * std::f32::consts::PI).sin();
+        0.22 * (v + 0.5 * shimmer)
+    })
+}
+
+/// A jump pad: a low thump and a rush of air that rises in pitch as the
+/// body leaves (noise through a filter that opens).
+fn whoosh_samples() -> Vec<f32> {
+    let mut low = 0.0f32;
+    synth(0.7, 18, move |t, noise| {
+        // The filter opens from dull to bright over the sound.
+        let k = 0.03 + 0.25 * (t / 0.7);
+        low += (noise - low) * k;
+        let swell = (t / 0.08).min(1.0) * (-(t - 0.08).max(0.0) * 4.0).exp();
+        let thump = tone(t, 90.0 - 40.0 * t) * (-t * 25.0).exp();
+        0.8 * (1.6 * low * swell + 0.6 * thump)
+    })
+}
+
+/// A teleporter: an electric zap, a buzz sweeping down through the octaves
+/// with a crackle on it.
+fn zap_samples() -> Vec<f32> {
+    let mut phase = 0.0f32;
+    synth(0.5, 19, move |t, noise| {
+        let hz = 1800.0 * (-t * 6.0).exp() + 90.0;
+        phase = (phase + hz / RATE_HZ as f32).fract();
+        // A square-ish buzz: brighter than a sine, as a spark is.
+        let buzz = (phase * std::f32::consts::TAU).sin().signum() * 0.5 + (phase * std::f32::consts::TAU).sin() * 0.5;
+        let crackle = noise * (-t * 20.0).exp();
+        0.35 * (0.8 * buzz + 0.7 * crackle) * (t / 0.004).min(1.0) * (-t * 5.0).exp()
+    })
 }
 
 /// A rocket leaving: a hollow thump and a hiss that trails off.
@@ -167,6 +243,11 @@ fn synthesise(mut commands: Commands, mut sources: ResMut<Assets<AudioSource>>) 
         launch: add(launch_samples()),
         blast: add(blast_samples()),
         switch: add(switch_samples()),
+        pickup: add(pickup_samples()),
+        armour: add(armour_samples()),
+        power_up: add(power_up_samples()),
+        whoosh: add(whoosh_samples()),
+        zap: add(zap_samples()),
         silence: add(vec![0.0; 256]),
     };
     commands.insert_resource(sounds);
@@ -324,6 +405,49 @@ fn rocket_sounds(
     }
 }
 
+/// Items taken (ours once, in our ears, when the client says so: it plays
+/// each of our pickups once; others' at the item), jump pads' throws and
+/// teleporters' zaps (a body's own in our ears; another's where it is, and
+/// a teleport at both ends).
+fn map_sounds(
+    mut pickups: MessageReader<PickupSound>,
+    mut launches: MessageReader<DrawnLaunched>,
+    mut teleports: MessageReader<DrawnTeleported>,
+    sounds: Option<Res<Sounds>>,
+    mut commands: Commands,
+) {
+    let Some(sounds) = sounds else { return };
+    for pickup in pickups.read() {
+        let (sound, volume) = match pickup.kind {
+            ItemKind::Health | ItemKind::LargeHealth => (&sounds.pickup, 0.6),
+            ItemKind::YellowArmour | ItemKind::RedArmour => (&sounds.armour, 0.7),
+            ItemKind::MegaHealth | ItemKind::QuadDamage => (&sounds.power_up, 0.8),
+        };
+        if pickup.own {
+            play(&mut commands, sound, volume);
+        } else {
+            play_at(&mut commands, sound, pickup.at, volume);
+        }
+    }
+    for launch in launches.read() {
+        if launch.local {
+            play(&mut commands, &sounds.whoosh, 0.6);
+        } else {
+            play_at(&mut commands, &sounds.whoosh, launch.at, 0.8);
+        }
+    }
+    for teleport in teleports.read() {
+        if teleport.local {
+            // We are at the far end already: the entry's zap would come
+            // from behind a wall across the map.
+            play(&mut commands, &sounds.zap, 0.6);
+        } else {
+            play_at(&mut commands, &sounds.zap, teleport.from, 0.8);
+            play_at(&mut commands, &sounds.zap, teleport.to, 0.8);
+        }
+    }
+}
+
 /// Other players' footsteps, in time with their legs: a step each time the
 /// drawn gait (the one their body is posed with) passes a foot's touch-down,
 /// by the rule the movement reports our own with; none in a crouch, in the
@@ -370,11 +494,16 @@ mod tests {
     }
 
     #[test]
-    fn rocket_sounds_are_the_right_length_and_loud_without_clipping() {
+    fn synthesised_sounds_are_the_right_length_and_loud_without_clipping() {
         for (name, samples, (min_s, max_s)) in [
             ("launch", launch_samples(), (0.4, 0.7)),
             ("blast", blast_samples(), (1.0, 1.6)),
             ("switch", switch_samples(), (0.15, 0.35)),
+            ("pickup", pickup_samples(), (0.2, 0.35)),
+            ("armour", armour_samples(), (0.3, 0.5)),
+            ("power up", power_up_samples(), (0.7, 1.0)),
+            ("whoosh", whoosh_samples(), (0.5, 0.8)),
+            ("zap", zap_samples(), (0.4, 0.6)),
         ] {
             let (seconds, peak, rms) = file_figures(&samples);
             eprintln!("{name}: {seconds:.2} s, peak {peak:.2}, rms {rms:.3}");

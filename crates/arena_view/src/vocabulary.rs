@@ -128,6 +128,17 @@ pub(crate) fn roster_color(roster: &arena_client::Roster, id: arena_sim::PlayerI
 }
 
 /// Whether the in-game pause menu is open (the game goes on; your player stands still).
+/// The map's items in a demo's playback: as the recording listed them at
+/// the playhead, the playhead's tick and the demo's tick rate (what the
+/// items' models, rings and timers follow there, in place of a live game's
+/// snapshots).
+#[derive(Resource, Default, Debug, Clone)]
+pub(crate) struct PlaybackItems {
+    pub slots: Vec<arena_sim::ItemSlot>,
+    pub now_tick: f64,
+    pub rate: arena_sim::TickRate,
+}
+
 #[derive(Resource, Default, Debug)]
 pub(crate) struct PauseMenu {
     pub open: bool,

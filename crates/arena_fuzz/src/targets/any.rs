@@ -54,6 +54,8 @@ pub fn any_state(u: &mut Unstructured) -> PlayerState {
         protected_s: f32_any(u),
         twist: f32_any(u),
         landing: f32_any(u),
+        armour: u8::arbitrary(u).unwrap_or(0),
+        quad_s: f32_any(u),
     }
 }
 
@@ -65,9 +67,15 @@ pub fn sane_state(u: &mut Unstructured) -> PlayerState {
         let squash = |x: f32, max: f32| if x.is_finite() { x.clamp(-max, max) } else { 0.0 };
         s.pos = Vec3::new(squash(s.pos.x, 200.0), squash(s.pos.y, 200.0), squash(s.pos.z, 200.0));
         s.vel = Vec3::new(squash(s.vel.x, 100.0), squash(s.vel.y, 100.0), squash(s.vel.z, 100.0));
-        for v in
-            [&mut s.yaw, &mut s.pitch, &mut s.step_phase, &mut s.fire_cooldown_s, &mut s.reload_s, &mut s.protected_s]
-        {
+        for v in [
+            &mut s.yaw,
+            &mut s.pitch,
+            &mut s.step_phase,
+            &mut s.fire_cooldown_s,
+            &mut s.reload_s,
+            &mut s.protected_s,
+            &mut s.quad_s,
+        ] {
             *v = squash(*v, 10.0);
         }
     }

@@ -79,12 +79,14 @@ impl Target for Intake {
 }
 
 pub struct StepPlayer {
-    world: ArenaWorld,
+    /// Foundry, and Yard (its jump pads and teleporters).
+    worlds: [ArenaWorld; 2],
 }
 
 impl Default for StepPlayer {
     fn default() -> Self {
-        Self { world: ArenaWorld::new(MapDef::foundry()) }
+        let yard = MapDef::built_in("yard").unwrap_or_else(MapDef::foundry);
+        Self { worlds: [ArenaWorld::new(MapDef::foundry()), ArenaWorld::new(yard)] }
     }
 }
 
@@ -99,10 +101,11 @@ impl Target for StepPlayer {
         // Any state before it: a click blends the two.
         let mut before = sane_state(&mut u);
         let tick_hz = u.int_in_range(arena_sim::TICK_HZ_RANGE).unwrap_or(64);
+        let world = &self.worlds[usize::from(bool::arbitrary(&mut u).unwrap_or(false))];
         for _ in 0..u.int_in_range(1..=8u8).unwrap_or(1) {
             let mut cmd = any_cmd(&mut u);
             cmd.sanitize();
-            let (next, events) = step_player(&before, &state, &cmd, &self.world, tick_dt_s(tick_hz));
+            let (next, events) = step_player(&before, &state, &cmd, world, tick_dt_s(tick_hz));
             if let Some(shot) = events.weapon.shot {
                 assert!(shot.origin.is_finite() && shot.dir.is_finite(), "{shot:?}");
             }

@@ -315,8 +315,16 @@ fn frames() -> (Frame, Frame) {
         tick: 100,
         own: Some((PlayerId(0), OwnState::of(&state(1.0)))),
         others: (1..6).map(|i| (PlayerId(i), RemoteState::of(&state(f32::from(i))))).collect(),
+        items: (0..8)
+            .map(|i| arena_sim::ItemSlot {
+                taken: (i % 3 == 0).then_some(arena_sim::Taken { tick: 40 + i, by: PlayerId(i as u8 % 6) }),
+            })
+            .collect(),
     };
     let mut next = base.clone();
+    // One item taken since, one back.
+    next.items[1].taken = Some(arena_sim::Taken { tick: 101, by: PlayerId(2) });
+    next.items[3].taken = None;
     next.tick = 102;
     for (id, s) in next.others.iter_mut() {
         // Moved on and turned, on the wire's own grids (a yaw past them

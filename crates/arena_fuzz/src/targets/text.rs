@@ -180,6 +180,8 @@ impl Target for MapFiles {
     fn seeds(&self) -> Vec<Vec<u8>> {
         [
             arena_sim::map::FOUNDRY_RON,
+            arena_sim::map::YARD_RON,
+            "(name: \"I\", blocks: [(kind: Floor, center: (0.0, -0.5, 0.0), size: (9.0, 1.0, 9.0))], spawns: [(pos: (0.0, 0.0, 0.0), yaw_deg: 0.0)], items: [(kind: Rocketlauncher, pos: (1.0, 0.0, 1.0)), (kind: QuadDamage, pos: (NaN, 0.0, 1.0))], jump_pads: [(center: (0.0, 0.1, 0.0), size: (2.0, 0.2, 2.0), launch: (NaN, inf, -1e30))], teleporters: [(center: (3.0, 1.0, 0.0), size: (1.0, 2.0, 1.0), dest: (-3.0, 0.0, 0.0), yaw_deg: 0.0, exit_speed_mps: Some(-5.0)), (center: (-3.0, 1.0, 0.0), size: (1.0, 2.0, 1.0), dest: (3.0, 0.0, 0.0), yaw_deg: 90.0)])",
             "(name: \"A\", blocks: [(kind: Floor, center: (0.0, -0.5, 0.0), size: (NaN, 1.0, 1e30))], spawns: [])",
             "(name: \"B\", blocks: [], stairs: [(bottom: (0.0, 0.0, 0.0), top: (0.0, 3.0, -5.0), width: 3.0, steps: 4294967295)], spawns: [(pos: (0.0, 0.0, 0.0), yaw_deg: inf)])",
             "(name: \"\", blocks: [], spawns: [], areas: [(name: \"\u{202E}x\", min: (1.0, 1.0), max: (0.0, 0.0), color: (2.0, -1.0, 0.5))])",
@@ -198,6 +200,14 @@ impl Target for MapFiles {
             if errors.is_empty() {
                 assert!(map.blocks.iter().all(|b| b.center.is_finite() && b.size.min_element() > 0.0));
                 assert!(!map.spawns.is_empty());
+                assert!(map.items.iter().all(|i| i.pos.is_finite()));
+                assert!(map.jump_pads.iter().all(|p| p.launch.is_finite() && p.launch.y > 0.0));
+                // No teleporter sends anyone into an entry: no chain, no loop.
+                assert!(
+                    map.teleporters
+                        .iter()
+                        .all(|t| map.teleporter_at(t.dest, arena_sim::player::STAND_HEIGHT_M).is_none())
+                );
             }
         }
     }

@@ -47,10 +47,20 @@ impl Pacing {
     }
 }
 
+/// The game `arena lab demo` records: network clients, server bots, the map.
+#[derive(Debug, Clone)]
+pub struct DemoGame {
+    pub players: usize,
+    pub bots: usize,
+    pub map: String,
+}
+
 #[derive(Debug, Serialize)]
 pub struct DemoReport {
     pub experiment: &'static str,
     pub build: &'static str,
+    pub map: String,
+    pub bots: usize,
     pub players: usize,
     pub clients_in_game: usize,
     pub tick: u32,
@@ -102,16 +112,23 @@ fn record_end(mut clock: ResMut<RecordClock>) {
 
 /// Runs `arena lab demo`: `players` clients, recorded into `out` (a fresh
 /// directory under the system's temporary one when not given).
-pub fn demo(settings: LabSettings, players: usize, out: Option<&Path>) -> Result<DemoReport, LabError> {
+pub fn demo(settings: LabSettings, game: DemoGame, out: Option<&Path>) -> Result<DemoReport, LabError> {
     settings.validate()?;
-    if players == 0 || players > arena_protocol::MAX_PLAYERS {
-        return Err(LabError::Players(players));
+    let DemoGame { players, bots, map } = game;
+    if players == 0 || players + bots > arena_protocol::MAX_PLAYERS {
+        return Err(LabError::Players(players + bots));
     }
+    let map =
+        arena_sim::MapDef::built_in(&map).ok_or_else(|| LabError::Map(format!("{map} is not a built-in map")))?.name;
     let dir = out
         .map_or_else(|| std::env::temp_dir().join(format!("arena-lab-demo-{}", std::process::id())), Path::to_path_buf);
     let wall = Instant::now();
     let config = arena_server::ServerConfig {
         max_clients: players,
+        bots,
+        map: map.clone(),
+        // Items, jump pads and teleporters in play: the demo follows them all.
+        items: true,
         bot_seed: Some(settings.seed),
         record_dir: Some(dir.clone()),
         rules: arena_server::MatchRules {
@@ -165,6 +182,8 @@ pub fn demo(settings: LabSettings, players: usize, out: Option<&Path>) -> Result
     Ok(DemoReport {
         experiment: "demo",
         build: build_name(),
+        map,
+        bots,
         players,
         clients_in_game,
         tick: config.tick_hz,

@@ -54,6 +54,8 @@ pub enum LabError {
     Master(String),
     /// The server-cost experiment could not start or read its processes.
     ServerCost(String),
+    /// A map the experiment cannot run on (which, and why).
+    Map(String),
 }
 
 impl std::fmt::Display for LabError {
@@ -75,6 +77,7 @@ impl std::fmt::Display for LabError {
             LabError::Demo(e) => write!(f, "the recorded demo: {e}"),
             LabError::Master(e) => write!(f, "the master experiment: {e}"),
             LabError::ServerCost(e) => write!(f, "the server-cost experiment: {e}"),
+            LabError::Map(e) => write!(f, "--map: {e}"),
             LabError::Fps(fps) => write!(f, "--fps {fps} must be within {FPS_RANGE:?}"),
             LabError::Flick => write!(
                 f,
@@ -178,6 +181,10 @@ impl LabSettings {
             max_unlag_ms: self.max_unlag_ms,
             projectile_compensation: self.projectile_compensation.on(),
             bot_rockets: self.bot_rockets.on(),
+            // The techniques on their own: no item changes anyone's health
+            // or armour (the pickups, teleport and demo experiments turn
+            // them on).
+            items: false,
             ..arena_server::ServerConfig::default()
         }
     }
@@ -264,6 +271,18 @@ pub(crate) fn two_player_lab_at(
     let mut lab = LoopbackGame::start(&settings.server_config(), &settings.netcode(), settings.seed, &names, frame)
         .map_err(|_| LabError::NotJoined)?;
     lab.step((WARMUP_S / frame.as_secs_f64()).round() as usize);
+    Ok(lab)
+}
+
+/// A server on the built-in map `map` with its items, jump pads and
+/// teleporters in play, and two named clients with the lab's settings,
+/// joined and warmed up.
+pub(crate) fn lab_on(settings: &LabSettings, map: &str, names: [&str; 2]) -> Result<LoopbackGame, LabError> {
+    settings.validate()?;
+    let config = arena_server::ServerConfig { map: map.to_string(), items: true, ..settings.server_config() };
+    let mut lab = LoopbackGame::start(&config, &settings.netcode(), settings.seed, &names, frame())
+        .map_err(|_| LabError::NotJoined)?;
+    lab.step(frames_for(WARMUP_S));
     Ok(lab)
 }
 

@@ -4,13 +4,13 @@
 //! (coded against the per-chunk memory of each player's last two commands,
 //! which the codec keeps), the events, the keyframe.
 
-use arena_sim::quant;
+use arena_sim::{ItemSlot, Taken, quant};
 
 use super::command::LastCmds;
 use super::grids::{zone_byte, zone_of};
 use super::model::{
     DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
-    MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS,
+    MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_ITEMS, MAX_FRAME_PLAYERS, MAX_ITEM_AGE_TICKS,
 };
 use super::player_tick::{get_player, put_player};
 use super::state::{get_state, put_state};
@@ -25,16 +25,19 @@ pub struct FrameCodec {
     last: LastCmds,
 }
 
-// Frame flags.
-const F_JOINED: u8 = 1 << 0;
-const F_LEFT: u8 = 1 << 1;
-const F_SHOTS: u8 = 1 << 2;
-const F_FRAGS: u8 = 1 << 3;
-const F_ROCKETS: u8 = 1 << 4;
-const F_BLASTS: u8 = 1 << 5;
-const F_KEYFRAME: u8 = 1 << 6;
-/// Chat lines (demos written before chat was recorded never set it).
-const F_CHAT: u8 = 1 << 7;
+// Frame flags (a varint: the first seven fit one byte, as in format 1).
+const F_JOINED: u16 = 1 << 0;
+const F_LEFT: u16 = 1 << 1;
+const F_SHOTS: u16 = 1 << 2;
+const F_FRAGS: u16 = 1 << 3;
+const F_ROCKETS: u16 = 1 << 4;
+const F_BLASTS: u16 = 1 << 5;
+const F_KEYFRAME: u16 = 1 << 6;
+/// Chat lines.
+const F_CHAT: u16 = 1 << 7;
+/// The map's items (when they changed, and at every keyframe).
+const F_ITEMS: u16 = 1 << 8;
+const F_ALL: u16 = (1 << 9) - 1;
 
 impl FrameCodec {
     /// Forgets every player's commands (at a chunk's start).
@@ -54,11 +57,12 @@ impl FrameCodec {
             (!frame.blasts.is_empty(), F_BLASTS),
             (frame.keyframe.is_some(), F_KEYFRAME),
             (!frame.chat.is_empty(), F_CHAT),
+            (frame.items.is_some(), F_ITEMS),
         ]
         .iter()
         .filter(|(on, _)| *on)
         .fold(0, |acc, (_, bit)| acc | bit);
-        out.u8(flags);
+        out.var(u64::from(flags));
         if flags & F_JOINED != 0 {
             let joined = &frame.joined[..frame.joined.len().min(MAX_FRAME_PLAYERS)];
             out.var(joined.len() as u64);
@@ -133,6 +137,20 @@ impl FrameCodec {
                 out.str_upto(&line.text, MAX_CHAT_BYTES);
             }
         }
+        if let Some(items) = &frame.items {
+            let items = &items[..items.len().min(MAX_FRAME_ITEMS)];
+            out.var(items.len() as u64);
+            for slot in items {
+                match slot.taken {
+                    None => out.u8(0),
+                    Some(t) => {
+                        out.u8(1);
+                        out.var(u64::from(frame.tick.wrapping_sub(t.tick).min(MAX_ITEM_AGE_TICKS)));
+                        out.u8(t.by.0);
+                    }
+                }
+            }
+        }
         if let Some(key) = &frame.keyframe {
             let key = &key[..key.len().min(MAX_FRAME_PLAYERS)];
             out.var(key.len() as u64);
@@ -150,8 +168,10 @@ impl FrameCodec {
     /// Tick `tick`'s frame from its bytes.
     pub fn decode(&mut self, tick: u32, bytes: &[u8]) -> Result<DemoFrame, FrameError> {
         let mut input = In { bytes, at: 0 };
-        // Every bit of the flags byte means something (the last is chat's).
-        let flags = input.u8("frame flags")?;
+        let flags = u16::try_from(input.var("frame flags")?)
+            .ok()
+            .filter(|f| f & !F_ALL == 0)
+            .ok_or(FrameError::Invalid { what: "frame flags" })?;
         let mut frame = DemoFrame { tick, ..Default::default() };
         if flags & F_JOINED != 0 {
             let n = input.count("joins", MAX_FRAME_PLAYERS)?;
@@ -235,6 +255,26 @@ impl FrameCodec {
                 let text = input.str_upto("chat line", MAX_CHAT_BYTES)?;
                 frame.chat.push(DemoChat { from, name, team, text });
             }
+        }
+        if flags & F_ITEMS != 0 {
+            let n = input.count("items", MAX_FRAME_ITEMS)?;
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                const W: &str = "item";
+                let taken = match input.u8(W)? {
+                    0 => None,
+                    1 => {
+                        let age = input.var(W)?;
+                        if age > u64::from(MAX_ITEM_AGE_TICKS) {
+                            return Err(FrameError::Invalid { what: W });
+                        }
+                        Some(Taken { tick: tick.wrapping_sub(age as u32), by: input.id(W)? })
+                    }
+                    _ => return Err(FrameError::Invalid { what: W }),
+                };
+                items.push(ItemSlot { taken });
+            }
+            frame.items = Some(items);
         }
         if flags & F_KEYFRAME != 0 {
             let n = input.count("keyframe", MAX_FRAME_PLAYERS)?;
@@ -321,6 +361,10 @@ mod tests {
             }],
             blasts: vec![DemoBlast { owner: PlayerId(3), point: Vec3::new(4.0, 0.01, 7.0) }],
             chat: Vec::new(),
+            items: Some(vec![
+                arena_sim::ItemSlot::default(),
+                arena_sim::ItemSlot { taken: Some(arena_sim::Taken { tick: tick.wrapping_sub(100), by: PlayerId(4) }) },
+            ]),
             keyframe: Some(vec![KeyPlayer {
                 info: DemoPlayerInfo { id: PlayerId(4), name: "Knuth".into(), bot: false },
                 state: state(5.0),
@@ -408,7 +452,8 @@ mod tests {
         assert_eq!(back.chat[0], frame.chat[0]);
         assert!(back.chat[1].text.len() <= MAX_CHAT_BYTES, "cut to the chat's limit on writing");
         // A crafted line longer than any chat line: an error, not an allocation.
-        let mut crafted = vec![F_CHAT, 0, 1, 2, 1, b'A', 0];
+        // (The flags, chat's bit, as a varint: 0x80 0x01.)
+        let mut crafted = vec![0x80, 0x01, 0, 1, 2, 1, b'A', 0];
         crafted.extend_from_slice(&[0xff, 0xff, 0x03]);
         assert!(FrameCodec::default().decode(77, &crafted).is_err());
     }
@@ -417,17 +462,18 @@ mod tests {
     fn the_format_holds_byte_for_byte() {
         // A frame with everything in it, then a player's run and turn (up
         // and to the left) coded against what its last two lead to expect.
-        // A demo written by an earlier build must still read: a change
-        // here is a change of the file format.
+        // A demo written by an earlier build of this format must still
+        // read: a change here is a change of the file format (format 2
+        // added armour and the quad to each state).
         let golden: [&[u8]; 4] = [
             &[
-                127, 1, 3, 1, 6, 72, 111, 112, 112, 101, 114, 1, 9, 2, 3, 179, 1, 208, 15, 127, 193, 174, 3, 250, 32,
-                128, 16, 128, 8, 254, 51, 0, 0, 0, 144, 135, 11, 0, 8, 0, 100, 30, 0, 0, 0, 0, 0, 0, 4, 179, 2, 208,
-                15, 127, 159, 215, 3, 250, 32, 128, 32, 128, 8, 254, 51, 0, 0, 0, 144, 135, 11, 0, 8, 0, 100, 30, 0, 0,
-                0, 0, 0, 0, 1, 4, 128, 30, 3, 3, 2, 18, 1, 4, 3, 0, 1, 3, 205, 204, 204, 61, 154, 153, 217, 63, 51, 51,
-                19, 64, 0, 0, 0, 0, 154, 153, 25, 63, 205, 204, 76, 191, 6, 1, 3, 0, 0, 128, 64, 10, 215, 35, 60, 0, 0,
-                224, 64, 1, 4, 0, 5, 75, 110, 117, 116, 104, 3, 7, 180, 1, 128, 80, 128, 8, 254, 51, 0, 0, 0, 144, 135,
-                11, 0, 8, 0, 100, 30, 0, 0, 0, 0, 0, 0,
+                255, 2, 1, 3, 1, 6, 72, 111, 112, 112, 101, 114, 1, 9, 2, 3, 179, 1, 208, 15, 127, 193, 174, 3, 250,
+                32, 128, 16, 128, 8, 254, 51, 0, 0, 0, 144, 135, 11, 0, 8, 0, 100, 30, 0, 0, 0, 0, 0, 0, 0, 0, 4, 179,
+                2, 208, 15, 127, 159, 215, 3, 250, 32, 128, 32, 128, 8, 254, 51, 0, 0, 0, 144, 135, 11, 0, 8, 0, 100,
+                30, 0, 0, 0, 0, 0, 0, 0, 0, 1, 4, 128, 30, 3, 3, 2, 18, 1, 4, 3, 0, 1, 3, 205, 204, 204, 61, 154, 153,
+                217, 63, 51, 51, 19, 64, 0, 0, 0, 0, 154, 153, 25, 63, 205, 204, 76, 191, 6, 1, 3, 0, 0, 128, 64, 10,
+                215, 35, 60, 0, 0, 224, 64, 2, 0, 1, 100, 4, 1, 4, 0, 5, 75, 110, 117, 116, 104, 3, 7, 180, 1, 128, 80,
+                128, 8, 254, 51, 0, 0, 0, 144, 135, 11, 0, 8, 0, 100, 30, 0, 0, 0, 0, 0, 0, 0, 0,
             ],
             &[0, 1, 3, 48, 208, 1, 204, 6],
             &[0, 1, 3, 16, 2],

@@ -52,6 +52,15 @@ pub(super) fn timer_q(v: f32) -> i64 {
 pub(super) fn timer_f(q: i64) -> f32 {
     u16::try_from(q).map_or(f32::NAN, quant::q_to_timer)
 }
+pub(super) fn powerup_q(v: f32) -> i64 {
+    i64::from(quant::powerup_to_q(v))
+}
+pub(super) fn powerup_f(q: i64) -> f32 {
+    u32::try_from(q)
+        .ok()
+        .filter(|q| *q == quant::powerup_to_q(quant::q_to_powerup(*q)))
+        .map_or(f32::NAN, quant::q_to_powerup)
+}
 pub(super) fn twist_q(v: f32) -> i64 {
     i64::from(quant::twist_to_q(v))
 }

@@ -4,7 +4,7 @@
 //! blasts, chat, joins and leaves, and the keyframe; the vocabulary every other
 //! file of the frame coding speaks.
 
-use arena_sim::{HitZone, PlayerId, PlayerState, UserCmd};
+use arena_sim::{HitZone, ItemSlot, PlayerId, PlayerState, UserCmd};
 use glam::Vec3;
 
 /// Most players a frame may list (ids are a byte).
@@ -15,6 +15,10 @@ pub const MAX_FRAME_EVENTS: usize = 1024;
 pub const MAX_DEMO_NAME_BYTES: usize = 64;
 /// Most chat lines of one tick a frame may list.
 pub const MAX_FRAME_CHAT: usize = 64;
+/// Most items a frame lists (the map check's cap).
+pub(super) const MAX_FRAME_ITEMS: usize = arena_sim::map_check::MAX_ITEMS;
+/// Longest ago a listed item may have been taken, ticks.
+pub(super) const MAX_ITEM_AGE_TICKS: u32 = 1 << 16;
 
 /// A player as a keyframe or a join names it.
 #[derive(Clone, Debug, PartialEq)]
@@ -116,6 +120,10 @@ pub struct DemoFrame {
     pub blasts: Vec<DemoBlast>,
     /// Chat lines passed on in the tick.
     pub chat: Vec<DemoChat>,
+    /// The map's items at the end of the tick, when they changed in it (a
+    /// pickup, one back) and at every keyframe: what playback draws and a
+    /// seek starts from.
+    pub items: Option<Vec<ItemSlot>>,
     /// At the end of the tick, after everything above.
     pub keyframe: Option<Vec<KeyPlayer>>,
 }

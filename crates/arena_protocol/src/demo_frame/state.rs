@@ -7,8 +7,8 @@ use arena_sim::{PlayerState, Weapon};
 use glam::Vec3;
 
 use super::grids::{
-    dist_f, dist_q, landing_f, landing_q, pitch_f, pitch_q, pos_f, pos_q, stimer_f, stimer_q, timer_f, timer_q,
-    twist_f, twist_q, vel_f, vel_q, yaw_f, yaw_q,
+    dist_f, dist_q, landing_f, landing_q, pitch_f, pitch_q, pos_f, pos_q, powerup_f, powerup_q, stimer_f, stimer_q,
+    timer_f, timer_q, twist_f, twist_q, vel_f, vel_q, yaw_f, yaw_q,
 };
 use super::model::FrameError;
 use super::varint::{In, Out};
@@ -50,6 +50,8 @@ pub(super) fn put_state(out: &mut Out, s: &PlayerState) {
     out.grid(s.protected_s, timer_q, timer_f);
     out.grid(s.twist, twist_q, twist_f);
     out.grid(s.landing, landing_q, landing_f);
+    out.u8(s.armour);
+    out.grid(s.quad_s, powerup_q, powerup_f);
 }
 
 pub(super) fn get_state(input: &mut In) -> Result<PlayerState, FrameError> {
@@ -89,6 +91,8 @@ pub(super) fn get_state(input: &mut In) -> Result<PlayerState, FrameError> {
         protected_s: input.grid(W, timer_f)?,
         twist: input.grid(W, twist_f)?,
         landing: input.grid(W, landing_f)?,
+        armour: input.u8(W)?,
+        quad_s: input.grid(W, powerup_f)?,
     };
     // A replay runs the shared rules on it: nothing they cannot take.
     if !crate::bounds::state_is_sane(&state) {

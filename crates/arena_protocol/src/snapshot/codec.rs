@@ -5,19 +5,24 @@
 
 use std::collections::BTreeMap;
 
-use arena_sim::PlayerId;
+use arena_sim::{ItemSlot, PlayerId, Taken};
 
 use super::baseline::{Baseline, MAX_MOTION_GAP_TICKS};
 use super::fields::{Delta, MAX_FIELDS, turn, turned};
 use super::model::{
-    FEEDBACK_PRESENT, HAS_MOTION, IS_DELTA, Known, Model, Modelled, Number, OWN_DELTA, OWN_PRESENT, PLAYER_CHANGED,
-    PLAYER_GONE, changed, class_set,
+    FEEDBACK_PRESENT, HAS_MOTION, IS_DELTA, ITEM_CHANGED, ITEM_TAKEN, ITEMS_CHANGED, Known, Model, Modelled, Number,
+    OWN_DELTA, OWN_PRESENT, PLAYER_CHANGED, PLAYER_GONE, changed, class_set,
 };
 use super::state::{Feedback, Frame, OwnState, RemoteState};
 use crate::range_coder::{RangeError, RangeIn, RangeOut};
 
 /// Bits of a player id on the wire (ids below 128).
 const ID_BITS: u32 = 7;
+/// Most items a snapshot may list (the map check's cap).
+const MAX_ITEMS: usize = arena_sim::map_check::MAX_ITEMS;
+/// Longest ago an item may have been taken, ticks (the longest respawn,
+/// 120 s, at the highest tick rate, with room).
+const MAX_ITEM_AGE_TICKS: u32 = 1 << 16;
 /// The oldest baseline a delta may name, ticks: a delta's tick is placed
 /// within half its 12 bits' span of the client's newest.
 const MAX_BASELINE_AGE_TICKS: u32 = (1 << (DELTA_TICK_BITS - 1)) - 1;
@@ -295,6 +300,8 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// others     each player of the baseline, in id order: changed? (in a context after one that did or
 ///            did not) [gone? or its state against the one expected]
 /// newcomers  count | (id (7 even) | remote state whole) per newcomer
+/// items      (with a baseline: changed?) [count | per item: (with a baseline's item: changed?)
+///            [taken? [ticks since | by (7 even)]]]
 /// ```
 ///
 /// A state whole is each field at its width, even, in table order; against
@@ -324,6 +331,8 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// protected     u16   difference  held
 /// twist         s15   difference  held
 /// landing       u8    difference  held
+/// armour        u8    difference  held
+/// quad          u18   difference  held
 ///
 /// remote state  whole delta       carried
 /// pos.x         s26   difference  moves
@@ -331,7 +340,7 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 /// pos.z         s26   difference  moves
 /// yaw           u9    turn        turns
 /// pitch         s8    difference  held
-/// flags         u5    difference  held
+/// flags         u6    difference  held
 /// spawn_count   u8    difference  held
 /// vel.x         s6    difference  held
 /// vel.z         s6    difference  held
@@ -403,7 +412,77 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
         out.direct(ID_BITS, u32::from(id.0));
         write_state(model, &mut out, s, None, (None, None), span);
     }
+    write_items(model, &mut out, frame, baseline.map(|b| b.frame.items.as_slice()));
     out.finish()
+}
+
+/// The items: with a baseline, whether they are as they were; if not (or
+/// without one), how many, then each (with a baseline holding it, whether
+/// it changed) as taken or there, a taken one with how long ago and by whom.
+fn write_items(model: &mut Model, out: &mut RangeOut, frame: &Frame, base: Option<&[ItemSlot]>) {
+    if let Some(base) = base {
+        // Coded as "changed": the common case a zero, which ends a
+        // snapshot in no extra bytes.
+        model.put(out, ITEMS_CHANGED, base != frame.items.as_slice());
+        if base == frame.items.as_slice() {
+            return;
+        }
+    }
+    model.put_number(out, Number::Items, frame.items.len() as i32, false);
+    for (i, slot) in frame.items.iter().enumerate() {
+        if let Some(old) = base.and_then(|b| b.get(i)) {
+            model.put(out, ITEM_CHANGED, old != slot);
+            if old == slot {
+                continue;
+            }
+        }
+        model.put(out, ITEM_TAKEN, slot.taken.is_some());
+        if let Some(taken) = slot.taken {
+            let age = frame.tick.wrapping_sub(taken.tick).min(MAX_ITEM_AGE_TICKS);
+            model.put_number(out, Number::ItemAge, age as i32, false);
+            out.direct(ID_BITS, u32::from(taken.by.0));
+        }
+    }
+}
+
+fn read_items(
+    model: &mut Model,
+    input: &mut RangeIn,
+    tick: u32,
+    base: Option<&[ItemSlot]>,
+    max_players: usize,
+) -> Result<Vec<ItemSlot>, SnapshotError> {
+    if let Some(base) = base
+        && !model.get(input, ITEMS_CHANGED)
+    {
+        return Ok(base.to_vec());
+    }
+    let count = model.get_number(input, Number::Items, false).ok_or(SnapshotError::Inconsistent)?;
+    // A count from the network: checked before anything is made of it.
+    let count = usize::try_from(count).ok().filter(|n| *n <= MAX_ITEMS).ok_or(SnapshotError::Inconsistent)?;
+    let mut items = Vec::with_capacity(count);
+    for i in 0..count {
+        if let Some(old) = base.and_then(|b| b.get(i))
+            && !model.get(input, ITEM_CHANGED)
+        {
+            items.push(*old);
+            continue;
+        }
+        let taken = if model.get(input, ITEM_TAKEN) {
+            let age = model.get_number(input, Number::ItemAge, false).ok_or(SnapshotError::Inconsistent)?;
+            let age =
+                u32::try_from(age).ok().filter(|a| *a <= MAX_ITEM_AGE_TICKS).ok_or(SnapshotError::Inconsistent)?;
+            let by = input.direct(ID_BITS);
+            if by as usize >= max_players {
+                return Err(SnapshotError::Inconsistent);
+            }
+            Some(Taken { tick: tick.wrapping_sub(age), by: PlayerId(by as u8) })
+        } else {
+            None
+        };
+        items.push(ItemSlot { taken });
+    }
+    Ok(items)
 }
 
 /// The tick a snapshot is for and the snapshots it needs, without decoding
@@ -500,9 +579,10 @@ pub fn decode<'a>(
         }
         others.insert(id, read_state(&mut model, &mut input, None, (None, None), span)?);
     }
+    let items = read_items(&mut model, &mut input, tick, baseline.map(|b| b.frame.items.as_slice()), max_players)?;
     input.finish()?;
     if own.as_ref().is_some_and(|(id, _)| others.contains_key(id)) || others.len() > max_players {
         return Err(SnapshotError::Inconsistent);
     }
-    Ok((Frame { tick, own, others }, feedback))
+    Ok((Frame { tick, own, others, items }, feedback))
 }

@@ -17,9 +17,11 @@ const POS_BITS: u32 = 26;
 const TWIST_BITS: u32 = 15;
 /// A velocity component, grid steps (1/256 m/s).
 const VEL_BITS: u32 = 20;
+/// The quad's time on the timer grid: up to 60 s in 1/4096 s.
+const QUAD_BITS: u32 = 18;
 
 /// Most fields a state has.
-pub(super) const MAX_FIELDS: usize = 18;
+pub(super) const MAX_FIELDS: usize = 20;
 /// A state's fields as numbers, in table order (the rest zero).
 pub(super) type Values = [i32; MAX_FIELDS];
 
@@ -166,6 +168,8 @@ impl Fields for OwnState {
         field("protected", 16, false, Delta::Difference, Motion::Held),
         field("twist", TWIST_BITS, true, Delta::Difference, Motion::Held),
         field("landing", 8, false, Delta::Difference, Motion::Held),
+        field("armour", 8, false, Delta::Difference, Motion::Held),
+        field("quad", QUAD_BITS, false, Delta::Difference, Motion::Held),
     ];
     const ALIVE: (usize, i32) = (8, OwnState::ALIVE as i32);
     const LIFE: usize = 14;
@@ -192,6 +196,8 @@ impl Fields for OwnState {
             i32::from(self.protected),
             i32::from(self.twist),
             i32::from(self.landing),
+            i32::from(self.armour),
+            i32::try_from(self.quad).unwrap_or(i32::MAX),
         ]
     }
 
@@ -217,6 +223,8 @@ impl Fields for OwnState {
             protected: u16_of(v[15])?,
             twist: arena_sim::quant::twist_to_q(arena_sim::quant::q_to_twist(i16::try_from(v[16]).ok()?)),
             landing: u8::try_from(v[17]).ok()?,
+            armour: u8::try_from(v[18]).ok()?.min(arena_sim::items::MAX_ARMOUR),
+            quad: arena_sim::quant::powerup_to_q(arena_sim::quant::q_to_powerup(u32::try_from(v[19]).ok()?)),
         })
     }
 
@@ -338,6 +346,8 @@ mod tests {
             protected: 10,
             twist: 11,
             landing: 3,
+            armour: 150,
+            quad: 4096 * 20,
         };
         assert_eq!(OwnState::from_values(&own.values()), Some(own));
         let mut far = own.values();

@@ -40,11 +40,15 @@ pub(super) fn class_set(largest: u32, moving: bool) -> usize {
 /// not, and as it was changing between the two snapshots before or not),
 /// then its number.
 const FIELD: usize = 4 + INT;
-const OWN_FIELDS: usize = 18;
+/// The owner's fields, the first of them (those of protocol 20) where
+/// they always were, the rest after every other context (so the trained
+/// priors of the first stay where they are).
+const OWN_FIELDS: usize = 20;
+const OWN_FIRST_FIELDS: usize = 18;
 const REMOTE_FIELDS: usize = 12;
 
 const OWN_BASE: usize = 0;
-const REMOTE_BASE: usize = OWN_BASE + OWN_FIELDS * FIELD;
+const REMOTE_BASE: usize = OWN_BASE + OWN_FIRST_FIELDS * FIELD;
 /// Single contexts.
 const FLAGS_BASE: usize = REMOTE_BASE + REMOTE_FIELDS * FIELD;
 /// Whether a player changed, after one that did not or did.
@@ -68,6 +72,10 @@ pub(super) enum Number {
     Margin,
     SentAfter,
     Newcomers,
+    /// How many items the map has (with a delta, only when they changed).
+    Items,
+    /// How many ticks before the snapshot an item was taken.
+    ItemAge,
 }
 
 impl Number {
@@ -76,8 +84,18 @@ impl Number {
     }
 }
 
+/// The numbers' contexts end here.
+const NUMBERS_END: usize = INTS_BASE + 9 * INT;
+/// The owner's fields past the first (armour, the quad).
+const OWN_MORE_BASE: usize = NUMBERS_END;
+/// Whether the items changed from the baseline's; whether one item changed;
+/// whether an item is taken.
+pub(super) const ITEMS_CHANGED: usize = OWN_MORE_BASE + (OWN_FIELDS - OWN_FIRST_FIELDS) * FIELD;
+pub(super) const ITEM_CHANGED: usize = ITEMS_CHANGED + 1;
+pub(super) const ITEM_TAKEN: usize = ITEMS_CHANGED + 2;
+
 /// Every context.
-pub(super) const CONTEXTS: usize = INTS_BASE + 7 * INT;
+pub(super) const CONTEXTS: usize = ITEMS_CHANGED + 3;
 
 /// Tables of priors, by the baseline's age: what a delta says grows with it.
 pub const AGE_BUCKETS: usize = 4;
@@ -98,6 +116,11 @@ pub fn age_bucket(age_ticks: u32) -> usize {
 pub(super) trait Modelled: Fields {
     const BASE: usize;
 
+    /// Where field `i`'s contexts start.
+    fn field_base(i: usize) -> usize {
+        Self::BASE + i * FIELD
+    }
+
     /// What field `i` is expected to be once the fields before it are known
     /// (`known.new[..i]`), given what the carry rule expects (`expected`).
     /// Both ends call it alike.
@@ -117,6 +140,10 @@ pub(super) struct Known<'a> {
 
 impl Modelled for OwnState {
     const BASE: usize = OWN_BASE;
+
+    fn field_base(i: usize) -> usize {
+        if i < OWN_FIRST_FIELDS { OWN_BASE + i * FIELD } else { OWN_MORE_BASE + (i - OWN_FIRST_FIELDS) * FIELD }
+    }
 }
 
 /// Remote position steps in one remote gait step, as a fraction: a gait
@@ -173,11 +200,11 @@ impl Modelled for RemoteState {
 /// for a field that was changing (between the baseline and the snapshot
 /// before it) or not.
 pub(super) fn changed<S: Modelled>(i: usize, after_change: bool, moving: bool) -> usize {
-    S::BASE + i * FIELD + usize::from(after_change) + 2 * usize::from(moving)
+    S::field_base(i) + usize::from(after_change) + 2 * usize::from(moving)
 }
 
 fn field_number<S: Modelled>(i: usize) -> usize {
-    S::BASE + i * FIELD + 4
+    S::field_base(i) + 4
 }
 
 /// How often each context coded a zero and a one: what the priors are
@@ -209,6 +236,12 @@ fn group_of(ctx: usize) -> String {
             PLAYER_GONE => "player gone".into(),
             _ => "header and feedback flags".into(),
         }
+    } else if ctx >= ITEMS_CHANGED {
+        "items".into()
+    } else if ctx >= OWN_MORE_BASE {
+        let i = (ctx - OWN_MORE_BASE) / FIELD + OWN_FIRST_FIELDS;
+        let what = if (ctx - OWN_MORE_BASE) % FIELD < 4 { "changed" } else { "number" };
+        format!("own {} {what}", OwnState::TABLE[i].name)
     } else {
         format!(
             "{:?}",
@@ -220,6 +253,8 @@ fn group_of(ctx: usize) -> String {
                 Number::Margin,
                 Number::SentAfter,
                 Number::Newcomers,
+                Number::Items,
+                Number::ItemAge,
             ][(ctx - INTS_BASE) / INT]
         )
     }
@@ -321,8 +356,35 @@ fn contexts_at(priors: &[(u16, u16)]) -> Vec<Prob> {
 /// The contexts each table of trained priors starts them at, built once:
 /// every snapshot coded or decoded copies one (twice: its header, then its
 /// age's), rather than applying the sparse tables again.
-static STARTS: std::sync::LazyLock<Vec<Vec<Prob>>> =
-    std::sync::LazyLock::new(|| TRAINED.iter().map(|priors| contexts_at(priors)).collect());
+static STARTS: std::sync::LazyLock<Vec<Vec<Prob>>> = std::sync::LazyLock::new(|| {
+    TRAINED
+        .iter()
+        .map(|priors| {
+            let mut p = contexts_at(priors);
+            for (ctx, prior) in untrained_priors() {
+                if !priors.iter().any(|(c, _)| usize::from(*c) == ctx) {
+                    p[ctx] = Prob::new(prior);
+                }
+            }
+            p
+        })
+        .collect()
+});
+
+/// Where the contexts added in protocol 21 start until the priors are
+/// trained again: the owner's armour and quad rarely change, the items are
+/// nearly always as they were, and one item rarely changes among them.
+fn untrained_priors() -> Vec<(usize, u16)> {
+    let mut p = Vec::new();
+    for i in OWN_FIRST_FIELDS..OWN_FIELDS {
+        for flag in 0..4 {
+            p.push((OwnState::field_base(i) + flag, 4000));
+        }
+    }
+    p.push((ITEMS_CHANGED, 4000));
+    p.push((ITEM_CHANGED, 3600));
+    p
+}
 
 /// The contexts, starting at the trained priors.
 #[derive(Clone, Debug)]

@@ -8,12 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use arena_sim::PlayerId;
 use arena_sim::player::{GAIT_CYCLE_M, PlayerState, Weapon};
 use arena_sim::quant::{
-    dist_to_q, landing_to_q, pitch_to_q, pos_to_q, q_to_dist, q_to_landing, q_to_pitch, q_to_pos, q_to_signed_timer,
-    q_to_timer, q_to_twist, q_to_vel, q_to_yaw, signed_timer_to_q, timer_to_q, twist_to_q, vel_to_q, yaw_to_q,
+    dist_to_q, landing_to_q, pitch_to_q, pos_to_q, powerup_to_q, q_to_dist, q_to_landing, q_to_pitch, q_to_pos,
+    q_to_powerup, q_to_signed_timer, q_to_timer, q_to_twist, q_to_vel, q_to_yaw, signed_timer_to_q, timer_to_q,
+    twist_to_q, vel_to_q, yaw_to_q,
 };
+use arena_sim::{ItemSlot, PlayerId};
 
 use crate::messages::{MAX_COORDINATE_M, MAX_SPEED_MPS};
 
@@ -107,7 +108,9 @@ impl RemoteState {
     pub const PROTECTED: u8 = 8;
     /// The rocket launcher in hand (else the rifle).
     pub const ROCKET: u8 = 16;
-    pub(super) const FLAG_BITS: u32 = 5;
+    /// The quad damage on (drawn as a glow); how long it lasts is not said.
+    pub const QUAD: u8 = 32;
+    pub(super) const FLAG_BITS: u32 = 6;
 
     pub fn of(s: &PlayerState) -> Self {
         let flag = |on: bool, f: u8| if on { f } else { 0 };
@@ -124,7 +127,8 @@ impl RemoteState {
                 | flag(s.crouched, Self::CROUCHED)
                 | flag(s.on_ground, Self::ON_GROUND)
                 | flag(s.protected_s > 0.0, Self::PROTECTED)
-                | flag(s.weapon == Weapon::Rocket, Self::ROCKET),
+                | flag(s.weapon == Weapon::Rocket, Self::ROCKET)
+                | flag(s.quad_s > 0.0, Self::QUAD),
             spawn_count: s.spawn_count,
             vel: [remote_vel_to_q(s.vel.x), remote_vel_to_q(s.vel.z)],
             gait: remote_gait_to_q(s.step_phase),
@@ -149,6 +153,7 @@ impl RemoteState {
             crouched: self.flags & Self::CROUCHED != 0,
             on_ground: self.flags & Self::ON_GROUND != 0,
             protected_s: if self.flags & Self::PROTECTED != 0 { arena_sim::quant::TIMER_STEP_S } else { 0.0 },
+            quad_s: if self.flags & Self::QUAD != 0 { arena_sim::quant::TIMER_STEP_S } else { 0.0 },
             health: if alive { arena_sim::player::MAX_HEALTH } else { 0 },
             weapon: if self.flags & Self::ROCKET != 0 { Weapon::Rocket } else { Weapon::Rifle },
             spawn_count: self.spawn_count,
@@ -200,6 +205,9 @@ pub struct OwnState {
     pub twist: i16,
     /// A landing's depth ([`arena_sim::quant::landing_to_q`]).
     pub landing: u8,
+    pub armour: u8,
+    /// The quad's time left ([`arena_sim::quant::powerup_to_q`]).
+    pub quad: u32,
 }
 
 impl OwnState {
@@ -235,6 +243,8 @@ impl OwnState {
             protected: timer_to_q(s.protected_s),
             twist: twist_to_q(s.twist),
             landing: landing_to_q(s.landing),
+            armour: s.armour,
+            quad: powerup_to_q(s.quad_s),
         }
     }
 
@@ -261,6 +271,8 @@ impl OwnState {
             protected_s: q_to_timer(self.protected),
             twist: q_to_twist(self.twist),
             landing: q_to_landing(self.landing),
+            armour: self.armour,
+            quad_s: q_to_powerup(self.quad),
         }
     }
 
@@ -284,6 +296,9 @@ pub struct Frame {
     pub own: Option<(PlayerId, OwnState)>,
     /// Everyone else.
     pub others: BTreeMap<PlayerId, RemoteState>,
+    /// The map's items, in the map's order: there or taken (when, by whom).
+    /// Everyone sees them alike.
+    pub items: Vec<ItemSlot>,
 }
 
 /// What the snapshot tells the client about its commands and about when it

@@ -43,6 +43,14 @@ fn frame(tick: u32, rng: &mut SplitMix64, players: u8) -> Frame {
         tick,
         own: Some((PlayerId(0), OwnState::of(&moving(rng)))),
         others: (1..players).map(|id| (PlayerId(id), RemoteState::of(&moving(rng)))).collect(),
+        items: (0..rng.below(12))
+            .map(|_| arena_sim::ItemSlot {
+                taken: (rng.below(3) == 0).then(|| arena_sim::Taken {
+                    tick: tick.wrapping_sub(rng.below(8000) as u32),
+                    by: PlayerId(rng.below(usize::from(players.max(1))) as u8),
+                }),
+            })
+            .collect(),
     }
 }
 
@@ -187,7 +195,7 @@ fn a_player_at_the_pitch_limits_travels_whole_and_as_a_delta() {
     let limit = arena_sim::cmd::MAX_PITCH_RAD;
     let at = |pitch: f32, tick: u32| {
         let s = PlayerState { pitch, ..PlayerState::spawned_at(glam::Vec3::ZERO, 0.0) };
-        Frame { tick, own: None, others: [(PlayerId(1), RemoteState::of(&s))].into() }
+        Frame { tick, own: None, others: [(PlayerId(1), RemoteState::of(&s))].into(), items: vec![] }
     };
     for (from, to) in [(0.0, limit), (0.0, -limit), (limit, -limit), (-limit, limit)] {
         let (a, b) = (at(from, 100), at(to, 102));
@@ -249,6 +257,8 @@ fn edges_of_own() -> [OwnState; 3] {
         protected: 0,
         twist: -arena_sim::quant::twist_to_q(arena_sim::player::MAX_TWIST_RAD),
         landing: 0,
+        armour: 0,
+        quad: 0,
     };
     let high = OwnState {
         pos: [p; 3],
@@ -265,6 +275,8 @@ fn edges_of_own() -> [OwnState; 3] {
         protected: u16::MAX,
         twist: arena_sim::quant::twist_to_q(arena_sim::player::MAX_TWIST_RAD),
         landing: u8::MAX,
+        armour: arena_sim::items::MAX_ARMOUR,
+        quad: arena_sim::quant::powerup_to_q(arena_sim::items::MAX_QUAD_S),
     };
     [low, high, OwnState { pos: [1, -1, 0], yaw: 32768, ..low }]
 }

@@ -17,7 +17,7 @@ use bevy::prelude::*;
 use crate::config::MatchRules;
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
-    GameMode, Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate,
+    GameMode, Items, Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate,
 };
 
 /// How often the answers are brought up to date (time connected, scores).
@@ -42,7 +42,7 @@ pub(crate) fn publish_answers(
         Res<LagCompensation>,
         Res<MatchRules>,
     ),
-    mode: Res<GameMode>,
+    (mode, items): (Res<GameMode>, Res<Items>),
     mut last: Local<Option<(Duration, Vec<Side>)>>,
 ) {
     let now = time.elapsed();
@@ -94,6 +94,7 @@ pub(crate) fn publish_answers(
         ("tick_hz".to_string(), tick_rate.hz().to_string()),
         ("snapshot_hz".to_string(), snapshot_rate.hz().to_string()),
         ("lag_compensation".to_string(), yes_no(lag_compensation.on)),
+        ("items".to_string(), yes_no(items.on)),
         ("max_unlag_ms".to_string(), format!("{:.0}", lag_compensation.max_unlag_s * 1000.0)),
         ("frag_limit".to_string(), rules.frag_limit.to_string()),
         ("time_limit_s".to_string(), rules.time_limit_s.to_string()),

@@ -14,13 +14,13 @@ use arena_sim::nav::NavGraph;
 use arena_sim::rng::SplitMix64;
 use arena_sim::rocket::ROCKET_SPEED_MPS;
 use arena_sim::weapon::MAGAZINE;
-use arena_sim::{Buttons, Hitbox, PlayerId, PlayerState, UserCmd, Weapon, look_at, yaw_towards};
+use arena_sim::{Buttons, Hitbox, ItemKind, PlayerId, PlayerState, UserCmd, Weapon, look_at, yaw_towards};
 use bevy::prelude::*;
 
 use super::intake::CommandBuffer;
 use super::match_flow::MatchState;
 use super::roster::Admission;
-use crate::vocabulary::{GameMode, PlayersChanged, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use crate::vocabulary::{GameMode, Items, PlayersChanged, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Names bots are given, in order.
 const NAMES: [&str; 16] = [
@@ -173,11 +173,20 @@ pub(crate) fn think(
     world: Res<SimWorld>,
     nav: Res<Navigation>,
     match_state: Res<MatchState>,
-    (roster, mode): (Res<Roster>, Res<GameMode>),
+    (roster, mode, items): (Res<Roster>, Res<GameMode>, Res<Items>),
     players: Query<(&ServerPlayer, &Sim)>,
     mut bots: Query<(&ServerPlayer, &Sim, &mut BotBrain, &mut CommandBuffer)>,
 ) {
     let everyone: Vec<(PlayerId, PlayerState)> = players.iter().map(|(p, s)| (p.id, s.0)).collect();
+    // The items there now (a bot knows the map's items and sees which are up).
+    let there: Vec<(Vec3, ItemKind)> = world
+        .map()
+        .items
+        .iter()
+        .zip(&items.slots)
+        .filter(|(_, slot)| slot.available())
+        .map(|(def, _)| (def.pos, def.kind))
+        .collect();
     let dt = rate.dt_s();
     for (me, sim, mut brain, mut buffer) in &mut bots {
         // A bot plays for its team: its enemies are those it can hurt.
@@ -186,7 +195,7 @@ pub(crate) fn think(
         let mut cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
         } else {
-            decide(&mut brain, me.id, &sim.0, &others, &world, &nav.0, tick.0, rate.hz(), dt)
+            decide(&mut brain, me.id, &sim.0, &others, (&world, &nav.0, &there), tick.0, rate.hz(), dt)
         };
         // On the wire's grids, as a client's command arrives (a demo then
         // records it in a few bits).
@@ -202,8 +211,7 @@ fn decide(
     me_id: PlayerId,
     me: &PlayerState,
     others: &[(PlayerId, PlayerState)],
-    world: &SimWorld,
-    nav: &NavGraph,
+    (world, nav, items): (&SimWorld, &NavGraph, &[(Vec3, ItemKind)]),
     tick: u32,
     tick_hz: u32,
     dt: f32,
@@ -291,12 +299,17 @@ fn decide(
         }
         brain.path.clear();
     } else {
-        // Roam: walk the navigation graph to a random spot, and on.
+        // Roam: to an item worth having (health when hurt; armour, the
+        // mega and the quad, contested), else to a random spot, and on.
         if brain.path.is_empty() {
-            brain.path = new_route(nav, me.pos, &mut brain.rng);
+            brain.path =
+                item_route(nav, me, items, &mut brain.rng).unwrap_or_else(|| new_route(nav, me.pos, &mut brain.rng));
         }
-        while brain.path.first().is_some_and(|w| flat_distance(*w, me.pos) < WAYPOINT_REACHED_M) {
-            brain.path.remove(0);
+        // The spot reached, or a later one (a teleporter's destination, a
+        // pad's landing): the route goes on from there.
+        let near = |w: &Vec3| flat_distance(*w, me.pos) < WAYPOINT_REACHED_M && (w.y - me.pos.y).abs() < 2.5;
+        if let Some(reached) = brain.path.iter().take(ROUTE_LOOKAHEAD).rposition(near) {
+            brain.path.drain(..=reached);
         }
         match brain.path.first() {
             Some(waypoint) => {
@@ -349,6 +362,39 @@ fn angle_between(yaw_a: f32, pitch_a: f32, yaw_b: f32, pitch_b: f32) -> f32 {
     let a = arena_sim::player::view_forward(yaw_a, pitch_a);
     let b = arena_sim::player::view_forward(yaw_b, pitch_b);
     a.dot(b).clamp(-1.0, 1.0).acos()
+}
+
+/// Waypoints ahead a bot looks for one it has already reached.
+const ROUTE_LOOKAHEAD: usize = 6;
+/// Below this health a bot goes for health.
+const HURT_HEALTH: u8 = 60;
+/// Longest route a bot takes to an item, spots.
+const MAX_ITEM_ROUTE: usize = 40;
+
+/// A route to the nearest item the bot wants and may take: health when
+/// hurt, otherwise (half the time) armour, the mega or the quad.
+fn item_route(nav: &NavGraph, me: &PlayerState, items: &[(Vec3, ItemKind)], rng: &mut SplitMix64) -> Option<Vec<Vec3>> {
+    let hurt = me.health < HURT_HEALTH;
+    let wanted = |kind: ItemKind| match kind {
+        ItemKind::Health | ItemKind::LargeHealth => hurt,
+        ItemKind::MegaHealth => true,
+        ItemKind::YellowArmour | ItemKind::RedArmour | ItemKind::QuadDamage => !hurt,
+    };
+    if !hurt && rng.next_f32() < 0.5 {
+        return None;
+    }
+    let start = nav.nearest(me.pos)?;
+    items
+        .iter()
+        .filter(|(_, kind)| wanted(*kind) && arena_sim::items::can_grab(*kind, me))
+        .filter_map(|(pos, _)| {
+            let path = nav.path(start, nav.nearest(*pos)?)?;
+            let mut route: Vec<Vec3> = path.into_iter().map(|i| nav.nodes[i]).collect();
+            // The last spot is near the item; the item itself is the goal.
+            route.push(*pos);
+            (route.len() <= MAX_ITEM_ROUTE).then_some(route)
+        })
+        .min_by_key(|route| route.len())
 }
 
 /// A route to a random spot at least 10 m away.

@@ -187,6 +187,8 @@ pub(crate) fn resolve_shots(
         let (nearest, end) = world.first_hit(pending.shot, &shot.others);
         // Only the living and unprotected are hurt: a player killed earlier
         // in this tick takes no more damage, a freshly spawned one none.
+        // The quad multiplies what its holder deals (Quake 3's `g_quadfactor`).
+        let shooter = players.iter().find(|(_, p, _)| p.id == pending.shooter).map(|(_, _, s)| s.0);
         let victim = nearest.and_then(|(id, zone)| {
             let (entity, player, sim) = players.iter_mut().find(|(_, p, _)| p.id == id)?;
             sim.hurtable().then_some((id, entity, player.client_id, sim, zone))
@@ -194,8 +196,12 @@ pub(crate) fn resolve_shots(
         let hit = victim.map(|(victim, entity, client, mut sim, zone)| {
             // A teammate stops the shot and takes nothing (friendly fire off).
             let spared = !mode.harms(&roster, pending.shooter, victim);
-            let damage = if spared { 0 } else { damage_for(zone, range.is_some()) };
-            sim.health = sim.health.saturating_sub(damage);
+            let base = u32::from(damage_for(zone, range.is_some()));
+            let dealt = if spared { 0 } else { shooter.map_or(base, |s| arena_sim::items::dealt(base, &s)) };
+            // Armour takes two thirds while it lasts; what a hit took in all
+            // is what the shooter is told.
+            arena_sim::items::take_damage(&mut sim.0, dealt);
+            let damage = dealt.min(u32::from(u8::MAX)) as u8;
             let killed = sim.health == 0;
             stats.hits += u64::from(!spared);
             if killed {

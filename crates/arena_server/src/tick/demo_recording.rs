@@ -23,8 +23,8 @@ use bevy_renet::RenetServer;
 use super::match_flow::MatchState;
 use super::rockets::RocketLog;
 use crate::vocabulary::{
-    ClientPrefs, Frag, LastRun, PassedChat, Roster, Score, ServerIdentity, ServerPlayer, ServerTick, ShotResolved, Sim,
-    TickRate,
+    ClientPrefs, Frag, Items, LastRun, PassedChat, Roster, Score, ServerIdentity, ServerPlayer, ServerTick,
+    ShotResolved, Sim, TickRate,
 };
 
 /// Demo files start with this, so that only Arena's own are ever deleted.
@@ -58,6 +58,8 @@ pub(crate) struct Recorder {
     known: BTreeMap<PlayerId, DemoPlayerInfo>,
     /// Set after a write failed: recording stops, said once.
     failed: bool,
+    /// The items as the last frame wrote them (none yet in this demo).
+    items: Option<Vec<arena_sim::ItemSlot>>,
 }
 
 impl Recorder {
@@ -187,7 +189,7 @@ pub(crate) fn record_tick(
     mut frags: MessageReader<Frag>,
     rocket_log: Res<RocketLog>,
     mut passed_chat: ResMut<PassedChat>,
-    mut recorder: ResMut<Recorder>,
+    (mut recorder, items): (ResMut<Recorder>, Res<Items>),
 ) {
     // Taken every tick, recording or not: the list never grows.
     let chat = std::mem::take(&mut passed_chat.0);
@@ -206,6 +208,7 @@ pub(crate) fn record_tick(
             Ok(mut open) => {
                 open.first_tick = tick.0;
                 recorder.open = Some(open);
+                recorder.items = None;
             }
             Err(e) => {
                 error!("recording stops: {e}");
@@ -277,7 +280,14 @@ pub(crate) fn record_tick(
     frame.blasts.reverse();
     let Some(open) = recorder.open.as_mut() else { return };
     let hz = rate.hz().max(1);
-    if tick.0.wrapping_sub(open.first_tick) % hz == 0 {
+    let keyframe = tick.0.wrapping_sub(open.first_tick) % hz == 0;
+    // The items when a pickup or a respawn changed them, and at each
+    // keyframe (where a seek starts).
+    if keyframe || recorder.items.as_deref() != Some(items.slots.as_slice()) {
+        frame.items = Some(items.slots.clone());
+        recorder.items = Some(items.slots.clone());
+    }
+    if keyframe {
         frame.keyframe = Some(
             ran.iter()
                 .map(|(player, sim, _, score, prefs)| KeyPlayer {

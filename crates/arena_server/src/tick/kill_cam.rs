@@ -133,13 +133,15 @@ pub(crate) fn build(input: &KillCamInput) -> Option<KillCam> {
             let t = input.end_tick.wrapping_sub(k * step);
             let killer = input.killer_track.at(t)?;
             let victim = input.victim_track.hitbox_at(f64::from(t) - input.delay_ticks)?;
-            Some(CamFrame { killer: EyeQ::of(killer.eye, killer.yaw, killer.pitch), victim: PoseQ::of(&victim) })
+            let eye = EyeQ::of(killer.eye, killer.yaw, killer.pitch).in_life(killer.hitbox.spawn_count);
+            Some(CamFrame { killer: eye, victim: PoseQ::of(&victim) })
         })
         .collect();
     // The fatal instant itself: the shot's eye and line, the victim as tested.
     if let (Some(shot), Some(last)) = (&input.shot, frames.last_mut()) {
         let (yaw, pitch) = arena_sim::look_at(shot.origin, shot.origin + shot.dir);
-        *last = CamFrame { killer: EyeQ::of(shot.origin, yaw, pitch), victim: PoseQ::of(&shot.drawn) };
+        let eye = EyeQ::of(shot.origin, yaw, pitch).in_life(last.killer.life);
+        *last = CamFrame { killer: eye, victim: PoseQ::of(&shot.drawn) };
     }
     if frames.is_empty() {
         return None;

@@ -412,6 +412,34 @@ mod tests {
         assert_eq!(h.rewind(110.0)[0].1.feet().x, 10.0);
     }
 
+    #[test]
+    fn a_shot_at_the_moment_of_a_teleport_is_tested_on_one_side_only() {
+        // Player 1 runs east, goes through a teleporter between ticks 104
+        // and 105 (its spawn counter moves on) and comes out 40 m away.
+        let mut h = LagHistory::default();
+        let body = |tick: u32| {
+            let (x, life) = if tick < 105 { (tick as f32 - 100.0, 0) } else { (40.0 + (tick as f32 - 105.0), 1) };
+            Hitbox { spawn_count: life, ..at(x) }
+        };
+        for tick in 100..=110u32 {
+            h.push(tick, vec![(PlayerId(1), body(tick))], 16);
+        }
+        let (before, after) = (body(104), body(105));
+        let one_side = |tested: Hitbox| tested == before || tested == after;
+        for step in 0..=20 {
+            let tick = 104.0 + f64::from(step) / 20.0;
+            // The recorded ticks around it, and the client's drawing rule
+            // between the two snapshots it had.
+            let rewound = h.rewind(tick)[0].1;
+            assert!(one_side(rewound), "at {tick}: {:?} is between the ends", rewound.feet());
+            let drawn = h.rewind_between((104, 105), tick, TickRate(arena_sim::TickRate::new(64))).expect("both kept");
+            assert!(one_side(drawn[0].1), "drawn at {tick}: {:?}", drawn[0].1.feet());
+            // Across two snapshots further apart too.
+            let wide = h.rewind_between((102, 107), tick, TickRate(arena_sim::TickRate::new(64))).expect("both kept");
+            assert!(wide[0].1 == body(102) || wide[0].1 == body(107), "wide at {tick}: {:?}", wide[0].1.feet());
+        }
+    }
+
     fn bounds(estimate: f64) -> RewindBounds {
         RewindBounds { estimate, tolerance: 2.0, frame_allowance: 0.0, oldest: 0.0, span: (103, 110) }
     }

@@ -8,6 +8,8 @@
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
 //! - `intake`: decoding and checking commands into each player's buffer.
+//! - `items`: the map's items on their timers; who takes each (the first
+//!   command to touch it in server ticks).
 //! - `life`: the one place a player dies and the one place one respawns.
 //! - `range`: the shooting range's targets moved along their lanes; each
 //!   shooter's tally and misses.
@@ -42,6 +44,7 @@ pub(crate) mod combat;
 pub(crate) mod console;
 pub(crate) mod demo_recording;
 pub(crate) mod intake;
+pub(crate) mod items;
 pub(crate) mod kill_cam;
 pub(crate) mod lag_compensation;
 pub(crate) mod life;

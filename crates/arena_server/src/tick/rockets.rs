@@ -321,6 +321,8 @@ pub(crate) fn splash_blasts(
 ) {
     let dt = rate.dt_s();
     for blast in blasts.0.drain(..) {
+        // The quad multiplies the owner's splash on others (as it is now).
+        let quad = players.iter().find(|(_, p, _)| p.id == blast.owner).is_some_and(|(_, _, s)| s.quad_s > 0.0);
         let point = blast.launch.blast_point(blast.distance_m);
         let own_tick = blast.launch.tick_reaching(blast.distance_m, dt);
         stats.rocket_blasts += 1;
@@ -340,7 +342,8 @@ pub(crate) fn splash_blasts(
             sim.0 = rocket::knock(&sim.0, splash.kick);
             // A teammate's splash pushes but does not hurt (friendly fire off).
             let spared = range.is_some() || !mode.harms(&roster, blast.owner, *id);
-            let damage = if spared { 0 } else { splash.damage };
+            let dealt = u32::from(splash.damage) * if quad { arena_sim::items::QUAD_FACTOR } else { 1 };
+            let damage = if spared { 0 } else { dealt.min(u32::from(u8::MAX)) as u8 };
             hurt(&mut sim.0, damage, (blast.owner, *id), entity, (*tick, *rate), &mut frags, &mut commands);
             let zone = rocket::SPLASH_ZONE;
             if let (Some(client), true) = (player.client_id, damage > 0) {
@@ -434,7 +437,8 @@ fn hurt(
     if damage == 0 || !sim.alive {
         return;
     }
-    sim.health = sim.health.saturating_sub(damage);
+    // Armour takes two thirds while it lasts.
+    arena_sim::items::take_damage(sim, u32::from(damage));
     if sim.health == 0 {
         kill(commands, entity, sim, Frag { killer, victim, zone: rocket::SPLASH_ZONE }, tick, rate, frags);
     }

@@ -14,7 +14,7 @@ use bevy::prelude::*;
 use super::intake::CommandBuffer;
 use crate::net::send_unreliable;
 use crate::vocabulary::{
-    ClientPrefs, DueClients, RoundTrips, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate,
+    ClientPrefs, DueClients, Items, RoundTrips, ServerPlayer, ServerStats, ServerTick, Sim, SnapshotAck, SnapshotRate,
     TickRate, UnreliableOut,
 };
 
@@ -99,7 +99,7 @@ pub(crate) fn send_snapshots(
         Option<&mut RateBudget>,
         Entity,
     )>,
-    mut due: ResMut<DueClients>,
+    (mut due, items): (ResMut<DueClients>, Res<Items>),
     (mut stats, mut round_trips, real): (ResMut<ServerStats>, ResMut<RoundTrips>, Res<Time<Real>>),
     mut commands: Commands,
 ) {
@@ -139,6 +139,7 @@ pub(crate) fn send_snapshots(
             tick: tick.0,
             own: everyone.iter().find(|(id, _)| *id == player.id).map(|(id, s)| (*id, OwnState::of(s))),
             others: remote.iter().filter(|(id, _)| *id != player.id).copied().collect(),
+            items: items.slots.clone(),
         };
         let feedback = Feedback {
             last_cmd_tick: buffer.last_run_tick,
