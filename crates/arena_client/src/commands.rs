@@ -292,6 +292,11 @@ fn turn_to_spawn(
     if input.view_life == Some(state.spawn_count) {
         return;
     }
+    // A snapshot from before a life the prediction already took (a
+    // teleport it predicted): the view is already the new life's.
+    if input.view_life.is_some_and(|seen| (state.spawn_count.wrapping_sub(seen) as i8) < 0) {
+        return;
+    }
     match input.view_life {
         None => (input.yaw, input.pitch) = (state.yaw, state.pitch),
         Some(_) if input.turn_at_next_life => {

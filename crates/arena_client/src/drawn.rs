@@ -16,6 +16,11 @@ use crate::vocabulary::{
 /// How near a teleporter's destination a body that came back alive must be
 /// for it to have come through the teleporter (not a respawn), metres.
 const AT_DESTINATION_M: f32 = 1.5;
+/// How long after coming out a body may first be drawn (a slow frame, a
+/// lost snapshot): it has moved on from the destination that long, seconds.
+const DRAWN_LATE_S: f32 = 0.25;
+/// How far above or below a destination a body may be and have come through it, metres.
+const AT_DESTINATION_UP_M: f32 = 3.0;
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<DrawnDied>()
@@ -122,7 +127,8 @@ fn came_through(map: &arena_sim::MapDef, now: &PlayerState, was_alive: bool) -> 
     was_alive
         && map.teleporters.iter().any(|t| {
             let d = now.pos - t.dest;
-            Vec3::new(d.x, 0.0, d.z).length() < AT_DESTINATION_M + now.ground_speed() * 0.25 && d.y.abs() < 3.0
+            let across = Vec3::new(d.x, 0.0, d.z).length();
+            across < AT_DESTINATION_M + now.ground_speed() * DRAWN_LATE_S && d.y.abs() < AT_DESTINATION_UP_M
         })
 }
 
@@ -144,6 +150,17 @@ mod tests {
         assert_eq!(follow(&mut life, &at(9.1, true, 1)), None);
         // Gone and back between two frames: a respawn all the same.
         assert_eq!(follow(&mut life, &at(-5.0, true, 2)), Some(Change::Respawned));
+        // Back alive with a new counter at a teleporter's destination: through
+        // it; at a spawn point far from any: a respawn (both changes, once).
+        let yard = arena_sim::MapDef::built_in("yard").expect("a built-in map");
+        let gate = yard.teleporters[0];
+        let mut life = DrawnLife::of(&at(0.0, true, 5));
+        let through = PlayerState { pos: gate.dest, ..at(0.0, true, 6) };
+        assert_eq!(follow(&mut life, &through), Some(Change::Respawned));
+        assert!(came_through(&yard, &through, life.was_alive_before));
+        let spawn = PlayerState { pos: yard.spawns[0].pos, ..at(0.0, true, 7) };
+        assert_eq!(follow(&mut life, &spawn), Some(Change::Respawned));
+        assert!(!came_through(&yard, &spawn, life.was_alive_before), "a spawn point is no destination");
         // First seen dead: no death to tell of.
         let mut corpse = DrawnLife::of(&at(3.0, false, 4));
         assert_eq!(follow(&mut corpse, &at(3.0, false, 4)), None);

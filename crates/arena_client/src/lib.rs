@@ -310,7 +310,7 @@ impl Plugin for ClientPlugin {
                 (
                     (render_clock::advance_render_clock, commands::stamp_clicks),
                     (interpolation::interpolate, prediction::present_local),
-                    (drawn::watch_lives, rockets::draw_rockets, spectating::follow),
+                    (drawn::watch_lives, rockets::draw_rockets, spectating::follow, pickups::release_sounds),
                 )
                     .chain()
                     .in_set(ClientSet::Present),

@@ -5,10 +5,11 @@
 //! the server saw no touch); everyone else's, heard at the item when a
 //! snapshot first lists it taken; and the figures an experiment reads.
 
-use arena_sim::{ItemKind, PlayerId, Taken, TickRate, tick_after, tick_diff};
+use arena_sim::{ItemKind, PlayerId, TickRate, tick_after, tick_diff};
 use bevy::prelude::*;
 
 use crate::prediction::{PredictedEvents, Prediction};
+use crate::render_clock::ServerClock;
 use crate::vocabulary::{ClientWorld, ItemTable, Roster, SessionState};
 
 pub(crate) fn plugin(app: &mut App) {
@@ -58,6 +59,11 @@ pub struct PickupStats {
     pub pending: Vec<PredictedPickup>,
     /// Our sounds: (item, the server tick of the pickup).
     played: Vec<(usize, u32)>,
+    /// The map the items above are of (a new map forgets them).
+    map: Option<String>,
+    /// Others' pickups to be heard when their drawn bodies get there (at
+    /// the render time): (server tick, sound).
+    later: Vec<(u32, PickupSound)>,
     /// The items as the snapshot before the newest listed them.
     seen: Vec<arena_sim::ItemSlot>,
 }
@@ -66,6 +72,34 @@ pub struct PickupStats {
 /// more than a prediction and the server's grant can be apart, far less
 /// than the shortest respawn (25 s).
 pub(crate) const SAME_PICKUP_S: f32 = 2.0;
+/// How long our pickup sounds are remembered, seconds: past the longest
+/// respawn (120 s), so the list stays short.
+const SOUNDS_KEPT_S: f32 = 130.0;
+/// Most undo times kept (the newest): a session's list stays bounded.
+const MAX_UNDO_TIMES: usize = 4096;
+/// Most others' pickup sounds waiting for their drawn time (a map has at most 64 items).
+const MAX_LATER_SOUNDS: usize = 64;
+
+/// Others' pickups heard when the render time reaches them (those of a
+/// clock that has not started yet: at once).
+pub(crate) fn release_sounds(
+    clock: Res<ServerClock>,
+    mut stats: ResMut<PickupStats>,
+    mut sounds: MessageWriter<PickupSound>,
+) {
+    if stats.later.is_empty() {
+        return;
+    }
+    let started = clock.started();
+    let render_tick = clock.render_tick;
+    stats.later.retain(|(tick, sound)| {
+        let due = !started || render_tick >= f64::from(*tick);
+        if due {
+            sounds.write(*sound);
+        }
+        !due
+    });
+}
 
 impl PickupStats {
     /// Notes one of our pickup sounds, for the pickup at server tick `tick`
@@ -73,7 +107,7 @@ impl PickupStats {
     /// make sure there is none).
     fn play(&mut self, item: usize, tick: u32, rate: TickRate) {
         let again = self.heard(item, tick, rate);
-        let keep = rate.ticks_in(130.0) as i32;
+        let keep = rate.ticks_in(SOUNDS_KEPT_S) as i32;
         self.played.retain(|(_, t)| tick_diff(tick, *t).abs() < keep);
         self.played.push((item, tick));
         self.own_sounds += 1;
@@ -103,8 +137,12 @@ pub(crate) fn note_predicted(
         let Some(def) = world.map().items.get(item) else { continue };
         stats.predicted += 1;
         stats.pending.push(PredictedPickup { item, tick: *tick, at_s: now_s });
-        stats.play(item, *tick, roster.tick_rate());
-        sounds.write(PickupSound { item, kind: def.kind, at: def.pos, own: true });
+        // Taken again by a later prediction after a replay let it go: heard
+        // already, not again.
+        if !stats.heard(item, *tick, roster.tick_rate()) {
+            stats.play(item, *tick, roster.tick_rate());
+            sounds.write(PickupSound { item, kind: def.kind, at: def.pos, own: true });
+        }
     }
 }
 
@@ -131,16 +169,32 @@ pub(crate) fn judge_pickups(
     let now_s = time.elapsed_secs_f64();
     let (Some(me), ack) = (roster.local_id, prediction.last_ack) else { return };
     let stats = &mut *stats;
+    if stats.map.as_deref() != Some(map.name.as_str()) {
+        // Another map: nothing judged or seen of the last one's items.
+        stats.map = Some(map.name.clone());
+        stats.pending.clear();
+        stats.seen.clear();
+        stats.later.clear();
+    }
+    let rate = roster.tick_rate();
+    let same = rate.ticks_in(SAME_PICKUP_S) as i32;
     stats.pending.retain(|p| {
-        let slot = items.slots[p.item];
-        let ours = slot.taken == Some(Taken { tick: p.tick, by: me });
-        let theirs = slot.taken.is_some_and(|t| t.by != me || t.tick != p.tick);
+        let Some(slot) = items.slots.get(p.item) else { return false };
+        // Ours: taken by us at the tick predicted (or near it: a command the
+        // server ran as a repeat of the one before).
+        let ours = slot.taken.is_some_and(|t| t.by == me && tick_diff(t.tick, p.tick).abs() <= same);
+        // Someone else's, and not back by the tick we took it at.
+        let back = map.items.get(p.item).is_some_and(|def| items.there_at(p.item, def.kind, p.tick, rate));
+        let theirs = slot.taken.is_some_and(|t| t.by != me) && !back;
         let run = ack.is_some_and(|ack| !tick_after(p.tick, ack));
         if ours {
             stats.granted += 1;
             false
         } else if theirs || run {
             stats.undone += 1;
+            if stats.undo_ms.len() >= MAX_UNDO_TIMES {
+                stats.undo_ms.remove(0);
+            }
             stats.undo_ms.push((now_s - p.at_s) * 1000.0);
             false
         } else {
@@ -160,12 +214,16 @@ pub(crate) fn judge_pickups(
             info!("{} took the {}", roster.name(t.by), def.kind.name());
         }
         if t.by != me {
-            sounds.write(PickupSound { item: i, kind: def.kind, at: def.pos, own: false });
-        } else if !stats.heard(i, t.tick, roster.tick_rate()) {
+            // Heard when the taker's drawn body gets there, the render
+            // time's delay after the server's tick.
+            if stats.later.len() < MAX_LATER_SOUNDS {
+                stats.later.push((t.tick, PickupSound { item: i, kind: def.kind, at: def.pos, own: false }));
+            }
+        } else if !stats.heard(i, t.tick, rate) {
             // Granted, not predicted (prediction off, or a touch this client
             // did not foresee): heard now, once.
             stats.unpredicted_grants += 1;
-            stats.play(i, t.tick, roster.tick_rate());
+            stats.play(i, t.tick, rate);
             sounds.write(PickupSound { item: i, kind: def.kind, at: def.pos, own: true });
         }
     }

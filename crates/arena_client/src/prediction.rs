@@ -133,6 +133,8 @@ pub struct Mover<'a> {
     pub splashes: &'a [(u32, Vec3)],
     /// The items as the newest snapshot lists them (none: no pickups predicted).
     pub items: Option<&'a ItemTable>,
+    /// The server is a shooting range (nobody is hurt, by their own splash either).
+    pub range: bool,
 }
 
 impl Mover<'_> {
@@ -157,8 +159,15 @@ impl Mover<'_> {
     ) -> (PlayerState, TickEvents) {
         let (mut next, mut events) = step_player(before, state, cmd, self.world, self.dt_s);
         for (_, point) in self.splashes.iter().filter(|(tick, _)| *tick == cmd.tick) {
-            if let Some((kicked, _damage)) = arena_sim::rocket::own_splash(self.world, *point, &next) {
+            if let Some((kicked, damage)) = arena_sim::rocket::own_splash(self.world, *point, &next) {
+                // The server's order: hurtable as it was, kicked, then hurt
+                // (armour first): a pickup in the same tick is judged on the
+                // health both ends have.
+                let hurtable = next.hurtable();
                 next = kicked;
+                if hurtable && !self.range {
+                    arena_sim::items::take_damage(&mut next, u32::from(damage));
+                }
             }
         }
         let map = self.world.map();
@@ -429,7 +438,13 @@ pub(crate) fn predict_tick(
         prediction.hold();
         return;
     };
-    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0, items: Some(&items) };
+    let mover = Mover {
+        world: &world,
+        dt_s: roster.tick_rate().dt_s(),
+        splashes: &splashes.0,
+        items: Some(&items),
+        range: roster.range,
+    };
     if let Some(events) = prediction.predict(&cmd, settings.prediction, &mover) {
         // Through a teleporter: the view turns the way it sends players at
         // once (the next command carries it, as the server will expect), and
@@ -461,7 +476,13 @@ pub(crate) fn reconcile(
         prediction.note_switches(switches);
         return;
     };
-    let mover = Mover { world: &world, dt_s: roster.tick_rate().dt_s(), splashes: &splashes.0, items: Some(&items) };
+    let mover = Mover {
+        world: &world,
+        dt_s: roster.tick_rate().dt_s(),
+        splashes: &splashes.0,
+        items: Some(&items),
+        range: roster.range,
+    };
     let auth = Authority { ack: snapshot.ack, state };
     prediction.reconcile(auth, switches, &window.pending, &mover, time.elapsed_secs_f64());
 }
@@ -525,7 +546,7 @@ mod tests {
         }
 
         fn mover(&self) -> Mover<'_> {
-            Mover { world: &self.world, dt_s: DT_S, splashes: &[], items: None }
+            Mover { world: &self.world, dt_s: DT_S, splashes: &[], items: None, range: false }
         }
 
         /// Commands `range` run on `state` by the shared movement code, as the server runs them.

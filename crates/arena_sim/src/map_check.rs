@@ -138,6 +138,17 @@ fn triggers_and_items(map: &MapDef, world: &ArenaWorld, checked: &mut Checked) {
                 .push(format!("item {i} ({name}) at {} is inside geometry: nobody can take it", at(item.pos)));
             continue;
         }
+        if let Some(t) = map
+            .teleporters
+            .iter()
+            .position(|t| crate::map::body_in_box(t.center, t.size, item.pos, crate::items::PICKUP_HEIGHT_M))
+        {
+            checked.errors.push(format!(
+                "item {i} ({name}) at {} is inside teleporter {t}'s entry: whoever reaches it is sent away first",
+                at(item.pos)
+            ));
+            continue;
+        }
         match ground_below(item.pos) {
             Some(drop) if drop <= MAX_ITEM_DROP_M => {}
             Some(drop) => checked.errors.push(format!(
@@ -546,6 +557,13 @@ mod tests {
             (
                 small("items: [(kind: Health, pos: (0.0, 2.0, 0.0))]"),
                 "item 0 (Health) at (0.0, 2.0, 0.0) floats 2.0 m above the ground (at most 0.6)",
+            ),
+            (
+                small(
+                    "items: [(kind: Health, pos: (5.0, 0.0, 0.0))], teleporters: [(center: (5.0, 1.25, 0.0), \
+                     size: (1.0, 2.5, 2.0), dest: (0.0, 0.0, -5.0), yaw_deg: 0.0)]",
+                ),
+                "item 0 (Health) at (5.0, 0.0, 0.0) is inside teleporter 0's entry: whoever reaches it is sent away first",
             ),
         ] {
             assert_eq!(errors, vec![says.to_string()]);

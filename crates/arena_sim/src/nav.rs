@@ -18,6 +18,9 @@ pub const NAV_SPACING_M: f32 = 2.0;
 /// Largest rise between neighbouring spots a player walks up, metres (the
 /// stairs rise 0.75 m over 2 m, the ramps 0.67 m).
 const MAX_RISE_M: f32 = 0.8;
+/// How far (in grid spacings) a spot may be from a trigger's own spot
+/// and still walk onto it.
+const TRIGGER_REACH_SPACINGS: f32 = 1.5;
 /// Largest drop a bot will jump down, metres.
 const MAX_DROP_M: f32 = 3.5;
 /// Widest span the grid covers, metres (`map_check::MAX_SPAN_M`'s).
@@ -87,37 +90,44 @@ impl NavGraph {
     /// it, leading only to where the trigger puts a player.
     fn add_triggers(&mut self, world: &ArenaWorld) {
         let map = world.map();
+        // In the order movement gives them precedence backwards (pads, then
+        // teleporters; each kind last listed first), so that where boxes
+        // overlap, the trigger movement takes is the one whose link stays.
         let triggers: Vec<(Vec3, Vec3, Option<Vec3>)> = map
             .jump_pads
             .iter()
+            .rev()
             .map(|p| (p.center, p.size, pad_landing(world, p)))
-            .chain(map.teleporters.iter().map(|t| (t.center, t.size, Some(t.dest))))
+            .chain(map.teleporters.iter().rev().map(|t| (t.center, t.size, Some(t.dest))))
             .collect();
+        // First every entry spot and the links into it, then (once no more
+        // links are added) each trigger's spots lead only where it sends.
+        let mut leads: Vec<(Vec<usize>, usize)> = Vec::new();
         for (center, size, to) in triggers {
             let Some(to) = to.and_then(|to| self.nearest(to)) else { continue };
             let floor = world
                 .cast_ray(center + Vec3::Y * (size.y * 0.5), Vec3::NEG_Y, size.y + 1.0)
                 .map(|d| center + Vec3::Y * (size.y * 0.5 - d));
-            let on_trigger: Vec<usize> = (0..self.nodes.len())
+            let mut on_trigger: Vec<usize> = (0..self.nodes.len())
                 .filter(|&n| crate::map::body_in_box(center, size, self.nodes[n], STAND_HEIGHT_M))
                 .collect();
-            let entry = match (on_trigger.first(), floor) {
-                (Some(&n), _) => n,
-                (None, Some(feet)) => {
-                    self.nodes.push(feet);
-                    self.links.push(Vec::new());
-                    let n = self.nodes.len() - 1;
-                    for m in 0..n {
-                        let near = self.nodes[m].distance(feet) <= NAV_SPACING_M * 1.5;
-                        if near && passage_clear(world, self.nodes[m], feet) {
-                            self.links[m].push(n);
-                        }
+            if on_trigger.is_empty() {
+                let Some(feet) = floor else { continue };
+                self.nodes.push(feet);
+                self.links.push(Vec::new());
+                let n = self.nodes.len() - 1;
+                for m in 0..n {
+                    let near = self.nodes[m].distance(feet) <= NAV_SPACING_M * TRIGGER_REACH_SPACINGS;
+                    if near && passage_clear(world, self.nodes[m], feet) {
+                        self.links[m].push(n);
                     }
-                    n
                 }
-                (None, None) => continue,
-            };
-            for n in on_trigger.into_iter().chain([entry]) {
+                on_trigger.push(n);
+            }
+            leads.push((on_trigger, to));
+        }
+        for (spots, to) in leads {
+            for n in spots {
                 self.links[n] = vec![to];
             }
         }
@@ -186,6 +196,11 @@ pub enum FlightFault {
 
 /// Longest a pad's arc is followed, seconds.
 const MAX_FLIGHT_S: f32 = 8.0;
+/// A throw across slower than this (m/s) is straight up: no wall to meet.
+const MIN_ACROSS_MPS: f32 = 1.0;
+/// A flight that keeps less than this share of its speed across met a wall
+/// (no input steers it; only a wall slows it).
+const BLOCKED_SPEED_SHARE: f32 = 0.5;
 
 /// The arc of a body launched from the middle of `pad`'s floor with no
 /// input, through the shared movement at 64 Hz.
@@ -212,7 +227,8 @@ pub fn pad_flight(world: &ArenaWorld, pad: &crate::map::JumpPadDef) -> Result<Fl
         if !next.on_ground || on_pad {
             airborne += usize::from(!next.on_ground);
             // Blocked across while still flying: a wall in the way.
-            if airborne > 1 && launched > 1.0 && across(next.vel) < launched * 0.5 && !next.on_ground {
+            let blocked = across(next.vel) < launched * BLOCKED_SPEED_SHARE;
+            if airborne > 1 && launched > MIN_ACROSS_MPS && blocked && !next.on_ground {
                 return Err(FlightFault::Wall(next.pos));
             }
             s = next;

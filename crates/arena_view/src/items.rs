@@ -109,7 +109,9 @@ fn back_in_s(kind: ItemKind, taken_tick: u32, now_ticks: f64, rate: TickRate) ->
     // The server's ticks count round a u32, as the slot's tick does.
     let now = whole.rem_euclid(f64::from(u32::MAX) + 1.0) as u32;
     let left = f64::from(tick_diff(back, now)) - (now_ticks - whole);
-    (left > 0.0).then(|| rate.ticks_to_s(left) as f32)
+    // Never more than the whole respawn (a pickup of ours predicted ahead
+    // of the server's clock).
+    (left > 0.0).then(|| (rate.ticks_to_s(left) as f32).min(kind.respawn_s()))
 }
 
 /// The shared meshes and materials of the models: built once a map.
@@ -403,20 +405,22 @@ fn follow_items(
     // demo's playback, the recording's list at the playhead.
     let source = match (table, roster, playback) {
         (_, _, Some(p)) if !map.items.is_empty() && p.slots.len() == map.items.len() => {
-            Some((p.slots.clone(), p.rate, Some(p.now_tick)))
+            Some((p.slots.clone(), p.rate, Some(p.now_tick), None, None))
         }
         (Some(table), Some(roster), _) if in_game && !map.items.is_empty() && table.slots.len() == map.items.len() => {
             let rate = roster.tick_rate();
             // The server's clock now (the newest snapshot's tick before it has one).
             let now = clock
+                .as_ref()
                 .and_then(|c| c.server_time_s(real.elapsed_secs_f64()))
                 .map(|s| rate.s_to_ticks(s))
                 .or(table.tick.map(f64::from));
-            Some((table.slots.clone(), rate, now))
+            let render_tick = clock.as_ref().filter(|c| c.started()).map(|c| c.render_tick);
+            Some((table.slots.clone(), rate, now, roster.local_id, render_tick))
         }
         _ => None,
     };
-    let (slots, rate, now_ticks) = match source {
+    let (slots, rate, now_ticks, me, render_tick) = match source {
         Some(source) => source,
         _ => {
             shown.shown = false;
@@ -440,7 +444,13 @@ fn follow_items(
             let now = now_ticks?;
             // As the server lists it, or as we took it (predicted, not yet
             // judged): whichever keeps it away longer.
-            let listed = slots.get(i).and_then(|slot| slot.taken).map(|t| t.tick);
+            // Someone else's pickup shows when their body, drawn the
+            // interpolation delay behind, gets there.
+            let listed = slots
+                .get(i)
+                .and_then(|slot| slot.taken)
+                .filter(|t| Some(t.by) == me || render_tick.is_none_or(|r| r >= f64::from(t.tick)))
+                .map(|t| t.tick);
             let ours = pending.iter().filter(|p| p.item == i).map(|p| p.tick);
             listed.into_iter().chain(ours).filter_map(|tick| back_in_s(item.kind, tick, now, rate)).reduce(f32::max)
         })

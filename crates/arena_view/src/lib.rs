@@ -231,6 +231,7 @@ fn demo_player(app: &mut App) {
             players::plugin,
             name_tags::plugin,
             callouts::plugin,
+            items::plugin,
             quality::plugin,
             demo_playback::plugin,
         ));

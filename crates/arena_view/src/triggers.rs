@@ -374,6 +374,7 @@ fn chevron_at(chevron: &RunningChevron, u: f32) -> (Vec3, f32) {
 
 fn animate_triggers(
     time: Res<Time>,
+    world: Option<Res<arena_client::ClientWorld>>,
     sheet: Option<Res<SheetMaterial>>,
     mut chevrons: Query<(&RunningChevron, &mut Transform), Without<RisingRing>>,
     mut rings: Query<(&RisingRing, &mut Transform), Without<RunningChevron>>,
@@ -392,7 +393,10 @@ fn animate_triggers(
         transform.translation = ring.base + Vec3::Y * (u * RING_RISE_M);
         transform.scale = Vec3::splat((1.0 - u).max(1e-3));
     }
-    if let Some(sheet) = sheet
+    // Only a map with teleporters has sheets to shimmer (a changed
+    // material is prepared again, every frame it changes).
+    let sheets = world.is_some_and(|w| !w.map().teleporters.is_empty());
+    if let Some(sheet) = sheet.filter(|_| sheets)
         && let Some(mut material) = materials.get_mut(&sheet.0)
     {
         let pulse = 0.5 + 0.5 * (t * SHIMMER_HZ * std::f32::consts::TAU).sin();

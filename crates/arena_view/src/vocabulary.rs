@@ -127,7 +127,6 @@ pub(crate) fn roster_color(roster: &arena_client::Roster, id: arena_sim::PlayerI
     body_color(id, roster.side(id).team())
 }
 
-/// Whether the in-game pause menu is open (the game goes on; your player stands still).
 /// The map's items in a demo's playback: as the recording listed them at
 /// the playhead, the playhead's tick and the demo's tick rate (what the
 /// items' models, rings and timers follow there, in place of a live game's
@@ -139,6 +138,7 @@ pub(crate) struct PlaybackItems {
     pub rate: arena_sim::TickRate,
 }
 
+/// Whether the in-game pause menu is open (the game goes on; your player stands still).
 #[derive(Resource, Default, Debug)]
 pub(crate) struct PauseMenu {
     pub open: bool,

@@ -28,7 +28,10 @@ pub struct PickupsReport {
     pub predicted: u64,
     pub granted: u64,
     /// Over the contested trials: those where both clients and the server
-    /// ended naming the same winner (and no prediction was left standing).
+    /// ended naming the same winner: each client's list names the server's,
+    /// each client's predicted state holds what the server's does (health,
+    /// armour, the quad), only the winner's client took it, and no
+    /// prediction of it was left unjudged.
     pub contested_agreement: f64,
     /// Contested losers' predictions undone.
     pub pickups_undone: u64,
@@ -88,6 +91,21 @@ fn courses(map: &MapDef) -> Vec<(usize, Vec3, Vec3)> {
         .collect()
 }
 
+/// What `client` predicted its player to be after command `tick` (the
+/// state it was told, if the server has acknowledged that tick already).
+fn predicted_at(client: &App, tick: u32) -> Option<PlayerState> {
+    let prediction = client.world().resource::<arena_client::Prediction>();
+    if let Some((_, state)) = prediction.states.iter().find(|(t, _)| *t == tick) {
+        return Some(*state);
+    }
+    if prediction.last_ack != Some(tick) {
+        return None;
+    }
+    let world = client.world();
+    let mut query = world.try_query_filtered::<&arena_client::NetState, With<arena_client::LocalPlayer>>()?;
+    query.iter(world).next().map(|n| n.state)
+}
+
 /// Runs `arena lab pickups`.
 pub fn pickups(settings: LabSettings, map_name: &str) -> Result<PickupsReport, LabError> {
     settings.validate()?;
@@ -103,7 +121,7 @@ pub fn pickups(settings: LabSettings, map_name: &str) -> Result<PickupsReport, L
     let tick_s = 1.0 / f64::from(settings.tick);
     let trial_s = 2.0 * (0.4 + rtt_s * 2.0) + RUN_S;
     let trials = ((settings.seconds / trial_s).floor() as usize).max(2);
-    let (mut uncontested, mut contested, mut agreed) = (0usize, 0usize, 0usize);
+    let (mut uncontested, mut contested, mut agreed_trials) = (0usize, 0usize, 0usize);
     let mut uncontested_stats = (0u64, 0u64);
     let mut contested_undone = 0u64;
     let mut rng = arena_sim::rng::SplitMix64::new(settings.seed ^ 0x1234);
@@ -162,14 +180,33 @@ pub fn pickups(settings: LabSettings, map_name: &str) -> Result<PickupsReport, L
             .map(|t| t.by);
         if contest {
             contested += 1;
+            // Agreed: the server gave it to one of the two; each client's
+            // list names that one, each client's own state (as predicted
+            // now, with the replays) is the server's in what the items
+            // give, the winner's client took it (predicted and granted, or
+            // granted and heard) and the loser's holds no pickup of it.
+            let ids = [lab.id_of(names[0]), lab.id_of(names[1])];
+            let winner = server_winner.and_then(|w| ids.iter().position(|id| *id == Some(w)));
             let named = |k: usize| {
                 let table = lab.clients[k].world().resource::<ItemTable>();
                 table.slots.get(item).and_then(|s| s.taken).map(|t| t.by)
             };
+            let tick = lab.server.world().resource::<arena_server::ServerTick>().0;
+            let holds_as_server = |k: usize| {
+                let predicted = predicted_at(&lab.clients[k], tick);
+                let server = lab.sim(names[k]);
+                predicted
+                    .zip(server)
+                    .is_some_and(|(p, s)| (p.health, p.armour, p.quad_s) == (s.health, s.armour, s.quad_s))
+            };
+            let took = |k: usize| {
+                (after[k].granted - before[k].granted) + (after[k].unpredicted_grants - before[k].unpredicted_grants)
+            };
             let settled = (0..2).all(|k| after[k].pending.iter().all(|p| p.item != item));
-            if server_winner.is_some() && named(0) == server_winner && named(1) == server_winner && settled {
-                agreed += 1;
-            }
+            let agreed = winner.is_some_and(|w| {
+                (0..2).all(|k| named(k) == server_winner && holds_as_server(k) && took(k) == u64::from(k == w))
+            });
+            agreed_trials += usize::from(agreed && settled);
             contested_undone += (0..2).map(|k| after[k].undone - before[k].undone).sum::<u64>();
         } else {
             uncontested += 1;
@@ -191,7 +228,7 @@ pub fn pickups(settings: LabSettings, map_name: &str) -> Result<PickupsReport, L
         pickup_agreement: uncontested_stats.1 as f64 / uncontested_stats.0.max(1) as f64,
         predicted: uncontested_stats.0,
         granted: uncontested_stats.1,
-        contested_agreement: agreed as f64 / contested.max(1) as f64,
+        contested_agreement: agreed_trials as f64 / contested.max(1) as f64,
         pickups_undone: contested_undone,
         undo_ms: if undo.is_empty() { 0.0 } else { percentile(&undo, 0.95) },
         undo_ms_max: undo.last().copied().unwrap_or(0.0),

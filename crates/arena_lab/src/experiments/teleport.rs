@@ -26,7 +26,9 @@ pub struct TeleportReport {
     pub map: String,
     pub pad_launches: usize,
     pub teleports: usize,
-    /// The jumper's mispredictions over the run.
+    /// The jumper's mispredictions over the run: the prediction's own count
+    /// (pads among them), and each teleport its client did not predict at
+    /// the server's very tick.
     pub mispredictions: u64,
     /// Watcher frames that drew the teleporting body more than 1 m from
     /// both the path into the entry and the path out of the destination.
@@ -114,6 +116,7 @@ pub fn teleport(settings: LabSettings, map_name: Option<&str>) -> Result<Telepor
     let mut tested: Vec<(f64, Vec3, u8)> = Vec::new();
     let mut teleports: Vec<Use> = Vec::new();
     let mut pad_launches = 0;
+    let mut teleport_misses = 0usize;
     let mut last_shot_tick = 0u32;
     let jumper_id = lab.id_of("Jumper");
     let frames = frames_for(settings.seconds);
@@ -132,6 +135,7 @@ pub fn teleport(settings: LabSettings, map_name: Option<&str>) -> Result<Telepor
         // on until the body is down again.
         let mut life = None;
         let mut used = false;
+        let mut predicted_at: Option<u32> = None;
         for k in 0..frames_for(5.0) {
             let Some(before) = lab.sim("Jumper") else { break };
             let ready = k >= frames_for(0.5 + f64::from(settings.fake_latency_ms) / 500.0);
@@ -149,6 +153,13 @@ pub fn teleport(settings: LabSettings, map_name: Option<&str>) -> Result<Telepor
             }
             record_shots(&lab, jumper_id, &mut last_shot_tick, &mut tested);
             let life_now = *life.get_or_insert(before.spawn_count);
+            // The tick the jumper's client predicted the teleport at (its
+            // first predicted state in the next life).
+            if predicted_at.is_none() {
+                let next = life_now.wrapping_add(1);
+                let states = &lab.clients[jumper].world().resource::<Prediction>().states;
+                predicted_at = states.iter().find(|(_, s)| s.spawn_count == next && s.alive).map(|(t, _)| *t);
+            }
             if !used && is_teleporter && now.spawn_count != life_now && now.alive {
                 teleports.push(Use { tick, frame, lives: (life_now, now.spawn_count) });
                 used = true;
@@ -160,6 +171,13 @@ pub fn teleport(settings: LabSettings, map_name: Option<&str>) -> Result<Telepor
             if used && now.on_ground && k > frames_for(1.0) {
                 break;
             }
+        }
+        // A teleport the prediction did not foresee at its very tick is a
+        // misprediction (the spawn counter's change keeps it out of the
+        // prediction's own count).
+        if is_teleporter && used {
+            let server_tick = teleports.last().map(|t| t.tick);
+            teleport_misses += usize::from(predicted_at != server_tick);
         }
         // A while longer, watched: the watcher draws the way out later.
         for _ in 0..frames_for(1.0) {
@@ -178,7 +196,8 @@ pub fn teleport(settings: LabSettings, map_name: Option<&str>) -> Result<Telepor
             record_shots(&lab, jumper_id, &mut last_shot_tick, &mut tested);
         }
     }
-    let mispredictions = lab.clients[jumper].world().resource::<Prediction>().mispredictions - start_mispredictions;
+    let mispredictions = lab.clients[jumper].world().resource::<Prediction>().mispredictions - start_mispredictions
+        + teleport_misses as u64;
     // Around each teleport: the path in (the server's positions before it)
     // and the path out (from it on), and what was drawn and tested then.
     let tick_s = 1.0 / f64::from(settings.tick);

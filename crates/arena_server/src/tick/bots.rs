@@ -86,6 +86,9 @@ pub(crate) struct BotBrain {
     /// Where it was a second ago, to notice being stuck.
     checkpoint: Vec3,
     checkpoint_tick: u32,
+    /// Its spawn counter last tick: a change is a teleport (or a respawn),
+    /// after which the route goes on from the spot it came out at.
+    life: u8,
 }
 
 impl BotBrain {
@@ -110,6 +113,7 @@ impl BotBrain {
             next_strafe_tick: 0,
             checkpoint: Vec3::ZERO,
             checkpoint_tick: 0,
+            life: 0,
         }
     }
 
@@ -286,6 +290,21 @@ fn decide(
         } else {
             0.0
         };
+        // No strafing or backing off an edge (Yard's slabs end in the void):
+        // the other way, or stand.
+        let view_yaw = brain.yaw;
+        let ground_that_way = |forward: f32, right: f32| {
+            let (sin, cos) = view_yaw.sin_cos();
+            let dir = Vec3::new(-sin, 0.0, -cos) * forward + Vec3::new(cos, 0.0, -sin) * right;
+            ground_ahead(world, me.pos, dir)
+        };
+        if !ground_that_way(0.0, cmd.right) {
+            brain.strafe = -brain.strafe;
+            cmd.right = if ground_that_way(0.0, brain.strafe) { brain.strafe } else { 0.0 };
+        }
+        if cmd.forward != 0.0 && !ground_that_way(cmd.forward, 0.0) {
+            cmd.forward = 0.0;
+        }
         if brain.rng.next_f32() < 0.01 {
             cmd.buttons.set(Buttons::JUMP, true);
         }
@@ -305,11 +324,32 @@ fn decide(
             brain.path =
                 item_route(nav, me, items, &mut brain.rng).unwrap_or_else(|| new_route(nav, me.pos, &mut brain.rng));
         }
-        // The spot reached, or a later one (a teleporter's destination, a
-        // pad's landing): the route goes on from there.
-        let near = |w: &Vec3| flat_distance(*w, me.pos) < WAYPOINT_REACHED_M && (w.y - me.pos.y).abs() < 2.5;
-        if let Some(reached) = brain.path.iter().take(ROUTE_LOOKAHEAD).rposition(near) {
-            brain.path.drain(..=reached);
+        let near =
+            |w: &Vec3| flat_distance(*w, me.pos) < WAYPOINT_REACHED_M && (w.y - me.pos.y).abs() < WAYPOINT_REACHED_UP_M;
+        if me.spawn_count != brain.life {
+            // Through a teleporter: the route goes on from its destination
+            // (a later spot, reached at once).
+            if let Some(reached) = brain.path.iter().take(ROUTE_LOOKAHEAD).rposition(near) {
+                brain.path.drain(..=reached);
+            }
+        }
+        if !me.on_ground {
+            // Thrown by a pad: its spot is behind, the landing ahead.
+            let on_pad = |w: &Vec3| world.map().jump_pad_at(*w, arena_sim::player::STAND_HEIGHT_M).is_some();
+            while brain.path.first().is_some_and(on_pad) {
+                brain.path.remove(0);
+            }
+        }
+        // A pad's or a teleporter's spot is reached by the trigger taking
+        // hold (handled above), not by coming near it: the next spot is
+        // across the void.
+        let trigger = |w: &Vec3| {
+            let map = world.map();
+            let height = arena_sim::player::STAND_HEIGHT_M;
+            map.jump_pad_at(*w, height).is_some() || map.teleporter_at(*w, height).is_some()
+        };
+        while brain.path.first().is_some_and(|w| near(w) && !trigger(w)) {
+            brain.path.remove(0);
         }
         match brain.path.first() {
             Some(waypoint) => {
@@ -328,6 +368,28 @@ fn decide(
         cmd.buttons.set(Buttons::ROCKET, me.weapon == Weapon::Rocket);
         if me.ammo < MAGAZINE / 3 && me.reload_s == 0.0 {
             cmd.buttons.set(Buttons::RELOAD, true);
+        }
+    }
+
+    brain.life = me.spawn_count;
+    // Never on into the void: no step where the floor ends ahead (along
+    // the way it wants to go, or the way it is already sliding), whatever
+    // it was doing; it turns on the spot instead (a drop the bots' routes
+    // take is within `EDGE_DROP_M`).
+    if me.on_ground {
+        let (sin, cos) = brain.yaw.sin_cos();
+        let wish = Vec3::new(-sin, 0.0, -cos) * cmd.forward + Vec3::new(cos, 0.0, -sin) * cmd.right;
+        let sliding = Vec3::new(me.vel.x, 0.0, me.vel.z) * SLIDE_LOOKAHEAD_S;
+        if !ground_ahead(world, me.pos, wish) || !ground_ahead(world, me.pos + sliding, sliding) {
+            cmd.forward = 0.0;
+            cmd.right = 0.0;
+        }
+        // Nor a jump that comes down over nothing (a jump at a run covers
+        // about 5 m): along the way it goes, floor all the way.
+        let going = Vec3::new(me.vel.x, 0.0, me.vel.z) + wish;
+        let lands = (1..=JUMP_PROBES).all(|k| ground_at(world, me.pos, going, EDGE_PROBE_M + k as f32));
+        if cmd.held(Buttons::JUMP) && going.length() > 0.1 && !lands {
+            cmd.buttons.set(Buttons::JUMP, false);
         }
     }
 
@@ -354,6 +416,30 @@ fn decide(
     cmd
 }
 
+/// How far ahead a bot feels for the floor before stepping, metres.
+const EDGE_PROBE_M: f32 = 1.5;
+/// Points (a metre apart, past `EDGE_PROBE_M`) a bot feels for the floor
+/// along a jump's way before it jumps.
+const JUMP_PROBES: usize = 4;
+/// How far ahead of its slide a bot looks for the floor, seconds of it.
+const SLIDE_LOOKAHEAD_S: f32 = 0.15;
+/// How far down the floor ahead may be and still be stepped onto, metres
+/// (a ledge the bot may drop down).
+const EDGE_DROP_M: f32 = 4.0;
+
+/// Whether there is floor `EDGE_PROBE_M` from `feet` along `dir` (none
+/// asked: yes).
+fn ground_ahead(world: &SimWorld, feet: Vec3, dir: Vec3) -> bool {
+    ground_at(world, feet, dir, EDGE_PROBE_M)
+}
+
+/// Whether there is floor `distance_m` from `feet` along `dir` (none asked: yes).
+fn ground_at(world: &SimWorld, feet: Vec3, dir: Vec3, distance_m: f32) -> bool {
+    let Some(dir) = dir.try_normalize() else { return true };
+    let probe = feet + dir * distance_m + Vec3::Y * 0.5;
+    world.cast_ray(probe, Vec3::NEG_Y, EDGE_DROP_M + 0.5).is_some()
+}
+
 fn flat_distance(a: Vec3, b: Vec3) -> f32 {
     Vec2::new(a.x - b.x, a.z - b.z).length()
 }
@@ -364,8 +450,10 @@ fn angle_between(yaw_a: f32, pitch_a: f32, yaw_b: f32, pitch_b: f32) -> f32 {
     a.dot(b).clamp(-1.0, 1.0).acos()
 }
 
-/// Waypoints ahead a bot looks for one it has already reached.
+/// Waypoints ahead a bot looks for one it is at, after a teleport.
 const ROUTE_LOOKAHEAD: usize = 6;
+/// How far above or below a waypoint a bot may be and have reached it, metres.
+const WAYPOINT_REACHED_UP_M: f32 = 2.5;
 /// Below this health a bot goes for health.
 const HURT_HEALTH: u8 = 60;
 /// Longest route a bot takes to an item, spots.

@@ -10,22 +10,33 @@ use arena_sim::items::grab;
 use arena_sim::{ItemSlot, Taken};
 use bevy::prelude::*;
 
+use super::match_flow::MatchState;
 use crate::vocabulary::{Items, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
+/// Most items a server keeps (the map check's cap; a snapshot lists no more).
+const MAX_ITEMS: usize = arena_sim::map_check::MAX_ITEMS;
+
 /// Items back on their timers, then this tick's pickups.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn take_items(
     world: Res<SimWorld>,
     tick: Res<ServerTick>,
     rate: Res<TickRate>,
+    match_state: Res<MatchState>,
     mut items: ResMut<Items>,
     roster: Res<Roster>,
     mut players: Query<(&ServerPlayer, &mut Sim)>,
+    // The world and the match the items are of.
+    mut of: Local<Option<(usize, u32)>>,
 ) {
     let map = world.map();
-    let wanted = if items.on { map.items.len() } else { 0 };
-    if items.slots.len() != wanted {
-        // A new map (or items switched): every item there.
+    let wanted = if items.on { map.items.len().min(MAX_ITEMS) } else { 0 };
+    let now_of = (std::sync::Arc::as_ptr(&world.0) as usize, match_state.number);
+    if items.slots.len() != wanted || *of != Some(now_of) {
+        // A new map or a new match (Quake 3 puts every item back at a
+        // restart): every item there.
         items.slots = vec![ItemSlot::default(); wanted];
+        *of = Some(now_of);
     }
     for (slot, def) in items.slots.iter_mut().zip(&map.items) {
         slot.respawn_by(def.kind, tick.0, **rate);

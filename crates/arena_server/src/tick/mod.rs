@@ -8,8 +8,6 @@
 //! # Modules, bottom up (each imports only those above it in this list)
 //!
 //! - `intake`: decoding and checking commands into each player's buffer.
-//! - `items`: the map's items on their timers; who takes each (the first
-//!   command to touch it in server ticks).
 //! - `life`: the one place a player dies and the one place one respawns.
 //! - `range`: the shooting range's targets moved along their lanes; each
 //!   shooter's tally and misses.
@@ -20,6 +18,8 @@
 //! - `rockets`: rockets launched (the catch-up), flown, and their splash.
 //! - `kill_cam`: everyone's last seconds, and each victim's kill-cam.
 //! - `match_flow`: frags, the match clock and phases, the scoreboard.
+//! - `items`: the map's items on their timers (all back at a new map or
+//!   match); who takes each (the first command to touch it in server ticks).
 //! - `sides`: who plays (for which team) and who watches; choices, the
 //!   balance of teams, the duel's queue.
 //! - `chat`: chat lines cleaned, rate-limited, passed on and logged; a

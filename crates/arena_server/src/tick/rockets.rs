@@ -51,6 +51,9 @@ pub struct Flying {
     pub flown_s: f32,
     /// How far it flies before a wall, metres.
     pub wall_m: f32,
+    /// Fired with the quad damage: its splash does three times the damage
+    /// (Quake 3 decides at the launch, as here).
+    pub quad: bool,
 }
 
 /// The rockets in flight.
@@ -69,6 +72,8 @@ pub(crate) struct Blast {
     others: Vec<(PlayerId, Hitbox)>,
     /// The server time of those players, ticks.
     met_tick: f64,
+    /// Fired with the quad damage.
+    quad: bool,
 }
 
 #[derive(Resource, Debug, Default)]
@@ -189,7 +194,15 @@ pub(crate) fn fly_rockets(
         if let Some((distance_m, direct)) = met {
             let others = present.iter().filter(|(id, _)| *id != flying.owner).copied().collect();
             let met_tick = f64::from(tick.0);
-            blasts.0.push(Blast { owner: flying.owner, launch: flying.launch, distance_m, direct, others, met_tick });
+            blasts.0.push(Blast {
+                owner: flying.owner,
+                launch: flying.launch,
+                distance_m,
+                direct,
+                others,
+                met_tick,
+                quad: flying.quad,
+            });
             return false;
         }
         if Launch::spent(to_s) {
@@ -212,12 +225,14 @@ pub(crate) fn launch_rockets(
     mut blasts: ResMut<Blasts>,
     mut log: ResMut<RocketLog>,
     (mut server, round_trips): (ResMut<RenetServer>, Res<crate::vocabulary::RoundTrips>),
-    shooters: Query<(&ServerPlayer, &ClientPrefs, &CommandBuffer)>,
+    shooters: Query<(&ServerPlayer, &ClientPrefs, &CommandBuffer, Option<&Sim>)>,
     mut stats: ResMut<CombatStats>,
 ) {
     let dt = rate.dt_s();
     for (shot, at_s) in pending.0.drain(..) {
-        let Some((shooter, prefs, buffer)) = shooters.iter().find(|(p, ..)| p.id == shot.shooter) else { continue };
+        let Some((shooter, prefs, buffer, sim)) = shooters.iter().find(|(p, ..)| p.id == shot.shooter) else {
+            continue;
+        };
         if rockets.0.len() >= MAX_ROCKETS {
             stats.rockets_dropped += 1;
             continue;
@@ -255,6 +270,7 @@ pub(crate) fn launch_rockets(
             head_start_s: catch.head_start_s,
             flown_s: 0.0,
             wall_m: launch.wall_distance(&world),
+            quad: sim.is_some_and(|s| s.quad_s > 0.0),
         };
         let catch_up_ms = (catch.head_start_s * 1000.0).round() as u16;
         broadcast(
@@ -288,7 +304,8 @@ pub(crate) fn launch_rockets(
             flying.flown_s = to_s.max(flying.flown_s);
             if let Some((distance_m, direct)) = met {
                 let met_tick = f64::from(tick.0) - behind_ticks;
-                ended = Some(Blast { owner: shot.shooter, launch, distance_m, direct, others, met_tick });
+                let quad = flying.quad;
+                ended = Some(Blast { owner: shot.shooter, launch, distance_m, direct, others, met_tick, quad });
                 break;
             }
         }
@@ -321,8 +338,8 @@ pub(crate) fn splash_blasts(
 ) {
     let dt = rate.dt_s();
     for blast in blasts.0.drain(..) {
-        // The quad multiplies the owner's splash on others (as it is now).
-        let quad = players.iter().find(|(_, p, _)| p.id == blast.owner).is_some_and(|(_, _, s)| s.quad_s > 0.0);
+        // The quad (at the launch) multiplies the splash on others.
+        let quad = blast.quad;
         let point = blast.launch.blast_point(blast.distance_m);
         let own_tick = blast.launch.tick_reaching(blast.distance_m, dt);
         stats.rocket_blasts += 1;
