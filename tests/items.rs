@@ -5,7 +5,7 @@
 //! comes back on its timer (and a server without items lists none); a jump
 //! pad's launch and a teleport are predicted without a miss, no watcher
 //! draws a teleporting body between the two ends, and no shot is tested
-//! against it there.
+//! against it there; bots take items and use the pads and teleporters.
 
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -84,6 +84,20 @@ fn an_item_comes_back_on_its_timer_and_a_server_without_items_lists_none() {
         bare.update();
     }
     assert!(bare.world().resource::<Items>().slots.is_empty(), "--no-items: none listed");
+}
+
+#[test]
+fn bots_take_items_and_use_jump_pads_and_teleporters() {
+    // Six bots on Yard for two minutes of server time, the server alone.
+    let hz = 64;
+    let config = ServerConfig { items: true, map: "Yard".into(), bots: 6, bot_seed: Some(11), ..loopback_config(hz) };
+    let (mut server, _) = server_app_with_frame(&config, tick(hz));
+    for _ in 0..120 * hz {
+        server.update();
+    }
+    let stats = server.world().resource::<arena_server::CombatStats>();
+    eprintln!("{} pickups, {} pad launches, {} teleports", stats.pickups, stats.pad_launches, stats.teleports);
+    assert!(stats.pickups > 0 && stats.pad_launches > 0 && stats.teleports > 0, "{stats:?}");
 }
 
 #[test]

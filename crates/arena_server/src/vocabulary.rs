@@ -561,6 +561,10 @@ pub struct CombatStats {
     pub catch_ups_capped: u64,
     /// Rockets not launched because too many were in flight.
     pub rockets_dropped: u64,
+    /// Jump pads' launches, teleports and items taken (everyone's, bots' too).
+    pub pad_launches: u64,
+    pub teleports: u64,
+    pub pickups: u64,
 }
 
 /// Counters of what the server had to reject or repair, for logs and tests.

@@ -11,7 +11,7 @@ use arena_sim::{ItemSlot, Taken};
 use bevy::prelude::*;
 
 use super::match_flow::MatchState;
-use crate::vocabulary::{Items, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
+use crate::vocabulary::{CombatStats, Items, Roster, ServerPlayer, ServerTick, Sim, SimWorld, TickRate};
 
 /// Most items a server keeps (the map check's cap; a snapshot lists no more).
 const MAX_ITEMS: usize = arena_sim::map_check::MAX_ITEMS;
@@ -26,6 +26,7 @@ pub(crate) fn take_items(
     mut items: ResMut<Items>,
     roster: Res<Roster>,
     mut players: Query<(&ServerPlayer, &mut Sim)>,
+    mut stats: ResMut<CombatStats>,
     // The world and the match the items are of.
     mut of: Local<Option<(usize, u32)>>,
 ) {
@@ -60,6 +61,7 @@ pub(crate) fn take_items(
         let kind = map.items[i].kind;
         grab(kind, &mut sim.0);
         items.slots[i].taken = Some(Taken { tick: tick.0, by: id });
+        stats.pickups += 1;
         info!("{} took the {}", roster.label(id), kind.name());
     }
 }

@@ -82,6 +82,8 @@ pub(crate) fn run_commands(
             let at = (player.id, entity);
             land(&world, point, &mut sim.0, at, (*tick, *rate), range.is_some(), &mut frags, &mut commands);
         }
+        combat.pad_launches += u64::from(events.movement.launched);
+        combat.teleports += u64::from(events.movement.teleported);
         match events.weapon.ignored {
             Some(Ignored::Dead) => combat.fire_while_dead += 1,
             Some(Ignored::FullMagazine) => combat.reload_when_full += 1,
