@@ -63,6 +63,9 @@ pub struct LocalInput {
     /// The life (the server's spawn count) the view last followed: none
     /// before the first snapshot with our player.
     pub view_life: Option<u8>,
+    /// The life a teleport the prediction made began (the view turned for
+    /// it then, not again when the server's word comes).
+    pub predicted_teleport: Option<u8>,
     /// Whether a snapshot has shown our player dead, or the match its
     /// results, since: the next life is a respawn at a spawn point, whose
     /// view is turned to that point's way.
@@ -292,17 +295,16 @@ fn turn_to_spawn(
     if input.view_life == Some(state.spawn_count) {
         return;
     }
-    // A snapshot from before a life the prediction already took (a
-    // teleport it predicted): the view is already the new life's.
-    if input.view_life.is_some_and(|seen| (state.spawn_count.wrapping_sub(seen) as i8) < 0) {
-        return;
-    }
+
     match input.view_life {
         None => (input.yaw, input.pitch) = (state.yaw, state.pitch),
         Some(_) if input.turn_at_next_life => {
             input.yaw = spawn_yaw(spawns, state.pos).unwrap_or(state.yaw);
             input.pitch = 0.0;
         }
+        // A teleport the prediction already turned the view for: as it is
+        // (the mouse has moved it on since).
+        Some(_) if input.predicted_teleport == Some(state.spawn_count) => {}
         Some(_) => {
             if let Some(t) = teleporters.iter().find(|t| t.dest.distance(state.pos) <= SPAWN_FOUND_WITHIN_M) {
                 input.yaw = t.yaw();

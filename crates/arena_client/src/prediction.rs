@@ -172,7 +172,10 @@ impl Mover<'_> {
         }
         let map = self.world.map();
         let there = |i: usize| self.item_there(i, cmd.tick) && !takes.iter().any(|(_, j)| *j == i);
-        if let Some(i) = map.item_touched(&next, there) {
+        // Killed by its own splash this tick: the server takes it out of the
+        // world before any pickup.
+        let dying = next.health == 0;
+        if let Some(i) = map.item_touched(&next, there).filter(|_| !dying) {
             arena_sim::items::grab(map.items[i].kind, &mut next);
             takes.push((cmd.tick, i));
             events.picked = Some(i);
@@ -447,13 +450,13 @@ pub(crate) fn predict_tick(
     };
     if let Some(events) = prediction.predict(&cmd, settings.prediction, &mover) {
         // Through a teleporter: the view turns the way it sends players at
-        // once (the next command carries it, as the server will expect), and
-        // the new life is seen (the snapshot's turn leaves it be).
+        // once (the next command carries it, as the server will expect); the
+        // snapshot that shows the new life leaves it be.
         if events.movement.teleported
             && let Some(state) = prediction.current
         {
             input.yaw = state.yaw;
-            input.view_life = Some(state.spawn_count);
+            input.predicted_teleport = Some(state.spawn_count);
         }
         effects.write(PredictedEvents { tick: cmd.tick, events });
     }

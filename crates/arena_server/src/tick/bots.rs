@@ -334,9 +334,13 @@ fn decide(
             }
         }
         if !me.on_ground {
-            // Thrown by a pad: its spot is behind, the landing ahead.
-            let on_pad = |w: &Vec3| world.map().jump_pad_at(*w, arena_sim::player::STAND_HEIGHT_M).is_some();
-            while brain.path.first().is_some_and(on_pad) {
+            // Thrown by the pad its route took: that spot is behind, the
+            // landing ahead (a jump or a kick elsewhere keeps the route).
+            let thrown_by = |w: &Vec3| {
+                world.map().jump_pad_at(*w, arena_sim::player::STAND_HEIGHT_M).is_some()
+                    && flat_distance(*w, me.pos) < THROWN_WITHIN_M
+            };
+            while brain.path.first().is_some_and(thrown_by) {
                 brain.path.remove(0);
             }
         }
@@ -372,6 +376,9 @@ fn decide(
     }
 
     brain.life = me.spawn_count;
+    // What it meant to do, before the edge's veto: a bot that wants to
+    // move and cannot is stuck (and takes another route).
+    let wants_to_move = cmd.forward != 0.0 || cmd.right != 0.0;
     // Never on into the void: no step where the floor ends ahead (along
     // the way it wants to go, or the way it is already sliding), whatever
     // it was doing; it turns on the spot instead (a drop the bots' routes
@@ -396,8 +403,11 @@ fn decide(
     // Stuck (walking into something for a second): jump, then take another route.
     if arena_sim::tick_diff(tick, brain.checkpoint_tick) >= tick_hz as i32 {
         let moved = flat_distance(brain.checkpoint, me.pos);
-        if moved < 0.5 && cmd.forward != 0.0 {
-            cmd.buttons.set(Buttons::JUMP, true);
+        if moved < 0.5 && wants_to_move {
+            // Over what it walks into; not where the floor ends (the edge's
+            // veto stopped it: another route is the way).
+            let vetoed = cmd.forward == 0.0 && cmd.right == 0.0;
+            cmd.buttons.set(Buttons::JUMP, !vetoed);
             brain.path.clear();
         }
         brain.checkpoint = me.pos;
@@ -418,6 +428,8 @@ fn decide(
 
 /// How far ahead a bot feels for the floor before stepping, metres.
 const EDGE_PROBE_M: f32 = 1.5;
+/// How far from a pad's spot a bot in the air has been thrown by that pad, metres.
+const THROWN_WITHIN_M: f32 = 4.0;
 /// Points (a metre apart, past `EDGE_PROBE_M`) a bot feels for the floor
 /// along a jump's way before it jumps.
 const JUMP_PROBES: usize = 4;

@@ -27,13 +27,14 @@ pub(crate) fn take_items(
     roster: Res<Roster>,
     mut players: Query<(&ServerPlayer, &mut Sim)>,
     mut stats: ResMut<CombatStats>,
-    // The world and the match the items are of.
-    mut of: Local<Option<(usize, u32)>>,
+    // The map and the match the items are of.
+    mut of: Local<Option<(String, u32)>>,
 ) {
     let map = world.map();
     let wanted = if items.on { map.items.len().min(MAX_ITEMS) } else { 0 };
-    let now_of = (std::sync::Arc::as_ptr(&world.0) as usize, match_state.number);
-    if items.slots.len() != wanted || *of != Some(now_of) {
+    // A map change starts a new match: the match's number says it.
+    let now_of = (map.name.clone(), match_state.number);
+    if items.slots.len() != wanted || of.as_ref() != Some(&now_of) {
         // A new map or a new match (Quake 3 puts every item back at a
         // restart): every item there.
         items.slots = vec![ItemSlot::default(); wanted];
