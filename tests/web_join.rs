@@ -220,7 +220,15 @@ fn hostile_browsers(endpoint: SocketAddr, cert: [u8; 32], stop: std::sync::Arc<s
         // web server between waves.
         let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
         let mut held = Vec::new();
+        let mut wave_number = 0u32;
         while !stop.load(Ordering::Relaxed) {
+            // Garbage datagrams again each wave: the first ones may come
+            // before the server has taken the session in (a busy machine).
+            for i in 0..100u32 {
+                let i = i + 100 * wave_number;
+                let _ = garbage.send_datagram((0..(1 + i % 900)).map(|j| (i ^ j) as u8).collect::<Vec<u8>>());
+            }
+            wave_number += 1;
             let mut wave = tokio::task::JoinSet::new();
             for _ in 0..100 {
                 let (client, url) = (client.clone(), url.clone());
