@@ -104,7 +104,17 @@ fn run_rcon(args: &cli::RconArgs) -> ExitCode {
         Err(e) => return fail(&e.to_string()),
     };
     let wait = std::time::Duration::from_millis(args.wait_ms);
-    match arena_client::remote_console::run(addr, &password, &args.command.join(" "), wait) {
+    // One argument is a console line as typed (`arena rcon ADDR "map dm1;
+    // restart"`); several are words, each quoted as it needs, so that
+    // `kick '#0;sv_password 1'` kicks that name and runs nothing else.
+    let line = match args.command.as_slice() {
+        [line] => line.clone(),
+        words => match arena_protocol::console::join_words(words) {
+            Ok(line) => line,
+            Err(e) => return fail(&format!("rcon: {e}")),
+        },
+    };
+    match arena_client::remote_console::run(addr, &password, &line, wait) {
         Ok(answer) => {
             println!("{answer}");
             ExitCode::SUCCESS

@@ -56,6 +56,39 @@ fn arena_rcon(game: &mut LoopbackGame, password: &str, command: &str) -> (bool, 
     )
 }
 
+/// `arena rcon ADDR WORDS...` with `password`, run while the game steps,
+/// `each_frame` called before each step; its status, stdout and stderr.
+fn arena_rcon_words(
+    game: &mut LoopbackGame,
+    password: &str,
+    words: &[&str],
+    mut each_frame: impl FnMut(&LoopbackGame),
+) -> (bool, String, String) {
+    let addr = server_addr(game);
+    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_arena"))
+        .args(["rcon", &addr.to_string(), "--wait-ms", "2000"])
+        .args(words)
+        .env("ARENA_RCON_PASSWORD", password)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("arena runs");
+    for _ in 0..test_frames(10.0) {
+        each_frame(game);
+        game.step(1);
+        std::thread::sleep(test_frame());
+        if child.try_wait().expect("waits").is_some() {
+            break;
+        }
+    }
+    let out = child.wait_with_output().expect("arena ends");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Sends `datagram` and steps the game until an answer comes (or a while
 /// has passed); every datagram that came.
 fn exchange(game: &mut LoopbackGame, socket: &UdpSocket, datagram: &[u8]) -> Vec<Vec<u8>> {
@@ -194,7 +227,8 @@ fn a_range_refuses_matches_and_bots_from_the_console() {
     let mut game =
         LoopbackGame::start(&config, &NetcodeSettings::default(), 41, &["Ada"], test_frame()).expect("joined");
     let players = game.server.world().resource::<arena_server::Roster>().players.len();
-    let (ok, out, _) = arena_rcon(&mut game, PASSWORD, "map foundry; bot_quota 0");
+    // One argument is a console line as typed: two commands.
+    let (ok, out, _) = arena_rcon_words(&mut game, PASSWORD, &["map foundry; bot_quota 0"], |_| {});
     assert!(ok);
     assert!(out.contains("a shooting range plays no matches"), "{out}");
     game.step(test_frames(0.5));
@@ -202,4 +236,112 @@ fn a_range_refuses_matches_and_bots_from_the_console() {
     let (_, out, _) = arena_rcon(&mut game, PASSWORD, "bot_quota 0");
     assert!(out.contains("a shooting range has targets, not bots"), "{out}");
     assert!(game.server.world().resource::<arena_server::MatchState>().phase == arena_protocol::MatchPhase::Playing);
+}
+
+/// Issue 60's finding 1, with the real binary: 9-byte garbage from the
+/// administrator's own address 8 times a second, then well-formed
+/// challenge requests at 400 a second from 200 other addresses. Before the
+/// fix `arena rcon status` succeeded 2 and 1 times of 5; now 5 of 5 under
+/// each, and the flood is counted (the garbage as malformed).
+#[test]
+fn rcon_status_gets_through_floods_of_garbage_and_of_strangers() {
+    let config =
+        ServerConfig { rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")), ..loopback_config(64) };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 40, &["Ada"], test_frame()).expect("joined");
+    game.step(test_frames(0.5));
+    let addr = server_addr(&game);
+    let garbage = [0xFF, 0xFF, 0xFF, 0xFF, b'r', b'c', b'o', b'n', 7];
+    let own = UdpSocket::bind("127.0.0.1:0").expect("a socket");
+    let before = counters(&game);
+    let mut frame = 0u64;
+    let mut garbage_frame = |_: &LoopbackGame| {
+        frame += 1;
+        // 8 a second at 128 frames a second.
+        if frame.is_multiple_of(16) {
+            let _ = own.send_to(&garbage, addr);
+        }
+    };
+    for _ in 0..5 {
+        // A second of the flood before each call, and the flood through it.
+        for _ in 0..test_frames(1.0) {
+            garbage_frame(&game);
+            game.step(1);
+        }
+        let (ok, out, err) = arena_rcon_words(&mut game, PASSWORD, &["status"], &mut garbage_frame);
+        assert!(ok && out.contains("Ada"), "status under garbage failed: {err}");
+    }
+    let after = counters(&game);
+    assert!(after.malformed - before.malformed >= 30, "the garbage never came: {after:?}");
+    assert_eq!(after.commands_accepted - before.commands_accepted, 5);
+
+    // (Two seconds on: the administrator's own address's rate limit refills.)
+    game.step(test_frames(2.0));
+    // 200 other addresses of the loopback network (Linux answers all of
+    // 127/8), asking for challenges in turn: 400 a second is 3 or 4 a frame.
+    let strangers: Vec<UdpSocket> =
+        (2..202u32).filter_map(|i| UdpSocket::bind((std::net::Ipv4Addr::from(0x7F00_0000 | i), 0)).ok()).collect();
+    assert_eq!(strangers.len(), 200, "the loopback addresses could not be bound");
+    for s in &strangers {
+        s.set_nonblocking(true).expect("nonblocking");
+    }
+    let request = Packet::ChallengeRequest.encode();
+    let before = counters(&game);
+    let mut sent = 0usize;
+    let mut frame = 0usize;
+    let mut stranger_frame = |_: &LoopbackGame| {
+        frame += 1;
+        while sent < frame * 400 / 128 {
+            let _ = strangers[sent % strangers.len()].send_to(&request, addr);
+            sent += 1;
+        }
+    };
+    for _ in 0..5 {
+        for _ in 0..test_frames(1.0) {
+            stranger_frame(&game);
+            game.step(1);
+        }
+        let (ok, out, err) = arena_rcon_words(&mut game, PASSWORD, &["status"], &mut stranger_frame);
+        assert!(ok && out.contains("Ada"), "status under the strangers' flood failed: {err}");
+    }
+    let after = counters(&game);
+    assert!(
+        after.challenges_issued - before.challenges_issued >= 1500,
+        "the strangers' flood never came ({sent} sent): {after:?}"
+    );
+    assert_eq!(after.commands_accepted - before.commands_accepted, 5);
+}
+
+/// Issue 60's finding 2, with the real binary: a player who calls itself
+/// `#0;sv_password 1` joins as `0sv_password 1`, and the administrator's
+/// natural `arena rcon ADDR kick '#0;sv_password 1'` kicks nobody and sets
+/// no password (before the fix it kicked player #0 and set the password to
+/// `1`); the name as `status` lists it kicks that player.
+#[test]
+fn a_name_never_runs_console_commands() {
+    let config =
+        ServerConfig { rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")), ..loopback_config(64) };
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 42, &["Ada", "#0;sv_password 1"], test_frame())
+            .expect("joined");
+    game.step(test_frames(0.5));
+    let names = |game: &LoopbackGame| -> Vec<String> {
+        game.server.world().resource::<arena_server::Roster>().players.values().map(|e| e.name.clone()).collect()
+    };
+    assert!(names(&game).contains(&"0sv_password 1".to_string()), "{:?}", names(&game));
+    let (ok, out, err) = arena_rcon_words(&mut game, PASSWORD, &["status"], |_| {});
+    assert!(ok && out.contains("0sv_password 1") && !out.contains("#0;"), "{out}{err}");
+
+    let (_, out, _) = arena_rcon_words(&mut game, PASSWORD, &["kick", "#0;sv_password 1"], |_| {});
+    assert!(!out.contains("kicked"), "{out}");
+    game.step(test_frames(0.5));
+    assert_eq!(names(&game).len(), 2, "someone was kicked: {:?}", names(&game));
+    assert!(!game.server.world().resource::<ServerTransport>().has_password(), "the name set a password");
+    let (_, out, _) = arena_rcon_words(&mut game, PASSWORD, &["sv_password"], |_| {});
+    assert!(out.contains("(none)"), "{out}");
+
+    let (ok, out, err) = arena_rcon_words(&mut game, PASSWORD, &["kick", "0sv_password 1"], |_| {});
+    assert!(ok && out.contains("was kicked"), "{out}{err}");
+    game.step(test_frames(1.0));
+    assert_eq!(names(&game), ["Ada"]);
 }

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use arena_protocol::map_transfer::{MapDownload, MapId};
+use arena_protocol::names::clean_name;
 use arena_protocol::{ToClient, ToServer};
 use arena_sim::{ArenaWorld, MapDef};
 use bevy::ecs::system::SystemParam;
@@ -75,7 +76,7 @@ impl MapCache {
         let mut maps: Vec<(std::time::SystemTime, PathBuf)> = entries
             .filter_map(Result::ok)
             .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+            .filter(|p| is_cached_map(p))
             .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
             .collect();
         if maps.len() <= keep {
@@ -98,10 +99,21 @@ impl MapCache {
             .and_then(|()| std::fs::write(&partial, text))
             .and_then(|()| std::fs::rename(&partial, &path));
         match written {
-            Ok(()) => info!("the map {} is kept in {}", id.name, path.display()),
-            Err(e) => warn!("the map {} could not be kept in {}: {e}", id.name, path.display()),
+            Ok(()) => info!("the map {} is kept in {}", clean_name(&id.name), path.display()),
+            Err(e) => warn!("the map {} could not be kept in {}: {e}", clean_name(&id.name), path.display()),
         }
     }
+}
+
+/// Whether `path` is one of the cache's own files (`<64 hex digits>.ron`, as
+/// [`MapCache::path`] names them): the trim never touches anything else a
+/// player keeps in that folder.
+fn is_cached_map(path: &std::path::Path) -> bool {
+    let hash_hex_digits = 64;
+    path.extension().is_some_and(|e| e == "ron")
+        && path.file_stem().and_then(|s| s.to_str()).is_some_and(|stem| {
+            stem.len() == hash_hex_digits && stem.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        })
 }
 
 /// The map being fetched, and the map loaded.
@@ -193,7 +205,7 @@ impl Loader<'_, '_> {
                 None => id.hash == [0; 32] || built_in_id(&map.name).is_some_and(|b| b.hash == id.hash),
             };
         if !same {
-            info!("map: {}", map.name);
+            info!("map: {}", clean_name(&map.name));
             *self.world = ClientWorld(Arc::new(ArenaWorld::new(map)));
         }
         self.fetch.loaded = Some(id.hash);
@@ -234,7 +246,7 @@ pub(crate) fn find_maps(mut needed: MessageReader<MapNeeded>, mut l: Loader) {
             },
             None => match MapDownload::new(id.clone()) {
                 Ok(download) => {
-                    info!("the server's map {} ({} bytes) is not here: asking for it", id.name, id.bytes);
+                    info!("the server's map {} ({} bytes) is not here: asking for it", clean_name(&id.name), id.bytes);
                     l.fetch.download = Some(download);
                     l.tell(&ToServer::WantMap);
                 }
@@ -300,5 +312,40 @@ pub(crate) fn receive_map(mut messages: MessageReader<GameMessage>, mut l: Loade
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The trim takes the oldest of the cache's own maps and nothing else:
+    /// a player's own `.ron` in that folder stays.
+    #[test]
+    fn the_trim_takes_only_the_caches_own_maps() {
+        let dir = std::env::temp_dir().join(format!("arena-map-cache-trim-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let own = dir.join("my_map.ron");
+        std::fs::write(&own, "mine").unwrap();
+        let upper = dir.join(format!("{}.ron", "AB".repeat(32)));
+        std::fs::write(&upper, "not ours either").unwrap();
+        let cached: Vec<PathBuf> =
+            (0..4u8).map(|i| dir.join(format!("{}.ron", format!("{i:02x}").repeat(32)))).collect();
+        for (i, path) in cached.iter().enumerate() {
+            std::fs::write(path, "map").unwrap();
+            let at = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000 + i as u64);
+            std::fs::File::options().append(true).open(path).unwrap().set_modified(at).unwrap();
+        }
+        // The player's files are the oldest of all: a trim by age alone takes them first.
+        for path in [&own, &upper] {
+            let at = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1);
+            std::fs::File::options().append(true).open(path).unwrap().set_modified(at).unwrap();
+        }
+        MapCache { dir: Some(dir.clone()) }.trim(2);
+        let left: Vec<bool> = cached.iter().map(|p| p.exists()).collect();
+        assert_eq!(left, [false, false, true, true], "the two oldest cached maps go");
+        assert!(own.exists() && upper.exists(), "a file the cache did not name stays");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -51,7 +51,7 @@ pub(crate) fn apply_roster_news(
                 }
             }
             RosterNews::Joined(info) => {
-                info!("{} joined", info.name);
+                info!("{} joined", arena_protocol::names::clean_name(&info.name));
                 roster.add(info);
             }
             RosterNews::Side(id, side) => {

@@ -33,10 +33,14 @@ impl ChatRefusal {
 }
 
 /// Whether `c` may stand in a chat line: no control characters (C0, C1,
-/// DEL) and no bidirectional controls (embeddings, overrides, isolates and
-/// marks).
+/// DEL), no bidirectional controls (embeddings, overrides, isolates and
+/// marks), and nothing else names refuse as invisible (zero-width spaces
+/// and joiners, fillers such as U+3164 and U+2800, variation selectors,
+/// tags): a line of nothing but those would show as blank, and one word
+/// split by them slips past a reader's eye and any word filter.
 pub fn allowed(c: char) -> bool {
     !c.is_control()
+        && !crate::names::is_invisible(c)
         && !matches!(c, '\u{061C}' | '\u{200E}' | '\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
 }
 
@@ -78,6 +82,11 @@ mod tests {
         assert_eq!(clean_chat("a\u{202E}evil\u{202C}b\u{0007}c\u{200F}"), "aevilbc");
         assert_eq!(clean_chat("\u{1b}[31mred"), "[31mred", "escape sequences lose their escape");
         assert_eq!(clean_chat("日本語 ok"), "日本語 ok");
+        // What names refuse as invisible: zero-width characters, fillers,
+        // the soft hyphen, variation selectors and tags.
+        assert_eq!(clean_chat("a\u{200B}d\u{2060}m\u{00AD}i\u{FEFF}n"), "admin");
+        assert_eq!(clean_chat("\u{3164}\u{2800}\u{115F}\u{FFA0}"), "", "a line of fillers is empty");
+        assert_eq!(clean_chat("x\u{E0041}\u{FE0F}y"), "xy");
         assert_eq!(clean_chat("\u{2066}\u{2069}"), "");
         let long = "x".repeat(1000);
         assert_eq!(clean_chat(&long).chars().count(), MAX_CHAT_CHARS);

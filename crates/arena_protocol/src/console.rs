@@ -419,6 +419,42 @@ pub fn split_commands(line: &str) -> Vec<&str> {
     commands.into_iter().filter(|c| !c.trim().is_empty()).collect()
 }
 
+/// `word` as one word of a console line, [`split_words`] giving it back
+/// whole: as it is when nothing in it means anything to the language, in
+/// quotes when it is empty or holds white space or `;`. `None` when it holds
+/// a `"`: the language has no escape, and no such word can be written (no
+/// player's name holds one: `names::clean_name`).
+pub fn quote_word(word: &str) -> Option<String> {
+    if word.contains('"') {
+        return None;
+    }
+    let plain = !word.is_empty() && !word.contains(|c: char| c.is_whitespace() || c == ';');
+    Some(if plain { word.to_string() } else { format!("\"{word}\"") })
+}
+
+/// Words given one by one (`arena rcon ADDR kick "Bob Smith"`, the game's
+/// `rcon` after its own line was split) as one console line whose words
+/// are those: each one quoted as it needs ([`quote_word`]), so a name with
+/// a `;` in it stays a name; a word that is `;` alone still separates
+/// commands. Refused (naming the word) when a word holds a `"`.
+pub fn join_words<S: AsRef<str>>(words: &[S]) -> Result<String, String> {
+    let mut line = String::new();
+    for word in words {
+        let word = word.as_ref();
+        let written = if word == ";" {
+            ";".to_string()
+        } else {
+            quote_word(word)
+                .ok_or_else(|| format!("the word {word:?} holds a \" (the console has no way to write one)"))?
+        };
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&written);
+    }
+    Ok(line)
+}
+
 /// A command's words: split at white space, `"..."` one word (quotes out).
 pub fn split_words(command: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -473,7 +509,7 @@ impl Completion {
         if common.len() < typed.len() {
             return line.to_string();
         }
-        let quoted = if common.contains(' ') { format!("\"{common}\"") } else { common };
+        let quoted = if common.contains([' ', ';']) { format!("\"{common}\"") } else { common };
         format!("{head}{quoted}{tail}")
     }
 }
@@ -614,6 +650,27 @@ mod tests {
         }
         fn values(&self, command: &str) -> Vec<String> {
             if command == "kick" { vec!["Ada".into(), "Bob Smith".into()] } else { Vec::new() }
+        }
+    }
+
+    /// Issue 60's finding 2: words forwarded one by one (`arena rcon`, the
+    /// game's `rcon`) are quoted, so a name with `;` in it kicks that name
+    /// and runs nothing else; a lone `;` still separates commands.
+    #[test]
+    fn joined_words_come_back_as_the_same_words() {
+        let mut h = Test::default();
+        let line = join_words(&["kick", "#0;cl_predict 1"]).unwrap();
+        run(&line, &mut h);
+        assert_eq!(h.kicked, ["#0;cl_predict 1"]);
+        assert!(!h.predict, "the name ran a command");
+        let mut h = Test::default();
+        run(&join_words(&["kick", "Ada", ";", "cl_predict", "1"]).unwrap(), &mut h);
+        assert_eq!((h.kicked.as_slice(), h.predict), (&["Ada".to_string()][..], true));
+        assert!(join_words(&["kick", "a\"b"]).is_err());
+        for words in [vec!["", "x"], vec!["a b", ";;", "c\td"], vec!["日本 語", "#1"]] {
+            let line = join_words(&words).unwrap();
+            assert_eq!(split_commands(&line), [line.as_str()], "{words:?}");
+            assert_eq!(split_words(&line), words, "{line}");
         }
     }
 

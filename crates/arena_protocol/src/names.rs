@@ -14,16 +14,26 @@ const MAX_MARKS_PER_CHAR: usize = 2;
 
 pub use arena_query::is_invisible;
 
+/// Whether `c` means something to the console language (`console.rs`): `;`
+/// ends a command and `"` quotes a word. A name holding them could turn an
+/// administrator's `kick NAME` into other commands (issue 60: a player
+/// named `#0;sv_password 1`).
+fn is_console_syntax(c: char) -> bool {
+    matches!(c, ';' | '"')
+}
+
 /// Cleans a name someone typed or sent: invisible and direction-changing
-/// characters removed, piles of combining marks cut down, runs of whitespace
-/// collapsed, trimmed, cut to [`MAX_NAME_CHARS`] characters; an empty result
-/// becomes "Player".
+/// characters removed, and what the console language reads (`;`, `"`, and
+/// a leading `#`, which names a player by id); piles of combining marks cut
+/// down, runs of whitespace collapsed, trimmed, cut to [`MAX_NAME_CHARS`]
+/// characters; an empty result becomes "Player". Any name it gives can be
+/// written as one console word in quotes (`console::quote_word`).
 pub fn clean_name(raw: &str) -> String {
     let mut out = String::new();
     for word in raw.split(char::is_whitespace).filter(|w| !w.is_empty()) {
         let mut cleaned = String::new();
         let mut marks = 0;
-        for c in word.chars().filter(|c| !is_invisible(*c)) {
+        for c in word.chars().filter(|c| !is_invisible(*c) && !is_console_syntax(*c)) {
             if unicode_normalization::char::is_combining_mark(c) {
                 marks += 1;
                 if marks > MAX_MARKS_PER_CHAR || cleaned.is_empty() {
@@ -33,6 +43,10 @@ pub fn clean_name(raw: &str) -> String {
                 marks = 0;
             }
             cleaned.push(c);
+        }
+        if out.is_empty() {
+            // `#3` is player 3 to `kick` and `status`: no name may read so.
+            cleaned = cleaned.trim_start_matches('#').to_string();
         }
         if cleaned.is_empty() {
             continue;
@@ -67,10 +81,14 @@ pub enum NameRefusal {
 }
 
 impl NameRefusal {
+    /// In words, for the refused player (the names cleaned again: `other`
+    /// came over the network, and the line may be logged).
     pub fn explain(&self, name: &str) -> String {
+        let name = clean_name(name);
         match self {
             NameRefusal::PosesAsBot => format!("The name \"{name}\" poses as a bot; choose another."),
             NameRefusal::LooksLike(other) => {
+                let other = clean_name(other);
                 format!("The name \"{name}\" looks too much like \"{other}\", who is playing; choose another.")
             }
         }
@@ -170,6 +188,32 @@ mod tests {
         assert_eq!(clean_name("e\u{0301}"), "e\u{0301}", "an accent stays");
         assert_eq!(clean_name("Z\u{0300}\u{0301}\u{0302}\u{0303}\u{0304}a"), "Z\u{0300}\u{0301}a");
         assert_eq!(clean_name("x\u{E0041}\u{FE0F}"), "x");
+    }
+
+    /// Issue 60's finding 2: a player named `#0;sv_password 1` turned the
+    /// administrator's `kick` of that name into `kick #0` and `sv_password 1`.
+    #[test]
+    fn names_hold_nothing_the_console_reads() {
+        assert_eq!(clean_name("#0;sv_password 1"), "0sv_password 1");
+        assert_eq!(clean_name("a\"b"), "ab");
+        assert_eq!(clean_name("##1"), "1");
+        assert_eq!(clean_name("# 1"), "1");
+        assert_eq!(clean_name("#"), "Player");
+        assert_eq!(clean_name(";\";"), "Player");
+        assert_eq!(clean_name("Bob #1"), "Bob #1", "a # inside a name means nothing");
+        for raw in ["#0;sv_password 1", "\"; quit", "x\"y z\"", "#\u{200B}#2", " ; #a;b ", "\u{202E}#1"] {
+            let name = clean_name(raw);
+            assert!(!name.starts_with('#') && !name.contains([';', '"']), "{raw:?} gave {name:?}");
+            let word = crate::console::quote_word(&name).expect("a name is a word");
+            assert_eq!(crate::console::split_commands(&word), [word.as_str()], "{raw:?}");
+            assert_eq!(crate::console::split_words(&word), std::slice::from_ref(&name), "{raw:?}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_nobody_with_a_line_end() {
+        let line = NameRefusal::LooksLike("x\nINFO forged".into()).explain("y\rz");
+        assert!(!line.contains(['\n', '\r']), "{line:?}");
     }
 
     #[test]

@@ -480,7 +480,13 @@ impl ViewHost<'_, '_> {
                 Err(e) => return Outcome::Refused(format!("rcon_address: {e}")),
             }
         };
-        self.actions.push(Action::Rcon { addr, password: self.rcon_password.clone(), command: args.join(" ") });
+        // The line was split here already: each word goes quoted as it
+        // needs, so a name with `;` in it stays one word on the server.
+        let command = match arena_protocol::console::join_words(args) {
+            Ok(command) => command,
+            Err(e) => return Outcome::Refused(format!("rcon: {e}")),
+        };
+        self.actions.push(Action::Rcon { addr, password: self.rcon_password.clone(), command });
         Outcome::Said(Vec::new())
     }
 }

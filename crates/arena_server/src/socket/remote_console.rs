@@ -1,9 +1,21 @@
 //! The remote console's gate (issue 40): what the server does with an rcon
 //! datagram (`arena_protocol::rcon`) before anything runs. It owns the rcon
 //! key, the challenges it issued (each tied to one address, valid
-//! [`CHALLENGE_LIFETIME`], used once), a ring of the challenges lately used
-//! (so a replay is told from a stranger's guess), per-address and global
-//! rate limits, and the counters of what it refused. Pure: no socket, no
+//! [`CHALLENGE_LIFETIME`], used once, a few held per address), a ring of the
+//! challenges lately used (so a replay is told from a stranger's guess),
+//! per-address and global rate limits, and the counters of what it refused.
+//!
+//! The limits are charged only for what parses and what proves nothing yet
+//! (issue 60): a datagram that does not parse costs a counter and gets no
+//! reply; a command with a challenge held for its address goes straight to
+//! its MAC, before any bucket (its challenge was charged when issued); a
+//! challenge request is charged to its own address's bucket only (the
+//! answer is no larger than the request, so a stranger's flood of them
+//! spends nothing of anyone else's); only what earns a refusal (a command
+//! with no challenge held, any request to a server with no password) spends
+//! the shared bucket. Garbage from an administrator's own address and
+//! requests from a crowd of others therefore cannot lock the administrator
+//! out. Pure: no socket, no
 //! Bevy, no clock of its own; the caller hands it each datagram with the
 //! time, sends what it says, runs what it lets through, logs each command
 //! with its address and sends the answer it MACs.
@@ -14,34 +26,44 @@
 //! and only the server that has the password, to the address its challenge
 //! went to, sends one.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use arena_protocol::rcon::{self, Challenge, Packet, RconKey, RefusalReason};
-use arena_udp::canonical;
+use arena_udp::{canonical, limit_key};
 
 use super::rate_limits::{Bucket, IpLimits};
 
 /// How long an issued challenge may be used: a round trip and a human's
 /// patience are far shorter; a replay of an older command meets no challenge.
 pub const CHALLENGE_LIFETIME: Duration = Duration::from_secs(10);
-/// Most challenges outstanding; a new one evicts the oldest. A flood of
-/// requests from many addresses (at most [`GLOBAL_PER_S`] a second) takes
-/// seconds to push out an administrator's, whose command comes a round trip
-/// after it.
-pub(crate) const MAX_OUTSTANDING_CHALLENGES: usize = 256;
+/// Challenges held for one address (an IPv4 address or an IPv6 /64) at
+/// once; a new one evicts that address's own oldest, never another's.
+pub(crate) const MAX_CHALLENGES_PER_ADDRESS: usize = 4;
+/// Addresses holding challenges at once. When full, expired challenges are
+/// swept; if it is still full, the address served longest ago loses its
+/// challenges: a flood from thousands of new addresses a second would
+/// still leave an administrator's challenge the better part of a second,
+/// far more than the round trip its command comes in.
+pub(crate) const MAX_CHALLENGE_ADDRESSES: usize = 4096;
 /// Challenges remembered after use, so that a command sent again is counted
 /// as a replay (it is refused either way).
 pub(crate) const RECENTLY_USED_CHALLENGES: usize = 256;
-/// rcon datagrams judged per second from one address (an IPv4 address or
-/// an IPv6 /64), and at once: a command costs two (its challenge, then it),
-/// so an administrator gets two commands a second and a password guesser as
-/// many guesses.
+/// Challenge requests answered per second from one address (an IPv4
+/// address or an IPv6 /64), and at once: a command needs one, so an
+/// administrator gets four commands a second, and a password guesser as
+/// many guesses (each challenge is spent by one MAC check).
 pub(crate) const PER_ADDRESS_PER_S: f32 = 4.0;
 pub(crate) const PER_ADDRESS_BURST: f32 = 8.0;
-/// rcon datagrams judged per second from everyone, and at once.
+/// Refusals (a command with no challenge held, any request to a server
+/// without a password) per second from one address, and at once; a
+/// separate bucket, so unproven commands from an address do not spend its
+/// challenge requests.
+const REFUSALS_PER_ADDRESS_PER_S: f32 = 4.0;
+const REFUSALS_PER_ADDRESS_BURST: f32 = 8.0;
+/// Refusals per second to everyone, and at once.
 pub(crate) const GLOBAL_PER_S: f32 = 100.0;
 pub(crate) const GLOBAL_BURST: f32 = 200.0;
 /// `Limited` refusals per second to one address, and in all: a limited
@@ -64,7 +86,8 @@ pub struct RconCounters {
     /// Commands whose challenge the gate does not hold for their address
     /// (expired, evicted, another address's, or made up).
     pub unknown_challenge: u64,
-    /// rcon datagrams over the rate limits (not judged).
+    /// Well-formed rcon datagrams that proved nothing (challenge requests,
+    /// commands with no challenge held) over the rate limits: not judged.
     pub limited: u64,
     /// rcon datagrams that do not parse, or travel the wrong way.
     pub malformed: u64,
@@ -130,11 +153,14 @@ pub struct RconGate {
     /// source address cannot answer a challenge it never saw.
     mint: RandomState,
     minted: u64,
-    /// Oldest first.
-    issued: VecDeque<Issued>,
+    /// The challenges held for each address ([`limit_key`]), oldest first.
+    issued: HashMap<IpAddr, VecDeque<Issued>>,
+    /// When the full table of addresses was last swept.
+    swept: Option<Duration>,
     /// Oldest first.
     used: VecDeque<Challenge>,
     per_address: IpLimits,
+    refusals: IpLimits,
     everyone: Bucket,
     notices: IpLimits,
     everyone_notices: Bucket,
@@ -150,9 +176,11 @@ impl RconGate {
             key,
             mint: RandomState::new(),
             minted: 0,
-            issued: VecDeque::new(),
+            issued: HashMap::new(),
+            swept: None,
             used: VecDeque::new(),
             per_address: IpLimits::default(),
+            refusals: IpLimits::default(),
             everyone: Bucket::full(GLOBAL_BURST, Duration::ZERO),
             notices: IpLimits::default(),
             everyone_notices: Bucket::full(NOTICES_BURST, Duration::ZERO),
@@ -174,16 +202,10 @@ impl RconGate {
     /// `now` (the server's monotonic time).
     pub fn judge(&mut self, from: SocketAddr, datagram: &[u8], now: Duration) -> RconVerdict {
         let from = canonical(from);
-        // The limits come first: a flood costs a token lookup each, not a
-        // parse or a MAC.
-        if !self.per_address.take(from.ip(), now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST)
-            || !self.everyone.take(now, GLOBAL_PER_S, GLOBAL_BURST)
-        {
-            self.counters.limited += 1;
-            let notice = self.notices.take(from.ip(), now, NOTICES_PER_ADDRESS_PER_S, NOTICES_PER_ADDRESS_BURST)
-                && self.everyone_notices.take(now, NOTICES_PER_S, NOTICES_BURST);
-            return if notice { refuse(RefusalReason::Limited, datagram.len()) } else { RconVerdict::Drop };
-        }
+        // Parsing first: bounded (the transport cuts a datagram at its
+        // largest size) and cheaper than the bucket lookups a flood would
+        // otherwise spend someone's budget on. What does not parse is
+        // counted, never answered, and charged to nobody.
         let packet = match Packet::parse(datagram) {
             Ok(packet) => packet,
             Err(_) => {
@@ -192,21 +214,70 @@ impl RconGate {
             }
         };
         match packet {
-            Packet::ChallengeRequest if self.key.is_none() => {
-                self.counters.no_rcon += 1;
-                refuse(RefusalReason::NoRcon, datagram.len())
-            }
-            Packet::ChallengeRequest => {
-                let challenge = self.issue(from, now);
-                reply(&Packet::Challenge { challenge }, datagram.len())
-            }
-            Packet::Command { challenge, mac, command } => self.command(from, challenge, &mac, command, datagram, now),
             // What only a server sends.
             Packet::Challenge { .. } | Packet::Answer { .. } | Packet::Refused { .. } => {
                 self.counters.malformed += 1;
                 RconVerdict::Drop
             }
+            // A challenge of ours for this address: the MAC decides, before
+            // any bucket (the challenge was charged when it was issued).
+            Packet::Command { challenge, mac, command } if self.holds(from, &challenge, now) => {
+                self.command(from, challenge, &mac, command, datagram)
+            }
+            Packet::ChallengeRequest if self.key.is_some() => {
+                // Charged to this address alone: the challenge is no larger
+                // than the request, so a crowd's requests cost nobody else.
+                if !self.per_address.take(from.ip(), now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST) {
+                    return self.limited(from, datagram.len(), now);
+                }
+                let challenge = self.issue(from, now);
+                reply(&Packet::Challenge { challenge }, datagram.len())
+            }
+            // Whatever is left earns a refusal: charged to the address's
+            // refusals and to everyone's.
+            _ if !self.refusals.take(from.ip(), now, REFUSALS_PER_ADDRESS_PER_S, REFUSALS_PER_ADDRESS_BURST)
+                || !self.everyone.take(now, GLOBAL_PER_S, GLOBAL_BURST) =>
+            {
+                self.limited(from, datagram.len(), now)
+            }
+            Packet::ChallengeRequest => {
+                self.counters.no_rcon += 1;
+                refuse(RefusalReason::NoRcon, datagram.len())
+            }
+            Packet::Command { challenge, .. } => {
+                if self.key.is_none() {
+                    self.counters.no_rcon += 1;
+                    return refuse(RefusalReason::NoRcon, datagram.len());
+                }
+                if self.used.contains(&challenge) {
+                    self.counters.replays += 1;
+                } else {
+                    self.counters.unknown_challenge += 1;
+                }
+                refuse(RefusalReason::UnknownChallenge, datagram.len())
+            }
         }
+    }
+
+    /// Over a limit: counted, and once in a while told (when the notice
+    /// fits in the datagram it answers).
+    fn limited(&mut self, from: SocketAddr, request_bytes: usize, now: Duration) -> RconVerdict {
+        self.counters.limited += 1;
+        let fits = Packet::Refused { reason: RefusalReason::Limited }.encode().len() <= request_bytes;
+        let notice = fits
+            && self.notices.take(from.ip(), now, NOTICES_PER_ADDRESS_PER_S, NOTICES_PER_ADDRESS_BURST)
+            && self.everyone_notices.take(now, NOTICES_PER_S, NOTICES_BURST);
+        if notice { refuse(RefusalReason::Limited, request_bytes) } else { RconVerdict::Drop }
+    }
+
+    /// Whether `challenge` is held for `from` and still valid (with a key:
+    /// without one, nothing is ever issued).
+    fn holds(&self, from: SocketAddr, challenge: &Challenge, now: Duration) -> bool {
+        self.key.is_some()
+            && self.issued.get(&limit_key(from.ip())).is_some_and(|held| {
+                held.iter()
+                    .any(|i| i.challenge == *challenge && i.to == from && now.saturating_sub(i.at) < CHALLENGE_LIFETIME)
+            })
     }
 
     /// The datagrams answering the command run with `challenge`: its output
@@ -229,30 +300,60 @@ impl RconGate {
     pub fn expire(&mut self, now: Duration) {
         self.drop_expired(now);
         self.per_address.forget_idle(now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST);
+        self.refusals.forget_idle(now, REFUSALS_PER_ADDRESS_PER_S, REFUSALS_PER_ADDRESS_BURST);
         self.notices.forget_idle(now, NOTICES_PER_ADDRESS_PER_S, NOTICES_PER_ADDRESS_BURST);
     }
 
     fn drop_expired(&mut self, now: Duration) {
-        while self.issued.front().is_some_and(|i| now.saturating_sub(i.at) >= CHALLENGE_LIFETIME) {
-            self.issued.pop_front();
-        }
+        self.issued.retain(|_, held| {
+            held.retain(|i| now.saturating_sub(i.at) < CHALLENGE_LIFETIME);
+            !held.is_empty()
+        });
+    }
+
+    /// Challenges held now, over every address.
+    #[cfg(test)]
+    fn outstanding(&self) -> usize {
+        self.issued.values().map(VecDeque::len).sum()
     }
 
     fn issue(&mut self, to: SocketAddr, now: Duration) -> Challenge {
-        self.drop_expired(now);
-        if self.issued.len() >= MAX_OUTSTANDING_CHALLENGES {
-            self.issued.pop_front();
+        let key = limit_key(to.ip());
+        if !self.issued.contains_key(&key) && self.issued.len() >= MAX_CHALLENGE_ADDRESSES {
+            // A sweep is a pass over the table: at most one a second, or a
+            // flood from new addresses would pay one each.
+            if self.swept.is_none_or(|t| now.saturating_sub(t) >= Duration::from_secs(1)) {
+                self.swept = Some(now);
+                self.drop_expired(now);
+            }
+            if self.issued.len() >= MAX_CHALLENGE_ADDRESSES {
+                let stalest = self
+                    .issued
+                    .iter()
+                    .min_by_key(|(_, held)| held.back().map_or(Duration::ZERO, |i| i.at))
+                    .map(|(ip, _)| *ip);
+                if let Some(ip) = stalest {
+                    self.issued.remove(&ip);
+                }
+            }
         }
         // Two 64-bit outputs of a keyed PRF over a counter: fresh every time.
         self.minted += 1;
         let mut challenge = [0u8; rcon::CHALLENGE_BYTES];
         challenge[..8].copy_from_slice(&self.mint.hash_one((self.minted, 0u8)).to_le_bytes());
         challenge[8..].copy_from_slice(&self.mint.hash_one((self.minted, 1u8)).to_le_bytes());
-        self.issued.push_back(Issued { challenge, to, at: now });
+        let held = self.issued.entry(key).or_default();
+        held.retain(|i| now.saturating_sub(i.at) < CHALLENGE_LIFETIME);
+        if held.len() >= MAX_CHALLENGES_PER_ADDRESS {
+            held.pop_front();
+        }
+        held.push_back(Issued { challenge, to, at: now });
         self.counters.challenges_issued += 1;
         challenge
     }
 
+    /// A command whose challenge [`Self::holds`]: the challenge is spent
+    /// whatever the MAC (one guess per challenge), then the MAC decides.
     fn command(
         &mut self,
         from: SocketAddr,
@@ -260,26 +361,18 @@ impl RconGate {
         mac: &rcon::Tag,
         command: String,
         datagram: &[u8],
-        now: Duration,
     ) -> RconVerdict {
         let Some(key) = &self.key else {
             self.counters.no_rcon += 1;
             return refuse(RefusalReason::NoRcon, datagram.len());
         };
-        let held = self
-            .issued
-            .iter()
-            .position(|i| i.challenge == challenge && i.to == from && now.saturating_sub(i.at) < CHALLENGE_LIFETIME);
-        let Some(at) = held else {
-            if self.used.contains(&challenge) {
-                self.counters.replays += 1;
-            } else {
-                self.counters.unknown_challenge += 1;
+        let ip = limit_key(from.ip());
+        if let Some(held) = self.issued.get_mut(&ip) {
+            held.retain(|i| i.challenge != challenge);
+            if held.is_empty() {
+                self.issued.remove(&ip);
             }
-            return refuse(RefusalReason::UnknownChallenge, datagram.len());
-        };
-        // Used once, whatever the MAC: one guess per challenge.
-        self.issued.remove(at);
+        }
         if self.used.len() >= RECENTLY_USED_CHALLENGES {
             self.used.pop_front();
         }
@@ -431,19 +524,77 @@ mod tests {
     }
 
     #[test]
-    fn remote_console_the_oldest_challenge_is_evicted_beyond_the_cap() {
+    fn remote_console_other_addresses_never_evict_a_challenge_and_an_address_holds_a_few() {
         let mut gate = RconGate::new(Some(key().clone()));
         let first = addr(7, 1);
         let c = challenge(&mut gate, first, ms(0));
-        // From many addresses, slowly enough for the global limit.
-        for i in 0..MAX_OUTSTANDING_CHALLENGES as u64 {
+        // More addresses than the table holds, each asking twice, a
+        // thousand a second (slowly enough for the rate limits' own table).
+        for i in 0..(MAX_CHALLENGE_ADDRESSES as u64 + 100) {
             let from = SocketAddr::from(([203, 0, (i / 200) as u8, (i % 200) as u8], 2));
-            challenge(&mut gate, from, ms(15 * (i + 1)));
+            challenge(&mut gate, from, ms(1 + i));
+            challenge(&mut gate, from, ms(1 + i));
         }
-        assert_eq!(gate.issued.len(), MAX_OUTSTANDING_CHALLENGES);
+        assert!(gate.issued.len() <= MAX_CHALLENGE_ADDRESSES);
+        assert!(gate.outstanding() <= MAX_CHALLENGE_ADDRESSES * MAX_CHALLENGES_PER_ADDRESS);
+        // The table overflowed: the address served longest ago went (this
+        // one, asked for first); asked for again now, it is held through
+        // the same flood.
         let command = Packet::command(key(), c, "status").unwrap().encode();
-        let verdict = gate.judge(first, &command, ms(5_000));
-        assert_eq!(refused(&verdict), Some(RefusalReason::UnknownChallenge));
+        assert_eq!(refused(&gate.judge(first, &command, ms(4_300))), Some(RefusalReason::UnknownChallenge));
+        let c = challenge(&mut gate, first, ms(4_400));
+        for i in 0..2000u64 {
+            let from = SocketAddr::from(([192, 0, (i / 200) as u8, (i % 200) as u8], 2));
+            challenge(&mut gate, from, ms(4_400 + i));
+        }
+        let command = Packet::command(key(), c, "status").unwrap().encode();
+        assert!(matches!(gate.judge(first, &command, ms(6_500)), RconVerdict::Run { .. }));
+        // One address holds a few; its own oldest goes first.
+        let own: Vec<Challenge> =
+            (0..=MAX_CHALLENGES_PER_ADDRESS as u64).map(|i| challenge(&mut gate, first, ms(6_600 + i))).collect();
+        let oldest = Packet::command(key(), own[0], "status").unwrap().encode();
+        assert_eq!(refused(&gate.judge(first, &oldest, ms(6_700))), Some(RefusalReason::UnknownChallenge));
+        for c in &own[1..] {
+            let command = Packet::command(key(), *c, "status").unwrap().encode();
+            assert!(matches!(gate.judge(first, &command, ms(6_800)), RconVerdict::Run { .. }));
+        }
+    }
+
+    /// Issue 60's finding 1: garbage from the administrator's own address
+    /// (8 a second) and well-formed challenge requests from 200 other
+    /// addresses (400 a second) took the administrator's budget, since
+    /// the buckets were charged before a datagram was parsed. Each second
+    /// of a 10-second flood, the administrator asks for a challenge and
+    /// runs a command: all ten run.
+    #[test]
+    fn remote_console_floods_of_garbage_and_strangers_never_lock_the_administrator_out() {
+        let mut gate = RconGate::new(Some(key().clone()));
+        let admin = addr(9, 40_000);
+        let garbage = [0xFF, 0xFF, 0xFF, 0xFF, b'r', b'c', b'o', b'n', 7];
+        let request = Packet::ChallengeRequest.encode();
+        let mut ran = 0;
+        for step in 0..4000u64 {
+            let now = Duration::from_micros(step * 2500);
+            let stranger = SocketAddr::from(([203, 0, 113, (step % 200) as u8], 30_000));
+            gate.judge(stranger, &request, now);
+            if step % 50 == 0 {
+                // Another port of the administrator's own address.
+                assert_eq!(gate.judge(addr(9, 50_000), &garbage, now), RconVerdict::Drop);
+            }
+            if step % 400 == 7 {
+                let c = challenge(&mut gate, admin, now);
+                let command = Packet::command(key(), c, "status").unwrap().encode();
+                let verdict = gate.judge(admin, &command, now + ms(1));
+                assert!(matches!(verdict, RconVerdict::Run { .. }), "step {step}: {verdict:?}");
+                ran += 1;
+            }
+        }
+        assert_eq!(ran, 10);
+        assert_eq!(gate.counters().malformed, 80, "the garbage is counted as such");
+        assert_eq!(gate.counters().commands_accepted, 10);
+        // The strangers asked twice a second each (within their own
+        // address's rate): all answered, nobody else's budget spent.
+        assert_eq!(gate.counters().challenges_issued, 4000 + 10);
     }
 
     #[test]
@@ -477,17 +628,23 @@ mod tests {
     #[test]
     fn remote_console_a_flood_from_everywhere_meets_the_global_cap() {
         let mut gate = RconGate::new(Some(key().clone()));
+        let unknown = Packet::command(key(), [9; rcon::CHALLENGE_BYTES], "status").unwrap().encode();
         let mut judged = 0;
         for i in 0..5000u32 {
             let from = SocketAddr::from(([10, (i >> 16) as u8, (i >> 8) as u8, i as u8], 9));
+            // Garbage is counted and charged to nobody.
+            assert_eq!(gate.judge(from, &[0xFF; 30], Duration::from_micros(u64::from(i) * 200)), RconVerdict::Drop);
             let before = gate.counters().limited;
-            gate.judge(from, &[0xFF; 30], Duration::from_micros(u64::from(i) * 200));
+            gate.judge(from, &unknown, Duration::from_micros(u64::from(i) * 200));
             if gate.counters().limited == before {
                 judged += 1;
             }
         }
-        // One second of flood: the burst and a second's rate.
+        assert_eq!(gate.counters().malformed, 5000);
+        // One second of commands that earn a refusal: the burst and a
+        // second's rate.
         assert!(judged <= (GLOBAL_BURST + GLOBAL_PER_S) as u64 + 1, "{judged} judged");
+        assert!(judged >= GLOBAL_BURST as u64, "{judged} judged");
     }
 
     #[test]
