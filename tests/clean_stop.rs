@@ -1,7 +1,8 @@
 //! A dedicated server, the real `arena server` process, stopped the way
 //! Docker, systemd and Kubernetes stop it (SIGTERM): its players are told at
 //! once, with the reason, and it exits 0, its demo of the match finished
-//! (its last chunk and index written) and replaying as recorded.
+//! (its last chunk and index written) and replaying as recorded; one killed
+//! outright (SIGKILL) leaves a demo whole up to its last chunk.
 
 // Test helpers may panic: a panic is a failed test.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -104,5 +105,46 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
     assert_eq!(json["ok"], true);
     assert!(json["keyframes"].as_u64().unwrap() >= 2, "{json}");
     assert!(json["player_ticks"].as_u64().unwrap() >= 5 * 64, "{json}");
+    std::fs::remove_dir_all(&demos).ok();
+}
+
+/// Issue 60's finding 4: a recording server killed outright (SIGKILL: no
+/// signal handler, nothing finished) left a 0-byte demo. Now the header is
+/// on disk at once and each chunk within a second of match, so the demo
+/// verifies up to its last whole chunk and says where it ends.
+#[test]
+fn sigkill_leaves_a_demo_that_verifies_up_to_where_it_ends() {
+    let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let demos = std::env::temp_dir().join(format!("arena-sigkill-demos-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&demos);
+    let mut server = Command::new(env!("CARGO_BIN_EXE_arena"))
+        .args(["server", "--bind", &addr.to_string(), "--seconds", "60", "--bots", "6", "--bot-seed", "5"])
+        .arg("--record")
+        .arg(&demos)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("arena server starts");
+    std::thread::sleep(Duration::from_secs(6));
+    server.kill().expect("SIGKILL sent");
+    server.wait().expect("the server is gone");
+
+    let files: Vec<_> = std::fs::read_dir(&demos).expect("the demo directory").map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "verify"]).arg(&files[0]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("demo verify: {report}");
+    assert!(out.status.success(), "{report} {}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&report).expect("one JSON object");
+    assert_eq!(json["ok"], true, "{json}");
+    assert_eq!(json["complete"], false, "{json}");
+    assert!(json["ends_at_tick"].as_u64().is_some(), "{json}");
+    assert!(json["ends"].as_str().is_some_and(|s| s.contains("cut short")), "{json}");
+    // About five seconds of a six-bot match, less the last second at most.
+    assert!(json["keyframes"].as_u64().unwrap() >= 3, "{json}");
+    assert!(json["player_ticks"].as_u64().unwrap() >= 3 * 64 * 6, "{json}");
+    let info = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "info"]).arg(&files[0]).output().unwrap();
+    assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
     std::fs::remove_dir_all(&demos).ok();
 }

@@ -1,4 +1,5 @@
-//! `arena demo info`: a demo file's summary, and a damaged one's error.
+//! `arena demo info`: a demo file's summary, a cut one's up to where it
+//! ends, and a damaged one's error.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -43,14 +44,21 @@ fn demo_info_summarises_a_demo_and_names_what_is_wrong_with_a_damaged_one() {
     assert!(json["chunks"].as_u64().is_some_and(|c| c >= 4), "{}", json["chunks"]);
     assert!((json["duration_s"].as_f64().unwrap_or(0.0) - 639.0 / 64.0).abs() < 1e-9);
     assert_eq!(json["frame_bytes"], 640 * 500);
+    assert!(json["complete"] == true && json["ends"].is_null(), "{json}");
 
-    // Cut short (a recording that never finished), and damaged inside a chunk.
+    // Cut short (a recording that never finished): read up to its last
+    // whole chunk (a second each), saying where it ends.
     let bytes = std::fs::read(&path).expect("read");
     let cut = dir.join("cut.arenademo");
     std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).expect("write");
     let out = info(&cut);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("did not finish") && err.contains("cut.arenademo"), "{err}");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert!(json["complete"] == false && json["frames"].as_u64().is_some_and(|f| f > 0 && f < 640), "{json}");
+    assert_eq!(json["frames"].as_u64().map(|f| f % 64), Some(0), "{json}");
+    let ends = json["ends"].as_str().unwrap_or_default();
+    assert!(ends.contains("did not finish") && ends.contains("whole up to tick"), "{json}");
+    // Damaged inside a chunk.
     let mut flipped = bytes.clone();
     flipped[bytes.len() / 2] ^= 0x10;
     let bad = dir.join("flipped.arenademo");
@@ -63,8 +71,9 @@ fn demo_info_summarises_a_demo_and_names_what_is_wrong_with_a_damaged_one() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `arena demo verify` on a recording, a cut one and damaged ones: a pass,
-/// then errors naming what is wrong (never a panic, never a pass).
+/// `arena demo verify` on a recording, cut ones and damaged ones: a pass, a
+/// pass up to where a cut one ends, then errors naming what is wrong (never
+/// a panic, never a pass).
 #[test]
 fn demo_verify_passes_a_recording_and_names_what_is_wrong_with_a_damaged_one() {
     let dir = std::env::temp_dir().join(format!("arena-demo-verify-{}", std::process::id()));
@@ -85,13 +94,16 @@ fn demo_verify_passes_a_recording_and_names_what_is_wrong_with_a_damaged_one() {
     let out = verify("quiet.demo", &quiet);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert!(out.status.success() && json["ok"] == true && json["keyframes"] == 15, "{json}");
-    // Cut anywhere, and flipped anywhere: an error or a mismatch, said.
+    // Cut anywhere (past its first chunk): a pass up to where it ends, said.
+    // Flipped anywhere: an error or a mismatch, said.
     let mut failures = 0;
     for k in 1..12 {
         let cut = &quiet[..quiet.len() * k / 12];
         let out = verify("cut.demo", cut);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success() && err.contains("cut.demo"), "cut at {k}/12: {err}");
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert!(out.status.success() && json["ok"] == true && json["complete"] == false, "cut at {k}/12: {json}");
+        assert!(json["keyframes"].as_u64().is_some_and(|n| n < 15), "cut at {k}/12: {json}");
+        assert!(json["ends"].as_str().is_some_and(|e| e.contains("did not finish")), "cut at {k}/12: {json}");
         let mut flipped = quiet.clone();
         let at = quiet.len() * k / 12;
         flipped[at] ^= 0x24;
@@ -102,5 +114,9 @@ fn demo_verify_passes_a_recording_and_names_what_is_wrong_with_a_damaged_one() {
         failures += usize::from(!out.status.success());
     }
     assert_eq!(failures, 11, "every damaged copy was caught");
+    // Cut before its first chunk: nothing to verify, said.
+    let out = verify("header.demo", &quiet[..80]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("cut before its first chunk"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

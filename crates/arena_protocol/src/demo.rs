@@ -1,10 +1,15 @@
 //! The demo file: a recorded match as frames (a tick and its bytes), in
 //! chunks compressed with DEFLATE (`flate2`), each checked by a CRC-32, and
 //! an index of the chunks' ticks at the end for seeking. The writer keeps
-//! at most one chunk in memory; the reader trusts nothing: every length is
-//! bounded before anything is allocated, a chunk inflates to at most its
-//! stated size, and a damaged file is an error that says what is wrong and
-//! where, never a panic. What the frames hold is the recorder's business.
+//! at most one chunk in memory and writes each out as it closes (at the
+//! latest a second of match after it opened), so a recorder killed midway
+//! leaves a file whole up to its last chunk: without the index and footer
+//! (written only when the recording finishes), the reader finds the chunks
+//! by reading forward and says where the file was cut. The reader trusts
+//! nothing: every length is bounded before anything is allocated, a chunk
+//! inflates to at most its stated size, and a damaged file is an error that
+//! says what is wrong and where, never a panic. What the frames hold is the
+//! recorder's business.
 //!
 //! ```text
 //! file    "ARENADEMO\0" u16 format  u32 n  header (bincode, n bytes)
@@ -15,7 +20,9 @@
 //! index   "INDX" u32 chunks  chunks x (u64 offset, u32 first_tick, u32 last_tick)
 //! footer  u64 index offset  "ARENAEND"
 //! ```
-//! All integers little-endian.
+//! All integers little-endian. A file that does not end in `ARENAEND` was
+//! cut (its recording did not finish): it is read as the header and the
+//! whole chunks after it, up to a chunk or an index that runs past its end.
 
 use std::io::{Read, Write};
 
@@ -30,12 +37,24 @@ const END_MAGIC: &[u8; 8] = b"ARENAEND";
 pub const DEMO_FORMAT: u16 = 2;
 /// A chunk is closed once its frames reach this many bytes (raw).
 pub const CHUNK_TARGET_BYTES: usize = 64 * 1024;
+/// A chunk is also closed once it spans this many seconds of match (the
+/// header's tick rate times this, in ticks, first to last), and every chunk
+/// is written out and the writer flushed as it closes. So a crash, even
+/// SIGKILL, loses at most this much of the match (the open chunk, or the
+/// chunk being written when it came), plus the tick being recorded; the
+/// header is flushed as the file is created. (Flushed to the operating
+/// system, not synced to the disk: a power cut may lose what the system had
+/// not yet written.) A recorder that keyframes once a second gets chunks
+/// that each start on a keyframe.
+pub const CHUNK_MAX_SECONDS: u32 = 1;
 /// Largest frame, bytes.
 pub const MAX_FRAME_BYTES: usize = 256 * 1024;
 /// Largest chunk, raw or compressed, bytes: a full chunk plus one frame.
 pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_FRAME_BYTES + 8;
-/// Largest header, bytes, and most chunks a file may have (at 64 KiB a
-/// chunk, 4 GiB of frames).
+/// Largest header, bytes, and most chunks a file may have: at a chunk a
+/// second ([`CHUNK_MAX_SECONDS`]), 65536 s, over 18 hours of match; a
+/// match busy enough to fill 64 KiB chunks sooner reaches it at 4 GiB of
+/// frames before compression.
 pub const MAX_HEADER_BYTES: usize = 4096;
 pub const MAX_CHUNKS: usize = 1 << 16;
 /// Bytes of a chunk's head, an index entry, the footer.
@@ -79,6 +98,13 @@ pub enum DemoError {
         size: u64,
         limit: u64,
     },
+    /// A demo cut (its recording did not finish) before its first chunk
+    /// was whole: a header that starts at byte `at`, nothing to play. It
+    /// opens (to say so), but cannot be played or verified.
+    CutBeforeFirstChunk {
+        at: u64,
+        file_bytes: u64,
+    },
 }
 
 impl std::fmt::Display for DemoError {
@@ -94,6 +120,11 @@ impl std::fmt::Display for DemoError {
             }
             DemoError::Corrupt { what, at } => write!(f, "damaged: {what} (at byte {at})"),
             DemoError::TooLarge { what, size, limit } => write!(f, "the {what} is {size}, over the limit of {limit}"),
+            DemoError::CutBeforeFirstChunk { at, file_bytes } => write!(
+                f,
+                "cut before its first chunk (the recording did not finish): only its header is whole, \
+                 {at} of {file_bytes} bytes, and there is nothing to play"
+            ),
         }
     }
 }
@@ -115,12 +146,16 @@ pub struct ChunkEntry {
     pub last_tick: u32,
 }
 
-/// Writes a demo: frames go into the open chunk, which is compressed and
-/// written out when it reaches [`CHUNK_TARGET_BYTES`] (or on
-/// [`DemoWriter::flush_chunk`]); [`DemoWriter::finish`] writes the index.
+/// Writes a demo: frames go into the open chunk, which is compressed,
+/// written out and flushed when it reaches [`CHUNK_TARGET_BYTES`] or spans
+/// [`CHUNK_MAX_SECONDS`] of ticks (or on [`DemoWriter::flush_chunk`]);
+/// [`DemoWriter::finish`] writes the index. What is on disk is always a
+/// demo cut after its last chunk, which the reader takes.
 pub struct DemoWriter<W: Write> {
     out: W,
     written: u64,
+    /// Most ticks a chunk spans, first to last: [`CHUNK_MAX_SECONDS`] at the header's rate.
+    chunk_ticks: u32,
     raw: Vec<u8>,
     frames: u32,
     ticks: Option<(u32, u32)>,
@@ -145,8 +180,12 @@ impl<W: Write> DemoWriter<W> {
         let mut crc = flate2::Crc::new();
         crc.update(&head);
         out.write_all(&crc.sum().to_le_bytes())?;
+        // Out now: a recorder killed before its first chunk still leaves
+        // a file that says what it was.
+        out.flush()?;
         let written = (DEMO_MAGIC.len() + 2 + 4 + head.len() + 4) as u64;
-        Ok(Self { out, written, raw: Vec::new(), frames: 0, ticks: None, index: Vec::new() })
+        let chunk_ticks = u32::from(header.tick_hz.max(1)).saturating_mul(CHUNK_MAX_SECONDS).max(1);
+        Ok(Self { out, written, chunk_ticks, raw: Vec::new(), frames: 0, ticks: None, index: Vec::new() })
     }
 
     /// Adds a frame: tick `tick`'s bytes. Ticks must not go backwards.
@@ -162,14 +201,18 @@ impl<W: Write> DemoWriter<W> {
         self.raw.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         self.raw.extend_from_slice(bytes);
         self.frames += 1;
-        self.ticks = Some((self.ticks.map_or(tick, |(first, _)| first), tick));
-        if self.raw.len() >= CHUNK_TARGET_BYTES {
+        let first = self.ticks.map_or(tick, |(first, _)| first);
+        self.ticks = Some((first, tick));
+        // Closed after the frame that fills it, never before a frame: a
+        // recorder codes the frame after an empty chunk on its own.
+        if self.raw.len() >= CHUNK_TARGET_BYTES || tick - first >= self.chunk_ticks - 1 {
             self.flush_chunk()?;
         }
         Ok(())
     }
 
-    /// Compresses and writes the open chunk, if it has frames.
+    /// Compresses and writes the open chunk, if it has frames, and flushes
+    /// the writer (the chunk is then on disk, whatever happens next).
     pub fn flush_chunk(&mut self) -> Result<(), DemoError> {
         if self.ticks.is_some() && self.index.len() >= MAX_CHUNKS {
             // A reader would refuse the file: refuse the chunk instead.
@@ -223,7 +266,8 @@ impl<W: Write> DemoWriter<W> {
 pub const MAX_DEMO_FILE_BYTES: u64 = 1 << 30;
 
 /// What `arena demo info` prints: the header, and the chunks and frames
-/// counted by reading every one (so a damaged chunk is found).
+/// counted by reading every one (so a damaged chunk is found); of a cut
+/// demo, what is whole and where it ends.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct DemoSummary {
     pub format: u16,
@@ -241,6 +285,13 @@ pub struct DemoSummary {
     pub last_tick: Option<u32>,
     /// From the first tick to the last, at the recorded tick rate.
     pub duration_s: f64,
+    /// Whether the recording finished (its index and footer are there); a
+    /// cut demo is read up to its last whole chunk, `last_tick`.
+    pub complete: bool,
+    /// Bytes read: the whole file, or a cut one's up to its last whole chunk.
+    pub whole_bytes: u64,
+    /// Where a cut demo ends, said ([`DemoReader::ends`]); none when complete.
+    pub ends: Option<String>,
 }
 
 /// A demo file's bytes, up to [`MAX_DEMO_FILE_BYTES`].
@@ -289,19 +340,40 @@ pub fn summarize(bytes: &[u8]) -> Result<DemoSummary, DemoError> {
         first_tick,
         last_tick,
         duration_s: f64::from(ticks) / f64::from(r.header.tick_hz.max(1)),
+        complete: r.cut.is_none(),
+        whole_bytes: r.cut.map_or(bytes.len() as u64, |c| c.whole_bytes),
+        ends: r.ends(),
     })
 }
 
+/// Where a demo whose recording did not finish (no index, no footer: the
+/// recorder was killed, or the machine stopped) ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct DemoCut {
+    /// Bytes up to the end of the last whole chunk (or of the header, if
+    /// none is whole): what is read.
+    pub whole_bytes: u64,
+    /// The file's bytes; those past `whole_bytes` (a chunk or the index cut
+    /// short) are left unread.
+    pub file_bytes: u64,
+    /// The last tick of the last whole chunk; none if no chunk is whole.
+    pub last_tick: Option<u32>,
+}
+
 /// A demo read from bytes: its header and index checked, its chunks read
-/// one at a time.
+/// one at a time. A cut demo (no footer) has the chunks found whole in it,
+/// and says where it ends in `cut`.
 #[derive(Debug, Clone)]
 pub struct DemoReader {
     /// The whole file (shared: a reader clones cheaply).
     bytes: std::sync::Arc<[u8]>,
     pub header: DemoHeader,
     pub chunks: Vec<ChunkEntry>,
-    /// Where the frames end (the index's offset).
+    /// Where the frames end (the index's offset, or a cut demo's end of
+    /// its last whole chunk).
     frames_end: u64,
+    /// Set when the recording did not finish: where what is whole ends.
+    pub cut: Option<DemoCut>,
 }
 
 fn u32_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u32, DemoError> {
@@ -315,9 +387,81 @@ fn u64_at(bytes: &[u8], at: usize, what: &'static str) -> Result<u64, DemoError>
     Ok(lo | hi << 32)
 }
 
+/// The whole chunks of a demo without its footer (a recording that did not
+/// finish), read forward from `at`, the header's end: each head bounded,
+/// its ticks after the last chunk's, its data all there and passing its
+/// CRC. They end at a cut: the file's end, or a chunk or an index that runs
+/// past it; anything else there (bytes that are no chunk, an index and a
+/// footer all there but the footer not one) is damage. Also gives where the
+/// last whole chunk ends.
+fn scan_chunks(bytes: &[u8], mut at: usize) -> Result<(Vec<ChunkEntry>, usize), DemoError> {
+    let mut chunks: Vec<ChunkEntry> = Vec::new();
+    loop {
+        let rest = &bytes[at..];
+        let magic = &rest[..rest.len().min(4)];
+        if magic.len() < 4 && (CHUNK_MAGIC.starts_with(magic) || INDEX_MAGIC.starts_with(magic)) {
+            return Ok((chunks, at));
+        }
+        if magic == INDEX_MAGIC {
+            // The index is written all at once with the footer after the
+            // last chunk: cut inside them, the chunks are all whole.
+            let Ok(count) = u32_at(bytes, at + 4, "index") else { return Ok((chunks, at)) };
+            if count as usize != chunks.len() {
+                return Err(DemoError::Corrupt {
+                    what: format!("an index of {count} chunks after {} chunks", chunks.len()),
+                    at: at as u64,
+                });
+            }
+            let footer_at = at + 8 + chunks.len() * INDEX_ENTRY_BYTES;
+            if footer_at + FOOTER_BYTES <= bytes.len() {
+                return Err(DemoError::Corrupt {
+                    what: "the footer does not end in ARENAEND".into(),
+                    at: footer_at as u64,
+                });
+            }
+            return Ok((chunks, at));
+        }
+        if magic != CHUNK_MAGIC {
+            return Err(DemoError::Corrupt {
+                what: "bytes that are no chunk where a chunk starts".into(),
+                at: at as u64,
+            });
+        }
+        if rest.len() < CHUNK_HEAD_BYTES {
+            return Ok((chunks, at));
+        }
+        let field = |k: usize| u32_at(bytes, at + 4 + 4 * k, "chunk head");
+        let (compressed, raw, first, last, crc) = (field(0)?, field(1)?, field(2)?, field(3)?, field(5)?);
+        for (what, size) in [("chunk (compressed)", compressed), ("chunk (raw)", raw)] {
+            if size as usize > MAX_CHUNK_BYTES {
+                return Err(DemoError::TooLarge { what, size: u64::from(size), limit: MAX_CHUNK_BYTES as u64 });
+            }
+        }
+        let i = chunks.len();
+        if i >= MAX_CHUNKS {
+            return Err(DemoError::TooLarge { what: "chunk count", size: i as u64 + 1, limit: MAX_CHUNKS as u64 });
+        }
+        if first > last || chunks.last().is_some_and(|p| first < p.last_tick) {
+            return Err(DemoError::Corrupt { what: format!("chunk {i}'s ticks {first} to {last}"), at: at as u64 });
+        }
+        let data_at = at + CHUNK_HEAD_BYTES;
+        let Some(data) = bytes.get(data_at..data_at + compressed as usize) else { return Ok((chunks, at)) };
+        let mut sum = flate2::Crc::new();
+        sum.update(data);
+        if sum.sum() != crc {
+            return Err(DemoError::Corrupt { what: format!("chunk {i} fails its CRC"), at: at as u64 });
+        }
+        chunks.push(ChunkEntry { offset: at as u64, first_tick: first, last_tick: last });
+        at = data_at + data.len();
+    }
+}
+
 impl DemoReader {
     /// Checks a demo's header, footer and index (the chunks are checked as
-    /// they are read); `bytes` is the whole file.
+    /// they are read); `bytes` is the whole file. A file cut after its
+    /// header (its recording did not finish: no footer) opens with the
+    /// chunks whole in it, and `cut` set; one cut inside its header is
+    /// [`DemoError::Truncated`] (or [`DemoError::NotADemo`]).
     pub fn open(bytes: impl Into<std::sync::Arc<[u8]>>) -> Result<Self, DemoError> {
         let owned: std::sync::Arc<[u8]> = bytes.into();
         let bytes = &owned[..];
@@ -348,15 +492,18 @@ impl DemoReader {
             return Err(DemoError::Corrupt { what: "bytes after the header".into(), at: (head_at + used) as u64 });
         }
         let frames_start = (head_at + head_len + 4) as u64;
-        // The footer, then the index it points to.
-        let footer_at = bytes
-            .len()
-            .checked_sub(FOOTER_BYTES)
-            .filter(|&f| f as u64 >= frames_start)
-            .ok_or(DemoError::Truncated { what: "footer (the recording did not finish)", at: frames_start })?;
-        if &bytes[footer_at + 8..] != END_MAGIC {
-            return Err(DemoError::Truncated { what: "footer (the recording did not finish)", at: footer_at as u64 });
-        }
+        // The footer, then the index it points to; no footer, a cut.
+        let footer_at =
+            bytes.len().checked_sub(FOOTER_BYTES).filter(|&f| f as u64 >= frames_start && &bytes[f + 8..] == END_MAGIC);
+        let Some(footer_at) = footer_at else {
+            let (chunks, whole) = scan_chunks(bytes, frames_start as usize)?;
+            let cut = DemoCut {
+                whole_bytes: whole as u64,
+                file_bytes: bytes.len() as u64,
+                last_tick: chunks.last().map(|c| c.last_tick),
+            };
+            return Ok(Self { bytes: owned.clone(), header, chunks, frames_end: whole as u64, cut: Some(cut) });
+        };
         let index_at = u64_at(bytes, footer_at, "footer")?;
         if index_at < frames_start || index_at > footer_at as u64 {
             return Err(DemoError::Corrupt { what: format!("the index offset {index_at}"), at: footer_at as u64 });
@@ -391,7 +538,41 @@ impl DemoReader {
             }
             chunks.push(entry);
         }
-        Ok(Self { bytes: owned.clone(), header, chunks, frames_end: index_at as u64 })
+        Ok(Self { bytes: owned.clone(), header, chunks, frames_end: index_at as u64, cut: None })
+    }
+
+    /// Where a cut demo ends, as a sentence ("cut short (the recording did
+    /// not finish): whole up to tick 1919, 0:30 into the match, byte 183220
+    /// of 190551"); none for a complete one.
+    pub fn ends(&self) -> Option<String> {
+        let cut = self.cut?;
+        let said = "cut short (the recording did not finish)";
+        let (bytes, of) = (cut.whole_bytes, cut.file_bytes);
+        Some(match (self.chunks.first(), cut.last_tick) {
+            (Some(first), Some(last)) => {
+                // At the end of tick `last`: a second's chunk whole is 0:01.
+                let s = (u64::from(last - first.first_tick) + 1) / u64::from(self.header.tick_hz.max(1));
+                format!(
+                    "{said}: whole up to tick {last}, {}:{:02} into the match, byte {bytes} of {of}",
+                    s / 60,
+                    s % 60
+                )
+            }
+            _ => format!("{said} before its first chunk: whole up to byte {bytes} of {of}"),
+        })
+    }
+
+    /// Whether there is anything to play or verify: a demo cut before its
+    /// first chunk has nothing, and is [`DemoError::CutBeforeFirstChunk`].
+    /// (A finished demo without frames is not refused here: there is
+    /// nothing in it to be wrong.)
+    pub fn check_playable(&self) -> Result<(), DemoError> {
+        match self.cut {
+            Some(cut) if self.chunks.is_empty() => {
+                Err(DemoError::CutBeforeFirstChunk { at: cut.whole_bytes, file_bytes: cut.file_bytes })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// The chunk holding `tick` (or the first after it), for seeking.
@@ -532,24 +713,92 @@ mod tests {
         assert_eq!(r.chunk_for(9000), None);
     }
 
-    /// Reads every chunk; the first error, if any.
-    fn read_all(bytes: &[u8]) -> Result<usize, DemoError> {
-        let r = DemoReader::open(bytes)?;
-        (0..r.chunks.len()).try_fold(0, |n, i| Ok(n + r.read_chunk(i)?.len()))
+    #[test]
+    fn a_cut_demo_reads_up_to_its_last_whole_chunk() {
+        let bytes = demo(600);
+        let full = DemoReader::open(&bytes[..]).expect("opens");
+        assert_eq!((full.cut, full.ends()), (None, None));
+        let all: Vec<(u32, Vec<u8>)> =
+            (0..full.chunks.len()).flat_map(|i| full.read_chunk(i).expect("chunk")).collect();
+        // Where each chunk ends: at the next one, the last at the index.
+        let ends: Vec<usize> =
+            full.chunks.iter().skip(1).map(|c| c.offset as usize).chain([full.frames_end as usize]).collect();
+        let header_end = full.chunks[0].offset as usize;
+        let cuts = (0..bytes.len()).step_by(13).chain(ends.iter().flat_map(|&e| [e - 1, e, e + 1]));
+        for len in cuts.chain([header_end, bytes.len() - 1]) {
+            let cut = &bytes[..len];
+            if len < header_end {
+                match DemoReader::open(cut) {
+                    Err(DemoError::Truncated { .. } | DemoError::NotADemo) => {}
+                    other => panic!("cut at {len}, inside the header: {other:?}"),
+                }
+                continue;
+            }
+            let r = DemoReader::open(cut).unwrap_or_else(|e| panic!("cut at {len}: {e}"));
+            let whole = ends.iter().filter(|&&e| e <= len).count();
+            assert_eq!(r.chunks, full.chunks[..whole], "cut at {len}");
+            let expected = DemoCut {
+                whole_bytes: whole.checked_sub(1).map_or(header_end, |i| ends[i]) as u64,
+                file_bytes: len as u64,
+                last_tick: whole.checked_sub(1).map(|i| full.chunks[i].last_tick),
+            };
+            assert_eq!(r.cut, Some(expected), "cut at {len}");
+            let frames: Vec<(u32, Vec<u8>)> = (0..whole).flat_map(|i| r.read_chunk(i).expect("chunk")).collect();
+            assert_eq!(frames, all[..frames.len()], "cut at {len}");
+            let said = r.ends().expect("where it ends");
+            assert!(said.contains("did not finish") && said.contains(&format!("of {len}")), "{said}");
+            if whole == 0 {
+                let e = r.check_playable().expect_err("nothing to play");
+                assert!(e.to_string().contains("cut before its first chunk"), "{e}");
+            } else {
+                r.check_playable().expect("playable");
+            }
+        }
+        // Cut inside the third chunk: the sentence, in full (ticks go by
+        // two at 64 a second, a chunk spans 64 ticks).
+        let r = DemoReader::open(&bytes[..ends[1] + 50]).expect("opens");
+        let said = r.ends().expect("where it ends");
+        let whole_up_to = format!("whole up to tick 130, 0:02 into the match, byte {} of {}", ends[1], ends[1] + 50);
+        assert_eq!(said, format!("cut short (the recording did not finish): {whole_up_to}"));
+        // A file whose index and footer are all there but whose footer is
+        // not one is damaged, not cut; so are bytes that are no chunk where
+        // a chunk starts, and a whole chunk that fails its CRC.
+        let mut footer = bytes.clone();
+        let last = footer.len() - 1;
+        footer[last] ^= 1;
+        assert!(matches!(DemoReader::open(&footer[..]), Err(DemoError::Corrupt { .. })));
+        let mut no_chunk = bytes[..ends[2] + 10].to_vec();
+        no_chunk[ends[1]] ^= 1;
+        assert!(matches!(DemoReader::open(&no_chunk[..]), Err(DemoError::Corrupt { .. })));
+        let mut crc = bytes[..ends[2] + 10].to_vec();
+        crc[ends[1] - 1] ^= 1;
+        let e = DemoReader::open(&crc[..]).expect_err("damaged");
+        assert!(e.to_string().contains("chunk 1 fails its CRC"), "{e}");
     }
 
     #[test]
-    fn a_truncated_demo_is_an_error_that_says_so() {
-        let bytes = demo(600);
-        assert_eq!(read_all(&bytes).ok(), Some(600));
-        for len in (0..bytes.len()).step_by(13) {
-            match read_all(&bytes[..len]) {
-                Err(DemoError::Truncated { .. } | DemoError::NotADemo) => {}
-                other => panic!("cut at {len}: {other:?}"),
-            }
+    fn the_writer_leaves_the_header_and_each_second_on_disk_as_it_goes() {
+        let path = std::env::temp_dir().join(format!("arena-demo-writer-{}.demo", std::process::id()));
+        let file = std::fs::File::create(&path).expect("create");
+        let mut w = DemoWriter::new(std::io::BufWriter::new(file), &header()).expect("header");
+        let head = bincode::serde::encode_to_vec(header(), bincode::config::standard()).expect("encodes");
+        let header_bytes = (DEMO_MAGIC.len() + 2 + 4 + head.len() + 4) as u64;
+        let on_disk = || std::fs::read(&path).expect("read");
+        assert_eq!(on_disk().len() as u64, header_bytes, "the header is on disk at once");
+        let second = u32::from(header().tick_hz) * CHUNK_MAX_SECONDS;
+        for tick in 0..second + 10 {
+            w.push(tick, &frame(tick)).expect("frame");
+            // Closed after the second's last tick: a keyframe a second (as
+            // the recorder writes) starts every chunk.
+            assert_eq!(w.buffered_bytes() == 0, tick + 1 == second, "tick {tick}");
         }
-        let message = read_all(&bytes[..bytes.len() / 2]).expect_err("cut").to_string();
-        assert!(message.contains("did not finish"), "{message}");
+        // Without finish (a recorder killed now): the first second whole.
+        let r = DemoReader::open(on_disk()).expect("a cut demo opens");
+        assert_eq!(r.chunks, [ChunkEntry { offset: header_bytes, first_tick: 0, last_tick: second - 1 }]);
+        assert_eq!(r.cut.and_then(|c| c.last_tick), Some(second - 1));
+        assert_eq!(r.read_chunk(0).expect("chunk").len(), second as usize);
+        drop(w);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

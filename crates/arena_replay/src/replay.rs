@@ -272,7 +272,9 @@ pub struct Replay {
 impl Replay {
     /// The world at the end of tick `target` (or of the last tick before
     /// it the demo has): from the last keyframe at or before it, replayed on.
+    /// A demo cut before its first chunk is an error that says so.
     pub fn seek(reader: &DemoReader, target: u32, world: &ArenaWorld, dt_s: f32) -> Result<Self, ReplayError> {
+        reader.check_playable()?;
         let last = reader.chunks.len().checked_sub(1).ok_or(ReplayError::NoKeyframe { tick: target })?;
         let mut i = reader.chunk_for(target).unwrap_or(last);
         loop {
@@ -344,15 +346,31 @@ pub struct VerifyReport {
     pub seek_ms_max: f64,
     /// The ticks sought (each minute's start).
     pub seeks: usize,
+    /// Whether the recording finished; a cut demo is verified up to its
+    /// last whole chunk (every check is at a keyframe, so none is left out
+    /// for want of the end).
+    pub complete: bool,
+    /// The last tick verified: the demo's last, or a cut one's last whole.
+    pub ends_at_tick: Option<u32>,
+    /// Where a cut demo ends, said; none when complete.
+    pub ends: Option<String>,
 }
 
 /// Replays a whole demo from its first keyframe, checking every frame, and
-/// times a seek to the start of every minute.
+/// times a seek to the start of every minute. A cut demo (its recording did
+/// not finish) is replayed up to its last whole chunk and passes if that
+/// does, saying where it ends; one cut before its first chunk is an error.
 pub fn verify(reader: &DemoReader) -> Result<VerifyReport, ReplayError> {
+    reader.check_playable()?;
     let world = world_of(reader)?;
     let hz = u32::from(reader.header.tick_hz.max(1));
     let dt_s = 1.0 / hz as f32;
-    let mut report = VerifyReport::default();
+    let mut report = VerifyReport {
+        complete: reader.cut.is_none(),
+        ends_at_tick: reader.chunks.last().map(|c| c.last_tick),
+        ends: reader.ends(),
+        ..VerifyReport::default()
+    };
     let mut mismatches = Vec::new();
     let mut started = false;
     let mut replay =
@@ -481,5 +499,30 @@ mod tests {
         assert!(ignored.is_empty());
         // Before the first keyframe there is nothing to seek to.
         assert!(matches!(Replay::seek(&reader, 0, &world, dt), Err(ReplayError::NoKeyframe { tick: 0 })));
+    }
+
+    #[test]
+    fn a_cut_recording_verifies_up_to_its_last_whole_chunk_and_says_where_it_ends() {
+        let bytes = recorded(300, false, |_, _| {});
+        let full = DemoReader::open(bytes.clone()).unwrap();
+        let report = verify(&full).unwrap();
+        assert!(report.ok && report.complete && report.ends.is_none(), "{report:?}");
+        assert_eq!(report.ends_at_tick, Some(300));
+        // A chunk a second, each starting on a keyframe: cut inside the
+        // fourth (a recorder killed), the first three verify.
+        assert_eq!(full.chunks.len(), 5);
+        let reader = DemoReader::open(bytes[..full.chunks[3].offset as usize + 40].to_vec()).unwrap();
+        let report = verify(&reader).unwrap();
+        assert!(report.ok && !report.complete, "{report:?}");
+        assert_eq!((report.ends_at_tick, report.keyframes, report.frames), (Some(192), 3, 192));
+        let ends = report.ends.unwrap_or_default();
+        assert!(ends.contains("did not finish") && ends.contains("whole up to tick 192, 0:03"), "{ends}");
+        // Cut before its first chunk: nothing to verify or play, said.
+        let reader = DemoReader::open(bytes[..full.chunks[0].offset as usize + 10].to_vec()).unwrap();
+        let error = verify(&reader).unwrap_err().to_string();
+        assert!(error.contains("cut before its first chunk"), "{error}");
+        let world = world_of(&reader).unwrap();
+        let error = Replay::seek(&reader, 1, &world, 1.0 / HZ as f32).err().map(|e| e.to_string());
+        assert!(error.is_some_and(|e| e.contains("cut before its first chunk")));
     }
 }

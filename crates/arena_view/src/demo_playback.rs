@@ -92,9 +92,12 @@ pub(crate) struct Playback {
 }
 
 impl Playback {
-    /// Opens a demo at its first keyframe (an error names what is wrong).
+    /// Opens a demo at its first keyframe (an error names what is wrong; a
+    /// demo cut short plays up to its last whole chunk, one cut before its
+    /// first is an error that says so).
     pub(crate) fn open(bytes: Vec<u8>) -> Result<Self, ReplayError> {
         let reader = DemoReader::open(bytes)?;
+        reader.check_playable()?;
         let world = Arc::new(arena_replay::world_of(&reader)?);
         let hz = u32::from(reader.header.tick_hz.max(1));
         let (first_tick, last_tick) = match (reader.chunks.first(), reader.chunks.last()) {
@@ -556,6 +559,9 @@ fn timeline(mut contexts: EguiContexts, mut playback: ResMut<Playback>) {
                 });
                 if let Some(e) = &p.error {
                     ui.colored_label(egui::Color32::from_rgb(255, 90, 80), format!("The demo stops here: {e}"));
+                } else if let Some(ends) = p.reader.ends() {
+                    // A recording a crash cut: the player sees why it ends early.
+                    ui.colored_label(egui::Color32::from_rgb(255, 190, 80), format!("The demo was {ends}"));
                 }
             });
         },
