@@ -200,3 +200,37 @@ fn regex_free_rename(text: &str, name: &str) -> String {
     let end = start + text[start..].find('"').expect("its end");
     format!("{}{name}{}", &text[..start], &text[end..])
 }
+
+/// Issue 60's finding 3: nine players behind one address join a server
+/// playing a map none has. Eight copies go at once; the ninth was dropped
+/// unanswered (and would be on every rejoin: copies were counted for as
+/// long as the server ran). Now the ninth is told to wait, its map screen
+/// says so, and it gets the map once the address's budget has refilled.
+#[test]
+fn a_ninth_player_behind_one_address_waits_then_gets_the_map() {
+    let dir = scratch("ninth");
+    let config =
+        ServerConfig { bots: 0, max_clients: 12, map: write_tower(&dir).display().to_string(), ..loopback_config(64) };
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 9, &[], test_frame()).expect("started");
+    // Each with a cache of its own: nobody finds the map another fetched.
+    let players: Vec<usize> =
+        (0..9).map(|i| join_with_cache(&mut game, &format!("P{i}"), &dir.join(format!("cache{i}")))).collect();
+    let all_in = |g: &LoopbackGame| players.iter().all(|&k| session(&g.clients[k]) == Session::InGame);
+    assert!(game.step_until(test_frames(8.0), all_in), "not everyone joined");
+    let told = game.step_until(test_frames(4.0), |g| {
+        players.iter().any(|&k| g.clients[k].world().resource::<MapFetch>().waiting().is_some())
+    });
+    assert!(told, "nobody was told to wait: {:?}", uploads(&game));
+    let stats = uploads(&game);
+    assert_eq!(stats.started, 8, "{stats:?}");
+    assert!(stats.over_budget >= 1, "{stats:?}");
+    let everyone = game.step_until(test_frames(10.0), |g| players.iter().all(|&k| client_map(g, k) == "Tower"));
+    let stats = uploads(&game);
+    assert!(everyone, "not everyone loaded Tower: {stats:?}");
+    assert_eq!(stats.started, 9, "{stats:?}");
+    for &k in &players {
+        assert_eq!(game.clients[k].world().resource::<LastDisconnect>().0, None, "player {k} was dropped");
+        assert_eq!(session(&game.clients[k]), Session::InGame);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,6 +27,12 @@ use crate::vocabulary::{ClientWorld, GameMessage, MapNeeded, MessageTally, Roste
 pub(crate) const MAX_CACHED_MAPS: usize = 32;
 /// A download that gets no piece for this long has stopped, seconds.
 pub(crate) const STALLED_S: f64 = 15.0;
+/// A wait the server asks for (`MapRefused`) is taken within these bounds,
+/// seconds: a hostile server can neither spin us nor park us for hours.
+const RETRY_BOUNDS_S: (f64, f64) = (1.0, 60.0);
+/// Waiting on the server's word for this long in all, the download is given
+/// up with its reason, seconds.
+const MAX_WAITING_S: f64 = 180.0;
 /// Maps kept in memory without a cache directory.
 const KEPT_IN_MEMORY: usize = 2;
 
@@ -130,12 +136,26 @@ pub struct MapFetch {
     kept: std::collections::VecDeque<(MapId, Vec<u8>)>,
     /// When the download last moved (began, or a piece came), real seconds.
     moved_at_s: f64,
+    /// The server said "not now" (`MapRefused`): when to ask again (real
+    /// seconds; the stall clock stands still until then)...
+    retry_at_s: Option<f64>,
+    /// ...and when it first said so, since no piece has come.
+    refused_since_s: Option<f64>,
+    /// The real time of the last frame, for [`MapFetch::waiting`].
+    now_s: f64,
 }
 
 impl MapFetch {
     /// The map coming in: its name, and how far it is (0 to 1).
     pub fn progress(&self) -> Option<(String, f32)> {
         self.download.as_ref().map(|d| (arena_protocol::names::clean_name(&d.id().name), d.progress()))
+    }
+
+    /// While the server has said "not now" to the download: in how many
+    /// seconds it is asked again.
+    pub fn waiting(&self) -> Option<f64> {
+        self.download.as_ref()?;
+        self.retry_at_s.map(|retry_at_s| (retry_at_s - self.now_s).max(0.0))
     }
 }
 
@@ -222,6 +242,7 @@ pub(crate) fn find_maps(mut needed: MessageReader<MapNeeded>, mut l: Loader) {
     }
     for MapNeeded(id) in needed.read() {
         l.fetch.download = None;
+        (l.fetch.retry_at_s, l.fetch.refused_since_s) = (None, None);
         l.fetch.moved_at_s = l.time.elapsed_secs_f64();
         if l.fetch.loaded == Some(id.hash) && l.world.map().name == id.name {
             l.tell(&ToServer::MapLoaded { hash: id.hash });
@@ -262,6 +283,31 @@ pub(crate) fn receive_map(mut messages: MessageReader<GameMessage>, mut l: Loade
         return;
     }
     let now_s = l.time.elapsed_secs_f64();
+    l.fetch.now_s = now_s;
+    if l.fetch.download.is_none() {
+        (l.fetch.retry_at_s, l.fetch.refused_since_s) = (None, None);
+    }
+    // Told to wait: ask again when the wait is over (the stall clock stands
+    // still meanwhile, and runs from the new ask), or give up after being
+    // refused for too long in all.
+    if let Some(download) = l.fetch.download.as_ref() {
+        if l.fetch.refused_since_s.is_some_and(|since| now_s - since > MAX_WAITING_S) {
+            let why = format!(
+                "the server kept refusing to send it for {MAX_WAITING_S:.0} s (it sends only so many copies to one \
+                 address, and others behind your router have had them)"
+            );
+            let name = download.id().name.clone();
+            l.refuse(&name, &why);
+            return;
+        }
+        if let Some(retry_at_s) = l.fetch.retry_at_s {
+            l.fetch.moved_at_s = now_s;
+            if now_s >= retry_at_s {
+                l.fetch.retry_at_s = None;
+                l.tell(&ToServer::WantMap);
+            }
+        }
+    }
     if let Some(download) = l.fetch.download.as_ref()
         && now_s - l.fetch.moved_at_s > STALLED_S
     {
@@ -275,6 +321,16 @@ pub(crate) fn receive_map(mut messages: MessageReader<GameMessage>, mut l: Loade
         return;
     }
     for GameMessage(message) in messages.read() {
+        if let ToClient::MapRefused { retry_in_s } = message {
+            if let Some(name) = l.fetch.download.as_ref().map(|d| clean_name(&d.id().name)) {
+                let wait_s = f64::from(*retry_in_s).clamp(RETRY_BOUNDS_S.0, RETRY_BOUNDS_S.1);
+                l.fetch.retry_at_s = Some(now_s + wait_s);
+                l.fetch.refused_since_s.get_or_insert(now_s);
+                l.fetch.moved_at_s = now_s;
+                info!("the server has sent {name} to others at our address lately: asking again in {wait_s:.0} s");
+            }
+            continue;
+        }
         let ToClient::MapData { tag, offset, bytes } = message else { continue };
         let Some(download) = l.fetch.download.as_mut().filter(|d| d.id().tag() == *tag) else {
             // Pieces of nothing asked for (or of a map given up): dropped.
@@ -285,6 +341,7 @@ pub(crate) fn receive_map(mut messages: MessageReader<GameMessage>, mut l: Loade
         let whole = match download.accept(*offset, bytes) {
             Ok(None) => {
                 l.fetch.moved_at_s = now_s;
+                l.fetch.refused_since_s = None;
                 continue;
             }
             Ok(Some(whole)) => whole,

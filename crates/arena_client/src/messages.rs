@@ -134,7 +134,8 @@ pub(crate) fn route_messages(
             | ToClient::Notice { .. }
             | ToClient::Vote(_)
             | ToClient::VoteRefused(_)
-            | ToClient::MapData { .. }) => {
+            | ToClient::MapData { .. }
+            | ToClient::MapRefused { .. }) => {
                 game.write(GameMessage(message));
             }
         }

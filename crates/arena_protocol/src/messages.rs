@@ -271,6 +271,13 @@ pub enum ToClient {
         offset: u32,
         bytes: Vec<u8>,
     },
+    /// To a client that asked for the map: not now. Its address has had
+    /// its copies for a while (several players behind one router, or
+    /// reconnects); ask again in `retry_in_s` seconds, when the budget has
+    /// refilled. The client waits, says so, and asks again.
+    MapRefused {
+        retry_in_s: u16,
+    },
 }
 
 /// Farthest a range miss is reported from the shot's line, metres.
@@ -427,6 +434,7 @@ impl ToClient {
             ToClient::VoteRefused(_) => "vote_refused",
             ToClient::ModeChanged { .. } => "mode_changed",
             ToClient::MapData { .. } => "map_data",
+            ToClient::MapRefused { .. } => "map_refused",
         }
     }
 
@@ -503,6 +511,8 @@ impl ToClient {
             | ToClient::VoteRefused(_)
             | ToClient::ModeChanged { .. }
             | ToClient::MapData { .. }
+            // A wait the client clamps to its own bounds.
+            | ToClient::MapRefused { .. }
             // Bit packs whose every reading is finite and bounded.
             | ToClient::RocketFired { .. }
             | ToClient::RocketExploded { .. }

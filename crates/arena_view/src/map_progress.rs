@@ -1,6 +1,7 @@
 //! A map coming from the server, on screen: over the whole view, its name
 //! and a progress bar while the pieces arrive (the player is out of the
-//! world until it is in).
+//! world until it is in), or how long until it is asked for again when the
+//! server said "not now".
 
 use arena_client::{MapFetch, Session};
 use bevy::prelude::*;
@@ -28,10 +29,16 @@ fn progress(mut contexts: EguiContexts, fetch: Res<MapFetch>) -> Result {
                         .animate(true),
                 );
                 ui.add_space(6.0);
-                ui.label(
-                    egui::RichText::new("The server sends its own map; it is checked, kept and loaded.")
-                        .color(egui::Color32::from_gray(190)),
-                );
+                let line = match fetch.waiting() {
+                    // The server said "not now" (issue 60): why, and when.
+                    Some(wait_s) => format!(
+                        "The server has sent this map to others at your address lately and sends only so many; \
+                         asking again in {:.0} s.",
+                        wait_s.ceil()
+                    ),
+                    None => "The server sends its own map; it is checked, kept and loaded.".to_string(),
+                };
+                ui.label(egui::RichText::new(line).color(egui::Color32::from_gray(190)));
             });
         });
     });

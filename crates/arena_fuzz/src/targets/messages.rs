@@ -101,6 +101,7 @@ impl Target for DecodeToClient {
             ToClient::Notice { text: "Ada was kicked by the server's operator".into() },
             ToClient::ChangeMap(arena_protocol::map_transfer::MapId::of("Spire", b"(name: \"Spire\")")),
             ToClient::MapData { tag: 7, offset: 1024, bytes: vec![b'('; 40] },
+            ToClient::MapRefused { retry_in_s: 4 },
             ToClient::ModeChanged { mode: arena_protocol::modes::Mode::Tdm },
             ToClient::VoteRefused(arena_protocol::vote::VoteRefusal::TooSoon(42)),
             ToClient::Vote(arena_protocol::vote::VoteStatus {

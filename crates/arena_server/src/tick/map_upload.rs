@@ -6,9 +6,11 @@
 //! acknowledged: a client that never acknowledges gets that much again
 //! every resend, not the whole map); a client that has loaded the map says
 //! so (`MapLoaded`), and its player is let into the world. Only a client
-//! held out of the world for the map may ask; an address gets at most
-//! [`MAX_COPIES_PER_ADDRESS`] copies of one map a session (reconnecting
-//! gets no more); other asks are counted and dropped.
+//! held out of the world for the map may ask; an address gets copies on a
+//! budget that refills ([`COPY_BURST`] at once, then one every
+//! [`COPY_REFILL_S`]), and an ask over it is answered `MapRefused` with
+//! when to ask again (the ninth player behind one router waits seconds,
+//! not forever: issue 60); other asks are counted and dropped.
 
 use std::collections::HashMap;
 
@@ -26,13 +28,60 @@ use crate::vocabulary::{AwaitingMap, ClientPrefs, MapAsked, Roster, ServedMaps, 
 /// How fast a map goes to one client, bytes a second (a map of 256 KiB,
 /// the largest, in two seconds).
 pub(crate) const UPLOAD_BYTES_PER_S: f64 = 128.0 * 1024.0;
-/// Copies of one map an address may ask for (a download lost to a crash, a
-/// reconnect, a few players behind one router): more is a flood.
-const MAX_COPIES_PER_ADDRESS: u8 = 8;
+/// Copies of maps an address (an IPv4 address or an IPv6 /64) may have at
+/// once (a download lost to a crash, a reconnect, a few players behind one
+/// router)...
+pub(crate) const COPY_BURST: f64 = 8.0;
+/// ...and one more each this many seconds: at most 8 maps of the largest
+/// size at once, then 64 KiB a second, to one address.
+pub(crate) const COPY_REFILL_S: f64 = 4.0;
 /// Map bytes sent and not yet acknowledged, at most.
 pub(crate) const MAX_IN_FLIGHT_BYTES: usize = 16 * 1024;
-/// Addresses whose copies are counted, at most (the oldest count goes).
+/// Addresses whose budgets are kept, at most. Full: the budgets that have
+/// refilled go (a full budget is the same as none), then the fullest, so a
+/// flood of new addresses never gives a drained one its copies back.
 const MAX_ADDRESSES: usize = 1024;
+
+/// The copies each address may still have now.
+#[derive(Debug, Default)]
+pub(crate) struct CopyBudgets {
+    /// Copies left, and when that was (seconds of the server's real time).
+    left: HashMap<std::net::IpAddr, (f64, f64)>,
+}
+
+impl CopyBudgets {
+    fn at(&self, key: std::net::IpAddr, now_s: f64) -> f64 {
+        self.left
+            .get(&key)
+            .map_or(COPY_BURST, |(left, at)| (left + (now_s - at).max(0.0) / COPY_REFILL_S).min(COPY_BURST))
+    }
+
+    /// Takes a copy for `ip`, or says in how many seconds one is due.
+    pub(crate) fn take(&mut self, ip: std::net::IpAddr, now_s: f64) -> Result<(), f64> {
+        let key = arena_udp::limit_key(ip);
+        let left = self.at(key, now_s);
+        if left < 1.0 {
+            return Err((1.0 - left) * COPY_REFILL_S);
+        }
+        if !self.left.contains_key(&key) && self.left.len() >= MAX_ADDRESSES {
+            self.left.retain(|_, (l, at)| (*l + (now_s - *at).max(0.0) / COPY_REFILL_S) < COPY_BURST);
+            if self.left.len() >= MAX_ADDRESSES {
+                let fullest = self
+                    .left
+                    .iter()
+                    .max_by(|a, b| {
+                        (a.1.0 + (now_s - a.1.1) / COPY_REFILL_S).total_cmp(&(b.1.0 + (now_s - b.1.1) / COPY_REFILL_S))
+                    })
+                    .map(|(k, _)| *k);
+                if let Some(k) = fullest {
+                    self.left.remove(&k);
+                }
+            }
+        }
+        self.left.insert(key, (left - 1.0, now_s));
+        Ok(())
+    }
+}
 
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<MapAsked>().init_resource::<MapUploads>();
@@ -42,7 +91,7 @@ pub(crate) fn plugin(app: &mut App) {
 #[derive(Resource, Debug, Default)]
 pub struct MapUploads {
     sending: HashMap<ClientId, Upload>,
-    copies: HashMap<(std::net::IpAddr, [u8; 32]), u8>,
+    copies: CopyBudgets,
     pub stats: UploadStats,
 }
 
@@ -53,9 +102,11 @@ pub struct UploadStats {
     pub finished: u64,
     /// Map bytes sent.
     pub bytes: u64,
-    /// Asks dropped (a built-in map, a player not held for it, too many
-    /// copies, one already going).
+    /// Asks dropped (a built-in map, a player not held for it, one
+    /// already going) or refused for now (over the address's budget).
     pub refused: u64,
+    /// Of those, refused for now (told `MapRefused`).
+    pub over_budget: u64,
     /// Clients that said they loaded the map played, and were let in.
     pub loaded: u64,
 }
@@ -75,9 +126,11 @@ pub(crate) fn take_map_asks(
     mut uploads: ResMut<MapUploads>,
     players: Query<(Has<AwaitingMap>, Has<Sim>)>,
     transport: Res<ServerTransport>,
+    (time, mut server): (Res<Time<Real>>, Option<ResMut<RenetServer>>),
     mut commands: Commands,
 ) {
     let current = served.find(&identity.map);
+    let now_s = time.elapsed_secs_f64();
     for MapAsked { client, loaded } in asked.read() {
         let Some((_, entry)) = roster.by_client(*client) else { continue };
         let Ok((awaiting, plays)) = players.get(entry.entity) else { continue };
@@ -93,16 +146,19 @@ pub(crate) fn take_map_asks(
                     uploads.stats.refused += 1;
                     continue;
                 }
-                if uploads.copies.len() >= MAX_ADDRESSES && !uploads.copies.contains_key(&(addr.ip(), map.id.hash)) {
-                    // Bounded: a flood of addresses forgets the counts (each still paced).
-                    uploads.copies.clear();
-                }
-                let copies = uploads.copies.entry((addr.ip(), map.id.hash)).or_default();
-                if *copies >= MAX_COPIES_PER_ADDRESS {
+                if let Err(wait_s) = uploads.copies.take(addr.ip(), now_s) {
                     uploads.stats.refused += 1;
+                    uploads.stats.over_budget += 1;
+                    let retry_in_s = wait_s.ceil().clamp(1.0, f64::from(u16::MAX)) as u16;
+                    info!(
+                        "not sending the map {} to {} now: its address has had its copies lately (again in {retry_in_s} s)",
+                        map.id.name, entry.name
+                    );
+                    if let Some(server) = server.as_deref_mut() {
+                        send(server, *client, &ToClient::MapRefused { retry_in_s });
+                    }
                     continue;
                 }
-                *copies += 1;
                 uploads.stats.started += 1;
                 info!("sending the map {} ({} bytes) to {}", map.id.name, map.id.bytes, entry.name);
                 let upload = Upload { hash: map.id.hash, offset: 0, allowance: MAP_CHUNK_BYTES as f64 };
@@ -165,4 +221,32 @@ pub(crate) fn send_map_chunks(
         }
         true
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(last: u8) -> std::net::IpAddr {
+        std::net::IpAddr::from([198, 51, 100, last])
+    }
+
+    #[test]
+    fn copies_come_eight_at_once_then_one_every_few_seconds() {
+        let mut budgets = CopyBudgets::default();
+        for _ in 0..8 {
+            assert_eq!(budgets.take(ip(1), 0.0), Ok(()));
+        }
+        let wait = budgets.take(ip(1), 0.0).expect_err("a ninth at once");
+        assert!((wait - COPY_REFILL_S).abs() < 1e-9, "{wait}");
+        assert!(budgets.take(ip(1), 2.0).is_err());
+        assert_eq!(budgets.take(ip(1), COPY_REFILL_S), Ok(()), "one more once it refilled");
+        assert_eq!(budgets.take(ip(2), 0.0), Ok(()), "another address has its own");
+        // A flood of new addresses does not give the drained one its copies back.
+        for i in 0..(MAX_ADDRESSES as u32 * 2) {
+            let _ = budgets.take(std::net::IpAddr::V4(std::net::Ipv4Addr::from(0x0A00_0000u32 | i)), COPY_REFILL_S);
+        }
+        assert!(budgets.left.len() <= MAX_ADDRESSES);
+        assert!(budgets.take(ip(1), COPY_REFILL_S).is_err(), "the drained address was forgotten");
+    }
 }
