@@ -156,3 +156,23 @@ fn a_server_takes_only_the_vote_kinds_it_allows() {
     act(&mut game, 1, VoteAction::Call(VoteCall::Map("Spire".into())));
     assert!(game.step_until(test_frames(2.0), |g| outcome(g, 0) == Some(VoteOutcome::Open)), "a map vote was refused");
 }
+
+/// Issue 60: a listen server's host could be voted out of their own game.
+/// The host plays from the server's own machine (a loopback address, which
+/// no datagram from elsewhere carries): a kick vote against them is
+/// refused with the reason, and nothing opens.
+#[test]
+fn a_listen_servers_host_is_never_voted_out() {
+    let config = ServerConfig { bots: 1, kind: arena_protocol::query::ServerKind::Listen, ..loopback_config(64) };
+    let mut game = LoopbackGame::start(&config, &NetcodeSettings::default(), 5, &["Host", "Bob", "Cy"], test_frame())
+        .expect("joined");
+    let host = game.clients[1].world().resource::<Roster>().names.iter().find(|(_, n)| *n == "Host").map(|(id, _)| *id);
+    act(&mut game, 1, VoteAction::Call(VoteCall::Kick(host.expect("Bob knows the host"))));
+    assert!(game.step_until(test_frames(2.0), |g| board(g, 1).refused == 1), "the call was taken");
+    assert!(said(&game, 1, "the host cannot be voted out"), "Bob was not told why");
+    game.step(test_frames(0.5));
+    assert_eq!(outcome(&game, 2), None, "a vote opened");
+    assert!(game.player("Host").is_some());
+    let stats = &game.server.world().resource::<Votes>().stats;
+    assert_eq!((stats.called, stats.refused.get("the host").copied()), (0, Some(1)));
+}

@@ -47,6 +47,11 @@ pub enum RconError {
     ChallengeLost,
     /// The answer's parts came but do not make one.
     BadAnswer(AnswerError),
+    /// After the command went, a refusal came and no answer. A refusal
+    /// carries no MAC (the server sends it to whoever asked, proved or
+    /// not), so anyone on the path could have forged it: the command may
+    /// have run.
+    RefusedAfterSend(RefusalReason),
 }
 
 impl std::fmt::Display for RconError {
@@ -76,6 +81,12 @@ impl std::fmt::Display for RconError {
                 f.write_str("the server no longer knew this command's challenge (too slow, or sent twice); try again")
             }
             RconError::BadAnswer(e) => write!(f, "the server's answer does not check: {e}"),
+            RconError::RefusedAfterSend(reason) => write!(
+                f,
+                "{} (so says a refusal, which carries no proof that the server sent it: if it was forged on the \
+                 way, the command may have run)",
+                refusal(*reason)
+            ),
         }
     }
 }
@@ -137,6 +148,10 @@ fn receive(socket: &UdpSocket, server: SocketAddr, deadline: Instant) -> Result<
     }
 }
 
+/// How long an answer may still come after a refusal to the command
+/// (which carries no MAC, and may be forged).
+const REFUSAL_GRACE: Duration = Duration::from_millis(500);
+
 fn refusal(reason: RefusalReason) -> RconError {
     match reason {
         RefusalReason::BadMac => RconError::WrongPassword,
@@ -178,12 +193,22 @@ fn gather_answer(
     challenge: &Challenge,
     timeout: Duration,
 ) -> Result<String, RconError> {
-    let deadline = Instant::now() + timeout;
+    let mut deadline = Instant::now() + timeout;
     let mut parts: Vec<Packet> = Vec::new();
     let mut count: Option<u8> = None;
+    let mut refused: Option<RefusalReason> = None;
     loop {
         match receive(socket, server, deadline)? {
-            Received::Packet(Packet::Refused { reason }) => return Err(refusal(reason)),
+            Received::Packet(Packet::Refused { reason }) => {
+                // Proof of nothing: a forged refusal must not hide the
+                // answer of a command that ran. The genuine answer would
+                // come about as soon: wait a little for it.
+                if refused.is_none() {
+                    refused = Some(reason);
+                    deadline = deadline.min(Instant::now() + REFUSAL_GRACE);
+                }
+                continue;
+            }
             Received::Packet(Packet::Answer { challenge: c, part, parts: n, mac, text }) => {
                 // A part that does not check is not the server's: dropped
                 // here, so a forgery cannot take the real part's place.
@@ -200,6 +225,9 @@ fn gather_answer(
             }
             Received::Packet(_) | Received::Garbage => continue,
             Received::TimedOut => {
+                if let Some(reason) = refused.filter(|_| count.is_none()) {
+                    return Err(RconError::RefusedAfterSend(reason));
+                }
                 return Err(match count {
                     Some(n) => RconError::IncompleteAnswer { server, got: parts.len(), parts: n, waited: timeout },
                     None => RconError::NoAnswer { server, waited: timeout },
@@ -235,6 +263,8 @@ mod tests {
         LosesFirstRequest,
         /// Sends a forged part before each real one.
         ForgesParts,
+        /// A refusal (as one on the path could forge) before the answer.
+        RefusalBeforeAnswer,
         NoRcon,
         Silent,
     }
@@ -267,6 +297,9 @@ mod tests {
                             let repeat = if let Server::Honest { repeat } = behaviour { repeat } else { 1 };
                             let text = format!("ran: {command}\n").repeat(repeat);
                             let mut out = Vec::new();
+                            if let Server::RefusalBeforeAnswer = behaviour {
+                                out.push(Packet::Refused { reason: RefusalReason::BadMac }.encode());
+                            }
                             for p in rcon::answer_packets(key(), &c, &text) {
                                 if let (Server::ForgesParts, Packet::Answer { part, parts, .. }) = (behaviour, &p) {
                                     let forged = Packet::Answer {
@@ -308,8 +341,9 @@ mod tests {
     fn remote_console_client_reports_refusals_in_plain_words() {
         let server = serve(Server::Honest { repeat: 1 }, 2);
         let e = run(server, "not it", "status", WAIT).unwrap_err();
-        assert!(matches!(e, RconError::WrongPassword), "{e}");
-        assert_eq!(e.to_string(), "wrong rcon password");
+        assert!(matches!(e, RconError::RefusedAfterSend(RefusalReason::BadMac)), "{e}");
+        let said = e.to_string();
+        assert!(said.starts_with("wrong rcon password") && said.contains("may have run"), "{said}");
         let server = serve(Server::NoRcon, 1);
         let e = run(server, PASSWORD, "status", WAIT).unwrap_err();
         assert_eq!(e.to_string(), "the server has no remote console (--rcon-password-file)");
@@ -325,6 +359,14 @@ mod tests {
         assert!(matches!(e, RconError::NoAnswer { .. }), "{e}");
         assert_eq!(e.to_string(), format!("no answer from {server} within 0.4 s"));
         assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    /// Issue 60: a refusal carries no MAC, so one forged on the path must
+    /// not make a command that ran look refused: the answer still wins.
+    #[test]
+    fn remote_console_client_takes_the_answer_over_a_refusal_before_it() {
+        let server = serve(Server::RefusalBeforeAnswer, 2);
+        assert_eq!(run(server, PASSWORD, "status", WAIT).unwrap(), "ran: status\n");
     }
 
     #[test]

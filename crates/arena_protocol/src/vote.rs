@@ -180,6 +180,11 @@ pub enum VoteRefusal {
     NoVote,
     /// A second ballot in the same vote.
     Voted,
+    /// A listen server's host cannot be voted out of their own game.
+    Host,
+    /// Someone at the same address (an IPv4 address or an IPv6 /64) has
+    /// voted already: one ballot an address.
+    AddressVoted,
 }
 
 impl VoteRefusal {
@@ -195,6 +200,8 @@ impl VoteRefusal {
             VoteRefusal::Range => "a shooting range plays no matches".into(),
             VoteRefusal::NoVote => "no vote is open".into(),
             VoteRefusal::Voted => "you have voted".into(),
+            VoteRefusal::Host => "the host cannot be voted out of their own game".into(),
+            VoteRefusal::AddressVoted => "someone at your address has voted: one ballot an address".into(),
         }
     }
 }

@@ -102,7 +102,26 @@ struct OpenVote {
     /// Whom a kick is for (its player id may go to a newcomer if it leaves).
     target: Option<Entity>,
     ends: Duration,
-    ballots: BTreeMap<PlayerId, bool>,
+    /// Keyed by the voter's entity (an id may go to a newcomer in the
+    /// frame its player left; an entity is never the same twice), with its
+    /// address ([`arena_udp::limit_key`]): one ballot an address.
+    ballots: BTreeMap<Entity, (Option<std::net::IpAddr>, bool)>,
+}
+
+/// The address a voter counts as ([`arena_udp::limit_key`]), or none for
+/// one on the server's own machine (loopback: a listen server's host, the
+/// operator's tools), who is a voter of its own: no datagram from
+/// elsewhere carries a loopback address.
+fn voting_address(addr: std::net::SocketAddr) -> Option<std::net::IpAddr> {
+    let ip = arena_udp::canonical(addr).ip();
+    (!ip.is_loopback()).then(|| arena_udp::limit_key(ip))
+}
+
+/// Voters counted once an address: the addresses among them, and each
+/// voter with none of its own.
+fn voter_count(voters: &[(Entity, Option<std::net::IpAddr>)]) -> usize {
+    let addresses: std::collections::BTreeSet<std::net::IpAddr> = voters.iter().filter_map(|(_, at)| *at).collect();
+    addresses.len() + voters.iter().filter(|(_, at)| at.is_none()).count()
 }
 
 fn label(why: &VoteRefusal) -> &'static str {
@@ -117,12 +136,21 @@ fn label(why: &VoteRefusal) -> &'static str {
         VoteRefusal::Range => "range",
         VoteRefusal::NoVote => "no vote open",
         VoteRefusal::Voted => "voted twice",
+        VoteRefusal::Host => "the host",
+        VoteRefusal::AddressVoted => "address voted",
     }
 }
 
-/// Who may vote now: the players with a client who do not watch.
-fn voters(roster: &Roster) -> Vec<PlayerId> {
-    roster.players.iter().filter(|(_, e)| !e.is_bot() && e.side != Side::Spectating).map(|(id, _)| *id).collect()
+/// Who may vote now: the players with a client who do not watch, each
+/// with its address ([`arena_udp::limit_key`]: players behind one router
+/// are one voter).
+fn voters(roster: &Roster, transport: &ServerTransport) -> Vec<(Entity, Option<std::net::IpAddr>)> {
+    roster
+        .players
+        .values()
+        .filter(|e| e.side != Side::Spectating)
+        .filter_map(|e| Some((e.entity, voting_address(transport.client_addr(e.client_id?)?))))
+        .collect()
 }
 
 /// The console line a vote that passed runs.
@@ -161,6 +189,16 @@ impl VoteWorld<'_> {
             },
             VoteCall::Mode(mode) if mode == self.mode.mode => Err(VoteRefusal::AlreadySo),
             VoteCall::Kick(id) if id == caller || !self.roster.players.contains_key(&id) => Err(VoteRefusal::NoPlayer),
+            // The host of a listen server plays from its own machine: a
+            // loopback address, which no datagram from elsewhere can carry.
+            VoteCall::Kick(id)
+                if self.identity.kind == arena_protocol::query::ServerKind::Listen
+                    && self.roster.players.get(&id).and_then(|e| e.client_id).is_some_and(|c| {
+                        self.transport.client_addr(c).is_some_and(|a| arena_udp::canonical(a).ip().is_loopback())
+                    }) =>
+            {
+                Err(VoteRefusal::Host)
+            }
             call => Ok(call),
         }
     }
@@ -188,20 +226,26 @@ pub(crate) fn take_votes(
             votes.stats.flooded += 1;
             continue;
         }
-        let Some(addr) = world.transport.client_addr(*client).map(|a| a.ip()) else { continue };
+        let Some(socket_addr) = world.transport.client_addr(*client) else { continue };
         let refusal = if entry.side == Side::Spectating {
             Err(VoteRefusal::Spectator)
         } else {
             match said.clone() {
-                VoteSaying::Call(call) => call_vote(&mut votes, &world, (*client, addr, id), call, now),
-                VoteSaying::Ballot(yes) => match votes.open.as_mut() {
-                    None => Err(VoteRefusal::NoVote),
-                    Some(open) if open.ballots.contains_key(&id) => Err(VoteRefusal::Voted),
-                    Some(open) => {
-                        open.ballots.insert(id, yes);
-                        Ok(())
+                VoteSaying::Call(call) => call_vote(&mut votes, &world, (*client, socket_addr, id), call, now),
+                VoteSaying::Ballot(yes) => {
+                    let key = voting_address(socket_addr);
+                    match votes.open.as_mut() {
+                        None => Err(VoteRefusal::NoVote),
+                        Some(open) if open.ballots.contains_key(&entry.entity) => Err(VoteRefusal::Voted),
+                        Some(open) if key.is_some() && open.ballots.values().any(|(at, _)| *at == key) => {
+                            Err(VoteRefusal::AddressVoted)
+                        }
+                        Some(open) => {
+                            open.ballots.insert(entry.entity, (key, yes));
+                            Ok(())
+                        }
                     }
-                },
+                }
             }
         };
         // A vote's state goes out (once a frame at most) from `count_votes`.
@@ -235,7 +279,7 @@ pub(crate) fn take_votes(
 fn call_vote(
     votes: &mut Votes,
     world: &VoteWorld,
-    (client, addr, caller): (ClientId, std::net::IpAddr, PlayerId),
+    (client, socket_addr, caller): (ClientId, std::net::SocketAddr, PlayerId),
     call: VoteCall,
     now: Duration,
 ) -> Result<(), VoteRefusal> {
@@ -254,18 +298,19 @@ fn call_vote(
         calls.retain(|at| now.saturating_sub(*at) < interval);
         !calls.is_empty()
     });
-    let from_here = votes.address_calls.get(&addr).map_or(&[][..], Vec::as_slice);
+    let from_here = votes.address_calls.get(&socket_addr.ip()).map_or(&[][..], Vec::as_slice);
     if from_here.len() >= CALLS_PER_ADDRESS {
         let wait = interval.saturating_sub(now.saturating_sub(from_here[0]));
         return Err(VoteRefusal::TooSoon(wait.as_secs_f32().ceil() as u16));
     }
-    if votes.address_calls.len() >= MAX_ADDRESSES && !votes.address_calls.contains_key(&addr) {
+    if votes.address_calls.len() >= MAX_ADDRESSES && !votes.address_calls.contains_key(&socket_addr.ip()) {
         return Err(VoteRefusal::Busy);
     }
     let call = world.judge(caller, call)?;
+    let caller_entity = world.roster.players.get(&caller).map(|e| e.entity).ok_or(VoteRefusal::NoPlayer)?;
     votes.last_call.insert(client, now);
     votes.last_call.retain(|_, at| now.saturating_sub(*at) < interval);
-    votes.address_calls.entry(addr).or_default().push(now);
+    votes.address_calls.entry(socket_addr.ip()).or_default().push(now);
     let target = match &call {
         VoteCall::Kick(id) => world.roster.players.get(id).map(|e| e.entity),
         _ => None,
@@ -278,7 +323,7 @@ fn call_vote(
         number: votes.number,
         caller,
         ends: now + Duration::from_secs(u64::from(VOTE_SECONDS)),
-        ballots: BTreeMap::from([(caller, true)]),
+        ballots: BTreeMap::from([(caller_entity, (voting_address(socket_addr), true))]),
         call,
         target,
     });
@@ -289,6 +334,7 @@ fn call_vote(
 /// when it ends, its outcome (a vote that passed runs as a console line).
 pub(crate) fn count_votes(
     roster: Res<Roster>,
+    transport: Res<ServerTransport>,
     mut votes: ResMut<Votes>,
     mut lines: ResMut<ConsoleLines>,
     server: Option<ResMut<RenetServer>>,
@@ -298,12 +344,13 @@ pub(crate) fn count_votes(
     let Some(mut server) = server else { return };
     let now = time.elapsed();
     let Some(open) = votes.open.as_mut() else { return };
-    let voters = voters(&roster);
+    let voters = voters(&roster, &transport);
     // Ballots of players who left or went to watch do not count.
-    open.ballots.retain(|id, _| voters.contains(id));
-    let yes = open.ballots.values().filter(|y| **y).count().min(255) as u8;
-    let no = open.ballots.values().filter(|y| !**y).count().min(255) as u8;
-    let voters = voters.len().min(255) as u8;
+    open.ballots.retain(|entity, _| voters.iter().any(|(e, _)| e == entity));
+    let yes = open.ballots.values().filter(|(_, y)| *y).count().min(255) as u8;
+    let no = open.ballots.values().filter(|(_, y)| !*y).count().min(255) as u8;
+    // One voter an address.
+    let voters = voter_count(&voters).min(255) as u8;
     // A kick whose player left fails (its id may be someone else's now).
     let target_left = open.target.is_some_and(|entity| !roster.players.values().any(|e| e.entity == entity));
     let outcome = if target_left { VoteOutcome::Failed } else { decide(yes, no, voters, now >= open.ends) };
@@ -348,6 +395,29 @@ pub(crate) fn count_votes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 60: ballots counted per client let one address (many clients
+    /// behind it) outvote everyone; an address is one voter now, and each
+    /// voter on the server's own machine is its own.
+    #[test]
+    fn an_address_is_one_voter() {
+        let at = |s: &str| s.parse::<std::net::SocketAddr>().unwrap();
+        let entity = Entity::from_raw_u32;
+        let voters = [
+            (entity(1).unwrap(), voting_address(at("198.51.100.7:1000"))),
+            (entity(2).unwrap(), voting_address(at("198.51.100.7:1001"))),
+            (entity(3).unwrap(), voting_address(at("[2001:db8::1]:5"))),
+            (entity(4).unwrap(), voting_address(at("[2001:db8::2]:5"))),
+            (entity(5).unwrap(), voting_address(at("[::ffff:198.51.100.7]:1002"))),
+            (entity(6).unwrap(), voting_address(at("127.0.0.1:9"))),
+            (entity(7).unwrap(), voting_address(at("127.0.0.1:10"))),
+        ];
+        // 198.51.100.7 (three ports, one mapped), 2001:db8::/64, and the two
+        // on the server's own machine.
+        assert_eq!(voter_count(&voters), 4);
+        assert_eq!(voters[0].1, voters[4].1);
+        assert_eq!(voters[2].1, voters[3].1);
+    }
 
     #[test]
     fn a_passed_vote_runs_the_operators_command() {
