@@ -269,6 +269,14 @@ pub(crate) struct BotsArgs {
     /// the lines received and refused.
     #[arg(long, value_name = "TEXT")]
     pub say: Option<String>,
+    /// Say the `--say` line again every S seconds (under 1 s is over the
+    /// server's chat limit), for soak tests.
+    #[arg(long, value_name = "S", requires = "say", value_parser = values::say_interval)]
+    pub say_every_s: Option<f64>,
+    /// Call a vote every 20-40 s (a map or a restart) and vote yes on every
+    /// vote shown, for soak tests.
+    #[arg(long)]
+    pub vote: bool,
     /// Join to watch (the report says `spectator`).
     #[arg(long)]
     pub spectate: bool,
@@ -597,6 +605,8 @@ impl BotsArgs {
             introducers: self.masters.clone(),
             frames_per_s: self.fps,
             say: self.say.clone(),
+            say_every_s: self.say_every_s,
+            vote: self.vote,
             spectate: self.spectate,
             team: self.team,
         })

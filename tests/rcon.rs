@@ -116,7 +116,7 @@ fn challenge(game: &mut LoopbackGame, socket: &UdpSocket) -> rcon::Challenge {
     let request = Packet::ChallengeRequest.encode();
     let got = exchange(game, socket, &request);
     match got.first().map(|d| Packet::parse(d)) {
-        Some(Ok(Packet::Challenge { challenge })) => {
+        Some(Ok(Packet::Challenge { challenge, .. })) => {
             assert!(got[0].len() <= request.len(), "a challenge bigger than its request");
             challenge
         }
@@ -127,7 +127,7 @@ fn challenge(game: &mut LoopbackGame, socket: &UdpSocket) -> rcon::Challenge {
 #[test]
 fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
     let config =
-        ServerConfig { rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")), ..loopback_config(64) };
+        ServerConfig { rcon_key: Some(RconKey::with_new_salt(PASSWORD).expect("a key")), ..loopback_config(64) };
     let mut game =
         LoopbackGame::start(&config, &NetcodeSettings::default(), 40, &["Ada", "Bob"], test_frame()).expect("joined");
     game.step(test_frames(0.5));
@@ -165,7 +165,8 @@ fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
     // first sent again is refused, counted, and 9 stays.
     // (Two seconds on: the address's rate limit refills.)
     game.step(test_frames(2.0));
-    let key = RconKey::from_password(PASSWORD).expect("a key");
+    // The server's own key (its salt is its own).
+    let key = config.rcon_key.clone().expect("a key");
     let socket = UdpSocket::bind("127.0.0.1:0").expect("a socket");
     socket.set_nonblocking(true).expect("nonblocking");
     let first = Packet::command(&key, challenge(&mut game, &socket), "mp_fraglimit 7").expect("a command").encode();
@@ -190,7 +191,11 @@ fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
     let flood_socket = UdpSocket::bind("127.0.0.1:0").expect("a socket");
     flood_socket.set_nonblocking(true).expect("nonblocking");
     let request = Packet::ChallengeRequest.encode();
-    let forged = Packet::Command { challenge: [7; 16], mac: [9; 32], command: "mp_fraglimit 1".into() }.encode();
+    let forged = Packet::Command {
+        challenge: [7; 16],
+        sealed: rcon::Sealed { nonce: [9; rcon::NONCE_BYTES], bytes: vec![9; 14 + rcon::TAG_BYTES] },
+    }
+    .encode();
     let before = counters(&game);
     let addr = server_addr(&game);
     for i in 0..500 {
@@ -219,7 +224,7 @@ fn rcon_runs_status_and_kick_with_the_password_and_refuses_the_rest() {
 #[test]
 fn a_range_refuses_matches_and_bots_from_the_console() {
     let config = ServerConfig {
-        rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")),
+        rcon_key: Some(RconKey::with_new_salt(PASSWORD).expect("a key")),
         range: true,
         bots: 0,
         ..loopback_config(64)
@@ -246,7 +251,7 @@ fn a_range_refuses_matches_and_bots_from_the_console() {
 #[test]
 fn rcon_status_gets_through_floods_of_garbage_and_of_strangers() {
     let config =
-        ServerConfig { rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")), ..loopback_config(64) };
+        ServerConfig { rcon_key: Some(RconKey::with_new_salt(PASSWORD).expect("a key")), ..loopback_config(64) };
     let mut game =
         LoopbackGame::start(&config, &NetcodeSettings::default(), 40, &["Ada"], test_frame()).expect("joined");
     game.step(test_frames(0.5));
@@ -320,7 +325,7 @@ fn rcon_status_gets_through_floods_of_garbage_and_of_strangers() {
 #[test]
 fn a_name_never_runs_console_commands() {
     let config =
-        ServerConfig { rcon_key: Some(RconKey::from_password(PASSWORD).expect("a key")), ..loopback_config(64) };
+        ServerConfig { rcon_key: Some(RconKey::with_new_salt(PASSWORD).expect("a key")), ..loopback_config(64) };
     let mut game =
         LoopbackGame::start(&config, &NetcodeSettings::default(), 42, &["Ada", "#0;sv_password 1"], test_frame())
             .expect("joined");
@@ -344,4 +349,31 @@ fn a_name_never_runs_console_commands() {
     assert!(ok && out.contains("was kicked"), "{out}{err}");
     game.step(test_frames(1.0));
     assert_eq!(names(&game), ["Ada"]);
+}
+
+/// Issue 60: a new `sv_password` ran Argon2id on the game thread, so the
+/// tick that took it stalled for as long as the key took (a hitch every
+/// player feels). Now the key is made on a thread of its own: the frame
+/// that runs the line takes well under the key's time, and the password is
+/// in force a moment later.
+#[test]
+fn a_new_sv_password_never_stalls_a_tick() {
+    let config = loopback_config(64);
+    let mut game =
+        LoopbackGame::start(&config, &NetcodeSettings::default(), 43, &["Ada"], test_frame()).expect("joined");
+    game.step(test_frames(0.5));
+    let started = std::time::Instant::now();
+    arena_protocol::key::Password::new("measure the key").unwrap().key().unwrap();
+    let key_time = started.elapsed();
+    assert!(!game.server.world().resource::<ServerTransport>().has_password());
+    game.server
+        .world_mut()
+        .resource_mut::<arena_server::ConsoleLines>()
+        .push(arena_server::ConsoleSource::Terminal, "sv_password hunter22".into());
+    let started = std::time::Instant::now();
+    game.server.update();
+    let frame = started.elapsed();
+    assert!(frame < key_time / 2, "the frame took {frame:?}; the key takes {key_time:?}");
+    let in_force = game.step_until(test_frames(5.0), |g| g.server.world().resource::<ServerTransport>().has_password());
+    assert!(in_force, "the new password never came into force");
 }

@@ -77,7 +77,7 @@ fn a_browser_player_joins_through_webtransport_plays_and_is_listed() {
     let config = ServerConfig {
         map: write_tower(&folder).display().to_string(),
         web_dir: Some(folder.clone()),
-        rcon_key: Some(RconKey::from_password(PASSWORD).unwrap()),
+        rcon_key: Some(RconKey::with_new_salt(PASSWORD).unwrap()),
         ..loopback_config(64)
     };
     let (server, info) = server_app_with_frame(&config, test_frame());

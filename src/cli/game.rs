@@ -304,7 +304,7 @@ pub(super) fn password_from_file(path: &Path) -> Result<Password, String> {
 fn rcon_key_from_file(path: &Path) -> Result<arena_protocol::rcon::RconKey, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("--rcon-password-file {}: {e}", path.display()))?;
     let line = text.lines().next().unwrap_or_default();
-    arena_protocol::rcon::RconKey::from_password(line)
+    arena_protocol::rcon::RconKey::with_new_salt(line)
         .map_err(|e| format!("--rcon-password-file {}: {e}", path.display()))
 }
 

@@ -33,3 +33,11 @@ pub(super) fn frame_rate(text: &str) -> Result<f64, String> {
         _ => Err(format!("{text} is not a frame rate from 1 to 1000")),
     }
 }
+
+/// `--say-every-s` of `arena bots`: 0.1 to 3600 seconds.
+pub(super) fn say_interval(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(s) if (0.1..=3600.0).contains(&s) => Ok(s),
+        _ => Err(format!("{text} is not a number of seconds from 0.1 to 3600")),
+    }
+}

@@ -1,10 +1,12 @@
 //! The remote console's client (issue 40): one command to a server's rcon
 //! over its game port, blocking, for `arena rcon ADDR COMMAND` and the
 //! console's `rcon`. It asks for a challenge (padded, so the server owes an
-//! unproved address nothing larger), sends the command MACed with the key
-//! of the password (the password itself never travels), and gathers the
-//! answer's parts, each MAC checked, so the text is the server's that has
-//! the password. No Bevy, no state between calls.
+//! unproved address nothing larger), which carries the server's salt;
+//! derives the key from the password and that salt (Argon2id); sends the
+//! command sealed under it (XChaCha20-Poly1305: neither the password nor
+//! the command's words travel readable), and gathers the answer's parts,
+//! each opened, so the text is the server's that has the password. No
+//! Bevy, no state between calls.
 
 use std::io::ErrorKind;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -39,7 +41,7 @@ pub enum RconError {
     IncompleteAnswer { server: SocketAddr, got: usize, parts: u8, waited: Duration },
     /// The server has no rcon password.
     NoRcon,
-    /// The command's MAC did not check: the password is not the server's.
+    /// The command did not open at the server: the password is not the server's.
     WrongPassword,
     /// Too many rcon datagrams from this address just now.
     Limited,
@@ -110,13 +112,15 @@ fn seconds(d: Duration) -> String {
 pub fn run(server: SocketAddr, password: &str, command: &str, timeout: Duration) -> Result<String, RconError> {
     // Everything that can be refused here is, before a datagram goes.
     rcon::check_command(command).map_err(RconError::Command)?;
-    let key = RconKey::from_password(password).map_err(RconError::Password)?;
+    rcon::check_password(password).map_err(RconError::Password)?;
     let local: SocketAddr =
         if server.is_ipv6() { (Ipv6Addr::UNSPECIFIED, 0).into() } else { (Ipv4Addr::UNSPECIFIED, 0).into() };
     let socket = UdpSocket::bind(local)?;
     // Connected: the system drops datagrams from any other address.
     socket.connect(server)?;
-    let challenge = ask_challenge(&socket, server, timeout)?;
+    let (challenge, salt) = ask_challenge(&socket, server, timeout)?;
+    // Each server's own salt: one guess list does not cover every server.
+    let key = RconKey::derive(password, &salt).map_err(RconError::Password)?;
     let packet = Packet::command(&key, challenge, command).map_err(RconError::Command)?;
     socket.send(&packet.encode())?;
     gather_answer(&socket, server, &key, &challenge, timeout)
@@ -161,7 +165,11 @@ fn refusal(reason: RefusalReason) -> RconError {
     }
 }
 
-fn ask_challenge(socket: &UdpSocket, server: SocketAddr, timeout: Duration) -> Result<Challenge, RconError> {
+fn ask_challenge(
+    socket: &UdpSocket,
+    server: SocketAddr,
+    timeout: Duration,
+) -> Result<(Challenge, rcon::Salt), RconError> {
     // Exactly the size of the challenge it asks for (the server refuses
     // any other size).
     let request = Packet::ChallengeRequest.encode();
@@ -170,7 +178,7 @@ fn ask_challenge(socket: &UdpSocket, server: SocketAddr, timeout: Duration) -> R
         let deadline = Instant::now() + timeout;
         loop {
             match receive(socket, server, deadline)? {
-                Received::Packet(Packet::Challenge { challenge }) => return Ok(challenge),
+                Received::Packet(Packet::Challenge { challenge, salt }) => return Ok((challenge, salt)),
                 // Only these two answer a request; the others would be
                 // strays of an earlier exchange.
                 Received::Packet(Packet::Refused {
@@ -209,16 +217,16 @@ fn gather_answer(
                 }
                 continue;
             }
-            Received::Packet(Packet::Answer { challenge: c, part, parts: n, mac, text }) => {
-                // A part that does not check is not the server's: dropped
+            Received::Packet(Packet::Answer { challenge: c, part, parts: n, sealed }) => {
+                // A part that does not open is not the server's: dropped
                 // here, so a forgery cannot take the real part's place.
-                let genuine = c == *challenge && rcon::verify_answer(key, challenge, part, n, &text, &mac);
+                let genuine = c == *challenge && rcon::open_answer(key, challenge, part, n, &sealed).is_ok();
                 let known = parts.iter().any(|p| matches!(p, Packet::Answer { part: q, .. } if *q == part));
                 if !genuine || known || count.is_some_and(|k| k != n) {
                     continue;
                 }
                 count = Some(n);
-                parts.push(Packet::Answer { challenge: c, part, parts: n, mac, text });
+                parts.push(Packet::Answer { challenge: c, part, parts: n, sealed });
                 if parts.len() == usize::from(n) {
                     return rcon::join_answer(key, challenge, &parts).map_err(RconError::BadAnswer);
                 }
@@ -245,10 +253,12 @@ mod tests {
     use super::*;
 
     const PASSWORD: &str = "open sesame";
+    /// The fake server's salt.
+    const SALT: rcon::Salt = [5; rcon::SALT_BYTES];
 
     fn key() -> &'static RconKey {
         static KEY: OnceLock<RconKey> = OnceLock::new();
-        KEY.get_or_init(|| RconKey::from_password(PASSWORD).unwrap())
+        KEY.get_or_init(|| RconKey::derive(PASSWORD, &SALT).unwrap())
     }
 
     /// How a fake server behaves.
@@ -289,11 +299,10 @@ mod tests {
                         requests += 1;
                         vec![]
                     }
-                    (_, Ok(Packet::ChallengeRequest)) => vec![Packet::Challenge { challenge }.encode()],
-                    (_, Ok(Packet::Command { challenge: c, mac, command })) => {
-                        if c != challenge || !rcon::verify_command(key(), &c, &command, &mac) {
-                            vec![Packet::Refused { reason: RefusalReason::BadMac }.encode()]
-                        } else {
+                    (_, Ok(Packet::ChallengeRequest)) => vec![Packet::Challenge { challenge, salt: SALT }.encode()],
+                    (_, Ok(Packet::Command { challenge: c, sealed })) => {
+                        let opened = rcon::open_command(key(), &c, &sealed).ok().filter(|_| c == challenge);
+                        if let Some(command) = opened {
                             let repeat = if let Server::Honest { repeat } = behaviour { repeat } else { 1 };
                             let text = format!("ran: {command}\n").repeat(repeat);
                             let mut out = Vec::new();
@@ -306,14 +315,18 @@ mod tests {
                                         challenge: c,
                                         part: *part,
                                         parts: *parts,
-                                        mac: [0; rcon::MAC_BYTES],
-                                        text: "forged".into(),
+                                        sealed: rcon::Sealed {
+                                            nonce: [0; rcon::NONCE_BYTES],
+                                            bytes: vec![0; 6 + rcon::TAG_BYTES],
+                                        },
                                     };
                                     out.push(forged.encode());
                                 }
                                 out.push(p.encode());
                             }
                             out
+                        } else {
+                            vec![Packet::Refused { reason: RefusalReason::BadMac }.encode()]
                         }
                     }
                     _ => vec![],

@@ -122,3 +122,32 @@ pub fn flood(server: SocketAddr, seconds: f64, rate: u32, seed: u64) -> std::io:
     }
     Ok(report)
 }
+
+/// Floods `server`'s remote console for `seconds`: `rates.0` garbage rcon
+/// datagrams a second (magic, then a kind that is none) from 127.0.0.1,
+/// and `rates.1` well-formed challenge requests a second from `strangers`
+/// other loopback addresses (127.0.0.2 up) in turn. What was sent.
+pub fn rcon_flood(server: SocketAddr, seconds: f64, rates: (u32, u32), strangers: u8) -> std::io::Result<(u64, u64)> {
+    let mut garbage = arena_protocol::rcon::MAGIC.to_vec();
+    garbage.push(7);
+    let request = arena_protocol::rcon::Packet::ChallengeRequest.encode();
+    let own = UdpSocket::bind("127.0.0.1:0")?;
+    let others: Vec<UdpSocket> = (0..u32::from(strangers.max(1)))
+        .map(|i| UdpSocket::bind((std::net::Ipv4Addr::from(0x7F00_0002 + i), 0)))
+        .collect::<Result<_, _>>()?;
+    let started = Instant::now();
+    let (mut sent_garbage, mut sent_requests) = (0u64, 0u64);
+    while started.elapsed().as_secs_f64() < seconds {
+        let t = started.elapsed().as_secs_f64();
+        while (sent_garbage as f64) < t * f64::from(rates.0) {
+            let _ = own.send_to(&garbage, server);
+            sent_garbage += 1;
+        }
+        while (sent_requests as f64) < t * f64::from(rates.1) {
+            let _ = others[(sent_requests % others.len() as u64) as usize].send_to(&request, server);
+            sent_requests += 1;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    Ok((sent_garbage, sent_requests))
+}

@@ -47,7 +47,7 @@ fn serve(key: Option<RconKey>, datagrams: usize, repeat: usize) -> SocketAddr {
 
 #[test]
 fn rcon_round_trip_runs_with_the_password_and_only_with_it() {
-    let key = RconKey::from_password(PASSWORD).unwrap();
+    let key = RconKey::with_new_salt(PASSWORD).unwrap();
     let server = serve(Some(key.clone()), 6, 1);
     let answer = run(server, PASSWORD, "status", WAIT).unwrap();
     assert!(answer.starts_with("127.0.0.1:") && answer.ends_with(" ran: status\n"), "{answer:?}");
@@ -55,7 +55,7 @@ fn rcon_round_trip_runs_with_the_password_and_only_with_it() {
     let answer = run(server, PASSWORD, "players", WAIT).unwrap();
     assert!(answer.ends_with(" ran: players\n"));
     let e = run(server, "not the password", "quit", WAIT).unwrap_err();
-    assert!(matches!(e, RconError::WrongPassword), "{e}");
+    assert!(matches!(e, RconError::RefusedAfterSend(arena_protocol::rcon::RefusalReason::BadMac)), "{e}");
 
     let long = serve(Some(key), 2, 500);
     let answer = run(long, PASSWORD, "status", WAIT).unwrap();
@@ -69,4 +69,48 @@ fn rcon_round_trip_to_a_server_without_rcon_says_so() {
     let e = run(server, PASSWORD, "status", WAIT).unwrap_err();
     assert!(matches!(e, RconError::NoRcon), "{e}");
     assert_eq!(e.to_string(), "the server has no remote console (--rcon-password-file)");
+}
+
+/// A UDP relay between one client and `server`, keeping every datagram that
+/// crosses it either way (what anyone on the path sees).
+fn relay(server: SocketAddr, seen: std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>) -> SocketAddr {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    thread::spawn(move || {
+        let mut client: Option<SocketAddr> = None;
+        let mut buf = [0u8; 2048];
+        while let Ok((n, from)) = socket.recv_from(&mut buf) {
+            seen.lock().unwrap().push(buf[..n].to_vec());
+            let to = if from == server { client } else { Some(server) };
+            if from != server {
+                client = Some(from);
+            }
+            if let Some(to) = to {
+                let _ = socket.send_to(&buf[..n], to);
+            }
+        }
+    });
+    addr
+}
+
+/// Issue 60: `sv_password NEWPASS` over rcon crossed the network readable.
+/// Now commands and answers are sealed: a capture of every datagram of the
+/// exchange (through a relay) holds neither the new password nor the
+/// command's words, and the command still ran.
+#[test]
+fn rcon_round_trip_sends_nothing_readable() {
+    let key = RconKey::with_new_salt(PASSWORD).unwrap();
+    let server = serve(Some(key), 4, 1);
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let through = relay(server, seen.clone());
+    let answer = run(through, PASSWORD, "sv_password NEWPASS", WAIT).unwrap();
+    assert!(answer.ends_with(" ran: sv_password NEWPASS\n"), "{answer:?}");
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() >= 4, "{} datagrams crossed", seen.len());
+    for datagram in seen.iter() {
+        for word in [&b"NEWPASS"[..], b"sv_password", b"newpass", PASSWORD.as_bytes()] {
+            assert!(!datagram.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word)), "{word:?} in {datagram:?}");
+        }
+    }
 }

@@ -39,8 +39,14 @@ pub struct BotsConfig {
     /// How often every bot is updated, per second ([`FRAMES_PER_S`] by
     /// default): a low rate plays like a slow machine's window.
     pub frames_per_s: f64,
-    /// A chat line each bot says once it is in the game (`--say`).
+    /// A chat line each bot says once it is in the game (`--say`)...
     pub say: Option<String>,
+    /// ...and again every this many seconds (`--say-every-s`; under a
+    /// second is over the server's chat limit: for soak tests).
+    pub say_every_s: Option<f64>,
+    /// Call a vote now and then (a map vote, or a restart) and vote yes on
+    /// every vote shown (`--vote`; for soak tests).
+    pub vote: bool,
     /// Join to watch (`--spectate`): never in the world.
     pub spectate: bool,
     /// Play for this team (`--team`; team deathmatch), asked for once in the game.
@@ -196,6 +202,48 @@ struct Bot {
     rng: arena_sim::rng::SplitMix64,
     phase: f32,
     steering: Steering,
+    /// When it last said its line, and last called a vote; the vote it
+    /// last voted in.
+    said_at: Option<Instant>,
+    called_at: Option<Instant>,
+    voted_in: Option<u16>,
+}
+
+/// What a soaking bot says and votes (`--say-every-s`, `--vote`): its line
+/// again when it is due; a call every 20-40 s (a map, or a restart); yes to
+/// each vote it is shown, once.
+fn soak_talk(bot: &mut Bot, config: &BotsConfig) {
+    let now = Instant::now();
+    if let (Some(every), Some(text)) = (config.say_every_s, &config.say)
+        && bot.said_at.is_none_or(|at| now.duration_since(at).as_secs_f64() >= every)
+    {
+        bot.said_at = Some(now);
+        bot.app.world_mut().write_message(arena_client::SayChat { text: text.clone(), team: false });
+    }
+    if !config.vote {
+        return;
+    }
+    let due = bot.called_at.is_none_or(|at| now.duration_since(at).as_secs_f32() >= 20.0 + 20.0 * bot.phase.fract());
+    if due {
+        bot.called_at = Some(now);
+        let call = if bot.rng.below(2) == 0 {
+            arena_protocol::vote::VoteCall::Map(["Foundry", "Spire", "Yard"][bot.rng.below(3)].into())
+        } else {
+            arena_protocol::vote::VoteCall::Restart
+        };
+        bot.app.world_mut().write_message(arena_client::VoteAction::Call(call));
+    }
+    let open = bot
+        .app
+        .world()
+        .resource::<arena_client::VoteBoard>()
+        .shown
+        .as_ref()
+        .and_then(|v| (v.status.outcome == arena_protocol::vote::VoteOutcome::Open).then_some(v.status.number));
+    if let Some(number) = open.filter(|n| bot.voted_in != Some(*n)) {
+        bot.voted_in = Some(number);
+        bot.app.world_mut().write_message(arena_client::VoteAction::Ballot(true));
+    }
 }
 
 /// How a fighting bot strafes: which way (+1 or -1), and when it turns.
@@ -260,6 +308,9 @@ pub fn run(config: &BotsConfig) -> Report {
                 rejoin_at: None,
                 sessions: 0,
                 failures: Vec::new(),
+                said_at: None,
+                called_at: None,
+                voted_in: None,
                 rng: arena_sim::rng::SplitMix64::new(0x5EED + i as u64),
                 phase: i as f32 * 1.7,
                 steering: Steering::default(),
@@ -301,6 +352,9 @@ pub fn run(config: &BotsConfig) -> Report {
                 }
                 (false, Some(_), None) if !config.churn => bot.lost_at = Some(Instant::now()),
                 _ => {}
+            }
+            if in_game {
+                soak_talk(bot, config);
             }
             if in_game {
                 let t = start.elapsed().as_secs_f32() + bot.phase;

@@ -34,8 +34,9 @@
 //!   the guess at a command's view it and the demo frames code against.
 //! - `datagram`: the shape of a netcode datagram, before renetcode parses it;
 //!   connection tokens opened and resealed; the refusal a server sends.
-//! - `rcon`: the remote console's datagrams (challenge, command, answer,
-//!   refusal), its key (Argon2id, its own salt) and keyed BLAKE2b MACs.
+//! - `rcon`: the remote console's datagrams (challenge and the server's
+//!   salt, command, answer, refusal), its key (Argon2id under that salt)
+//!   and the seals (XChaCha20-Poly1305) of its commands and answers.
 //! - `payload_guard`: the shape of a renet packet, before renet parses it.
 //! - `bundle`: a frame's renet packets in one datagram.
 //! - `ack_pace`: when renet's packets ride a datagram (its

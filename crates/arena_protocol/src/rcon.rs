@@ -1,12 +1,32 @@
-//! The remote console's datagrams (rcon, issue 40): a client that knows the
-//! server's rcon password asks for a challenge, sends a command with a keyed
-//! MAC over that challenge, and reads back an answer MACed the same way.
-//! The password never travels; the key is derived from it with Argon2id
-//! under rcon's own salt (so it is not the netcode key of a game with the
-//! same password); the MACs are keyed BLAKE2b-256 with a domain byte that
-//! tells a command's MAC from an answer's. Pure: no sockets, no clocks. The
-//! server's bookkeeping (challenges, rate limits) is `arena_server`'s
-//! `RconGate`; the client's exchange is `arena_client::remote_console`.
+//! The remote console's datagrams (rcon, issues 40 and 60): a client that
+//! knows the server's rcon password asks for a challenge, which comes with
+//! the server's salt; it derives the key from the password and that salt,
+//! sends its command sealed (encrypted and authenticated) for that
+//! challenge, and reads back an answer sealed the same way. Neither the
+//! password nor a command's or an answer's text ever crosses in clear: a
+//! capture of `sv_password NEWPASS` holds neither word. Pure: no sockets, no
+//! clocks. The server's bookkeeping (challenges, rate limits) is
+//! `arena_server`'s `RconGate`; the client's exchange is
+//! `arena_client::remote_console`.
+//!
+//! The key is Argon2id of the password under the server's salt: 16 random
+//! bytes the server makes once at its start and hands out with every
+//! challenge (not a secret). Two servers with one password have two keys, a
+//! table of passwords computed for one server fits no other, and the key is
+//! never the netcode key of a game with the same password (whose salt is
+//! fixed). From it come, by keyed BLAKE2b over a label, a seal key and a
+//! nonce key for each way, so a command's seal can never pass for an
+//! answer's. A text is sealed with XChaCha20-Poly1305: its additional data
+//! is every byte of the datagram before the nonce (the header, the challenge
+//! and an answer's place), so a seal opens only for its challenge, its kind
+//! and its place; its 24-byte nonce is synthetic (as in SIV): keyed
+//! BLAKE2b-192 of that additional data and the text, under the way's nonce
+//! key. The challenge is not authenticated, so a client may be handed one
+//! challenge twice; its nonce still repeats only for the same text under the
+//! same challenge (the same datagram, which says nothing new), and sealing
+//! needs no randomness. What a capture still shows: the kinds, the
+//! challenges, the salt, an answer's place, and each text's length (texts
+//! are not padded).
 //!
 //! Every datagram is connectionless: `FF FF FF FF`, the ASCII text `rcon`,
 //! then one kind byte (1 to 5). No other connectionless datagram on the game
@@ -16,19 +36,23 @@
 //! nothing, never by a byte below 0x20. A Quake-style text rcon
 //! (`rcon PASSWORD COMMAND`) has a space there and is refused too.
 //!
-//! Layout (all fixed offsets; the last field runs to the datagram's end):
+//! Layout (all fixed offsets; the sealed text, UTF-8 before sealing, runs
+//! to the datagram's end, its 16-byte tag last):
 //!
-//! | kind | name              | after the 9-byte header                                   | bytes     |
-//! |------|-------------------|-----------------------------------------------------------|-----------|
-//! | 1    | challenge request | 16 zero bytes (padding: the answer is never larger)        | 25        |
-//! | 2    | challenge         | challenge (16)                                             | 25        |
-//! | 3    | command           | challenge (16), MAC (32), command (1-512 UTF-8)            | 58-569    |
-//! | 4    | answer            | challenge (16), part, parts, MAC (32), text (0-1141 UTF-8) | 59-1200   |
-//! | 5    | refused           | reason (1 byte)                                            | 10        |
+//! | kind | name              | after the 9-byte header                                                | bytes   |
+//! |------|-------------------|------------------------------------------------------------------------|---------|
+//! | 1    | challenge request | 32 zero bytes (padding: the answer is never larger)                    | 41      |
+//! | 2    | challenge         | challenge (16), salt (16)                                              | 41      |
+//! | 3    | command           | challenge (16), nonce (24), sealed command (1-512 + tag 16)            | 66-577  |
+//! | 4    | answer            | challenge (16), part, parts, nonce (24), sealed text (0-1133 + tag 16) | 67-1200 |
+//! | 5    | refused           | reason (1 byte)                                                        | 10      |
 
 use blake2::Blake2bMac;
-use blake2::digest::consts::U32;
-use blake2::digest::{KeyInit, Mac};
+use blake2::digest::consts::{U24, U32, U64};
+use blake2::digest::{KeyInit as MacKeyInit, Mac};
+use chacha20poly1305::aead::rand_core::RngCore;
+use chacha20poly1305::aead::{AeadInPlace, OsRng};
+use chacha20poly1305::{KeyInit, Tag, XChaCha20Poly1305, XNonce};
 
 use crate::datagram::CONNECTIONLESS_PREFIX;
 use crate::key::MAX_PASSWORD_BYTES;
@@ -43,11 +67,16 @@ pub const MAGIC: [u8; 8] = {
 pub const HEADER_BYTES: usize = MAGIC.len() + 1;
 /// Bytes in a challenge.
 pub const CHALLENGE_BYTES: usize = 16;
-/// Bytes in a MAC (BLAKE2b with a 32-byte output).
-pub const MAC_BYTES: usize = 32;
-/// Bytes in an rcon key (BLAKE2b's longest key).
+/// Bytes in a server's salt (Argon2's recommended length).
+pub const SALT_BYTES: usize = 16;
+/// Bytes in a seal's nonce (XChaCha20-Poly1305's).
+pub const NONCE_BYTES: usize = 24;
+/// Bytes in a seal's tag (Poly1305's), after the encrypted text.
+pub const TAG_BYTES: usize = 16;
+/// Bytes of Argon2id output a key is derived from (BLAKE2b's longest key:
+/// the subkeys are keyed BLAKE2b of it).
 pub const KEY_BYTES: usize = 64;
-/// Longest command, bytes of UTF-8.
+/// Longest command, bytes of UTF-8 (before sealing).
 pub const MAX_COMMAND_BYTES: usize = 512;
 /// Largest rcon datagram either way, bytes (well inside any path's MTU,
 /// as A2S's replies).
@@ -56,22 +85,24 @@ pub const MAX_DATAGRAM_BYTES: usize = 1200;
 pub const MAX_ANSWER_PARTS: u8 = 8;
 
 /// A challenge datagram's size, bytes.
-pub const CHALLENGE_PACKET_BYTES: usize = HEADER_BYTES + CHALLENGE_BYTES;
+pub const CHALLENGE_PACKET_BYTES: usize = HEADER_BYTES + CHALLENGE_BYTES + SALT_BYTES;
 /// A challenge request's size, bytes: padded to the challenge it asks
 /// for, so that an address that has proved nothing never gets more bytes
 /// back than it sent.
 pub const CHALLENGE_REQUEST_BYTES: usize = CHALLENGE_PACKET_BYTES;
 /// A refusal's size, bytes: smaller than every request it answers.
 pub const REFUSED_BYTES: usize = HEADER_BYTES + 1;
-/// What comes before a command's text, bytes.
-const COMMAND_HEADER_BYTES: usize = HEADER_BYTES + CHALLENGE_BYTES + MAC_BYTES;
+/// What comes before a command's sealed text, bytes.
+const COMMAND_HEADER_BYTES: usize = HEADER_BYTES + CHALLENGE_BYTES + NONCE_BYTES;
 /// The smallest and largest command datagrams, bytes.
-pub const MIN_COMMAND_PACKET_BYTES: usize = COMMAND_HEADER_BYTES + 1;
-pub const MAX_COMMAND_PACKET_BYTES: usize = COMMAND_HEADER_BYTES + MAX_COMMAND_BYTES;
-/// What comes before an answer's text, bytes.
-const ANSWER_HEADER_BYTES: usize = HEADER_BYTES + CHALLENGE_BYTES + 2 + MAC_BYTES;
-/// Most text in one answer datagram, bytes of UTF-8.
-pub const MAX_ANSWER_TEXT_BYTES: usize = MAX_DATAGRAM_BYTES - ANSWER_HEADER_BYTES;
+pub const MIN_COMMAND_PACKET_BYTES: usize = COMMAND_HEADER_BYTES + 1 + TAG_BYTES;
+pub const MAX_COMMAND_PACKET_BYTES: usize = COMMAND_HEADER_BYTES + MAX_COMMAND_BYTES + TAG_BYTES;
+/// What comes before an answer's sealed text, bytes.
+const ANSWER_HEADER_BYTES: usize = HEADER_BYTES + CHALLENGE_BYTES + 2 + NONCE_BYTES;
+/// The smallest answer datagram (an empty text), bytes.
+pub const MIN_ANSWER_PACKET_BYTES: usize = ANSWER_HEADER_BYTES + TAG_BYTES;
+/// Most text in one answer datagram, bytes of UTF-8 (before sealing).
+pub const MAX_ANSWER_TEXT_BYTES: usize = MAX_DATAGRAM_BYTES - MIN_ANSWER_PACKET_BYTES;
 /// What ends an answer too long for [`MAX_ANSWER_PARTS`] datagrams.
 pub const CUT_MARKER: &str = "…(cut)";
 
@@ -80,6 +111,7 @@ pub const CUT_MARKER: &str = "…(cut)";
 // than any request it can answer. Checked when this compiles.
 const _: () = assert!(CHALLENGE_PACKET_BYTES <= CHALLENGE_REQUEST_BYTES);
 const _: () = assert!(REFUSED_BYTES < CHALLENGE_REQUEST_BYTES && REFUSED_BYTES < MIN_COMMAND_PACKET_BYTES);
+const _: () = assert!(MAX_COMMAND_PACKET_BYTES <= MAX_DATAGRAM_BYTES);
 
 const KIND_CHALLENGE_REQUEST: u8 = 1;
 const KIND_CHALLENGE: u8 = 2;
@@ -87,15 +119,13 @@ const KIND_COMMAND: u8 = 3;
 const KIND_ANSWER: u8 = 4;
 const KIND_REFUSED: u8 = 5;
 
-/// The first byte under each MAC: a command's MAC can never pass for an
-/// answer's, whatever the texts.
-const DOMAIN_COMMAND: u8 = 1;
-const DOMAIN_ANSWER: u8 = 2;
+/// The labels the subkeys are keyed BLAKE2b of: one seal key and one nonce
+/// key for each way, none equal to another whatever the password.
+const LABEL_COMMAND_SEAL: &[u8] = b"arena rcon v2 command seal";
+const LABEL_COMMAND_NONCE: &[u8] = b"arena rcon v2 command nonce";
+const LABEL_ANSWER_SEAL: &[u8] = b"arena rcon v2 answer seal";
+const LABEL_ANSWER_NONCE: &[u8] = b"arena rcon v2 answer nonce";
 
-/// Argon2id's salt for the rcon key: not the netcode key's, so a server
-/// whose game password and rcon password are the same still has two keys,
-/// and a player who knows the game's key learns nothing of the console's.
-const SALT: &[u8] = b"arena rcon key v1";
 /// Argon2id memory cost, KiB, and passes (as the netcode key: OWASP's
 /// minimum, 19 MiB, 2 passes).
 const MEMORY_KIB: u32 = 19 * 1024;
@@ -103,15 +133,26 @@ const PASSES: u32 = 2;
 
 /// A challenge the server hands out.
 pub type Challenge = [u8; CHALLENGE_BYTES];
-/// A keyed BLAKE2b-256 tag.
-pub type Tag = [u8; MAC_BYTES];
+/// A server's salt, handed out with each challenge.
+pub type Salt = [u8; SALT_BYTES];
+/// A seal's nonce.
+pub type Nonce = [u8; NONCE_BYTES];
+
+/// A sealed text as it travels: its nonce, then the encrypted text followed
+/// by its tag (`bytes` is the text's length plus [`TAG_BYTES`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sealed {
+    pub nonce: Nonce,
+    pub bytes: Vec<u8>,
+}
 
 /// Why a server refused a datagram, told to its sender. Unauthenticated (the
 /// server answers it to anyone), so a client takes it as a hint only from
 /// the address it asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum RefusalReason {
-    /// The command's MAC did not check: the sender's password is wrong.
+    /// The command's seal did not open (its tag, Poly1305's MAC, did not
+    /// check): the sender's password is wrong.
     BadMac,
     /// The challenge is not one the server issued to this address and still
     /// holds: expired, already used (a replay looks like this), or another
@@ -149,13 +190,14 @@ impl RefusalReason {
 pub enum Packet {
     /// Client → server: a challenge, please. Padded to the challenge's size.
     ChallengeRequest,
-    /// Server → client: use this once, within seconds, from this address.
-    Challenge { challenge: Challenge },
-    /// Client → server: run `command`; `mac` is [`command_mac`] over it.
-    Command { challenge: Challenge, mac: Tag, command: String },
+    /// Server → client: use this once, within seconds, from this address,
+    /// with the key of the password under this salt.
+    Challenge { challenge: Challenge, salt: Salt },
+    /// Client → server: a command, [`seal_command`]ed for `challenge`.
+    Command { challenge: Challenge, sealed: Sealed },
     /// Server → client: part `part` (from 0) of `parts` of the command's
-    /// output; `mac` is [`answer_mac`] over it.
-    Answer { challenge: Challenge, part: u8, parts: u8, mac: Tag, text: String },
+    /// output, sealed for the challenge and that place ([`open_answer`]).
+    Answer { challenge: Challenge, part: u8, parts: u8, sealed: Sealed },
     /// Server → client: no.
     Refused { reason: RefusalReason },
 }
@@ -190,7 +232,8 @@ impl std::fmt::Display for CommandError {
 
 impl std::error::Error for CommandError {}
 
-/// Why a datagram is not an rcon packet.
+/// Why a datagram is not an rcon packet. What is sealed is not read here:
+/// see [`OpenError`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RconParseError {
     /// Not starting with [`MAGIC`] and a kind byte.
@@ -201,12 +244,6 @@ pub enum RconParseError {
     Length { kind: u8, bytes: usize },
     /// A challenge request's padding is not all zeros.
     Padding,
-    /// A command or answer text that is not UTF-8.
-    NotUtf8,
-    /// A command that is not one.
-    Command(CommandError),
-    /// An answer's text with a control character other than a line end or a tab.
-    ControlInAnswer,
     /// An answer's part number out of its count, or a count of 0 or above
     /// [`MAX_ANSWER_PARTS`].
     BadPart { part: u8, parts: u8 },
@@ -223,9 +260,6 @@ impl std::fmt::Display for RconParseError {
                 write!(f, "an rcon datagram of kind {kind} cannot be {bytes} bytes")
             }
             RconParseError::Padding => f.write_str("an rcon challenge request whose padding is not zeros"),
-            RconParseError::NotUtf8 => f.write_str("rcon text that is not UTF-8"),
-            RconParseError::Command(e) => write!(f, "a bad rcon command: {e}"),
-            RconParseError::ControlInAnswer => f.write_str("an rcon answer with a control character"),
             RconParseError::BadPart { part, parts } => write!(f, "rcon answer part {part} of {parts}"),
             RconParseError::UnknownReason(r) => write!(f, "rcon refusal reason {r} is not known"),
         }
@@ -233,6 +267,35 @@ impl std::fmt::Display for RconParseError {
 }
 
 impl std::error::Error for RconParseError {}
+
+/// Why a sealed command or answer part does not open.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OpenError {
+    /// Its tag does not check: sealed under another key (a wrong password,
+    /// or another server's salt), for another challenge, kind or place, or
+    /// changed on the way. Nothing of it is read.
+    BadMac,
+    /// Opened, but not UTF-8 (only a peer with the key could send it).
+    NotUtf8,
+    /// An opened command that is not one.
+    Command(CommandError),
+    /// An opened answer text with a control character other than a line
+    /// end or a tab.
+    ControlInAnswer,
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::BadMac => f.write_str("not sealed with the rcon password's key for this challenge"),
+            OpenError::NotUtf8 => f.write_str("rcon text that is not UTF-8"),
+            OpenError::Command(e) => write!(f, "a bad rcon command: {e}"),
+            OpenError::ControlInAnswer => f.write_str("an rcon answer with a control character"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
 
 /// Whether `datagram` claims to be rcon (its magic and a kind byte); it may
 /// still not parse. The server's guard hands such datagrams to the rcon gate.
@@ -269,23 +332,24 @@ impl Packet {
                 out.push(KIND_CHALLENGE_REQUEST);
                 out.resize(CHALLENGE_REQUEST_BYTES, 0);
             }
-            Packet::Challenge { challenge } => {
+            Packet::Challenge { challenge, salt } => {
                 out.push(KIND_CHALLENGE);
                 out.extend_from_slice(challenge);
+                out.extend_from_slice(salt);
             }
-            Packet::Command { challenge, mac, command } => {
+            Packet::Command { challenge, sealed } => {
                 out.push(KIND_COMMAND);
                 out.extend_from_slice(challenge);
-                out.extend_from_slice(mac);
-                out.extend_from_slice(command.as_bytes());
+                out.extend_from_slice(&sealed.nonce);
+                out.extend_from_slice(&sealed.bytes);
             }
-            Packet::Answer { challenge, part, parts, mac, text } => {
+            Packet::Answer { challenge, part, parts, sealed } => {
                 out.push(KIND_ANSWER);
                 out.extend_from_slice(challenge);
                 out.push(*part);
                 out.push(*parts);
-                out.extend_from_slice(mac);
-                out.extend_from_slice(text.as_bytes());
+                out.extend_from_slice(&sealed.nonce);
+                out.extend_from_slice(&sealed.bytes);
             }
             Packet::Refused { reason } => {
                 out.push(KIND_REFUSED);
@@ -296,8 +360,10 @@ impl Packet {
     }
 
     /// Reads one rcon datagram: the exact size its kind has (or a size in
-    /// its range, for the two with text), valid UTF-8 without stray control
-    /// characters, part numbers within their count. An error, never a panic.
+    /// its range, for the two that carry a sealed text), part numbers within
+    /// their count. The size is checked before anything is copied. What is
+    /// sealed stays sealed: [`open_command`] and [`open_answer`] read it. An
+    /// error, never a panic.
     pub fn parse(datagram: &[u8]) -> Result<Packet, RconParseError> {
         if !is_rcon(datagram) {
             return Err(RconParseError::NotRcon);
@@ -305,7 +371,8 @@ impl Packet {
         let kind = datagram[MAGIC.len()];
         let body = &datagram[HEADER_BYTES..];
         let bytes = datagram.len();
-        let length = |ok: bool| if ok { Ok(()) } else { Err(RconParseError::Length { kind, bytes }) };
+        let short = RconParseError::Length { kind, bytes };
+        let length = |ok: bool| if ok { Ok(()) } else { Err(short) };
         match kind {
             KIND_CHALLENGE_REQUEST => {
                 length(bytes == CHALLENGE_REQUEST_BYTES)?;
@@ -316,38 +383,30 @@ impl Packet {
             }
             KIND_CHALLENGE => {
                 length(bytes == CHALLENGE_PACKET_BYTES)?;
-                let (challenge, _) = split_challenge(body).ok_or(RconParseError::Length { kind, bytes })?;
-                Ok(Packet::Challenge { challenge })
+                let (challenge, rest) = split_challenge(body).ok_or(short)?;
+                let salt = rest.first_chunk::<SALT_BYTES>().ok_or(short)?;
+                Ok(Packet::Challenge { challenge, salt: *salt })
             }
             KIND_COMMAND => {
                 length((MIN_COMMAND_PACKET_BYTES..=MAX_COMMAND_PACKET_BYTES).contains(&bytes))?;
-                let (challenge, rest) = split_challenge(body).ok_or(RconParseError::Length { kind, bytes })?;
-                let (mac, text) =
-                    rest.split_first_chunk::<MAC_BYTES>().ok_or(RconParseError::Length { kind, bytes })?;
-                let command = std::str::from_utf8(text).map_err(|_| RconParseError::NotUtf8)?;
-                check_command(command).map_err(RconParseError::Command)?;
-                Ok(Packet::Command { challenge, mac: *mac, command: command.to_owned() })
+                let (challenge, rest) = split_challenge(body).ok_or(short)?;
+                let sealed = split_sealed(rest).ok_or(short)?;
+                Ok(Packet::Command { challenge, sealed })
             }
             KIND_ANSWER => {
-                length((ANSWER_HEADER_BYTES..=MAX_DATAGRAM_BYTES).contains(&bytes))?;
-                let (challenge, rest) = split_challenge(body).ok_or(RconParseError::Length { kind, bytes })?;
-                let ([part, parts], rest) =
-                    rest.split_first_chunk::<2>().ok_or(RconParseError::Length { kind, bytes })?;
-                let (mac, text) =
-                    rest.split_first_chunk::<MAC_BYTES>().ok_or(RconParseError::Length { kind, bytes })?;
+                length((MIN_ANSWER_PACKET_BYTES..=MAX_DATAGRAM_BYTES).contains(&bytes))?;
+                let (challenge, rest) = split_challenge(body).ok_or(short)?;
+                let ([part, parts], rest) = rest.split_first_chunk::<2>().ok_or(short)?;
                 let (part, parts) = (*part, *parts);
                 if parts == 0 || parts > MAX_ANSWER_PARTS || part >= parts {
                     return Err(RconParseError::BadPart { part, parts });
                 }
-                let text = std::str::from_utf8(text).map_err(|_| RconParseError::NotUtf8)?;
-                if !answer_text_ok(text) {
-                    return Err(RconParseError::ControlInAnswer);
-                }
-                Ok(Packet::Answer { challenge, part, parts, mac: *mac, text: text.to_owned() })
+                let sealed = split_sealed(rest).ok_or(short)?;
+                Ok(Packet::Answer { challenge, part, parts, sealed })
             }
             KIND_REFUSED => {
                 length(bytes == REFUSED_BYTES)?;
-                let code = body.first().copied().ok_or(RconParseError::Length { kind, bytes })?;
+                let code = body.first().copied().ok_or(short)?;
                 let reason = RefusalReason::from_code(code).ok_or(RconParseError::UnknownReason(code))?;
                 Ok(Packet::Refused { reason })
             }
@@ -355,15 +414,21 @@ impl Packet {
         }
     }
 
-    /// A command with its MAC under `key`, if `command` may be sent.
+    /// A command sealed under `key` for `challenge`, if `command` may be sent.
     pub fn command(key: &RconKey, challenge: Challenge, command: &str) -> Result<Packet, CommandError> {
-        check_command(command)?;
-        Ok(Packet::Command { challenge, mac: command_mac(key, &challenge, command), command: command.to_owned() })
+        Ok(Packet::Command { challenge, sealed: seal_command(key, &challenge, command)? })
     }
 }
 
 fn split_challenge(body: &[u8]) -> Option<(Challenge, &[u8])> {
     body.split_first_chunk::<CHALLENGE_BYTES>().map(|(c, rest)| (*c, rest))
+}
+
+/// A nonce and the sealed bytes after it (at least a tag's worth; the
+/// callers bounded the whole datagram's size already).
+fn split_sealed(rest: &[u8]) -> Option<Sealed> {
+    let (nonce, bytes) = rest.split_first_chunk::<NONCE_BYTES>()?;
+    (bytes.len() >= TAG_BYTES).then(|| Sealed { nonce: *nonce, bytes: bytes.to_vec() })
 }
 
 /// Why a password cannot open a remote console.
@@ -375,6 +440,8 @@ pub enum RconKeyError {
         bytes: usize,
     },
     Kdf(String),
+    /// The system's randomness failed (making a server's salt).
+    Random(String),
 }
 
 impl std::fmt::Display for RconKeyError {
@@ -385,15 +452,57 @@ impl std::fmt::Display for RconKeyError {
                 write!(f, "the rcon password is {bytes} bytes long; at most {MAX_PASSWORD_BYTES} are allowed")
             }
             RconKeyError::Kdf(e) => write!(f, "cannot derive a key from the rcon password: {e}"),
+            RconKeyError::Random(e) => write!(f, "cannot make the rcon key's salt (no system randomness): {e}"),
         }
     }
 }
 
 impl std::error::Error for RconKeyError {}
 
-/// The key both ends MAC with, derived from the rcon password.
+/// `password` as a key is derived from (surrounding spaces do not count, as
+/// for the game's password), or why it cannot open a console.
+fn usable_password(password: &str) -> Result<&str, RconKeyError> {
+    let password = password.trim();
+    if password.is_empty() {
+        return Err(RconKeyError::Empty);
+    }
+    if password.len() > MAX_PASSWORD_BYTES {
+        return Err(RconKeyError::TooLong { bytes: password.len() });
+    }
+    Ok(password)
+}
+
+/// Whether `password` can open a console (not empty, not too long): what a
+/// client refuses before anything is sent (its key waits for the server's salt).
+pub fn check_password(password: &str) -> Result<(), RconKeyError> {
+    usable_password(password).map(|_| ())
+}
+
+/// A new salt from the system's randomness: a server makes one at its start.
+pub fn new_salt() -> Result<Salt, RconKeyError> {
+    let mut salt = [0u8; SALT_BYTES];
+    OsRng.try_fill_bytes(&mut salt).map_err(|e| RconKeyError::Random(e.to_string()))?;
+    Ok(salt)
+}
+
+/// One way's keys (commands, or answers).
 #[derive(Clone)]
-pub struct RconKey([u8; KEY_BYTES]);
+struct WayKeys {
+    /// XChaCha20-Poly1305's key.
+    seal: [u8; 32],
+    /// The synthetic nonces' BLAKE2b key.
+    nonce: [u8; KEY_BYTES],
+}
+
+/// The keys both ends seal with, derived from the rcon password and the
+/// server's salt. The salt comes along (a server hands it out with each
+/// challenge); the Argon2id output itself is not kept.
+#[derive(Clone)]
+pub struct RconKey {
+    salt: Salt,
+    command: WayKeys,
+    answer: WayKeys,
+}
 
 impl std::fmt::Debug for RconKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -402,70 +511,134 @@ impl std::fmt::Debug for RconKey {
     }
 }
 
+/// A seal key: keyed BLAKE2b-256 of `label` under the Argon2id output.
+fn seal_subkey(key: &[u8; KEY_BYTES], label: &[u8]) -> [u8; 32] {
+    let mut mac = <Blake2bMac<U32> as MacKeyInit>::new(key.into());
+    Mac::update(&mut mac, label);
+    mac.finalize().into_bytes().into()
+}
+
+/// A nonce key: keyed BLAKE2b-512 of `label` under the Argon2id output.
+fn nonce_subkey(key: &[u8; KEY_BYTES], label: &[u8]) -> [u8; KEY_BYTES] {
+    let mut mac = <Blake2bMac<U64> as MacKeyInit>::new(key.into());
+    Mac::update(&mut mac, label);
+    mac.finalize().into_bytes().into()
+}
+
 impl RconKey {
     /// The key of `password` (surrounding spaces do not count, as for the
-    /// game's password). Argon2id at 19 MiB: tens of milliseconds, once per
-    /// server start or per `arena rcon`.
-    pub fn from_password(password: &str) -> Result<Self, RconKeyError> {
-        let password = password.trim();
-        if password.is_empty() {
-            return Err(RconKeyError::Empty);
-        }
-        if password.len() > MAX_PASSWORD_BYTES {
-            return Err(RconKeyError::TooLong { bytes: password.len() });
-        }
+    /// game's password) under a server's `salt`. Argon2id at 19 MiB: tens
+    /// of milliseconds, once per server start and once per command a
+    /// client sends (when the challenge has brought the salt).
+    pub fn derive(password: &str, salt: &Salt) -> Result<Self, RconKeyError> {
+        let password = usable_password(password)?;
         let params = argon2::Params::new(MEMORY_KIB, PASSES, 1, Some(KEY_BYTES))
             .map_err(|e| RconKeyError::Kdf(e.to_string()))?;
         let kdf = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
         let mut key = [0u8; KEY_BYTES];
-        kdf.hash_password_into(password.as_bytes(), SALT, &mut key).map_err(|e| RconKeyError::Kdf(e.to_string()))?;
-        Ok(Self(key))
+        kdf.hash_password_into(password.as_bytes(), salt, &mut key).map_err(|e| RconKeyError::Kdf(e.to_string()))?;
+        Ok(Self {
+            salt: *salt,
+            command: WayKeys {
+                seal: seal_subkey(&key, LABEL_COMMAND_SEAL),
+                nonce: nonce_subkey(&key, LABEL_COMMAND_NONCE),
+            },
+            answer: WayKeys {
+                seal: seal_subkey(&key, LABEL_ANSWER_SEAL),
+                nonce: nonce_subkey(&key, LABEL_ANSWER_NONCE),
+            },
+        })
     }
 
-    /// A MAC under this key, started with its domain byte and the challenge.
-    fn mac(&self, domain: u8, challenge: &Challenge) -> Blake2bMac<U32> {
-        let mut mac = <Blake2bMac<U32> as KeyInit>::new((&self.0).into());
-        Mac::update(&mut mac, &[domain]);
-        Mac::update(&mut mac, challenge);
-        mac
+    /// The key of `password` under a new salt ([`new_salt`]): a server's,
+    /// made once at its start.
+    pub fn with_new_salt(password: &str) -> Result<Self, RconKeyError> {
+        // The password is checked first: no randomness spent on a refusal.
+        let password = usable_password(password)?;
+        Self::derive(password, &new_salt()?)
+    }
+
+    /// The salt this key was derived under: what a server's challenges carry.
+    pub fn salt(&self) -> &Salt {
+        &self.salt
     }
 }
 
-fn command_state(key: &RconKey, challenge: &Challenge, command: &str) -> Blake2bMac<U32> {
-    // The command runs to the end of the datagram, and everything before it
-    // has a fixed size: no two (challenge, command) pairs MAC the same bytes.
-    let mut mac = key.mac(DOMAIN_COMMAND, challenge);
-    Mac::update(&mut mac, command.as_bytes());
-    mac
+/// What a seal authenticates without hiding: every byte of its datagram
+/// before the nonce (the header, the challenge, an answer's place).
+fn associated_data(kind: u8, challenge: &Challenge, place: &[u8]) -> Vec<u8> {
+    [MAGIC.as_slice(), &[kind], challenge, place].concat()
 }
 
-fn answer_state(key: &RconKey, challenge: &Challenge, part: u8, parts: u8, text: &str) -> Blake2bMac<U32> {
-    let mut mac = key.mac(DOMAIN_ANSWER, challenge);
-    Mac::update(&mut mac, &[part, parts]);
-    Mac::update(&mut mac, text.as_bytes());
-    mac
+/// `text` sealed under `keys` with `aad`: the synthetic nonce (keyed
+/// BLAKE2b-192 of the additional data, whose size is fixed for each way,
+/// and the text), then the encrypted text and its tag.
+fn seal(keys: &WayKeys, aad: &[u8], text: &[u8]) -> Sealed {
+    let mut mac = <Blake2bMac<U24> as MacKeyInit>::new((&keys.nonce).into());
+    Mac::update(&mut mac, aad);
+    Mac::update(&mut mac, text);
+    let nonce: Nonce = mac.finalize().into_bytes().into();
+    let mut bytes = text.to_vec();
+    let cipher = XChaCha20Poly1305::new((&keys.seal).into());
+    match cipher.encrypt_in_place_detached(&XNonce::from(nonce), aad, &mut bytes) {
+        Ok(tag) => bytes.extend_from_slice(&tag),
+        // Only a text of hundreds of GiB fails (ours are at most 1133
+        // bytes). Were it to, nothing of the text goes: zeros, whose tag
+        // never checks.
+        Err(_) => bytes = vec![0; text.len() + TAG_BYTES],
+    }
+    Sealed { nonce, bytes }
 }
 
-/// The MAC of `command` sent with `challenge`.
-pub fn command_mac(key: &RconKey, challenge: &Challenge, command: &str) -> Tag {
-    command_state(key, challenge, command).finalize().into_bytes().into()
+/// The text of `sealed` under `keys` with `aad`, if its tag checks
+/// (compared in constant time, before any of it is decrypted).
+fn open(keys: &WayKeys, aad: &[u8], sealed: &Sealed) -> Result<Vec<u8>, OpenError> {
+    let (text, tag) = sealed.bytes.split_last_chunk::<TAG_BYTES>().ok_or(OpenError::BadMac)?;
+    let mut text = text.to_vec();
+    let cipher = XChaCha20Poly1305::new((&keys.seal).into());
+    cipher
+        .decrypt_in_place_detached(&XNonce::from(sealed.nonce), aad, &mut text, &Tag::from(*tag))
+        .map_err(|_| OpenError::BadMac)?;
+    Ok(text)
 }
 
-/// The MAC of one part of an answer: the challenge, the part, the count and
-/// the text, so the client knows that the server that has the password
-/// answered this command, and that no part was moved or dropped.
-pub fn answer_mac(key: &RconKey, challenge: &Challenge, part: u8, parts: u8, text: &str) -> Tag {
-    answer_state(key, challenge, part, parts, text).finalize().into_bytes().into()
+/// `command` sealed under `key` for `challenge`, if it may be sent.
+pub fn seal_command(key: &RconKey, challenge: &Challenge, command: &str) -> Result<Sealed, CommandError> {
+    check_command(command)?;
+    Ok(seal(&key.command, &associated_data(KIND_COMMAND, challenge, &[]), command.as_bytes()))
 }
 
-/// Whether `mac` is `command`'s MAC, compared in constant time.
-pub fn verify_command(key: &RconKey, challenge: &Challenge, command: &str, mac: &Tag) -> bool {
-    command_state(key, challenge, command).verify_slice(mac).is_ok()
+/// The command in `sealed`, sent with `challenge`, if it was sealed under
+/// `key` for that challenge and is a command ([`check_command`]).
+pub fn open_command(key: &RconKey, challenge: &Challenge, sealed: &Sealed) -> Result<String, OpenError> {
+    let text = open(&key.command, &associated_data(KIND_COMMAND, challenge, &[]), sealed)?;
+    let command = String::from_utf8(text).map_err(|_| OpenError::NotUtf8)?;
+    check_command(&command).map_err(OpenError::Command)?;
+    Ok(command)
 }
 
-/// Whether `mac` is an answer part's MAC, compared in constant time.
-pub fn verify_answer(key: &RconKey, challenge: &Challenge, part: u8, parts: u8, text: &str, mac: &Tag) -> bool {
-    answer_state(key, challenge, part, parts, text).verify_slice(mac).is_ok()
+/// One part of an answer sealed: its place and count are in the additional
+/// data, so no part can be moved, dropped or taken from another answer.
+fn seal_answer(key: &RconKey, challenge: &Challenge, part: u8, parts: u8, text: &str) -> Sealed {
+    seal(&key.answer, &associated_data(KIND_ANSWER, challenge, &[part, parts]), text.as_bytes())
+}
+
+/// The text of answer part `part` of `parts` to the command sent with
+/// `challenge`, if the server with the password sealed it for that place:
+/// UTF-8, no control character but line ends and tabs.
+pub fn open_answer(
+    key: &RconKey,
+    challenge: &Challenge,
+    part: u8,
+    parts: u8,
+    sealed: &Sealed,
+) -> Result<String, OpenError> {
+    let text = open(&key.answer, &associated_data(KIND_ANSWER, challenge, &[part, parts]), sealed)?;
+    let text = String::from_utf8(text).map_err(|_| OpenError::NotUtf8)?;
+    if !answer_text_ok(&text) {
+        return Err(OpenError::ControlInAnswer);
+    }
+    Ok(text)
 }
 
 /// `text` as an answer may carry it: carriage returns left out, other
@@ -488,8 +661,8 @@ fn head(text: &str, bytes: usize) -> &str {
 
 /// The answer datagrams of `text` to the command sent with `challenge`:
 /// split on char boundaries into at most [`MAX_ANSWER_PARTS`] datagrams of
-/// at most [`MAX_DATAGRAM_BYTES`], each MACed; a longer text is cut and ends
-/// with [`CUT_MARKER`]. An empty text is one empty part.
+/// at most [`MAX_DATAGRAM_BYTES`], each sealed; a longer text is cut and
+/// ends with [`CUT_MARKER`]. An empty text is one empty part.
 pub fn answer_packets(key: &RconKey, challenge: &Challenge, text: &str) -> Vec<Packet> {
     let text = clean_answer_text(text);
     let mut chunks: Vec<String> = Vec::new();
@@ -513,14 +686,13 @@ pub fn answer_packets(key: &RconKey, challenge: &Challenge, text: &str) -> Vec<P
     // At most MAX_ANSWER_PARTS chunks by the loop above.
     let parts = u8::try_from(chunks.len()).unwrap_or(MAX_ANSWER_PARTS).min(MAX_ANSWER_PARTS);
     chunks
-        .into_iter()
+        .iter()
         .zip(0..parts)
         .map(|(text, part)| Packet::Answer {
             challenge: *challenge,
             part,
             parts,
-            mac: answer_mac(key, challenge, part, parts, &text),
-            text,
+            sealed: seal_answer(key, challenge, part, parts, text),
         })
         .collect()
 }
@@ -542,8 +714,13 @@ pub enum AnswerError {
     Missing {
         part: u8,
     },
-    /// A part whose MAC does not check: not from the server with the password.
+    /// A part whose seal does not open: not from the server with the password.
     BadMac {
+        part: u8,
+    },
+    /// A part that opens but whose text is not UTF-8 or holds a control
+    /// character other than a line end or a tab.
+    BadText {
         part: u8,
     },
 }
@@ -558,7 +735,10 @@ impl std::fmt::Display for AnswerError {
             AnswerError::Duplicate { part } => write!(f, "two different texts for answer part {part}"),
             AnswerError::Missing { part } => write!(f, "answer part {part} is missing"),
             AnswerError::BadMac { part } => {
-                write!(f, "answer part {part} was not signed with the rcon password (not from the server?)")
+                write!(f, "answer part {part} was not sealed with the rcon password (not from the server?)")
+            }
+            AnswerError::BadText { part } => {
+                write!(f, "answer part {part} is not text that can be shown (not UTF-8, or a control character)")
             }
         }
     }
@@ -568,34 +748,36 @@ impl std::error::Error for AnswerError {}
 
 /// The text of an answer from its parts, in any order (a part repeated
 /// word for word, as the network may, counts once): every part an answer to
-/// `challenge` whose MAC checks under `key`, all of one count, none missing.
+/// `challenge` that opens under `key`, all of one count, none missing.
 pub fn join_answer(key: &RconKey, challenge: &Challenge, parts: &[Packet]) -> Result<String, AnswerError> {
-    let mut slots: [Option<&str>; MAX_ANSWER_PARTS as usize] = Default::default();
+    let mut slots: [Option<String>; MAX_ANSWER_PARTS as usize] = Default::default();
     let mut count = None;
     for packet in parts {
-        let Packet::Answer { challenge: c, part, parts, mac, text } = packet else {
+        let Packet::Answer { challenge: c, part, parts, sealed } = packet else {
             return Err(AnswerError::NotAnswer);
         };
+        let (part, parts) = (*part, *parts);
         if c != challenge {
             return Err(AnswerError::WrongChallenge);
         }
-        if *parts == 0 || *parts > MAX_ANSWER_PARTS || part >= parts || count.is_some_and(|n| n != *parts) {
+        if parts == 0 || parts > MAX_ANSWER_PARTS || part >= parts || count.is_some_and(|n| n != parts) {
             return Err(AnswerError::PartsDisagree);
         }
-        count = Some(*parts);
-        if !verify_answer(key, challenge, *part, *parts, text, mac) {
-            return Err(AnswerError::BadMac { part: *part });
-        }
-        let slot = slots.get_mut(usize::from(*part)).ok_or(AnswerError::PartsDisagree)?;
+        count = Some(parts);
+        let text = open_answer(key, challenge, part, parts, sealed).map_err(|e| match e {
+            OpenError::BadMac => AnswerError::BadMac { part },
+            OpenError::NotUtf8 | OpenError::Command(_) | OpenError::ControlInAnswer => AnswerError::BadText { part },
+        })?;
+        let slot = slots.get_mut(usize::from(part)).ok_or(AnswerError::PartsDisagree)?;
         match slot {
-            Some(earlier) if *earlier != text.as_str() => return Err(AnswerError::Duplicate { part: *part }),
+            Some(earlier) if *earlier != text => return Err(AnswerError::Duplicate { part }),
             _ => *slot = Some(text),
         }
     }
     let count = count.ok_or(AnswerError::NoParts)?;
     let mut joined = String::new();
     for (part, slot) in (0..count).zip(slots.iter()) {
-        joined.push_str(slot.ok_or(AnswerError::Missing { part })?);
+        joined.push_str(slot.as_deref().ok_or(AnswerError::Missing { part })?);
     }
     Ok(joined)
 }
@@ -608,15 +790,24 @@ mod tests {
     use crate::datagram::Refusal;
     use crate::query::{QueryError, Reply, Request};
 
-    /// Argon2id once for the whole module: every test shares the key.
+    const SALT: Salt = [0x42; SALT_BYTES];
+
+    /// Argon2id once for the whole module: every test shares the keys.
     fn key() -> &'static RconKey {
         static KEY: OnceLock<RconKey> = OnceLock::new();
-        KEY.get_or_init(|| RconKey::from_password("correct horse").unwrap())
+        KEY.get_or_init(|| RconKey::derive("correct horse", &SALT).unwrap())
     }
 
+    /// Another password, the same salt.
     fn other_key() -> &'static RconKey {
         static KEY: OnceLock<RconKey> = OnceLock::new();
-        KEY.get_or_init(|| RconKey::from_password("battery staple").unwrap())
+        KEY.get_or_init(|| RconKey::derive("battery staple", &SALT).unwrap())
+    }
+
+    /// The same password, another server's salt.
+    fn other_salt_key() -> &'static RconKey {
+        static KEY: OnceLock<RconKey> = OnceLock::new();
+        KEY.get_or_init(|| RconKey::derive("correct horse", &[0x43; SALT_BYTES]).unwrap())
     }
 
     const C: Challenge = [7; CHALLENGE_BYTES];
@@ -624,12 +815,13 @@ mod tests {
     fn every_kind() -> Vec<Packet> {
         let mut packets = vec![
             Packet::ChallengeRequest,
-            Packet::Challenge { challenge: C },
+            Packet::Challenge { challenge: C, salt: SALT },
             Packet::command(key(), C, "status").unwrap(),
             Packet::command(key(), C, &"é".repeat(MAX_COMMAND_BYTES / 2)).unwrap(),
         ];
         packets.extend(answer_packets(key(), &C, "line one\nline two\twith a tab"));
         packets.extend(answer_packets(key(), &C, ""));
+        packets.extend(answer_packets(key(), &C, &"x".repeat(MAX_ANSWER_TEXT_BYTES)));
         for reason in
             [RefusalReason::BadMac, RefusalReason::UnknownChallenge, RefusalReason::NoRcon, RefusalReason::Limited]
         {
@@ -647,13 +839,19 @@ mod tests {
             let expected = match &packet {
                 Packet::ChallengeRequest => CHALLENGE_REQUEST_BYTES,
                 Packet::Challenge { .. } => CHALLENGE_PACKET_BYTES,
-                Packet::Command { command, .. } => COMMAND_HEADER_BYTES + command.len(),
-                Packet::Answer { text, .. } => ANSWER_HEADER_BYTES + text.len(),
+                Packet::Command { challenge, sealed } => {
+                    COMMAND_HEADER_BYTES + open_command(key(), challenge, sealed).unwrap().len() + TAG_BYTES
+                }
+                Packet::Answer { challenge, part, parts, sealed } => {
+                    ANSWER_HEADER_BYTES
+                        + open_answer(key(), challenge, *part, *parts, sealed).unwrap().len()
+                        + TAG_BYTES
+                }
                 Packet::Refused { .. } => REFUSED_BYTES,
             };
             assert_eq!(bytes.len(), expected, "{packet:?}");
             // One byte more or less is another size: refused, never read as
-            // something else (the text kinds have ranges, checked below).
+            // something else (the sealed kinds have ranges, checked below).
             if !matches!(packet, Packet::Command { .. } | Packet::Answer { .. }) {
                 let mut longer = bytes.clone();
                 longer.push(0);
@@ -664,45 +862,89 @@ mod tests {
                 );
             }
         }
-        assert_eq!(CHALLENGE_REQUEST_BYTES, 25);
-        assert_eq!(CHALLENGE_PACKET_BYTES, 25);
-        assert_eq!(MIN_COMMAND_PACKET_BYTES, 58);
-        assert_eq!(MAX_COMMAND_PACKET_BYTES, 569);
-        assert_eq!(MAX_ANSWER_TEXT_BYTES, 1141);
+        assert_eq!(CHALLENGE_REQUEST_BYTES, 41);
+        assert_eq!(CHALLENGE_PACKET_BYTES, 41);
+        assert_eq!(MIN_COMMAND_PACKET_BYTES, 66);
+        assert_eq!(MAX_COMMAND_PACKET_BYTES, 577);
+        assert_eq!(MIN_ANSWER_PACKET_BYTES, 67);
+        assert_eq!(MAX_ANSWER_TEXT_BYTES, 1133);
+        let full = answer_packets(key(), &C, &"x".repeat(MAX_ANSWER_TEXT_BYTES));
+        assert_eq!(full.len(), 1);
+        assert_eq!(full[0].encode().len(), MAX_DATAGRAM_BYTES);
+    }
+
+    #[test]
+    fn rcon_a_challenge_is_never_larger_than_its_request() {
+        let request = Packet::ChallengeRequest.encode();
+        let challenge = Packet::Challenge { challenge: [0xFF; CHALLENGE_BYTES], salt: [0xFF; SALT_BYTES] }.encode();
+        assert!(challenge.len() <= request.len(), "{} bytes answer {} bytes", challenge.len(), request.len());
+        for reason in
+            [RefusalReason::BadMac, RefusalReason::UnknownChallenge, RefusalReason::NoRcon, RefusalReason::Limited]
+        {
+            let refusal = Packet::Refused { reason }.encode().len();
+            assert!(refusal < request.len() && refusal < MIN_COMMAND_PACKET_BYTES);
+        }
+        assert_eq!(Packet::parse(&challenge), Ok(Packet::Challenge { challenge: [0xFF; 16], salt: [0xFF; 16] }));
     }
 
     #[test]
     fn rcon_bad_datagrams_are_typed_errors() {
         let mut request = Packet::ChallengeRequest.encode();
-        request[20] = 1;
+        request[CHALLENGE_REQUEST_BYTES - 1] = 1;
         assert_eq!(Packet::parse(&request), Err(RconParseError::Padding));
         assert_eq!(Packet::parse(&MAGIC), Err(RconParseError::NotRcon));
         assert_eq!(Packet::parse(b""), Err(RconParseError::NotRcon));
         assert_eq!(Packet::parse(&[MAGIC.as_slice(), &[9]].concat()), Err(RconParseError::UnknownKind(9)));
         assert_eq!(Packet::parse(&[MAGIC.as_slice(), &[5, 0]].concat()), Err(RconParseError::UnknownReason(0)));
-        // Commands: empty, too long, a line end, not UTF-8.
-        let command = |text: &[u8]| [MAGIC.as_slice(), &[KIND_COMMAND], &C, &[0; MAC_BYTES], text].concat();
-        assert!(matches!(Packet::parse(&command(b"")), Err(RconParseError::Length { .. })));
-        assert!(matches!(Packet::parse(&command(&[b'x'; MAX_COMMAND_BYTES + 1])), Err(RconParseError::Length { .. })));
-        assert_eq!(
-            Packet::parse(&command(b"kick 1\nquit")),
-            Err(RconParseError::Command(CommandError::ControlCharacter { at: 6 }))
-        );
-        assert_eq!(Packet::parse(&command(b"\xC3\x28")), Err(RconParseError::NotUtf8));
-        assert!(Packet::command(key(), C, &"x".repeat(MAX_COMMAND_BYTES + 1)).is_err());
-        assert_eq!(Packet::command(key(), C, "\u{1b}[2J"), Err(CommandError::ControlCharacter { at: 0 }));
-        // Answers: part numbers, escapes.
-        let answer = |part: u8, parts: u8, text: &[u8]| {
-            [MAGIC.as_slice(), &[KIND_ANSWER], &C, &[part, parts], &[0; MAC_BYTES], text].concat()
-        };
-        assert_eq!(Packet::parse(&answer(0, 0, b"")), Err(RconParseError::BadPart { part: 0, parts: 0 }));
-        assert_eq!(Packet::parse(&answer(2, 2, b"")), Err(RconParseError::BadPart { part: 2, parts: 2 }));
-        assert_eq!(Packet::parse(&answer(0, 9, b"")), Err(RconParseError::BadPart { part: 0, parts: 9 }));
-        assert_eq!(Packet::parse(&answer(0, 1, b"\x1b[31m")), Err(RconParseError::ControlInAnswer));
+        // Commands: sealed text of 1 to MAX_COMMAND_BYTES bytes, its tag after it.
+        let command =
+            |sealed: usize| [MAGIC.as_slice(), &[KIND_COMMAND], &C, &[0; NONCE_BYTES], &vec![0; sealed]].concat();
+        assert!(matches!(Packet::parse(&command(TAG_BYTES)), Err(RconParseError::Length { .. })));
         assert!(matches!(
-            Packet::parse(&answer(0, 1, &[b'x'; MAX_ANSWER_TEXT_BYTES + 1])),
+            Packet::parse(&command(MAX_COMMAND_BYTES + TAG_BYTES + 1)),
             Err(RconParseError::Length { .. })
         ));
+        assert!(Packet::parse(&command(1 + TAG_BYTES)).is_ok());
+        assert!(Packet::parse(&command(MAX_COMMAND_BYTES + TAG_BYTES)).is_ok());
+        // Nothing is sealed that may not be sent.
+        assert!(Packet::command(key(), C, "").is_err());
+        assert!(Packet::command(key(), C, &"x".repeat(MAX_COMMAND_BYTES + 1)).is_err());
+        assert_eq!(Packet::command(key(), C, "\u{1b}[2J"), Err(CommandError::ControlCharacter { at: 0 }));
+        assert_eq!(seal_command(key(), &C, "kick 1\nquit"), Err(CommandError::ControlCharacter { at: 6 }));
+        // Answers: part numbers, sizes.
+        let answer = |part: u8, parts: u8, sealed: usize| {
+            [MAGIC.as_slice(), &[KIND_ANSWER], &C, &[part, parts], &[0; NONCE_BYTES], &vec![0; sealed]].concat()
+        };
+        assert_eq!(Packet::parse(&answer(0, 0, TAG_BYTES)), Err(RconParseError::BadPart { part: 0, parts: 0 }));
+        assert_eq!(Packet::parse(&answer(2, 2, TAG_BYTES)), Err(RconParseError::BadPart { part: 2, parts: 2 }));
+        assert_eq!(Packet::parse(&answer(0, 9, TAG_BYTES)), Err(RconParseError::BadPart { part: 0, parts: 9 }));
+        assert!(matches!(Packet::parse(&answer(0, 1, TAG_BYTES - 1)), Err(RconParseError::Length { .. })));
+        assert!(matches!(
+            Packet::parse(&answer(0, 1, MAX_ANSWER_TEXT_BYTES + TAG_BYTES + 1)),
+            Err(RconParseError::Length { .. })
+        ));
+        assert!(Packet::parse(&answer(0, 1, TAG_BYTES)).is_ok());
+        // All zeros parse (the sizes are right) and open to nothing.
+        let Ok(Packet::Answer { sealed, .. }) = Packet::parse(&answer(0, 1, TAG_BYTES + 3)) else { panic!() };
+        assert_eq!(open_answer(key(), &C, 0, 1, &sealed), Err(OpenError::BadMac));
+        let Ok(Packet::Command { sealed, .. }) = Packet::parse(&command(TAG_BYTES + 3)) else { panic!() };
+        assert_eq!(open_command(key(), &C, &sealed), Err(OpenError::BadMac));
+    }
+
+    #[test]
+    fn rcon_what_opens_is_checked_as_what_was_sealed() {
+        // A peer with the key may seal what no honest one sends: opened, then refused.
+        let way = |text: &[u8]| seal(&key().command, &associated_data(KIND_COMMAND, &C, &[]), text);
+        assert_eq!(
+            open_command(key(), &C, &way(b"kick 1\nquit")),
+            Err(OpenError::Command(CommandError::ControlCharacter { at: 6 }))
+        );
+        assert_eq!(open_command(key(), &C, &way(b"\xC3\x28")), Err(OpenError::NotUtf8));
+        assert_eq!(open_command(key(), &C, &way(b"")), Err(OpenError::Command(CommandError::Empty)));
+        let escape = seal(&key().answer, &associated_data(KIND_ANSWER, &C, &[0, 1]), b"\x1b[31m");
+        assert_eq!(open_answer(key(), &C, 0, 1, &escape), Err(OpenError::ControlInAnswer));
+        let packet = Packet::Answer { challenge: C, part: 0, parts: 1, sealed: escape };
+        assert_eq!(join_answer(key(), &C, &[packet]), Err(AnswerError::BadText { part: 0 }));
     }
 
     #[test]
@@ -745,33 +987,115 @@ mod tests {
     }
 
     #[test]
-    fn rcon_key_is_its_own_and_never_printed() {
-        assert_eq!(RconKey::from_password("").map(|_| ()), Err(RconKeyError::Empty));
-        assert_eq!(RconKey::from_password("   ").map(|_| ()), Err(RconKeyError::Empty));
-        assert!(matches!(RconKey::from_password(&"x".repeat(129)), Err(RconKeyError::TooLong { bytes: 129 })));
-        let again = RconKey::from_password("  correct horse ").unwrap();
-        assert_eq!(again.0, key().0, "surrounding spaces do not count");
-        assert_ne!(key().0, other_key().0);
+    fn rcon_key_is_its_own_per_salt_and_never_printed() {
+        assert_eq!(RconKey::derive("", &SALT).map(|_| ()), Err(RconKeyError::Empty));
+        assert_eq!(RconKey::derive("   ", &SALT).map(|_| ()), Err(RconKeyError::Empty));
+        assert!(matches!(RconKey::derive(&"x".repeat(129), &SALT), Err(RconKeyError::TooLong { bytes: 129 })));
+        assert_eq!(RconKey::with_new_salt(" ").map(|_| ()), Err(RconKeyError::Empty));
+        assert_eq!(check_password("  "), Err(RconKeyError::Empty));
+        assert_eq!(check_password(&"x".repeat(129)), Err(RconKeyError::TooLong { bytes: 129 }));
+        assert_eq!(check_password(" correct horse "), Ok(()));
+        let again = RconKey::derive("  correct horse ", &SALT).unwrap();
+        assert_eq!(again.command.seal, key().command.seal, "surrounding spaces do not count");
+        assert_eq!(again.answer.nonce, key().answer.nonce);
+        assert_eq!(key().salt(), &SALT);
+        // Another password, or another salt: other keys, every one of them.
+        for other in [other_key(), other_salt_key()] {
+            assert_ne!(other.command.seal, key().command.seal);
+            assert_ne!(other.command.nonce, key().command.nonce);
+            assert_ne!(other.answer.seal, key().answer.seal);
+            assert_ne!(other.answer.nonce, key().answer.nonce);
+        }
+        // The four subkeys differ from each other.
+        assert_ne!(key().command.seal, key().answer.seal);
+        assert_ne!(key().command.nonce, key().answer.nonce);
+        assert_ne!(key().command.seal[..], key().command.nonce[..32]);
         let netcode = crate::key::Password::new("correct horse").unwrap().key().unwrap();
-        assert_ne!(key().0[..netcode.len()], netcode, "the rcon key is not the netcode key");
-        let shown = format!("{:?}", key());
-        assert_eq!(shown, "RconKey(..)");
+        assert_ne!(key().command.seal, netcode, "the rcon key is not the netcode key");
+        assert_ne!(key().answer.seal, netcode);
+        assert_eq!(format!("{:?}", key()), "RconKey(..)");
+        // Salts come from the system's randomness: two are never alike.
+        assert_ne!(new_salt().unwrap(), new_salt().unwrap());
     }
 
     #[test]
-    fn rcon_macs_check_only_with_the_key_the_challenge_and_the_domain() {
-        let mac = command_mac(key(), &C, "status");
-        assert!(verify_command(key(), &C, "status", &mac));
-        assert!(!verify_command(other_key(), &C, "status", &mac), "another password");
-        assert!(!verify_command(key(), &[8; CHALLENGE_BYTES], "status", &mac), "another challenge");
-        assert!(!verify_command(key(), &C, "status ", &mac), "another command");
-        // A command's MAC is no answer's, whatever the bytes.
-        assert_ne!(answer_mac(key(), &C, b's', b't', "atus"), command_mac(key(), &C, "status"));
-        let tag = answer_mac(key(), &C, 0, 1, "ok");
-        assert!(verify_answer(key(), &C, 0, 1, "ok", &tag));
-        assert!(!verify_answer(key(), &C, 0, 2, "ok", &tag), "another count");
-        assert!(!verify_answer(key(), &C, 1, 2, "ok", &tag), "another part");
-        assert!(!verify_answer(other_key(), &C, 0, 1, "ok", &tag));
+    fn rcon_seals_open_only_with_the_key_the_challenge_and_the_way() {
+        let sealed = seal_command(key(), &C, "status").unwrap();
+        assert_eq!(open_command(key(), &C, &sealed), Ok("status".into()));
+        assert_eq!(open_command(other_key(), &C, &sealed), Err(OpenError::BadMac), "another password");
+        assert_eq!(open_command(other_salt_key(), &C, &sealed), Err(OpenError::BadMac), "another salt");
+        assert_eq!(open_command(key(), &[8; CHALLENGE_BYTES], &sealed), Err(OpenError::BadMac), "another challenge");
+        // A command's seal is no answer's, whatever the bytes.
+        assert_eq!(open_answer(key(), &C, 0, 1, &sealed), Err(OpenError::BadMac));
+        let Packet::Answer { sealed, .. } = &answer_packets(key(), &C, "status")[0] else { panic!() };
+        assert_eq!(open_command(key(), &C, sealed), Err(OpenError::BadMac));
+        assert_eq!(open_answer(key(), &C, 0, 1, sealed), Ok("status".into()));
+        assert_eq!(open_answer(key(), &C, 0, 2, sealed), Err(OpenError::BadMac), "another count");
+        assert_eq!(open_answer(key(), &C, 1, 2, sealed), Err(OpenError::BadMac), "another part");
+        assert_eq!(open_answer(other_key(), &C, 0, 1, sealed), Err(OpenError::BadMac));
+        // The nonce is synthetic: the same text under the same challenge
+        // seals the same (one datagram, sent again), anything else does not.
+        assert_eq!(seal_command(key(), &C, "status").unwrap(), seal_command(key(), &C, "status").unwrap());
+        let nonces = [
+            seal_command(key(), &C, "status").unwrap().nonce,
+            seal_command(key(), &C, "statut").unwrap().nonce,
+            seal_command(key(), &[8; CHALLENGE_BYTES], "status").unwrap().nonce,
+            seal_command(other_key(), &C, "status").unwrap().nonce,
+        ];
+        for (i, a) in nonces.iter().enumerate() {
+            assert!(nonces[i + 1..].iter().all(|b| a != b), "nonce {i} repeats");
+        }
+    }
+
+    /// Issue 60: a capture of `sv_password NEWPASS` holds neither word,
+    /// nor anything of the password, in any datagram either way.
+    #[test]
+    fn rcon_a_sealed_datagram_never_holds_its_text() {
+        fn holds(haystack: &[u8], needle: &[u8]) -> bool {
+            haystack.windows(needle.len()).any(|w| w == needle)
+        }
+        let command = Packet::command(key(), C, "sv_password NEWPASS").unwrap().encode();
+        let answer: Vec<Vec<u8>> =
+            answer_packets(key(), &C, "sv_password is now NEWPASS\n").iter().map(Packet::encode).collect();
+        for datagram in std::iter::once(&command).chain(&answer) {
+            for word in [&b"NEWPASS"[..], b"sv_password", b"password", b"correct horse", b"correct"] {
+                assert!(!holds(datagram, word), "{:?} in {datagram:?}", String::from_utf8_lossy(word));
+            }
+        }
+        // Not even a long run of one letter shows through.
+        let long = Packet::command(key(), C, &"a".repeat(MAX_COMMAND_BYTES)).unwrap().encode();
+        assert!(!holds(&long, &[b'a'; 8]));
+        // And the parts are what was sent.
+        let Ok(Packet::Command { challenge, sealed }) = Packet::parse(&command) else { panic!() };
+        assert_eq!(open_command(key(), &challenge, &sealed), Ok("sv_password NEWPASS".into()));
+        let parts: Vec<Packet> = answer.iter().map(|d| Packet::parse(d).unwrap()).collect();
+        assert_eq!(join_answer(key(), &C, &parts), Ok("sv_password is now NEWPASS\n".into()));
+    }
+
+    #[test]
+    fn rcon_any_flipped_bit_is_refused() {
+        let command = Packet::command(key(), C, "sv_password NEWPASS").unwrap().encode();
+        let answers: Vec<Vec<u8>> = answer_packets(key(), &C, &"status line\n".repeat(150))
+            .iter()
+            .chain(&answer_packets(key(), &C, ""))
+            .map(Packet::encode)
+            .collect();
+        assert!(answers.len() > 2);
+        for datagram in std::iter::once(&command).chain(&answers) {
+            for bit in 0..datagram.len() * 8 {
+                let mut flipped = datagram.clone();
+                flipped[bit / 8] ^= 1 << (bit % 8);
+                let opened = match Packet::parse(&flipped) {
+                    Ok(Packet::Command { challenge, sealed }) => open_command(key(), &challenge, &sealed).is_ok(),
+                    Ok(Packet::Answer { challenge, part, parts, sealed }) => {
+                        open_answer(key(), &challenge, part, parts, &sealed).is_ok()
+                    }
+                    // Another kind, or no rcon at all: nothing opened.
+                    Ok(_) | Err(_) => false,
+                };
+                assert!(!opened, "bit {bit} of {datagram:?} flipped, still opened");
+            }
+        }
     }
 
     #[test]
@@ -817,26 +1141,33 @@ mod tests {
         assert_eq!(join_answer(key(), &C, &[]), Err(AnswerError::NoParts));
         assert_eq!(join_answer(key(), &C, &packets[..2]), Err(AnswerError::Missing { part: 2 }));
         assert_eq!(join_answer(other_key(), &C, &packets), Err(AnswerError::BadMac { part: 0 }));
+        assert_eq!(join_answer(other_salt_key(), &C, &packets), Err(AnswerError::BadMac { part: 0 }));
         assert_eq!(join_answer(key(), &[1; CHALLENGE_BYTES], &packets), Err(AnswerError::WrongChallenge));
         assert_eq!(
             join_answer(key(), &C, &[Packet::Refused { reason: RefusalReason::BadMac }]),
             Err(AnswerError::NotAnswer)
         );
-        // A part moved to another place, or its text changed, breaks its MAC.
+        // A part moved to another place, or its sealed bytes changed, no
+        // longer opens.
         let mut moved = packets.clone();
         if let Packet::Answer { part, .. } = &mut moved[0] {
             *part = 1;
         }
         assert_eq!(join_answer(key(), &C, &moved), Err(AnswerError::BadMac { part: 1 }));
         let mut changed = packets.clone();
-        if let Packet::Answer { text, .. } = &mut changed[2] {
-            text.push('!');
+        if let Packet::Answer { sealed, .. } = &mut changed[2] {
+            sealed.bytes[0] ^= 1;
         }
         assert_eq!(join_answer(key(), &C, &changed), Err(AnswerError::BadMac { part: 2 }));
+        let mut grown = packets.clone();
+        if let Packet::Answer { sealed, .. } = &mut grown[1] {
+            sealed.bytes.push(b'!');
+        }
+        assert_eq!(join_answer(key(), &C, &grown), Err(AnswerError::BadMac { part: 1 }));
         // Parts of two answers of different counts.
         let short = answer_packets(key(), &C, "short");
         assert_eq!(join_answer(key(), &C, &[packets[0].clone(), short[0].clone()]), Err(AnswerError::PartsDisagree));
-        // Two validly MACed different texts for one part (a server answering
+        // Two validly sealed different texts for one part (a server answering
         // the same challenge twice) are refused, not guessed between.
         let twice: Vec<Packet> =
             answer_packets(key(), &C, "one").into_iter().chain(answer_packets(key(), &C, "two")).collect();
@@ -855,6 +1186,7 @@ mod tests {
             state
         };
         let seeds: Vec<Vec<u8>> = every_kind().iter().map(Packet::encode).collect();
+        let mut opened = 0;
         for i in 0..20_000 {
             let mut bytes = if i % 2 == 0 {
                 let len = (next() % 1300) as usize;
@@ -867,16 +1199,30 @@ mod tests {
             } else {
                 seeds[(next() % seeds.len() as u64) as usize].clone()
             };
-            for _ in 0..(next() % 4) {
+            let flips = next() % 4;
+            for _ in 0..flips {
                 if bytes.is_empty() {
                     break;
                 }
                 let at = (next() % bytes.len() as u64) as usize;
                 bytes[at] ^= 1 << (next() % 8);
             }
-            if let Ok(packet) = Packet::parse(&bytes) {
-                assert_eq!(packet.encode(), bytes);
+            let Ok(packet) = Packet::parse(&bytes) else { continue };
+            assert_eq!(packet.encode(), bytes);
+            // Opening never panics either; what opens was a seed untouched
+            // (or changed back by a second flip of the same bit).
+            let open = match &packet {
+                Packet::Command { challenge, sealed } => open_command(key(), challenge, sealed).is_ok(),
+                Packet::Answer { challenge, part, parts, sealed } => {
+                    open_answer(key(), challenge, *part, *parts, sealed).is_ok()
+                }
+                _ => false,
+            };
+            if open {
+                assert!(seeds.contains(&bytes), "{bytes:?} opened");
+                opened += 1;
             }
         }
+        assert!(opened > 100, "only {opened} seeds opened: the property was hardly tried");
     }
 }

@@ -43,10 +43,40 @@ enum Flood {
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
+    /// Flood a running server's remote console as issue 60 found it locked
+    /// out: 9-byte garbage rcon datagrams from this machine's address, and
+    /// well-formed challenge requests from other loopback addresses
+    /// (127.0.0.2 up; a server on loopback only), for soak tests.
+    RconFlood {
+        /// The server's address (on 127.0.0.1).
+        server: std::net::SocketAddr,
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// Garbage datagrams per second from 127.0.0.1.
+        #[arg(long, default_value_t = 8)]
+        garbage_rate: u32,
+        /// Challenge requests per second, spread over `--strangers` addresses.
+        #[arg(long, default_value_t = 400)]
+        rate: u32,
+        #[arg(long, default_value_t = 200)]
+        strangers: u8,
+    },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(Flood::RconFlood { server, seconds, garbage_rate, rate, strangers }) = cli.flood {
+        return match arena_fuzz::flood::rcon_flood(server, seconds, (garbage_rate, rate), strangers) {
+            Ok((garbage, requests)) => {
+                println!("rcon flood: {garbage} garbage datagrams, {requests} challenge requests");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("arena-fuzz: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(Flood::Flood { server, seconds, rate, seed }) = cli.flood {
         return match arena_fuzz::flood::flood(server, seconds, rate, seed) {
             Ok(report) => {

@@ -14,6 +14,8 @@ use crate::target::Target;
 
 /// The password of the seeds' MACs (and of the gate that lets commands run).
 const KNOWN_PASSWORD: &str = "fuzz knows this one";
+/// The salt of the gate the fuzzer talks to (the server makes its own at random).
+const SEED_SALT: rcon::Salt = [11; rcon::SALT_BYTES];
 /// The password of the gate the inputs attack: no seed and no input carries
 /// a MAC under it, so nothing may ever run there.
 const SECRET_PASSWORD: &str = "the fuzzer never learns this one";
@@ -39,8 +41,8 @@ pub struct RconMessages {
 impl Default for RconMessages {
     fn default() -> Self {
         // A failed derivation is a harness setup failure: it panics at once.
-        let known = RconKey::from_password(KNOWN_PASSWORD).expect("the known rcon key");
-        let secret = RconKey::from_password(SECRET_PASSWORD).expect("the secret rcon key");
+        let known = RconKey::derive(KNOWN_PASSWORD, &SEED_SALT).expect("the known rcon key");
+        let secret = RconKey::derive(SECRET_PASSWORD, &SEED_SALT).expect("the secret rcon key");
         Self {
             guarded: RconGate::new(Some(secret.clone())),
             closed: RconGate::new(None),
@@ -83,7 +85,7 @@ impl Target for RconMessages {
         let c = SEED_CHALLENGE;
         let mut seeds = vec![
             Packet::ChallengeRequest.encode(),
-            Packet::Challenge { challenge: c }.encode(),
+            Packet::Challenge { challenge: c, salt: SEED_SALT }.encode(),
             Packet::command(key, c, "status").expect("a command").encode(),
             Packet::command(key, c, &"kick ".repeat(100)).expect("a command").encode(),
         ];
@@ -161,7 +163,7 @@ impl RconMessages {
         let now = now * 25;
         let challenge = match self.open.judge(admin, &Packet::ChallengeRequest.encode(), now) {
             RconVerdict::Reply(reply) => match Packet::parse(&reply) {
-                Ok(Packet::Challenge { challenge }) => challenge,
+                Ok(Packet::Challenge { challenge, .. }) => challenge,
                 other => panic!("no challenge but {other:?}"),
             },
             other => panic!("no challenge but {other:?}"),

@@ -8,7 +8,7 @@
 //! The limits are charged only for what parses and what proves nothing yet
 //! (issue 60): a datagram that does not parse costs a counter and gets no
 //! reply; a command with a challenge held for its address goes straight to
-//! its MAC, before any bucket (its challenge was charged when issued); a
+//! its seal, before any bucket (its challenge was charged when issued); a
 //! challenge request is charged to its own address's bucket only (the
 //! answer is no larger than the request, so a stranger's flood of them
 //! spends nothing of anyone else's); only what earns a refusal (a command
@@ -18,11 +18,11 @@
 //! out. Pure: no socket, no
 //! Bevy, no clock of its own; the caller hands it each datagram with the
 //! time, sends what it says, runs what it lets through, logs each command
-//! with its address and sends the answer it MACs.
+//! with its address and sends the answer it seals.
 //!
 //! What an address that has proved nothing gets back is never larger than
 //! what it sent: a challenge (as large as its padded request) or a refusal
-//! (10 bytes). Only an answer to a command whose MAC checked may be larger,
+//! (10 bytes). Only an answer to a command whose seal opened may be larger,
 //! and only the server that has the password, to the address its challenge
 //! went to, sends one.
 
@@ -54,7 +54,7 @@ pub(crate) const RECENTLY_USED_CHALLENGES: usize = 256;
 /// Challenge requests answered per second from one address (an IPv4
 /// address or an IPv6 /64), and at once: a command needs one, so an
 /// administrator gets four commands a second, and a password guesser as
-/// many guesses (each challenge is spent by one MAC check).
+/// many guesses (each challenge is spent by one try at its seal).
 pub(crate) const PER_ADDRESS_PER_S: f32 = 4.0;
 pub(crate) const PER_ADDRESS_BURST: f32 = 8.0;
 /// Refusals (a command with no challenge held, any request to a server
@@ -77,9 +77,9 @@ const NOTICES_BURST: f32 = 10.0;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RconCounters {
     pub challenges_issued: u64,
-    /// Commands whose MAC checked: handed to the caller to run.
+    /// Commands whose seal opened (AEAD under the key): handed to the caller to run.
     pub commands_accepted: u64,
-    /// Commands with a challenge of theirs whose MAC did not check.
+    /// Commands with a challenge of theirs whose seal did not open (a wrong password).
     pub bad_mac: u64,
     /// Commands whose challenge was used already.
     pub replays: u64,
@@ -128,7 +128,7 @@ pub enum RconVerdict {
     /// Send this back (a challenge or a refusal): never larger than the
     /// datagram it answers.
     Reply(Vec<u8>),
-    /// The MAC checked: run `command` (log it with the sender's address),
+    /// The seal opened: run `command` (log it with the sender's address),
     /// then send [`RconGate::answer`] of its output under `challenge`.
     Run { command: String, challenge: Challenge },
     /// Send nothing.
@@ -219,19 +219,19 @@ impl RconGate {
                 self.counters.malformed += 1;
                 RconVerdict::Drop
             }
-            // A challenge of ours for this address: the MAC decides, before
+            // A challenge of ours for this address: the seal decides, before
             // any bucket (the challenge was charged when it was issued).
-            Packet::Command { challenge, mac, command } if self.holds(from, &challenge, now) => {
-                self.command(from, challenge, &mac, command, datagram)
+            Packet::Command { challenge, sealed } if self.holds(from, &challenge, now) => {
+                self.command(from, challenge, &sealed, datagram)
             }
-            Packet::ChallengeRequest if self.key.is_some() => {
+            Packet::ChallengeRequest if let Some(salt) = self.key.as_ref().map(|k| *k.salt()) => {
                 // Charged to this address alone: the challenge is no larger
                 // than the request, so a crowd's requests cost nobody else.
                 if !self.per_address.take(from.ip(), now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST) {
                     return self.limited(from, datagram.len(), now);
                 }
                 let challenge = self.issue(from, now);
-                reply(&Packet::Challenge { challenge }, datagram.len())
+                reply(&Packet::Challenge { challenge, salt }, datagram.len())
             }
             // Whatever is left earns a refusal: charged to the address's
             // refusals and to everyone's.
@@ -353,13 +353,12 @@ impl RconGate {
     }
 
     /// A command whose challenge [`Self::holds`]: the challenge is spent
-    /// whatever the MAC (one guess per challenge), then the MAC decides.
+    /// whatever comes of it (one guess per challenge), then the seal decides.
     fn command(
         &mut self,
         from: SocketAddr,
         challenge: Challenge,
-        mac: &rcon::Tag,
-        command: String,
+        sealed: &rcon::Sealed,
         datagram: &[u8],
     ) -> RconVerdict {
         let Some(key) = &self.key else {
@@ -377,12 +376,22 @@ impl RconGate {
             self.used.pop_front();
         }
         self.used.push_back(challenge);
-        if !rcon::verify_command(key, &challenge, &command, mac) {
-            self.counters.bad_mac += 1;
-            return refuse(RefusalReason::BadMac, datagram.len());
+        match rcon::open_command(key, &challenge, sealed) {
+            Ok(command) => {
+                self.counters.commands_accepted += 1;
+                RconVerdict::Run { command, challenge }
+            }
+            Err(rcon::OpenError::BadMac) => {
+                self.counters.bad_mac += 1;
+                refuse(RefusalReason::BadMac, datagram.len())
+            }
+            // Sealed under the key, so from someone who has it, and still
+            // not a command: nothing runs.
+            Err(_) => {
+                self.counters.malformed += 1;
+                RconVerdict::Drop
+            }
         }
-        self.counters.commands_accepted += 1;
-        RconVerdict::Run { command, challenge }
     }
 }
 
@@ -404,15 +413,18 @@ mod tests {
 
     use super::*;
 
+    /// The server's salt in these tests.
+    const SALT: rcon::Salt = [3; rcon::SALT_BYTES];
+
     /// Argon2id once for the whole module.
     fn key() -> &'static RconKey {
         static KEY: OnceLock<RconKey> = OnceLock::new();
-        KEY.get_or_init(|| RconKey::from_password("let me in").unwrap())
+        KEY.get_or_init(|| RconKey::derive("let me in", &SALT).unwrap())
     }
 
     fn wrong_key() -> &'static RconKey {
         static KEY: OnceLock<RconKey> = OnceLock::new();
-        KEY.get_or_init(|| RconKey::from_password("let me in!").unwrap())
+        KEY.get_or_init(|| RconKey::derive("let me in!", &SALT).unwrap())
     }
 
     fn addr(last: u8, port: u16) -> SocketAddr {
@@ -426,7 +438,7 @@ mod tests {
     fn challenge(gate: &mut RconGate, from: SocketAddr, now: Duration) -> Challenge {
         match gate.judge(from, &Packet::ChallengeRequest.encode(), now) {
             RconVerdict::Reply(bytes) => match Packet::parse(&bytes) {
-                Ok(Packet::Challenge { challenge }) => challenge,
+                Ok(Packet::Challenge { challenge, .. }) => challenge,
                 other => panic!("not a challenge: {other:?}"),
             },
             other => panic!("no challenge: {other:?}"),
@@ -450,7 +462,7 @@ mod tests {
         let c = challenge(&mut gate, from, ms(0));
         let command = Packet::command(key(), c, "status").unwrap().encode();
         assert_eq!(gate.judge(from, &command, ms(30)), RconVerdict::Run { command: "status".into(), challenge: c });
-        // The answer may be larger than the command: the MAC checked.
+        // The answer may be larger than the command: the seal opened.
         let text = "map dm1\n".repeat(500);
         let datagrams = gate.answer(&c, &text);
         assert!(datagrams.len() > 1);
@@ -671,7 +683,7 @@ mod tests {
         let from = addr(11, 40_000);
         let c = [1; rcon::CHALLENGE_BYTES];
         for (i, datagram) in [
-            Packet::Challenge { challenge: c }.encode(),
+            Packet::Challenge { challenge: c, salt: [0; rcon::SALT_BYTES] }.encode(),
             Packet::Refused { reason: RefusalReason::BadMac }.encode(),
             rcon::answer_packets(key(), &c, "hi")[0].encode(),
             vec![0xFF, 0xFF, 0xFF, 0xFF, b'r', b'c', b'o', b'n', 7],
@@ -751,7 +763,7 @@ mod tests {
         let c = [5; rcon::CHALLENGE_BYTES];
         let mut ours = vec![
             Packet::ChallengeRequest.encode(),
-            Packet::Challenge { challenge: c }.encode(),
+            Packet::Challenge { challenge: c, salt: [0; rcon::SALT_BYTES] }.encode(),
             Packet::command(key(), c, "getinfo abc").unwrap().encode(),
             Packet::command(key(), c, "reachCheck abcdefgh").unwrap().encode(),
         ];

@@ -81,7 +81,33 @@ const COMMANDS: [Command; 8] = [
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<ConsoleLines>()
-        .add_systems(Update, (take_remote_lines, run_lines, send_remote_answers).chain());
+        .init_resource::<NewPassword>()
+        .add_systems(Update, (take_remote_lines, run_lines, send_remote_answers, take_new_password).chain());
+}
+
+/// A new `sv_password`'s key being derived (Argon2id, a tenth of a second
+/// or more) on a thread of its own, so that no tick waits for it; the
+/// password is in force once its key is.
+#[derive(Resource, Default)]
+pub(crate) struct NewPassword(Mutex<Option<Receiver<Result<arena_protocol::key::NetcodeKey, String>>>>);
+
+/// The new password's key, once derived, in force.
+fn take_new_password(pending: Res<NewPassword>, mut transport: ResMut<ServerTransport>) {
+    let Ok(mut slot) = pending.0.lock() else { return };
+    let Some(receiver) = slot.as_ref() else { return };
+    match receiver.try_recv() {
+        Ok(Ok(key)) => {
+            transport.set_key(key);
+            info!("sv_password: the new password is in force");
+            *slot = None;
+        }
+        Ok(Err(e)) => {
+            warn!("sv_password: the new password's key could not be made ({e}); the old one stays");
+            *slot = None;
+        }
+        Err(std::sync::mpsc::TryRecvError::Empty) => {}
+        Err(std::sync::mpsc::TryRecvError::Disconnected) => *slot = None,
+    }
 }
 
 /// The remote console's checked commands into the console's lines.
@@ -187,6 +213,7 @@ pub(crate) struct Game<'w, 's> {
     rate: Res<'w, TickRate>,
     bots: Option<ResMut<'w, BotSettings>>,
     transport: ResMut<'w, ServerTransport>,
+    new_password: Res<'w, NewPassword>,
     server: ResMut<'w, RenetServer>,
     round_trips: Res<'w, crate::vocabulary::RoundTrips>,
     world: Res<'w, SimWorld>,
@@ -240,8 +267,24 @@ impl Host for ServerHost<'_, '_, '_> {
                             .into(),
                     );
                 }
-                let key = password.key().map_err(|e| e.to_string())?;
-                g.transport.set_key(key);
+                // Argon2id off the game thread (a browser's page has one
+                // thread: there it runs here).
+                #[cfg(not(target_arch = "wasm32"))]
+                {
+                    let (send, receive) = std::sync::mpsc::channel();
+                    std::thread::Builder::new()
+                        .name("arena-sv-password".into())
+                        .spawn(move || {
+                            let _ = send.send(password.key().map_err(|e| e.to_string()));
+                        })
+                        .map_err(|e| format!("sv_password: cannot start its thread: {e}"))?;
+                    if let Ok(mut slot) = g.new_password.0.lock() {
+                        // A newer password replaces one still being derived.
+                        *slot = Some(receive);
+                    }
+                }
+                #[cfg(target_arch = "wasm32")]
+                g.transport.set_key(password.key().map_err(|e| e.to_string())?);
             }
             "mp_fraglimit" => g.rules.frag_limit = v as u16,
             "mp_timelimit" => g.rules.time_limit_s = (v * 60.0).round() as u32,
