@@ -319,7 +319,13 @@ pub(crate) enum DemoAction {
     /// Replay FILE's recorded commands through the shared rules and check
     /// that every recorded state, shot, rocket and score comes out the same;
     /// time a seek to every minute. Prints one JSON object; exits 1 on a mismatch.
-    Verify { file: PathBuf },
+    Verify {
+        file: PathBuf,
+        /// A map file the demo may be on (a server's `--map FILE`), besides
+        /// the built-in maps; repeatable. It must pass `arena map check`.
+        #[arg(long = "map", value_name = "FILE")]
+        maps: Vec<PathBuf>,
+    },
     /// Play FILE back in a window: a timeline (Space pause, arrows step and
     /// speed, drag to seek), any player's eyes as their client drew the world
     /// or a free camera, hitboxes, ghosts and the kill feed.

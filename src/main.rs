@@ -128,7 +128,9 @@ fn run_demo(action: DemoAction) -> ExitCode {
         DemoAction::Info { file } => {
             print_report(arena_protocol::demo::summarize_file(&file).map_err(|e| format!("{}: {e}", file.display())))
         }
-        DemoAction::Verify { file } => match arena_replay::verify_file(&file) {
+        DemoAction::Verify { file, maps } => match load_map_files(&maps)
+            .and_then(|maps| arena_replay::verify_file_with_maps(&file, &maps).map_err(|e| e.to_string()))
+        {
             Ok(report) => {
                 let ok = report.ok;
                 let code = print_report(Ok::<_, String>(report));
@@ -138,6 +140,29 @@ fn run_demo(action: DemoAction) -> ExitCode {
         },
         DemoAction::Play(args) => report_done(windowed::run(Windowed::DemoPlay(args))),
     }
+}
+
+/// Map files for `arena demo verify --map`: each read (at most the largest
+/// map a server plays) and passing `arena map check`, or why not.
+fn load_map_files(paths: &[std::path::PathBuf]) -> Result<Vec<arena_sim::MapDef>, String> {
+    paths
+        .iter()
+        .map(|path| {
+            use std::io::Read;
+            let mut text = String::new();
+            let cap = arena_protocol::map_transfer::MAX_MAP_BYTES as u64;
+            std::fs::File::open(path)
+                .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
+                .map_err(|e| format!("--map {}: {e}", path.display()))?;
+            if text.len() as u64 > cap {
+                return Err(format!("--map {}: over {cap} bytes", path.display()));
+            }
+            match arena_sim::map_check::check_text(&text) {
+                (Some(map), checked) if checked.ok() => Ok(map),
+                (_, checked) => Err(format!("--map {}: {}", path.display(), checked.errors.join("; "))),
+            }
+        })
+        .collect()
 }
 
 /// `cargo test` builds our crates unoptimised into the same `debug/arena`

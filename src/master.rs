@@ -123,6 +123,14 @@ fn relay_config(args: &MasterArgs) -> Result<Option<(RelayConfig, PathBuf)>, Str
             relay_ips: relay_ips.into_iter().map(|ip| arena_udp::canonical(SocketAddr::new(ip, 0)).ip()).collect(),
             relay_ports: args.turn_relay_ports.clone(),
             secret,
+            // The master's own addresses, where known (a bind to every
+            // address names none): never the relay's peers.
+            own_ips: [Some(args.bind.ip()), args.probe_bind.map(|p| p.ip())]
+                .into_iter()
+                .flatten()
+                .filter(|ip| !ip.is_unspecified())
+                .map(|ip| arena_udp::canonical(SocketAddr::new(ip, 0)).ip())
+                .collect(),
             credential_lifetime: Duration::from_secs(args.turn_credential_lifetime_s),
             started_unix,
         },

@@ -252,6 +252,12 @@ fn leaving_the_world_to_watch_forfeits_the_life_and_coming_back_is_at_a_spawn() 
     assert_eq!(state.team_frags, [-1, 0], "the life was forfeited: red lost a frag, as for a fall");
     choose(&mut game, arena_protocol::modes::SideChoice::Play);
     assert_eq!(side(&game, "Ada"), Side::Team(Team::Red), "back on the team with fewer players");
-    assert!(game.sim("Ada").is_some_and(|s| s.alive && s.protected_s > 0.0), "fresh, at a spawn point");
+    // Issue 60: a second after the forfeit, the death's respawn is still
+    // owed: back in the world, dead, until it comes (watching for a moment
+    // skipped the delay before).
+    assert!(game.sim("Ada").is_some_and(|s| !s.alive), "back before the respawn delay, and alive");
+    let respawned = game.step_until(test_frames(2.0), |g| g.sim("Ada").is_some_and(|s| s.alive));
+    assert!(respawned, "never respawned");
+    assert!(game.sim("Ada").is_some_and(|s| s.protected_s > 0.0), "fresh, at a spawn point");
     assert!(!game.clients[0].world().resource::<Roster>().watching());
 }

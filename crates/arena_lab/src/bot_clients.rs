@@ -210,7 +210,7 @@ struct Bot {
 }
 
 /// What a soaking bot says and votes (`--say-every-s`, `--vote`): its line
-/// again when it is due; a call every 20-40 s (a map, or a restart); yes to
+/// again when it is due; a call every 20-40 s (a map, now and then a restart); yes to
 /// each vote it is shown, once.
 fn soak_talk(bot: &mut Bot, config: &BotsConfig) {
     let now = Instant::now();
@@ -226,10 +226,12 @@ fn soak_talk(bot: &mut Bot, config: &BotsConfig) {
     let due = bot.called_at.is_none_or(|at| now.duration_since(at).as_secs_f32() >= 20.0 + 20.0 * bot.phase.fract());
     if due {
         bot.called_at = Some(now);
-        let call = if bot.rng.below(2) == 0 {
-            arena_protocol::vote::VoteCall::Map(["Foundry", "Spire", "Yard"][bot.rng.below(3)].into())
-        } else {
+        // Maps (a server playing a map file, "Tower" in the soak, sends it
+        // to everyone), now and then a restart.
+        let call = if bot.rng.below(4) == 0 {
             arena_protocol::vote::VoteCall::Restart
+        } else {
+            arena_protocol::vote::VoteCall::Map(["Foundry", "Spire", "Yard", "Tower"][bot.rng.below(4)].into())
         };
         bot.app.world_mut().write_message(arena_client::VoteAction::Call(call));
     }

@@ -14,7 +14,10 @@ mod example;
 mod replay;
 
 pub use example::example_demo;
-pub use replay::{Mismatch, Replay, ReplayError, ReplayWorld, Replayed, chunk_frames, verify, verify_file, world_of};
+pub use replay::{
+    Mismatch, Replay, ReplayError, ReplayWorld, Replayed, chunk_frames, verify, verify_file, verify_file_with_maps,
+    verify_with_maps, world_of,
+};
 // Types other crates reach through the items above (returned, carried
 // in fields or messages): nameable, though none names them yet.
 pub use replay::{ReplayPlayer, VerifyReport};

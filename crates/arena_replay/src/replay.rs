@@ -361,8 +361,17 @@ pub struct VerifyReport {
 /// not finish) is replayed up to its last whole chunk and passes if that
 /// does, saying where it ends; one cut before its first chunk is an error.
 pub fn verify(reader: &DemoReader) -> Result<VerifyReport, ReplayError> {
+    verify_with_maps(reader, &[])
+}
+
+/// [`verify`] of a demo whose map may be one of `maps` (map files a server
+/// played, `arena demo verify --map FILE`) as well as a built-in one.
+pub fn verify_with_maps(reader: &DemoReader, maps: &[MapDef]) -> Result<VerifyReport, ReplayError> {
     reader.check_playable()?;
-    let world = world_of(reader)?;
+    let world = match maps.iter().find(|m| m.name == reader.header.map) {
+        Some(map) => ArenaWorld::new(map.clone()),
+        None => world_of(reader)?,
+    };
     let hz = u32::from(reader.header.tick_hz.max(1));
     let dt_s = 1.0 / hz as f32;
     let mut report = VerifyReport {
@@ -430,9 +439,14 @@ pub fn verify(reader: &DemoReader) -> Result<VerifyReport, ReplayError> {
 
 /// [`verify`] of a file.
 pub fn verify_file(path: &std::path::Path) -> Result<VerifyReport, ReplayError> {
+    verify_file_with_maps(path, &[])
+}
+
+/// [`verify_with_maps`] of a file.
+pub fn verify_file_with_maps(path: &std::path::Path, maps: &[MapDef]) -> Result<VerifyReport, ReplayError> {
     let bytes = arena_protocol::demo::read_file(path)?;
     let reader = DemoReader::open(bytes)?;
-    verify(&reader)
+    verify_with_maps(&reader, maps)
 }
 
 #[cfg(test)]

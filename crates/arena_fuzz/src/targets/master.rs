@@ -42,6 +42,7 @@ fn small_config() -> MasterConfig {
             relay_ips: vec![std::net::IpAddr::from([198, 51, 100, 200])],
             relay_ports: 50000..=50999,
             secret: b"fuzz".to_vec(),
+            own_ips: Vec::new(),
             credential_lifetime: Duration::from_secs(600),
             started_unix: Duration::from_secs(1_800_000_000),
         }),

@@ -5,8 +5,12 @@
 //! the set of listed servers' addresses, which the TURN server is told to
 //! admit as its only peers (so that it relays to nobody else).
 //!
-//! Credentials are named after the player's IP address (`EXPIRY:ADDRESS`),
-//! so that coturn's `--user-quota` caps the allocations one address holds.
+//! Credentials are named after the player's network (`EXPIRY:NETWORK`: an
+//! IPv4 address, or the IPv6 /56 the budgets count by), so that coturn's
+//! `--user-quota` caps the allocations one network holds: named after each
+//! address, 50 addresses of one /64 could take all of `--total-quota`
+//! (issue 60). The relay's own addresses, the TURN server's and the
+//! master's are never peers, even when a game server is listed from them.
 
 use std::collections::{BTreeSet, HashMap};
 use std::net::{IpAddr, SocketAddr};
@@ -48,6 +52,9 @@ pub struct RelayConfig {
     pub relay_ports: std::ops::RangeInclusive<u16>,
     /// coturn's `static-auth-secret`.
     pub secret: Vec<u8>,
+    /// The master's own addresses (its bind and probe addresses, and any
+    /// the operator names): never the relay's peers.
+    pub own_ips: Vec<IpAddr>,
     /// How long credentials may start an allocation.
     pub credential_lifetime: Duration,
     /// The Unix time the master's clock (`now`) counts from.
@@ -109,6 +116,16 @@ impl Default for RelayDesk {
 }
 
 impl Master {
+    /// Whether `ip` is the TURN server's, one of the relay's or one of the
+    /// master's own (its probe address among them).
+    fn is_own_ip(&self, ip: IpAddr) -> bool {
+        let ip = arena_udp::canonical(SocketAddr::new(ip, 0)).ip();
+        self.probe_ip == Some(ip)
+            || self.config.relay.as_ref().is_some_and(|r| {
+                arena_udp::canonical(r.turn).ip() == ip || r.relay_ips.contains(&ip) || r.own_ips.contains(&ip)
+            })
+    }
+
     /// A `relayRequest`: a challenge first (the cookie proves the player's
     /// address, which the credentials are named after), then credentials
     /// or the reason there are none.
@@ -134,13 +151,16 @@ impl Master {
             // it, and its players would be refused the relay they need.
             (_, Some(listing)) if listing.nat == Nat::Open && self.probe_ip.is_some() => Err(RelayRefusal::Open),
             // Not admitted by the relay yet (see PEER_SETTLES_AFTER).
+            // A server on the relay's or the master's own host is never a
+            // peer: its players would reach those services through the relay.
+            (Some(_), Some(_)) if self.is_own_ip(server.ip()) => Err(RelayRefusal::Unlisted),
             (Some(_), Some(_)) if self.relay.sink.is_some() && !self.relay.admits(server.ip(), now) => {
                 Err(RelayRefusal::Busy)
             }
             (Some(_), Some(_)) if !self.relay.budget.allow(server, from.ip(), now) => Err(RelayRefusal::Busy),
             (Some(relay), Some(_)) => {
                 let expires = (relay.started_unix + now + relay.credential_lifetime).as_secs();
-                let name = from.ip().to_string();
+                let name = crate::budget::network_key(arena_udp::canonical(from).ip()).to_string();
                 let credentials = arena_turn::rest_credentials(&relay.secret, expires, &name);
                 Ok(Reach::RelayGrant {
                     server,
@@ -221,8 +241,13 @@ impl Master {
         }
         let first = self.relay.peers_at.is_none();
         self.relay.peers_at = Some(now);
-        let peers: BTreeSet<IpAddr> =
-            self.listed.iter().filter(|(_, l)| l.intro_key.is_some()).map(|(addr, _)| addr.ip()).collect();
+        let peers: BTreeSet<IpAddr> = self
+            .listed
+            .iter()
+            .filter(|(_, l)| l.intro_key.is_some())
+            .map(|(addr, _)| addr.ip())
+            .filter(|ip| !self.is_own_ip(*ip))
+            .collect();
         if !first && peers == self.relay.peers {
             return;
         }
@@ -252,6 +277,10 @@ mod tests {
         text.parse().expect("an address")
     }
 
+    fn ip(text: &str) -> IpAddr {
+        text.parse().expect("an IP address")
+    }
+
     fn ms(ms: u64) -> Duration {
         Duration::from_millis(ms)
     }
@@ -265,6 +294,7 @@ mod tests {
             relay_ips: vec![addr(TURN).ip()],
             relay_ports: 50000..=50999,
             secret: b"the secret".to_vec(),
+            own_ips: vec![ip("11.0.0.1")],
             credential_lifetime: Duration::from_secs(600),
             started_unix: Duration::from_secs(1_800_000_000),
         });
@@ -356,19 +386,59 @@ mod tests {
         let mut m = master(true);
         register(&mut m, server, "symmetric", ms(10));
         let mut granted = 0;
+        let mut names = BTreeSet::new();
         for port in 0..300u16 {
             let client = SocketAddr::new(format!("2a00:9::{port:x}").parse().expect("v6"), 40000);
-            if matches!(ask(&mut m, client, server, ms(100)).0, Some(Reach::RelayGrant { .. })) {
+            if let Some(Reach::RelayGrant { username, .. }) = ask(&mut m, client, server, ms(100)).0 {
                 granted += 1;
+                names.insert(username.split_once(':').map(|(_, name)| name.to_string()).expect("EXPIRY:NAME"));
             }
         }
         assert_eq!(granted, GRANT_RATES.network.burst as usize, "one /56: its burst, then busy");
+        // Issue 60: named after each address, one network's credentials
+        // escaped coturn's user-quota; named after the network, they share it.
+        assert_eq!(names, BTreeSet::from(["2a00:9::".to_string()]));
+        if let Some(Reach::RelayGrant { username, .. }) = ask(&mut m, addr("[2a00:9:0:1::5]:4"), server, ms(2200)).0 {
+            assert!(username.ends_with(":2a00:9::"), "another /64 of the same /56: {username}");
+        } else {
+            panic!("no grant after the refill");
+        }
+        let v4 = ask(&mut m, addr("11.0.9.2:40000"), server, ms(2300)).0;
+        assert!(matches!(&v4, Some(Reach::RelayGrant { username, .. }) if username.ends_with(":11.0.9.2")), "{v4:?}");
         let elsewhere = addr("11.0.9.1:40000");
         assert!(matches!(ask(&mut m, elsewhere, server, ms(100)).0, Some(Reach::RelayGrant { .. })));
         assert!(
-            matches!(ask(&mut m, addr("[2a00:9::1]:40000"), server, ms(2200)).0, Some(Reach::RelayGrant { .. })),
+            matches!(ask(&mut m, addr("[2a00:9::1]:40000"), server, ms(4400)).0, Some(Reach::RelayGrant { .. })),
             "refilled after 2 s"
         );
+    }
+
+    /// Issue 60: a game server listed from the relay's host, the TURN
+    /// server's or the master's made that host a peer, so the relay would
+    /// carry players' datagrams to every port of it. Never now: those are
+    /// not published, and their players are refused the relay.
+    #[test]
+    fn the_relay_admits_neither_its_own_nor_the_masters_address() {
+        let mut m = master(true);
+        m.set_probe_addr(addr("11.0.0.100:27951"));
+        let seen: Arc<Mutex<Vec<Vec<IpAddr>>>> = Arc::default();
+        let sink = seen.clone();
+        m.set_relay_peers_sink(Box::new(move |peers| sink.lock().unwrap().push(peers.iter().copied().collect())));
+        m.expire(ms(1));
+        let own = ["11.0.0.3:27015", "11.0.0.1:27015", "11.0.0.100:27015"].map(addr);
+        let stranger = addr("11.0.3.1:27015");
+        for server in own.iter().chain([&stranger]) {
+            register(&mut m, *server, "symmetric", ms(10));
+        }
+        m.expire(ms(1200));
+        assert_eq!(seen.lock().unwrap().last(), Some(&vec![stranger.ip()]), "only the stranger is a peer");
+        for server in own {
+            assert_eq!(
+                ask(&mut m, addr("11.0.9.1:40000"), server, ms(6000)).0,
+                Some(Reach::RelayRefused { server, why: RelayRefusal::Unlisted }),
+                "{server}"
+            );
+        }
     }
 
     #[test]

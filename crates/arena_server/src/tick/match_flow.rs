@@ -45,7 +45,8 @@ pub struct MatchState {
     /// kept when a player leaves or switches, as Quake 3 keeps them.
     pub team_frags: [i16; 2],
     /// The duel's loser, who queues for the next match while the winner stays.
-    pub(crate) duel_loser: Option<PlayerId>,
+    /// With its entity: an id may be a newcomer's by the next match.
+    pub(crate) duel_loser: Option<(PlayerId, Entity)>,
     dirty: bool,
     last_sent_tick: u32,
 }
@@ -178,10 +179,10 @@ pub(crate) fn advance_phase(
             }
             // The duel's loser: the other of the two (on a draw, the one behind on deaths).
             state.duel_loser = (mode.mode == Mode::Duel)
-                .then(|| players.iter().map(|(_, p, _, s, _)| (p.id, *s)).min_by_key(|(id, s)| (order(s), *id)))
+                .then(|| players.iter().map(|(e, p, _, s, _)| (p.id, e, *s)).min_by_key(|(id, _, s)| (order(s), *id)))
                 .flatten()
                 .filter(|_| players.iter().count() >= 2)
-                .map(|(id, _)| id);
+                .map(|(id, entity, _)| (id, entity));
             let winner = if mode.mode.has_teams() { None } else { winner };
             state.phase = MatchPhase::Over { winner, team };
             state.phase_ends_tick = tick.0.wrapping_add(seconds(rules.results_s));

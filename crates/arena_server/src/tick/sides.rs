@@ -76,9 +76,11 @@ fn change_mode(event: On<ChangeMode>, mut mode: ResMut<GameMode>, mut changes: S
     }
 }
 
-/// Players waiting for a duel, first in line first.
+/// Players waiting for a duel, first in line first, by entity: a player's
+/// id may go to a newcomer in the frame it left, and the newcomer must not
+/// inherit its place (issue 60).
 #[derive(Resource, Debug, Default)]
-pub(crate) struct DuelQueue(pub VecDeque<PlayerId>);
+pub(crate) struct DuelQueue(pub VecDeque<Entity>);
 
 /// Side choices taken and refused, each player's budget, and the log's
 /// summary of refusals and of watchers' commands.
@@ -137,7 +139,16 @@ pub(crate) struct SideChanges<'w, 's> {
     server: Option<ResMut<'w, RenetServer>>,
     players: Query<'w, 's, (&'static ServerPlayer, &'static Sim)>,
     awaiting: Query<'w, 's, (), With<AwaitingMap>>,
+    tick: Res<'w, ServerTick>,
+    dead: Query<'w, 's, &'static Dead>,
+    owed: Query<'w, 's, &'static OwedRespawn>,
 }
+
+/// A death's respawn tick, kept while its player watches: coming back to
+/// play before it, the player comes back dead and respawns at it, so
+/// watching for a moment is no way to skip the respawn delay (issue 60).
+#[derive(Component, Debug, Clone, Copy)]
+pub(crate) struct OwedRespawn(u32);
 
 impl SideChanges<'_, '_> {
     /// Moves player `id` (of `entity`) to `side`: into the world at a spawn
@@ -148,16 +159,22 @@ impl SideChanges<'_, '_> {
             return;
         }
         announce(&mut self.roster, self.server.as_deref_mut(), id, side);
-        self.queue.0.retain(|q| *q != id);
+        self.queue.0.retain(|q| *q != entity);
         if side == Side::Waiting {
-            self.queue.0.push_back(id);
+            self.queue.0.push_back(entity);
         }
         let mut entity_commands = self.commands.entity(entity);
         entity_commands.remove::<SideSwitch>();
         if side.watches() {
-            // Out of the world: nothing of its life is left to simulate or score.
+            // Out of the world: nothing of its life is left to simulate or
+            // score; a death's respawn is owed still.
+            if let Ok(dead) = self.dead.get(entity) {
+                entity_commands.insert(OwedRespawn(dead.respawn_tick));
+            }
             entity_commands.remove::<(Sim, Score, Dead)>();
         } else if before.watches() {
+            let owed = self.owed.get(entity).ok().map(|o| o.0).filter(|at| arena_sim::tick_after(*at, self.tick.0));
+            entity_commands.remove::<OwedRespawn>();
             // Into the world, at a spawn point away from its enemies.
             let others: Vec<(PlayerId, Vec3)> =
                 positions(self.players.iter()).into_iter().filter(|(other, _)| *other != id).collect();
@@ -166,6 +183,10 @@ impl SideChanges<'_, '_> {
             if self.awaiting.contains(entity) {
                 // Its client has no map yet: in the world, not alive, until it has.
                 arriving.0.alive = false;
+            } else if let Some(respawn_tick) = owed {
+                // Back before its death's respawn: dead until then.
+                arriving.0.alive = false;
+                entity_commands.insert(Dead { respawn_tick });
             }
             // Its tick before is this one too: a first shot blends from nowhere else.
             let before_state = SimBefore(arriving.0);
@@ -366,19 +387,16 @@ pub(crate) fn rotate_duel(
         return;
     }
     // The queue in its order; those who arrived waiting join its end.
-    let roster = &changes.roster;
-    changes.queue.0.retain(|id| roster.side(*id) == Side::Waiting);
-    let arrived: Vec<PlayerId> = roster
-        .players
-        .iter()
-        .filter(|(id, e)| e.side == Side::Waiting && !changes.queue.0.contains(id))
-        .map(|(id, _)| *id)
-        .collect();
+    let waiting: Vec<Entity> =
+        changes.roster.players.values().filter(|e| e.side == Side::Waiting).map(|e| e.entity).collect();
+    changes.queue.0.retain(|e| waiting.contains(e));
+    let arrived: Vec<Entity> = waiting.into_iter().filter(|e| !changes.queue.0.contains(e)).collect();
     changes.queue.0.extend(arrived);
     let new_match = std::mem::replace(&mut *seen_match, state.number) != state.number;
-    if new_match && let Some(loser) = state.duel_loser.take() {
-        let waiting = changes.queue.0.iter().any(|id| changes.roster.players.contains_key(id));
-        let playing_loser = changes.roster.players.get(&loser).filter(|e| e.side.plays()).map(|e| e.entity);
+    if new_match && let Some((loser, loser_entity)) = state.duel_loser.take() {
+        let waiting = !changes.queue.0.is_empty();
+        let playing_loser =
+            changes.roster.players.get(&loser).filter(|e| e.side.plays() && e.entity == loser_entity).map(|e| e.entity);
         if let (true, Some(entity)) = (waiting, playing_loser) {
             info!("duel: {} steps out and waits", changes.roster.label(loser));
             changes.change(loser, entity, Side::Waiting);
@@ -387,12 +405,12 @@ pub(crate) fn rotate_duel(
     let mut playing = changes.roster.playing();
     while playing < 2 {
         let Some(next) = changes.queue.0.front().copied() else { break };
-        let Some(entity) = changes.roster.players.get(&next).map(|e| e.entity) else {
+        let Some(id) = changes.roster.players.iter().find(|(_, e)| e.entity == next).map(|(id, _)| *id) else {
             changes.queue.0.pop_front();
             continue;
         };
-        info!("duel: {} steps in", changes.roster.label(next));
-        changes.change(next, entity, Side::Free);
+        info!("duel: {} steps in", changes.roster.label(id));
+        changes.change(id, next, Side::Free);
         playing += 1;
     }
 }
