@@ -37,6 +37,11 @@ impl Bucket {
         }
     }
 
+    /// Whether a token would be there at `now` (nothing taken).
+    pub(crate) fn has_token_at(&self, now: Duration, rate: f32, burst: f32) -> bool {
+        (self.tokens + now.saturating_sub(self.last).as_secs_f32() * rate).min(burst) >= 1.0
+    }
+
     pub(crate) fn is_full_at(&self, now: Duration, rate: f32, burst: f32) -> bool {
         self.tokens + now.saturating_sub(self.last).as_secs_f32() * rate >= burst
     }

@@ -66,6 +66,20 @@ const REFUSALS_PER_ADDRESS_BURST: f32 = 8.0;
 /// Refusals per second to everyone, and at once.
 pub(crate) const GLOBAL_PER_S: f32 = 100.0;
 pub(crate) const GLOBAL_BURST: f32 = 200.0;
+/// Wrong passwords (seals that do not open) an address may try: this many
+/// a second, and at once; over it, the address gets no challenge until its
+/// budget refills. An administrator who types the password right never
+/// spends it.
+const BAD_SEALS_PER_ADDRESS_PER_S: f32 = 0.2;
+const BAD_SEALS_PER_ADDRESS_BURST: f32 = 4.0;
+/// Wrong passwords from everyone, a second and at once: past it, addresses
+/// that have tried a wrong one lately get no challenge either, so guesses
+/// from many addresses are capped in all; an address that has not (the
+/// administrator's) is served still.
+const BAD_SEALS_PER_S: f32 = 20.0;
+const BAD_SEALS_BURST: f32 = 100.0;
+/// Addresses whose wrong passwords are remembered, at most.
+const MAX_BAD_SEAL_ADDRESSES: usize = 4096;
 /// `Limited` refusals per second to one address, and in all: a limited
 /// sender learns why once in a while, and a flood earns next to nothing.
 const NOTICES_PER_ADDRESS_PER_S: f32 = 0.5;
@@ -162,6 +176,9 @@ pub struct RconGate {
     per_address: IpLimits,
     refusals: IpLimits,
     everyone: Bucket,
+    /// Wrong passwords lately, per address ([`limit_key`]) and in all.
+    bad_seals: HashMap<IpAddr, Bucket>,
+    everyone_bad: Bucket,
     notices: IpLimits,
     everyone_notices: Bucket,
     counters: RconCounters,
@@ -181,6 +198,8 @@ impl RconGate {
             used: VecDeque::new(),
             per_address: IpLimits::default(),
             refusals: IpLimits::default(),
+            bad_seals: HashMap::new(),
+            everyone_bad: Bucket::full(BAD_SEALS_BURST, Duration::ZERO),
             everyone: Bucket::full(GLOBAL_BURST, Duration::ZERO),
             notices: IpLimits::default(),
             everyone_notices: Bucket::full(NOTICES_BURST, Duration::ZERO),
@@ -222,12 +241,14 @@ impl RconGate {
             // A challenge of ours for this address: the seal decides, before
             // any bucket (the challenge was charged when it was issued).
             Packet::Command { challenge, sealed } if self.holds(from, &challenge, now) => {
-                self.command(from, challenge, &sealed, datagram)
+                self.command(from, challenge, &sealed, datagram, now)
             }
             Packet::ChallengeRequest if let Some(salt) = self.key.as_ref().map(|k| *k.salt()) => {
                 // Charged to this address alone: the challenge is no larger
                 // than the request, so a crowd's requests cost nobody else.
-                if !self.per_address.take(from.ip(), now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST) {
+                if !self.per_address.take(from.ip(), now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST)
+                    || self.guessing(from.ip(), now)
+                {
                     return self.limited(from, datagram.len(), now);
                 }
                 let challenge = self.issue(from, now);
@@ -270,6 +291,27 @@ impl RconGate {
         if notice { refuse(RefusalReason::Limited, request_bytes) } else { RconVerdict::Drop }
     }
 
+    /// Whether `ip` has tried wrong passwords over its budget, or has tried
+    /// one lately while everyone's are over theirs: no challenge for it.
+    fn guessing(&self, ip: IpAddr, now: Duration) -> bool {
+        let Some(own) = self.bad_seals.get(&limit_key(ip)) else { return false };
+        !own.has_token_at(now, BAD_SEALS_PER_ADDRESS_PER_S, BAD_SEALS_PER_ADDRESS_BURST)
+            || !self.everyone_bad.has_token_at(now, BAD_SEALS_PER_S, BAD_SEALS_BURST)
+    }
+
+    /// A wrong password from `ip`, spent from its budget and everyone's.
+    fn spend_bad_seal(&mut self, ip: IpAddr, now: Duration) {
+        let key = limit_key(ip);
+        if !self.bad_seals.contains_key(&key) && self.bad_seals.len() >= MAX_BAD_SEAL_ADDRESSES {
+            self.bad_seals.retain(|_, b| !b.is_full_at(now, BAD_SEALS_PER_ADDRESS_PER_S, BAD_SEALS_PER_ADDRESS_BURST));
+        }
+        if self.bad_seals.len() < MAX_BAD_SEAL_ADDRESSES || self.bad_seals.contains_key(&key) {
+            let own = self.bad_seals.entry(key).or_insert_with(|| Bucket::full(BAD_SEALS_PER_ADDRESS_BURST, now));
+            own.take(now, BAD_SEALS_PER_ADDRESS_PER_S, BAD_SEALS_PER_ADDRESS_BURST);
+        }
+        self.everyone_bad.take(now, BAD_SEALS_PER_S, BAD_SEALS_BURST);
+    }
+
     /// Whether `challenge` is held for `from` and still valid (with a key:
     /// without one, nothing is ever issued).
     fn holds(&self, from: SocketAddr, challenge: &Challenge, now: Duration) -> bool {
@@ -301,6 +343,7 @@ impl RconGate {
         self.drop_expired(now);
         self.per_address.forget_idle(now, PER_ADDRESS_PER_S, PER_ADDRESS_BURST);
         self.refusals.forget_idle(now, REFUSALS_PER_ADDRESS_PER_S, REFUSALS_PER_ADDRESS_BURST);
+        self.bad_seals.retain(|_, b| !b.is_full_at(now, BAD_SEALS_PER_ADDRESS_PER_S, BAD_SEALS_PER_ADDRESS_BURST));
         self.notices.forget_idle(now, NOTICES_PER_ADDRESS_PER_S, NOTICES_PER_ADDRESS_BURST);
     }
 
@@ -360,6 +403,7 @@ impl RconGate {
         challenge: Challenge,
         sealed: &rcon::Sealed,
         datagram: &[u8],
+        now: Duration,
     ) -> RconVerdict {
         let Some(key) = &self.key else {
             self.counters.no_rcon += 1;
@@ -383,6 +427,7 @@ impl RconGate {
             }
             Err(rcon::OpenError::BadMac) => {
                 self.counters.bad_mac += 1;
+                self.spend_bad_seal(from.ip(), now);
                 refuse(RefusalReason::BadMac, datagram.len())
             }
             // Sealed under the key, so from someone who has it, and still
@@ -607,6 +652,42 @@ mod tests {
         // The strangers asked twice a second each (within their own
         // address's rate): all answered, nobody else's budget spent.
         assert_eq!(gate.counters().challenges_issued, 4000 + 10);
+    }
+
+    /// Issue 60's review: with challenges charged to each address alone,
+    /// wrong passwords from many addresses were capped nowhere. An address
+    /// that spends its wrong passwords gets no challenge until they refill;
+    /// past everyone's budget, no address that tried one lately does; the
+    /// administrator, who tried none, is served throughout.
+    #[test]
+    fn remote_console_wrong_passwords_are_capped_per_address_and_in_all() {
+        let is_challenge = |v: &RconVerdict| matches!(v, RconVerdict::Reply(r) if matches!(Packet::parse(r), Ok(Packet::Challenge { .. })));
+        let mut gate = RconGate::new(Some(key().clone()));
+        let guesser = addr(20, 40_000);
+        let mut t = 0;
+        for _ in 0..BAD_SEALS_PER_ADDRESS_BURST as u64 {
+            t += 300;
+            let c = challenge(&mut gate, guesser, ms(t));
+            let wrong = Packet::command(wrong_key(), c, "status").unwrap().encode();
+            assert_eq!(refused(&gate.judge(guesser, &wrong, ms(t + 1))), Some(RefusalReason::BadMac));
+        }
+        assert!(!is_challenge(&gate.judge(guesser, &Packet::ChallengeRequest.encode(), ms(t + 300))));
+        // Refilled (one every 5 s): a challenge again.
+        challenge(&mut gate, guesser, ms(t + 6_000));
+        // Many addresses, a wrong password each: everyone's budget spent.
+        let mut gate = RconGate::new(Some(key().clone()));
+        for i in 0..(BAD_SEALS_BURST as u64 + 10) {
+            let from = SocketAddr::from(([203, 0, (i / 200) as u8, (i % 200) as u8], 1000));
+            let c = challenge(&mut gate, from, ms(i));
+            gate.judge(from, &Packet::command(wrong_key(), c, "status").unwrap().encode(), ms(i));
+        }
+        let last = BAD_SEALS_BURST as u64 + 9;
+        let tried = SocketAddr::from(([203, 0, 0, 1], 1000));
+        assert!(!is_challenge(&gate.judge(tried, &Packet::ChallengeRequest.encode(), ms(last))));
+        let admin = addr(9, 40_000);
+        let c = challenge(&mut gate, admin, ms(last));
+        let command = Packet::command(key(), c, "status").unwrap().encode();
+        assert!(matches!(gate.judge(admin, &command, ms(last + 1)), RconVerdict::Run { .. }));
     }
 
     #[test]

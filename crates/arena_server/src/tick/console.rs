@@ -243,7 +243,7 @@ impl Host for ServerHost<'_, '_, '_> {
         Some(match name {
             "sv_maxunlag" => format!("{}", g.lag.max_unlag_s),
             "sv_tickrate" => g.rate.hz().to_string(),
-            // Never the password itself: the remote console's answers travel in clear.
+            // Never the password itself (in any answer, or the log).
             "sv_password" => if g.transport.has_password() { "(set)" } else { "(none)" }.into(),
             "mp_fraglimit" => g.rules.frag_limit.to_string(),
             "mp_timelimit" => format!("{}", f64::from(g.rules.time_limit_s) / 60.0),
@@ -284,7 +284,13 @@ impl Host for ServerHost<'_, '_, '_> {
                     }
                 }
                 #[cfg(target_arch = "wasm32")]
-                g.transport.set_key(password.key().map_err(|e| e.to_string())?);
+                {
+                    // Made here at once: nothing is pending any more.
+                    if let Ok(mut slot) = g.new_password.0.lock() {
+                        *slot = None;
+                    }
+                    g.transport.set_key(password.key().map_err(|e| e.to_string())?);
+                }
             }
             "mp_fraglimit" => g.rules.frag_limit = v as u16,
             "mp_timelimit" => g.rules.time_limit_s = (v * 60.0).round() as u32,
@@ -501,13 +507,32 @@ impl ServerHost<'_, '_, '_> {
     }
 }
 
+/// `line` as it may be logged: each command that sets `sv_password` with
+/// its value replaced by "(hidden)".
+fn hide_passwords(line: &str) -> String {
+    console::split_commands(line)
+        .into_iter()
+        .map(|command| {
+            let words = console::split_words(command);
+            match words.first() {
+                Some(name) if name.eq_ignore_ascii_case("sv_password") && words.len() > 1 => {
+                    "sv_password (hidden)".to_string()
+                }
+                _ => command.trim().to_string(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Runs the lines waiting: each logged with where it came from, its answer
 /// printed (the terminal's) or queued for the socket (the remote console's).
 pub(crate) fn run_lines(mut lines: ResMut<ConsoleLines>, mut game: Game) {
     for _ in 0..LINES_PER_FRAME {
         let Some((source, line)) = lines.waiting.pop_front() else { return };
-        // Logged as text only: no controls, no direction overrides.
-        let shown: String = line.chars().filter(|c| arena_protocol::chat::allowed(*c)).collect();
+        // Logged as text only: no controls, no direction overrides; and
+        // never a new password (sealed on the way, it must not sit in the log).
+        let shown: String = hide_passwords(&line).chars().filter(|c| arena_protocol::chat::allowed(*c)).collect();
         match source {
             ConsoleSource::Terminal => info!("console: {shown}"),
             ConsoleSource::Remote { addr, .. } => info!("rcon from {addr}: {shown}"),
@@ -528,5 +553,18 @@ pub(crate) fn run_lines(mut lines: ResMut<ConsoleLines>, mut game: Game) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 60's review: a new password reached the log as typed.
+    #[test]
+    fn a_new_password_never_reaches_the_log() {
+        assert_eq!(hide_passwords("sv_password hunter2"), "sv_password (hidden)");
+        assert_eq!(hide_passwords("status; SV_PASSWORD \"a b\" ; kick Bob"), "status; sv_password (hidden); kick Bob");
+        assert_eq!(hide_passwords("sv_password"), "sv_password", "asking for it shows nothing");
     }
 }

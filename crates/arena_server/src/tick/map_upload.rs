@@ -92,6 +92,9 @@ pub(crate) fn plugin(app: &mut App) {
 pub struct MapUploads {
     sending: HashMap<ClientId, Upload>,
     copies: CopyBudgets,
+    /// Clients told to wait (`MapRefused`), until when (real seconds): their
+    /// asks before it are counted and dropped, unanswered and unlogged.
+    refused_until: HashMap<ClientId, f64>,
     pub stats: UploadStats,
 }
 
@@ -131,6 +134,9 @@ pub(crate) fn take_map_asks(
 ) {
     let current = served.find(&identity.map);
     let now_s = time.elapsed_secs_f64();
+    if !uploads.refused_until.is_empty() {
+        uploads.refused_until.retain(|_, until| *until > now_s);
+    }
     for MapAsked { client, loaded } in asked.read() {
         let Some((_, entry)) = roster.by_client(*client) else { continue };
         let Ok((awaiting, plays)) = players.get(entry.entity) else { continue };
@@ -146,10 +152,18 @@ pub(crate) fn take_map_asks(
                     uploads.stats.refused += 1;
                     continue;
                 }
+                if uploads.refused_until.contains_key(client) {
+                    // Told when to ask again: one answer and one log line a wait.
+                    uploads.stats.refused += 1;
+                    uploads.stats.over_budget += 1;
+                    continue;
+                }
                 if let Err(wait_s) = uploads.copies.take(addr.ip(), now_s) {
                     uploads.stats.refused += 1;
                     uploads.stats.over_budget += 1;
                     let retry_in_s = wait_s.ceil().clamp(1.0, f64::from(u16::MAX)) as u16;
+                    // A moment early, so the ask after the wait is not one of these.
+                    uploads.refused_until.insert(*client, now_s + f64::from(retry_in_s) - 0.5);
                     info!(
                         "not sending the map {} to {} now: its address has had its copies lately (again in {retry_in_s} s)",
                         map.id.name, entry.name

@@ -298,19 +298,21 @@ fn call_vote(
         calls.retain(|at| now.saturating_sub(*at) < interval);
         !calls.is_empty()
     });
-    let from_here = votes.address_calls.get(&socket_addr.ip()).map_or(&[][..], Vec::as_slice);
+    let from_here = votes.address_calls.get(&arena_udp::limit_key(socket_addr.ip())).map_or(&[][..], Vec::as_slice);
     if from_here.len() >= CALLS_PER_ADDRESS {
         let wait = interval.saturating_sub(now.saturating_sub(from_here[0]));
         return Err(VoteRefusal::TooSoon(wait.as_secs_f32().ceil() as u16));
     }
-    if votes.address_calls.len() >= MAX_ADDRESSES && !votes.address_calls.contains_key(&socket_addr.ip()) {
+    if votes.address_calls.len() >= MAX_ADDRESSES
+        && !votes.address_calls.contains_key(&arena_udp::limit_key(socket_addr.ip()))
+    {
         return Err(VoteRefusal::Busy);
     }
     let call = world.judge(caller, call)?;
     let caller_entity = world.roster.players.get(&caller).map(|e| e.entity).ok_or(VoteRefusal::NoPlayer)?;
     votes.last_call.insert(client, now);
     votes.last_call.retain(|_, at| now.saturating_sub(*at) < interval);
-    votes.address_calls.entry(socket_addr.ip()).or_default().push(now);
+    votes.address_calls.entry(arena_udp::limit_key(socket_addr.ip())).or_default().push(now);
     let target = match &call {
         VoteCall::Kick(id) => world.roster.players.get(id).map(|e| e.entity),
         _ => None,
