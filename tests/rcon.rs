@@ -29,31 +29,11 @@ fn frag_limit(game: &LoopbackGame) -> u16 {
     game.server.world().resource::<MatchRules>().frag_limit
 }
 
-/// `arena rcon ADDR COMMAND` with `password`, run while the game steps; its
-/// status, stdout and stderr.
+/// `arena rcon ADDR COMMAND` with `password` (the command's words split at
+/// spaces), run while the game steps; its status, stdout and stderr.
 fn arena_rcon(game: &mut LoopbackGame, password: &str, command: &str) -> (bool, String, String) {
-    let addr = server_addr(game);
-    let mut child: Child = Command::new(env!("CARGO_BIN_EXE_arena"))
-        .args(["rcon", &addr.to_string(), "--wait-ms", "2000"])
-        .args(command.split(' '))
-        .env("ARENA_RCON_PASSWORD", password)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("arena runs");
-    for _ in 0..test_frames(10.0) {
-        game.step(1);
-        std::thread::sleep(test_frame());
-        if child.try_wait().expect("waits").is_some() {
-            break;
-        }
-    }
-    let out = child.wait_with_output().expect("arena ends");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let words: Vec<&str> = command.split(' ').collect();
+    arena_rcon_words(game, password, &words, |_| {})
 }
 
 /// `arena rcon ADDR WORDS...` with `password`, run while the game steps,
