@@ -57,6 +57,7 @@ class Browser:
 
     def __init__(self, out_dir, extra_args=()):
         self.out_dir = out_dir
+        self.navigation_retries = 0
         self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="arena-chromium-")
         self.log = open(os.path.join(out_dir, "chromedriver.log"), "ab")
@@ -137,8 +138,21 @@ class Browser:
     def go(self, url):
         # A blank page between: another ending of the same page's link
         # would reload it only after a script read the old page's status.
-        self.session_call("POST", "/url", {"url": "about:blank"})
-        self.session_call("POST", "/url", {"url": url})
+        # A renderer that does not answer a navigation within chromedriver's
+        # page-load timeout (once in CI: 120 s on a loaded 2-core machine,
+        # where the same load had taken 4 s) is given a second navigation
+        # before the check fails: that wait is the browser's, not the page's.
+        for attempt in range(2):
+            try:
+                self.session_call("POST", "/url", {"url": "about:blank"})
+                self.session_call("POST", "/url", {"url": url})
+                return
+            except RuntimeError as e:
+                if "timeout" not in str(e) or attempt == 1:
+                    raise
+                self.navigation_retries += 1
+                print(f"web-check: the browser did not finish opening {url} ({str(e)[:160]}); once more",
+                      flush=True)
 
     def js(self, script, *args):
         return self.session_call("POST", "/execute/sync", {"script": script, "args": list(args)})["value"]
@@ -218,6 +232,7 @@ def wait_for(browser, what, done, timeout_s):
     while time.monotonic() < deadline:
         status = browser.status_or_none()
         if status is None:
+            time.sleep(0.25)
             continue
         problem = browser.problem()
         if problem:
@@ -471,7 +486,15 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
             time.sleep(0.5)
         # Bursts until the server has judged some (a burst while dead,
         # between a bot's kill and the respawn, fires nothing).
-        for _ in range(8):
+        # Each burst waits for the player to be alive (on a page drawing
+        # 6 frames a second, three bots can keep a player dead for a while).
+        for _ in range(12):
+            status = browser.status_or_none()
+            if status is not None and status["position"] is None:
+                try:
+                    wait_for(browser, "alive on the native server", lambda s: s["position"] is not None, 10)
+                except AssertionError:
+                    pass
             fire(browser, 1.5)
             time.sleep(1.5)
             if browser.status()["shots"] > before["shots"]:
@@ -756,6 +779,7 @@ def main():
                 browser, "cl_lagcompensation", "lag_compensation", lambda: range_ratio(browser, 25)
             )
     finally:
+        report["navigation_retries"] = browser.navigation_retries
         browser.close()
 
     arena, site_dir = os.environ.get("ARENA_BIN"), os.environ.get("ARENA_SITE_DIR")
