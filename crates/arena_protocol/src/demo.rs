@@ -33,8 +33,12 @@ pub const DEMO_MAGIC: &[u8; 10] = b"ARENADEMO\0";
 const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
 const INDEX_MAGIC: &[u8; 4] = b"INDX";
 const END_MAGIC: &[u8; 8] = b"ARENAEND";
-/// This layout's version; a reader refuses others by name.
-pub const DEMO_FORMAT: u16 = 2;
+/// This layout's version, the one written; a reader refuses others by
+/// name. Format 3 marks a frag on a teammate (a bit in its zone byte).
+pub const DEMO_FORMAT: u16 = 3;
+/// The oldest format still read: format 2 differs only in never marking a
+/// team kill, so its friendly-fire frags verify as they always did.
+pub const OLDEST_DEMO_FORMAT: u16 = 2;
 /// A chunk is closed once its frames reach this many bytes (raw).
 pub const CHUNK_TARGET_BYTES: usize = 64 * 1024;
 /// A chunk is also closed once it spans this many seconds of match (the
@@ -113,7 +117,7 @@ impl std::fmt::Display for DemoError {
             DemoError::Io(e) => write!(f, "{e}"),
             DemoError::NotADemo => write!(f, "not an Arena demo (it does not start with ARENADEMO)"),
             DemoError::UnsupportedFormat(v) => {
-                write!(f, "a demo of format {v}; this build reads format {DEMO_FORMAT}")
+                write!(f, "a demo of format {v}; this build reads formats {OLDEST_DEMO_FORMAT} to {DEMO_FORMAT}")
             }
             DemoError::Truncated { what, at } => {
                 write!(f, "the file ends inside the {what} that starts at byte {at} (cut short?)")
@@ -327,7 +331,7 @@ pub fn summarize(bytes: &[u8]) -> Result<DemoSummary, DemoError> {
     let last_tick = r.chunks.last().map(|c| c.last_tick);
     let ticks = first_tick.zip(last_tick).map_or(0, |(a, b)| b - a);
     Ok(DemoSummary {
-        format: DEMO_FORMAT,
+        format: r.format,
         protocol: r.header.protocol,
         tick_hz: r.header.tick_hz,
         map: r.header.map.clone(),
@@ -368,6 +372,8 @@ pub struct DemoReader {
     /// The whole file (shared: a reader clones cheaply).
     bytes: std::sync::Arc<[u8]>,
     pub header: DemoHeader,
+    /// The file's format (`OLDEST_DEMO_FORMAT..=DEMO_FORMAT`).
+    pub format: u16,
     pub chunks: Vec<ChunkEntry>,
     /// Where the frames end (the index's offset, or a cut demo's end of
     /// its last whole chunk).
@@ -471,7 +477,7 @@ impl DemoReader {
         let at = DEMO_MAGIC.len();
         let format = bytes.get(at..at + 2).ok_or(DemoError::Truncated { what: "header", at: 0 })?;
         let format = u16::from_le_bytes([format[0], format[1]]);
-        if format != DEMO_FORMAT {
+        if !(OLDEST_DEMO_FORMAT..=DEMO_FORMAT).contains(&format) {
             return Err(DemoError::UnsupportedFormat(format));
         }
         let head_len = u32_at(bytes, at + 2, "header")? as usize;
@@ -502,7 +508,7 @@ impl DemoReader {
                 file_bytes: bytes.len() as u64,
                 last_tick: chunks.last().map(|c| c.last_tick),
             };
-            return Ok(Self { bytes: owned.clone(), header, chunks, frames_end: whole as u64, cut: Some(cut) });
+            return Ok(Self { bytes: owned.clone(), header, format, chunks, frames_end: whole as u64, cut: Some(cut) });
         };
         let index_at = u64_at(bytes, footer_at, "footer")?;
         if index_at < frames_start || index_at > footer_at as u64 {
@@ -538,7 +544,7 @@ impl DemoReader {
             }
             chunks.push(entry);
         }
-        Ok(Self { bytes: owned.clone(), header, chunks, frames_end: index_at as u64, cut: None })
+        Ok(Self { bytes: owned.clone(), header, format, chunks, frames_end: index_at as u64, cut: None })
     }
 
     /// Where a cut demo ends, as a sentence ("cut short (the recording did

@@ -166,7 +166,13 @@ impl ReplayWorld {
                 v.deaths = v.deaths.saturating_add(1);
             }
             if let Some(k) = self.players.get_mut(&f.killer) {
-                k.frags = if f.killer == f.victim { k.frags.saturating_sub(1) } else { k.frags.saturating_add(1) };
+                // As the server scores (`modes::frag_worth`): one off for a
+                // fall or a teammate, the demo saying which was which.
+                k.frags = if f.killer == f.victim || f.team_kill {
+                    k.frags.saturating_sub(1)
+                } else {
+                    k.frags.saturating_add(1)
+                };
             }
         }
         if let Some(key) = &frame.keyframe {

@@ -68,7 +68,7 @@ impl Target for DemoFrames {
         let frame = DemoFrame {
             tick: 1000,
             joined: vec![DemoPlayerInfo { id: PlayerId(2), name: "Ada".into(), bot: false }],
-            frags: vec![DemoFrag { killer: PlayerId(2), victim: PlayerId(3), zone: HitZone::Head }],
+            frags: vec![DemoFrag { killer: PlayerId(2), victim: PlayerId(3), zone: HitZone::Head, team_kill: true }],
             chat: vec![
                 DemoChat { from: PlayerId(2), name: "Ada".into(), team: true, text: "push B".into() },
                 DemoChat { from: PlayerId(3), name: "Sam".into(), team: false, text: "gg \u{e9}".into() },

@@ -38,6 +38,8 @@ const F_CHAT: u16 = 1 << 7;
 /// The map's items (when they changed, and at every keyframe).
 const F_ITEMS: u16 = 1 << 8;
 const F_ALL: u16 = (1 << 9) - 1;
+/// In a frag's zone byte: a team kill (format 3; format 2 never sets it).
+const TEAM_KILL_BIT: u8 = 0x80;
 
 impl FrameCodec {
     /// Forgets every player's commands (at a chunk's start).
@@ -106,7 +108,7 @@ impl FrameCodec {
             for f in frags {
                 out.u8(f.killer.0);
                 out.u8(f.victim.0);
-                out.u8(zone_byte(f.zone));
+                out.u8(zone_byte(f.zone) | if f.team_kill { TEAM_KILL_BIT } else { 0 });
             }
         }
         if flags & F_ROCKETS != 0 {
@@ -212,10 +214,14 @@ impl FrameCodec {
         if flags & F_FRAGS != 0 {
             let n = input.count("frags", MAX_FRAME_EVENTS)?;
             for _ in 0..n {
+                let killer = input.id("frag")?;
+                let victim = input.id("frag")?;
+                let zone = input.u8("frag")?;
                 frame.frags.push(DemoFrag {
-                    killer: input.id("frag")?,
-                    victim: input.id("frag")?,
-                    zone: zone_of(input.u8("frag")?)?,
+                    killer,
+                    victim,
+                    zone: zone_of(zone & !TEAM_KILL_BIT)?,
+                    team_kill: zone & TEAM_KILL_BIT != 0,
                 });
             }
         }
@@ -352,7 +358,7 @@ mod tests {
                 lag_compensated: true,
                 hit: Some(DemoHit { victim: PlayerId(3), zone: HitZone::Limb, damage: 18 }),
             }],
-            frags: vec![DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Head }],
+            frags: vec![DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Head, team_kill: false }],
             rockets: vec![DemoRocket {
                 owner: PlayerId(3),
                 origin: Vec3::new(0.1, 1.7, 2.3),
@@ -456,6 +462,24 @@ mod tests {
         let mut crafted = vec![0x80, 0x01, 0, 1, 2, 1, b'A', 0];
         crafted.extend_from_slice(&[0xff, 0xff, 0x03]);
         assert!(FrameCodec::default().decode(77, &crafted).is_err());
+    }
+
+    #[test]
+    fn a_team_kill_round_trips_and_a_format_2_frag_reads_as_none() {
+        let mut f = frame(500);
+        f.frags.push(DemoFrag { killer: PlayerId(1), victim: PlayerId(2), zone: HitZone::Limb, team_kill: true });
+        let bytes = FrameCodec::default().encode(&f);
+        let back = FrameCodec::default().decode(500, &bytes).unwrap();
+        assert_eq!(back.frags, f.frags);
+        // Format 2 wrote the zone alone (flags: frags; no players; one frag:
+        // 4 kills 3, body).
+        let old = FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 1]).unwrap();
+        assert_eq!(
+            old.frags,
+            [DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Body, team_kill: false }]
+        );
+        // Any other high bit is no zone.
+        assert!(FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 0x41]).is_err());
     }
 
     #[test]

@@ -77,6 +77,10 @@ pub struct DemoFrag {
     pub killer: PlayerId,
     pub victim: PlayerId,
     pub zone: HitZone,
+    /// The killer and the victim were on one team (friendly fire): the
+    /// frag took one off the killer's score, as a fall does. Format 3
+    /// records it; sides themselves are not in the demo.
+    pub team_kill: bool,
 }
 
 /// A rocket leaving (exact: origin and direction as the server had them).

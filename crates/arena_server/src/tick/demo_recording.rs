@@ -257,7 +257,14 @@ pub(crate) fn record_tick(
             hit: resolved.hit.map(|h| DemoHit { victim: h.victim, zone: h.zone, damage: h.damage }),
         });
     }
-    frame.frags = frags.iter().map(|f| DemoFrag { killer: f.killer, victim: f.victim, zone: f.zone }).collect();
+    frame.frags = frags
+        .iter()
+        .map(|f| {
+            let (killer, victim) = (roster.side(f.killer), roster.side(f.victim));
+            let team_kill = f.killer != f.victim && killer.team().is_some_and(|t| victim.team() == Some(t));
+            DemoFrag { killer: f.killer, victim: f.victim, zone: f.zone, team_kill }
+        })
+        .collect();
     frame.chat = chat;
     // Rockets launched this tick, and blasts: the newest records, back to
     // those launched longer ago than any rocket flies.
@@ -335,6 +342,65 @@ fn view_delay_ms(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arena_protocol::modes::{Mode, Side};
+    use arena_sim::HitZone;
+    use bevy::time::TimeUpdateStrategy;
+
+    /// A team deathmatch with friendly fire, recorded: a frag on a
+    /// teammate takes one off its killer (as Quake scores it), and the
+    /// demo's replay must count it the same way, or `arena demo verify`
+    /// calls a faithful recording wrong.
+    #[test]
+    fn a_friendly_fire_team_kill_verifies_in_the_recorded_demo() {
+        let dir = std::env::temp_dir().join(format!("arena-teamkill-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = crate::ServerConfig {
+            bind: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            mode: Mode::Tdm,
+            friendly_fire: true,
+            bots: 4,
+            bot_seed: Some(7),
+            record_dir: Some(dir.clone()),
+            ..crate::ServerConfig::default()
+        };
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins.set(bevy::app::ScheduleRunnerPlugin::run_once()));
+        crate::add_server(&mut app, &config).unwrap();
+        let hz = config.tick_hz;
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(std::time::Duration::from_secs_f64(
+            1.0 / f64::from(hz),
+        )));
+        let run = |app: &mut App, seconds: u32| {
+            for _ in 0..seconds * hz {
+                app.update();
+            }
+        };
+        run(&mut app, 3);
+        // Two bots of one team: one kills the other.
+        let roster = app.world().resource::<Roster>();
+        let red: Vec<PlayerId> = roster
+            .players
+            .iter()
+            .filter(|(_, e)| e.side == Side::Team(arena_protocol::modes::Team::Red))
+            .map(|(id, _)| *id)
+            .collect();
+        assert!(red.len() >= 2, "two red bots: {red:?}");
+        app.world_mut().write_message(Frag { killer: red[0], victim: red[1], zone: HitZone::Body });
+        run(&mut app, 3);
+        let score = |app: &mut App, id: PlayerId| {
+            let mut q = app.world_mut().query::<(&ServerPlayer, &Score)>();
+            q.iter(app.world()).find(|(p, _)| p.id == id).map(|(_, s)| s.frags)
+        };
+        assert_eq!(score(&mut app, red[0]), Some(-1), "a team kill costs its killer a frag");
+        drop(app); // finishes the file
+        let demo = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "demo"));
+        let report = arena_replay::verify_file(&demo.expect("a demo")).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(report.ok && report.keyframes >= 5, "{report:?}");
+    }
 
     #[test]
     fn names_sort_by_age() {
