@@ -46,7 +46,7 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(map_transfer::MapTransfer),
         Box::new(hits::Rockets),
         Box::new(hits::Poses),
-        Box::new(demo::DemoFiles),
+        Box::new(demo::DemoFiles::default()),
         Box::new(demo::DemoFrames),
         Box::new(kill_cam::KillCamMessage),
         Box::new(master::MasterReceives::default()),

@@ -8,7 +8,13 @@ use crate::target::Target;
 /// Demo files as read from disk: any bytes, and (through the seeds' mutations)
 /// real demos damaged anywhere, are opened and every chunk read; an error is
 /// fine, a panic or an allocation past the limits is not.
-pub struct DemoFiles;
+#[derive(Default)]
+pub struct DemoFiles {
+    /// The built-in maps' worlds, each built once (parsing a map and
+    /// building its collision tree took longer than the rest of an input);
+    /// keyed by the demo's map name, so at most the built-in maps.
+    worlds: std::collections::HashMap<String, arena_sim::ArenaWorld>,
+}
 
 impl Target for DemoFiles {
     fn name(&self) -> &'static str {
@@ -36,7 +42,13 @@ impl Target for DemoFiles {
         let _ = reader.chunk_for(u32::MAX);
         // The frames decoded, and replayed through the shared rules: an
         // error or a mismatch is fine, a panic is not.
-        let Ok(world) = world_of(&reader) else { return };
+        let world = match self.worlds.entry(reader.header.map.clone()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                let Ok(world) = world_of(&reader) else { return };
+                e.insert(world)
+            }
+        };
         let mut replay = ReplayWorld::default();
         let mut mismatches: Vec<Mismatch> = Vec::new();
         let mut budget = REPLAY_BUDGET;
@@ -47,7 +59,7 @@ impl Target for DemoFiles {
                 if budget == 0 {
                     return;
                 }
-                replay.apply(frame, &world, 1.0 / 64.0, &mut mismatches);
+                replay.apply(frame, world, 1.0 / 64.0, &mut mismatches);
             }
         }
     }
