@@ -457,6 +457,48 @@ mod tests {
         roster
     }
 
+    /// A player waiting for the duel leaves and a newcomer is given its id
+    /// in the same frame: the newcomer joins the end of the queue, and the
+    /// one who waited longer steps in first.
+    #[test]
+    fn a_newcomer_with_a_departed_players_id_waits_at_the_end_of_the_duel_queue() {
+        use bevy::ecs::system::RunSystemOnce;
+        let mut world = World::new();
+        let map = arena_sim::MapDef::built_in(arena_sim::MapDef::built_in_names()[0]).unwrap();
+        world.insert_resource(SimWorld(std::sync::Arc::new(arena_sim::ArenaWorld::new(map))));
+        world.insert_resource(GameMode { mode: Mode::Duel, ..Default::default() });
+        world.insert_resource(MatchState::default());
+        world.insert_resource(ServerTick(100));
+        world.init_resource::<SpawnRotation>();
+        world.init_resource::<DuelQueue>();
+        let mut roster = Roster::default();
+        let join = |world: &mut World, roster: &mut Roster, id: u8, side: Side| {
+            let entity = world.spawn(ServerPlayer { id: PlayerId(id), client_id: Some(u64::from(id)) }).id();
+            let entry = RosterEntry { client_id: Some(u64::from(id)), name: format!("p{id}"), entity, side };
+            roster.players.insert(PlayerId(id), entry);
+            entity
+        };
+        join(&mut world, &mut roster, 0, Side::Free);
+        join(&mut world, &mut roster, 1, Side::Free);
+        let first = join(&mut world, &mut roster, 2, Side::Waiting);
+        let second = join(&mut world, &mut roster, 3, Side::Waiting);
+        world.insert_resource(roster);
+        world.run_system_once(rotate_duel).unwrap();
+        assert_eq!(world.resource::<DuelQueue>().0, [first, second]);
+        // Player 0 (playing) and player 2 (first in line) leave; a newcomer
+        // takes id 2 in the same frame.
+        world.despawn(first);
+        let mut roster = world.remove_resource::<Roster>().unwrap();
+        roster.players.remove(&PlayerId(0));
+        let newcomer = join(&mut world, &mut roster, 2, Side::Waiting);
+        world.insert_resource(roster);
+        world.run_system_once(rotate_duel).unwrap();
+        let roster = world.resource::<Roster>();
+        assert_eq!(roster.side(PlayerId(3)), Side::Free, "the one who waited steps in");
+        assert_eq!(roster.side(PlayerId(2)), Side::Waiting, "the newcomer waits");
+        assert_eq!(world.resource::<DuelQueue>().0, [newcomer]);
+    }
+
     #[test]
     fn arrivals_go_where_they_are_needed() {
         let (red, blue) = (Side::Team(Team::Red), Side::Team(Team::Blue));
