@@ -43,20 +43,40 @@ fn wait_for(child: &mut Child, limit: Duration) -> Option<std::process::ExitStat
     None
 }
 
-#[test]
-fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
+/// `arena server` with `bots` bots, recording into a fresh folder named
+/// after `what`: the child, its address and the folder.
+fn recording_server(what: &str, bots: u32, stderr: Stdio) -> (Child, SocketAddr, std::path::PathBuf) {
     let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let demos = std::env::temp_dir().join(format!("arena-sigterm-demos-{}", std::process::id()));
+    let demos = std::env::temp_dir().join(format!("arena-{what}-demos-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&demos);
-    let mut server = Command::new(env!("CARGO_BIN_EXE_arena"))
-        .args(["server", "--bind", &addr.to_string(), "--seconds", "60", "--bots", "3", "--bot-seed", "5"])
-        .arg("--record")
+    let server = Command::new(env!("CARGO_BIN_EXE_arena"))
+        .args(["server", "--bind", &addr.to_string(), "--seconds", "60", "--bots", &bots.to_string()])
+        .args(["--bot-seed", "5", "--record"])
         .arg(&demos)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(stderr)
         .spawn()
         .expect("arena server starts");
+    (server, addr, demos)
+}
+
+/// `arena demo verify` of the one demo in `demos`: it passes, and its report.
+fn verify_the_demo(demos: &std::path::Path) -> (std::path::PathBuf, serde_json::Value) {
+    let files: Vec<_> = std::fs::read_dir(demos).expect("the demo directory").map(|e| e.unwrap().path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let out = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "verify"]).arg(&files[0]).output().unwrap();
+    let report = String::from_utf8_lossy(&out.stdout);
+    eprintln!("demo verify: {report}");
+    assert!(out.status.success(), "{report} {}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_str(&report).expect("one JSON object");
+    assert_eq!(json["ok"], true, "{json}");
+    (files[0].clone(), json)
+}
+
+#[test]
+fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
+    let (mut server, addr, demos) = recording_server("sigterm", 3, Stdio::piped());
     let mut clients: Vec<App> = ["Ada", "Bob"]
         .iter()
         .map(|name| client_app_with(test_frame(), addr, name, NetcodeSettings::default()))
@@ -95,14 +115,7 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
 
     // The match's demo: finished, and every recorded command replays to
     // the recorded states (the two clients' and the three bots').
-    let files: Vec<_> = std::fs::read_dir(&demos).expect("the demo directory").map(|e| e.unwrap().path()).collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let out = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "verify"]).arg(&files[0]).output().unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    eprintln!("demo verify: {report}");
-    assert!(out.status.success(), "{report} {}", String::from_utf8_lossy(&out.stderr));
-    let json: serde_json::Value = serde_json::from_str(&report).expect("one JSON object");
-    assert_eq!(json["ok"], true);
+    let (_, json) = verify_the_demo(&demos);
     assert!(json["keyframes"].as_u64().unwrap() >= 2, "{json}");
     assert!(json["player_ticks"].as_u64().unwrap() >= 5 * 64, "{json}");
     std::fs::remove_dir_all(&demos).ok();
@@ -114,37 +127,19 @@ fn sigterm_tells_both_clients_at_once_and_the_server_exits_0() {
 /// verifies up to its last whole chunk and says where it ends.
 #[test]
 fn sigkill_leaves_a_demo_that_verifies_up_to_where_it_ends() {
-    let port = UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let demos = std::env::temp_dir().join(format!("arena-sigkill-demos-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&demos);
-    let mut server = Command::new(env!("CARGO_BIN_EXE_arena"))
-        .args(["server", "--bind", &addr.to_string(), "--seconds", "60", "--bots", "6", "--bot-seed", "5"])
-        .arg("--record")
-        .arg(&demos)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("arena server starts");
+    let (mut server, _, demos) = recording_server("sigkill", 6, Stdio::null());
     std::thread::sleep(Duration::from_secs(6));
     server.kill().expect("SIGKILL sent");
     server.wait().expect("the server is gone");
 
-    let files: Vec<_> = std::fs::read_dir(&demos).expect("the demo directory").map(|e| e.unwrap().path()).collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    let out = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "verify"]).arg(&files[0]).output().unwrap();
-    let report = String::from_utf8_lossy(&out.stdout);
-    eprintln!("demo verify: {report}");
-    assert!(out.status.success(), "{report} {}", String::from_utf8_lossy(&out.stderr));
-    let json: serde_json::Value = serde_json::from_str(&report).expect("one JSON object");
-    assert_eq!(json["ok"], true, "{json}");
+    let (file, json) = verify_the_demo(&demos);
     assert_eq!(json["complete"], false, "{json}");
     assert!(json["ends_at_tick"].as_u64().is_some(), "{json}");
     assert!(json["ends"].as_str().is_some_and(|s| s.contains("cut short")), "{json}");
     // About five seconds of a six-bot match, less the last second at most.
     assert!(json["keyframes"].as_u64().unwrap() >= 3, "{json}");
     assert!(json["player_ticks"].as_u64().unwrap() >= 3 * 64 * 6, "{json}");
-    let info = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "info"]).arg(&files[0]).output().unwrap();
+    let info = Command::new(env!("CARGO_BIN_EXE_arena")).args(["demo", "info"]).arg(&file).output().unwrap();
     assert!(info.status.success(), "{}", String::from_utf8_lossy(&info.stderr));
     std::fs::remove_dir_all(&demos).ok();
 }

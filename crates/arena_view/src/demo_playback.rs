@@ -639,7 +639,12 @@ mod tests {
             .insert_resource(Playback::open(bytes).expect("opens"))
             .insert_resource(start)
             .add_systems(Startup, (crate::camera::spawn_camera, apply_start))
-            .add_systems(Update, (play, draw_players).chain().in_set(ViewSet::Follow));
+            .add_systems(Update, (play, draw_players).chain().in_set(ViewSet::Follow))
+            // A frame's length fixed (a 60 Hz display's): on a loaded
+            // machine real time moved the playback on between the updates
+            // a test compares (the camera once 5 cm from the eye drawn an
+            // update before).
+            .insert_resource(bevy::time::TimeUpdateStrategy::ManualDuration(std::time::Duration::from_micros(16_667)));
         app
     }
 
@@ -659,8 +664,15 @@ mod tests {
         let playback = app.world().resource::<Playback>();
         assert_eq!(playback.follow, Some(PlayerId(1)));
         assert!(playback.t >= f64::from(playback.first_tick) + 2.0 * 64.0 - 1.0, "sought: {}", playback.t);
-        // The camera at the followed player's eye.
-        let me = drawn.iter().find(|(id, _)| *id == PlayerId(1)).expect("P1").1;
+        // The camera at the followed player's eye, as drawn in the same update.
+        let me = app
+            .world_mut()
+            .query::<(&NetPlayer, &Drawn)>()
+            .iter(app.world())
+            .find(|(p, _)| p.id == PlayerId(1))
+            .expect("P1")
+            .1
+            .0;
         let mut cameras = app.world_mut().query_filtered::<&Transform, With<MainCamera>>();
         let eye = cameras.single(app.world()).expect("a camera").translation;
         assert!(eye.distance(me.eye_pos()) < 0.05, "{eye} vs {}", me.eye_pos());
