@@ -129,8 +129,12 @@ class Browser:
                 return json.loads(response.read() or b"{}")
         except urllib.error.HTTPError as e:
             raise RuntimeError(f"WebDriver {method} {path}: {e.code} {e.read()[:500]!r}") from None
-        except (TimeoutError, urllib.error.URLError) as e:
+        except TimeoutError as e:
             raise RuntimeError(f"WebDriver {method} {path}: timeout ({e})") from None
+        except urllib.error.URLError as e:
+            if isinstance(e.reason, TimeoutError):
+                raise RuntimeError(f"WebDriver {method} {path}: timeout ({e})") from None
+            raise RuntimeError(f"WebDriver {method} {path}: no answer from chromedriver ({e})") from None
 
     def session_call(self, method, path, body=None):
         return self.call(method, f"/session/{self.session}{path}", body)
@@ -148,7 +152,9 @@ class Browser:
                 self.session_call("POST", "/url", {"url": url})
                 return
             except RuntimeError as e:
-                if "timeout" not in str(e) or attempt == 1:
+                # Only chromedriver's page-load timeout (or ours): anything
+                # else is a failure at once.
+                if ('"error":"timeout"' not in str(e) and ": timeout (" not in str(e)) or attempt == 1:
                     raise
                 self.navigation_retries += 1
                 print(f"web-check: the browser did not finish opening {url} ({str(e)[:160]}); once more",
@@ -493,8 +499,9 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
             if status is not None and status["position"] is None:
                 try:
                     wait_for(browser, "alive on the native server", lambda s: s["position"] is not None, 10)
-                except AssertionError:
-                    pass
+                except AssertionError as e:
+                    if "the page says" in str(e):
+                        raise
             fire(browser, 1.5)
             time.sleep(1.5)
             if browser.status()["shots"] > before["shots"]:

@@ -36,6 +36,7 @@ const END_MAGIC: &[u8; 8] = b"ARENAEND";
 /// This layout's version, the one written; a reader refuses others by
 /// name. Format 3 marks a frag on a teammate (a bit in its zone byte).
 pub const DEMO_FORMAT: u16 = 3;
+const _: () = assert!(DEMO_FORMAT >= crate::demo_frame::TEAM_KILL_FORMAT);
 /// The oldest format still read: format 2 differs only in never marking a
 /// team kill, so its friendly-fire frags verify as they always did.
 pub const OLDEST_DEMO_FORMAT: u16 = 2;

@@ -252,7 +252,7 @@ impl From<DemoError> for ReplayError {
 
 /// Chunk `i`'s frames, decoded (a chunk decodes on its own).
 pub fn chunk_frames(reader: &DemoReader, i: usize) -> Result<Vec<DemoFrame>, ReplayError> {
-    let mut codec = FrameCodec::default();
+    let mut codec = FrameCodec::reading_format(reader.format);
     reader
         .read_chunk(i)?
         .into_iter()
@@ -488,6 +488,19 @@ mod tests {
         let report = verify(&reader).unwrap();
         assert!(!report.ok);
         assert!(report.first_mismatches[0].contains("State { tick: 129, player: PlayerId(0)"), "{report:?}");
+    }
+
+    #[test]
+    fn a_format_2_file_still_reads_and_verifies() {
+        let mut bytes = recorded(200, false, |_, _| {});
+        // The format is the two bytes after the magic (outside the header's check).
+        assert_eq!(bytes[10..12], arena_protocol::demo::DEMO_FORMAT.to_le_bytes());
+        bytes[10..12].copy_from_slice(&2u16.to_le_bytes());
+        let reader = DemoReader::open(bytes.clone()).unwrap();
+        assert_eq!(reader.format, 2);
+        assert!(verify(&reader).unwrap().ok);
+        bytes[10..12].copy_from_slice(&1u16.to_le_bytes());
+        assert!(matches!(DemoReader::open(bytes), Err(DemoError::UnsupportedFormat(1))));
     }
 
     #[test]

@@ -42,7 +42,9 @@ impl Target for DemoFiles {
         let _ = reader.chunk_for(u32::MAX);
         // The frames decoded, and replayed through the shared rules: an
         // error or a mismatch is fine, a panic is not.
-        let world = match self.worlds.entry(reader.header.map.clone()) {
+        // Keyed as the built-in maps are found (any case, spaces around
+        // trimmed), so that a name's spellings share one world.
+        let world = match self.worlds.entry(reader.header.map.trim().to_ascii_lowercase()) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
             std::collections::hash_map::Entry::Vacant(e) => {
                 let Ok(world) = world_of(&reader) else { return };

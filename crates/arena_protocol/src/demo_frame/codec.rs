@@ -23,7 +23,13 @@ use crate::chat::MAX_CHAT_BYTES;
 #[derive(Clone, Debug, Default)]
 pub struct FrameCodec {
     last: LastCmds,
+    /// Reading a file older than [`TEAM_KILL_FORMAT`]: a frag's zone byte
+    /// is the zone alone, and the team-kill bit is no zone.
+    before_team_kills: bool,
 }
+
+/// The first demo format whose frags mark a team kill.
+pub const TEAM_KILL_FORMAT: u16 = 3;
 
 // Frame flags (a varint: the first seven fit one byte, as in format 1).
 const F_JOINED: u16 = 1 << 0;
@@ -42,6 +48,12 @@ const F_ALL: u16 = (1 << 9) - 1;
 const TEAM_KILL_BIT: u8 = 0x80;
 
 impl FrameCodec {
+    /// A codec that reads frames of a file of `format` (the current one
+    /// writes; [`Default`] is the current format).
+    pub fn reading_format(format: u16) -> Self {
+        Self { before_team_kills: format < TEAM_KILL_FORMAT, ..Self::default() }
+    }
+
     /// Forgets every player's commands (at a chunk's start).
     pub fn reset(&mut self) {
         self.last.clear();
@@ -217,12 +229,11 @@ impl FrameCodec {
                 let killer = input.id("frag")?;
                 let victim = input.id("frag")?;
                 let zone = input.u8("frag")?;
-                frame.frags.push(DemoFrag {
-                    killer,
-                    victim,
-                    zone: zone_of(zone & !TEAM_KILL_BIT)?,
-                    team_kill: zone & TEAM_KILL_BIT != 0,
-                });
+                let team_kill = zone & TEAM_KILL_BIT != 0;
+                if team_kill && self.before_team_kills {
+                    return Err(FrameError::Invalid { what: "hit zone" });
+                }
+                frame.frags.push(DemoFrag { killer, victim, zone: zone_of(zone & !TEAM_KILL_BIT)?, team_kill });
             }
         }
         if flags & F_ROCKETS != 0 {
@@ -478,8 +489,19 @@ mod tests {
             old.frags,
             [DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Body, team_kill: false }]
         );
-        // Any other high bit is no zone.
+        // Any other high bit is no zone; nor is the team-kill bit in a
+        // format 2 file, which never wrote it.
         assert!(FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 0x41]).is_err());
+        assert!(FrameCodec::reading_format(2).decode(500, &[0x08, 0, 1, 4, 3, 0x81]).is_err());
+        assert!(FrameCodec::reading_format(2).decode(500, &[0x08, 0, 1, 4, 3, 0x01]).is_ok());
+        // Byte for byte: flags (frags), no players, one frag: 1 kills 2,
+        // the bit over the limb.
+        let only = DemoFrame {
+            tick: 500,
+            frags: vec![DemoFrag { killer: PlayerId(1), victim: PlayerId(2), zone: HitZone::Limb, team_kill: true }],
+            ..Default::default()
+        };
+        assert_eq!(FrameCodec::default().encode(&only), [0x08, 0, 1, 1, 2, 0x82]);
     }
 
     #[test]

@@ -20,7 +20,7 @@ use arena_sim::{PlayerId, PlayerState};
 use bevy::prelude::*;
 use bevy_renet::RenetServer;
 
-use super::match_flow::MatchState;
+use super::match_flow::{MatchState, ScoredFrags};
 use super::rockets::RocketLog;
 use crate::vocabulary::{
     ClientPrefs, Frag, Items, LastRun, PassedChat, Roster, Score, ServerIdentity, ServerPlayer, ServerTick,
@@ -189,7 +189,7 @@ pub(crate) fn record_tick(
     mut frags: MessageReader<Frag>,
     rocket_log: Res<RocketLog>,
     mut passed_chat: ResMut<PassedChat>,
-    (mut recorder, items): (ResMut<Recorder>, Res<Items>),
+    (mut recorder, items, scored): (ResMut<Recorder>, Res<Items>, Res<ScoredFrags>),
 ) {
     // Taken every tick, recording or not: the list never grows.
     let chat = std::mem::take(&mut passed_chat.0);
@@ -257,12 +257,15 @@ pub(crate) fn record_tick(
             hit: resolved.hit.map(|h| DemoHit { victim: h.victim, zone: h.zone, damage: h.damage }),
         });
     }
+    // A team kill as the frag was scored, not by the sides now: a dead
+    // victim's waiting switch has been made since.
     frame.frags = frags
         .iter()
-        .map(|f| {
-            let (killer, victim) = (roster.side(f.killer), roster.side(f.victim));
-            let team_kill = f.killer != f.victim && killer.team().is_some_and(|t| victim.team() == Some(t));
-            DemoFrag { killer: f.killer, victim: f.victim, zone: f.zone, team_kill }
+        .map(|f| DemoFrag {
+            killer: f.killer,
+            victim: f.victim,
+            zone: f.zone,
+            team_kill: scored.team_kill(f.killer, f.victim),
         })
         .collect();
     frame.chat = chat;
@@ -376,22 +379,38 @@ mod tests {
             }
         };
         run(&mut app, 3);
-        // Two bots of one team: one kills the other.
-        let roster = app.world().resource::<Roster>();
-        let red: Vec<PlayerId> = roster
-            .players
-            .iter()
-            .filter(|(_, e)| e.side == Side::Team(arena_protocol::modes::Team::Red))
-            .map(|(id, _)| *id)
-            .collect();
-        assert!(red.len() >= 2, "two red bots: {red:?}");
-        app.world_mut().write_message(Frag { killer: red[0], victim: red[1], zone: HitZone::Body });
-        run(&mut app, 3);
         let score = |app: &mut App, id: PlayerId| {
             let mut q = app.world_mut().query::<(&ServerPlayer, &Score)>();
-            q.iter(app.world()).find(|(p, _)| p.id == id).map(|(_, s)| s.frags)
+            q.iter(app.world()).find(|(p, _)| p.id == id).map_or(0, |(_, s)| s.frags)
         };
-        assert_eq!(score(&mut app, red[0]), Some(-1), "a team kill costs its killer a frag");
+        let team = |app: &App, team: arena_protocol::modes::Team| -> Vec<(PlayerId, Entity)> {
+            let roster = app.world().resource::<Roster>();
+            roster.players.iter().filter(|(_, e)| e.side == Side::Team(team)).map(|(id, e)| (*id, e.entity)).collect()
+        };
+        use arena_protocol::modes::Team::{Blue, Red};
+        let (red, blue) = (team(&app, Red), team(&app, Blue));
+        assert!(red.len() >= 2 && !blue.is_empty(), "teams: {red:?} {blue:?}");
+        // A red bot kills a red bot: one off its killer.
+        let before = score(&mut app, red[0].0);
+        app.world_mut().write_message(Frag { killer: red[0].0, victim: red[1].0, zone: HitZone::Body });
+        app.update();
+        assert_eq!(score(&mut app, red[0].0), before - 1, "a team kill costs its killer a frag");
+        run(&mut app, 2);
+        // A blue bot kills a red bot waiting to switch to blue at its death:
+        // the kill was of an enemy (one more), though the victim is blue by
+        // the end of the tick, when the frame is recorded.
+        let (killer, (victim, victim_entity)) = (blue[0].0, red[1]);
+        let tick = app.world().resource::<ServerTick>().0;
+        app.world_mut().entity_mut(victim_entity).insert((
+            crate::vocabulary::SideSwitch(Side::Team(Blue)),
+            crate::vocabulary::Dead { respawn_tick: tick + 64 },
+        ));
+        let before = score(&mut app, killer);
+        app.world_mut().write_message(Frag { killer, victim, zone: HitZone::Head });
+        app.update();
+        assert_eq!(score(&mut app, killer), before + 1, "an enemy's kill counts one");
+        assert_eq!(app.world().resource::<Roster>().side(victim), Side::Team(Blue), "the switch was made");
+        run(&mut app, 3);
         drop(app); // finishes the file
         let demo = std::fs::read_dir(&dir)
             .unwrap()

@@ -31,6 +31,7 @@ const MIN_GAP_MS: u32 = 250;
 pub(crate) fn plugin(app: &mut App) {
     app.add_message::<Frag>()
         .init_resource::<MatchState>()
+        .init_resource::<ScoredFrags>()
         .add_observer(|_: On<PlayersChanged>, mut state: ResMut<MatchState>| state.dirty = true)
         .add_observer(restart_match);
 }
@@ -83,6 +84,21 @@ impl MatchState {
     }
 }
 
+/// This tick's frags with what each was worth to its killer, as scored
+/// (with the sides of that moment: a dead player's waiting switch is made
+/// later in the tick). The demo records a team kill from it, so that a
+/// replay scores as the server did.
+#[derive(Resource, Debug, Default)]
+pub(crate) struct ScoredFrags(pub Vec<(Frag, i16)>);
+
+impl ScoredFrags {
+    /// Whether this tick's frag of `victim` by `killer` cost the killer a
+    /// frag for a teammate (not a fall).
+    pub(crate) fn team_kill(&self, killer: PlayerId, victim: PlayerId) -> bool {
+        killer != victim && self.0.iter().any(|(f, worth)| f.killer == killer && f.victim == victim && *worth < 0)
+    }
+}
+
 /// What a frag is worth to its killer: one, or one less for a fall or
 /// (friendly fire on) a teammate.
 fn frag_worth(frag: &Frag, roster: &Roster) -> i16 {
@@ -96,13 +112,16 @@ pub(crate) fn count_frags(
     tick: Res<ServerTick>,
     mut state: ResMut<MatchState>,
     mut server: ResMut<RenetServer>,
+    mut scored: ResMut<ScoredFrags>,
 ) {
+    scored.0.clear();
     // Scores are i16 (saturating): a limit past i16::MAX is the most a score
     // can reach, not a negative number every first frag passes.
     let limit = i16::try_from(rules.frag_limit).unwrap_or(i16::MAX);
     for frag in frags.read() {
         let over = state.is_over();
         let worth = frag_worth(frag, &roster);
+        scored.0.push((*frag, worth));
         for (player, mut score) in &mut scores {
             if over {
                 continue; // the results stand
