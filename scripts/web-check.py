@@ -432,6 +432,12 @@ def arena_rcon(arena, addr, password_file, command):
     return done.stdout
 
 
+def page_timeouts(server_log_path, name):
+    """How many times the server's log says it timed player `name` out."""
+    with open(server_log_path, errors="replace") as f:
+        return sum(1 for line in f if f" {name} (player " in line and "timed out" in line)
+
+
 def join_native_server(arena, site_dir, out_dir, report, passed):
     """A native `arena server --bots 3 --web DIR`: the page it serves joins
     it over WebTransport from the link it printed; the browser player moves,
@@ -445,7 +451,8 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
     with open(secret, "w") as f:
         f.write("web check rcon\n")
     os.chmod(secret, 0o600)
-    server_log = open(os.path.join(out_dir, "join-server.log"), "w")
+    server_log_path = os.path.join(out_dir, "join-server.log")
+    server_log = open(server_log_path, "w")
     server = subprocess.Popen(
         [arena, "server", "--name", "Web check", "--bots", "3", "--bind", f"127.0.0.1:{game_port}", "--web",
          site_dir, "--web-port", str(web_port), "--rcon-password-file", secret, "--seconds", "600"],
@@ -476,52 +483,74 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
         line = next((l for l in answer.splitlines() if "(web)" in l), None)
         assert line and "127.0.0.1:" in line, answer
         name = line.split()[1]
+        settled_timeouts = page_timeouts(server_log_path, name)
         passed(f"rcon status lists the browser player: {line.strip()}")
 
-        # A UDP player joins to watch it; the browser player moves and fires.
-        report_path = os.path.join(work, "bots.json")
-        bots = subprocess.Popen([arena, "bots", "--connect", f"127.0.0.1:{game_port}", "--count", "1",
-                                 "--seconds", "25", "--name", "Watcher ", "--report", report_path],
-                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(out_dir, "join-bots.log"), "w"))
-        time.sleep(5)
-        browser.mouse("mousePressed")
-        browser.mouse("mouseReleased")
-        before = browser.status()
-        for key in (KEY_W, KEY_S, KEY_W, KEY_S):
-            hold_key(browser, key, 1.5)
-            time.sleep(0.5)
-        # Bursts until the server has judged some (a burst while dead,
-        # between a bot's kill and the respawn, fires nothing).
-        # Each burst waits for the player to be alive (on a page drawing
-        # 6 frames a second, three bots can keep a player dead for a while).
-        for _ in range(12):
-            status = browser.status_or_none()
-            if status is not None and status["position"] is None:
-                try:
-                    wait_for(browser, "alive on the native server", lambda s: s["position"] is not None, 10)
-                except AssertionError as e:
-                    if "the page says" in str(e):
-                        raise
-            fire(browser, 1.5)
-            time.sleep(1.5)
-            if browser.status()["shots"] > before["shots"]:
+        # A page whose software GPU compiles a new shader can stop drawing
+        # (and sending) for longer than the server's 10 s timeout after it
+        # settled too (seen in CI: "Player (player 3) timed out: nothing
+        # heard from it for 10 s", the page at 5 frames a second). When the
+        # server's log says it timed the browser player out, the page joins
+        # again once, as a player would, and the step is run again; any
+        # other failure, or a second timeout, fails the check.
+        report["join"]["rejoins_after_a_timeout"] = 0
+        for attempt in (1, 2):
+            try:
+                # A UDP player joins to watch it; the browser player moves and fires.
+                report_path = os.path.join(work, "bots.json")
+                bots = subprocess.Popen([arena, "bots", "--connect", f"127.0.0.1:{game_port}", "--count", "1",
+                                         "--seconds", "25", "--name", "Watcher ", "--report", report_path],
+                                        stdout=subprocess.DEVNULL, stderr=open(os.path.join(out_dir, "join-bots.log"), "w"))
+                time.sleep(5)
+                browser.mouse("mousePressed")
+                browser.mouse("mouseReleased")
+                before = browser.status()
+                for key in (KEY_W, KEY_S, KEY_W, KEY_S):
+                    hold_key(browser, key, 1.5)
+                    time.sleep(0.5)
+                # Bursts until the server has judged some (a burst while dead,
+                # between a bot's kill and the respawn, fires nothing).
+                # Each burst waits for the player to be alive (on a page drawing
+                # 6 frames a second, three bots can keep a player dead for a while).
+                for _ in range(12):
+                    status = browser.status_or_none()
+                    if status is not None and status["position"] is None:
+                        try:
+                            wait_for(browser, "alive on the native server", lambda s: s["position"] is not None, 10)
+                        except AssertionError as e:
+                            if "the page says" in str(e):
+                                raise
+                    fire(browser, 1.5)
+                    time.sleep(1.5)
+                    if browser.status()["shots"] > before["shots"]:
+                        break
+                after = browser.status()
+                moved = after["moved_m"] - before["moved_m"]
+                judged = after["shots"] - before["shots"]
+                assert moved > 1.0, f"the browser player moved {moved:.2f} m"
+                assert judged > 0, f"no shot of the browser player was judged by the server: {after}"
+                browser.screenshot(os.path.join(out_dir, "web-join.png"))
+                bots.wait(60)
+                with open(report_path) as f:
+                    seen = json.load(f)["clients"][0]
+                seen_m = seen["seen_moving_m"].get(name, 0.0)
+                assert seen["error"] is None, seen
+                assert seen_m > 1.0, f"the UDP player saw {name} move {seen_m} m: {seen['seen_moving_m']}"
+                report["join"].update({"moved_m": round(moved, 1), "shots_judged": judged, "hits": after["hits"] - before["hits"],
+                                       "seen_by_udp_player_m": seen_m, "mispredictions": after["mispredictions"]})
+                passed(f"{name} moved {moved:.1f} m, fired {judged} shots the server judged; a UDP player saw it move "
+                       f"{seen_m} m")
                 break
-        after = browser.status()
-        moved = after["moved_m"] - before["moved_m"]
-        judged = after["shots"] - before["shots"]
-        assert moved > 1.0, f"the browser player moved {moved:.2f} m"
-        assert judged > 0, f"no shot of the browser player was judged by the server: {after}"
-        browser.screenshot(os.path.join(out_dir, "web-join.png"))
-        bots.wait(60)
-        with open(report_path) as f:
-            seen = json.load(f)["clients"][0]
-        seen_m = seen["seen_moving_m"].get(name, 0.0)
-        assert seen["error"] is None, seen
-        assert seen_m > 1.0, f"the UDP player saw {name} move {seen_m} m: {seen['seen_moving_m']}"
-        report["join"].update({"moved_m": round(moved, 1), "shots_judged": judged, "hits": after["hits"] - before["hits"],
-                               "seen_by_udp_player_m": seen_m, "mispredictions": after["mispredictions"]})
-        passed(f"{name} moved {moved:.1f} m, fired {judged} shots the server judged; a UDP player saw it move "
-               f"{seen_m} m")
+            except AssertionError as e:
+                timeouts = page_timeouts(server_log_path, name)
+                if attempt == 2 or timeouts == settled_timeouts:
+                    raise
+                settled_timeouts = timeouts
+                print(f"web-check: the server timed the browser player out ({e}); joining again", flush=True)
+                report["join"]["rejoins_after_a_timeout"] += 1
+                if bots.poll() is None:
+                    bots.kill()
+                join_and_settle(browser, link, "joining the native server again")
     finally:
         if browser:
             browser.close()
