@@ -142,27 +142,10 @@ fn run_demo(action: DemoAction) -> ExitCode {
     }
 }
 
-/// Map files for `arena demo verify --map`: each read (at most the largest
-/// map a server plays) and passing `arena map check`, or why not.
+/// Map files for `arena demo verify --map`, each read and checked as a
+/// server reads its own, or why not.
 fn load_map_files(paths: &[std::path::PathBuf]) -> Result<Vec<arena_sim::MapDef>, String> {
-    paths
-        .iter()
-        .map(|path| {
-            use std::io::Read;
-            let mut text = String::new();
-            let cap = arena_protocol::map_transfer::MAX_MAP_BYTES as u64;
-            std::fs::File::open(path)
-                .and_then(|f| f.take(cap + 1).read_to_string(&mut text))
-                .map_err(|e| format!("--map {}: {e}", path.display()))?;
-            if text.len() as u64 > cap {
-                return Err(format!("--map {}: over {cap} bytes", path.display()));
-            }
-            match arena_sim::map_check::check_text(&text) {
-                (Some(map), checked) if checked.ok() => Ok(map),
-                (_, checked) => Err(format!("--map {}: {}", path.display(), checked.errors.join("; "))),
-            }
-        })
-        .collect()
+    paths.iter().map(|path| arena_server::read_map_file(path).map_err(|e| format!("--map: {e}"))).collect()
 }
 
 /// `cargo test` builds our crates unoptimised into the same `debug/arena`

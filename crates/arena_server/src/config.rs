@@ -239,6 +239,13 @@ impl ServerConfig {
     }
 }
 
+/// One map file, read and checked as a server loads it (at most the map
+/// cap, UTF-8, passing `arena map check`, a name a console can say): its
+/// map, or why not. `arena demo verify --map` reads its files so too.
+pub fn read_map_file(path: &std::path::Path) -> Result<arena_sim::MapDef, ConfigError> {
+    load_map_file(path).map(|served| served.def)
+}
+
 /// Reads and checks one map file.
 fn load_map_file(path: &std::path::Path) -> Result<ServedMap, ConfigError> {
     use std::io::Read;

@@ -94,7 +94,7 @@ use tick::{
 
 pub use config::{
     DEFAULT_HEARTBEAT_S, DEFAULT_MAP_LEASE_S, DEFAULT_MAX_SPECTATORS, DEFAULT_MAX_UNLAG_MS, DEFAULT_RECORD_KEEP,
-    Executor, MAX_MASTERS, MAX_SPECTATORS, MAX_UNLAG_MS, MatchRules, ServerConfig,
+    Executor, MAX_MASTERS, MAX_SPECTATORS, MAX_UNLAG_MS, MatchRules, ServerConfig, read_map_file,
 };
 pub use config_file::{ConfigFileError, FileOption, MAX_CONFIG_FILE_BYTES, check_config_file, read_config_file};
 pub use reach_report::{MapState, ReachReport, Reachable};
