@@ -34,11 +34,12 @@ const CHUNK_MAGIC: &[u8; 4] = b"CHNK";
 const INDEX_MAGIC: &[u8; 4] = b"INDX";
 const END_MAGIC: &[u8; 8] = b"ARENAEND";
 /// This layout's version, the one written; a reader refuses others by
-/// name. Format 3 marks a frag on a teammate (a bit in its zone byte).
+/// name. Format 3 marks how a frag was scored: on a teammate, or not at
+/// all after the match's end (bits in its zone byte).
 pub const DEMO_FORMAT: u16 = 3;
-const _: () = assert!(DEMO_FORMAT >= crate::demo_frame::TEAM_KILL_FORMAT);
-/// The oldest format still read: format 2 differs only in never marking a
-/// team kill, so its friendly-fire frags verify as they always did.
+const _: () = assert!(DEMO_FORMAT >= crate::demo_frame::FRAG_SCORE_FORMAT);
+/// The oldest format still read: format 2 differs only in never marking how
+/// a frag was scored, so its frags verify as they always did.
 pub const OLDEST_DEMO_FORMAT: u16 = 2;
 /// A chunk is closed once its frames reach this many bytes (raw).
 pub const CHUNK_TARGET_BYTES: usize = 64 * 1024;

@@ -35,9 +35,9 @@ mod player_tick;
 mod state;
 mod varint;
 
-pub use codec::{FrameCodec, TEAM_KILL_FORMAT};
+pub use codec::{FRAG_SCORE_FORMAT, FrameCodec};
 pub use model::{
-    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
-    MAX_DEMO_NAME_BYTES, MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS, PlayerTick,
+    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FragScore, FrameError,
+    KeyPlayer, MAX_DEMO_NAME_BYTES, MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_PLAYERS, PlayerTick,
 };
 pub use state::same_state;

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use arena_sim::{ArenaWorld, MapDef, PlayerId, PlayerState, Shot, UserCmd, step_player};
 
 use arena_protocol::demo::{DemoError, DemoReader};
-use arena_protocol::demo_frame::{DemoFrame, DemoPlayerInfo, FrameCodec, FrameError, same_state};
+use arena_protocol::demo_frame::{DemoFrame, DemoPlayerInfo, FragScore, FrameCodec, FrameError, same_state};
 
 /// A player as the replay has them.
 #[derive(Clone, Debug)]
@@ -160,15 +160,18 @@ impl ReplayWorld {
                 mismatches.push(Mismatch::Rocket { tick, player: r.owner });
             }
         }
-        // The frags, as the server counts them.
+        // The frags, as the server counted them.
         for f in &frame.frags {
+            if f.score == FragScore::AfterTheEnd {
+                continue; // the results stood
+            }
             if let Some(v) = self.players.get_mut(&f.victim) {
                 v.deaths = v.deaths.saturating_add(1);
             }
             if let Some(k) = self.players.get_mut(&f.killer) {
                 // As the server scores (`modes::frag_worth`): one off for a
                 // fall or a teammate, the demo saying which was which.
-                k.frags = if f.killer == f.victim || f.team_kill {
+                k.frags = if f.killer == f.victim || f.score == FragScore::TeamKill {
                     k.frags.saturating_sub(1)
                 } else {
                     k.frags.saturating_add(1)

@@ -77,12 +77,17 @@ impl Target for DemoFrames {
     }
 
     fn seeds(&self) -> Vec<Vec<u8>> {
-        use arena_protocol::demo_frame::{DemoChat, DemoFrag, DemoFrame, DemoPlayerInfo, FrameCodec};
+        use arena_protocol::demo_frame::{DemoChat, DemoFrag, DemoFrame, DemoPlayerInfo, FragScore, FrameCodec};
         use arena_sim::{HitZone, PlayerId};
         let frame = DemoFrame {
             tick: 1000,
             joined: vec![DemoPlayerInfo { id: PlayerId(2), name: "Ada".into(), bot: false }],
-            frags: vec![DemoFrag { killer: PlayerId(2), victim: PlayerId(3), zone: HitZone::Head, team_kill: true }],
+            frags: vec![DemoFrag {
+                killer: PlayerId(2),
+                victim: PlayerId(3),
+                zone: HitZone::Head,
+                score: FragScore::TeamKill,
+            }],
             chat: vec![
                 DemoChat { from: PlayerId(2), name: "Ada".into(), team: true, text: "push B".into() },
                 DemoChat { from: PlayerId(3), name: "Sam".into(), team: false, text: "gg \u{e9}".into() },

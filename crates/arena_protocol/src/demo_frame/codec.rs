@@ -9,8 +9,8 @@ use arena_sim::{ItemSlot, Taken, quant};
 use super::command::LastCmds;
 use super::grids::{zone_byte, zone_of};
 use super::model::{
-    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FrameError, KeyPlayer,
-    MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_ITEMS, MAX_FRAME_PLAYERS, MAX_ITEM_AGE_TICKS,
+    DemoBlast, DemoChat, DemoFrag, DemoFrame, DemoHit, DemoPlayerInfo, DemoRocket, DemoShot, FragScore, FrameError,
+    KeyPlayer, MAX_FRAME_CHAT, MAX_FRAME_EVENTS, MAX_FRAME_ITEMS, MAX_FRAME_PLAYERS, MAX_ITEM_AGE_TICKS,
 };
 use super::player_tick::{get_player, put_player};
 use super::state::{get_state, put_state};
@@ -23,13 +23,14 @@ use crate::chat::MAX_CHAT_BYTES;
 #[derive(Clone, Debug, Default)]
 pub struct FrameCodec {
     last: LastCmds,
-    /// Reading a file older than [`TEAM_KILL_FORMAT`]: a frag's zone byte
-    /// is the zone alone, and the team-kill bit is no zone.
-    before_team_kills: bool,
+    /// Reading a file older than [`FRAG_SCORE_FORMAT`]: a frag's zone byte
+    /// is the zone alone, and the scoring bits are no zone.
+    before_frag_scores: bool,
 }
 
-/// The first demo format whose frags mark a team kill.
-pub const TEAM_KILL_FORMAT: u16 = 3;
+/// The first demo format whose frags say how they were scored (a team
+/// kill, one after the match's end).
+pub const FRAG_SCORE_FORMAT: u16 = 3;
 
 // Frame flags (a varint: the first seven fit one byte, as in format 1).
 const F_JOINED: u16 = 1 << 0;
@@ -46,12 +47,15 @@ const F_ITEMS: u16 = 1 << 8;
 const F_ALL: u16 = (1 << 9) - 1;
 /// In a frag's zone byte: a team kill (format 3; format 2 never sets it).
 const TEAM_KILL_BIT: u8 = 0x80;
+/// In a frag's zone byte: a frag the finished match did not count (format
+/// 3; never with [`TEAM_KILL_BIT`]).
+const AFTER_THE_END_BIT: u8 = 0x40;
 
 impl FrameCodec {
     /// A codec that reads frames of a file of `format` (the current one
     /// writes; [`Default`] is the current format).
     pub fn reading_format(format: u16) -> Self {
-        Self { before_team_kills: format < TEAM_KILL_FORMAT, ..Self::default() }
+        Self { before_frag_scores: format < FRAG_SCORE_FORMAT, ..Self::default() }
     }
 
     /// Forgets every player's commands (at a chunk's start).
@@ -120,7 +124,12 @@ impl FrameCodec {
             for f in frags {
                 out.u8(f.killer.0);
                 out.u8(f.victim.0);
-                out.u8(zone_byte(f.zone) | if f.team_kill { TEAM_KILL_BIT } else { 0 });
+                let score = match f.score {
+                    FragScore::Counted => 0,
+                    FragScore::TeamKill => TEAM_KILL_BIT,
+                    FragScore::AfterTheEnd => AFTER_THE_END_BIT,
+                };
+                out.u8(zone_byte(f.zone) | score);
             }
         }
         if flags & F_ROCKETS != 0 {
@@ -229,11 +238,15 @@ impl FrameCodec {
                 let killer = input.id("frag")?;
                 let victim = input.id("frag")?;
                 let zone = input.u8("frag")?;
-                let team_kill = zone & TEAM_KILL_BIT != 0;
-                if team_kill && self.before_team_kills {
-                    return Err(FrameError::Invalid { what: "hit zone" });
-                }
-                frame.frags.push(DemoFrag { killer, victim, zone: zone_of(zone & !TEAM_KILL_BIT)?, team_kill });
+                let bits = zone & (TEAM_KILL_BIT | AFTER_THE_END_BIT);
+                let score = match bits {
+                    0 => FragScore::Counted,
+                    _ if self.before_frag_scores => return Err(FrameError::Invalid { what: "hit zone" }),
+                    TEAM_KILL_BIT => FragScore::TeamKill,
+                    AFTER_THE_END_BIT => FragScore::AfterTheEnd,
+                    _ => return Err(FrameError::Invalid { what: "frag's score" }),
+                };
+                frame.frags.push(DemoFrag { killer, victim, zone: zone_of(zone & !bits)?, score });
             }
         }
         if flags & F_ROCKETS != 0 {
@@ -369,7 +382,12 @@ mod tests {
                 lag_compensated: true,
                 hit: Some(DemoHit { victim: PlayerId(3), zone: HitZone::Limb, damage: 18 }),
             }],
-            frags: vec![DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Head, team_kill: false }],
+            frags: vec![DemoFrag {
+                killer: PlayerId(4),
+                victim: PlayerId(3),
+                zone: HitZone::Head,
+                score: FragScore::Counted,
+            }],
             rockets: vec![DemoRocket {
                 owner: PlayerId(3),
                 origin: Vec3::new(0.1, 1.7, 2.3),
@@ -476,9 +494,10 @@ mod tests {
     }
 
     #[test]
-    fn a_team_kill_round_trips_and_a_format_2_frag_reads_as_none() {
+    fn a_frags_score_round_trips_and_a_format_2_frag_reads_as_counted() {
+        let frag = |score| DemoFrag { killer: PlayerId(1), victim: PlayerId(2), zone: HitZone::Limb, score };
         let mut f = frame(500);
-        f.frags.push(DemoFrag { killer: PlayerId(1), victim: PlayerId(2), zone: HitZone::Limb, team_kill: true });
+        f.frags.extend([FragScore::TeamKill, FragScore::AfterTheEnd, FragScore::Counted].map(frag));
         let bytes = FrameCodec::default().encode(&f);
         let back = FrameCodec::default().decode(500, &bytes).unwrap();
         assert_eq!(back.frags, f.frags);
@@ -487,21 +506,23 @@ mod tests {
         let old = FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 1]).unwrap();
         assert_eq!(
             old.frags,
-            [DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Body, team_kill: false }]
+            [DemoFrag { killer: PlayerId(4), victim: PlayerId(3), zone: HitZone::Body, score: FragScore::Counted }]
         );
-        // Any other high bit is no zone; nor is the team-kill bit in a
-        // format 2 file, which never wrote it.
-        assert!(FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 0x41]).is_err());
+        // Both marks at once is no score; any other high bit is no zone;
+        // nor is a mark in a format 2 file, which never wrote one.
+        assert!(FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 0xc1]).is_err());
+        assert!(FrameCodec::default().decode(500, &[0x08, 0, 1, 4, 3, 0x21]).is_err());
         assert!(FrameCodec::reading_format(2).decode(500, &[0x08, 0, 1, 4, 3, 0x81]).is_err());
+        assert!(FrameCodec::reading_format(2).decode(500, &[0x08, 0, 1, 4, 3, 0x41]).is_err());
         assert!(FrameCodec::reading_format(2).decode(500, &[0x08, 0, 1, 4, 3, 0x01]).is_ok());
-        // Byte for byte: flags (frags), no players, one frag: 1 kills 2,
-        // the bit over the limb.
+        // Byte for byte: flags (frags), no players, two frags: 1 kills 2,
+        // each mark over the limb.
         let only = DemoFrame {
             tick: 500,
-            frags: vec![DemoFrag { killer: PlayerId(1), victim: PlayerId(2), zone: HitZone::Limb, team_kill: true }],
+            frags: vec![frag(FragScore::TeamKill), frag(FragScore::AfterTheEnd)],
             ..Default::default()
         };
-        assert_eq!(FrameCodec::default().encode(&only), [0x08, 0, 1, 1, 2, 0x82]);
+        assert_eq!(FrameCodec::default().encode(&only), [0x08, 0, 2, 1, 2, 0x82, 1, 2, 0x42]);
     }
 
     #[test]

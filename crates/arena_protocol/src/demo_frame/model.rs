@@ -77,10 +77,25 @@ pub struct DemoFrag {
     pub killer: PlayerId,
     pub victim: PlayerId,
     pub zone: HitZone,
-    /// The killer and the victim were on one team (friendly fire): the
-    /// frag took one off the killer's score, as a fall does. Format 3
-    /// records it; sides themselves are not in the demo.
-    pub team_kill: bool,
+    /// How the server scored it (format 3; in older files every frag
+    /// reads as [`FragScore::Counted`]).
+    pub score: FragScore,
+}
+
+/// How the server scored a frag: what a replay must count to agree with the
+/// scores it recorded. Sides and the match's phase are not in the demo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FragScore {
+    /// Counted: a death to the victim, one to the killer (one off for a
+    /// fall).
+    #[default]
+    Counted,
+    /// Counted, the killer and the victim on one team (friendly fire): one
+    /// off the killer's score, as a fall.
+    TeamKill,
+    /// Not counted: the match was over and its results stood (a rocket
+    /// that landed, a fall or a life forfeited to watch while they showed).
+    AfterTheEnd,
 }
 
 /// A rocket leaving (exact: origin and direction as the server had them).

@@ -23,8 +23,8 @@ use bevy_renet::RenetServer;
 use super::match_flow::{MatchState, ScoredFrags};
 use super::rockets::RocketLog;
 use crate::vocabulary::{
-    ClientPrefs, Frag, Items, LastRun, PassedChat, Roster, Score, ServerIdentity, ServerPlayer, ServerTick,
-    ShotResolved, Sim, TickRate,
+    ClientPrefs, Items, LastRun, PassedChat, Roster, Score, ServerIdentity, ServerPlayer, ServerTick, ShotResolved,
+    Sim, TickRate,
 };
 
 /// Demo files start with this, so that only Arena's own are ever deleted.
@@ -186,7 +186,6 @@ pub(crate) fn record_tick(
     (server, round_trips): (Res<RenetServer>, Res<crate::vocabulary::RoundTrips>),
     players: Query<(&ServerPlayer, &Sim, &LastRun, &Score, Option<&ClientPrefs>)>,
     mut shots: MessageReader<ShotResolved>,
-    mut frags: MessageReader<Frag>,
     rocket_log: Res<RocketLog>,
     mut passed_chat: ResMut<PassedChat>,
     (mut recorder, items, scored): (ResMut<Recorder>, Res<Items>, Res<ScoredFrags>),
@@ -195,7 +194,6 @@ pub(crate) fn record_tick(
     let chat = std::mem::take(&mut passed_chat.0);
     let (Some(to), Some(identity)) = (to, identity) else { return };
     let shots: Vec<_> = shots.read().collect();
-    let frags: Vec<_> = frags.read().copied().collect();
     if recorder.failed {
         return;
     }
@@ -257,16 +255,12 @@ pub(crate) fn record_tick(
             hit: resolved.hit.map(|h| DemoHit { victim: h.victim, zone: h.zone, damage: h.damage }),
         });
     }
-    // A team kill as the frag was scored, not by the sides now: a dead
-    // victim's waiting switch has been made since.
-    frame.frags = frags
+    // The frags as they were scored, not by the sides or the phase now: a
+    // dead victim's waiting switch has been made since.
+    frame.frags = scored
+        .0
         .iter()
-        .map(|f| DemoFrag {
-            killer: f.killer,
-            victim: f.victim,
-            zone: f.zone,
-            team_kill: scored.team_kill(f.killer, f.victim),
-        })
+        .map(|(f, score)| DemoFrag { killer: f.killer, victim: f.victim, zone: f.zone, score: *score })
         .collect();
     frame.chat = chat;
     // Rockets launched this tick, and blasts: the newest records, back to
@@ -345,6 +339,7 @@ fn view_delay_ms(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocabulary::Frag;
     use arena_protocol::modes::{Mode, Side};
     use arena_sim::HitZone;
     use bevy::time::TimeUpdateStrategy;
@@ -419,6 +414,65 @@ mod tests {
         let report = arena_replay::verify_file(&demo.expect("a demo")).unwrap();
         std::fs::remove_dir_all(&dir).ok();
         assert!(report.ok && report.keyframes >= 5, "{report:?}");
+    }
+
+    /// A match over, its results showing: a fall, a life forfeited to
+    /// watch or a rocket still in flight kills, and the score stands (the
+    /// server counts nothing while the results show). The demo must say so,
+    /// or its replay counts a death and a frag the server never did (the
+    /// soak's red CI: "recorded (9, 4), replayed (8, 5)").
+    #[test]
+    fn a_frag_after_the_match_ended_is_recorded_as_not_counted() {
+        let dir = std::env::temp_dir().join(format!("arena-overfrag-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = crate::ServerConfig {
+            bind: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            bots: 3,
+            bot_seed: Some(11),
+            record_dir: Some(dir.clone()),
+            ..crate::ServerConfig::default()
+        };
+        let mut app = App::new();
+        app.add_plugins(MinimalPlugins.set(bevy::app::ScheduleRunnerPlugin::run_once()));
+        crate::add_server(&mut app, &config).unwrap();
+        let hz = config.tick_hz;
+        app.insert_resource(TimeUpdateStrategy::ManualDuration(std::time::Duration::from_secs_f64(
+            1.0 / f64::from(hz),
+        )));
+        let run = |app: &mut App, ticks: u32| {
+            for _ in 0..ticks {
+                app.update();
+            }
+        };
+        run(&mut app, 2 * hz);
+        let scores = |app: &mut App| -> Vec<(PlayerId, i16, u16)> {
+            let mut q = app.world_mut().query::<(&ServerPlayer, &Score)>();
+            let mut all: Vec<_> = q.iter(app.world()).map(|(p, s)| (p.id, s.frags, s.deaths)).collect();
+            all.sort();
+            all
+        };
+        // The time is up: the match ends at the next tick.
+        let now = app.world().resource::<ServerTick>().0;
+        app.world_mut().resource_mut::<MatchState>().phase_ends_tick = now;
+        app.update();
+        assert!(app.world().resource::<MatchState>().is_over());
+        let stood = scores(&mut app);
+        let (a, b) = (stood[0].0, stood[1].0);
+        app.world_mut().write_message(Frag { killer: a, victim: a, zone: HitZone::Body });
+        app.world_mut().write_message(Frag { killer: a, victim: b, zone: HitZone::Head });
+        app.update();
+        assert_eq!(scores(&mut app), stood, "the results stand");
+        // Keyframes while the results show, then the file is finished.
+        run(&mut app, 2 * hz);
+        assert!(app.world().resource::<MatchState>().is_over(), "still the same match's results");
+        drop(app);
+        let demo = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "demo"));
+        let report = arena_replay::verify_file(&demo.expect("a demo")).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(report.ok && report.keyframes >= 4, "{report:?}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! deathmatch) or the time limit, shows its results for a few seconds and
 //! starts again.
 
+use arena_protocol::demo_frame::FragScore;
 use arena_protocol::modes::{Mode, Team};
 use arena_protocol::{MatchInfo, MatchPhase, ScoreRow, ToClient};
 use arena_sim::PlayerId;
@@ -84,20 +85,12 @@ impl MatchState {
     }
 }
 
-/// This tick's frags with what each was worth to its killer, as scored
-/// (with the sides of that moment: a dead player's waiting switch is made
-/// later in the tick). The demo records a team kill from it, so that a
+/// This tick's frags as they were scored (with the sides of that moment: a
+/// dead player's waiting switch is made later in the tick; and not at all
+/// once the match is over). The demo records them from here, so that a
 /// replay scores as the server did.
 #[derive(Resource, Debug, Default)]
-pub(crate) struct ScoredFrags(pub Vec<(Frag, i16)>);
-
-impl ScoredFrags {
-    /// Whether this tick's frag of `victim` by `killer` cost the killer a
-    /// frag for a teammate (not a fall).
-    pub(crate) fn team_kill(&self, killer: PlayerId, victim: PlayerId) -> bool {
-        killer != victim && self.0.iter().any(|(f, worth)| f.killer == killer && f.victim == victim && *worth < 0)
-    }
-}
+pub(crate) struct ScoredFrags(pub Vec<(Frag, FragScore)>);
 
 /// What a frag is worth to its killer: one, or one less for a fall or
 /// (friendly fire on) a teammate.
@@ -121,7 +114,12 @@ pub(crate) fn count_frags(
     for frag in frags.read() {
         let over = state.is_over();
         let worth = frag_worth(frag, &roster);
-        scored.0.push((*frag, worth));
+        let score = match (over, worth < 0 && frag.killer != frag.victim) {
+            (true, _) => FragScore::AfterTheEnd,
+            (false, true) => FragScore::TeamKill,
+            (false, false) => FragScore::Counted,
+        };
+        scored.0.push((*frag, score));
         for (player, mut score) in &mut scores {
             if over {
                 continue; // the results stand
