@@ -28,6 +28,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -58,6 +59,9 @@ class Browser:
     def __init__(self, out_dir, extra_args=()):
         self.out_dir = out_dir
         self.navigation_retries = 0
+        # What the GPU processes stopped after a navigation timed out had
+        # been doing: [(thread, CPU seconds)] of the busiest thread of each.
+        self.gpu_process_kills = []
         self.port = free_port()
         self.profile = tempfile.mkdtemp(prefix="arena-chromium-")
         self.log = open(os.path.join(out_dir, "chromedriver.log"), "ab")
@@ -143,9 +147,14 @@ class Browser:
         # A blank page between: another ending of the same page's link
         # would reload it only after a script read the old page's status.
         # A renderer that does not answer a navigation within chromedriver's
-        # page-load timeout (once in CI: 120 s on a loaded 2-core machine,
-        # where the same load had taken 4 s) is given a second navigation
-        # before the check fails: that wait is the browser's, not the page's.
+        # page-load timeout fails the check on a second timeout only. Seen
+        # twice in CI (stop 69's and 4c0ebd4's): a llvmpipe thread of the
+        # GPU process spinning for minutes in one shader's JIT code (perf: a
+        # 300-byte loop; gdb: the GPU main thread waiting on it), the page
+        # waiting on the GPU, and a second navigation waiting as long. So the
+        # GPU process is stopped first (Chromium starts a new one; the old
+        # page's WebGL context is lost, and the page is loaded afresh), and
+        # what it was doing is kept for the report.
         for attempt in range(2):
             try:
                 self.session_call("POST", "/url", {"url": "about:blank"})
@@ -157,8 +166,54 @@ class Browser:
                 if ('"error":"timeout"' not in str(e) and ": timeout (" not in str(e)) or attempt == 1:
                     raise
                 self.navigation_retries += 1
-                print(f"web-check: the browser did not finish opening {url} ({str(e)[:160]}); once more",
-                      flush=True)
+                stopped = self.stop_gpu_processes()
+                print(f"web-check: the browser did not finish opening {url} ({str(e)[:160]}); "
+                      f"GPU processes stopped (busiest thread, CPU s): {stopped}; once more", flush=True)
+
+    def descendants(self):
+        """Process ids below chromedriver (the browser and its helpers)."""
+        children = {}
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                children.setdefault(int(fields[1]), []).append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+        found, todo = [], [self.driver.pid]
+        while todo:
+            pid = todo.pop()
+            for child in children.get(pid, []):
+                found.append(child)
+                todo.append(child)
+        return found
+
+    def stop_gpu_processes(self):
+        """Kills this browser's GPU processes; returns each one's busiest
+        thread (name, CPU seconds)."""
+        clock = os.sysconf("SC_CLK_TCK")
+        stopped = []
+        for pid in self.descendants():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if b"--type=gpu-process" not in f.read():
+                        continue
+                busiest = ("?", 0.0)
+                for tid in os.listdir(f"/proc/{pid}/task"):
+                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                        head, tail = f.read().rsplit(")", 1)
+                    name, fields = head.split("(", 1)[1], tail.split()
+                    cpu_s = (int(fields[11]) + int(fields[12])) / clock
+                    if cpu_s > busiest[1]:
+                        busiest = (name, round(cpu_s, 1))
+                os.kill(pid, signal.SIGKILL)
+                stopped.append(busiest)
+            except (OSError, IndexError, ValueError):
+                continue
+        self.gpu_process_kills.extend(stopped)
+        return stopped
 
     def js(self, script, *args):
         return self.session_call("POST", "/execute/sync", {"script": script, "args": list(args)})["value"]
@@ -816,6 +871,7 @@ def main():
             )
     finally:
         report["navigation_retries"] = browser.navigation_retries
+        report["gpu_processes_stopped"] = browser.gpu_process_kills
         browser.close()
 
     arena, site_dir = os.environ.get("ARENA_BIN"), os.environ.get("ARENA_SITE_DIR")
