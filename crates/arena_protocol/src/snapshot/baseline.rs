@@ -68,13 +68,37 @@ impl<'a> Baseline<'a> {
 
     /// Where a delta for `tick` expects each of the others.
     pub(super) fn others_at(&self, tick: u32) -> BTreeMap<PlayerId, RemoteState> {
+        self.others_expected(tick).into_iter().map(|e| (e.id, e.expected)).collect()
+    }
+
+    /// Each player of the baseline, in id order: where a delta for `tick`
+    /// expects it, and its states at the baseline and the snapshot before
+    /// (what its fields are coded against). One walk through both
+    /// snapshots' players, which are in id order: no search per player.
+    pub(super) fn others_expected(&self, tick: u32) -> Vec<Expected<'a>> {
         let (gap, age) = (self.gap(), tick.wrapping_sub(self.frame.tick));
+        let mut before = self.before.map(|b| b.others.iter().peekable());
         self.frame
             .others
             .iter()
-            .map(|(id, s)| (*id, carried(s, self.before.and_then(|b| b.others.get(id)), (gap, age), self.tick_hz)))
+            .map(|(id, s)| {
+                let was = before.as_mut().and_then(|b| {
+                    while b.next_if(|(other, _)| *other < id).is_some() {}
+                    b.next_if(|(other, _)| *other == id).map(|(_, was)| was)
+                });
+                Expected { id: *id, expected: carried(s, was, (gap, age), self.tick_hz), ends: (Some(s), was) }
+            })
             .collect()
     }
+}
+
+/// A player of a baseline as a delta expects it (see
+/// [`Baseline::others_expected`]).
+pub(super) struct Expected<'a> {
+    pub id: PlayerId,
+    pub expected: RemoteState,
+    /// Its states at the baseline and at the snapshot before it.
+    pub ends: (Option<&'a RemoteState>, Option<&'a RemoteState>),
 }
 
 /// What the server knows a client has: the snapshots it acknowledged lately

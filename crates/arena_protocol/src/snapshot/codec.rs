@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use arena_sim::{ItemSlot, PlayerId, Taken};
 
-use super::baseline::{Baseline, MAX_MOTION_GAP_TICKS};
+use super::baseline::{Baseline, Expected, MAX_MOTION_GAP_TICKS};
 use super::fields::{Delta, MAX_FIELDS, turn, turned};
 use super::model::{
     FEEDBACK_PRESENT, HAS_MOTION, IS_DELTA, ITEM_CHANGED, ITEM_TAKEN, ITEMS_CHANGED, Known, Model, Modelled, Number,
@@ -390,23 +390,28 @@ pub fn encode_with(model: &mut Model, frame: &Frame, feedback: &Feedback, baseli
         write_state(model, &mut out, own, expected.as_ref(), (base.as_ref(), before.as_ref()), span);
     }
 
-    let expected = baseline.map(|b| b.others_at(frame.tick)).unwrap_or_default();
+    // The baseline's players and this frame's, both in id order, walked
+    // together: a frame's player not in the baseline is a newcomer.
+    let expected = baseline.map(|b| b.others_expected(frame.tick)).unwrap_or_default();
+    let mut news = frame.others.iter().peekable();
+    let mut newcomers: Vec<(&PlayerId, &RemoteState)> = Vec::new();
     let mut after_change = false;
-    for (id, old) in &expected {
-        let new = frame.others.get(id);
+    for Expected { id, expected: old, ends } in &expected {
+        while let Some(newcomer) = news.next_if(|(new_id, _)| *new_id < id) {
+            newcomers.push(newcomer);
+        }
+        let new = news.next_if(|(new_id, _)| *new_id == id).map(|(_, s)| s);
         let change = new != Some(old);
         model.put(&mut out, PLAYER_CHANGED + usize::from(after_change), change);
         after_change = change;
         if change {
             model.put(&mut out, PLAYER_GONE, new.is_none());
             if let Some(new) = new {
-                let ends = baseline.map(|b| b.other_ends(*id)).unwrap_or_default();
-                write_state(model, &mut out, new, Some(old), ends, span);
+                write_state(model, &mut out, new, Some(old), *ends, span);
             }
         }
     }
-    let newcomers: Vec<(&PlayerId, &RemoteState)> =
-        frame.others.iter().filter(|(id, _)| !expected.contains_key(id)).collect();
+    newcomers.extend(news);
     model.put_number(&mut out, Number::Newcomers, newcomers.len() as i32, false);
     for (id, s) in newcomers {
         out.direct(ID_BITS, u32::from(id.0));

@@ -10,6 +10,7 @@
 //! At middle distances it takes the rocket launcher and aims at the feet,
 //! ahead of where the target runs.
 
+use arena_protocol::modes::Side;
 use arena_sim::nav::NavGraph;
 use arena_sim::rng::SplitMix64;
 use arena_sim::rocket::ROCKET_SPEED_MPS;
@@ -186,7 +187,12 @@ pub(crate) fn think(
     // server's time posing the same bodies again).
     let everyone: Vec<Seen> = players
         .iter()
-        .map(|(p, s)| Seen { id: p.id, state: s.0, center: s.0.alive.then(|| Hitbox::of(&s.0).body_center()) })
+        .map(|(p, s)| Seen {
+            id: p.id,
+            side: roster.side(p.id),
+            state: s.0,
+            center: s.0.alive.then(|| Hitbox::of(&s.0).body_center()),
+        })
         .collect();
     // The items there now (a bot knows the map's items and sees which are up).
     let there: Vec<(Vec3, ItemKind)> = world
@@ -199,8 +205,14 @@ pub(crate) fn think(
         .collect();
     let dt = rate.dt_s();
     for (me, sim, mut brain, mut buffer) in &mut bots {
-        // A bot plays for its team: its enemies are those it can hurt.
-        let others: Vec<Seen> = everyone.iter().filter(|o| mode.harms(&roster, me.id, o.id)).copied().collect();
+        // A bot plays for its team: its enemies are those it can hurt (as
+        // `GameMode::harms` says, with the sides looked up once a tick).
+        let my_side = roster.side(me.id);
+        let others: Vec<Seen> = everyone
+            .iter()
+            .filter(|o| arena_protocol::modes::harms(my_side, o.side, me.id == o.id, mode.friendly_fire))
+            .copied()
+            .collect();
         let mut cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
         } else {
@@ -218,6 +230,8 @@ pub(crate) fn think(
 #[derive(Clone, Copy)]
 struct Seen {
     id: PlayerId,
+    /// Its side this tick.
+    side: Side,
     state: PlayerState,
     /// Where its body's centre is (alive only).
     center: Option<Vec3>,
