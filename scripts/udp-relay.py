@@ -6,8 +6,11 @@
 Datagrams from each client address go to the server from a socket of their
 own, and the server's replies back to that client; each is held for
 --delay-ms on the way (so the round trip grows by twice that). Prints a
-summary line when stopped (SIGTERM or Ctrl+C).
+summary line when stopped (SIGTERM or Ctrl+C): datagrams each way, and each
+client's UDP payload each way in kbit/s (bytes over the time from its
+first datagram to its last, as they passed the relay).
 """
+import time
 import argparse
 import asyncio
 import signal
@@ -29,6 +32,7 @@ class Upstream(asyncio.DatagramProtocol):
 
     def datagram_received(self, data, _):
         self.relay.down += 1
+        self.relay.count(self.client, 1, len(data))
         self.relay.later(lambda: self.relay.listener.sendto(data, self.client))
 
 
@@ -37,6 +41,14 @@ class Relay(asyncio.DatagramProtocol):
         self.server, self.delay_s = server, delay_s
         self.upstreams = {}
         self.up = self.down = 0
+        # Per client: [first seen, last seen, bytes up, bytes down].
+        self.bytes = {}
+
+    def count(self, client, way, n):
+        now = time.monotonic()
+        entry = self.bytes.setdefault(client, [now, now, 0, 0])
+        entry[1] = now
+        entry[2 + way] += n
 
     def connection_made(self, transport):
         self.listener = transport
@@ -46,6 +58,7 @@ class Relay(asyncio.DatagramProtocol):
 
     def datagram_received(self, data, client):
         self.up += 1
+        self.count(client, 0, len(data))
         upstream = self.upstreams.get(client)
         if upstream is None:
             upstream = self.upstreams[client] = asyncio.ensure_future(
@@ -76,6 +89,10 @@ async def main():
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
     print(f"udp-relay: {relay.up} datagrams up, {relay.down} down, {len(relay.upstreams)} clients", flush=True)
+    for client, (first, last, up, down) in relay.bytes.items():
+        span = max(last - first, 1e-9)
+        print(f"udp-relay: {client[0]}:{client[1]}: {span:.1f} s, up {up * 8 / span / 1000:.2f} kbit/s "
+              f"({up} bytes), down {down * 8 / span / 1000:.2f} kbit/s ({down} bytes)", flush=True)
 
 
 asyncio.run(main())

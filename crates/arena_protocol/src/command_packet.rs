@@ -19,14 +19,29 @@
 
 use arena_sim::cmd::{Buttons, Click, MAX_DRAWN_BACK_TICKS, MAX_DRAWN_SPAN_TICKS, UserCmd};
 use arena_sim::quant::{
-    PITCH_STEPS, axis_to_q, click_fraction_to_q, pitch_to_q, q_to_axis, q_to_click_fraction, q_to_pitch, q_to_yaw,
-    render_offset_to_q, render_tick_from_q, yaw_to_q,
+    AXIS_STEPS, PITCH_STEPS, axis_to_q, click_fraction_to_q, pitch_to_q, q_to_axis, q_to_click_fraction, q_to_pitch,
+    q_to_yaw, render_offset_to_q, render_tick_from_q, yaw_to_q,
 };
 
 use crate::bits::{BitsError, BitsIn, BitsOut};
 use crate::messages::MAX_CMDS_PER_PACKET;
 
 const COUNT_BITS: u32 = 5;
+/// Bits of the newest command's tick: its low bits, placed by the server
+/// nearest its own tick (half the span, 32 s at 64 Hz, either way: a
+/// command that far off is of no use anyway). Before protocol 23, all 32.
+pub const CMD_TICK_BITS: u32 = 12;
+/// A movement axis: 0, all the way forward (right), all the way back
+/// (left), or another value that follows as s8. Keys give the first
+/// three: two bits instead of eight.
+const AXIS_ZERO: u32 = 0;
+const AXIS_FULL: u32 = 1;
+const AXIS_BACK: u32 = 2;
+const AXIS_OTHER: u32 = 3;
+/// Widths of an older copy's axis as a difference from the copy after it:
+/// a stick or a strafe that eases in moves a step or two a tick (three
+/// bits), a key's press or release goes whole (127 steps: eleven).
+const AXIS_DELTA: [u32; 3] = [2, 4, 9];
 /// Bits of a click's fraction: two ticks in 1/256 steps.
 const CLICK_BITS: u32 = 9;
 /// Widths of the gap between two commands' ticks, less two (when they are
@@ -40,8 +55,10 @@ const ANGLE_DELTA: [u32; 6] = [3, 5, 7, 9, 13, 17];
 /// offset is at most 256 ticks: 17 bits).
 const RENDER: [u32; 2] = [12, 17];
 const RENDER_DELTA: [u32; 4] = [4, 9, 16, 32];
-/// Widths of the acknowledged snapshot's distance behind the newest command.
-const ACK_OFFSET: [u32; 3] = [8, 12, 32];
+/// Widths of the acknowledged snapshot's distance behind the newest command:
+/// a round trip and the clock's head start, under 32 ticks (half a second at
+/// 64 Hz) on most links (protocol 23; before, at least 8 bits).
+const ACK_OFFSET: [u32; 4] = [5, 8, 12, 32];
 /// Bits of how far the older of a shot's two drawn snapshots lies before
 /// its command's tick (at most [`MAX_DRAWN_BACK_TICKS`]), and widths of the
 /// ticks between the two, less one.
@@ -235,13 +252,14 @@ impl CommandPacket {
     ///
     /// ```text
     /// count       5 (0: the packet ends with ack? = 0)
-    /// newest      tick u32 | forward s8 | right s8 | yaw u16 | pitch s16 | buttons u5
+    /// newest      tick's low 12 bits | forward axis | right axis | yaw u16 | pitch s16 | buttons u5
     ///             | render? [ticks behind the command's tick × 256 v[12,17]] | its click
     /// each older  next tick? [] or [ticks apart - 2 v[3,8,32]]
     ///             | as expected? [] or [view only? | a changed bit per field said
     ///               (view only: yaw, pitch; else forward, right, yaw, pitch, buttons, render)
     ///               | each changed field, in that order:
-    ///                 forward s8 | right s8 | yaw turn from the expected yaw v[3,5,7,9,13,17]
+    ///                 forward difference v[2,4,9] | right difference v[2,4,9]
+    ///                 | yaw turn from the expected yaw v[3,5,7,9,13,17]
     ///                 | pitch difference v[3,5,7,9,13,17] | buttons u5
     ///                 | render difference (none as -1) v[4,9,16,32]]
     ///             | its click
@@ -250,9 +268,13 @@ impl CommandPacket {
     ///             | drawn between the usual two? [] or [any? [older's ticks before the command's
     ///               u8 | span - 1 v[2,4,7]]] (usual: the whole tick at or before the render time
     ///               and the next)
-    /// ack?        [newest command's tick - the snapshot acknowledged v[8,12,32]]
+    /// ack?        [newest command's tick - the snapshot acknowledged v[5,8,12,32]]
     /// end         zero bits to the byte
+    /// an axis     u2: 0 none, 1 all the way (127), 2 all the way back (-127),
+    ///             3 another [s8]
     /// ```
+    ///
+    /// The reader places the newest tick nearest its own (see [`Self::decode`]).
     ///
     /// "Expected" is `expected_before`: the command after it (newer), its buttons
     /// and movement, its view turned back as far as it turned to the newest.
@@ -266,9 +288,9 @@ impl CommandPacket {
             out.flag(false);
             return out.finish();
         };
-        out.unsigned(32, first.tick);
-        out.signed(8, i32::from(first.forward));
-        out.signed(8, i32::from(first.right));
+        out.unsigned(CMD_TICK_BITS, first.tick & ((1 << CMD_TICK_BITS) - 1));
+        write_axis(&mut out, first.forward);
+        write_axis(&mut out, first.right);
         out.unsigned(16, u32::from(first.yaw));
         out.signed(16, i32::from(first.pitch));
         out.unsigned(Buttons::BITS, u32::from(first.buttons));
@@ -312,10 +334,10 @@ impl CommandPacket {
                 out.flag(*c);
             }
             if changed[0] {
-                out.signed(8, i32::from(older.forward));
+                out.var_signed(i32::from(older.forward) - i32::from(expected.forward), &AXIS_DELTA);
             }
             if changed[1] {
-                out.signed(8, i32::from(older.right));
+                out.var_signed(i32::from(older.right) - i32::from(expected.right), &AXIS_DELTA);
             }
             if changed[2] {
                 out.var_signed(i32::from(older.yaw.wrapping_sub(expected.yaw) as i16), &ANGLE_DELTA);
@@ -338,8 +360,10 @@ impl CommandPacket {
         out.finish()
     }
 
-    /// Reads a packet from untrusted bytes.
-    pub fn decode(bytes: &[u8]) -> Result<Self, BitsError> {
+    /// Reads a packet from untrusted bytes, placing its newest command's
+    /// tick nearest `near` (the server's tick; from 2047 ticks behind the
+    /// one the client sent to 2048 ahead of it, it reads it back).
+    pub fn decode(bytes: &[u8], near: u32) -> Result<Self, BitsError> {
         let mut input = BitsIn::new(bytes);
         let count = input.unsigned(COUNT_BITS)? as usize;
         if count > MAX_CMDS_PER_PACKET {
@@ -350,9 +374,9 @@ impl CommandPacket {
         if count > 0 {
             let pitch = |v: i32| i16::try_from(v).map(|p| p.clamp(-i16::MAX, i16::MAX)).map_err(|_| BitsError::Invalid);
             let first = Q {
-                tick: input.unsigned(32)?,
-                forward: input.signed(8)? as i8,
-                right: input.signed(8)? as i8,
+                tick: arena_sim::tick_near(input.unsigned(CMD_TICK_BITS)?, CMD_TICK_BITS, near),
+                forward: read_axis(&mut input)?,
+                right: read_axis(&mut input)?,
                 yaw: input.unsigned(16)? as u16,
                 pitch: pitch(input.signed(16)?)?,
                 buttons: input.unsigned(Buttons::BITS)? as u8,
@@ -379,11 +403,14 @@ impl CommandPacket {
                 for c in said {
                     *c = input.flag()?;
                 }
+                let axis = |input: &mut BitsIn, expected: i8| {
+                    i8::try_from(i32::from(expected) + input.var_signed(&AXIS_DELTA)?).map_err(|_| BitsError::Invalid)
+                };
                 if changed[0] {
-                    older.forward = input.signed(8)? as i8;
+                    older.forward = axis(&mut input, expected.forward)?;
                 }
                 if changed[1] {
-                    older.right = input.signed(8)? as i8;
+                    older.right = axis(&mut input, expected.right)?;
                 }
                 if changed[2] {
                     older.yaw = expected.yaw.wrapping_add(input.var_signed(&ANGLE_DELTA)? as u16);
@@ -414,6 +441,28 @@ impl CommandPacket {
     }
 }
 
+/// A movement axis on its grid (see [`AXIS_OTHER`]).
+fn write_axis(out: &mut BitsOut, q: i8) {
+    match i32::from(q) {
+        0 => out.unsigned(2, AXIS_ZERO),
+        AXIS_STEPS => out.unsigned(2, AXIS_FULL),
+        v if v == -AXIS_STEPS => out.unsigned(2, AXIS_BACK),
+        v => {
+            out.unsigned(2, AXIS_OTHER);
+            out.signed(8, v);
+        }
+    }
+}
+
+fn read_axis(input: &mut BitsIn) -> Result<i8, BitsError> {
+    Ok(match input.unsigned(2)? {
+        AXIS_ZERO => 0,
+        AXIS_FULL => AXIS_STEPS as i8,
+        AXIS_BACK => -AXIS_STEPS as i8,
+        _ => input.signed(8)? as i8,
+    })
+}
+
 /// A view on the wire's grids: yaw in 1/65536 turn (wrapping), pitch in
 /// steps (within ±[`PITCH_STEPS`]).
 pub(crate) type ViewQ = (u16, i16);
@@ -434,6 +483,12 @@ pub(crate) fn carry_turn(near: ViewQ, far: Option<ViewQ>) -> ViewQ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The packet's newest command's tick: a server at that tick (or
+    /// within 2048 of it) reads the packet back.
+    fn newest(packet: &CommandPacket) -> u32 {
+        packet.cmds.last().map_or(0, |c| c.tick)
+    }
 
     fn cmd(tick: u32, forward: f32, yaw: f32) -> UserCmd {
         let mut c = UserCmd {
@@ -458,13 +513,13 @@ mod tests {
         let cmds: Vec<UserCmd> = (0..6).map(|i| cmd(1000 + i, 1.0, 0.5)).collect();
         let packet = CommandPacket { snapshot_ack: Some(990), cmds };
         let bytes = packet.encode();
-        assert_eq!(CommandPacket::decode(&bytes), Ok(packet));
+        assert_eq!(CommandPacket::decode(&bytes, newest(&packet)), Ok(packet));
         assert!(bytes.len() <= 20, "{} bytes for six commands", bytes.len());
         let turning: Vec<UserCmd> = (0..6).map(|i| cmd(2000 + i * 2, i as f32 * 0.2, i as f32 * 0.05)).collect();
         let packet = CommandPacket { snapshot_ack: None, cmds: turning };
-        assert_eq!(CommandPacket::decode(&packet.encode()), Ok(packet));
+        assert_eq!(CommandPacket::decode(&packet.encode(), newest(&packet)), Ok(packet));
         let empty = CommandPacket::default();
-        assert_eq!(CommandPacket::decode(&empty.encode()), Ok(empty));
+        assert_eq!(CommandPacket::decode(&empty.encode(), 77), Ok(empty));
     }
 
     #[test]
@@ -474,7 +529,7 @@ mod tests {
         let one = CommandPacket { snapshot_ack: Some(2990), cmds: turning(1) }.encode().len();
         let packet = CommandPacket { snapshot_ack: Some(2990), cmds: turning(16) };
         let bytes = packet.encode();
-        let decoded = CommandPacket::decode(&bytes).expect("decodes");
+        let decoded = CommandPacket::decode(&bytes, newest(&packet) + 700).expect("decodes");
         assert_eq!(decoded, packet);
         // Fifteen copies: the turn's rounding wobbles a step now and then;
         // each copy that fires pays two more bits, for its click flag and
@@ -497,7 +552,7 @@ mod tests {
         let one = CommandPacket { snapshot_ack: Some(3990), cmds: cmds[..1].to_vec() }.encode().len();
         let packet = CommandPacket { snapshot_ack: Some(3990), cmds };
         let bytes = packet.encode();
-        assert_eq!(CommandPacket::decode(&bytes), Ok(packet));
+        assert_eq!(CommandPacket::decode(&bytes, newest(&packet)), Ok(packet));
         assert!(bytes.len() <= one + 26, "{} bytes for sixteen commands, {one} for one", bytes.len());
     }
 
@@ -510,7 +565,7 @@ mod tests {
         last.click = Some(Click { fraction: 0.37, yaw: 0.52, pitch: -0.19 });
         last.quantize();
         let (a, b) = (plain.encode(), clicked.encode());
-        assert_eq!(CommandPacket::decode(&b), Ok(clicked));
+        assert_eq!(CommandPacket::decode(&b, newest(&clicked) - 2000), Ok(clicked));
         assert!(b.len() <= a.len() + 5, "a click costs {} bytes", b.len() - a.len());
         // Without fire there is no click bit at all.
         let walking: Vec<UserCmd> =
@@ -558,7 +613,7 @@ mod tests {
             // An empty packet says nothing (not even an acknowledgement).
             let ack = (count > 0 && rng.next_f32() < 0.8).then(|| rng.next_u64() as u32);
             let packet = CommandPacket { snapshot_ack: ack, cmds };
-            assert_eq!(CommandPacket::decode(&packet.encode()), Ok(packet));
+            assert_eq!(CommandPacket::decode(&packet.encode(), newest(&packet)), Ok(packet));
         }
     }
 
@@ -566,10 +621,35 @@ mod tests {
     fn the_layout_block_over_encode_names_the_widths_in_use() {
         let source = include_str!("command_packet.rs");
         let v = |widths: &[u32]| format!("v[{}]", widths.iter().map(u32::to_string).collect::<Vec<_>>().join(","));
-        for widths in [&TICK_GAP[..], &ANGLE_DELTA, &RENDER, &RENDER_DELTA, &ACK_OFFSET] {
+        for widths in [&TICK_GAP[..], &ANGLE_DELTA, &RENDER, &RENDER_DELTA, &ACK_OFFSET, &AXIS_DELTA] {
             assert!(source.contains(&v(widths)), "{} is not in the layout block", v(widths));
         }
         assert!(source.contains(&format!("count       {COUNT_BITS} ")));
+    }
+
+    #[test]
+    fn the_newest_tick_reads_back_from_2047_ahead_to_2048_behind_and_keys_cost_two_bits_an_axis() {
+        // A key run: all the way forward, no strafe, no fire.
+        let run = |tick: u32| {
+            let mut c = UserCmd { tick, forward: 1.0, right: 0.0, yaw: 0.4, pitch: -0.1, ..UserCmd::default() };
+            c.quantize();
+            c
+        };
+        let packet = CommandPacket { snapshot_ack: Some(u32::MAX - 5), cmds: vec![run(3)] };
+        let bytes = packet.encode();
+        for server in [3u32, 3 + 2048, 3u32.wrapping_sub(2047), u32::MAX] {
+            assert_eq!(CommandPacket::decode(&bytes, server), Ok(packet.clone()), "at server tick {server}");
+        }
+        assert_ne!(CommandPacket::decode(&bytes, 3 + 2049).map(|p| p.cmds[0].tick), Ok(3));
+        // count 5, tick 12, axes 2 + 2, view 32, buttons 5, no render, no
+        // click, ack 1 + 1 + 5: 65 bits (protocol 22: 96).
+        assert_eq!(bytes.len(), 9, "{bytes:?}");
+        // Another value of an axis goes whole.
+        let mut half = run(3);
+        half.right = -0.5;
+        half.quantize();
+        let packet = CommandPacket { snapshot_ack: None, cmds: vec![run(1), run(2), half] };
+        assert_eq!(CommandPacket::decode(&packet.encode(), 0), Ok(packet));
     }
 
     #[test]
@@ -577,7 +657,7 @@ mod tests {
         let mut rng = arena_sim::rng::SplitMix64::new(1);
         for len in 0..300 {
             let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
-            if let Ok(p) = CommandPacket::decode(&bytes) {
+            if let Ok(p) = CommandPacket::decode(&bytes, rng.next_u64() as u32) {
                 assert!(p.cmds.len() <= MAX_CMDS_PER_PACKET);
             }
         }

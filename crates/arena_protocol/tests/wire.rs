@@ -84,7 +84,7 @@ fn quantised_commands_predict_bit_identical_states_on_both_sides() {
         let bytes = CommandPacket { snapshot_ack: None, cmds: window.iter().copied().collect() }.encode();
 
         // Server: decode, sanitise (nothing to repair), run the newest.
-        let packet = CommandPacket::decode(&bytes).expect("decodes");
+        let packet = CommandPacket::decode(&bytes, tick).expect("decodes");
         let mut received = *packet.cmds.last().expect("a command");
         assert!(!received.sanitize().any(), "tick {tick}: the server had to repair {received:?}");
         assert_eq!(received, cmd, "tick {tick}: the command arrived as sent");

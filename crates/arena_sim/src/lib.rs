@@ -55,6 +55,6 @@ pub use map::{ItemDef, JumpPadDef, MapDef, SpawnPoint, TeleporterDef};
 pub use movement::{MoveEvents, TickEvents, move_player, step_player};
 pub use player::{PlayerId, PlayerState, Weapon, look_at, yaw_towards};
 pub use spawn::pick_spawn;
-pub use time::{DEFAULT_TICK_HZ, TICK_HZ_RANGE, TickRate, tick_after, tick_diff, tick_dt_s};
+pub use time::{DEFAULT_TICK_HZ, TICK_HZ_RANGE, TickRate, tick_after, tick_diff, tick_dt_s, tick_near};
 pub use weapon::{Aim, Shot, WeaponEvents};
 pub use world::ArenaWorld;

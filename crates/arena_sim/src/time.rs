@@ -72,9 +72,30 @@ pub fn tick_diff(a: u32, b: u32) -> i32 {
     a.wrapping_sub(b) as i32
 }
 
+/// The tick whose low `bits` bits (1 to 31) are `low` nearest `near`: up
+/// to half the span of those bits ahead of it, else behind. How a tick
+/// sent as its low bits is read back by one who knows about when it is.
+pub fn tick_near(low: u32, bits: u32, near: u32) -> u32 {
+    let span = 1u32 << bits.clamp(1, 31);
+    let ahead = low.wrapping_sub(near) & (span - 1);
+    if ahead < span / 2 { near.wrapping_add(ahead) } else { near.wrapping_sub(span - ahead) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tick_sent_as_its_low_bits_is_placed_nearest_across_the_wrap() {
+        for near in [0u32, 5, 2047, 2048, 4095, 100_000, u32::MAX - 3] {
+            for off in [-2048i64, -1000, -1, 0, 1, 2047] {
+                let tick = (i64::from(near) + off).rem_euclid(1 << 32) as u32;
+                assert_eq!(tick_near(tick & 0xfff, 12, near), tick, "{near} {off}");
+            }
+        }
+        // Past half the span it is read as the other side.
+        assert_eq!(tick_near(2048 & 0xfff, 12, 0), 0u32.wrapping_sub(2048));
+    }
 
     #[test]
     fn rates_convert_both_ways_and_are_never_zero() {

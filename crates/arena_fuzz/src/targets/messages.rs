@@ -14,6 +14,10 @@ use glam::Vec3;
 use super::hits::{fly, seed_launch, splash_around};
 use crate::target::Target;
 
+/// The server tick the fuzzed command packets are read at (their newest
+/// tick comes as its low bits, placed nearest it): near the seeds' ticks.
+const FUZZ_SERVER_TICK: u32 = 1000;
+
 pub struct DecodeToServer;
 
 impl Target for DecodeToServer {
@@ -69,11 +73,11 @@ impl Target for DecodeToServer {
             assert_eq!(arena_protocol::chat::clean_chat(&cleaned), cleaned, "cleaning twice changes nothing");
         }
         if let ToServer::Commands(bytes) = message
-            && let Ok(packet) = CommandPacket::decode(&bytes)
+            && let Ok(packet) = CommandPacket::decode(&bytes, FUZZ_SERVER_TICK)
         {
             // One reading only: what decodes encodes to bytes that decode the same.
             let canonical = packet.encode();
-            let again = CommandPacket::decode(&canonical).expect("a packet made by encode decodes");
+            let again = CommandPacket::decode(&canonical, FUZZ_SERVER_TICK).expect("a packet made by encode decodes");
             assert_eq!(again.encode(), canonical);
             assert!(packet.cmds.len() <= arena_protocol::MAX_CMDS_PER_PACKET);
             for mut cmd in packet.cmds {
@@ -294,10 +298,10 @@ impl Target for CommandBits {
     }
 
     fn run(&mut self, input: &[u8]) {
-        let Ok(packet) = CommandPacket::decode(input) else { return };
+        let Ok(packet) = CommandPacket::decode(input, FUZZ_SERVER_TICK) else { return };
         assert!(packet.cmds.len() <= arena_protocol::MAX_CMDS_PER_PACKET);
         let canonical = packet.encode();
-        let again = CommandPacket::decode(&canonical).expect("a packet made by encode decodes");
+        let again = CommandPacket::decode(&canonical, FUZZ_SERVER_TICK).expect("a packet made by encode decodes");
         assert_eq!(again.encode(), canonical);
         for mut cmd in packet.cmds {
             // What the grids allow needs no repair but may still be hostile:

@@ -237,21 +237,13 @@ fn write_header(model: &mut Model, out: &mut RangeOut, h: &Header) {
     }
 }
 
-/// The tick whose low [`DELTA_TICK_BITS`] bits are `low`, nearest `near`.
-fn tick_near(low: u32, near: u32) -> u32 {
-    let span = 1u32 << DELTA_TICK_BITS;
-    let ahead = low.wrapping_sub(near) & (span - 1);
-    // Up to half the span ahead, else behind.
-    if ahead < span / 2 { near.wrapping_add(ahead) } else { near.wrapping_sub(span - ahead) }
-}
-
 fn read_header(model: &mut Model, input: &mut RangeIn, near: Option<u32>) -> Result<Header, SnapshotError> {
     let is_delta = model.get(input, IS_DELTA);
     let tick = if is_delta {
         let low = input.direct(DELTA_TICK_BITS);
         // Without a snapshot of its own a client cannot place a delta (nor
         // has its baseline): it asks for a whole one.
-        tick_near(low, near.ok_or(SnapshotError::UnknownBaseline(low))?)
+        arena_sim::tick_near(low, DELTA_TICK_BITS, near.ok_or(SnapshotError::UnknownBaseline(low))?)
     } else {
         input.direct(32)
     };

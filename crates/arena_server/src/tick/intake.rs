@@ -321,7 +321,8 @@ pub(crate) fn receive_commands(
                 };
                 match message {
                     ToServer::Commands(bytes) => {
-                        let Ok(packet) = CommandPacket::decode(&bytes) else {
+                        // Its newest tick is read nearest ours (it comes as its low bits).
+                        let Ok(packet) = CommandPacket::decode(&bytes, tick.0) else {
                             stats.bad_messages += 1;
                             transport.report_bad_message(client_id);
                             debug!("dropped a command packet from client {client_id} that does not decode");
