@@ -8,12 +8,12 @@
 //! arithmetic over the field tables, one rule for the owner's state and the
 //! others'.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use arena_sim::{PlayerId, tick_after};
 
 use super::fields::{Fields, Motion, turn, turned};
-use super::state::{Frame, OwnState, RemoteState};
+use super::state::{Frame, Others, OwnState, RemoteState};
 
 /// The oldest baseline players are carried forward from, ticks (half a
 /// second at 64 Hz); past it a delta is against where they were.
@@ -67,7 +67,7 @@ impl<'a> Baseline<'a> {
     }
 
     /// Where a delta for `tick` expects each of the others.
-    pub(super) fn others_at(&self, tick: u32) -> BTreeMap<PlayerId, RemoteState> {
+    pub(super) fn others_at(&self, tick: u32) -> Others {
         self.others_expected(tick).into_iter().map(|e| (e.id, e.expected)).collect()
     }
 

@@ -3,8 +3,6 @@
 //! table in `fields.rs` says; decoding trusts nothing (ids, counts, ranges,
 //! trailing bits).
 
-use std::collections::BTreeMap;
-
 use arena_sim::{ItemSlot, PlayerId, Taken};
 
 use super::baseline::{Baseline, Expected, MAX_MOTION_GAP_TICKS};
@@ -13,7 +11,7 @@ use super::model::{
     FEEDBACK_PRESENT, HAS_MOTION, IS_DELTA, ITEM_CHANGED, ITEM_TAKEN, ITEMS_CHANGED, Known, Model, Modelled, Number,
     OWN_DELTA, OWN_PRESENT, PLAYER_CHANGED, PLAYER_GONE, changed, class_set,
 };
-use super::state::{Feedback, Frame, OwnState, RemoteState};
+use super::state::{Feedback, Frame, Others, OwnState, RemoteState};
 use crate::range_coder::{RangeError, RangeIn, RangeOut};
 
 /// Bits of a player id on the wire (ids below 128).
@@ -548,7 +546,7 @@ pub fn decode<'a>(
     };
 
     // Unlisted players are where they were expected.
-    let mut others: BTreeMap<PlayerId, RemoteState> = baseline.map(|b| b.others_at(tick)).unwrap_or_default();
+    let mut others: Others = baseline.map(|b| b.others_at(tick)).unwrap_or_default();
     let known: Vec<PlayerId> = others.keys().copied().collect();
     let mut after_change = false;
     for id in known {

@@ -37,7 +37,7 @@ mod state;
 pub use baseline::{Acknowledged, Baseline, MAX_CARRY_TICKS, MAX_MOTION_GAP_TICKS};
 pub use codec::{Header, SnapshotError, decode, encode, encode_with, header};
 pub use model::{AGE_BUCKETS, Model, Tally, age_bucket};
-pub use state::{Feedback, Frame, OwnState, REMOTE_POS_STEP_M, RemoteState};
+pub use state::{Feedback, Frame, Others, OwnState, REMOTE_POS_STEP_M, RemoteState};
 
 #[cfg(test)]
 mod tests;

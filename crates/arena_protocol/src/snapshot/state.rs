@@ -6,8 +6,6 @@
 //! grid; a [`Frame`] of them; and the [`Feedback`] about the client's own
 //! commands. Nobody's ammo, health or timers but its own.
 
-use std::collections::BTreeMap;
-
 use arena_sim::player::{GAIT_CYCLE_M, PlayerState, Weapon};
 use arena_sim::quant::{
     dist_to_q, landing_to_q, pitch_to_q, pos_to_q, powerup_to_q, q_to_dist, q_to_landing, q_to_pitch, q_to_pos,
@@ -295,10 +293,110 @@ pub struct Frame {
     /// The client's own player, if it has one.
     pub own: Option<(PlayerId, OwnState)>,
     /// Everyone else.
-    pub others: BTreeMap<PlayerId, RemoteState>,
+    pub others: Others,
     /// The map's items, in the map's order: there or taken (when, by whom).
     /// Everyone sees them alike.
     pub items: Vec<ItemSlot>,
+}
+
+/// Everyone else in a frame, in id order: a sorted list, as a map of ids to
+/// states. The server builds one per client per snapshot and keeps dozens
+/// as baselines, and the codec walks them in order beside one another: one
+/// allocation each, and no tree to search or take apart (issue 61).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Others(Vec<(PlayerId, RemoteState)>);
+
+impl Others {
+    fn find(&self, id: &PlayerId) -> Result<usize, usize> {
+        self.0.binary_search_by_key(id, |(i, _)| *i)
+    }
+
+    pub fn get(&self, id: &PlayerId) -> Option<&RemoteState> {
+        self.find(id).ok().map(|i| &self.0[i].1)
+    }
+
+    pub fn get_mut(&mut self, id: &PlayerId) -> Option<&mut RemoteState> {
+        self.find(id).ok().map(|i| &mut self.0[i].1)
+    }
+
+    pub fn contains_key(&self, id: &PlayerId) -> bool {
+        self.find(id).is_ok()
+    }
+
+    /// Puts `id`'s state in its place; the one it had, if any.
+    pub fn insert(&mut self, id: PlayerId, state: RemoteState) -> Option<RemoteState> {
+        match self.find(&id) {
+            Ok(i) => Some(std::mem::replace(&mut self.0[i].1, state)),
+            Err(i) => {
+                self.0.insert(i, (id, state));
+                None
+            }
+        }
+    }
+
+    pub fn remove(&mut self, id: &PlayerId) -> Option<RemoteState> {
+        self.find(id).ok().map(|i| self.0.remove(i).1)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// In id order.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = (&PlayerId, &RemoteState)> + ExactSizeIterator {
+        self.0.iter().map(|(id, s)| (id, s))
+    }
+
+    pub fn iter_mut(&mut self) -> impl DoubleEndedIterator<Item = (&PlayerId, &mut RemoteState)> + ExactSizeIterator {
+        self.0.iter_mut().map(|(id, s)| (&*id, s))
+    }
+
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &PlayerId> + ExactSizeIterator {
+        self.0.iter().map(|(id, _)| id)
+    }
+
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &RemoteState> + ExactSizeIterator {
+        self.0.iter().map(|(_, s)| s)
+    }
+}
+
+/// As a map's: in id order, a later state for an id replacing an earlier.
+impl FromIterator<(PlayerId, RemoteState)> for Others {
+    fn from_iter<I: IntoIterator<Item = (PlayerId, RemoteState)>>(iter: I) -> Self {
+        let mut all: Vec<(PlayerId, RemoteState)> = iter.into_iter().collect();
+        // Stable: of one id's states, the last stays last.
+        all.sort_by_key(|(id, _)| *id);
+        let mut out: Vec<(PlayerId, RemoteState)> = Vec::with_capacity(all.len());
+        for entry in all {
+            match out.last_mut() {
+                Some(last) if last.0 == entry.0 => *last = entry,
+                _ => out.push(entry),
+            }
+        }
+        Self(out)
+    }
+}
+
+impl<const N: usize> From<[(PlayerId, RemoteState); N]> for Others {
+    fn from(all: [(PlayerId, RemoteState); N]) -> Self {
+        all.into_iter().collect()
+    }
+}
+
+impl<'a> IntoIterator for &'a Others {
+    type Item = (&'a PlayerId, &'a RemoteState);
+    type IntoIter = std::iter::Map<
+        std::slice::Iter<'a, (PlayerId, RemoteState)>,
+        fn(&'a (PlayerId, RemoteState)) -> (&'a PlayerId, &'a RemoteState),
+    >;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter().map(|(id, s)| (id, s))
+    }
 }
 
 /// What the snapshot tells the client about its commands and about when it

@@ -143,7 +143,7 @@ fn the_dead_and_the_respawned_are_not_carried_on() {
     let mut c = runners(110);
     // One died where it stood at the baseline; another respawned far away.
     let died = c.others.get_mut(&PlayerId(3)).expect("player 3");
-    *died = RemoteState { flags: 0, ..b.others[&PlayerId(3)] };
+    *died = RemoteState { flags: 0, ..*b.others.get(&PlayerId(3)).expect("listed") };
     let respawned = c.others.get_mut(&PlayerId(4)).expect("player 4");
     respawned.pos = [9000, 0, -9000];
     respawned.spawn_count = 1;
@@ -155,8 +155,8 @@ fn the_dead_and_the_respawned_are_not_carried_on() {
     let bytes = encode(&d, &Feedback::default(), Some(Baseline { frame: &c, before: Some(&b), tick_hz: 64 }));
     let kept = |t: u32| [&b, &c].into_iter().find(|f| f.tick == t);
     let (decoded, _) = decode(&bytes, kept, NEAR, 64, 64).expect("decodes");
-    assert_eq!(decoded.others[&PlayerId(3)], c.others[&PlayerId(3)]);
-    assert_eq!(decoded.others[&PlayerId(4)], c.others[&PlayerId(4)]);
+    assert_eq!(*decoded.others.get(&PlayerId(3)).expect("listed"), *c.others.get(&PlayerId(3)).expect("listed"));
+    assert_eq!(*decoded.others.get(&PlayerId(4)).expect("listed"), *c.others.get(&PlayerId(4)).expect("listed"));
 }
 
 #[test]
@@ -204,7 +204,7 @@ fn a_player_at_the_pitch_limits_travels_whole_and_as_a_delta() {
         let delta = encode(&b, &Feedback::default(), Some(Baseline::still(&a)));
         let decoded = decode(&delta, |t| (t == 100).then_some(&a), Some(100), 64, 64);
         assert_eq!(decoded.map(|(f, _)| f), Ok(b.clone()), "{from} to {to}");
-        let drawn = b.others[&PlayerId(1)].to_state().pitch;
+        let drawn = b.others.get(&PlayerId(1)).expect("listed").to_state().pitch;
         assert!((drawn.abs() - limit).abs() < 0.7f32.to_radians(), "drawn within a step of the limit: {drawn}");
     }
 }
