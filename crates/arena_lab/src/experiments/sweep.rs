@@ -5,7 +5,8 @@
 //! round trip and the interpolation delay, interpolation error against
 //! loss, input-to-motion against round trip with prediction on and off, and
 //! a flick's hit ratio against how fast the view turns, with sub-tick shots
-//! on and off.
+//! on and off; and the server's cost (a core's percent, from `/proc`)
+//! against players at 64 and 128 Hz.
 
 use std::path::{Path, PathBuf};
 
@@ -17,6 +18,7 @@ use super::hitreg::{HitregReport, hitreg};
 use super::interpolation::{InterpolationReport, interpolation};
 use super::peek::{Peek, PeekReport, peek};
 use super::prediction::{PredictionReport, prediction};
+use super::servercost::{ServerCostReport, ServerLoad, servercost};
 use super::setup::{LabError, LabSettings, Switch};
 use super::unlag::{UnlagReport, UnlagRow, unlag};
 
@@ -34,6 +36,11 @@ pub(super) const FLICK_ROUND_TRIP_MS: f32 = 100.0;
 pub(super) const PEEK_TICK_HZ: [u32; 3] = [32, 64, 128];
 /// Rewind caps the unlag runs compare, milliseconds.
 pub(super) const UNLAG_CAPS_MS: [u16; 6] = [100, 150, 200, 300, 400, 1000];
+/// Players the cost runs put on the server (a quarter of them network
+/// clients in another process, the rest server bots: 64 is the 48 bots and
+/// 16 clients `servercost` defaults to), and the tick rates they run at.
+pub(super) const COST_PLAYERS: [usize; 5] = [8, 16, 32, 48, 64];
+pub(super) const COST_TICK_HZ: [u32; 2] = [64, 128];
 
 /// The parts of a sweep, each a set of runs and its charts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -51,16 +58,20 @@ pub enum SweepPart {
     Peek,
     /// Hits kept and time behind cover against round trip, per rewind cap.
     Unlag,
+    /// The server's cost against players, at 64 and 128 Hz (processes of
+    /// this binary on the wall clock; the machine should be otherwise idle).
+    Cost,
 }
 
 impl SweepPart {
-    pub const ALL: [SweepPart; 6] = [
+    pub const ALL: [SweepPart; 7] = [
         SweepPart::Hitreg,
         SweepPart::Prediction,
         SweepPart::Interpolation,
         SweepPart::Flick,
         SweepPart::Peek,
         SweepPart::Unlag,
+        SweepPart::Cost,
     ];
 }
 
@@ -104,6 +115,8 @@ pub struct SweepReport {
     pub flick_off: Vec<FlickReport>,
     pub peek: Vec<PeekReport>,
     pub unlag: Vec<UnlagReport>,
+    /// The server's cost, by tick rate then players.
+    pub cost: Vec<ServerCostReport>,
     /// The parts run.
     pub parts: Vec<SweepPart>,
     /// The files written.
@@ -141,6 +154,7 @@ pub fn sweep(
         flick_off: Vec::new(),
         peek: Vec::new(),
         unlag: Vec::new(),
+        cost: Vec::new(),
         parts: SweepPart::ALL.into_iter().filter(|p| parts.contains(p)).collect(),
         files: Vec::new(),
     };
@@ -191,6 +205,15 @@ pub fn sweep(
             let at_rtt = at(FLICK_ROUND_TRIP_MS, 0.0);
             report.flick_on.push(flick(LabSettings { subtick: Switch::On, ..at_rtt.clone() }, rates)?);
             report.flick_off.push(flick(LabSettings { subtick: Switch::Off, ..at_rtt }, rates)?);
+        }
+    }
+    if has(SweepPart::Cost) {
+        for tick in COST_TICK_HZ {
+            for players in COST_PLAYERS {
+                progress(&format!("server cost: {players} players at {tick} Hz"));
+                let load = ServerLoad { players, clients: players / 4, executor: arena_server::Executor::Single };
+                report.cost.push(servercost(LabSettings { tick, snapshot_rate: None, ..base.clone() }, load)?);
+            }
         }
     }
     report.files = draw(&report, out)?;
@@ -475,6 +498,29 @@ fn draw(r: &SweepReport, out: &Path) -> Result<Vec<PathBuf>, SweepError> {
             "round trip, ms",
             "out of the shooter's sight on the server, ms",
             by_cap(|c| c.behind_cover_p95_ms),
+        )?;
+    }
+    if !r.cost.is_empty() {
+        write(
+            "server-cost-vs-players.svg",
+            "Server cost against players (a quarter of them network clients)",
+            "players",
+            "one core's time, %",
+            COST_TICK_HZ
+                .iter()
+                .enumerate()
+                .map(|(i, tick)| Series {
+                    label: format!("{tick} Hz, {} build", r.cost[0].build),
+                    color: palette(i),
+                    points: r
+                        .cost
+                        .iter()
+                        .filter(|c| c.tick == *tick)
+                        .map(|c| (c.players as f64, c.core_percent))
+                        .collect(),
+                    dashed: false,
+                })
+                .collect(),
         )?;
     }
     Ok(files)
