@@ -202,10 +202,15 @@ class Browser:
                         continue
                 busiest = ("?", 0.0)
                 for tid in os.listdir(f"/proc/{pid}/task"):
-                    with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                        head, tail = f.read().rsplit(")", 1)
-                    name, fields = head.split("(", 1)[1], tail.split()
-                    cpu_s = (int(fields[11]) + int(fields[12])) / clock
+                    # A thread that ends meanwhile is only not described:
+                    # the process is stopped all the same.
+                    try:
+                        with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                            head, tail = f.read().rsplit(")", 1)
+                        name, fields = head.split("(", 1)[1], tail.split()
+                        cpu_s = (int(fields[11]) + int(fields[12])) / clock
+                    except (OSError, IndexError, ValueError):
+                        continue
                     if cpu_s > busiest[1]:
                         busiest = (name, round(cpu_s, 1))
                 os.kill(pid, signal.SIGKILL)

@@ -168,17 +168,18 @@ pub(crate) enum Experiment {
     /// The experiments over round trips of 0-300 ms (hitreg and prediction,
     /// each on and off; peek at 32, 64 and 128 Hz; unlag with six rewind
     /// caps), loss of 0-30% (interpolation) and turn rates of 0-4000 degrees
-    /// a second (flick, sub-tick shots on and off); writes every report to
-    /// DIR/sweep.json (DIR/sweep-PARTS.json for some parts) and eight
-    /// charts (SVG) beside it.
+    /// a second (flick, sub-tick shots on and off), and with --parts cost the
+    /// server's cost against 8-64 players at 64 and 128 Hz (processes on the
+    /// wall clock: an idle machine); writes every report to DIR/sweep.json
+    /// (DIR/sweep-PARTS.json for some parts) and the charts (SVG) beside it.
     Sweep {
         #[command(flatten)]
         lab: LabArgs,
         /// Where the JSON and the charts go.
         #[arg(long, value_name = "DIR")]
         out: PathBuf,
-        /// The parts to run (default: all), comma-separated.
-        #[arg(long, value_enum, value_delimiter = ',', default_values_t = arena_lab::experiments::SweepPart::ALL)]
+        /// The parts to run (default: all but cost), comma-separated.
+        #[arg(long, value_enum, value_delimiter = ',', default_values_t = arena_lab::experiments::SweepPart::DEFAULT)]
         parts: Vec<arena_lab::experiments::SweepPart>,
         /// Simulated seconds of each of the sweep's runs (replaces --seconds).
         #[arg(long, default_value_t = 8.0, value_name = "S")]

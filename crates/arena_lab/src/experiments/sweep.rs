@@ -73,6 +73,18 @@ impl SweepPart {
         SweepPart::Unlag,
         SweepPart::Cost,
     ];
+
+    /// What a sweep runs unless told: every part but `Cost`, whose
+    /// processes on the wall clock want an otherwise idle machine (and
+    /// whose failure, say without `/proc`, would lose the stepped runs).
+    pub const DEFAULT: [SweepPart; 6] = [
+        SweepPart::Hitreg,
+        SweepPart::Prediction,
+        SweepPart::Interpolation,
+        SweepPart::Flick,
+        SweepPart::Peek,
+        SweepPart::Unlag,
+    ];
 }
 
 /// Why a sweep stopped.
@@ -212,12 +224,19 @@ pub fn sweep(
             for players in COST_PLAYERS {
                 progress(&format!("server cost: {players} players at {tick} Hz"));
                 let load = ServerLoad { players, clients: players / 4, executor: arena_server::Executor::Single };
-                report.cost.push(servercost(LabSettings { tick, snapshot_rate: None, ..base.clone() }, load)?);
+                let run = servercost(LabSettings { tick, snapshot_rate: None, ..base.clone() }, load)?;
+                if run.clients_in_game < run.clients {
+                    progress(&format!(
+                        "server cost: only {} of {} network clients got into the game",
+                        run.clients_in_game, run.clients
+                    ));
+                }
+                report.cost.push(run);
             }
         }
     }
     report.files = draw(&report, out)?;
-    let json_name = if report.parts.len() == SweepPart::ALL.len() {
+    let json_name = if SweepPart::DEFAULT.iter().all(|p| report.parts.contains(p)) {
         "sweep.json".to_string()
     } else {
         let names: Vec<String> = report.parts.iter().map(|p| format!("{p:?}").to_lowercase()).collect();
