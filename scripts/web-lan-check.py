@@ -23,6 +23,28 @@ web_check = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(web_check)
 
 
+def move_and_be_listed(browser):
+    """The friend moves forward and back, and the host's `status` lists it
+    at its own address, marked (web): how far it moved, and that line."""
+    browser.mouse("mousePressed")
+    browser.mouse("mouseReleased")
+    before = browser.status()["moved_m"]
+    for key in (web_check.KEY_W, web_check.KEY_S):
+        web_check.hold_key(browser, key, 1.5)
+        time.sleep(0.5)
+    moved = browser.status()["moved_m"] - before
+    assert moved > 1.0, f"the friend moved {moved:.2f} m"
+    browser.screenshot(os.path.join(sys.argv[2], "friend-in-game.png"))
+    with open(os.environ["ARENA_RCON_PASSWORD_FILE"]) as f:
+        password = f.read().strip()
+    answer = subprocess.run(os.environ["ARENA_RCON_CMD"].split() + ["--wait-ms", "3000", "status"],
+                            capture_output=True, text=True, timeout=30,
+                            env={**os.environ, "ARENA_RCON_PASSWORD": password})
+    line = next((l for l in answer.stdout.splitlines() if "(web)" in l), None)
+    assert line and os.environ["FRIEND_IP"] in line, answer.stdout + answer.stderr
+    return moved, line
+
+
 def main():
     link, out_dir = sys.argv[1], sys.argv[2]
     os.makedirs(out_dir, exist_ok=True)
@@ -56,26 +78,30 @@ def main():
         assert secure, "the page is not a secure context after the certificate was accepted"
         print(f"web-lan-check: ok: accepted once, the page (a secure context) joined ({joins} join(s) to "
               f"settle): round trip {status['rtt_ms']:.0f} ms, {status['snapshots_received']} snapshots", flush=True)
-        browser.mouse("mousePressed")
-        browser.mouse("mouseReleased")
-        before = browser.status()["moved_m"]
-        for key in (web_check.KEY_W, web_check.KEY_S):
-            web_check.hold_key(browser, key, 1.5)
-            time.sleep(0.5)
-        moved = browser.status()["moved_m"] - before
-        assert moved > 1.0, f"the friend moved {moved:.2f} m"
-        browser.screenshot(os.path.join(out_dir, "friend-in-game.png"))
-        with open(os.environ["ARENA_RCON_PASSWORD_FILE"]) as f:
-            password = f.read().strip()
-        answer = subprocess.run(os.environ["ARENA_RCON_CMD"].split() + ["--wait-ms", "3000", "status"],
-                                capture_output=True, text=True, timeout=30,
-                                env={**os.environ, "ARENA_RCON_PASSWORD": password})
-        line = next((l for l in answer.stdout.splitlines() if "(web)" in l), None)
-        assert line and os.environ["FRIEND_IP"] in line, answer.stdout + answer.stderr
+        # A page whose software GPU stalls (CI saw the page "paused for
+        # 168.8 s" after it had settled, and the host timed the friend out)
+        # joins again once, as a person would, and the step runs again when
+        # the host's log says it timed the friend out; any other failure, or
+        # a second timeout, fails the check.
+        server_log = os.path.join(out_dir, "server.log")
+        settled_timeouts = web_check.page_timeouts(server_log, "Player")
+        for attempt in (1, 2):
+            try:
+                moved, line = move_and_be_listed(browser)
+                break
+            except (AssertionError, RuntimeError) as e:
+                timeouts = web_check.page_timeouts(server_log, "Player")
+                if attempt == 2 or timeouts == settled_timeouts:
+                    raise
+                print(f"web-lan-check: the host timed the friend out after it settled ({str(e)[:160]}); "
+                      "the friend joins again", flush=True)
+                settled_timeouts = timeouts
+                status, joins = web_check.join_and_settle(browser, link, "the friend joining the host again")
         print(f"web-lan-check: ok: moved {moved:.1f} m; the host's status: {line.strip()}", flush=True)
         link_state = browser.js("const l = window.arena_web_link; return {state: l.state, error: l.error, "
                                 "frames_out: l.framesOut, datagrams_in: l.datagramsIn};")
-        print(json.dumps({"rtt_ms": status["rtt_ms"], "moved_m": round(moved, 1), "link": link_state}), flush=True)
+        print(json.dumps({"rtt_ms": status["rtt_ms"], "moved_m": round(moved, 1), "link": link_state,
+                          "rejoins_after_a_timeout": attempt - 1}), flush=True)
     finally:
         browser.close()
 
