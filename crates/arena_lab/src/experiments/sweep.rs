@@ -64,16 +64,6 @@ pub enum SweepPart {
 }
 
 impl SweepPart {
-    pub const ALL: [SweepPart; 7] = [
-        SweepPart::Hitreg,
-        SweepPart::Prediction,
-        SweepPart::Interpolation,
-        SweepPart::Flick,
-        SweepPart::Peek,
-        SweepPart::Unlag,
-        SweepPart::Cost,
-    ];
-
     /// What a sweep runs unless told: every part but `Cost`, whose
     /// processes on the wall clock want an otherwise idle machine (and
     /// whose failure, say without `/proc`, would lose the stepped runs).
@@ -167,7 +157,8 @@ pub fn sweep(
         peek: Vec::new(),
         unlag: Vec::new(),
         cost: Vec::new(),
-        parts: SweepPart::ALL.into_iter().filter(|p| parts.contains(p)).collect(),
+        // In the enum's order, whatever the order asked in.
+        parts: <SweepPart as clap::ValueEnum>::value_variants().iter().filter(|p| parts.contains(p)).copied().collect(),
         files: Vec::new(),
     };
     let has = |part: SweepPart| parts.contains(&part);

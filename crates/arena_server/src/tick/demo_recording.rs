@@ -344,22 +344,16 @@ mod tests {
     use arena_sim::HitZone;
     use bevy::time::TimeUpdateStrategy;
 
-    /// A team deathmatch with friendly fire, recorded: a frag on a
-    /// teammate takes one off its killer (as Quake scores it), and the
-    /// demo's replay must count it the same way, or `arena demo verify`
-    /// calls a faithful recording wrong.
-    #[test]
-    fn a_friendly_fire_team_kill_verifies_in_the_recorded_demo() {
-        let dir = std::env::temp_dir().join(format!("arena-teamkill-{}", std::process::id()));
+    /// A server App recording into a fresh folder named after `name`, on
+    /// fixed frames of one tick each (no wall clock): the App, the folder,
+    /// and the tick rate.
+    fn recording_server(name: &str, config: crate::ServerConfig) -> (App, std::path::PathBuf, u32) {
+        let dir = std::env::temp_dir().join(format!("arena-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let config = crate::ServerConfig {
             bind: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-            mode: Mode::Tdm,
-            friendly_fire: true,
-            bots: 4,
-            bot_seed: Some(7),
             record_dir: Some(dir.clone()),
-            ..crate::ServerConfig::default()
+            ..config
         };
         let mut app = App::new();
         app.add_plugins(MinimalPlugins.set(bevy::app::ScheduleRunnerPlugin::run_once()));
@@ -368,6 +362,36 @@ mod tests {
         app.insert_resource(TimeUpdateStrategy::ManualDuration(std::time::Duration::from_secs_f64(
             1.0 / f64::from(hz),
         )));
+        (app, dir, hz)
+    }
+
+    /// Stops the server (which finishes its file) and verifies the demo it
+    /// wrote; the folder is removed.
+    fn verify_recorded(app: App, dir: &std::path::Path) -> arena_replay::VerifyReport {
+        drop(app);
+        let demo = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "demo"));
+        let report = arena_replay::verify_file(&demo.expect("a demo")).unwrap();
+        std::fs::remove_dir_all(dir).ok();
+        report
+    }
+
+    /// A team deathmatch with friendly fire, recorded: a frag on a
+    /// teammate takes one off its killer (as Quake scores it), and the
+    /// demo's replay must count it the same way, or `arena demo verify`
+    /// calls a faithful recording wrong.
+    #[test]
+    fn a_friendly_fire_team_kill_verifies_in_the_recorded_demo() {
+        let config = crate::ServerConfig {
+            mode: Mode::Tdm,
+            friendly_fire: true,
+            bots: 4,
+            bot_seed: Some(7),
+            ..Default::default()
+        };
+        let (mut app, dir, hz) = recording_server("teamkill", config);
         let run = |app: &mut App, seconds: u32| {
             for _ in 0..seconds * hz {
                 app.update();
@@ -406,13 +430,7 @@ mod tests {
         assert_eq!(score(&mut app, killer), before + 1, "an enemy's kill counts one");
         assert_eq!(app.world().resource::<Roster>().side(victim), Side::Team(Blue), "the switch was made");
         run(&mut app, 3);
-        drop(app); // finishes the file
-        let demo = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "demo"));
-        let report = arena_replay::verify_file(&demo.expect("a demo")).unwrap();
-        std::fs::remove_dir_all(&dir).ok();
+        let report = verify_recorded(app, &dir);
         assert!(report.ok && report.keyframes >= 5, "{report:?}");
     }
 
@@ -423,22 +441,8 @@ mod tests {
     /// soak's red CI: "recorded (9, 4), replayed (8, 5)").
     #[test]
     fn a_frag_after_the_match_ended_is_recorded_as_not_counted() {
-        let dir = std::env::temp_dir().join(format!("arena-overfrag-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let config = crate::ServerConfig {
-            bind: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
-            bots: 3,
-            bot_seed: Some(11),
-            record_dir: Some(dir.clone()),
-            ..crate::ServerConfig::default()
-        };
-        let mut app = App::new();
-        app.add_plugins(MinimalPlugins.set(bevy::app::ScheduleRunnerPlugin::run_once()));
-        crate::add_server(&mut app, &config).unwrap();
-        let hz = config.tick_hz;
-        app.insert_resource(TimeUpdateStrategy::ManualDuration(std::time::Duration::from_secs_f64(
-            1.0 / f64::from(hz),
-        )));
+        let config = crate::ServerConfig { bots: 3, bot_seed: Some(11), ..Default::default() };
+        let (mut app, dir, hz) = recording_server("overfrag", config);
         let run = |app: &mut App, ticks: u32| {
             for _ in 0..ticks {
                 app.update();
@@ -465,13 +469,7 @@ mod tests {
         // Keyframes while the results show, then the file is finished.
         run(&mut app, 2 * hz);
         assert!(app.world().resource::<MatchState>().is_over(), "still the same match's results");
-        drop(app);
-        let demo = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "demo"));
-        let report = arena_replay::verify_file(&demo.expect("a demo")).unwrap();
-        std::fs::remove_dir_all(&dir).ok();
+        let report = verify_recorded(app, &dir);
         assert!(report.ok && report.keyframes >= 4, "{report:?}");
     }
 
