@@ -42,6 +42,7 @@ impl Prob {
         self.0
     }
 
+    #[inline]
     fn update(&mut self, bit: bool) {
         // Stays within PROB_MIN..=PROB_MAX: the step shrinks to zero at the
         // edges (a shift of 4 cannot cross 16 or 4096 - 16).
@@ -84,6 +85,7 @@ impl RangeOut {
         Self { low: 0, range: u32::MAX, cache: 0, pending: 1, out: Vec::new() }
     }
 
+    #[inline]
     fn shift_low(&mut self) {
         if (self.low as u32) < 0xFF00_0000 || (self.low >> 32) != 0 {
             let carry = (self.low >> 32) as u8;
@@ -99,6 +101,7 @@ impl RangeOut {
         self.low = (self.low & 0x00FF_FFFF) << 8;
     }
 
+    #[inline]
     fn normalise(&mut self) {
         while self.range < TOP {
             self.range <<= 8;
@@ -107,6 +110,7 @@ impl RangeOut {
     }
 
     /// `bit` in context `p`, which then moves towards it.
+    #[inline]
     pub fn bit(&mut self, p: &mut Prob, bit: bool) {
         let bound = (self.range >> PROB_BITS) * u32::from(p.0);
         if bit {
@@ -203,6 +207,7 @@ impl<'a> RangeIn<'a> {
         b
     }
 
+    #[inline]
     fn normalise(&mut self) {
         while self.range < TOP {
             self.range <<= 8;
@@ -211,6 +216,7 @@ impl<'a> RangeIn<'a> {
     }
 
     /// A bit in context `p`, which then moves towards it.
+    #[inline]
     pub fn bit(&mut self, p: &mut Prob) -> bool {
         let bound = (self.range >> PROB_BITS) * u32::from(p.0);
         let bit = self.code >= bound;

@@ -48,9 +48,10 @@ fn read_pos(input: &mut BitsIn) -> Vec3 {
     Vec3::from_array(v)
 }
 
-/// The full tick nearest `near` whose low 16 bits are `low`.
+/// The full tick nearest `near` whose low 16 bits are `low` (the shared
+/// rule, [`arena_sim::tick_near`], for a rocket's 16 bits).
 pub fn tick_near(low: u16, near: u32) -> u32 {
-    near.wrapping_add(i32::from(low.wrapping_sub(near as u16) as i16) as u32)
+    arena_sim::tick_near(u32::from(low), 16, near)
 }
 
 /// A rocket fired, as everyone is told (16 bytes): see [`RocketLaunch::new`].

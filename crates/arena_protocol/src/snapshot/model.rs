@@ -427,6 +427,7 @@ impl Model {
         self.tally
     }
 
+    #[inline]
     pub(super) fn put(&mut self, out: &mut RangeOut, ctx: usize, bit: bool) {
         if let Some(t) = &mut self.tally {
             t.0[ctx][usize::from(bit)] += 1;
@@ -434,6 +435,7 @@ impl Model {
         out.bit(&mut self.p[ctx], bit);
     }
 
+    #[inline]
     pub(super) fn get(&mut self, input: &mut RangeIn, ctx: usize) -> bool {
         input.bit(&mut self.p[ctx])
     }

@@ -34,6 +34,14 @@ const SIGHT_M: f32 = 45.0;
 /// [`HEARING_M`] it notices anyone.
 const HALF_FOV_RAD: f32 = 1.1;
 const HEARING_M: f32 = 8.0;
+/// How many times a second a bot looks around for enemies (a ray to every
+/// candidate in view): a person takes in a scene a few dozen times a second
+/// at most and reacts in a fifth of a second or more, so a bot need not
+/// look every tick. Between its looks it keeps its eye on the enemy it
+/// has (one ray). The bots look on different ticks (by id), so the rays of
+/// 48 bots at 128 Hz spread over the ticks; they were a tenth of such a
+/// server's time.
+const LOOKS_PER_S: u32 = 32;
 /// Preferred fighting distance band, metres.
 const TOO_FAR_M: f32 = 18.0;
 const TOO_CLOSE_M: f32 = 7.0;
@@ -268,11 +276,16 @@ fn decide(
         let in_view = distance < HEARING_M || dir.dot(forward) > HALF_FOV_RAD.cos();
         o.state.alive && distance < SIGHT_M && in_view && world.cast_ray(eye, dir, distance).is_none()
     };
-    let enemy = others
-        .iter()
-        .filter(|o| o.id != me_id && visible(o))
-        .min_by(|a, b| a.state.pos.distance_squared(me.pos).total_cmp(&b.state.pos.distance_squared(me.pos)))
-        .map(|o| (o.id, o.state));
+    let enemy = if looks_around(me_id, tick, tick_hz) {
+        others
+            .iter()
+            .filter(|o| o.id != me_id && visible(o))
+            .min_by(|a, b| a.state.pos.distance_squared(me.pos).total_cmp(&b.state.pos.distance_squared(me.pos)))
+    } else {
+        // Between looks: the enemy it has, while it still sees it.
+        brain.target.and_then(|id| others.iter().find(|o| o.id == id)).filter(|o| visible(o))
+    }
+    .map(|o| (o.id, o.state));
     if enemy.map(|(id, _)| id) != brain.target {
         brain.target = enemy.map(|(id, _)| id);
         brain.noticed_tick = tick;
@@ -454,6 +467,13 @@ fn decide(
     cmd
 }
 
+/// Whether bot `id` looks around on `tick` (every tick below
+/// [`LOOKS_PER_S`] ticks a second; else on its own share of them).
+fn looks_around(id: PlayerId, tick: u32, tick_hz: u32) -> bool {
+    let every = (tick_hz / LOOKS_PER_S).max(1);
+    tick.wrapping_add(u32::from(id.0)) % every == 0
+}
+
 /// How far ahead a bot feels for the floor before stepping, metres.
 const EDGE_PROBE_M: f32 = 1.5;
 /// How far from a pad's spot a bot in the air has been thrown by that pad, metres.
@@ -538,4 +558,31 @@ fn new_route(nav: &NavGraph, from: Vec3, rng: &mut SplitMix64) -> Vec<Vec3> {
         }
     }
     Vec::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bots_look_around_32_times_a_second_on_ticks_spread_among_them() {
+        // At 128 Hz each bot looks every fourth tick, and 48 bots' looks
+        // fall 12 to a tick; at 64 Hz every second tick.
+        for (tick_hz, every) in [(128, 4), (64, 2)] {
+            for id in 0..48u8 {
+                let looks: Vec<u32> =
+                    (1000..1000 + tick_hz).filter(|t| looks_around(PlayerId(id), *t, tick_hz)).collect();
+                assert_eq!(looks.len() as u32, LOOKS_PER_S, "bot {id} at {tick_hz} Hz");
+                assert!(looks.windows(2).all(|w| w[1] - w[0] == every));
+            }
+            for tick in 1000..1000 + tick_hz {
+                let lookers = (0..48u8).filter(|id| looks_around(PlayerId(*id), tick, tick_hz)).count() as u32;
+                assert_eq!(lookers, 48 / every, "tick {tick} at {tick_hz} Hz");
+            }
+        }
+        // At 32 Hz and below, every tick.
+        for tick_hz in [20, 32] {
+            assert!((0..tick_hz).all(|t| looks_around(PlayerId(7), t, tick_hz)));
+        }
+    }
 }
