@@ -34,11 +34,11 @@ const SIGHT_M: f32 = 45.0;
 /// [`HEARING_M`] it notices anyone.
 const HALF_FOV_RAD: f32 = 1.1;
 const HEARING_M: f32 = 8.0;
-/// How many times a second a bot looks around for enemies (a ray to every
-/// candidate in view): a person takes in a scene a few dozen times a second
-/// at most and reacts in a fifth of a second or more, so a bot need not
-/// look every tick. Between its looks it keeps its eye on the enemy it
-/// has (one ray). The bots look on different ticks (by id), so the rays of
+/// How many times a second, at least, a bot looks around for enemies (a
+/// ray to every candidate in view): a person takes in a scene a few dozen
+/// times a second at most and reacts in a fifth of a second or more, so a
+/// bot need not look every tick. Between its looks it keeps its eye on the
+/// enemy it has (one ray), and looks again at once when it loses it. The bots look on different ticks (by id), so the rays of
 /// 48 bots at 128 Hz spread over the ticks; they were a tenth of such a
 /// server's time.
 const LOOKS_PER_S: u32 = 32;
@@ -276,14 +276,24 @@ fn decide(
         let in_view = distance < HEARING_M || dir.dot(forward) > HALF_FOV_RAD.cos();
         o.state.alive && distance < SIGHT_M && in_view && world.cast_ray(eye, dir, distance).is_none()
     };
-    let enemy = if looks_around(me_id, tick, tick_hz) {
+    let look = || {
         others
             .iter()
             .filter(|o| o.id != me_id && visible(o))
             .min_by(|a, b| a.state.pos.distance_squared(me.pos).total_cmp(&b.state.pos.distance_squared(me.pos)))
+    };
+    let enemy = if looks_around(me_id, tick, tick_hz) {
+        look()
     } else {
-        // Between looks: the enemy it has, while it still sees it.
-        brain.target.and_then(|id| others.iter().find(|o| o.id == id)).filter(|o| visible(o))
+        // Between looks: the enemy it has, while it still sees it; one lost
+        // from sight (dead, behind cover) makes it look around at once, so a
+        // bot in a fight turns to the next enemy as it always did.
+        let kept = brain.target.map(|id| others.iter().find(|o| o.id == id).filter(|o| visible(o)));
+        match kept {
+            Some(None) => look(),
+            Some(seen) => seen,
+            None => None,
+        }
     }
     .map(|o| (o.id, o.state));
     if enemy.map(|(id, _)| id) != brain.target {
@@ -467,8 +477,10 @@ fn decide(
     cmd
 }
 
-/// Whether bot `id` looks around on `tick` (every tick below
-/// [`LOOKS_PER_S`] ticks a second; else on its own share of them).
+/// Whether bot `id` looks around on `tick`: on every tick below twice
+/// [`LOOKS_PER_S`] ticks a second, else on every n-th tick (n the tick
+/// rate over [`LOOKS_PER_S`], rounded down: at least that many looks a
+/// second), bots on different ticks by id.
 fn looks_around(id: PlayerId, tick: u32, tick_hz: u32) -> bool {
     let every = (tick_hz / LOOKS_PER_S).max(1);
     tick.wrapping_add(u32::from(id.0)) % every == 0
@@ -565,7 +577,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bots_look_around_32_times_a_second_on_ticks_spread_among_them() {
+    fn bots_look_around_at_least_32_times_a_second_on_ticks_spread_among_them() {
         // At 128 Hz each bot looks every fourth tick, and 48 bots' looks
         // fall 12 to a tick; at 64 Hz every second tick.
         for (tick_hz, every) in [(128, 4), (64, 2)] {
@@ -580,9 +592,10 @@ mod tests {
                 assert_eq!(lookers, 48 / every, "tick {tick} at {tick_hz} Hz");
             }
         }
-        // At 32 Hz and below, every tick.
-        for tick_hz in [20, 32] {
+        // Below 64 Hz, every tick; at 100 Hz every third (33 a second).
+        for tick_hz in [20, 32, 60] {
             assert!((0..tick_hz).all(|t| looks_around(PlayerId(7), t, tick_hz)));
         }
+        assert_eq!((0..100).filter(|t| looks_around(PlayerId(7), *t, 100)).count(), 33);
     }
 }
