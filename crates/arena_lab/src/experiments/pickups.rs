@@ -219,7 +219,9 @@ pub fn pickups(settings: LabSettings, map_name: &str) -> Result<PickupsReport, L
     undo.sort_by(f64::total_cmp);
     let net = lab.clients[0].world().resource::<NetStats>();
     let rtt_ms = net.rtt_ms;
-    let command_hold_ms = f64::from(net.command_margin_ticks.unwrap_or(0.0)) * tick_s * 1000.0;
+    // The mean head start, not `command_margin_ticks` (the worst margin
+    // lately: one late command makes that negative, as at 250 ms it was).
+    let command_hold_ms = f64::from(net.head_start_ticks.unwrap_or(0.0)) * tick_s * 1000.0;
     Ok(PickupsReport {
         experiment: "pickups",
         map: map.name.clone(),

@@ -35,10 +35,11 @@ const SIGHT_M: f32 = 45.0;
 const HALF_FOV_RAD: f32 = 1.1;
 const HEARING_M: f32 = 8.0;
 /// How many times a second, at least, a bot looks around for enemies (a
-/// ray to every candidate in view): a person takes in a scene a few dozen
-/// times a second at most and reacts in a fifth of a second or more, so a
-/// bot need not look every tick. Between its looks it keeps its eye on the
-/// enemy it has (one ray), and looks again at once when it loses it. The bots look on different ticks (by id), so the rays of
+/// ray to every candidate in view; every tick below 64 Hz): a person takes
+/// in a scene a few dozen times a second at most and reacts in a fifth of
+/// a second or more, so a bot need not look every tick. Between its looks
+/// it keeps its eye on the enemy it has (one ray), and looks again at once
+/// when it loses it. The bots look on different ticks (by id), so the rays of
 /// 48 bots at 128 Hz spread over the ticks; they were a tenth of such a
 /// server's time.
 const LOOKS_PER_S: u32 = 32;
@@ -276,26 +277,8 @@ fn decide(
         let in_view = distance < HEARING_M || dir.dot(forward) > HALF_FOV_RAD.cos();
         o.state.alive && distance < SIGHT_M && in_view && world.cast_ray(eye, dir, distance).is_none()
     };
-    let look = || {
-        others
-            .iter()
-            .filter(|o| o.id != me_id && visible(o))
-            .min_by(|a, b| a.state.pos.distance_squared(me.pos).total_cmp(&b.state.pos.distance_squared(me.pos)))
-    };
-    let enemy = if looks_around(me_id, tick, tick_hz) {
-        look()
-    } else {
-        // Between looks: the enemy it has, while it still sees it; one lost
-        // from sight (dead, behind cover) makes it look around at once, so a
-        // bot in a fight turns to the next enemy as it always did.
-        let kept = brain.target.map(|id| others.iter().find(|o| o.id == id).filter(|o| visible(o)));
-        match kept {
-            Some(None) => look(),
-            Some(seen) => seen,
-            None => None,
-        }
-    }
-    .map(|o| (o.id, o.state));
+    let enemy = choose_enemy(brain.target, looks_around(me_id, tick, tick_hz), me_id, me.pos, others, visible)
+        .map(|o| (o.id, o.state));
     if enemy.map(|(id, _)| id) != brain.target {
         brain.target = enemy.map(|(id, _)| id);
         brain.noticed_tick = tick;
@@ -477,6 +460,33 @@ fn decide(
     cmd
 }
 
+/// The enemy a bot fights this tick, of `others` as `visible` judges them.
+/// On a look (`looking`), the nearest it sees. Between looks, the one it
+/// has (`target`) while it still sees it; one it has lost (dead, behind
+/// cover, on its side now, or gone) makes it look around at once, so a
+/// bot in a fight turns to the next enemy as it did when it looked every
+/// tick; with none, none until its next look.
+fn choose_enemy(
+    target: Option<PlayerId>,
+    looking: bool,
+    me_id: PlayerId,
+    me_pos: Vec3,
+    others: &[Seen],
+    visible: impl Fn(&Seen) -> bool,
+) -> Option<&Seen> {
+    let look = || {
+        others
+            .iter()
+            .filter(|o| o.id != me_id && visible(o))
+            .min_by(|a, b| a.state.pos.distance_squared(me_pos).total_cmp(&b.state.pos.distance_squared(me_pos)))
+    };
+    match target {
+        _ if looking => look(),
+        Some(id) => others.iter().find(|o| o.id == id).filter(|o| visible(o)).or_else(look),
+        None => None,
+    }
+}
+
 /// Whether bot `id` looks around on `tick`: on every tick below twice
 /// [`LOOKS_PER_S`] ticks a second, else on every n-th tick (n the tick
 /// rate over [`LOOKS_PER_S`], rounded down: at least that many looks a
@@ -597,5 +607,39 @@ mod tests {
             assert!((0..tick_hz).all(|t| looks_around(PlayerId(7), t, tick_hz)));
         }
         assert_eq!((0..100).filter(|t| looks_around(PlayerId(7), *t, 100)).count(), 33);
+    }
+
+    #[test]
+    fn between_looks_a_bot_keeps_its_enemy_and_looks_again_when_it_loses_it() {
+        let seen = |id: u8, x: f32| {
+            let pos = Vec3::new(x, 0.0, 0.0);
+            Seen {
+                id: PlayerId(id),
+                side: Side::Free,
+                state: PlayerState { pos, alive: true, ..Default::default() },
+                center: Some(pos),
+            }
+        };
+        // Player 1 is near, 2 farther, 3 farthest; the bot is 0, at the origin.
+        let others = [seen(0, 0.0), seen(1, 5.0), seen(2, 10.0), seen(3, 20.0)];
+        let me = PlayerId(0);
+        let choose = |target: Option<u8>, looking: bool, hidden: &[u8]| {
+            let visible = |o: &Seen| !hidden.contains(&o.id.0);
+            choose_enemy(target.map(PlayerId), looking, me, Vec3::ZERO, &others, visible).map(|o| o.id.0)
+        };
+        // A look: the nearest it sees, never itself.
+        assert_eq!(choose(Some(3), true, &[]), Some(1));
+        assert_eq!(choose(None, true, &[1]), Some(2));
+        // Between looks: the enemy it has, though a nearer one is in sight.
+        assert_eq!(choose(Some(3), false, &[]), Some(3));
+        // Lost from sight: it looks again at once.
+        assert_eq!(choose(Some(3), false, &[3]), Some(1));
+        assert_eq!(choose(Some(3), false, &[1, 3]), Some(2));
+        // Gone from its enemies (left, or on its side now): the same.
+        assert_eq!(choose(Some(9), false, &[]), Some(1));
+        // Nobody in sight: none.
+        assert_eq!(choose(Some(3), false, &[1, 2, 3]), None);
+        // No enemy and no look: none until its next look.
+        assert_eq!(choose(None, false, &[]), None);
     }
 }
