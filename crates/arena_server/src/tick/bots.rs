@@ -40,8 +40,8 @@ const HEARING_M: f32 = 8.0;
 /// a second or more, so a bot need not look every tick. Between its looks
 /// it keeps its eye on the enemy it has (one ray), and looks again at once
 /// when it loses it. The bots look on different ticks (by id), so the rays of
-/// 48 bots at 128 Hz spread over the ticks; they were a tenth of such a
-/// server's time.
+/// 48 bots at 128 Hz spread over the ticks; looking every tick, parry's
+/// ray casts were 6% of such a server's time.
 const LOOKS_PER_S: u32 = 32;
 /// Preferred fighting distance band, metres.
 const TOO_FAR_M: f32 = 18.0;
