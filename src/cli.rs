@@ -283,6 +283,16 @@ pub(crate) struct BotsArgs {
     /// Play for this team (`red` or `blue`; team deathmatch), asked for once in the game.
     #[arg(long, value_name = "TEAM", value_parser = team, conflicts_with = "spectate")]
     pub team: Option<arena_protocol::modes::Team>,
+    /// Talk: a second after getting into the game, each bot holds its
+    /// push-to-talk key while this WAV file plays (any rate and channels;
+    /// at most 10 minutes), then lets go.
+    #[arg(long, value_name = "IN.wav")]
+    pub voice_file: Option<PathBuf>,
+    /// Write what each bot heard (the talkers mixed, 16 kHz mono) to this
+    /// WAV file at the end (the second bot's and later ones' with their
+    /// names added).
+    #[arg(long, value_name = "OUT.wav")]
+    pub voice_out: Option<PathBuf>,
     /// Frames a second of the bot loop: a low rate plays like a slow
     /// machine's window (1-1000).
     #[arg(long, default_value_t = arena_lab::bot_clients::FRAMES_PER_S, value_parser = values::frame_rate)]
@@ -615,6 +625,13 @@ impl BotsArgs {
             vote: self.vote,
             spectate: self.spectate,
             team: self.team,
+            voice: match &self.voice_file {
+                Some(path) => {
+                    Some(std::sync::Arc::new(arena_client::voice::read_wav(path).map_err(|e| e.to_string())?))
+                }
+                None => None,
+            },
+            voice_out: self.voice_out.clone(),
         })
     }
 }

@@ -39,5 +39,6 @@ mod rockets;
 mod server_config;
 mod server_queries;
 mod subtick;
+mod voice;
 mod votes;
 mod web_join;

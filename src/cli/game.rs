@@ -139,6 +139,10 @@ pub(crate) struct GameArgs {
     /// rest watch and queue for the next match).
     #[arg(long, env = "ARENA_MODE", default_value = "ffa", value_parser = mode)]
     pub mode: arena_protocol::modes::Mode,
+    /// Voice between players: `on` (push-to-talk, routed as chat is) or
+    /// `off` (nobody's voice is passed on).
+    #[arg(long, env = "ARENA_VOICE", value_name = "on|off", default_value = "on", value_parser = on_off)]
+    pub voice: bool,
     /// Teammates hurt each other (team deathmatch; off by default).
     #[arg(long, env = "ARENA_FRIENDLY_FIRE")]
     pub friendly_fire: bool,
@@ -167,6 +171,15 @@ pub(crate) struct GameArgs {
 }
 
 /// `--mode`: a mode by its short name.
+/// `on` or `off` (any case).
+fn on_off(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("{text:?}: on or off")),
+    }
+}
+
 fn mode(text: &str) -> Result<arena_protocol::modes::Mode, String> {
     arena_protocol::modes::Mode::parse(text).ok_or_else(|| format!("{text:?} is no mode: ffa, tdm or duel"))
 }
@@ -247,6 +260,7 @@ impl GameArgs {
             subtick: !self.no_subtick,
             projectile_compensation: !self.no_projectile_compensation,
             items: !self.no_items,
+            voice: self.voice,
             bot_rockets: !self.bot_rifle_only,
             record_dir: self.record.clone(),
             record_keep: usize::try_from(self.record_keep).unwrap_or(usize::MAX),

@@ -56,6 +56,8 @@
 //!   our own splash into the prediction.
 //! - `kill_cam`: the server's account of our death, kept for the view; skips.
 //! - `chat`: what the player says, sent; what the server passed on, kept.
+//! - `voice`: push-to-talk frames coded and sent; talkers' frames held in
+//!   jitter buffers, decoded and mixed (not in the browser's build).
 //! - `votes`: our calls and ballots sent; the vote as the server tells it.
 //! - `spectating`: the side we ask for; whom a watcher follows, and how.
 //! - `range`: our tally and misses on a shooting range.
@@ -119,6 +121,8 @@ mod stats;
 mod sub_tick_shots;
 pub mod transport;
 mod vocabulary;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod voice;
 mod votes;
 
 use std::sync::Arc;
@@ -135,7 +139,7 @@ pub use hole_punch::{Introducers, Introduction};
 pub use kill_cam::{KillCamFeed, SkipKillCam};
 pub use link::IoMode;
 pub use map_download::{MapCache, MapFetch};
-pub use settings::NetcodeSettings;
+pub use settings::{NetcodeSettings, VoiceSettings};
 pub use spectating::{ChooseSide, Spectating, SpectatorInput, WatchView};
 pub use votes::{ENDED_SHOWN_S, ShownVote, VoteAction, VoteBoard, parse_call as parse_vote_call};
 
@@ -257,6 +261,14 @@ impl Plugin for ClientPlugin {
                 (scoreboard::plugin, kill_cam::plugin, chat::plugin, spectating::plugin),
                 (range::plugin, stats::plugin, map_download::plugin, votes::plugin),
             ));
+        #[cfg(not(target_arch = "wasm32"))]
+        app.add_plugins(voice::plugin)
+            .add_systems(PreUpdate, voice::receive_voice.after(chat::receive_chat).in_set(ClientSet::Reconcile))
+            .add_systems(Update, voice::play_voice.in_set(ClientSet::Present))
+            .add_systems(
+                PostUpdate,
+                (voice::feed_voice_file, voice::send_voice).chain().before(ClientSet::SendCommands),
+            );
         let connected = connection::connected;
         let has_renet = resource_exists::<bevy_renet::RenetClient>;
         app.add_systems(

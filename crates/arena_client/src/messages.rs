@@ -48,9 +48,15 @@ pub(crate) fn send_packets(
     let now = time.elapsed();
     let mut sent = Ok(());
     // Each command message goes in its own datagram at its departure time,
-    // outside renet (with whatever else renet had queued, on the first).
+    // outside renet (with whatever else renet had queued, on the first);
+    // voice frames ride with the first, or go now in one of their own.
+    let mut voice = std::mem::take(&mut outbox.voice);
     for (at, _channel, bytes, newest) in std::mem::take(&mut outbox.commands) {
-        sent = sent.and_then(|()| transport.send_with(at.max(now), &mut client, Some((&bytes, newest))));
+        let riders = std::mem::take(&mut voice);
+        sent = sent.and_then(|()| transport.send_with(at.max(now), &mut client, Some((&bytes, newest)), &riders));
+    }
+    if !voice.is_empty() {
+        sent = sent.and_then(|()| transport.send_with(now, &mut client, None, &voice));
     }
     // The rest (acknowledgements, reliable messages) went with the commands;
     // without commands, it goes once it has waited long enough.
@@ -135,7 +141,8 @@ pub(crate) fn route_messages(
             | ToClient::Vote(_)
             | ToClient::VoteRefused(_)
             | ToClient::MapData { .. }
-            | ToClient::MapRefused { .. }) => {
+            | ToClient::MapRefused { .. }
+            | ToClient::Voice { .. }) => {
                 game.write(GameMessage(message));
             }
         }

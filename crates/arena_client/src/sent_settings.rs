@@ -9,7 +9,7 @@ use bevy::prelude::*;
 use bevy_renet::RenetClient;
 
 use crate::render_clock::ServerClock;
-use crate::settings::NetcodeSettings;
+use crate::settings::{NetcodeSettings, VoiceSettings};
 use crate::vocabulary::{MessageTally, Roster, SessionState, send_to_server};
 
 pub(crate) fn plugin(app: &mut App) {
@@ -53,6 +53,7 @@ impl SentSettings {
 /// when they change (and on joining).
 pub(crate) fn send_settings(
     settings: Res<NetcodeSettings>,
+    voice: Res<VoiceSettings>,
     mut roster: ResMut<Roster>,
     clock: Res<ServerClock>,
     time: Res<Time<Real>>,
@@ -74,6 +75,7 @@ pub(crate) fn send_settings(
         kill_cam: settings.kill_cam,
         update_rate: settings.update_rate,
         rate: settings.rate,
+        voice: voice.enabled && cfg!(not(target_arch = "wasm32")),
     };
     let now_s = time.elapsed_secs_f64();
     if sent.last == Some(current) || !sent.worth_sending(current, now_s) {

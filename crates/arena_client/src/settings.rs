@@ -1,5 +1,5 @@
-//! The netcode switches a player (or an experiment) can flip at run time, and
-//! the link conditioner's settings.
+//! The netcode switches a player (or an experiment) can flip at run time,
+//! the link conditioner's settings, and voice's.
 
 use bevy::prelude::*;
 
@@ -7,10 +7,25 @@ use crate::conditioner::LinkConditions;
 use crate::transport::UdpTransport;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.init_resource::<NetcodeSettings>().add_systems(
+    app.init_resource::<NetcodeSettings>().init_resource::<VoiceSettings>().add_systems(
         PreUpdate,
         apply_conditions.run_if(resource_exists::<UdpTransport>.and_then(resource_changed::<NetcodeSettings>)),
     );
+}
+
+/// Voice: on (talk with the push-to-talk key, hear the others) or off
+/// (nothing sent, and the server sends us nothing), and how loud the others
+/// are played (1: as they came). A browser's page has no voice yet: off there.
+#[derive(Resource, Clone, Debug, PartialEq)]
+pub struct VoiceSettings {
+    pub enabled: bool,
+    pub volume: f32,
+}
+
+impl Default for VoiceSettings {
+    fn default() -> Self {
+        Self { enabled: cfg!(not(target_arch = "wasm32")), volume: 1.0 }
+    }
 }
 
 /// What the client does with the paper's techniques, and how bad the fake

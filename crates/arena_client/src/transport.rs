@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use arena_protocol::PROTOCOL_ID;
 use arena_protocol::ack_pace::{self, AckPace};
-use arena_protocol::bundle::{bundle, raw_entry, raw_message, unbundle};
+use arena_protocol::bundle::{bundle, fits_raw, raw_entry, raw_message, unbundle};
 use arena_protocol::datagram::{self, Direction, MAX_DATAGRAM_BYTES, Refusal};
 use arena_protocol::key::{Password, PasswordError};
 use arena_protocol::names::join_user_data;
@@ -569,23 +569,25 @@ impl UdpTransport {
 
     /// Everything renet has queued, leaving at `at`.
     pub fn send_queued(&mut self, at: Duration, client: &mut RenetClient) -> Result<(), TransportError> {
-        self.send_with(at, client, None)
+        self.send_with(at, client, None, &[])
     }
 
-    /// A command message (whose newest command is the second), outside
-    /// renet, and renet's packets when they are due (see
-    /// `arena_protocol::ack_pace`; always in a datagram without a command),
-    /// leaving at `at`.
+    /// A command message (whose newest command is the second) and other
+    /// unreliable messages riding with it (voice frames), outside renet,
+    /// and renet's packets when they are due (see `arena_protocol::ack_pace`;
+    /// always in a datagram without a command), leaving at `at`.
     pub fn send_with(
         &mut self,
         at: Duration,
         client: &mut RenetClient,
         command: Option<(&[u8], u32)>,
+        riders: &[Vec<u8>],
     ) -> Result<(), TransportError> {
         if !self.netcode.is_connected() {
             return Ok(());
         }
         let mut packets: Vec<Vec<u8>> = command.map(|(bytes, _)| raw_entry(bytes)).into_iter().collect();
+        packets.extend(riders.iter().filter(|m| fits_raw(m.len())).map(|m| raw_entry(m)));
         if command.is_none() || self.ack_pace.due(at, ack_pace::held_by(client)) {
             packets.extend(client.get_packets_to_send());
             self.ack_pace.sent(at, ack_pace::held_by(client));

@@ -366,12 +366,15 @@ pub(crate) fn send_to_server(
     }
 }
 
-/// What the transport has to send this frame (commands).
+/// What the transport has to send this frame (commands, voice).
 #[derive(Resource, Debug, Default)]
 pub(crate) struct Outbox {
     /// Command messages for renet, each with its departure time on the
     /// app's real clock, its channel and the newest command it carries.
     pub commands: Vec<(std::time::Duration, u8, Vec<u8>, u32)>,
+    /// Voice frames (encoded `ToServer::Voice` messages): outside renet,
+    /// with the frame's first command datagram, or in one of their own.
+    pub voice: Vec<Vec<u8>>,
 }
 
 /// Shots, damage, kills, scores and the match's state from the server.

@@ -51,6 +51,21 @@ pub struct BotsConfig {
     pub spectate: bool,
     /// Play for this team (`--team`; team deathmatch), asked for once in the game.
     pub team: Option<arena_protocol::modes::Team>,
+    /// Talk this (voice's samples, mono 16 kHz: `--voice-file`) a second
+    /// after getting into the game, the push-to-talk key held while it plays.
+    pub voice: Option<std::sync::Arc<Vec<i16>>>,
+    /// Write what each bot heard to this WAV file (`--voice-out`; the
+    /// second bot's and later ones' with their names before `.wav`).
+    pub voice_out: Option<std::path::PathBuf>,
+}
+
+/// Where bot `index` (called `name`) writes what it heard, given `--voice-out PATH`.
+pub fn voice_out_path(path: &std::path::Path, index: usize, name: &str) -> std::path::PathBuf {
+    if index == 0 {
+        return path.to_path_buf();
+    }
+    let stem = path.file_stem().map_or_else(|| "voice".into(), |s| s.to_string_lossy().into_owned());
+    path.with_file_name(format!("{stem}-{name}.wav"))
 }
 
 /// How long a churning bot stays, and stays away, seconds.
@@ -125,6 +140,13 @@ pub struct BotReport {
     /// How far each other player (by name) was drawn moving, metres: what
     /// this client saw of the others (a browser player among them).
     pub seen_moving_m: std::collections::BTreeMap<String, f64>,
+    /// Voice frames sent, and frames played (received, recovered), concealed and lost.
+    pub voice_frames_sent: u64,
+    pub voice_frames_played: u64,
+    pub voice_frames_concealed: u64,
+    pub voice_frames_lost: u64,
+    /// Where what it heard was written (`--voice-out`), or why it was not.
+    pub voice_out: Option<String>,
 }
 
 /// Where each other player was last drawn, and how far each was drawn moving.
@@ -301,6 +323,12 @@ pub fn run(config: &BotsConfig) -> Report {
                 netcode.conditioner_seed = Some(0xB07 + i as u64);
             }
             app.init_resource::<Tally>().init_resource::<SeenMoving>().add_systems(Update, (tally, see_moving));
+            if let Some(samples) = &config.voice {
+                app.insert_resource(arena_client::voice::VoiceFile::new(std::sync::Arc::clone(samples), 1.0));
+            }
+            if config.voice_out.is_some() {
+                app.init_resource::<arena_client::voice::VoiceRecording>();
+            }
             Bot {
                 app,
                 name,
@@ -380,8 +408,19 @@ pub fn run(config: &BotsConfig) -> Report {
     let finished = Instant::now();
     let clients = bots
         .iter_mut()
-        .map(|bot| {
+        .enumerate()
+        .map(|(index, bot)| {
             let world = bot.app.world();
+            let voice_stats = world.get_resource::<arena_client::voice::VoiceStats>().cloned().unwrap_or_default();
+            let voice_counts = arena_client::voice::voice_counts(&voice_stats, world);
+            let voice_out = config.voice_out.as_ref().map(|path| {
+                let path = voice_out_path(path, index, &bot.name);
+                let heard = world.get_resource::<arena_client::voice::VoiceRecording>().map_or(&[][..], |r| &r.0[..]);
+                match arena_client::voice::write_wav(&path, heard) {
+                    Ok(()) => path.display().to_string(),
+                    Err(e) => format!("not written: {e}"),
+                }
+            });
             let stats = world.resource::<ClientStats>().clone();
             let fight = *world.resource::<Tally>();
             let mispredictions = world.resource::<arena_client::Prediction>().mispredictions;
@@ -447,6 +486,11 @@ pub fn run(config: &BotsConfig) -> Report {
                 mispredictions,
                 shot_verdicts: fight.verdicts,
                 seen_moving_m,
+                voice_frames_sent: voice_stats.sent_frames,
+                voice_frames_played: voice_counts.played + voice_counts.recovered,
+                voice_frames_concealed: voice_counts.concealed,
+                voice_frames_lost: voice_counts.lost,
+                voice_out,
             }
         })
         .collect();

@@ -25,6 +25,8 @@
 //! - `map_transfer`: maps named by hash, sent in chunks, put together
 //!   with limits (a server's own map to a client without it).
 //! - `vote`: votes' calls, their status, refusals and the majority rule.
+//! - `voice`: voice frames (20 ms of Opus, numbered), their size and each
+//!   talker's budget.
 //! - `messages`: the messages each way, their limits (players, names,
 //!   lengths) and their structural checks.
 //! - `snapshot`: snapshots quantised, delta-coded and packed: what each
@@ -80,6 +82,7 @@ pub mod rcon;
 pub use arena_query as query;
 pub mod rocket;
 pub mod snapshot;
+pub mod voice;
 pub mod vote;
 pub mod web_frame;
 pub mod web_link;
@@ -96,7 +99,7 @@ use std::time::Duration;
 use renet::{ChannelConfig, ConnectionConfig, SendType};
 
 /// Bumped whenever a message changes shape, so old and new builds refuse each other.
-pub const PROTOCOL_VERSION: u64 = 23;
+pub const PROTOCOL_VERSION: u64 = 24;
 /// netcode's protocol id: "ARENA" and the version. A client with another id is
 /// ignored by the server's netcode layer.
 pub const PROTOCOL_ID: u64 = 0x4152_454e_4100_0000 | PROTOCOL_VERSION;

@@ -53,6 +53,8 @@ pub enum ToServer {
     WantMap,
     /// This client has loaded the map of this hash: it may play.
     MapLoaded { hash: [u8; 32] },
+    /// A frame of the player's voice, while its push-to-talk key is held.
+    Voice(crate::voice::VoiceFrame),
 }
 
 /// What the server must know of a client's netcode settings.
@@ -74,6 +76,9 @@ pub struct ClientSettings {
     /// Half-Life's `rate`: bytes a second of snapshots this client can take
     /// (0: no limit); the server leaves out snapshots that would go over.
     pub rate: u32,
+    /// This client plays voice: the server sends it the talkers it may
+    /// hear (off: none, and its own voice is not passed on either).
+    pub voice: bool,
 }
 
 pub use crate::map_transfer::MAX_MAP_NAME_BYTES;
@@ -129,12 +134,13 @@ impl ToServer {
             ToServer::Vote { .. } => "vote",
             ToServer::WantMap => "want_map",
             ToServer::MapLoaded { .. } => "map_loaded",
+            ToServer::Voice(_) => "voice",
         }
     }
 
     pub fn channel(&self) -> u8 {
         match self {
-            ToServer::Commands(_) => channel::UNRELIABLE,
+            ToServer::Commands(_) | ToServer::Voice(_) => channel::UNRELIABLE,
             ToServer::Settings(_)
             | ToServer::SkipKillCam
             | ToServer::Chat { .. }
@@ -164,6 +170,7 @@ impl ToServer {
             | ToServer::MapLoaded { .. } => Ok(()),
             ToServer::Chat { text, .. } => chat_fits(text),
             ToServer::CallVote(call) => call.validate(),
+            ToServer::Voice(frame) => frame.check(),
         }
     }
 }
@@ -277,6 +284,11 @@ pub enum ToClient {
     /// refilled. The client waits, says so, and asks again.
     MapRefused {
         retry_in_s: u16,
+    },
+    /// A frame of `from`'s voice, to a listener the routing allows.
+    Voice {
+        from: PlayerId,
+        frame: crate::voice::VoiceFrame,
     },
 }
 
@@ -435,12 +447,13 @@ impl ToClient {
             ToClient::ModeChanged { .. } => "mode_changed",
             ToClient::MapData { .. } => "map_data",
             ToClient::MapRefused { .. } => "map_refused",
+            ToClient::Voice { .. } => "voice",
         }
     }
 
     pub fn channel(&self) -> u8 {
         match self {
-            ToClient::Snapshot(_) | ToClient::ShotFired { .. } => channel::UNRELIABLE,
+            ToClient::Snapshot(_) | ToClient::ShotFired { .. } | ToClient::Voice { .. } => channel::UNRELIABLE,
             _ => channel::RELIABLE,
         }
     }
@@ -483,6 +496,7 @@ impl ToClient {
                 Ok(())
             }
             ToClient::ShotFired { .. } => Ok(()),
+            ToClient::Voice { frame, .. } => frame.check(),
             ToClient::KillCam(cam) => cam.validate(),
             ToClient::Chat { text, .. } | ToClient::Notice { text } => chat_fits(text),
             ToClient::ChangeMap(map) => map.validate(),

@@ -94,6 +94,9 @@ pub struct ServerConfig {
     /// The map's items in play: health, armour, the mega and the quad on
     /// their timers (`--no-items`: none, every player on its 100 health).
     pub items: bool,
+    /// Voice passed on between players (`--voice off`: none, and the
+    /// console's `sv_voice 0`).
+    pub voice: bool,
     /// Bots take the rocket launcher at middle distances (`--bot-rifle-only`: never).
     pub bot_rockets: bool,
     /// Record every match as a demo file in this directory (`--record DIR`).
@@ -178,6 +181,7 @@ impl Default for ServerConfig {
             subtick: true,
             projectile_compensation: true,
             items: true,
+            voice: true,
             bot_rockets: true,
             record_dir: None,
             record_keep: DEFAULT_RECORD_KEEP,

@@ -52,6 +52,8 @@ struct ServerFile {
     /// How matches are played: "ffa", "tdm" or "duel" (`--mode`).
     mode: Option<String>,
     friendly_fire: Option<bool>,
+    /// Voice between players: "on" or "off" (`--voice`).
+    voice: Option<String>,
     max_spectators: Option<usize>,
     /// The map played (`--map`), and the maps played in turn (`--maps`).
     map: Option<String>,
@@ -124,6 +126,7 @@ pub fn read_config_file(path: &Path) -> Result<Vec<FileOption>, ConfigFileError>
         ("map_port", "--map-port", file.map_port),
         ("map_lease_s", "--map-lease-s", file.map_lease_s.map(|v| v.to_string())),
         ("mode", "--mode", file.mode),
+        ("voice", "--voice", file.voice),
         ("max_spectators", "--max-spectators", file.max_spectators.map(|v| v.to_string())),
         ("map", "--map", file.map),
         ("vote_kinds", "--vote-kinds", file.vote_kinds),

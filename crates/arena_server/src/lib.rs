@@ -87,7 +87,7 @@ use internet::{hole_punch, master_list, master_messages, port_mapping, queries, 
 use socket::{binding, drops, guard, remote_console, server_info, transport};
 use tick::{
     bots, chat, combat, console, demo_recording, intake, items, kill_cam, lag_compensation, life, map_upload,
-    match_flow, range, rockets, roster, rotation, sides, simulation, snapshots, votes,
+    match_flow, range, rockets, roster, rotation, sides, simulation, snapshots, voice, votes,
 };
 
 // What running a server needs.
@@ -113,8 +113,9 @@ pub use rotation::MapRotation;
 pub use sides::SideStats;
 pub use vocabulary::{
     CombatStats, ConsoleLines, ConsoleSource, Dead, GameMode, Items, Joined, Roster, RoundTrips, Score, ServedMap,
-    ServedMaps, ServerPlayer, ServerStats, ServerTick, Sim, UnreliableOut,
+    ServedMaps, ServerPlayer, ServerStats, ServerTick, Sim, UnreliableOut, VoiceControl,
 };
+pub use voice::VoiceStats;
 pub use votes::{VoteStats, Votes};
 
 // The rules, each a plain function or type, tested and fuzzed on their own.
@@ -238,10 +239,11 @@ impl Plugin for ServerPlugin {
                 sides::plugin,
                 console::plugin,
             ))
-            .add_plugins((votes::plugin, map_upload::plugin))
+            .add_plugins((votes::plugin, map_upload::plugin, voice::plugin))
             .init_resource::<GameMode>()
             .add_systems(PreUpdate, intake::receive_commands.in_set(ServerSet::Intake))
             .add_systems(PreUpdate, chat::pass_on_chat.after(ServerSet::Intake))
+            .add_systems(PreUpdate, voice::pass_on_voice.after(ServerSet::Intake))
             .add_systems(PreUpdate, sides::take_choices.after(ServerSet::Intake))
             .add_systems(PreUpdate, (votes::take_votes, votes::count_votes).chain().after(ServerSet::Intake))
             .add_systems(PreUpdate, map_upload::take_map_asks.after(ServerSet::Intake))
@@ -348,6 +350,7 @@ pub fn add_server(app: &mut App, config: &ServerConfig) -> Result<ServerInfo, Se
     if config.range {
         app.insert_resource(vocabulary::Range);
     }
+    app.insert_resource(vocabulary::VoiceControl { on: config.voice, ..Default::default() });
     let mapping = if config.map_port.any() { MapState::Asking } else { MapState::Off };
     info.reach.update(|r| {
         *r = ReachReport::new(info.local_addr.port(), config.public_addrs.clone(), !config.masters.is_empty(), mapping)

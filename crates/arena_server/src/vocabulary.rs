@@ -77,6 +77,7 @@ impl ClientPrefs {
             kill_cam: false,
             update_rate: 0,
             rate: 0,
+            voice: false,
         })
     }
 }
@@ -444,6 +445,29 @@ pub(crate) struct ChatSaid {
     pub client: bevy_renet::renet::ClientId,
     pub text: String,
     pub team: bool,
+}
+
+/// A frame of voice a client sent (from intake to `tick/voice.rs`), as it came.
+#[derive(Message, Debug, Clone)]
+pub(crate) struct VoiceSaid {
+    pub client: bevy_renet::renet::ClientId,
+    pub frame: arena_protocol::voice::VoiceFrame,
+}
+
+/// Voice on this server: whether it is passed on at all (`--voice off`,
+/// the console's `sv_voice`), and the players the console muted
+/// (`voice_mute`; a player's mute goes when it leaves: its id is given to
+/// the next one).
+#[derive(Resource, Debug, Clone)]
+pub struct VoiceControl {
+    pub on: bool,
+    pub muted: std::collections::BTreeSet<PlayerId>,
+}
+
+impl Default for VoiceControl {
+    fn default() -> Self {
+        Self { on: true, muted: std::collections::BTreeSet::new() }
+    }
 }
 
 /// Chat lines passed on since the last tick, for the demo being recorded.

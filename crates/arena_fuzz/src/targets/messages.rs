@@ -36,6 +36,7 @@ impl Target for DecodeToServer {
                 kill_cam: true,
                 update_rate: 20,
                 rate: 25_000,
+                voice: true,
             }),
             ToServer::SkipKillCam,
             ToServer::Chat { text: "gg \u{202E}wp".into(), team: false },
@@ -48,6 +49,7 @@ impl Target for DecodeToServer {
             ToServer::Vote { yes: true },
             ToServer::WantMap,
             ToServer::MapLoaded { hash: [7; 32] },
+            ToServer::Voice(arena_protocol::voice::VoiceFrame { seq: 65535, last: true, opus: vec![0x78, 1, 2, 3] }),
         ]
         .iter()
         .filter_map(|m| encode(m).ok())
@@ -101,6 +103,10 @@ impl Target for DecodeToClient {
             ToClient::Snapshot(snapshot::encode(&next, &Feedback::default(), Some(Baseline::still(&base)))),
             ToClient::ShotFired { shooter: PlayerId(2), trace: arena_protocol::ShotTrace::new(Vec3::ZERO, Vec3::ONE) },
             ToClient::Chat { from: PlayerId(2), text: "gg wp".into(), team: false },
+            ToClient::Voice {
+                from: PlayerId(2),
+                frame: arena_protocol::voice::VoiceFrame { seq: 7, last: false, opus: vec![0x78, 9, 9] },
+            },
             ToClient::ChatRefused(arena_protocol::chat::ChatRefusal::TooFast),
             ToClient::Notice { text: "Ada was kicked by the server's operator".into() },
             ToClient::ChangeMap(arena_protocol::map_transfer::MapId::of("Spire", b"(name: \"Spire\")")),

@@ -18,6 +18,7 @@ use crate::config::MatchRules;
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
     GameMode, Items, Joined, LagCompensation, Roster, Score, ServerIdentity, ServerPlayer, SnapshotRate, TickRate,
+    VoiceControl,
 };
 
 /// How often the answers are brought up to date (time connected, scores).
@@ -42,7 +43,7 @@ pub(crate) fn publish_answers(
         Res<LagCompensation>,
         Res<MatchRules>,
     ),
-    (mode, items): (Res<GameMode>, Res<Items>),
+    (mode, items, voice): (Res<GameMode>, Res<Items>, Res<VoiceControl>),
     mut last: Local<Option<(Duration, Vec<Side>)>>,
 ) {
     let now = time.elapsed();
@@ -95,6 +96,7 @@ pub(crate) fn publish_answers(
         ("snapshot_hz".to_string(), snapshot_rate.hz().to_string()),
         ("lag_compensation".to_string(), yes_no(lag_compensation.on)),
         ("items".to_string(), yes_no(items.on)),
+        ("voice".to_string(), yes_no(voice.on)),
         ("max_unlag_ms".to_string(), format!("{:.0}", lag_compensation.max_unlag_s * 1000.0)),
         ("frag_limit".to_string(), rules.frag_limit.to_string()),
         ("time_limit_s".to_string(), rules.time_limit_s.to_string()),

@@ -26,11 +26,16 @@ impl Bucket {
     }
 
     pub(crate) fn take(&mut self, now: Duration, rate: f32, burst: f32) -> bool {
+        self.take_n(now, rate, burst, 1.0)
+    }
+
+    /// Takes `n` tokens at once (a frame's bytes), or none if fewer are there.
+    pub(crate) fn take_n(&mut self, now: Duration, rate: f32, burst: f32, n: f32) -> bool {
         let elapsed = now.saturating_sub(self.last).as_secs_f32();
         self.tokens = (self.tokens + elapsed * rate).min(burst);
         self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
+        if self.tokens >= n {
+            self.tokens -= n;
             true
         } else {
             false

@@ -54,9 +54,9 @@ fn label(why: ChatRefusal) -> &'static str {
     }
 }
 
-/// Who hears a line.
+/// Who hears a line (or a voice: `tick/voice.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Audience {
+pub(crate) enum Audience {
     Everyone,
     Team(Team),
     /// Those who watch (and the duel's queue).
@@ -69,7 +69,7 @@ enum Audience {
 /// a team line reaches the team, or the watchers from a watcher; a
 /// watcher's line to all reaches only watchers while a duel is being
 /// played (so that nobody is coached).
-fn audience(side: Side, team: bool, mode: Mode, over: bool) -> Audience {
+pub(crate) fn audience(side: Side, team: bool, mode: Mode, over: bool) -> Audience {
     match (team, side.team()) {
         (true, Some(team)) => Audience::Team(team),
         (true, None) if side.watches() => Audience::Watchers,
@@ -79,7 +79,7 @@ fn audience(side: Side, team: bool, mode: Mode, over: bool) -> Audience {
     }
 }
 
-fn hears(audience: Audience, side: Side) -> bool {
+pub(crate) fn hears(audience: Audience, side: Side) -> bool {
     match audience {
         Audience::Everyone => true,
         Audience::Team(team) => side.team() == Some(team),

@@ -2,9 +2,9 @@
 //! terminal) and from the remote console (their MAC checked by the socket's
 //! gate) run on the game, in `arena_protocol::console`'s language, over the
 //! server's variables (`sv_maxunlag`, `sv_tickrate` read-only, `sv_password`,
-//! `mp_fraglimit`, `mp_timelimit`, `bot_quota`, `bot_skill`) and commands
-//! (`status`, `say`, `kick`, `ban` for the session, `map`, `changelevel`,
-//! `mode`, `restart`). A vote that passed runs here too, as its line.
+//! `mp_fraglimit`, `mp_timelimit`, `bot_quota`, `bot_skill`, `sv_voice`) and
+//! commands (`status`, `say`, `kick`, `ban` for the session, `map`,
+//! `changelevel`, `mode`, `restart`, `voice_mute`, `voice_unmute`). A vote that passed runs here too, as its line.
 //! Every line is logged with where it came from; the terminal's answers are
 //! printed, the remote console's go back through the socket.
 
@@ -29,13 +29,14 @@ use crate::net::broadcast;
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
     ConsoleLines, ConsoleSource, GameMode, LagCompensation, PlayersChanged, Score, ServedMaps, SimWorld, TickRate,
+    VoiceControl,
 };
 use arena_protocol::modes::Mode;
 
 /// Lines run a frame at most (the rest wait for the next).
 const LINES_PER_FRAME: usize = 8;
 
-const VARS: [Var; 7] = [
+const VARS: [Var; 8] = [
     Var::number(
         "sv_maxunlag",
         Some("sv_maxunlag"),
@@ -54,9 +55,10 @@ const VARS: [Var; 7] = [
     Var::number("mp_timelimit", Some("mp_timelimit"), "minutes a match lasts (from the next match)", 0.5, 120.0),
     Var::integer("bot_quota", Some("bot_quota"), "bots in the game", 0.0, arena_protocol::MAX_PLAYERS as f64),
     Var::number("bot_skill", None, "how well new bots play, 0 (hopeless) to 1 (sharp)", 0.0, 1.0),
+    Var::switch("sv_voice", Some("sv_voip"), "players' voice passed on (0: nobody's)"),
 ];
 
-const COMMANDS: [Command; 8] = [
+const COMMANDS: [Command; 10] = [
     Command {
         name: "status",
         usage: "status",
@@ -77,6 +79,8 @@ const COMMANDS: [Command; 8] = [
     },
     Command { name: "mode", usage: "mode ffa|tdm|duel", help: "starts a new match in a mode (sides dealt anew)" },
     Command { name: "restart", usage: "restart", help: "starts a new match on the same map" },
+    Command { name: "voice_mute", usage: "voice_mute NAME|#ID", help: "passes on nothing a player says by voice" },
+    Command { name: "voice_unmute", usage: "voice_unmute NAME|#ID", help: "passes on a muted player's voice again" },
 ];
 
 pub(crate) fn plugin(app: &mut App) {
@@ -221,6 +225,7 @@ pub(crate) struct Game<'w, 's> {
     scores: Query<'w, 's, &'static Score>,
     served: Res<'w, ServedMaps>,
     mode: Res<'w, GameMode>,
+    voice: ResMut<'w, VoiceControl>,
 }
 
 struct ServerHost<'a, 'w, 's> {
@@ -249,6 +254,7 @@ impl Host for ServerHost<'_, '_, '_> {
             "mp_timelimit" => format!("{}", f64::from(g.rules.time_limit_s) / 60.0),
             "bot_quota" => self.bot_count().to_string(),
             "bot_skill" => g.bots.as_ref().map_or(0.0, |b| b.skill).to_string(),
+            "sv_voice" => if g.voice.on { "1" } else { "0" }.into(),
             _ => return None,
         })
     }
@@ -299,6 +305,7 @@ impl Host for ServerHost<'_, '_, '_> {
                 Some(bots) => bots.skill = v as f32,
                 None => return Err("bot_skill: a shooting range has targets, not bots".into()),
             },
+            "sv_voice" => g.voice.on = value.on(),
             _ => return Err(format!("{} cannot be set", var.name)),
         }
         Ok(())
@@ -322,6 +329,23 @@ impl Host for ServerHost<'_, '_, '_> {
                     return Outcome::Refused(format!("{name}: no player \"{}\" (status lists them)", args.join(" ")));
                 };
                 self.kick(id, name == "ban")
+            }
+            "voice_mute" | "voice_unmute" => {
+                let Some(who) = args.first() else { return Outcome::Refused(format!("{name} NAME|#ID")) };
+                let Some(id) = self.find(&args.join(" ")).or_else(|| self.find(who)) else {
+                    return Outcome::Refused(format!("{name}: no player \"{}\" (status lists them)", args.join(" ")));
+                };
+                let player =
+                    self.game.admission.roster_ref().players.get(&id).map_or_else(String::new, |e| e.name.clone());
+                let muted = name == "voice_mute";
+                let changed = if muted { self.game.voice.muted.insert(id) } else { self.game.voice.muted.remove(&id) };
+                let state = match (muted, changed) {
+                    (true, true) => "muted: nothing it says by voice is passed on",
+                    (true, false) => "was muted already",
+                    (false, true) => "unmuted: its voice is passed on again",
+                    (false, false) => "was not muted",
+                };
+                Outcome::Said(vec![format!("{player} (#{}) {state}", id.0)])
             }
             "map" | "changelevel" if self.game.admission.range.is_some() => {
                 Outcome::Refused(format!("{name}: a shooting range plays no matches"))
@@ -376,7 +400,9 @@ impl Host for ServerHost<'_, '_, '_> {
 
     fn values(&self, command: &str) -> Vec<String> {
         match command {
-            "kick" | "ban" => self.game.admission.roster_ref().players.values().map(|e| e.name.clone()).collect(),
+            "kick" | "ban" | "voice_mute" | "voice_unmute" => {
+                self.game.admission.roster_ref().players.values().map(|e| e.name.clone()).collect()
+            }
             "map" | "changelevel" => self.game.served.names(),
             "mode" => Mode::ALL.iter().map(|m| m.short().to_string()).collect(),
             _ => Vec::new(),

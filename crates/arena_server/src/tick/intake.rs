@@ -19,7 +19,7 @@ use bevy_renet::RenetServer;
 use crate::socket::transport::ServerTransport;
 use crate::vocabulary::{
     ChatSaid, ClientPrefs, KillCamSkipped, MapAsked, Roster, RoundTrips, ServerStats, ServerTick, SideAsked,
-    SnapshotAck, TickRate, VoteSaid, VoteSaying,
+    SnapshotAck, TickRate, VoiceSaid, VoteSaid, VoteSaying,
 };
 
 /// Furthest ahead of the server's tick a command is taken, seconds. A client
@@ -279,7 +279,7 @@ pub(crate) fn receive_commands(
     mut stats: ResMut<ServerStats>,
     mut transport: ResMut<ServerTransport>,
     mut skips: MessageWriter<KillCamSkipped>,
-    mut chat: MessageWriter<ChatSaid>,
+    (mut chat, mut voice): (MessageWriter<ChatSaid>, MessageWriter<VoiceSaid>),
     mut sides: MessageWriter<SideAsked>,
     (mut votes, mut maps): (MessageWriter<VoteSaid>, MessageWriter<MapAsked>),
     (mut round_trips, real): (ResMut<RoundTrips>, Res<Time<Real>>),
@@ -385,6 +385,9 @@ pub(crate) fn receive_commands(
                     }
                     ToServer::MapLoaded { hash } => {
                         maps.write(MapAsked { client: client_id, loaded: Some(hash) });
+                    }
+                    ToServer::Voice(frame) => {
+                        voice.write(VoiceSaid { client: client_id, frame });
                     }
                 }
             }

@@ -24,6 +24,8 @@
 //!   balance of teams, the duel's queue.
 //! - `chat`: chat lines cleaned, rate-limited, passed on and logged; a
 //!   bot's "gg" when a match ends.
+//! - `voice`: voice frames within their talker's budget passed on to those
+//!   the routing lets hear them; the server's switch and mutes.
 //! - `votes`: votes called, answered and counted; one that passes runs as
 //!   a console line.
 //! - `simulation`: the tick, and every player's command through the shared movement.
@@ -57,4 +59,5 @@ pub(crate) mod rotation;
 pub(crate) mod sides;
 pub(crate) mod simulation;
 pub(crate) mod snapshots;
+pub(crate) mod voice;
 pub(crate) mod votes;

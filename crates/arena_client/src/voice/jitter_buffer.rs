@@ -1,0 +1,377 @@
+//! The adaptive jitter buffer, one per talker: frames held by number until
+//! their turn, played one every 20 ms. Its delay is the voice's whole
+//! delay beyond the network's, so it is as short as the talker's arrivals
+//! allow: the 95th percentile of how late the last second's frames came
+//! (after the earliest), a frame's worth at least. A talk starts once its
+//! first frame has waited that long; a frame missing at its turn is taken
+//! from the next one's error correction when that is here, else concealed;
+//! when nothing at all is here (the frames are late, not lost) the buffer
+//! waits a frame in concealment, which is how it grows on late frames; it
+//! drops a frame to shrink back when more than two frames beyond its
+//! delay pile up. A talk ends after its last frame, or after
+//! [`MAX_CONCEALED_RUN`] frames with nothing (the last one lost). No
+//! library: the decoding is the caller's.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use arena_protocol::voice::{FRAME_MS, VoiceFrame, seq_after};
+
+/// One frame's time, seconds.
+const FRAME_S: f64 = FRAME_MS as f64 / 1000.0;
+/// Frames held at most (two and a half seconds); later ones are dropped.
+pub(crate) const MAX_HELD: usize = 128;
+/// How far ahead of the next one to play a frame may be, frames.
+const MAX_AHEAD: i32 = MAX_HELD as i32;
+/// Frames concealed in a row with nothing held before a talk is over.
+pub(crate) const MAX_CONCEALED_RUN: u32 = 10;
+/// Arrivals remembered for the delay (a second of frames).
+const LATENESS_WINDOW: usize = 50;
+/// The delay's bounds, seconds.
+pub(crate) const MIN_DELAY_S: f64 = FRAME_S;
+pub(crate) const MAX_DELAY_S: f64 = 0.3;
+/// Frames dropped to shrink at most one in this many played.
+const SHRINK_EVERY: u32 = 10;
+
+/// What to play in a frame's turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Turn {
+    /// Nothing: no talk is playing.
+    Silent,
+    /// This frame (its number, and whether it starts a talk).
+    Play { frame: VoiceFrame, first: bool },
+    /// The frame numbered `seq` is missing; the next one is here: recover it from its error correction.
+    Recover { seq: u16, next: VoiceFrame },
+    /// Missing, with nothing to recover it from: conceal (`last`: the talk
+    /// ends after it, fade out).
+    Conceal { last: bool },
+}
+
+/// Counts, for the lab and the netcode panel.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JitterCounts {
+    /// Frames taken in, played from their own bytes, recovered, concealed.
+    pub received: u64,
+    pub played: u64,
+    pub recovered: u64,
+    pub concealed: u64,
+    /// Frames that came after their turn, or twice, or too far ahead (dropped).
+    pub late: u64,
+    pub duplicate: u64,
+    pub too_far: u64,
+    /// Frames dropped to shrink the delay, and turns waited to grow it.
+    pub shrunk: u64,
+    pub stretched: u64,
+    /// Frames that never came (recovered or concealed in their turn).
+    pub lost: u64,
+}
+
+/// One talker's buffer.
+#[derive(Debug, Clone, Default)]
+pub struct JitterBuffer {
+    /// Frames held, by their number.
+    held: BTreeMap<u16, VoiceFrame>,
+    /// The number of the next frame to play; `None`: no talk under way.
+    next: Option<u16>,
+    /// Playing (else the talk's first frame waits until `start_at_s`).
+    playing: bool,
+    start_at_s: f64,
+    /// The first frame of this talk: its number and arrival, the clock
+    /// that lateness is measured on.
+    anchor: Option<(u16, f64)>,
+    /// The smallest transit seen this talk (arrival less the frame's place).
+    min_transit_s: f64,
+    /// How late recent frames came after the earliest, seconds.
+    lateness: VecDeque<f64>,
+    delay_s: f64,
+    concealed_run: u32,
+    since_shrink: u32,
+    pub counts: JitterCounts,
+}
+
+impl JitterBuffer {
+    /// The delay the buffer aims for now, seconds.
+    pub fn delay_s(&self) -> f64 {
+        if self.delay_s > 0.0 { self.delay_s } else { MIN_DELAY_S }
+    }
+
+    /// Whether a talk is under way (waiting to start or playing).
+    pub fn active(&self) -> bool {
+        self.next.is_some()
+    }
+
+    /// Frames held now.
+    pub fn held(&self) -> usize {
+        self.held.len()
+    }
+
+    /// A frame that arrived at `now_s`.
+    pub fn push(&mut self, frame: VoiceFrame, now_s: f64) {
+        let Some(next) = self.next else {
+            // A new talk.
+            self.start_talk(frame, now_s);
+            return;
+        };
+        let ahead = seq_after(frame.seq, next);
+        if ahead < 0 {
+            // Too late to play, but its lateness counts toward the delay.
+            self.note_arrival(frame.seq, now_s);
+            self.counts.late += 1;
+            return;
+        }
+        if ahead >= MAX_AHEAD || self.held.len() >= MAX_HELD {
+            self.counts.too_far += 1;
+            return;
+        }
+        if self.held.contains_key(&frame.seq) {
+            self.counts.duplicate += 1;
+            return;
+        }
+        self.note_arrival(frame.seq, now_s);
+        self.counts.received += 1;
+        self.held.insert(frame.seq, frame);
+    }
+
+    fn start_talk(&mut self, frame: VoiceFrame, now_s: f64) {
+        self.held.clear();
+        self.next = Some(frame.seq);
+        self.playing = false;
+        self.concealed_run = 0;
+        self.anchor = Some((frame.seq, now_s));
+        self.min_transit_s = now_s;
+        self.start_at_s = now_s + self.delay_s();
+        self.counts.received += 1;
+        self.held.insert(frame.seq, frame);
+    }
+
+    /// The frame numbered `seq` came at `now_s`: how late, against the
+    /// earliest of this talk; the delay follows.
+    fn note_arrival(&mut self, seq: u16, now_s: f64) {
+        let Some((first, _)) = self.anchor else { return };
+        let transit = now_s - f64::from(seq_after(seq, first)) * FRAME_S;
+        if transit < self.min_transit_s {
+            // Earlier than any so far: the others were that much later.
+            let shift = self.min_transit_s - transit;
+            for l in &mut self.lateness {
+                *l += shift;
+            }
+            self.min_transit_s = transit;
+        }
+        if self.lateness.len() >= LATENESS_WINDOW {
+            self.lateness.pop_front();
+        }
+        self.lateness.push_back(transit - self.min_transit_s);
+        let mut sorted: Vec<f64> = self.lateness.iter().copied().collect();
+        sorted.sort_by(f64::total_cmp);
+        let p95 = sorted[((sorted.len() - 1) as f64 * 0.95).round() as usize];
+        self.delay_s = (p95 + FRAME_S * 0.5).clamp(MIN_DELAY_S, MAX_DELAY_S);
+    }
+
+    /// What to play in the turn at `now_s` (one a frame's time).
+    pub fn turn(&mut self, now_s: f64) -> Turn {
+        let Some(next) = self.next else { return Turn::Silent };
+        if !self.playing {
+            if now_s < self.start_at_s {
+                return Turn::Silent;
+            }
+            self.playing = true;
+            // A talk starts at its first frame held (the first may be lost).
+            let first = self.held.keys().copied().min_by_key(|s| seq_after(*s, next));
+            if let Some(first) = first {
+                self.next = Some(first);
+                if let Some(frame) = self.held.remove(&first) {
+                    self.advance(first);
+                    self.counts.played += 1;
+                    return Turn::Play { frame, first: true };
+                }
+            }
+        }
+        // Behind the delay wanted (it grew): wait a frame in concealment.
+        // Well ahead of it: drop a frame, now and then.
+        if let Some(lag) = self.lag_s(next, now_s) {
+            if lag < self.delay_s() - FRAME_S * 0.5 {
+                self.counts.stretched += 1;
+                self.counts.concealed += 1;
+                return Turn::Conceal { last: false };
+            }
+            self.since_shrink = self.since_shrink.saturating_add(1);
+            if lag > self.delay_s() + 2.0 * FRAME_S
+                && self.since_shrink >= SHRINK_EVERY
+                && self.held.get(&next).is_some_and(|f| !f.last)
+            {
+                self.held.remove(&next);
+                self.counts.shrunk += 1;
+                self.since_shrink = 0;
+                self.advance(next);
+                return self.turn_after_shrink();
+            }
+        }
+        if let Some(frame) = self.held.remove(&next) {
+            self.concealed_run = 0;
+            self.advance(next);
+            self.counts.played += 1;
+            return Turn::Play { frame, first: false };
+        }
+        let following = next.wrapping_add(1);
+        if let Some(frame) = self.held.get(&following).cloned() {
+            // Lost (the one after it is here): its error correction.
+            self.counts.lost += 1;
+            self.counts.recovered += 1;
+            self.concealed_run = 0;
+            self.advance(next);
+            return Turn::Recover { seq: next, next: frame };
+        }
+        self.counts.concealed += 1;
+        self.concealed_run += 1;
+        if self.concealed_run >= MAX_CONCEALED_RUN {
+            self.counts.lost += 1;
+            self.finish();
+            return Turn::Conceal { last: true };
+        }
+        if !self.held.is_empty() {
+            // Lost, and later frames are here: go on past it.
+            self.counts.lost += 1;
+            self.advance(next);
+        }
+        // Else nothing is here yet: late, not lost (or the talk's end was
+        // lost). Wait a frame in concealment: the delay grows by a frame.
+        Turn::Conceal { last: false }
+    }
+
+    fn advance(&mut self, played: u16) {
+        self.next = Some(played.wrapping_add(1));
+    }
+
+    /// How long after its place on the talk's earliest clock the frame
+    /// numbered `seq` plays at `now_s`: the delay it actually has.
+    fn lag_s(&self, seq: u16, now_s: f64) -> Option<f64> {
+        let (first, _) = self.anchor?;
+        Some(now_s - (self.min_transit_s + f64::from(seq_after(seq, first)) * FRAME_S))
+    }
+
+    /// The turn once a frame was dropped: the next one, as any turn plays it.
+    fn turn_after_shrink(&mut self) -> Turn {
+        let Some(next) = self.next else { return Turn::Silent };
+        match self.held.remove(&next) {
+            Some(frame) => {
+                self.advance(next);
+                self.counts.played += 1;
+                Turn::Play { frame, first: false }
+            }
+            None => {
+                self.counts.concealed += 1;
+                Turn::Conceal { last: false }
+            }
+        }
+    }
+
+    /// Marks the talk over once `frame` (just taken to play) was its last.
+    pub fn played_last(&mut self, frame: &VoiceFrame) {
+        if frame.last {
+            self.finish();
+        }
+    }
+
+    fn finish(&mut self) {
+        self.next = None;
+        self.playing = false;
+        self.concealed_run = 0;
+        self.anchor = None;
+        self.held.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(seq: u16, last: bool) -> VoiceFrame {
+        VoiceFrame { seq, last, opus: vec![seq as u8; 3] }
+    }
+
+    /// Plays a talk of `n` frames sent every 20 ms from `t0`, each arriving
+    /// after `transit(i)` (None: lost); returns the turns and the buffer.
+    fn play(n: u16, first_seq: u16, transit: impl Fn(u16) -> Option<f64>) -> (Vec<Turn>, JitterBuffer) {
+        let mut buffer = JitterBuffer::default();
+        let mut arrivals: Vec<(f64, VoiceFrame)> = (0..n)
+            .filter_map(|i| {
+                transit(i).map(|t| (f64::from(i) * FRAME_S + t, frame(first_seq.wrapping_add(i), i + 1 == n)))
+            })
+            .collect();
+        arrivals.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let mut turns = Vec::new();
+        let mut arrivals = arrivals.into_iter().peekable();
+        let mut now = 0.0;
+        while now < f64::from(n) * FRAME_S + 1.0 {
+            while let Some((at, _)) = arrivals.peek() {
+                if *at > now {
+                    break;
+                }
+                let (at, f) = arrivals.next().unwrap();
+                buffer.push(f, at);
+            }
+            let turn = buffer.turn(now);
+            if let Turn::Play { frame, .. } = &turn {
+                buffer.played_last(frame);
+            }
+            turns.push(turn);
+            now += FRAME_S;
+        }
+        (turns, buffer)
+    }
+
+    fn played(turns: &[Turn]) -> Vec<u16> {
+        turns
+            .iter()
+            .filter_map(|t| match t {
+                Turn::Play { frame, .. } => Some(frame.seq),
+                Turn::Recover { seq, .. } => Some(*seq),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_steady_talk_plays_every_frame_in_order_once_and_ends() {
+        let (turns, buffer) = play(100, 65500, |_| Some(0.05));
+        let seqs = played(&turns);
+        assert_eq!(seqs.len(), 100);
+        assert!(seqs.windows(2).all(|w| w[1] == w[0].wrapping_add(1)), "in order across the wrap");
+        assert!(!buffer.active(), "over after its last frame");
+        assert_eq!(buffer.counts.concealed, 0);
+        assert!(buffer.delay_s() <= 2.0 * FRAME_S, "no jitter, a short delay: {}", buffer.delay_s());
+    }
+
+    #[test]
+    fn a_lost_frame_is_recovered_from_the_next_and_the_tail_loss_ends_the_talk() {
+        let (turns, buffer) = play(50, 0, |i| (i != 20 && i != 49).then_some(0.03));
+        assert!(turns.contains(&Turn::Recover { seq: 20, next: frame(21, false) }), "{turns:?}");
+        assert_eq!(buffer.counts.recovered, 1);
+        assert!(!buffer.active(), "the lost last frame: over after the concealment's limit");
+        assert!(turns.iter().any(|t| *t == Turn::Conceal { last: true }));
+    }
+
+    #[test]
+    fn jitter_grows_the_delay_so_late_frames_still_play() {
+        // Every fifth frame 60 ms late.
+        let (turns, buffer) = play(200, 0, |i| Some(if i % 5 == 0 { 0.09 } else { 0.03 }));
+        assert!(buffer.delay_s() >= 0.06, "{}", buffer.delay_s());
+        let late_early = turns.iter().take(60).filter(|t| matches!(t, Turn::Conceal { .. })).count();
+        let seqs = played(&turns);
+        assert!(buffer.counts.late <= 3, "only while it grew: {:?}", buffer.counts);
+        assert!(seqs.len() >= 197, "{} of 200 played ({late_early} concealed early)", seqs.len());
+    }
+
+    #[test]
+    fn frames_far_ahead_duplicates_and_a_flood_are_bounded() {
+        let mut buffer = JitterBuffer::default();
+        buffer.push(frame(0, false), 0.0);
+        buffer.push(frame(0, false), 0.0);
+        buffer.push(frame(5000, false), 0.0);
+        for seq in 1..1000u16 {
+            buffer.push(frame(seq, false), 0.0);
+        }
+        assert!(buffer.held() <= MAX_HELD);
+        assert_eq!(buffer.counts.duplicate, 1);
+        assert!(buffer.counts.too_far >= 1);
+    }
+}
