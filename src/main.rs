@@ -187,6 +187,7 @@ fn run_lab(experiment: Experiment) -> ExitCode {
         Experiment::Demo { lab: args, players, map, bots, out } => {
             args.settings().map(|s| print_report(lab::demo(s, lab::DemoGame { players, bots, map }, out.as_deref())))
         }
+        Experiment::Voice(args) => args.settings().map(|s| print_report(lab::voice(s))),
         Experiment::Pickups { lab: args, map } => args.settings().map(|s| print_report(lab::pickups(s, &map))),
         Experiment::Teleport { lab: args, map } => {
             args.settings().map(|s| print_report(lab::teleport(s, map.as_deref())))

@@ -62,6 +62,7 @@ short_runs! {
     // Two trials: one alone, one contested.
     pickups: ["--seconds", "3"],
     teleport: ["--seconds", "4"],
+    voice: ["--seconds", "1"],
     // Real processes on the wall clock: 5 s of settling, 1 s measured, and
     // one network client so that the `arena bots` report is read too.
     servercost: ["--seconds", "1", "--players", "2", "--clients", "1"],

@@ -150,6 +150,12 @@ pub(crate) enum Experiment {
         #[arg(long)]
         map: Option<String>,
     },
+    /// Voice: one talker holds its push-to-talk key through --seconds of a
+    /// synthetic voice while two listeners hear it, every link through the
+    /// conditioner; mouth to ear (p50, p95), the voice's upstream, frames
+    /// lost, recovered and concealed, the jitter buffer's delay, and how
+    /// close what was heard is to what was said.
+    Voice(LabArgs),
     /// An internet master under attack: real servers registering while
     /// heartbeats pour in from forged addresses and clients ask for the
     /// list; what got listed, how fast the list came, the master's memory,

@@ -36,6 +36,16 @@ pub(crate) fn broadcast_unreliable(out: &mut UnreliableOut, clients: &[ClientId]
     }
 }
 
+/// As [`broadcast_unreliable`], in this frame's datagrams (voice).
+pub(crate) fn broadcast_now(out: &mut UnreliableOut, clients: &[ClientId], message: &ToClient) {
+    let Ok(bytes) = encode(message).inspect_err(|e| error!("could not encode a broadcast: {e}")) else {
+        return;
+    };
+    for client in clients {
+        out.push_now(*client, bytes.clone());
+    }
+}
+
 /// Sends one message to every client but `except`.
 pub(crate) fn broadcast(server: &mut RenetServer, message: &ToClient, except: Option<ClientId>) {
     debug_assert_eq!(message.channel(), arena_protocol::channel::RELIABLE, "unreliable: broadcast_unreliable");

@@ -98,7 +98,12 @@ pub(crate) struct DueClients(pub Vec<ClientId>);
 /// `arena_protocol::bundle`). Bounded: past [`UnreliableOut::MAX_WAITING`]
 /// for a client, the oldest go.
 #[derive(Resource, Debug, Default)]
-pub struct UnreliableOut(pub std::collections::HashMap<ClientId, std::collections::VecDeque<Vec<u8>>>);
+pub struct UnreliableOut(
+    pub std::collections::HashMap<ClientId, std::collections::VecDeque<Vec<u8>>>,
+    /// Clients with a voice frame waiting: their datagram goes this frame,
+    /// not with the next snapshot (a late voice frame is worth nothing).
+    pub std::collections::HashSet<ClientId>,
+);
 
 impl UnreliableOut {
     pub const MAX_WAITING: usize = 32;
@@ -109,6 +114,12 @@ impl UnreliableOut {
             waiting.pop_front();
         }
         waiting.push_back(message);
+    }
+
+    /// As [`UnreliableOut::push`], sent this frame.
+    pub(crate) fn push_now(&mut self, client: ClientId, message: Vec<u8>) {
+        self.push(client, message);
+        self.1.insert(client);
     }
 }
 

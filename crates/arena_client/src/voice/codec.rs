@@ -52,6 +52,13 @@ impl VoiceEncoder {
         Ok(Self { encoder: Mutex::new(encoder), out: [0; MAX_FRAME_BYTES] })
     }
 
+    /// The encoder's look-ahead, milliseconds: how much later than the
+    /// frame's own time its sound comes out of a decoder.
+    pub fn lookahead_ms(&mut self) -> f64 {
+        let encoder = self.encoder.get_mut().unwrap_or_else(PoisonError::into_inner);
+        encoder.get_lookahead().map_or(0.0, |n| f64::from(n) * 1000.0 / f64::from(SAMPLE_RATE_HZ))
+    }
+
     /// One 20 ms frame of samples, coded: at most [`MAX_FRAME_BYTES`]
     /// (the encoder is held to it), or why libopus refused.
     pub fn encode(&mut self, pcm: &[i16; FRAME_SAMPLES]) -> Result<Vec<u8>, CodecError> {

@@ -4,11 +4,11 @@
 //! allow: the 95th percentile of how late the last second's frames came
 //! (after the earliest), a frame's worth at least. A talk starts once its
 //! first frame has waited that long; a frame missing at its turn is taken
-//! from the next one's error correction when that is here, else concealed;
-//! when nothing at all is here (the frames are late, not lost) the buffer
-//! waits a frame in concealment, which is how it grows on late frames; it
-//! drops a frame to shrink back when more than two frames beyond its
-//! delay pile up. A talk ends after its last frame, or after
+//! from the next one's error correction when that is here, else concealed
+//! (a frame that comes after its turn is dropped, but its lateness counts);
+//! when the delay wanted grew past the one a talk is played with, the
+//! buffer waits a frame in concealment, and when it is two frames under,
+//! it drops one (at most one in [`SHRINK_EVERY`] turns). A talk ends after its last frame, or after
 //! [`MAX_CONCEALED_RUN`] frames with nothing (the last one lost). No
 //! library: the decoding is the caller's.
 
@@ -29,6 +29,9 @@ const LATENESS_WINDOW: usize = 50;
 /// The delay's bounds, seconds.
 pub(crate) const MIN_DELAY_S: f64 = FRAME_S;
 pub(crate) const MAX_DELAY_S: f64 = 0.3;
+/// Added to the lateness the delay covers, seconds: the lab's frames and
+/// the mixer's steps are a few milliseconds apart.
+const DELAY_MARGIN_S: f64 = 0.005;
 /// Frames dropped to shrink at most one in this many played.
 const SHRINK_EVERY: u32 = 10;
 
@@ -163,7 +166,7 @@ impl JitterBuffer {
         let mut sorted: Vec<f64> = self.lateness.iter().copied().collect();
         sorted.sort_by(f64::total_cmp);
         let p95 = sorted[((sorted.len() - 1) as f64 * 0.95).round() as usize];
-        self.delay_s = (p95 + FRAME_S * 0.5).clamp(MIN_DELAY_S, MAX_DELAY_S);
+        self.delay_s = (p95 + DELAY_MARGIN_S).clamp(MIN_DELAY_S, MAX_DELAY_S);
     }
 
     /// What to play in the turn at `now_s` (one a frame's time).
@@ -220,20 +223,17 @@ impl JitterBuffer {
             self.advance(next);
             return Turn::Recover { seq: next, next: frame };
         }
+        // Lost, or later than the delay allows (its lateness raised the
+        // delay when it came): conceal it and go on; a talk whose last
+        // frame never comes ends after a run of these.
         self.counts.concealed += 1;
+        self.counts.lost += 1;
         self.concealed_run += 1;
+        self.advance(next);
         if self.concealed_run >= MAX_CONCEALED_RUN {
-            self.counts.lost += 1;
             self.finish();
             return Turn::Conceal { last: true };
         }
-        if !self.held.is_empty() {
-            // Lost, and later frames are here: go on past it.
-            self.counts.lost += 1;
-            self.advance(next);
-        }
-        // Else nothing is here yet: late, not lost (or the talk's end was
-        // lost). Wait a frame in concealment: the delay grows by a frame.
         Turn::Conceal { last: false }
     }
 

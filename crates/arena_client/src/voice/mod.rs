@@ -23,7 +23,7 @@ mod similarity;
 
 use std::collections::{BTreeMap, VecDeque};
 
-use arena_protocol::voice::{FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE_HZ, VoiceFrame};
+use arena_protocol::voice::{FRAME_SAMPLES, SAMPLE_RATE_HZ, VoiceFrame};
 use arena_protocol::{ToClient, ToServer};
 use arena_sim::PlayerId;
 use bevy::prelude::*;
@@ -37,8 +37,6 @@ use crate::chat::ChatLog;
 use crate::settings::VoiceSettings;
 use crate::vocabulary::{GameMessage, MessageTally, Outbox, Roster, Session, SessionState};
 
-/// One frame's time, seconds.
-const FRAME_S: f64 = FRAME_MS as f64 / 1000.0;
 /// Samples waiting to be coded, at most (a second); older ones go.
 const MAX_WAITING_SAMPLES: usize = SAMPLE_RATE_HZ as usize;
 /// Mixed samples waiting for the view (or a file), at most (two seconds).
@@ -55,6 +53,10 @@ const LOG_FRAMES: usize = 8192;
 const MAX_PLAYOUT_LAG_S: f64 = 0.2;
 /// Samples a talk fades in and out over (5 ms): no click at either end.
 const FADE_SAMPLES: usize = 80;
+/// Samples mixed at a time (5 ms): a talk starts within this of its turn.
+const MIX_SAMPLES: usize = 80;
+/// One mixing step, seconds.
+const MIX_S: f64 = MIX_SAMPLES as f64 / SAMPLE_RATE_HZ as f64;
 
 pub(crate) fn plugin(app: &mut App) {
     app.init_resource::<VoiceInput>()
@@ -180,8 +182,8 @@ struct Talker {
     buffer: JitterBuffer,
     decoder: VoiceDecoder,
     last_frame_s: f64,
-    /// Samples left of the fade in.
-    fading_in: usize,
+    /// Decoded samples not yet mixed (less than a frame and a step).
+    pcm: VecDeque<i16>,
 }
 
 /// The talkers being heard, and the playout clock.
@@ -217,6 +219,9 @@ pub struct VoiceStats {
     pub played_log: VecDeque<(PlayerId, u16, f64)>,
     /// The codec could not be set up: why (said once).
     pub unavailable: Option<String>,
+    /// Our encoder's look-ahead, milliseconds (what the codec adds to the
+    /// voice's delay beyond the frame).
+    pub codec_delay_ms: f64,
 }
 
 impl VoiceStats {
@@ -260,7 +265,10 @@ pub(crate) fn send_voice(
     }
     if talk.encoder.is_none() && !talk.failed {
         match VoiceEncoder::new() {
-            Ok(encoder) => talk.encoder = Some(encoder),
+            Ok(mut encoder) => {
+                stats.codec_delay_ms = encoder.lookahead_ms();
+                talk.encoder = Some(encoder);
+            }
             Err(e) => {
                 warn!("voice is unavailable: {e}");
                 stats.unavailable = Some(e.to_string());
@@ -351,9 +359,10 @@ pub(crate) fn receive_voice(
                     continue;
                 }
             };
-            hearing
-                .talkers
-                .insert(*from, Talker { buffer: JitterBuffer::default(), decoder, last_frame_s: now_s, fading_in: 0 });
+            hearing.talkers.insert(
+                *from,
+                Talker { buffer: JitterBuffer::default(), decoder, last_frame_s: now_s, pcm: VecDeque::new() },
+            );
         }
         if let Some(talker) = hearing.talkers.get_mut(from) {
             talker.buffer.push(frame.clone(), now_s);
@@ -405,48 +414,20 @@ pub(crate) fn play_voice(
     }
     let mut clock = hearing.clock_s.unwrap_or(now_s);
     if now_s - clock > MAX_PLAYOUT_LAG_S {
-        clock = now_s - FRAME_S;
+        clock = now_s - MIX_S;
     }
     let volume = settings.volume.clamp(0.0, 4.0);
-    while clock + FRAME_S <= now_s {
-        let mut mix = [0i32; FRAME_SAMPLES];
+    while clock + MIX_S <= now_s {
+        let mut mix = [0i32; MIX_SAMPLES];
         for (id, talker) in &mut hearing.talkers {
-            let mut pcm = [0i16; FRAME_SAMPLES];
-            let mut fade_out = false;
-            let turn = talker.buffer.turn(clock);
-            match &turn {
-                Turn::Silent => continue,
-                Turn::Play { frame, first } => {
-                    talker.decoder.decode(Some(&frame.opus), false, &mut pcm);
-                    if *first {
-                        talker.fading_in = FADE_SAMPLES;
-                    }
-                    talker.buffer.played_last(frame);
-                    fade_out = frame.last;
-                    push_log(&mut stats.played_log, (*id, frame.seq, clock));
-                }
-                Turn::Recover { seq, next } => {
-                    talker.decoder.decode(Some(&next.opus), true, &mut pcm);
-                    push_log(&mut stats.played_log, (*id, *seq, clock));
-                }
-                Turn::Conceal { last } => {
-                    talker.decoder.decode(None, false, &mut pcm);
-                    fade_out = *last;
-                }
+            // A frame's turn whenever less than a step is left decoded.
+            while talker.pcm.len() < MIX_SAMPLES {
+                let out_at = clock + talker.pcm.len() as f64 / f64::from(SAMPLE_RATE_HZ);
+                let Some(frame) = take_turn(talker, clock, &mut stats, *id, out_at) else { break };
+                talker.pcm.extend(frame);
             }
-            stats.delay_sum_s += talker.buffer.delay_s();
-            stats.delay_turns += 1;
-            let gain = volume;
-            for (i, sample) in pcm.iter().enumerate() {
-                let mut g = gain;
-                if talker.fading_in > 0 {
-                    g *= (FADE_SAMPLES - talker.fading_in) as f32 / FADE_SAMPLES as f32;
-                    talker.fading_in -= 1;
-                }
-                if fade_out && i >= FRAME_SAMPLES - FADE_SAMPLES {
-                    g *= (FRAME_SAMPLES - i) as f32 / FADE_SAMPLES as f32;
-                }
-                mix[i] += (f32::from(*sample) * g) as i32;
+            for (i, sample) in talker.pcm.drain(..talker.pcm.len().min(MIX_SAMPLES)).enumerate() {
+                mix[i] += (f32::from(sample) * volume) as i32;
             }
         }
         let mixed: Vec<i16> = mix.iter().map(|&s| s.clamp(-32767, 32767) as i16).collect();
@@ -456,7 +437,7 @@ pub(crate) fn play_voice(
         {
             recording.0.extend_from_slice(&mixed);
         }
-        clock += FRAME_S;
+        clock += MIX_S;
     }
     hearing.clock_s = Some(clock);
     let talking: Vec<PlayerId> = hearing
@@ -468,6 +449,50 @@ pub(crate) fn play_voice(
     if stats.talking != talking {
         stats.talking = talking;
     }
+}
+
+/// One turn of `talker`'s buffer at `now_s`, decoded (faded in at a talk's
+/// start and out at its end); `None`: silent. Its first sample goes out at
+/// `out_at_s`.
+fn take_turn(
+    talker: &mut Talker,
+    now_s: f64,
+    stats: &mut VoiceStats,
+    id: PlayerId,
+    out_at_s: f64,
+) -> Option<[i16; FRAME_SAMPLES]> {
+    let mut pcm = [0i16; FRAME_SAMPLES];
+    let (fade_in, fade_out) = match talker.buffer.turn(now_s) {
+        Turn::Silent => return None,
+        Turn::Play { frame, first } => {
+            talker.decoder.decode(Some(&frame.opus), false, &mut pcm);
+            talker.buffer.played_last(&frame);
+            push_log(&mut stats.played_log, (id, frame.seq, out_at_s));
+            (first, frame.last)
+        }
+        Turn::Recover { seq, next } => {
+            talker.decoder.decode(Some(&next.opus), true, &mut pcm);
+            push_log(&mut stats.played_log, (id, seq, out_at_s));
+            (false, false)
+        }
+        Turn::Conceal { last } => {
+            talker.decoder.decode(None, false, &mut pcm);
+            (false, last)
+        }
+    };
+    stats.delay_sum_s += talker.buffer.delay_s();
+    stats.delay_turns += 1;
+    for i in 0..FADE_SAMPLES {
+        let g = i as f32 / FADE_SAMPLES as f32;
+        if fade_in {
+            pcm[i] = (f32::from(pcm[i]) * g) as i16;
+        }
+        if fade_out {
+            let j = FRAME_SAMPLES - 1 - i;
+            pcm[j] = (f32::from(pcm[j]) * g) as i16;
+        }
+    }
+    Some(pcm)
 }
 
 /// The jitter buffers' counts now, the talkers still heard included.

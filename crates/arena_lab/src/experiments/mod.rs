@@ -9,8 +9,8 @@
 //! - `setup`: what they share (settings, errors, the two-player lab).
 //! - `prediction`, `hitreg`, `interpolation`, `bandwidth`, `flick`, `peek`,
 //!   `unlag`, `servercost`, `rockets`, `demo`, `kill_cam`, `master`,
-//!   `pickups`, `teleport`: one experiment each (`master` needs no game: a
-//!   master under attack).
+//!   `pickups`, `teleport`, `voice`: one experiment each (`master` needs no
+//!   game: a master under attack).
 //! - `timing`: `peek`'s run on the wall clock, at a chosen frame rate.
 //! - `sweep`: the experiments over ranges, and the charts.
 
@@ -31,6 +31,7 @@ mod sweep;
 mod teleport;
 mod timing;
 mod unlag;
+mod voice;
 
 pub use bandwidth::{BandwidthReport, KindRate, bandwidth, run_a_loop};
 pub use demo::{DemoGame, DemoReport, demo};
@@ -49,3 +50,4 @@ pub use sweep::{SweepError, SweepPart, SweepReport, sweep};
 pub use teleport::{TeleportReport, teleport};
 pub use timing::{TimingReport, timing};
 pub use unlag::{DEFAULT_CAPS_MS, UnlagReport, UnlagRow, unlag};
+pub use voice::{MouthToEar, VoiceReport, voice};

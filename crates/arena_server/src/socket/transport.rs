@@ -552,7 +552,7 @@ impl ServerTransport {
     /// Encrypts and sends the unreliable messages waiting in `out` and
     /// renet's packets when they are due (see `arena_protocol::ack_pace`),
     /// bundled into one datagram, for each client in `due` (a snapshot went
-    /// to it this frame); and renet's packets to any not sent to for
+    /// to it this frame) or with a voice frame waiting; and renet's packets to any not sent to for
     /// [`FLUSH_INTERVAL`] (acks and reliable messages go out in the end even
     /// without snapshots). Others wait: no datagram on a frame with nothing
     /// to say.
@@ -563,11 +563,14 @@ impl ServerTransport {
         self.ack_pace.retain(|id, _| clients.contains(id));
         self.raw_inbox.retain(|id, _| clients.contains(id));
         out.0.retain(|id, _| clients.contains(id));
+        let urgent = std::mem::take(&mut out.1);
         for client_id in clients {
             let last = self.last_sent.get(&client_id).copied();
             let waited = last.is_none_or(|t| clock.saturating_sub(t) >= FLUSH_INTERVAL);
             let snapshot = due.contains(&client_id);
-            if !snapshot && !waited {
+            // A voice frame goes now; renet's packets are paced as with a snapshot.
+            let voice = urgent.contains(&client_id);
+            if !snapshot && !voice && !waited {
                 continue;
             }
             // The unreliable messages outside renet first, then renet's
@@ -584,7 +587,7 @@ impl ServerTransport {
                 }
             }
             let pace = self.ack_pace.entry(client_id).or_default();
-            if !snapshot || pace.due(clock, ack_pace::held_for(server, client_id)) {
+            if !(snapshot || voice) || pace.due(clock, ack_pace::held_for(server, client_id)) {
                 let Ok(renet_packets) = server.get_packets_to_send(client_id) else { continue };
                 packets.extend(renet_packets);
                 pace.sent(clock, ack_pace::held_for(server, client_id));

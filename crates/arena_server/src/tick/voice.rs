@@ -135,7 +135,7 @@ pub(crate) fn pass_on_voice(
             .filter_map(|(_, e)| e.client_id)
             .collect();
         stats.sent += listeners.len() as u64;
-        net::broadcast_unreliable(&mut out, &listeners, &ToClient::Voice { from: id, frame: frame.clone() });
+        net::broadcast_now(&mut out, &listeners, &ToClient::Voice { from: id, frame: frame.clone() });
     }
     if any {
         // Budgets of players who left go (the table holds players only).
