@@ -17,6 +17,7 @@ pub mod queries;
 pub mod remote_console;
 pub mod text;
 pub mod turn;
+pub mod voice;
 pub mod web;
 
 use crate::target::Target;
@@ -62,5 +63,6 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(turn::TurnRelay),
         Box::new(web::WebFrames),
         Box::new(web::PageRequests),
+        Box::new(voice::VoiceFrames),
     ]
 }

@@ -49,7 +49,7 @@ const RCON_TIMEOUT: Duration = Duration::from_secs(3);
 /// dragging a slider does not write the file each frame.
 const SAVE_AFTER_S: f64 = 0.5;
 
-const COMMANDS: [Command; 13] = [
+const COMMANDS: [Command; 15] = [
     Command {
         name: "bind",
         usage: "bind KEY [\"LINE\"]",
@@ -70,6 +70,12 @@ const COMMANDS: [Command; 13] = [
         help: "asks the players to vote (a majority of those playing within 20 s)",
     },
     Command { name: "vote", usage: "vote yes|no", help: "answers the vote open (the keys F7 and F8 too)" },
+    Command {
+        name: "+voiprecord",
+        usage: "+voiprecord",
+        help: "talks (as the push-to-talk key held) until -voiprecord; bound to a key, until it comes up",
+    },
+    Command { name: "-voiprecord", usage: "-voiprecord", help: "stops talking" },
     Command {
         name: "rcon",
         usage: "rcon COMMAND",
@@ -216,6 +222,7 @@ pub(crate) enum Action {
     Quit,
     Say { text: String, team: bool },
     Vote(VoteAction),
+    Talk(bool),
     Rcon { addr: std::net::SocketAddr, password: String, command: String },
 }
 
@@ -362,6 +369,10 @@ impl Host for ViewHost<'_, '_> {
                 Outcome::Said(Vec::new())
             }
             "rcon" => self.rcon(args),
+            "+voiprecord" | "-voiprecord" => {
+                self.actions.push(Action::Talk(name.starts_with('+')));
+                Outcome::Said(Vec::new())
+            }
             "callvote" | "vote" if self.game.connection.is_none() => {
                 Outcome::Refused(format!("{name}: not connected to a server"))
             }
@@ -559,6 +570,17 @@ fn press_binds(
     for line in pressed {
         console.submit(line);
     }
+    // Quake's `+` lines: the `-` line runs when the key comes up.
+    let released: Vec<String> = settings
+        .binds
+        .iter()
+        .filter(|b| b.line.starts_with('+'))
+        .filter(|b| Input::parse(&b.key).is_some_and(|i| i.just_released(&keys, &mouse)))
+        .map(|b| format!("-{}", &b.line[1..]))
+        .collect();
+    for line in released {
+        console.submit(line);
+    }
 }
 
 /// Runs the lines waiting, then does what they asked.
@@ -608,6 +630,9 @@ fn run_pending(
             }
             Action::Say { text, team } => {
                 say.write(SayChat { text, team });
+            }
+            Action::Talk(held) => {
+                commands.insert_resource(crate::vocabulary::ConsoleTalk(held));
             }
             Action::Vote(action) => {
                 votes.write(action);

@@ -40,6 +40,8 @@
 //! - `rockets`: rockets in flight, their trails and lights, and blasts.
 //! - `hud`, `scoreboard_ui`, `range_hud`: what is drawn over the view.
 //! - `chat`: chat lines over the view, fading; the line being typed.
+//! - `voice` (not in the browser's build): the push-to-talk key, the
+//!   microphone while it is held, the talkers played, the line naming who talks.
 //! - `map_progress`: the server's map being downloaded, over the view.
 //! - `console`: the console (the key left of 1): the paper's variables and
 //!   the game's commands, binds, `autoexec.cfg`, rcon, the log's lines.
@@ -114,6 +116,8 @@ mod surfaces;
 mod triggers;
 mod view_model;
 mod vocabulary;
+#[cfg(not(target_arch = "wasm32"))]
+mod voice;
 mod votes;
 #[cfg(target_arch = "wasm32")]
 mod web_transport;
@@ -416,6 +420,8 @@ impl Plugin for GamePlugin {
                 map_progress::plugin,
                 page_status::plugin,
             ));
+        #[cfg(not(target_arch = "wasm32"))]
+        app.add_plugins(voice::plugin);
         if let Some(shot) = &self.screenshot {
             app.add_plugins(screenshot::plugin(shot.clone()));
         }

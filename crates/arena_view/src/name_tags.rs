@@ -26,7 +26,7 @@ const MAX_TAG_STEPS: usize = 2;
 pub(crate) fn plugin(app: &mut App) {
     app.add_systems(
         Update,
-        (tag_new_players, despawn_orphan_tags, update_name_tag_text, colour_name_tags, place_name_tags)
+        (tag_new_players, despawn_orphan_tags, update_name_tag_text, mark_talkers, colour_name_tags, place_name_tags)
             .chain()
             .in_set(ViewSet::Overlay),
     );
@@ -67,6 +67,26 @@ fn update_name_tag_text(
     for (name, tag) in &names {
         if let Ok(mut text) = texts.get_mut(tag.0) {
             text.0.clone_from(&name.0);
+        }
+    }
+}
+
+/// A talking player's tag between sound marks: "((( Ada )))" (not in the
+/// browser's build, which has no voice).
+fn mark_talkers(
+    #[cfg(not(target_arch = "wasm32"))] voice: Option<Res<arena_client::voice::VoiceStats>>,
+    players: Query<(&NetPlayer, &PlayerName, &TaggedBy)>,
+    mut texts: Query<&mut Text, With<NameTag>>,
+) {
+    #[cfg(not(target_arch = "wasm32"))]
+    let talking = |id| voice.as_ref().is_some_and(|v| v.talking.contains(&id));
+    #[cfg(target_arch = "wasm32")]
+    let talking = |_| false;
+    for (player, name, tag) in &players {
+        let Ok(mut text) = texts.get_mut(tag.0) else { continue };
+        let wanted = if talking(player.id) { format!("((( {} )))", name.0) } else { name.0.clone() };
+        if text.0 != wanted {
+            text.0 = wanted;
         }
     }
 }

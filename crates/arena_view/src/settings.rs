@@ -63,6 +63,13 @@ impl Input {
         }
     }
 
+    pub(crate) fn just_released(self, keys: &ButtonInput<KeyCode>, mouse: &ButtonInput<MouseButton>) -> bool {
+        match self {
+            Input::Key(k) => keys.just_released(k),
+            Input::Mouse(b) => mouse.just_released(b),
+        }
+    }
+
     /// The name used in the settings file and the menus.
     pub(crate) fn name(self) -> String {
         match self {
@@ -190,10 +197,11 @@ pub(crate) enum Action {
     NetcodePanel,
     NetGraph,
     Ghosts,
+    PushToTalk,
 }
 
 impl Action {
-    pub(crate) const ALL: [Action; 15] = [
+    pub(crate) const ALL: [Action; 16] = [
         Action::Forward,
         Action::Back,
         Action::Left,
@@ -209,6 +217,7 @@ impl Action {
         Action::NetcodePanel,
         Action::NetGraph,
         Action::Ghosts,
+        Action::PushToTalk,
     ];
 
     pub(crate) fn label(self) -> &'static str {
@@ -228,6 +237,7 @@ impl Action {
             Action::NetcodePanel => "Netcode panel",
             Action::NetGraph => "Net graph (off, compact, full)",
             Action::Ghosts => "Server ghosts",
+            Action::PushToTalk => "Push to talk",
         }
     }
 }
@@ -265,6 +275,12 @@ pub(crate) struct Settings {
     pub netcode_panel: String,
     pub net_graph: String,
     pub ghosts: String,
+    /// Held to talk (the microphone is open only then).
+    pub push_to_talk: String,
+    /// Voice on: talk with the key, hear the others (off: neither, and the
+    /// server sends none); how loud the others are played, 0 to 2.
+    pub voice: bool,
+    pub voice_volume: f32,
     /// Servers the player starred in the browser ("address:port").
     pub favourites: Vec<String>,
     /// Servers joined lately, newest first.
@@ -323,6 +339,9 @@ impl Default for Settings {
             netcode_panel: "F1".into(),
             net_graph: "F2".into(),
             ghosts: "F3".into(),
+            push_to_talk: "V".into(),
+            voice: true,
+            voice_volume: 1.0,
             favourites: Vec::new(),
             recent: Vec::new(),
             masters: Vec::new(),
@@ -439,6 +458,7 @@ impl Settings {
 /// Sensible ranges of the numbers.
 pub(crate) const SENSITIVITY_RANGE: std::ops::RangeInclusive<f32> = 0.1..=5.0;
 pub(crate) const FOV_RANGE: std::ops::RangeInclusive<f32> = 70.0..=130.0;
+pub(crate) const VOICE_VOLUME_RANGE: std::ops::RangeInclusive<f32> = 0.0..=2.0;
 
 impl Settings {
     fn binding(&self, action: Action) -> &str {
@@ -458,6 +478,7 @@ impl Settings {
             Action::NetcodePanel => &self.netcode_panel,
             Action::NetGraph => &self.net_graph,
             Action::Ghosts => &self.ghosts,
+            Action::PushToTalk => &self.push_to_talk,
         }
     }
 
@@ -478,6 +499,7 @@ impl Settings {
             Action::NetcodePanel => &mut self.netcode_panel,
             Action::NetGraph => &mut self.net_graph,
             Action::Ghosts => &mut self.ghosts,
+            Action::PushToTalk => &mut self.push_to_talk,
         }
     }
 
@@ -507,6 +529,10 @@ impl Settings {
         if !self.volume.is_finite() || !(0.0..=1.0).contains(&self.volume) {
             problems.push(format!("volume {} is outside 0..=1", self.volume));
             self.volume = defaults.volume;
+        }
+        if !self.voice_volume.is_finite() || !VOICE_VOLUME_RANGE.contains(&self.voice_volume) {
+            problems.push(format!("voice volume {} is outside {VOICE_VOLUME_RANGE:?}", self.voice_volume));
+            self.voice_volume = defaults.voice_volume;
         }
         for action in Action::ALL {
             let name = self.binding(action).to_string();

@@ -6,7 +6,9 @@
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::settings::{Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsFile, parse_masters};
+use crate::settings::{
+    Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsFile, VOICE_VOLUME_RANGE, parse_masters,
+};
 use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
@@ -80,6 +82,14 @@ fn show_settings(
                 ui.end_row();
                 ui.label("Kill-cam after a death");
                 ui.checkbox(&mut edited.kill_cam, "");
+                ui.end_row();
+                ui.label("Voice").on_hover_text(
+                    "Talk while the push-to-talk key is held (the microphone is open only then) and hear                      the players the server lets you hear. Off: neither, and the server sends you none.",
+                );
+                ui.checkbox(&mut edited.voice, "");
+                ui.end_row();
+                ui.label("Voice volume");
+                ui.add(egui::Slider::new(&mut edited.voice_volume, VOICE_VOLUME_RANGE));
                 ui.end_row();
                 ui.label("Internet masters").on_hover_text(
                     "Server lists the browser's Internet tab asks, and that games you host are listed on \

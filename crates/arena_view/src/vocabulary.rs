@@ -155,6 +155,11 @@ pub(crate) struct ChatInput {
     pub focused: bool,
 }
 
+/// The console's `+voiprecord` held (Quake's: a bind's `+` line runs its
+/// `-` line when the key comes up): talk as with the push-to-talk key.
+#[derive(Resource, Default, Debug)]
+pub(crate) struct ConsoleTalk(pub bool);
+
 /// Whether the console is open (the key left of 1): the player stands
 /// still and keys type into it.
 #[derive(Resource, Default, Debug)]

@@ -19,7 +19,7 @@ use arena_protocol::voice::{FRAME_MS, VoiceFrame, seq_after};
 /// One frame's time, seconds.
 const FRAME_S: f64 = FRAME_MS as f64 / 1000.0;
 /// Frames held at most (two and a half seconds); later ones are dropped.
-pub(crate) const MAX_HELD: usize = 128;
+pub const MAX_HELD: usize = 128;
 /// How far ahead of the next one to play a frame may be, frames.
 const MAX_AHEAD: i32 = MAX_HELD as i32;
 /// Frames concealed in a row with nothing held before a talk is over.
@@ -28,7 +28,7 @@ pub(crate) const MAX_CONCEALED_RUN: u32 = 10;
 const LATENESS_WINDOW: usize = 50;
 /// The delay's bounds, seconds.
 pub(crate) const MIN_DELAY_S: f64 = FRAME_S;
-pub(crate) const MAX_DELAY_S: f64 = 0.3;
+pub const MAX_DELAY_S: f64 = 0.3;
 /// Added to the lateness the delay covers, seconds: the lab's frames and
 /// the mixer's steps are a few milliseconds apart.
 const DELAY_MARGIN_S: f64 = 0.005;

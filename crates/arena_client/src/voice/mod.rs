@@ -30,7 +30,7 @@ use bevy::prelude::*;
 
 pub use codec::{CodecError, Decoded, VoiceDecoder, VoiceEncoder, acceptable};
 pub use files::{WavError, read_wav, resample, write_wav};
-pub use jitter_buffer::{JitterBuffer, JitterCounts, Turn};
+pub use jitter_buffer::{JitterBuffer, JitterCounts, MAX_DELAY_S, MAX_HELD, Turn};
 pub use similarity::{similarity, speech_like};
 
 use crate::chat::ChatLog;

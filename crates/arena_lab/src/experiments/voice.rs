@@ -12,7 +12,7 @@ use arena_client::voice::{VoiceFile, VoiceRecording, VoiceStats, similarity, spe
 use arena_protocol::voice::{FRAME_MS, SAMPLE_RATE_HZ};
 use serde::Serialize;
 
-use super::setup::{LabError, LabSettings, Summary, WARMUP_S, frame, frames_for};
+use super::setup::{LAB_FRAME_HZ, LabError, LabSettings, Summary, WARMUP_S, frame, frames_for};
 use crate::harness::LoopbackGame;
 
 /// The talker's quiet time measured before it talks (its upstream without
@@ -52,6 +52,8 @@ pub struct VoiceReport {
     /// The encoder's look-ahead, milliseconds (in `mouth_to_ear_ms`).
     pub codec_delay_ms: f64,
     pub listeners: usize,
+    pub frame_hz: f64,
+    pub warmup_s: f64,
 }
 
 /// Runs `arena lab voice`.
@@ -127,6 +129,8 @@ pub fn voice(settings: LabSettings) -> Result<VoiceReport, LabError> {
         voice_similarity: likeness.iter().sum::<f64>() / likeness.len().max(1) as f64,
         codec_delay_ms: talker.codec_delay_ms,
         listeners: listeners.len(),
+        frame_hz: LAB_FRAME_HZ,
+        warmup_s: WARMUP_S,
         settings,
     })
 }
