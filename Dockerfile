@@ -10,12 +10,14 @@
 # The server stops cleanly on SIGTERM (docker stop): every player is told at once.
 
 # Build stage: the release binaries. rustc 1.95, as the workspace pins;
-# protoc for the Agones SDK's gRPC code (the sidecar has its own lock file).
+# protoc for the Agones SDK's gRPC code (the sidecar has its own lock file);
+# cmake for libopus, built from its bundled source (voice: `arena bots
+# --voice-file` and the lab are in the same binary).
 # `--no-default-features` leaves the game's window out: no renderer, winit
 # or audio to build, and no ALSA headers needed.
 FROM rust:1.95-bookworm AS build
 RUN apt-get update \
- && apt-get install -y --no-install-recommends protobuf-compiler \
+ && apt-get install -y --no-install-recommends protobuf-compiler cmake \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .

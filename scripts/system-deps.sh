@@ -2,7 +2,8 @@
 # needs when any is missing, and does nothing otherwise.
 #
 #   build    what compiling needs: a C toolchain and pkg-config for the -sys
-#            crates, ALSA headers for audio
+#            crates, cmake for libopus (voice; built from its bundled
+#            source), ALSA headers for audio
 #   agones   what the arena-agones sidecar's build needs: protoc for the
 #            Agones SDK's gRPC code, OpenSSL headers for dummy-agones' test
 #            client
@@ -19,7 +20,7 @@ arena_packages() {
   local -a wanted=()
   for kind in "$@"; do
     case "$kind" in
-      build) wanted+=(build-essential pkg-config libasound2-dev) ;;
+      build) wanted+=(build-essential pkg-config cmake libasound2-dev) ;;
       agones) wanted+=(protobuf-compiler libssl-dev pkg-config) ;;
       web) wanted+=(rustc-web cargo-web rust-web-src lld-22) ;;
       browser) wanted+=(chromium chromium-driver libegl-mesa0 libgl1-mesa-dri) ;;

@@ -144,14 +144,14 @@ fn push_to_talk(
     mouse: Res<ButtonInput<MouseButton>>,
     settings: Res<Settings>,
     (chat, console, pause): (Res<ChatInput>, Res<ConsoleWindow>, Res<PauseMenu>),
-    console_talk: Res<ConsoleTalk>,
+    (console_talk, session): (Res<ConsoleTalk>, Res<State<Session>>),
     mut input: ResMut<VoiceInput>,
     mut microphone: ResMut<Microphone>,
     time: Res<Time>,
 ) {
     let typing = chat.open || console.open || pause.open;
     let key = !typing && settings.input(Action::PushToTalk).pressed(&keys, &mouse);
-    let held = settings.voice && (key || console_talk.0);
+    let held = settings.voice && *session.get() == Session::InGame && (key || console_talk.0);
     // Said while the key is held, and a few seconds after.
     if let Some((_, left)) = microphone.failure.as_mut() {
         *left = if held { NO_MIC_SHOWN_S } else { *left - time.delta_secs() };
@@ -331,6 +331,7 @@ fn stop_voice(
         commands.entity(entity).despawn();
     }
     commands.remove_resource::<PlaybackQueue>();
+    commands.insert_resource(ConsoleTalk(false));
     microphone.opening = None;
     microphone.open = None;
     input.held = false;

@@ -46,6 +46,9 @@ const MAX_MIXED_SAMPLES: usize = 2 * SAMPLE_RATE_HZ as usize;
 pub const MAX_HEARD_TALKERS: usize = 8;
 /// A talker shows as talking on the HUD this long after its last frame, seconds.
 pub const TALKING_SHOWN_S: f64 = 0.3;
+/// Frames waiting in the outbox at most (a second's; the transport takes
+/// them every frame while connected).
+const MAX_OUTBOX_FRAMES: usize = 50;
 /// Frames remembered for the lab (sent, played).
 const LOG_FRAMES: usize = 8192;
 /// The playout clock falls this far behind (a stalled frame) before it
@@ -302,6 +305,9 @@ pub(crate) fn send_voice(
                         stats.sent_frames += 1;
                         stats.sent_bytes += bytes.len() as u64;
                         push_log(&mut stats.sent_log, (*seq, now_s));
+                        if outbox.voice.len() >= MAX_OUTBOX_FRAMES {
+                            outbox.voice.remove(0);
+                        }
                         outbox.voice.push(bytes);
                     }
                     Err(e) => error!("could not encode a voice frame: {e}"),
