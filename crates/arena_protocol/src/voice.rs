@@ -33,8 +33,9 @@ pub const TALKER_FRAME_BURST: f32 = 10.0;
 /// with room for its variable rate and its error correction), and the burst.
 pub const TALKER_BYTES_PER_S: f32 = 4_000.0;
 pub const TALKER_BYTE_BURST: f32 = 1_600.0;
-/// Talkers a listener hears at once, at most: the server forwards the
-/// first this many who are talking and drops the rest until one stops.
+/// Talkers one audience (a team, the watchers, everyone) hears at once, at
+/// most: the server forwards the first this many who are talking to it and
+/// drops the rest until one stops.
 pub const MAX_TALKERS: usize = 4;
 /// A talker whose last frame is older than this has stopped, milliseconds
 /// (its place among the [`MAX_TALKERS`] frees).

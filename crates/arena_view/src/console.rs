@@ -558,6 +558,18 @@ fn press_binds(
     settings: Res<Settings>,
     mut console: ResMut<Console>,
 ) {
+    // Quake's `+` lines: the `-` line runs when the key comes up, even with
+    // a chat line or the console open since (a `+voiprecord` must end).
+    let released: Vec<String> = settings
+        .binds
+        .iter()
+        .filter(|b| b.line.starts_with('+'))
+        .filter(|b| Input::parse(&b.key).is_some_and(|i| i.just_released(&keys, &mouse)))
+        .map(|b| format!("-{}", &b.line[1..]))
+        .collect();
+    for line in released {
+        console.submit(line);
+    }
     if window.open || chat.open {
         return;
     }
@@ -568,17 +580,6 @@ fn press_binds(
         .map(|b| b.line.clone())
         .collect();
     for line in pressed {
-        console.submit(line);
-    }
-    // Quake's `+` lines: the `-` line runs when the key comes up.
-    let released: Vec<String> = settings
-        .binds
-        .iter()
-        .filter(|b| b.line.starts_with('+'))
-        .filter(|b| Input::parse(&b.key).is_some_and(|i| i.just_released(&keys, &mouse)))
-        .map(|b| format!("-{}", &b.line[1..]))
-        .collect();
-    for line in released {
         console.submit(line);
     }
 }

@@ -340,7 +340,8 @@ impl Default for Settings {
             net_graph: "F2".into(),
             ghosts: "F3".into(),
             push_to_talk: "V".into(),
-            voice: true,
+            // The page has no voice yet.
+            voice: cfg!(not(target_arch = "wasm32")),
             voice_volume: 1.0,
             favourites: Vec::new(),
             recent: Vec::new(),

@@ -83,14 +83,9 @@ fn show_settings(
                 ui.label("Kill-cam after a death");
                 ui.checkbox(&mut edited.kill_cam, "");
                 ui.end_row();
-                ui.label("Voice").on_hover_text(
-                    "Talk while the push-to-talk key is held (the microphone is open only then) and hear                      the players the server lets you hear. Off: neither, and the server sends you none.",
-                );
-                ui.checkbox(&mut edited.voice, "");
-                ui.end_row();
-                ui.label("Voice volume");
-                ui.add(egui::Slider::new(&mut edited.voice_volume, VOICE_VOLUME_RANGE));
-                ui.end_row();
+                // The page has no voice yet (`voice.rs` is the native game's).
+                #[cfg(not(target_arch = "wasm32"))]
+                voice_rows(ui, &mut edited);
                 ui.label("Internet masters").on_hover_text(
                     "Server lists the browser's Internet tab asks, and that games you host are listed on \
                      when \"List on the internet\" is ticked: host names or addresses, with :port if not \
@@ -184,6 +179,20 @@ fn capture_binding(
         settings.bind(action, input);
         window.rebinding = None;
     }
+}
+
+/// Voice on or off, and its volume.
+#[cfg(not(target_arch = "wasm32"))]
+fn voice_rows(ui: &mut egui::Ui, edited: &mut Settings) {
+    ui.label("Voice").on_hover_text(
+        "Talk while the push-to-talk key is held (the microphone is open only then) and hear the \
+         players the server lets you hear. Off: neither, and the server sends you none.",
+    );
+    ui.checkbox(&mut edited.voice, "");
+    ui.end_row();
+    ui.label("Voice volume");
+    ui.add(egui::Slider::new(&mut edited.voice_volume, VOICE_VOLUME_RANGE));
+    ui.end_row();
 }
 
 fn apply_volume(settings: Res<Settings>, mut volume: ResMut<GlobalVolume>) {

@@ -3,8 +3,8 @@
 //! microphone open only while it is (cpal, its stream on a thread of its
 //! own, opened on the press and closed on the release: the light of a
 //! microphone in use goes off); what the talkers said played through the
-//! sound device (a stream Bevy's audio pulls from, at most a quarter of a
-//! second behind); and a line on the HUD naming who talks, with a red "you
+//! sound device (a stream Bevy's audio pulls from, 40 ms held so that it
+//! never runs dry mid-word, at most a quarter of a second behind); and a line on the HUD naming who talks, with a red "you
 //! are talking" while the key is held. No microphone, or none that opens:
 //! said on that line, once per press; the game goes on.
 
@@ -30,8 +30,12 @@ const MAX_PLAYBACK_LAG_S: f32 = 0.25;
 const NO_MIC_SHOWN_S: f32 = 4.0;
 
 pub(crate) fn plugin(app: &mut App) {
-    app.add_audio_source::<VoiceStream>()
-        .init_resource::<ConsoleTalk>()
+    // Without Bevy's audio (the view's tests) nothing plays, and the rest
+    // goes on: the line, the key, the microphone.
+    if app.is_plugin_added::<bevy::audio::AudioPlugin>() {
+        app.add_audio_source::<VoiceStream>();
+    }
+    app.init_resource::<ConsoleTalk>()
         .init_resource::<Microphone>()
         .add_systems(OnEnter(Session::InGame), (spawn_voice_line, start_playback))
         .add_systems(OnExit(Session::InGame), stop_voice)
@@ -43,9 +47,15 @@ pub(crate) fn plugin(app: &mut App) {
         );
 }
 
-/// The voice's samples on their way to the sound device (mono, 16 kHz).
+/// The voice's samples on their way to the sound device (mono, 16 kHz),
+/// and whether the device is playing them (else it waits for
+/// [`PREROLL_SAMPLES`]: the game fills the queue once a frame, the device
+/// pulls it in its own chunks, and an empty queue would crackle).
 #[derive(Clone, Default)]
-struct Playback(Arc<Mutex<VecDeque<f32>>>);
+struct Playback(Arc<Mutex<(VecDeque<f32>, bool)>>);
+
+/// Samples held before playing starts, or starts again after running dry (40 ms).
+const PREROLL_SAMPLES: usize = SAMPLE_RATE_HZ as usize / 25;
 
 /// What Bevy's audio plays: the voice's samples as they come; silence when
 /// there are none; never over.
@@ -59,8 +69,21 @@ impl Iterator for VoiceSamples {
     type Item = bevy::audio::Sample;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut queue = self.0.0.lock().unwrap_or_else(PoisonError::into_inner);
-        Some(queue.pop_front().unwrap_or(0.0))
+        let mut guard = self.0.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (queue, playing) = &mut *guard;
+        if !*playing && queue.len() >= PREROLL_SAMPLES {
+            *playing = true;
+        }
+        if !*playing {
+            return Some(0.0);
+        }
+        match queue.pop_front() {
+            Some(sample) => Some(sample),
+            None => {
+                *playing = false;
+                Some(0.0)
+            }
+        }
     }
 }
 
@@ -310,7 +333,8 @@ fn take_microphone(mut microphone: ResMut<Microphone>, mut input: ResMut<VoiceIn
 }
 
 /// The talkers' stream, played from the moment a game starts.
-fn start_playback(mut commands: Commands, mut streams: ResMut<Assets<VoiceStream>>) {
+fn start_playback(mut commands: Commands, streams: Option<ResMut<Assets<VoiceStream>>>) {
+    let Some(mut streams) = streams else { return };
     let playback = Playback::default();
     let handle = streams.add(VoiceStream(playback.clone()));
     commands.insert_resource(PlaybackQueue(playback));
@@ -342,7 +366,8 @@ fn stop_voice(
 fn feed_playback(queue: Option<Res<PlaybackQueue>>, mut output: ResMut<VoiceOutput>) {
     let mixed = output.take();
     let Some(queue) = queue else { return };
-    let mut samples = queue.0.0.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = queue.0.0.lock().unwrap_or_else(PoisonError::into_inner);
+    let samples = &mut guard.0;
     samples.extend(mixed.iter().map(|&s| f32::from(s) / 32768.0));
     let max = (MAX_PLAYBACK_LAG_S * SAMPLE_RATE_HZ as f32) as usize;
     let over = samples.len().saturating_sub(max);

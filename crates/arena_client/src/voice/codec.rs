@@ -1,4 +1,4 @@
-//! Opus for voice: the encoder set for speech (wideband, 20 kbit/s, in-band
+//! Opus for voice: the encoder set for speech (wideband, 16 kbit/s, in-band
 //! forward error correction) and a decoder that takes only what a frame
 //! may be. A frame that is too long, not 20 ms, or does not decode is
 //! damaged: it is concealed (Opus's loss concealment), never a panic.

@@ -32,6 +32,11 @@ pub const MAX_DELAY_S: f64 = 0.3;
 /// Added to the lateness the delay covers, seconds: the lab's frames and
 /// the mixer's steps are a few milliseconds apart.
 const DELAY_MARGIN_S: f64 = 0.005;
+/// Later than the delay by more than this, the buffer skips to the frame
+/// due now, seconds.
+const CATCH_UP_S: f64 = 0.1;
+/// Frames after which the talk's clock is moved on (well under 32768).
+const REANCHOR_FRAMES: i32 = 8192;
 /// Frames dropped to shrink at most one in this many played.
 const SHRINK_EVERY: u32 = 10;
 
@@ -115,6 +120,15 @@ impl JitterBuffer {
             return;
         };
         let ahead = seq_after(frame.seq, next);
+        if ahead < 0 && !self.playing && ahead > -MAX_AHEAD && self.held.len() < MAX_HELD {
+            // Before the talk's first arrival, and nothing played yet: the
+            // talk starts from it.
+            self.note_arrival(frame.seq, now_s);
+            self.counts.received += 1;
+            self.next = Some(frame.seq);
+            self.held.insert(frame.seq, frame);
+            return;
+        }
         if ahead < 0 {
             // Too late to play, but its lateness counts toward the delay.
             self.note_arrival(frame.seq, now_s);
@@ -188,6 +202,18 @@ impl JitterBuffer {
                 }
             }
         }
+        // Far behind (the game stalled, or a burst came at once): skip to
+        // the frame due now rather than stay late for the rest of the talk.
+        if let Some(lag) = self.lag_s(next, now_s)
+            && lag > self.delay_s() + CATCH_UP_S
+        {
+            let skip = ((lag - self.delay_s()) / FRAME_S).floor() as u16;
+            let dropped = self.held.keys().filter(|s| (0..i32::from(skip)).contains(&seq_after(**s, next))).count();
+            self.held.retain(|s, _| !(0..i32::from(skip)).contains(&seq_after(*s, next)));
+            self.counts.shrunk += dropped as u64;
+            self.next = Some(next.wrapping_add(skip));
+            return self.turn(now_s);
+        }
         // Behind the delay wanted (it grew): wait a frame in concealment.
         // Well ahead of it: drop a frame, now and then.
         if let Some(lag) = self.lag_s(next, now_s) {
@@ -239,6 +265,15 @@ impl JitterBuffer {
 
     fn advance(&mut self, played: u16) {
         self.next = Some(played.wrapping_add(1));
+        // Keep the talk's clock within reach of the 16-bit numbers: a talk
+        // longer than 32768 frames (11 minutes) would read as in the past.
+        if let Some((first, at)) = self.anchor
+            && seq_after(played, first) > REANCHOR_FRAMES
+        {
+            let step = REANCHOR_FRAMES as u16;
+            self.anchor = Some((first.wrapping_add(step), at));
+            self.min_transit_s += f64::from(step) * FRAME_S;
+        }
     }
 
     /// How long after its place on the talk's earliest clock the frame
@@ -259,6 +294,9 @@ impl JitterBuffer {
             }
             None => {
                 self.counts.concealed += 1;
+                self.counts.lost += 1;
+                self.concealed_run += 1;
+                self.advance(next);
                 Turn::Conceal { last: false }
             }
         }
@@ -347,7 +385,7 @@ mod tests {
         assert!(turns.contains(&Turn::Recover { seq: 20, next: frame(21, false) }), "{turns:?}");
         assert_eq!(buffer.counts.recovered, 1);
         assert!(!buffer.active(), "the lost last frame: over after the concealment's limit");
-        assert!(turns.iter().any(|t| *t == Turn::Conceal { last: true }));
+        assert!(turns.contains(&Turn::Conceal { last: true }));
     }
 
     #[test]
@@ -359,6 +397,47 @@ mod tests {
         let seqs = played(&turns);
         assert!(buffer.counts.late <= 3, "only while it grew: {:?}", buffer.counts);
         assert!(seqs.len() >= 197, "{} of 200 played ({late_early} concealed early)", seqs.len());
+    }
+
+    #[test]
+    fn after_a_stall_it_catches_up_and_a_long_talk_keeps_its_clock() {
+        // A second without turns (a stalled game), frames arriving all along.
+        let mut buffer = JitterBuffer::default();
+        let mut t = 0.0;
+        let mut seq = 0u16;
+        let mut played_at = Vec::new();
+        for step in 0..40_000u32 {
+            buffer.push(frame(seq, false), t);
+            seq = seq.wrapping_add(1);
+            if !(100..150).contains(&step)
+                && let Turn::Play { frame, .. } = buffer.turn(t)
+            {
+                played_at.push((frame.seq, t));
+            }
+            t += FRAME_S;
+        }
+        let (seq_after_stall, at) = played_at.iter().find(|(_, at)| *at > 151.0 * FRAME_S).copied().unwrap();
+        let lag = at - f64::from(seq_after_stall) * FRAME_S;
+        assert!(lag < 0.1, "back to its delay at once after the stall: {lag}");
+        // 40000 frames: past the 16-bit halfway point, still on time.
+        let (last_seq, last_at) = *played_at.last().unwrap();
+        assert_eq!(last_seq, 39_999u32.wrapping_sub(1) as u16, "the frame before the newest plays last");
+        assert!(last_at - 39_998.0 * FRAME_S < 0.1);
+    }
+
+    #[test]
+    fn a_first_frame_that_comes_second_still_starts_the_talk() {
+        let mut buffer = JitterBuffer::default();
+        buffer.push(frame(11, false), 0.0);
+        buffer.push(frame(10, false), 0.005);
+        let mut seqs = Vec::new();
+        for i in 0..10 {
+            if let Turn::Play { frame, .. } = buffer.turn(f64::from(i) * FRAME_S) {
+                seqs.push(frame.seq);
+            }
+        }
+        assert_eq!(&seqs[..2], &[10, 11]);
+        assert_eq!(buffer.counts.late, 0);
     }
 
     #[test]

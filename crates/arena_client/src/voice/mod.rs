@@ -66,7 +66,9 @@ pub(crate) fn plugin(app: &mut App) {
         .init_resource::<VoiceOutput>()
         .init_session_resource::<VoiceTalk>()
         .init_session_resource::<VoiceHearing>()
-        .init_session_resource::<VoiceStats>();
+        .init_session_resource::<VoiceStats>()
+        // Frames of a connection that ended go nowhere else.
+        .add_systems(OnEnter(Session::Offline), |mut outbox: ResMut<Outbox>| outbox.voice.clear());
 }
 
 /// The push-to-talk key and the microphone's samples (mono, 16 kHz): the
@@ -149,7 +151,10 @@ pub(crate) fn feed_voice_file(
         return;
     }
     if *session.get() != Session::InGame {
-        file.in_game_since_s = None;
+        // Out of the game mid-file: the key comes up.
+        if file.in_game_since_s.take().is_some() {
+            input.held = false;
+        }
         return;
     }
     let since = *file.in_game_since_s.get_or_insert(now_s);
@@ -256,6 +261,7 @@ pub(crate) fn send_voice(
         input.held = false;
         input.samples.clear();
         talk.was_held = false;
+        stats.me_talking = false;
         return;
     }
     let held = input.held;
@@ -393,6 +399,7 @@ fn add_counts(total: &mut JitterCounts, c: &JitterCounts) {
     total.duplicate += c.duplicate;
     total.too_far += c.too_far;
     total.shrunk += c.shrunk;
+    total.stretched += c.stretched;
     total.lost += c.lost;
 }
 

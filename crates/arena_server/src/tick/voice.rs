@@ -1,8 +1,8 @@
 //! Voice, with the server as a switchboard that never decodes: each frame's
 //! size is checked at intake (`arena_protocol::voice`), then its talker's
 //! budget (frames and bytes a second, [`TALKER_FRAMES_PER_S`] and
-//! [`TALKER_BYTES_PER_S`]), the number of talkers heard at once
-//! ([`MAX_TALKERS`]), the server's switch and the console's mutes; a frame
+//! [`TALKER_BYTES_PER_S`]), the number of talkers one audience hears at
+//! once ([`MAX_TALKERS`]), the server's switch and the console's mutes; a frame
 //! that passes goes on the unreliable path to those who may hear it, routed
 //! as chat is (`tick/chat.rs`: the team in team deathmatch, watchers to
 //! watchers while a duel is on), and only to clients that play voice.
@@ -40,8 +40,9 @@ struct Budget {
 #[derive(Resource, Debug, Default)]
 pub struct VoiceStats {
     budgets: HashMap<ClientId, Budget>,
-    /// Players talking now, with their last frame's time (the real clock).
-    talking: BTreeMap<PlayerId, Duration>,
+    /// Players talking now, with their last frame's time (the real clock)
+    /// and who hears them.
+    talking: BTreeMap<PlayerId, (Duration, Audience)>,
     /// Frames passed on (once each, however many hear them), and copies sent.
     pub passed: u64,
     pub sent: u64,
@@ -78,11 +79,13 @@ pub(crate) fn pass_on_voice(
 ) {
     let now = time.elapsed();
     let quiet = Duration::from_millis(u64::from(TALKER_QUIET_MS));
-    stats.talking.retain(|id, last| now.saturating_sub(*last) < quiet && roster.players.contains_key(id));
+    stats.talking.retain(|id, (last, _)| now.saturating_sub(*last) < quiet && roster.players.contains_key(id));
     // A mute goes with its player (the id will be someone else's).
     control.muted.retain(|id| roster.players.contains_key(id));
     let Some(mut out) = out else {
-        said.clear();
+        for _ in said.read() {
+            stats.drop("no transport");
+        }
         return;
     };
     let plays_voice = |entity: Entity| prefs.get(entity).is_ok_and(|p| p.0.voice);
@@ -117,23 +120,31 @@ pub(crate) fn pass_on_voice(
             stats.drop("over the talker's budget");
             continue;
         }
-        if !stats.talking.contains_key(&id) && stats.talking.len() >= MAX_TALKERS {
-            stats.drop("too many talkers");
-            continue;
-        }
         let to = audience(talker.side, mode.mode.has_teams(), mode.mode, state.is_over());
         if to == Audience::Nobody {
             stats.drop("nobody to hear");
             continue;
         }
-        stats.talking.insert(id, now);
-        stats.passed += 1;
+        // At most MAX_TALKERS heard at once by any one audience (a team,
+        // the watchers, everyone): one side's talkers never silence another's.
+        let same_audience = stats.talking.iter().filter(|(other, (_, a))| **other != id && *a == to).count();
+        if !stats.talking.contains_key(&id) && same_audience >= MAX_TALKERS {
+            stats.drop("too many talkers");
+            continue;
+        }
         let listeners: Vec<ClientId> = roster
             .players
             .iter()
             .filter(|(other, e)| **other != id && hears(to, e.side) && plays_voice(e.entity))
             .filter_map(|(_, e)| e.client_id)
             .collect();
+        if listeners.is_empty() {
+            // Nobody to take a talker's place from.
+            stats.drop("nobody to hear");
+            continue;
+        }
+        stats.talking.insert(id, (now, to));
+        stats.passed += 1;
         stats.sent += listeners.len() as u64;
         net::broadcast_now(&mut out, &listeners, &ToClient::Voice { from: id, frame: frame.clone() });
     }
