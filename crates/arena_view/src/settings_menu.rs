@@ -6,9 +6,9 @@
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use crate::settings::{
-    Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsFile, VOICE_VOLUME_RANGE, parse_masters,
-};
+#[cfg(not(target_arch = "wasm32"))]
+use crate::settings::VOICE_VOLUME_RANGE;
+use crate::settings::{Action, FOV_RANGE, Input, Quality, SENSITIVITY_RANGE, Settings, SettingsFile, parse_masters};
 use crate::vocabulary::PlayerProfile;
 
 pub(crate) fn plugin(app: &mut App) {
