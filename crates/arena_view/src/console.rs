@@ -557,29 +557,35 @@ fn press_binds(
     chat: Res<crate::vocabulary::ChatInput>,
     settings: Res<Settings>,
     mut console: ResMut<Console>,
+    mut plus_held: Local<Vec<String>>,
 ) {
     // Quake's `+` lines: the `-` line runs when the key comes up, even with
-    // a chat line or the console open since (a `+voiprecord` must end).
-    let released: Vec<String> = settings
+    // a chat line or the console open since (a `+voiprecord` must end),
+    // and only for a key whose `+` line ran.
+    let released: Vec<(String, String)> = settings
         .binds
         .iter()
-        .filter(|b| b.line.starts_with('+'))
+        .filter(|b| b.line.starts_with('+') && plus_held.contains(&b.key))
         .filter(|b| Input::parse(&b.key).is_some_and(|i| i.just_released(&keys, &mouse)))
-        .map(|b| format!("-{}", &b.line[1..]))
+        .map(|b| (b.key.clone(), format!("-{}", &b.line[1..])))
         .collect();
-    for line in released {
+    for (key, line) in released {
+        plus_held.retain(|k| *k != key);
         console.submit(line);
     }
     if window.open || chat.open {
         return;
     }
-    let pressed: Vec<String> = settings
+    let pressed: Vec<(String, String)> = settings
         .binds
         .iter()
         .filter(|b| Input::parse(&b.key).is_some_and(|i| i.just_pressed(&keys, &mouse)))
-        .map(|b| b.line.clone())
+        .map(|b| (b.key.clone(), b.line.clone()))
         .collect();
-    for line in pressed {
+    for (key, line) in pressed {
+        if line.starts_with('+') && !plus_held.contains(&key) && plus_held.len() < MAX_BINDS {
+            plus_held.push(key);
+        }
         console.submit(line);
     }
 }

@@ -35,6 +35,8 @@ const DELAY_MARGIN_S: f64 = 0.005;
 /// Later than the delay by more than this, the buffer skips to the frame
 /// due now, seconds.
 const CATCH_UP_S: f64 = 0.1;
+/// How far before the talk's first arrival a frame may still start it, frames.
+const EARLIER_FIRST: i32 = 3;
 /// Frames after which the talk's clock is moved on (well under 32768).
 const REANCHOR_FRAMES: i32 = 8192;
 /// Frames dropped to shrink at most one in this many played.
@@ -93,6 +95,8 @@ pub struct JitterBuffer {
     delay_s: f64,
     concealed_run: u32,
     since_shrink: u32,
+    /// When the last turn was taken (a stall shows as a gap).
+    last_turn_s: Option<f64>,
     pub counts: JitterCounts,
 }
 
@@ -120,9 +124,10 @@ impl JitterBuffer {
             return;
         };
         let ahead = seq_after(frame.seq, next);
-        if ahead < 0 && !self.playing && ahead > -MAX_AHEAD && self.held.len() < MAX_HELD {
-            // Before the talk's first arrival, and nothing played yet: the
-            // talk starts from it.
+        if ahead < 0 && !self.playing && ahead >= -EARLIER_FIRST && !frame.last && self.held.len() < MAX_HELD {
+            // Just before the talk's first arrival (overtaken on the way),
+            // and nothing played yet: the talk starts from it. Further back,
+            // or a last frame, it is the talk before's.
             self.note_arrival(frame.seq, now_s);
             self.counts.received += 1;
             self.next = Some(frame.seq);
@@ -130,8 +135,11 @@ impl JitterBuffer {
             return;
         }
         if ahead < 0 {
-            // Too late to play, but its lateness counts toward the delay.
-            self.note_arrival(frame.seq, now_s);
+            // Too late to play. A frame of this talk: its lateness counts
+            // toward the delay (one of the talk before's says nothing of it).
+            if self.anchor.is_some_and(|(first, _)| seq_after(frame.seq, first) >= -EARLIER_FIRST) {
+                self.note_arrival(frame.seq, now_s);
+            }
             self.counts.late += 1;
             return;
         }
@@ -202,17 +210,38 @@ impl JitterBuffer {
                 }
             }
         }
-        // Far behind (the game stalled, or a burst came at once): skip to
-        // the frame due now rather than stay late for the rest of the talk.
-        if let Some(lag) = self.lag_s(next, now_s)
+        // After a stall (no turn for a while: the game's frame, or the
+        // machine, stopped), far behind the delay: skip to the frame due
+        // now rather than stay late for the rest of the talk. Only after a
+        // stall: a delay that merely fell is followed a frame at a time.
+        let stalled = self.last_turn_s.is_some_and(|t| now_s - t > CATCH_UP_S);
+        self.last_turn_s = Some(now_s);
+        if stalled
+            && let Some(lag) = self.lag_s(next, now_s)
             && lag > self.delay_s() + CATCH_UP_S
         {
-            let skip = ((lag - self.delay_s()) / FRAME_S).floor() as u16;
-            let dropped = self.held.keys().filter(|s| (0..i32::from(skip)).contains(&seq_after(**s, next))).count();
-            self.held.retain(|s, _| !(0..i32::from(skip)).contains(&seq_after(*s, next)));
-            self.counts.shrunk += dropped as u64;
-            self.next = Some(next.wrapping_add(skip));
-            return self.turn(now_s);
+            let skip = ((lag - self.delay_s()) / FRAME_S).floor();
+            if skip >= f64::from(MAX_AHEAD) {
+                // Longer than the buffer holds: this talk is over.
+                self.counts.lost += 1;
+                self.finish();
+                return Turn::Conceal { last: true };
+            }
+            let skip = skip as i32;
+            let skipped = |seq: u16| (0..skip).contains(&seq_after(seq, next));
+            let last = self.held.iter().any(|(seq, f)| skipped(*seq) && f.last);
+            let arrived = self.held.keys().filter(|seq| skipped(**seq)).count() as u64;
+            self.held.retain(|seq, _| !skipped(*seq));
+            self.counts.shrunk += arrived;
+            self.counts.lost += skip as u64 - arrived;
+            if last {
+                self.finish();
+                return Turn::Conceal { last: true };
+            }
+            // Moved on as if the skipped frames had played (the talk's
+            // clock kept within reach).
+            self.advance(next.wrapping_add(skip as u16).wrapping_sub(1));
+            return self.turn_after_shrink();
         }
         // Behind the delay wanted (it grew): wait a frame in concealment.
         // Well ahead of it: drop a frame, now and then.
@@ -283,11 +312,13 @@ impl JitterBuffer {
         Some(now_s - (self.min_transit_s + f64::from(seq_after(seq, first)) * FRAME_S))
     }
 
-    /// The turn once a frame was dropped: the next one, as any turn plays it.
+    /// The turn once frames were dropped: the next one, as any turn plays
+    /// it, or its concealment (counted toward the talk's end).
     fn turn_after_shrink(&mut self) -> Turn {
         let Some(next) = self.next else { return Turn::Silent };
         match self.held.remove(&next) {
             Some(frame) => {
+                self.concealed_run = 0;
                 self.advance(next);
                 self.counts.played += 1;
                 Turn::Play { frame, first: false }
@@ -297,6 +328,10 @@ impl JitterBuffer {
                 self.counts.lost += 1;
                 self.concealed_run += 1;
                 self.advance(next);
+                if self.concealed_run >= MAX_CONCEALED_RUN {
+                    self.finish();
+                    return Turn::Conceal { last: true };
+                }
                 Turn::Conceal { last: false }
             }
         }
@@ -311,6 +346,7 @@ impl JitterBuffer {
 
     fn finish(&mut self) {
         self.next = None;
+        self.last_turn_s = None;
         self.playing = false;
         self.concealed_run = 0;
         self.anchor = None;
@@ -401,28 +437,55 @@ mod tests {
 
     #[test]
     fn after_a_stall_it_catches_up_and_a_long_talk_keeps_its_clock() {
-        // A second without turns (a stalled game), frames arriving all along.
+        // A second without turns and without arrivals (a stalled game: what
+        // came in the meantime is read in one burst after it), then 40000
+        // frames on time: past the 16-bit numbers' halfway point.
         let mut buffer = JitterBuffer::default();
-        let mut t = 0.0;
-        let mut seq = 0u16;
-        let mut played_at = Vec::new();
-        for step in 0..40_000u32 {
-            buffer.push(frame(seq, false), t);
-            seq = seq.wrapping_add(1);
-            if !(100..150).contains(&step)
-                && let Turn::Play { frame, .. } = buffer.turn(t)
-            {
-                played_at.push((frame.seq, t));
+        let mut played = Vec::new();
+        let mut burst = Vec::new();
+        for step in 0..40_000u16 {
+            let t = f64::from(step) * FRAME_S;
+            let stalled = (100..150).contains(&step);
+            if stalled {
+                burst.push(frame(step, false));
+                continue;
             }
-            t += FRAME_S;
+            for f in burst.drain(..) {
+                buffer.push(f, t);
+            }
+            buffer.push(frame(step, false), t);
+            if let Turn::Play { frame, .. } = buffer.turn(t) {
+                played.push((frame.seq, t));
+            }
         }
-        let (seq_after_stall, at) = played_at.iter().find(|(_, at)| *at > 151.0 * FRAME_S).copied().unwrap();
-        let lag = at - f64::from(seq_after_stall) * FRAME_S;
-        assert!(lag < 0.1, "back to its delay at once after the stall: {lag}");
-        // 40000 frames: past the 16-bit halfway point, still on time.
-        let (last_seq, last_at) = *played_at.last().unwrap();
-        assert_eq!(last_seq, 39_999u32.wrapping_sub(1) as u16, "the frame before the newest plays last");
-        assert!(last_at - 39_998.0 * FRAME_S < 0.1);
+        let lag_after = |after_s: f64| {
+            let (seq, at) = *played.iter().find(|(_, at)| *at >= after_s).unwrap();
+            at - f64::from(seq) * FRAME_S
+        };
+        let stalled_lag = lag_after(150.0 * FRAME_S);
+        assert!(stalled_lag <= MAX_DELAY_S + FRAME_S, "skipped to its delay at once: {stalled_lag}");
+        assert!(lag_after(400.0 * FRAME_S) < 0.1, "back to a short delay within seconds");
+        let counts = buffer.counts;
+        let end_lag = lag_after(39_000.0 * FRAME_S);
+        assert!(end_lag < 0.1, "on time past frame 32768: {end_lag} ({counts:?})");
+        let after: Vec<u16> = played.iter().map(|(seq, _)| *seq).filter(|seq| *seq >= 1000).collect();
+        assert!(after.windows(2).all(|w| w[1] == w[0] + 1), "every frame after the first thousand played, once");
+        assert!(after.last().is_some_and(|last| *last >= 39_997), "to the end: {:?} ({counts:?})", after.last());
+    }
+
+    #[test]
+    fn a_talks_last_frame_skipped_after_a_stall_ends_it() {
+        let mut buffer = JitterBuffer::default();
+        for seq in 0..5u16 {
+            buffer.push(frame(seq, false), f64::from(seq) * FRAME_S);
+            buffer.turn(f64::from(seq) * FRAME_S);
+        }
+        // Stalled: the rest of the talk, its last frame among it, came meanwhile.
+        for seq in 5..20u16 {
+            buffer.push(frame(seq, seq == 19), 4.0 * FRAME_S);
+        }
+        assert_eq!(buffer.turn(60.0 * FRAME_S), Turn::Conceal { last: true });
+        assert!(!buffer.active(), "over, not 200 ms of concealment later");
     }
 
     #[test]
@@ -430,6 +493,9 @@ mod tests {
         let mut buffer = JitterBuffer::default();
         buffer.push(frame(11, false), 0.0);
         buffer.push(frame(10, false), 0.005);
+        // The talk before's: too far back, or its last frame.
+        buffer.push(frame(2, false), 0.006);
+        buffer.push(frame(9, true), 0.007);
         let mut seqs = Vec::new();
         for i in 0..10 {
             if let Turn::Play { frame, .. } = buffer.turn(f64::from(i) * FRAME_S) {
@@ -437,7 +503,7 @@ mod tests {
             }
         }
         assert_eq!(&seqs[..2], &[10, 11]);
-        assert_eq!(buffer.counts.late, 0);
+        assert_eq!(buffer.counts.late, 2, "the talk before's frames are late");
     }
 
     #[test]

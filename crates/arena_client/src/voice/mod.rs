@@ -157,7 +157,9 @@ pub(crate) fn feed_voice_file(
         }
         return;
     }
-    let since = *file.in_game_since_s.get_or_insert(now_s);
+    // Back in the game mid-file: it goes on where it stopped.
+    let resume_s = file.fed as f64 / f64::from(SAMPLE_RATE_HZ) + if file.fed > 0 { file.start_after_s } else { 0.0 };
+    let since = *file.in_game_since_s.get_or_insert(now_s - resume_s);
     let talking_s = now_s - since - file.start_after_s;
     if talking_s < 0.0 {
         return;

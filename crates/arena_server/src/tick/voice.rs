@@ -128,7 +128,8 @@ pub(crate) fn pass_on_voice(
         // At most MAX_TALKERS heard at once by any one audience (a team,
         // the watchers, everyone): one side's talkers never silence another's.
         let same_audience = stats.talking.iter().filter(|(other, (_, a))| **other != id && *a == to).count();
-        if !stats.talking.contains_key(&id) && same_audience >= MAX_TALKERS {
+        let has_place = stats.talking.get(&id).is_some_and(|(_, a)| *a == to);
+        if !has_place && same_audience >= MAX_TALKERS {
             stats.drop("too many talkers");
             continue;
         }
