@@ -63,6 +63,6 @@ pub fn all() -> Vec<Box<dyn Target>> {
         Box::new(turn::TurnRelay),
         Box::new(web::WebFrames),
         Box::new(web::PageRequests),
-        Box::new(voice::VoiceFrames),
+        Box::new(voice::VoiceFrames::default()),
     ]
 }

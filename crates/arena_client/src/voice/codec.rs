@@ -107,6 +107,13 @@ impl VoiceDecoder {
         })
     }
 
+    /// Forgets the talk it was decoding (a fresh decoder's state, without
+    /// making one).
+    pub fn reset(&mut self) {
+        let decoder = self.decoder.get_mut().unwrap_or_else(PoisonError::into_inner);
+        let _ = decoder.reset_state();
+    }
+
     /// The samples of a frame: from `frame`'s bytes, or (with `fec`) from
     /// the error correction in the next frame's bytes, or concealed when
     /// there are none, they are not acceptable, or they do not decode.
