@@ -494,6 +494,7 @@ fn pause_menu(
     hosted: Option<Res<HostedServer>>,
     connection: Option<Res<ServerConnection>>,
     (roster, mut chat): (Res<arena_client::Roster>, ResMut<arena_client::ChatLog>),
+    #[cfg(not(target_arch = "wasm32"))] mut volumes: Option<ResMut<arena_client::voice::VoiceVolumes>>,
     (mut sides, mut votes): (MessageWriter<arena_client::ChooseSide>, MessageWriter<arena_client::VoteAction>),
     mut commands: Commands,
     mut exit: MessageWriter<AppExit>,
@@ -541,17 +542,29 @@ fn pause_menu(
             if crate::votes::vote_menu(ui, &roster, &mut votes) {
                 pause.open = false;
             }
-            // Everyone else, each with a mute for the chat.
-            egui::CollapsingHeader::new("Players (mute in chat)").show(ui, |ui| {
+            // Everyone else, each with a mute (chat and voice) and, in the
+            // native game, its voice's volume.
+            egui::CollapsingHeader::new("Players (mute in chat and voice)").show(ui, |ui| {
                 let others: Vec<_> = roster.names.iter().filter(|(id, _)| Some(**id) != roster.local_id).collect();
                 if others.is_empty() {
                     ui.label("Nobody else yet.");
                 }
                 for (id, name) in others {
-                    let mut muted = chat.is_muted(*id, name);
-                    if ui.checkbox(&mut muted, name.as_str()).changed() {
-                        chat.set_muted(*id, name, muted);
-                    }
+                    ui.horizontal(|ui| {
+                        let mut muted = chat.is_muted(*id, name);
+                        if ui.checkbox(&mut muted, name.as_str()).changed() {
+                            chat.set_muted(*id, name, muted);
+                        }
+                        #[cfg(not(target_arch = "wasm32"))]
+                        if let Some(volumes) = volumes.as_mut() {
+                            let mut volume = volumes.get(*id, name);
+                            let slider = egui::Slider::new(&mut volume, 0.0..=arena_client::voice::MAX_TALKER_VOLUME)
+                                .text("voice");
+                            if ui.add(slider).changed() {
+                                volumes.set(*id, name, volume);
+                            }
+                        }
+                    });
                 }
             });
             ui.vertical_centered(|ui| {

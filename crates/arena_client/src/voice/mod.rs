@@ -67,6 +67,7 @@ pub(crate) fn plugin(app: &mut App) {
         .init_session_resource::<VoiceTalk>()
         .init_session_resource::<VoiceHearing>()
         .init_session_resource::<VoiceStats>()
+        .init_session_resource::<VoiceVolumes>()
         // Frames of a connection that ended go nowhere else.
         .add_systems(OnEnter(Session::Offline), |mut outbox: ResMut<Outbox>| outbox.voice.clear());
 }
@@ -174,6 +175,28 @@ pub(crate) fn feed_voice_file(
     if file.fed >= file.samples.len() {
         input.held = false;
         file.done = true;
+    }
+}
+
+/// How loud each talker is played (1: as it came; 0 to [`MAX_TALKER_VOLUME`]),
+/// by the id and the name it had when it was set (an id is given to someone
+/// else once its player leaves: the volume is not), this connection.
+#[derive(Resource, Debug, Default, Clone)]
+pub struct VoiceVolumes(BTreeMap<PlayerId, (String, f32)>);
+
+/// The loudest a talker may be turned up.
+pub const MAX_TALKER_VOLUME: f32 = 2.0;
+
+impl VoiceVolumes {
+    /// Player `id`'s volume, called `name` now.
+    pub fn get(&self, id: PlayerId, name: &str) -> f32 {
+        self.0.get(&id).filter(|(n, _)| n == name).map_or(1.0, |(_, v)| *v)
+    }
+
+    /// Sets player `id`'s volume (`name`: what it is called now).
+    pub fn set(&mut self, id: PlayerId, name: &str, volume: f32) {
+        let volume = if volume.is_finite() { volume.clamp(0.0, MAX_TALKER_VOLUME) } else { 1.0 };
+        self.0.insert(id, (name.to_owned(), volume));
     }
 }
 
@@ -414,6 +437,7 @@ pub(crate) fn play_voice(
     mut output: ResMut<VoiceOutput>,
     mut recording: Option<ResMut<VoiceRecording>>,
     mut stats: ResMut<VoiceStats>,
+    volumes: Res<VoiceVolumes>,
     time: Res<Time<Real>>,
 ) {
     let now_s = time.elapsed_secs_f64();
@@ -435,6 +459,7 @@ pub(crate) fn play_voice(
     while clock + MIX_S <= now_s {
         let mut mix = [0i32; MIX_SAMPLES];
         for (id, talker) in &mut hearing.talkers {
+            let gain = volume * volumes.get(*id, &roster.name(*id));
             // A frame's turn whenever less than a step is left decoded.
             while talker.pcm.len() < MIX_SAMPLES {
                 let out_at = clock + talker.pcm.len() as f64 / f64::from(SAMPLE_RATE_HZ);
@@ -442,7 +467,7 @@ pub(crate) fn play_voice(
                 talker.pcm.extend(frame);
             }
             for (i, sample) in talker.pcm.drain(..talker.pcm.len().min(MIX_SAMPLES)).enumerate() {
-                mix[i] += (f32::from(sample) * volume) as i32;
+                mix[i] += (f32::from(sample) * gain) as i32;
             }
         }
         let mixed: Vec<i16> = mix.iter().map(|&s| s.clamp(-32767, 32767) as i16).collect();
