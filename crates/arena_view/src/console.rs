@@ -17,17 +17,17 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use arena_client::{ConnectTo, Disconnect, NetStats, NetcodeSettings, Roster, SayChat, ServerConnection, VoteAction};
 use arena_protocol::console::{self, Command, Host, Outcome, Value, Var};
 use arena_protocol::key::Password;
 use bevy::ecs::system::SystemParam;
-use bevy::log::BoxedLayer;
 use bevy::prelude::*;
 
 use crate::console_vars::{SAVED, VARS};
+use crate::game_log::GameLog;
 use crate::settings::{Bind, FPS_MAX_RANGE, Input, MAX_BINDS, SENSITIVITY_RANGE, Settings, SettingsFile, check_bind};
 use crate::vocabulary::{AutoAim, ConsoleWindow, Ghosts, NetGraph};
 
@@ -37,8 +37,6 @@ const SCROLLBACK_LINES: usize = 1000;
 pub(crate) const HISTORY_LINES: usize = 64;
 /// Lines waiting to run (binds pressed, `autoexec`) at most.
 const PENDING_LINES: usize = 64;
-/// Longest log line kept, characters.
-const LOG_LINE_CHARS: usize = 300;
 /// Largest script `exec` reads, bytes.
 const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
 /// Remote console commands in flight at most.
@@ -150,53 +148,6 @@ pub(crate) fn apply_saved(settings: &Settings, netcode: &mut NetcodeSettings, fl
             && let Ok(value) = var.parse(value)
         {
             let _ = arena_client::console::set(netcode, var, &value);
-        }
-    }
-}
-
-/// The log lines the console shows: a tracing layer writes them (see
-/// [`log_layer`]), the console takes them each frame.
-#[derive(Resource, Default, Clone)]
-pub(crate) struct GameLog(Arc<Mutex<VecDeque<String>>>);
-
-/// A tracing layer that keeps the log's lines (as filtered for the
-/// terminal) for the console's scrollback.
-pub(crate) fn log_layer(app: &mut App) -> Option<BoxedLayer> {
-    let log = GameLog::default();
-    app.insert_resource(log.clone());
-    Some(Box::new(log))
-}
-
-impl<S: bevy::log::tracing::Subscriber> bevy::log::tracing_subscriber::Layer<S> for GameLog {
-    fn on_event(
-        &self,
-        event: &bevy::log::tracing::Event<'_>,
-        _ctx: bevy::log::tracing_subscriber::layer::Context<'_, S>,
-    ) {
-        struct Message(String);
-        impl bevy::log::tracing::field::Visit for Message {
-            fn record_debug(&mut self, field: &bevy::log::tracing::field::Field, value: &dyn std::fmt::Debug) {
-                if field.name() == "message" {
-                    self.0 = format!("{value:?}");
-                }
-            }
-        }
-        let mut message = Message(String::new());
-        event.record(&mut message);
-        let level = *event.metadata().level();
-        let text: String = match level {
-            bevy::log::Level::ERROR | bevy::log::Level::WARN => format!("{level}: {}", message.0),
-            _ => message.0,
-        }
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(LOG_LINE_CHARS)
-        .collect();
-        if let Ok(mut lines) = self.0.lock() {
-            if lines.len() >= SCROLLBACK_LINES {
-                lines.pop_front();
-            }
-            lines.push_back(text);
         }
     }
 }
@@ -672,8 +623,7 @@ fn run_pending(
 
 /// The log's new lines and rcon's answers into the scrollback.
 fn collect(mut console: ResMut<Console>, log: Res<GameLog>) {
-    let fresh: Vec<String> = log.0.lock().map(|mut l| l.drain(..).collect()).unwrap_or_default();
-    for line in fresh {
+    for line in log.take_lines() {
         console.say(line);
     }
     let mut answers = Vec::new();

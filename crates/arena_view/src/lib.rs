@@ -43,6 +43,7 @@
 //! - `voice` (not in the browser's build): the push-to-talk key, the
 //!   microphone while it is held, the talkers played, the line naming who talks.
 //! - `map_progress`: the server's map being downloaded, over the view.
+//! - `game_log`: the game's log lines, kept for the console.
 //! - `console`: the console (the key left of 1): the paper's variables and
 //!   the game's commands, binds, `autoexec.cfg`, rcon, the log's lines.
 //! - `console_window`: the console's window (scrollback, the line, Tab's list).
@@ -80,6 +81,7 @@ mod console_window;
 mod demo_playback;
 mod effects;
 mod frame_limit;
+mod game_log;
 mod ghosts;
 mod hitboxes;
 mod host;
@@ -267,7 +269,7 @@ fn game_app(config: ViewConfig, window: Window, problem: Option<String>) -> App 
             .set(LogPlugin {
                 filter: format!("{},bevy_render=warn", arena_server::LOG_FILTER),
                 fmt_layer: arena_server::log_layer,
-                custom_layer: console::log_layer,
+                custom_layer: game_log::log_layer,
                 ..default()
             })
             // Arena's assets are made at start; none is fetched, and no

@@ -544,7 +544,12 @@ fn pause_menu(
             }
             // Everyone else, each with a mute (chat and voice) and, in the
             // native game, its voice's volume.
-            egui::CollapsingHeader::new("Players (mute in chat and voice)").show(ui, |ui| {
+            let header = if cfg!(target_arch = "wasm32") {
+                "Players (mute in chat)"
+            } else {
+                "Players (mute in chat and voice)"
+            };
+            egui::CollapsingHeader::new(header).show(ui, |ui| {
                 let others: Vec<_> = roster.names.iter().filter(|(id, _)| Some(**id) != roster.local_id).collect();
                 if others.is_empty() {
                     ui.label("Nobody else yet.");

@@ -278,9 +278,13 @@ impl JitterBuffer {
             self.advance(next);
             return Turn::Recover { seq: next, next: frame };
         }
-        // Lost, or later than the delay allows (its lateness raised the
-        // delay when it came): conceal it and go on; a talk whose last
-        // frame never comes ends after a run of these.
+        self.conceal_missing(next)
+    }
+
+    /// Frame `next` is lost, or later than the delay allows (its lateness
+    /// raised the delay when it came): conceal it and go on; a talk whose
+    /// last frame never comes ends after a run of these.
+    fn conceal_missing(&mut self, next: u16) -> Turn {
         self.counts.concealed += 1;
         self.counts.lost += 1;
         self.concealed_run += 1;
@@ -323,17 +327,7 @@ impl JitterBuffer {
                 self.counts.played += 1;
                 Turn::Play { frame, first: false }
             }
-            None => {
-                self.counts.concealed += 1;
-                self.counts.lost += 1;
-                self.concealed_run += 1;
-                self.advance(next);
-                if self.concealed_run >= MAX_CONCEALED_RUN {
-                    self.finish();
-                    return Turn::Conceal { last: true };
-                }
-                Turn::Conceal { last: false }
-            }
+            None => self.conceal_missing(next),
         }
     }
 
