@@ -323,6 +323,9 @@ def problem_at(browser, url, timeout_s=30):
 # up, seconds: under software WebGL (llvmpipe) on a loaded 2-core machine a
 # page has shown a blank canvas for some seconds after its frames began.
 DRAWN_TIMEOUT_S = 20
+# A stall of the page longer than the server's timeout for a silent
+# player (`SILENT_CLIENT_TIMEOUT`, 10 s), seconds.
+STALL_PAST_TIMEOUT_S = 13
 
 
 def drawn_screenshot(browser, path, least, what):
@@ -641,6 +644,23 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
                 if bots.poll() is None:
                     bots.kill()
                 join_and_settle(browser, link, "joining the native server again")
+
+        # A page stalled past the server's timeout (10 s; a tab hidden for a
+        # while stops its frames): the server lets go of the player and
+        # closes the session, and the page, when it runs again, says so and
+        # is back at the menu rather than playing on alone.
+        browser.js(f"const until = performance.now() + {STALL_PAST_TIMEOUT_S * 1000}; "
+                   "while (performance.now() < until) {}")
+        deadline = time.monotonic() + 30
+        status = browser.status_or_none()
+        while (status is None or status["state"] == "in_game") and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = browser.status_or_none()
+        assert status and status["state"] != "in_game", f"still in game after the server let go: {status}"
+        assert status["problem"] and "closed the connection" in status["problem"], status
+        report["join"]["after_a_stall_past_the_timeout"] = status["problem"]
+        browser.screenshot(os.path.join(out_dir, "web-let-go.png"))
+        passed(f"stalled {STALL_PAST_TIMEOUT_S} s, the page was let go by the server and says: {status['problem']}")
     finally:
         if browser:
             browser.close()

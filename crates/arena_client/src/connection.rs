@@ -322,7 +322,12 @@ pub(crate) fn watch_connection(
 fn describe_netcode_reason(reason: DisconnectReason, addr: SocketAddr, session: Session) -> String {
     match reason {
         DisconnectReason::ConnectionDenied => format!("The server at {addr} is full."),
-        DisconnectReason::DisconnectedByServer => format!("The server at {addr} closed the connection (it shut down)."),
+        // A server says the same when it stops and when it lets go of a
+        // player it has not heard from (a game stalled, a tab hidden).
+        DisconnectReason::DisconnectedByServer => format!(
+            "The server at {addr} closed the connection (it shut down, or had heard nothing from this game for a \
+             while)."
+        ),
         DisconnectReason::ConnectionTimedOut if session == Session::InGame => {
             format!("Lost the connection to {addr}: nothing heard from the server for {CONNECTION_TIMEOUT_S} s.")
         }

@@ -38,6 +38,8 @@ pub(crate) fn plugin(app: &mut App) {
 struct WebSession {
     addr: Option<SocketAddr>,
     frames: FrameReader,
+    /// The page's script saw the server close the session, a frame ago.
+    closed_seen: bool,
 }
 
 /// The page's `arena_web_link` object (none: an old page without it).
@@ -74,6 +76,7 @@ fn open_on_connect(event: On<ConnectTo>, mut session: ResMut<WebSession>, known:
     call(&link, "open", &[JsValue::from_str(&url), JsValue::from_str(&cert)]);
     session.addr = Some(addr);
     session.frames = FrameReader::default();
+    session.closed_seen = false;
 }
 
 fn close(session: &mut WebSession) {
@@ -101,6 +104,14 @@ fn failure(link: &JsValue) -> Option<String> {
     let shown: String =
         error.chars().take(300).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
     Some(shown)
+}
+
+/// Whether the server closed the session: closed while the page's script
+/// still holds it as its current one (closing it ourselves forgets it).
+fn closed_by_server(link: &JsValue) -> bool {
+    let get = |key: &str| js_sys::Reflect::get(link, &JsValue::from_str(key)).ok();
+    get("state").and_then(|s| s.as_string()).as_deref() == Some("closed")
+        && get("current").is_some_and(|c| c.is_object())
 }
 
 /// What the session received, to the client's socket (before it reads).
@@ -132,6 +143,25 @@ fn take_incoming(mut session: ResMut<WebSession>, mut commands: Commands) {
             call(&link, "close", &[]);
             break;
         }
+    }
+    if closed_by_server(&link) {
+        // A frame for what came before the close (a kick's reason) to be
+        // read first: a client told why has left by now.
+        if !session.closed_seen {
+            session.closed_seen = true;
+            return;
+        }
+        // Closed without a word: the server let go of us, as it does a
+        // player it has not heard from for a while (a hidden tab, a page
+        // stalled). Said now, rather than after netcode's own timeout on a
+        // page whose clock skipped the pause.
+        warn!("the server at {addr} closed this page's session");
+        close(&mut session);
+        commands.trigger(Disconnect);
+        commands.insert_resource(LastDisconnect(Some(format!(
+            "The server at {addr} closed the connection (it shut down, or had heard nothing from this page \
+             for a while, as when the tab was hidden or the page stalled). Join again."
+        ))));
     }
 }
 

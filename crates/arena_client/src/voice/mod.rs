@@ -545,3 +545,28 @@ pub fn voice_counts(stats: &VoiceStats, world: &World) -> JitterCounts {
     }
     total
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_talkers_volume_is_kept_within_its_range_and_not_given_to_the_next_holder_of_its_id() {
+        let mut volumes = VoiceVolumes::default();
+        let ada = PlayerId(3);
+        assert_eq!(volumes.get(ada, "Ada"), 1.0, "as it came until it is set");
+        volumes.set(ada, "Ada", 0.0);
+        assert_eq!(volumes.get(ada, "Ada"), 0.0, "silenced");
+        volumes.set(ada, "Ada", 7.5);
+        assert_eq!(volumes.get(ada, "Ada"), MAX_TALKER_VOLUME, "turned up no further than the most");
+        volumes.set(ada, "Ada", -1.0);
+        assert_eq!(volumes.get(ada, "Ada"), 0.0);
+        volumes.set(ada, "Ada", f32::NAN);
+        assert_eq!(volumes.get(ada, "Ada"), 1.0, "a number that is none: as it came");
+        volumes.set(ada, "Ada", 0.25);
+        assert_eq!(volumes.get(ada, "Ada"), 0.25);
+        // Ada left and Bob was given her id: he is heard as he comes.
+        assert_eq!(volumes.get(ada, "Bob"), 1.0);
+        assert_eq!(volumes.get(PlayerId(4), "Ada"), 1.0, "another player's id");
+    }
+}
