@@ -649,6 +649,8 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
         # while stops its frames): the server lets go of the player and
         # closes the session, and the page, when it runs again, says so and
         # is back at the menu rather than playing on alone.
+        status = browser.status()
+        assert status["state"] == "in_game", f"not in game before the stall: {status}"
         browser.js(f"const until = performance.now() + {STALL_PAST_TIMEOUT_S * 1000}; "
                    "while (performance.now() < until) {}")
         deadline = time.monotonic() + 30

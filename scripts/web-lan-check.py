@@ -141,8 +141,9 @@ def main():
                 print(f"web-lan-check: the host timed the friend out after it settled ({str(e)[:160]}); "
                       f"GPU processes stopped (busiest thread, CPU s): {stopped}; the friend joins again",
                       flush=True)
-                settled_timeouts = timeouts
                 status, joins = web_check.join_and_settle(browser, link, "the friend joining the host again")
+                # Read after the join: its own retries may have added some.
+                settled_timeouts = web_check.page_timeouts(server_log, "Player")
         print(f"web-lan-check: ok: moved {moved:.1f} m; the host's status: {line.strip()}", flush=True)
         link_state = browser.js("const l = window.arena_web_link; return {state: l.state, error: l.error, "
                                 "frames_out: l.framesOut, datagrams_in: l.datagramsIn};")

@@ -322,12 +322,11 @@ pub(crate) fn watch_connection(
 fn describe_netcode_reason(reason: DisconnectReason, addr: SocketAddr, session: Session) -> String {
     match reason {
         DisconnectReason::ConnectionDenied => format!("The server at {addr} is full."),
-        // A server says the same when it stops and when it lets go of a
-        // player it has not heard from (a game stalled, a tab hidden).
-        DisconnectReason::DisconnectedByServer => format!(
-            "The server at {addr} closed the connection (it shut down, or had heard nothing from this game for a \
-             while)."
-        ),
+        // A server says the same when it stops, when it lets a player go
+        // and when it has not heard from one (a game stalled, a tab hidden).
+        DisconnectReason::DisconnectedByServer => {
+            format!("The server at {addr} closed the connection (it shut down, or let this game go).")
+        }
         DisconnectReason::ConnectionTimedOut if session == Session::InGame => {
             format!("Lost the connection to {addr}: nothing heard from the server for {CONNECTION_TIMEOUT_S} s.")
         }

@@ -100,10 +100,20 @@ fn failure(link: &JsValue) -> Option<String> {
     if state != "failed" {
         return None;
     }
-    let error = js_sys::Reflect::get(link, &JsValue::from_str("error")).ok()?.as_string().unwrap_or_default();
-    let shown: String =
-        error.chars().take(300).map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' }).collect();
-    Some(shown)
+    Some(link_error(link))
+}
+
+/// The page's sentence for what ended its session (empty: none), as the
+/// menu may say it: printable ASCII, cut short (it may quote a browser's
+/// message).
+fn link_error(link: &JsValue) -> String {
+    let error = js_sys::Reflect::get(link, &JsValue::from_str("error")).ok().and_then(|e| e.as_string());
+    error
+        .unwrap_or_default()
+        .chars()
+        .take(300)
+        .map(|c| if c.is_ascii_graphic() || c == ' ' { c } else { '?' })
+        .collect()
 }
 
 /// Whether the server closed the session: closed while the page's script
@@ -115,7 +125,7 @@ fn closed_by_server(link: &JsValue) -> bool {
 }
 
 /// What the session received, to the client's socket (before it reads).
-fn take_incoming(mut session: ResMut<WebSession>, mut commands: Commands) {
+fn take_incoming(mut session: ResMut<WebSession>, told: Res<LastDisconnect>, mut commands: Commands) {
     let Some(addr) = session.addr else { return };
     let Some(link) = link() else { return };
     if let Some(error) = failure(&link) {
@@ -145,22 +155,29 @@ fn take_incoming(mut session: ResMut<WebSession>, mut commands: Commands) {
         }
     }
     if closed_by_server(&link) {
-        // A frame for what came before the close (a kick's reason) to be
-        // read first: a client told why has left by now.
+        // A frame for what came before the close (a kick's reason, the
+        // server's goodbye) to be read first.
         if !session.closed_seen {
             session.closed_seen = true;
             return;
         }
-        // Closed without a word: the server let go of us, as it does a
-        // player it has not heard from for a while (a hidden tab, a page
-        // stalled). Said now, rather than after netcode's own timeout on a
-        // page whose clock skipped the pause.
-        warn!("the server at {addr} closed this page's session");
         close(&mut session);
+        if told.0.is_some() {
+            // The client was told why, and is on its way out.
+            return;
+        }
+        // Closed without a word the client read: the server stopped, or
+        // let go of us, as it does a page it has not heard from for a while
+        // (a hidden tab, a page stalled). Said now, rather than after
+        // netcode's own timeout on a page whose clock skipped the pause.
+        let error = Some(link_error(&link))
+            .filter(|e| !e.is_empty())
+            .map_or(String::new(), |e| format!(" The browser said: {e}"));
+        warn!("the session to {addr} was closed{error}");
         commands.trigger(Disconnect);
         commands.insert_resource(LastDisconnect(Some(format!(
-            "The server at {addr} closed the connection (it shut down, or had heard nothing from this page \
-             for a while, as when the tab was hidden or the page stalled). Join again."
+            "The server at {addr} closed the connection: it shut down, or let this page go (as it does a page it \
+             has heard nothing from for a while, when the tab was hidden or the page stalled). Join again.{error}"
         ))));
     }
 }
