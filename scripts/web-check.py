@@ -515,6 +515,18 @@ def join_and_settle(browser, link, what, settle_s=20, tries=3, opened=False):
     raise AssertionError(f"{what}: the page could not stay in the game in {tries} joins")
 
 
+def rejoin_after_a_timeout(browser, link, what, why):
+    """The server timed the page's player out (`why`: the step that saw
+    it), most likely as software WebGL stalled the page (llvmpipe spinning
+    in a shader): the GPU processes are stopped, as `Browser.go` does for a
+    hung navigation, and the page joins again, as a player would. The
+    status and the joins it took."""
+    stopped = browser.stop_gpu_processes()
+    print(f"web-check: the server timed {what} out ({str(why)[:300]}); GPU processes stopped (busiest thread, "
+          f"CPU s): {stopped}; joining again", flush=True)
+    return join_and_settle(browser, link, f"{what} joining again")
+
+
 def arena_rcon(arena, addr, password_file, command):
     """`arena rcon ADDR COMMAND`'s answer."""
     with open(password_file) as f:
@@ -641,13 +653,10 @@ def join_native_server(arena, site_dir, out_dir, report, passed):
                 timeouts = page_timeouts(server_log_path, name)
                 if attempt == 3 or timeouts == settled_timeouts:
                     raise
-                stopped = browser.stop_gpu_processes()
-                print(f"web-check: the server timed the browser player out ({str(e)[:300]}); GPU processes "
-                      f"stopped (busiest thread, CPU s): {stopped}; joining again", flush=True)
                 report["join"]["rejoins_after_a_timeout"] += 1
                 if bots.poll() is None:
                     bots.kill()
-                join_and_settle(browser, link, "joining the native server again")
+                rejoin_after_a_timeout(browser, link, "the browser player", e)
                 # Read after the join: its own retries may have added some.
                 settled_timeouts = page_timeouts(server_log_path, name)
 

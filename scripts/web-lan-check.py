@@ -137,11 +137,7 @@ def main():
                 if rejoins >= MAX_REJOINS:
                     raise
                 rejoins += 1
-                stopped = browser.stop_gpu_processes()
-                print(f"web-lan-check: the host timed the friend out after it settled ({str(e)[:160]}); "
-                      f"GPU processes stopped (busiest thread, CPU s): {stopped}; the friend joins again",
-                      flush=True)
-                status, joins = web_check.join_and_settle(browser, link, "the friend joining the host again")
+                status, joins = web_check.rejoin_after_a_timeout(browser, link, "the friend", e)
                 # Read after the join: its own retries may have added some.
                 settled_timeouts = web_check.page_timeouts(server_log, "Player")
         print(f"web-lan-check: ok: moved {moved:.1f} m; the host's status: {line.strip()}", flush=True)
