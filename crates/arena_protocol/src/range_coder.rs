@@ -42,7 +42,7 @@ impl Prob {
         self.0
     }
 
-    #[inline]
+    #[inline(always)]
     fn update(&mut self, bit: bool) {
         // Stays within PROB_MIN..=PROB_MAX: the step shrinks to zero at the
         // edges (a shift of 4 cannot cross 16 or 4096 - 16).
@@ -101,7 +101,7 @@ impl RangeOut {
         self.low = (self.low & 0x00FF_FFFF) << 8;
     }
 
-    #[inline]
+    #[inline(always)]
     fn normalise(&mut self) {
         while self.range < TOP {
             self.range <<= 8;
@@ -109,8 +109,10 @@ impl RangeOut {
         }
     }
 
-    /// `bit` in context `p`, which then moves towards it.
-    #[inline]
+    /// `bit` in context `p`, which then moves towards it. Always inlined,
+    /// as the steps under it: the coder's innermost loop, which the dev
+    /// build's opt-level 1 would otherwise leave as calls.
+    #[inline(always)]
     pub fn bit(&mut self, p: &mut Prob, bit: bool) {
         let bound = (self.range >> PROB_BITS) * u32::from(p.0);
         if bit {
@@ -207,7 +209,7 @@ impl<'a> RangeIn<'a> {
         b
     }
 
-    #[inline]
+    #[inline(always)]
     fn normalise(&mut self) {
         while self.range < TOP {
             self.range <<= 8;
@@ -215,8 +217,9 @@ impl<'a> RangeIn<'a> {
         }
     }
 
-    /// A bit in context `p`, which then moves towards it.
-    #[inline]
+    /// A bit in context `p`, which then moves towards it (always inlined,
+    /// as [`RangeOut::bit`]).
+    #[inline(always)]
     pub fn bit(&mut self, p: &mut Prob) -> bool {
         let bound = (self.range >> PROB_BITS) * u32::from(p.0);
         let bit = self.code >= bound;

@@ -321,7 +321,8 @@ impl Tally {
     pub fn report(&self, model: &Model) -> Vec<(String, f64)> {
         let mut groups: std::collections::BTreeMap<String, f64> = Default::default();
         for (ctx, ([z, o], even)) in self.0.iter().zip(&self.1).enumerate() {
-            let bits = *z as f64 * model.p[ctx].cost_bits(false) + *o as f64 * model.p[ctx].cost_bits(true);
+            let p = model.current(ctx);
+            let bits = *z as f64 * p.cost_bits(false) + *o as f64 * p.cost_bits(true);
             if bits + *even as f64 > 0.0 {
                 *groups.entry(group_of(ctx)).or_default() += bits + *even as f64;
             }
@@ -336,8 +337,11 @@ impl Tally {
     pub fn bits_at(&self, model: &Model) -> f64 {
         self.0
             .iter()
-            .zip(&model.p)
-            .map(|([z, o], p)| *z as f64 * p.cost_bits(false) + *o as f64 * p.cost_bits(true))
+            .enumerate()
+            .map(|(ctx, [z, o])| {
+                let p = model.current(ctx);
+                *z as f64 * p.cost_bits(false) + *o as f64 * p.cost_bits(true)
+            })
             .sum()
     }
 }
@@ -354,8 +358,8 @@ fn contexts_at(priors: &[(u16, u16)]) -> Vec<Prob> {
 }
 
 /// The contexts each table of trained priors starts them at, built once:
-/// every snapshot coded or decoded copies one (twice: its header, then its
-/// age's), rather than applying the sparse tables again.
+/// a [`Model`] reads a context from one of these until it codes in it,
+/// rather than applying the sparse tables again.
 static STARTS: std::sync::LazyLock<Vec<Vec<Prob>>> = std::sync::LazyLock::new(|| {
     TRAINED
         .iter()
@@ -386,11 +390,29 @@ fn untrained_priors() -> Vec<(usize, u16)> {
     p
 }
 
-/// The contexts, starting at the trained priors.
+/// The contexts, starting at the trained priors. Made once and used for
+/// snapshot after snapshot (`codec.rs` keeps one per thread): a context is
+/// read from its table of priors until a snapshot first codes in it, so
+/// starting again (a new snapshot, or its baseline's age known) is a
+/// counter bumped, not 15 000 contexts copied (issue 61: two such copies a
+/// snapshot were a tenth of its coding).
 #[derive(Clone, Debug)]
 pub struct Model {
-    p: Vec<Prob>,
+    /// Each context's probability, current where its stamp is `stamp`.
+    slots: Vec<Slot>,
+    /// The stamp of this start: a slot stamped otherwise holds a value of
+    /// an earlier one, and the context is at `start`'s.
+    stamp: u32,
+    /// Where every context not yet coded in starts.
+    start: &'static [Prob],
     tally: Option<Tally>,
+}
+
+/// A context's probability and when it was last set (see [`Model`]).
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    stamp: u32,
+    p: Prob,
 }
 
 impl Default for Model {
@@ -403,19 +425,40 @@ impl Model {
     /// The model both ends start a snapshot in (its header; the rest is
     /// coded from the priors of its baseline's age: [`Model::start_age`]).
     pub fn trained() -> Self {
-        Self { p: STARTS[0].clone(), tally: None }
+        Self { slots: vec![Slot { stamp: 0, p: Prob::default() }; CONTEXTS], stamp: 1, start: &STARTS[0], tally: None }
+    }
+
+    /// Starts a new snapshot: every context at the trained priors again
+    /// (as [`Model::trained`]), tally kept.
+    pub(super) fn restart(&mut self) {
+        self.start_from(&STARTS[0]);
     }
 
     /// Starts again from the priors trained for baselines `age_ticks` old
     /// (a whole snapshot: 0), once the header said it.
     pub(super) fn start_age(&mut self, age_ticks: u32) {
-        self.p.clone_from(&STARTS[age_bucket(age_ticks)]);
+        self.start_from(&STARTS[age_bucket(age_ticks)]);
+    }
+
+    fn start_from(&mut self, start: &'static [Prob]) {
+        if self.stamp == u32::MAX {
+            // Once in 2^32 starts (weeks of snapshots): no slot may keep
+            // a stamp the counter comes round to again.
+            self.slots.iter_mut().for_each(|slot| slot.stamp = 0);
+            self.stamp = 0;
+        }
+        self.stamp += 1;
+        self.start = start;
     }
 
     /// Contexts starting at `priors` ((context, chance of a zero in
     /// 1/4096ths); the rest at a half), for training and comparisons.
     pub fn with_priors(priors: &[(u16, u16)]) -> Self {
-        Self { p: contexts_at(priors), tally: None }
+        let mut model = Self::trained();
+        for (slot, p) in model.slots.iter_mut().zip(contexts_at(priors)) {
+            *slot = Slot { stamp: model.stamp, p };
+        }
+        model
     }
 
     /// A model that counts what it codes into `tally`.
@@ -427,17 +470,35 @@ impl Model {
         self.tally
     }
 
-    #[inline]
+    /// Context `ctx`'s probability now.
+    fn current(&self, ctx: usize) -> Prob {
+        let slot = self.slots[ctx];
+        if slot.stamp == self.stamp { slot.p } else { self.start[ctx] }
+    }
+
+    /// Context `ctx`, to code in: at its start if not coded in since.
+    #[inline(always)]
+    fn context(&mut self, ctx: usize) -> &mut Prob {
+        let slot = &mut self.slots[ctx];
+        if slot.stamp != self.stamp {
+            *slot = Slot { stamp: self.stamp, p: self.start[ctx] };
+        }
+        &mut slot.p
+    }
+
+    // Always inlined: the coder's innermost step, a call of its own at the
+    // dev build's opt-level 1 (7% of a 128 Hz server's time, issue 61).
+    #[inline(always)]
     pub(super) fn put(&mut self, out: &mut RangeOut, ctx: usize, bit: bool) {
         if let Some(t) = &mut self.tally {
             t.0[ctx][usize::from(bit)] += 1;
         }
-        out.bit(&mut self.p[ctx], bit);
+        out.bit(self.context(ctx), bit);
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn get(&mut self, input: &mut RangeIn, ctx: usize) -> bool {
-        input.bit(&mut self.p[ctx])
+        input.bit(self.context(ctx))
     }
 
     /// A number in the contexts at `base`: its class (bit length) in unary,
@@ -561,6 +622,42 @@ mod tests {
             assert_eq!(model.get_field::<RemoteState>(&mut input, 3, 2).map(|(v, _)| v), Some(v));
         }
         assert_eq!(input.finish(), Ok(()));
+    }
+
+    /// Codes the same numbers in `model`, started again.
+    fn coded_in(model: &mut Model) -> Vec<u8> {
+        model.restart();
+        let mut out = RangeOut::new();
+        for v in [0, 3, -7, 3, 3, 100, 3] {
+            model.put_field::<RemoteState>(&mut out, 0, 1, v);
+            model.put(&mut out, PLAYER_GONE, v > 50);
+        }
+        model.start_age(5);
+        for v in [2, 2, -2, 9] {
+            model.put_field::<OwnState>(&mut out, 4, 0, v);
+        }
+        out.finish()
+    }
+
+    #[test]
+    fn a_model_started_again_codes_as_a_new_one_even_as_its_stamps_come_round() {
+        let fresh = coded_in(&mut Model::trained());
+        let mut reused = Model::trained();
+        for _ in 0..3 {
+            assert_eq!(coded_in(&mut reused), fresh);
+        }
+        // The counter at its end: the next start clears every stamp, and
+        // none of the contexts coded before is taken as current. Some are
+        // coded in at stamp 1, what the counter comes round to (its
+        // restart takes it to the end, its age's start round to 1).
+        let mut reused = Model::trained();
+        for v in [40, 41, 42] {
+            reused.put_field::<OwnState>(&mut RangeOut::new(), 4, 0, v);
+        }
+        reused.stamp = u32::MAX - 1;
+        assert_eq!(coded_in(&mut reused), fresh);
+        assert_eq!(reused.stamp, 1, "the counter came round");
+        assert_eq!(coded_in(&mut reused), fresh);
     }
 
     #[test]

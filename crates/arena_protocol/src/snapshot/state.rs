@@ -368,6 +368,11 @@ impl Others {
 impl FromIterator<(PlayerId, RemoteState)> for Others {
     fn from_iter<I: IntoIterator<Item = (PlayerId, RemoteState)>>(iter: I) -> Self {
         let mut all: Vec<(PlayerId, RemoteState)> = iter.into_iter().collect();
+        // Already in id order, each id once (as the server builds each
+        // client's): as it is, with no sort and no second list.
+        if all.is_sorted_by(|a, b| a.0 < b.0) {
+            return Self(all);
+        }
         // Stable: of one id's states, the last stays last.
         all.sort_by_key(|(id, _)| *id);
         let mut out: Vec<(PlayerId, RemoteState)> = Vec::with_capacity(all.len());

@@ -217,10 +217,11 @@ pub(crate) fn think(
         // A bot plays for its team: its enemies are those it can hurt (as
         // `GameMode::harms` says, with the sides looked up once a tick).
         let my_side = roster.side(me.id);
-        let others: Vec<Seen> = everyone
+        // By reference: a copy of every player for each bot, each tick,
+        // was a copy of the world 48 times a tick.
+        let others: Vec<&Seen> = everyone
             .iter()
             .filter(|o| arena_protocol::modes::harms(my_side, o.side, me.id == o.id, mode.friendly_fire))
-            .copied()
             .collect();
         let mut cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
@@ -251,7 +252,7 @@ fn decide(
     brain: &mut BotBrain,
     me_id: PlayerId,
     me: &PlayerState,
-    others: &[Seen],
+    others: &[&Seen],
     (world, nav, items): (&SimWorld, &NavGraph, &[(Vec3, ItemKind)]),
     tick: u32,
     tick_hz: u32,
@@ -466,23 +467,24 @@ fn decide(
 /// cover, on its side now, or gone) makes it look around at once, so a
 /// bot in a fight turns to the next enemy as it did when it looked every
 /// tick; with none, none until its next look.
-fn choose_enemy(
+fn choose_enemy<'a>(
     target: Option<PlayerId>,
     looking: bool,
     me_id: PlayerId,
     me_pos: Vec3,
-    others: &[Seen],
+    others: &[&'a Seen],
     visible: impl Fn(&Seen) -> bool,
-) -> Option<&Seen> {
+) -> Option<&'a Seen> {
     let look = || {
         others
             .iter()
+            .copied()
             .filter(|o| o.id != me_id && visible(o))
             .min_by(|a, b| a.state.pos.distance_squared(me_pos).total_cmp(&b.state.pos.distance_squared(me_pos)))
     };
     match target {
         _ if looking => look(),
-        Some(id) => others.iter().find(|o| o.id == id).filter(|o| visible(o)).or_else(look),
+        Some(id) => others.iter().copied().find(|o| o.id == id).filter(|o| visible(o)).or_else(look),
         None => None,
     }
 }
@@ -621,7 +623,8 @@ mod tests {
             }
         };
         // Player 1 is near, 2 farther, 3 farthest; the bot is 0, at the origin.
-        let others = [seen(0, 0.0), seen(1, 5.0), seen(2, 10.0), seen(3, 20.0)];
+        let seen = [seen(0, 0.0), seen(1, 5.0), seen(2, 10.0), seen(3, 20.0)];
+        let others: Vec<&Seen> = seen.iter().collect();
         let me = PlayerId(0);
         let choose = |target: Option<u8>, looking: bool, hidden: &[u8]| {
             let visible = |o: &Seen| !hidden.contains(&o.id.0);
