@@ -274,13 +274,14 @@ pub fn encode(frame: &Frame, feedback: &Feedback, baseline: Option<Baseline>) ->
 
 thread_local! {
     /// The model this thread codes and decodes snapshots in, made once:
-    /// each snapshot starts it again ([`Model::restart`], a counter
-    /// bumped) rather than making 15 000 contexts anew (a 128 Hz server
-    /// codes 2 000 snapshots a second).
+    /// each snapshot starts it again ([`Model::restart`], its contexts
+    /// copied over) rather than allocating 15 000 contexts anew (a 128 Hz
+    /// server codes 2 000 snapshots a second).
     static MODEL: std::cell::RefCell<Model> = std::cell::RefCell::new(Model::trained());
 }
 
-/// [`encode`] in a given model (a tallying one, to train the priors).
+/// [`encode`] in a given model (a tallying one, to train the priors),
+/// started again first: the trained priors, whatever it held, its tally kept.
 ///
 /// Layout, in order; every bit but those marked "even" is range-coded in
 /// its own context (`model.rs`), starting at the trained priors
@@ -504,7 +505,8 @@ pub fn header(bytes: &[u8], near: Option<u32>) -> Result<Header, SnapshotError> 
 /// a delta) with `baseline_of`, and placing a delta's tick nearest `near`
 /// (the newest tick decoded before). Every player id is below
 /// `max_players`; `tick_hz` is the server's tick rate (the carry rule's
-/// fall), as the encoder's baseline had it.
+/// fall), as the encoder's baseline had it. `baseline_of` runs while this
+/// thread's model is in use: it must not code or decode a snapshot itself.
 pub fn decode<'a>(
     bytes: &[u8],
     baseline_of: impl Fn(u32) -> Option<&'a Frame>,

@@ -321,8 +321,7 @@ impl Tally {
     pub fn report(&self, model: &Model) -> Vec<(String, f64)> {
         let mut groups: std::collections::BTreeMap<String, f64> = Default::default();
         for (ctx, ([z, o], even)) in self.0.iter().zip(&self.1).enumerate() {
-            let p = model.current(ctx);
-            let bits = *z as f64 * p.cost_bits(false) + *o as f64 * p.cost_bits(true);
+            let bits = *z as f64 * model.p[ctx].cost_bits(false) + *o as f64 * model.p[ctx].cost_bits(true);
             if bits + *even as f64 > 0.0 {
                 *groups.entry(group_of(ctx)).or_default() += bits + *even as f64;
             }
@@ -337,11 +336,8 @@ impl Tally {
     pub fn bits_at(&self, model: &Model) -> f64 {
         self.0
             .iter()
-            .enumerate()
-            .map(|(ctx, [z, o])| {
-                let p = model.current(ctx);
-                *z as f64 * p.cost_bits(false) + *o as f64 * p.cost_bits(true)
-            })
+            .zip(&model.p)
+            .map(|([z, o], p)| *z as f64 * p.cost_bits(false) + *o as f64 * p.cost_bits(true))
             .sum()
     }
 }
@@ -358,8 +354,8 @@ fn contexts_at(priors: &[(u16, u16)]) -> Vec<Prob> {
 }
 
 /// The contexts each table of trained priors starts them at, built once:
-/// a [`Model`] reads a context from one of these until it codes in it,
-/// rather than applying the sparse tables again.
+/// every snapshot coded or decoded copies one (twice: its header, then its
+/// age's), rather than applying the sparse tables again.
 static STARTS: std::sync::LazyLock<Vec<Vec<Prob>>> = std::sync::LazyLock::new(|| {
     TRAINED
         .iter()
@@ -390,29 +386,17 @@ fn untrained_priors() -> Vec<(usize, u16)> {
     p
 }
 
-/// The contexts, starting at the trained priors. Made once and used for
-/// snapshot after snapshot (`codec.rs` keeps one per thread): a context is
-/// read from its table of priors until a snapshot first codes in it, so
-/// starting again (a new snapshot, or its baseline's age known) is a
-/// counter bumped, not 15 000 contexts copied (issue 61: two such copies a
-/// snapshot were a tenth of its coding).
+/// The contexts, starting at the trained priors, in one flat table. Made
+/// once per thread and used for snapshot after snapshot (`codec.rs`): a
+/// new snapshot copies its start over it ([`Model::restart`]), no
+/// allocation. (Issue 61 tried reading each context from its start until
+/// first coded in, stamped per snapshot, instead of the copy: 37% fewer
+/// instructions, no faster, as the check on every bit cost what the
+/// copy, a fast `memcpy`, saved.)
 #[derive(Clone, Debug)]
 pub struct Model {
-    /// Each context's probability, current where its stamp is `stamp`.
-    slots: Vec<Slot>,
-    /// The stamp of this start: a slot stamped otherwise holds a value of
-    /// an earlier one, and the context is at `start`'s.
-    stamp: u32,
-    /// Where every context not yet coded in starts.
-    start: &'static [Prob],
+    p: Vec<Prob>,
     tally: Option<Tally>,
-}
-
-/// A context's probability and when it was last set (see [`Model`]).
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    stamp: u32,
-    p: Prob,
 }
 
 impl Default for Model {
@@ -425,40 +409,27 @@ impl Model {
     /// The model both ends start a snapshot in (its header; the rest is
     /// coded from the priors of its baseline's age: [`Model::start_age`]).
     pub fn trained() -> Self {
-        Self { slots: vec![Slot { stamp: 0, p: Prob::default() }; CONTEXTS], stamp: 1, start: &STARTS[0], tally: None }
+        Self { p: STARTS[0].clone(), tally: None }
     }
 
     /// Starts a new snapshot: every context at the trained priors again
     /// (as [`Model::trained`]), tally kept.
     pub(super) fn restart(&mut self) {
-        self.start_from(&STARTS[0]);
+        self.p.clone_from(&STARTS[0]);
     }
 
     /// Starts again from the priors trained for baselines `age_ticks` old
     /// (a whole snapshot: 0), once the header said it.
     pub(super) fn start_age(&mut self, age_ticks: u32) {
-        self.start_from(&STARTS[age_bucket(age_ticks)]);
-    }
-
-    fn start_from(&mut self, start: &'static [Prob]) {
-        if self.stamp == u32::MAX {
-            // Once in 2^32 starts (weeks of snapshots): no slot may keep
-            // a stamp the counter comes round to again.
-            self.slots.iter_mut().for_each(|slot| slot.stamp = 0);
-            self.stamp = 0;
-        }
-        self.stamp += 1;
-        self.start = start;
+        self.p.clone_from(&STARTS[age_bucket(age_ticks)]);
     }
 
     /// Contexts starting at `priors` ((context, chance of a zero in
-    /// 1/4096ths); the rest at a half), for training and comparisons.
+    /// 1/4096ths); the rest at a half), for training and comparisons (a
+    /// [`Tally`]'s cost at them): a restart or [`Model::start_age`] goes
+    /// back to the trained priors.
     pub fn with_priors(priors: &[(u16, u16)]) -> Self {
-        let mut model = Self::trained();
-        for (slot, p) in model.slots.iter_mut().zip(contexts_at(priors)) {
-            *slot = Slot { stamp: model.stamp, p };
-        }
-        model
+        Self { p: contexts_at(priors), tally: None }
     }
 
     /// A model that counts what it codes into `tally`.
@@ -470,35 +441,20 @@ impl Model {
         self.tally
     }
 
-    /// Context `ctx`'s probability now.
-    fn current(&self, ctx: usize) -> Prob {
-        let slot = self.slots[ctx];
-        if slot.stamp == self.stamp { slot.p } else { self.start[ctx] }
-    }
-
-    /// Context `ctx`, to code in: at its start if not coded in since.
-    #[inline(always)]
-    fn context(&mut self, ctx: usize) -> &mut Prob {
-        let slot = &mut self.slots[ctx];
-        if slot.stamp != self.stamp {
-            *slot = Slot { stamp: self.stamp, p: self.start[ctx] };
-        }
-        &mut slot.p
-    }
-
     // Always inlined: the coder's innermost step, a call of its own at the
-    // dev build's opt-level 1 (7% of a 128 Hz server's time, issue 61).
+    // dev build's opt-level 1 (with `RangeOut::bit`, a seventh of coding's
+    // time in calls).
     #[inline(always)]
     pub(super) fn put(&mut self, out: &mut RangeOut, ctx: usize, bit: bool) {
         if let Some(t) = &mut self.tally {
             t.0[ctx][usize::from(bit)] += 1;
         }
-        out.bit(self.context(ctx), bit);
+        out.bit(&mut self.p[ctx], bit);
     }
 
     #[inline(always)]
     pub(super) fn get(&mut self, input: &mut RangeIn, ctx: usize) -> bool {
-        input.bit(self.context(ctx))
+        input.bit(&mut self.p[ctx])
     }
 
     /// A number in the contexts at `base`: its class (bit length) in unary,
@@ -640,23 +596,17 @@ mod tests {
     }
 
     #[test]
-    fn a_model_started_again_codes_as_a_new_one_even_as_its_stamps_come_round() {
+    fn a_model_started_again_codes_as_a_new_one() {
         let fresh = coded_in(&mut Model::trained());
+        // One that coded other things in between, at another age.
         let mut reused = Model::trained();
         for _ in 0..3 {
             assert_eq!(coded_in(&mut reused), fresh);
+            reused.start_age(40);
+            for v in [40, -41, 42] {
+                reused.put_field::<RemoteState>(&mut RangeOut::new(), 0, 1, v);
+            }
         }
-        // The counter at its end: the next start clears every stamp, and
-        // none of the contexts coded before is taken as current. Some are
-        // coded in at stamp 1, what the counter comes round to (its
-        // restart takes it to the end, its age's start round to 1).
-        let mut reused = Model::trained();
-        for v in [40, 41, 42] {
-            reused.put_field::<OwnState>(&mut RangeOut::new(), 4, 0, v);
-        }
-        reused.stamp = u32::MAX - 1;
-        assert_eq!(coded_in(&mut reused), fresh);
-        assert_eq!(reused.stamp, 1, "the counter came round");
         assert_eq!(coded_in(&mut reused), fresh);
     }
 
