@@ -442,9 +442,8 @@ impl Model {
         self.tally
     }
 
-    // Always inlined: the coder's innermost step, a call of its own at the
-    // dev build's opt-level 1 (with `RangeOut::bit`, a seventh of coding's
-    // time in calls).
+    // Always inlined: the coder's innermost step, on every bit coded, and
+    // a call of its own at the dev build's opt-level 1.
     #[inline(always)]
     pub(super) fn put(&mut self, out: &mut RangeOut, ctx: usize, bit: bool) {
         if let Some(t) = &mut self.tally {
