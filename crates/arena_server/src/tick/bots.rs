@@ -213,20 +213,32 @@ pub(crate) fn think(
         .map(|(def, _)| (def.pos, def.kind))
         .collect();
     let dt = rate.dt_s();
+    // The enemies of each side, listed once a tick for all its bots: the
+    // list was rebuilt for every bot, a third of the bots' thinking. A bot
+    // is in its side's list or not as its teammates are; `choose_enemy`
+    // passes over the bot itself.
+    let mut enemies_of: Vec<(Side, Vec<&Seen>)> = Vec::new();
     for (me, sim, mut brain, mut buffer) in &mut bots {
         // A bot plays for its team: its enemies are those it can hurt (as
         // `GameMode::harms` says, with the sides looked up once a tick).
         let my_side = roster.side(me.id);
-        // By reference: a copy of every player for each bot, each tick,
-        // was a copy of the world 48 times a tick.
-        let others: Vec<&Seen> = everyone
-            .iter()
-            .filter(|o| arena_protocol::modes::harms(my_side, o.side, me.id == o.id, mode.friendly_fire))
-            .collect();
+        let at = match enemies_of.iter().position(|(side, _)| *side == my_side) {
+            Some(at) => at,
+            None => {
+                // By reference: a copy of every player for each bot, each
+                // tick, was a copy of the world 48 times a tick.
+                let harmed = everyone
+                    .iter()
+                    .filter(|o| arena_protocol::modes::harms(my_side, o.side, false, mode.friendly_fire));
+                enemies_of.push((my_side, harmed.collect()));
+                enemies_of.len() - 1
+            }
+        };
+        let others = &enemies_of[at].1;
         let mut cmd = if match_state.is_over() {
             UserCmd { tick: tick.0, yaw: brain.yaw, pitch: brain.pitch, ..Default::default() }
         } else {
-            decide(&mut brain, me.id, &sim.0, &others, (&world, &nav.0, &there), tick.0, rate.hz(), dt)
+            decide(&mut brain, me.id, &sim.0, others, (&world, &nav.0, &there), tick.0, rate.hz(), dt)
         };
         // On the wire's grids, as a client's command arrives (a demo then
         // records it in a few bits).
@@ -429,8 +441,10 @@ fn decide(
         // Nor a jump that comes down over nothing (a jump at a run covers
         // about 5 m): along the way it goes, floor all the way.
         let going = Vec3::new(me.vel.x, 0.0, me.vel.z) + wish;
-        let lands = (1..=JUMP_PROBES).all(|k| ground_at(world, me.pos, going, EDGE_PROBE_M + k as f32));
-        if cmd.held(Buttons::JUMP) && going.length() > 0.1 && !lands {
+        // Felt for only when it means to jump: otherwise four rays a bot
+        // and tick, for nothing.
+        let lands = || (1..=JUMP_PROBES).all(|k| ground_at(world, me.pos, going, EDGE_PROBE_M + k as f32));
+        if cmd.held(Buttons::JUMP) && going.length() > 0.1 && !lands() {
             cmd.buttons.set(Buttons::JUMP, false);
         }
     }
@@ -475,12 +489,15 @@ fn choose_enemy<'a>(
     others: &[&'a Seen],
     visible: impl Fn(&Seen) -> bool,
 ) -> Option<&'a Seen> {
+    // The nearest it sees: nearest first, so that a ray goes only to those
+    // nearer than that one and to it (the rays are the cost), not to all
+    // in view. The sort is stable, so of two as near the first is taken,
+    // as `min_by` over the seen would.
     let look = || {
-        others
-            .iter()
-            .copied()
-            .filter(|o| o.id != me_id && visible(o))
-            .min_by(|a, b| a.state.pos.distance_squared(me_pos).total_cmp(&b.state.pos.distance_squared(me_pos)))
+        let mut near: Vec<(f32, &'a Seen)> =
+            others.iter().filter(|o| o.id != me_id).map(|o| (o.state.pos.distance_squared(me_pos), *o)).collect();
+        near.sort_by(|a, b| a.0.total_cmp(&b.0));
+        near.into_iter().map(|(_, o)| o).find(|o| visible(o))
     };
     match target {
         _ if looking => look(),
@@ -644,5 +661,36 @@ mod tests {
         assert_eq!(choose(Some(3), false, &[1, 2, 3]), None);
         // No enemy and no look: none until its next look.
         assert_eq!(choose(None, false, &[]), None);
+    }
+
+    #[test]
+    fn a_look_asks_after_the_nearest_first_and_stops_at_the_first_it_sees() {
+        let seen = |id: u8, x: f32| {
+            let pos = Vec3::new(x, 0.0, 0.0);
+            Seen {
+                id: PlayerId(id),
+                side: Side::Free,
+                state: PlayerState { pos, alive: true, ..Default::default() },
+                center: Some(pos),
+            }
+        };
+        // Listed out of distance order; 4 and 2 as near as each other.
+        let seen = [seen(5, 30.0), seen(4, 10.0), seen(0, 0.0), seen(2, 10.0), seen(1, 20.0), seen(3, 5.0)];
+        let others: Vec<&Seen> = seen.iter().collect();
+        let look = |hidden: &[u8]| {
+            let asked = std::cell::RefCell::new(Vec::new());
+            let visible = |o: &Seen| {
+                asked.borrow_mut().push(o.id.0);
+                !hidden.contains(&o.id.0)
+            };
+            let chosen = choose_enemy(None, true, PlayerId(0), Vec3::ZERO, &others, visible).map(|o| o.id.0);
+            (chosen, asked.into_inner())
+        };
+        // Each ask is a ray: none past the nearest seen, never itself.
+        assert_eq!(look(&[]), (Some(3), vec![3]));
+        // Of two as near, the first listed (as the nearest of all seen was).
+        assert_eq!(look(&[3]), (Some(4), vec![3, 4]));
+        assert_eq!(look(&[3, 4]), (Some(2), vec![3, 4, 2]));
+        assert_eq!(look(&[1, 2, 3, 4, 5]), (None, vec![3, 4, 2, 1, 5]));
     }
 }
