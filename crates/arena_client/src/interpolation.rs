@@ -59,7 +59,11 @@ impl History {
         }
         self.entries.push_back((tick, state));
         let keep = (HISTORY_S * f64::from(tick_hz)) as i32;
-        while self.entries.front().is_some_and(|(t, _)| tick_diff(tick, *t) > keep) {
+        // Older than the history keeps, or so far back that the difference
+        // wraps (a server's made-up ticks: each after the last, the first
+        // never let go): the history spans at most `keep` ticks, whatever
+        // the server sends.
+        while self.entries.front().is_some_and(|(t, _)| !(0..=keep).contains(&tick_diff(tick, *t))) {
             self.entries.pop_front();
         }
         reset
@@ -87,11 +91,13 @@ impl History {
         if tick >= f64::from(last_tick) {
             return self.entries.len().checked_sub(1);
         }
-        // The entries go up by tick (`push` takes only a later one, and a
-        // history is too short to wrap with its first before its last), so
-        // a binary search finds the first past `tick`: a walk from the
-        // oldest was the clients' largest cost, a ninth of a stepped
-        // 64-player game's instructions (callgrind, issue 61).
+        // The entries go up by tick (`push` takes only a later one and
+        // keeps at most a history's span of them), so a binary search finds
+        // the first past `tick`. A history across the tick count's wrap
+        // has its first past its last, and the returns above take every
+        // `tick` then. A walk from the oldest was the clients' largest
+        // cost, a ninth of a stepped 64-player game's instructions
+        // (callgrind, issue 61).
         Some(self.entries.partition_point(|(t, _)| f64::from(*t) <= tick))
     }
 
@@ -256,6 +262,28 @@ mod tests {
                 at += 0.125;
             }
         }
+    }
+
+    #[test]
+    fn a_servers_made_up_ticks_never_leave_a_history_longer_than_its_span() {
+        // Each after the last as the tick count wraps (2^31 + 50, then 1 is
+        // 2^32 + 1): tick 0 was never let go, and a search among entries
+        // out of order would not find the walk's.
+        let mut h = History::default();
+        for tick in [0, 100, (1u32 << 31) + 50, 1, 2, 3, 4, 10] {
+            h.push(tick, moving(0.0, 0.0), 128);
+        }
+        let ticks: Vec<u32> = h.entries.iter().map(|(t, _)| *t).collect();
+        assert_eq!(ticks, [1, 2, 3, 4, 10]);
+        assert_eq!(h.between(5.0), Some((4, 10)));
+        // Across the wrap, first past last: before the first or past the newest.
+        let mut h = History::default();
+        for tick in [u32::MAX - 2, u32::MAX, 1, 3] {
+            h.push(tick, moving(0.0, 0.0), 128);
+        }
+        assert_eq!(h.entries.len(), 4);
+        assert_eq!(h.newer_index(2.0), None);
+        assert_eq!(h.newer_index(f64::from(u32::MAX)), Some(3));
     }
 
     #[test]

@@ -214,9 +214,10 @@ pub(crate) fn think(
         .collect();
     let dt = rate.dt_s();
     // The enemies of each side, listed once a tick for all its bots: the
-    // list was rebuilt for every bot, a third of the bots' thinking. A bot
-    // is in its side's list or not as its teammates are; `choose_enemy`
-    // passes over the bot itself.
+    // list was rebuilt for every bot, a third of the bots' thinking
+    // (callgrind, issue 61). A bot is in its side's list or not as its
+    // teammates are, and never its own enemy: a look passes over it, and
+    // its target is only ever what a look chose.
     let mut enemies_of: Vec<(Side, Vec<&Seen>)> = Vec::new();
     for (me, sim, mut brain, mut buffer) in &mut bots {
         // A bot plays for its team: its enemies are those it can hurt (as
@@ -675,8 +676,8 @@ mod tests {
             }
         };
         // Listed out of distance order; 4 and 2 as near as each other.
-        let seen = [seen(5, 30.0), seen(4, 10.0), seen(0, 0.0), seen(2, 10.0), seen(1, 20.0), seen(3, 5.0)];
-        let others: Vec<&Seen> = seen.iter().collect();
+        let listed = [seen(5, 30.0), seen(4, 10.0), seen(0, 0.0), seen(2, 10.0), seen(1, 20.0), seen(3, 5.0)];
+        let others: Vec<&Seen> = listed.iter().collect();
         let look = |hidden: &[u8]| {
             let asked = std::cell::RefCell::new(Vec::new());
             let visible = |o: &Seen| {
@@ -692,5 +693,17 @@ mod tests {
         assert_eq!(look(&[3]), (Some(4), vec![3, 4]));
         assert_eq!(look(&[3, 4]), (Some(2), vec![3, 4, 2]));
         assert_eq!(look(&[1, 2, 3, 4, 5]), (None, vec![3, 4, 2, 1, 5]));
+
+        // A full game's list, many as near as each other: of those, still
+        // the first listed that it sees.
+        let crowd: Vec<Seen> =
+            (1..48u8).map(|id| seen(id, [10.0, 20.0, 10.0, 30.0, 20.0][usize::from(id) % 5])).collect();
+        let others: Vec<&Seen> = crowd.iter().collect();
+        let nearest: Vec<u8> = crowd.iter().filter(|o| o.state.pos.x == 10.0).map(|o| o.id.0).collect();
+        for hidden in 0..nearest.len() {
+            let visible = |o: &Seen| !nearest[..hidden].contains(&o.id.0);
+            let chosen = choose_enemy(None, true, PlayerId(0), Vec3::ZERO, &others, visible).map(|o| o.id.0);
+            assert_eq!(chosen, Some(nearest[hidden]));
+        }
     }
 }
