@@ -629,20 +629,22 @@ mod tests {
         assert_eq!((0..100).filter(|t| looks_around(PlayerId(7), *t, 100)).count(), 33);
     }
 
+    /// Player `id`, alive, `x` metres along the x axis from a bot at the origin.
+    fn seen(id: u8, x: f32) -> Seen {
+        let pos = Vec3::new(x, 0.0, 0.0);
+        Seen {
+            id: PlayerId(id),
+            side: Side::Free,
+            state: PlayerState { pos, alive: true, ..Default::default() },
+            center: Some(pos),
+        }
+    }
+
     #[test]
     fn between_looks_a_bot_keeps_its_enemy_and_looks_again_when_it_loses_it() {
-        let seen = |id: u8, x: f32| {
-            let pos = Vec3::new(x, 0.0, 0.0);
-            Seen {
-                id: PlayerId(id),
-                side: Side::Free,
-                state: PlayerState { pos, alive: true, ..Default::default() },
-                center: Some(pos),
-            }
-        };
         // Player 1 is near, 2 farther, 3 farthest; the bot is 0, at the origin.
-        let seen = [seen(0, 0.0), seen(1, 5.0), seen(2, 10.0), seen(3, 20.0)];
-        let others: Vec<&Seen> = seen.iter().collect();
+        let listed = [seen(0, 0.0), seen(1, 5.0), seen(2, 10.0), seen(3, 20.0)];
+        let others: Vec<&Seen> = listed.iter().collect();
         let me = PlayerId(0);
         let choose = |target: Option<u8>, looking: bool, hidden: &[u8]| {
             let visible = |o: &Seen| !hidden.contains(&o.id.0);
@@ -666,15 +668,6 @@ mod tests {
 
     #[test]
     fn a_look_asks_after_the_nearest_first_and_stops_at_the_first_it_sees() {
-        let seen = |id: u8, x: f32| {
-            let pos = Vec3::new(x, 0.0, 0.0);
-            Seen {
-                id: PlayerId(id),
-                side: Side::Free,
-                state: PlayerState { pos, alive: true, ..Default::default() },
-                center: Some(pos),
-            }
-        };
         // Listed out of distance order; 4 and 2 as near as each other.
         let listed = [seen(5, 30.0), seen(4, 10.0), seen(0, 0.0), seen(2, 10.0), seen(1, 20.0), seen(3, 5.0)];
         let others: Vec<&Seen> = listed.iter().collect();
